@@ -1,0 +1,196 @@
+/*
+ * array_filter.c - what the flat-array layouts (standard, partitioned, blocked,
+ * counting) have in common: one array of cells, 64-byte aligned and a whole number
+ * of cache lines, plus k.
+ *
+ * Invariants
+ *   - cells past `cells` (the padding up to the last cache line) are always zero: the
+ *     probes never reach them and the loader rejects a file where they are set, so a
+ *     popcount over the whole array counts only real cells;
+ *   - saved parameters are exactly (cells, k) and the payload exactly the words, so one
+ *     validation serves every layout.
+ */
+#include "once_internal.h"
+
+uint64_t *once_words_alloc(uint64_t words)
+{
+    if (words == 0 || words > ONCE_MAX_CELLS / 16 + 8)
+        return NULL;
+    size_t bytes = (size_t)(((words + 7) & ~UINT64_C(7)) * sizeof(uint64_t));
+    void *p = NULL;
+    if (posix_memalign(&p, 64, bytes) != 0)
+        return NULL;
+    memset(p, 0, bytes);
+    return (uint64_t *)p;
+}
+
+void once_words_free(uint64_t *words)
+{
+    free(words);
+}
+
+uint64_t once_words_popcount(const uint64_t *words, uint64_t n)
+{
+    uint64_t total = 0;
+    for (uint64_t i = 0; i < n; i++)
+        total += (uint64_t)__builtin_popcountll(words[i]);
+    return total;
+}
+
+void once_words_combine(uint64_t *dst, const uint64_t *src, uint64_t n, once_combine_op op)
+{
+    if (op == ONCE_COMBINE_UNION) {
+        for (uint64_t i = 0; i < n; i++)
+            dst[i] |= src[i];
+    } else {
+        for (uint64_t i = 0; i < n; i++)
+            dst[i] &= src[i];
+    }
+}
+
+void once_words_from_le(uint64_t *dst, const uint8_t *src, uint64_t n)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(dst, src, (size_t)(n * 8));
+#else
+    for (uint64_t i = 0; i < n; i++)
+        dst[i] = once_le64_read(src + i * 8);
+#endif
+}
+
+once_status once_array_new(once_filter **out, const once_filter_ops *ops, uint64_t cells,
+                           uint32_t cell_bits, uint32_t hashes)
+{
+    if (cells == 0 || hashes == 0 || hashes > ONCE_MAX_HASHES)
+        return ONCE_ERR_INVALID;
+    if (cells > ONCE_MAX_CELLS)
+        return ONCE_ERR_TOO_LARGE;
+    once_array_filter *f = calloc(1, sizeof *f);
+    if (f == NULL)
+        return ONCE_ERR_NOMEM;
+    once_filter_init(&f->base, ops);
+    f->cells = cells;
+    f->cell_bits = cell_bits;
+    f->hashes = hashes;
+    f->words = once_words_for_bits(cells * cell_bits);
+    f->array = once_words_alloc(f->words);
+    if (f->array == NULL) {
+        free(f);
+        return ONCE_ERR_NOMEM;
+    }
+    *out = &f->base;
+    return ONCE_OK;
+}
+
+void once_array_destroy(once_filter *f)
+{
+    once_words_free(ARRAY(f)->array);
+    free(f);
+}
+
+void once_array_clear(once_filter *f)
+{
+    memset(ARRAY(f)->array, 0, (size_t)(ARRAY(f)->words * 8));
+}
+
+bool once_array_same_geometry(const once_filter *a, const once_filter *b)
+{
+    return CARRAY(a)->cells == CARRAY(b)->cells && CARRAY(a)->hashes == CARRAY(b)->hashes &&
+           CARRAY(a)->cell_bits == CARRAY(b)->cell_bits;
+}
+
+void once_array_combine_bits(once_filter *dst, const once_filter *src, once_combine_op op)
+{
+    once_words_combine(ARRAY(dst)->array, CARRAY(src)->array, ARRAY(dst)->words, op);
+}
+
+uint64_t once_array_memory(const once_filter *f)
+{
+    return sizeof(once_array_filter) + CARRAY(f)->words * 8;
+}
+
+uint64_t once_array_params_size(const once_filter *f)
+{
+    (void)f;
+    return 16;
+}
+
+uint64_t once_array_payload_size(const once_filter *f)
+{
+    return CARRAY(f)->words * 8;
+}
+
+void once_array_save_params(const once_filter *f, once_writer *w)
+{
+    once_writer_u64(w, CARRAY(f)->cells);
+    once_writer_u64(w, CARRAY(f)->hashes);
+}
+
+void once_array_save_payload(const once_filter *f, once_writer *w)
+{
+    once_writer_words(w, CARRAY(f)->array, CARRAY(f)->words);
+}
+
+uint64_t once_array_cells_set(const once_filter *f)
+{
+    const once_array_filter *a = CARRAY(f);
+    if (a->cell_bits == 1)
+        return once_words_popcount(a->array, a->words);
+    /* Counters: a nibble is non-zero iff the OR of its four bits is set. */
+    uint64_t total = 0;
+    for (uint64_t i = 0; i < a->words; i++) {
+        uint64_t w = a->array[i];
+        w = (w | w >> 1 | w >> 2 | w >> 3) & UINT64_C(0x1111111111111111);
+        total += (uint64_t)__builtin_popcountll(w);
+    }
+    return total;
+}
+
+/* True when no bit at or past `used` is set. */
+static bool tail_is_clear(const uint64_t *array, uint64_t words, uint64_t used)
+{
+    uint64_t first = used / 64;
+    if (used % 64 != 0) {
+        if (array[first] >> (used % 64))
+            return false;
+        first++;
+    }
+    for (uint64_t i = first; i < words; i++)
+        if (array[i] != 0)
+            return false;
+    return true;
+}
+
+once_status once_array_load(once_filter **out, const uint8_t *params, size_t params_len,
+                            const uint8_t *payload, size_t payload_len, uint32_t cell_bits,
+                            once_status (*make)(once_filter **, uint64_t, uint32_t))
+{
+    once_reader r = {params, params_len, 0};
+    uint64_t cells = once_reader_u64(&r);
+    uint64_t hashes = once_reader_u64(&r);
+    if (r.failed || r.left != 0 || cells == 0 || cells > ONCE_MAX_CELLS || hashes == 0 ||
+        hashes > ONCE_MAX_HASHES)
+        return ONCE_ERR_CORRUPT;
+    if (payload_len != once_words_for_bits(cells * cell_bits) * 8)
+        return ONCE_ERR_CORRUPT;
+    once_filter *f = NULL;
+    once_status st = make(&f, cells, (uint32_t)hashes);
+    if (st == ONCE_ERR_INVALID)
+        return ONCE_ERR_CORRUPT;
+    if (st != ONCE_OK)
+        return st;
+    once_array_filter *a = ARRAY(f);
+    /* The layout may round the geometry (the blocked filter to whole blocks); a file
+     * that needs rounding was not written by us. */
+    if (a->cells != cells || a->hashes != hashes || a->words * 8 != payload_len) {
+        f->ops->destroy(f);
+        return ONCE_ERR_CORRUPT;
+    }
+    once_words_from_le(a->array, payload, a->words);
+    if (!tail_is_clear(a->array, a->words, cells * cell_bits)) {
+        f->ops->destroy(f);
+        return ONCE_ERR_CORRUPT;
+    }
+    *out = f;
+    return ONCE_OK;
+}

@@ -1,0 +1,463 @@
+/*
+ * bloom_blocked.c - the blocked Bloom filter: one 512-bit cache line per key.
+ *
+ * Design
+ *   The array is B blocks of 512 bits, each seen as 16 lanes of 32 bits (the split
+ *   block idea: one bit per lane).  A key's hash names
+ *     - its block:       reduce(h.lo, B);
+ *     - its k lanes:     the k consecutive lanes (mod 16) starting at rotation
+ *                        r = h.hi & 15, so every lane is used and k may be 1..16;
+ *     - one bit per lane: bit (x * salt[j]) >> 27 of lane j, x = h.hi >> 32,
+ *                        with sixteen fixed odd multipliers salt[j].
+ *   Add ORs the k one-bit lane masks into the block; query checks them.  All of it is
+ *   one cache line: one miss per operation whatever k is, and the whole block test is
+ *   a handful of SIMD instructions.  The AVX-512 path does it in one 512-bit register,
+ *   the AVX2 path in two halves; the scalar path loops over the k lanes.  All three
+ *   compute the same masks, so they read and write identical bits and a filter saved
+ *   on one machine answers the same on another.  The path is chosen at run time from
+ *   the CPU (no -march flag needed) and recorded per filter at construction.
+ *
+ * False-positive rate (exact for this layout, given ideal hashing)
+ *   Let S be the query key's k lanes, q = 31/32 the chance that a key touching a lane
+ *   misses a given bit of it, and a_T = E_r[q^|T ∩ arc_r|] the chance that one key
+ *   placed in the block (at a uniform rotation r) sets none of the query's bits in
+ *   the lanes T ⊆ S.  A key lands in the query's block with probability 1/B, so all of
+ *   T's bits stay clear after n keys with probability (1 - (1 - a_T)/B)^n, and by
+ *   inclusion-exclusion
+ *       Pfp(B, k, n) = sum over T ⊆ S of (-1)^|T| (1 - (1 - a_T)/B)^n.
+ *   This accounts for the uneven number of keys per block (the reason blocked filters
+ *   need more bits than standard ones for the same rate).  Sets T with the same
+ *   overlap pattern share a_T, so the 2^k terms collapse to far fewer groups.
+ *
+ * Invariants
+ *   - 1 <= k <= 16 and cells is a multiple of 512;
+ *   - bits are only ever set: no false negatives.
+ */
+#include "once_internal.h"
+
+#include <math.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define ONCE_X86 1
+#endif
+
+#define BLOCK_BITS 512
+#define LANES 16
+#define LANE_BITS 32
+#define MAX_BLOCKED_HASHES 16
+
+static const uint32_t lane_salt[LANES] __attribute__((aligned(64))) = {
+    0x1c0cba89u, 0xb1842d3bu, 0x93156cebu, 0x8be173cdu, 0x7f8a0291u, 0x4bc84ad5u,
+    0x6e795a67u, 0x5e1aa3b5u, 0x28071c93u, 0x968dca83u, 0x6c4c9bd7u, 0x92cec69du,
+    0xa5cd63fbu, 0x6fc6c7a5u, 0x89d3f71fu, 0x2c93405bu,
+};
+
+/* --------------------------------------------------------------- probing */
+
+typedef struct blocked_impl {
+    const char *name;
+    bool (*query)(const uint64_t *block, uint32_t x, uint32_t lanes);
+    bool (*test_and_add)(uint64_t *block, uint32_t x, uint32_t lanes); /* returns seen */
+} blocked_impl;
+
+/* The k-lane arc at rotation r, as a 16-bit lane mask. */
+static inline uint32_t lane_mask(uint32_t hashes, uint32_t rotation)
+{
+    uint32_t arc = (1u << hashes) - 1u; /* hashes <= 16 */
+    return ((arc << rotation) | (arc >> (LANES - rotation))) & 0xFFFFu;
+}
+
+/* Lane j's one bit, placed in the 64-bit word that holds lanes 2i and 2i+1 (lane 2i
+ * in the low half, which is also its place in memory on the little-endian hosts that
+ * run the SIMD paths). */
+static inline uint64_t lane_bit64(uint32_t x, unsigned j)
+{
+    return (uint64_t)(1u << ((x * lane_salt[j]) >> 27)) << ((j & 1) * 32);
+}
+
+static bool scalar_query(const uint64_t *block, uint32_t x, uint32_t lanes)
+{
+    while (lanes) {
+        unsigned j = (unsigned)__builtin_ctz(lanes);
+        lanes &= lanes - 1;
+        uint64_t bit = lane_bit64(x, j);
+        if ((block[j >> 1] & bit) == 0)
+            return false;
+    }
+    return true;
+}
+
+static bool scalar_test_and_add(uint64_t *block, uint32_t x, uint32_t lanes)
+{
+    bool all = true;
+    while (lanes) {
+        unsigned j = (unsigned)__builtin_ctz(lanes);
+        lanes &= lanes - 1;
+        uint64_t bit = lane_bit64(x, j);
+        all &= (block[j >> 1] & bit) != 0;
+        block[j >> 1] |= bit;
+    }
+    return all;
+}
+
+static const blocked_impl scalar_impl = {"scalar", scalar_query, scalar_test_and_add};
+
+#ifdef ONCE_X86
+__attribute__((target("avx2"))) static inline __m256i avx2_masks(uint32_t x, const uint32_t *salt,
+                                                                 uint32_t lanes8)
+{
+    __m256i product = _mm256_mullo_epi32(_mm256_set1_epi32((int)x),
+                                         _mm256_load_si256((const __m256i *)salt));
+    __m256i bits = _mm256_sllv_epi32(_mm256_set1_epi32(1), _mm256_srli_epi32(product, 27));
+    const __m256i select = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    __m256i active =
+        _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32((int)lanes8), select), select);
+    return _mm256_and_si256(bits, active);
+}
+
+__attribute__((target("avx2"))) static bool avx2_query(const uint64_t *block, uint32_t x,
+                                                       uint32_t lanes)
+{
+    __m256i lo = avx2_masks(x, lane_salt, lanes & 0xFF);
+    __m256i hi = avx2_masks(x, lane_salt + 8, lanes >> 8);
+    __m256i b0 = _mm256_load_si256((const __m256i *)block);
+    __m256i b1 = _mm256_load_si256((const __m256i *)(block + 4));
+    return _mm256_testc_si256(b0, lo) & _mm256_testc_si256(b1, hi);
+}
+
+__attribute__((target("avx2"))) static bool avx2_test_and_add(uint64_t *block, uint32_t x,
+                                                              uint32_t lanes)
+{
+    __m256i lo = avx2_masks(x, lane_salt, lanes & 0xFF);
+    __m256i hi = avx2_masks(x, lane_salt + 8, lanes >> 8);
+    __m256i b0 = _mm256_load_si256((const __m256i *)block);
+    __m256i b1 = _mm256_load_si256((const __m256i *)(block + 4));
+    bool seen = _mm256_testc_si256(b0, lo) & _mm256_testc_si256(b1, hi);
+    if (!seen) {
+        _mm256_store_si256((__m256i *)block, _mm256_or_si256(b0, lo));
+        _mm256_store_si256((__m256i *)(block + 4), _mm256_or_si256(b1, hi));
+    }
+    return seen;
+}
+
+static const blocked_impl avx2_impl = {"avx2", avx2_query, avx2_test_and_add};
+
+__attribute__((target("avx512f"))) static inline __m512i avx512_masks(uint32_t x)
+{
+    __m512i product = _mm512_mullo_epi32(_mm512_set1_epi32((int)x),
+                                         _mm512_load_si512((const void *)lane_salt));
+    return _mm512_sllv_epi32(_mm512_set1_epi32(1), _mm512_srli_epi32(product, 27));
+}
+
+__attribute__((target("avx512f"))) static bool avx512_query(const uint64_t *block, uint32_t x,
+                                                           uint32_t lanes)
+{
+    __m512i bits = avx512_masks(x);
+    __m512i b = _mm512_load_si512((const void *)block);
+    return _mm512_mask_test_epi32_mask((__mmask16)lanes, b, bits) == (__mmask16)lanes;
+}
+
+__attribute__((target("avx512f"))) static bool avx512_test_and_add(uint64_t *block, uint32_t x,
+                                                                  uint32_t lanes)
+{
+    __m512i bits = avx512_masks(x);
+    __m512i b = _mm512_load_si512((const void *)block);
+    bool seen = _mm512_mask_test_epi32_mask((__mmask16)lanes, b, bits) == (__mmask16)lanes;
+    if (!seen)
+        _mm512_store_si512((void *)block, _mm512_mask_or_epi32(b, (__mmask16)lanes, b, bits));
+    return seen;
+}
+
+static const blocked_impl avx512_impl = {"avx512", avx512_query, avx512_test_and_add};
+#endif
+
+/* ------------------------------------------------------ run-time dispatch */
+
+static const blocked_impl *best_impl(void)
+{
+#ifdef ONCE_X86
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f"))
+        return &avx512_impl;
+    if (__builtin_cpu_supports("avx2"))
+        return &avx2_impl;
+#endif
+    return &scalar_impl;
+}
+
+/* NULL until first use or after a reset; set with relaxed atomics (every thread that
+ * races computes the same value). */
+static const blocked_impl *chosen_impl;
+
+static const blocked_impl *current_impl(void)
+{
+    const blocked_impl *impl = __atomic_load_n(&chosen_impl, __ATOMIC_RELAXED);
+    if (impl == NULL) {
+        impl = best_impl();
+        __atomic_store_n(&chosen_impl, impl, __ATOMIC_RELAXED);
+    }
+    return impl;
+}
+
+const char *once_simd_path(void)
+{
+    return current_impl()->name;
+}
+
+once_status once_force_simd_path(const char *name)
+{
+    const blocked_impl *impl = NULL;
+    if (name == NULL) {
+        impl = best_impl();
+    } else if (strcmp(name, "scalar") == 0) {
+        impl = &scalar_impl;
+    }
+#ifdef ONCE_X86
+    else if (strcmp(name, "avx2") == 0) {
+        __builtin_cpu_init();
+        if (!__builtin_cpu_supports("avx2"))
+            return ONCE_ERR_UNSUPPORTED;
+        impl = &avx2_impl;
+    } else if (strcmp(name, "avx512") == 0) {
+        __builtin_cpu_init();
+        if (!__builtin_cpu_supports("avx512f"))
+            return ONCE_ERR_UNSUPPORTED;
+        impl = &avx512_impl;
+    }
+#endif
+    if (impl == NULL)
+        return ONCE_ERR_UNSUPPORTED;
+    __atomic_store_n(&chosen_impl, impl, __ATOMIC_RELAXED);
+    return ONCE_OK;
+}
+
+/* ------------------------------------------------------------ operations */
+
+once_status once_blocked_new(once_filter **out, uint64_t bits, uint32_t hashes)
+{
+    if (bits == 0 || hashes == 0 || hashes > MAX_BLOCKED_HASHES)
+        return ONCE_ERR_INVALID;
+    if (bits > ONCE_MAX_CELLS)
+        return ONCE_ERR_TOO_LARGE;
+    uint64_t blocks = (bits + BLOCK_BITS - 1) / BLOCK_BITS;
+    once_status st = once_array_new(out, &once_blocked_ops, blocks * BLOCK_BITS, 1, hashes);
+    if (st == ONCE_OK)
+        ARRAY(*out)->impl = current_impl();
+    return st;
+}
+
+static inline uint64_t *block_of(const once_array_filter *a, const once_hash *h)
+{
+    return a->array + once_reduce(h->lo, a->cells / BLOCK_BITS) * (BLOCK_BITS / 64);
+}
+
+static bool blocked_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
+{
+    (void)now_ms;
+    const once_array_filter *a = CARRAY(f);
+    const blocked_impl *impl = a->impl;
+    return impl->query(block_of(a, h), (uint32_t)(h->hi >> 32),
+                       lane_mask(a->hashes, (uint32_t)(h->hi & 15)));
+}
+
+static once_status blocked_test_and_add(once_filter *f, const once_hash *h, uint64_t now_ms,
+                                        bool *seen)
+{
+    (void)now_ms;
+    once_array_filter *a = ARRAY(f);
+    const blocked_impl *impl = a->impl;
+    *seen = impl->test_and_add(block_of(a, h), (uint32_t)(h->hi >> 32),
+                               lane_mask(a->hashes, (uint32_t)(h->hi & 15)));
+    return ONCE_OK;
+}
+
+static once_status blocked_add(once_filter *f, const once_hash *h, uint64_t now_ms)
+{
+    bool seen;
+    return blocked_test_and_add(f, h, now_ms, &seen);
+}
+
+static void blocked_prefetch(const once_filter *f, const once_hash *h)
+{
+    once_prefetch_write(block_of(CARRAY(f), h));
+}
+
+static void blocked_stats(const once_filter *f, once_stats *st)
+{
+    const once_array_filter *a = CARRAY(f);
+    uint64_t blocks = a->cells / BLOCK_BITS;
+    st->bits = a->cells;
+    st->bits_set = 0;
+    st->hashes = a->hashes;
+    /* The rate for a random absent key given the current bits, exactly: a key picks a
+     * block and a rotation uniformly and needs its bit set in each of its k lanes, which
+     * happens with probability (lane fill) per lane.  So average, over blocks and the
+     * 16 rotations, the product of the k lane fills. */
+    double sum = 0.0;
+    for (uint64_t b = 0; b < blocks; b++) {
+        const uint64_t *block = a->array + b * (BLOCK_BITS / 64);
+        double fill[LANES];
+        for (unsigned j = 0; j < LANES; j++) {
+            uint32_t lane = (uint32_t)(block[j >> 1] >> ((j & 1) * 32));
+            unsigned c = (unsigned)__builtin_popcount(lane);
+            st->bits_set += c;
+            fill[j] = (double)c / LANE_BITS;
+        }
+        for (unsigned r = 0; r < LANES; r++) {
+            double product = 1.0;
+            for (unsigned t = 0; t < a->hashes; t++)
+                product *= fill[(r + t) & (LANES - 1)];
+            sum += product;
+        }
+    }
+    st->fpr_estimate = blocks ? sum / ((double)blocks * LANES) : 1.0;
+}
+
+static once_status blocked_load(once_filter **out, const uint8_t *params, size_t params_len,
+                                const uint8_t *payload, size_t payload_len)
+{
+    return once_array_load(out, params, params_len, payload, payload_len, 1, once_blocked_new);
+}
+
+const once_filter_ops once_blocked_ops = {
+    .type = ONCE_BLOCKED,
+    .name = "blocked",
+    .destroy = once_array_destroy,
+    .query = blocked_query,
+    .add = blocked_add,
+    .test_and_add = blocked_test_and_add,
+    .prefetch = blocked_prefetch,
+    .remove = NULL,
+    .clear = once_array_clear,
+    .same_geometry = once_array_same_geometry,
+    .combine = once_array_combine_bits,
+    .stats = blocked_stats,
+    .memory = once_array_memory,
+    .saved_params_size = once_array_params_size,
+    .saved_payload_size = once_array_payload_size,
+    .save_params = once_array_save_params,
+    .save_payload = once_array_save_payload,
+    .load = blocked_load,
+};
+
+/* ------------------------------------------------------------- formula */
+
+typedef struct fpr_term {
+    double miss;  /* a_T */
+    double coeff; /* sum of (-1)^|T| over the sets T with this a_T */
+} fpr_term;
+
+static int term_order(const void *x, const void *y)
+{
+    double a = ((const fpr_term *)x)->miss, b = ((const fpr_term *)y)->miss;
+    return (a > b) - (a < b);
+}
+
+/* The grouped inclusion-exclusion terms for k lanes; returns their number, 0 on
+ * allocation failure.  The caller frees *out. */
+static size_t blocked_terms(uint32_t hashes, fpr_term **out)
+{
+    size_t sets = (size_t)1 << hashes;
+    fpr_term *t = malloc(sets * sizeof *t);
+    if (t == NULL)
+        return 0;
+    double q_power[LANES + 1];
+    for (int c = 0; c <= LANES; c++)
+        q_power[c] = pow(1.0 - 1.0 / LANE_BITS, c);
+    uint32_t arcs[LANES];
+    for (uint32_t r = 0; r < LANES; r++)
+        arcs[r] = lane_mask(hashes, r);
+    for (size_t s = 0; s < sets; s++) {
+        /* Sum through a histogram of overlaps so that sets with the same pattern give
+         * bit-identical a_T and merge below. */
+        unsigned histogram[LANES + 1] = {0};
+        for (uint32_t r = 0; r < LANES; r++)
+            histogram[__builtin_popcount((uint32_t)s & arcs[r])]++;
+        double miss = 0.0;
+        for (int c = 0; c <= LANES; c++)
+            miss += histogram[c] * q_power[c];
+        t[s].miss = miss / LANES;
+        t[s].coeff = (__builtin_popcountll((unsigned long long)s) & 1) ? -1.0 : 1.0;
+    }
+    qsort(t, sets, sizeof *t, term_order);
+    size_t groups = 0;
+    for (size_t s = 0; s < sets; s++) {
+        if (groups > 0 && t[groups - 1].miss == t[s].miss)
+            t[groups - 1].coeff += t[s].coeff;
+        else
+            t[groups++] = t[s];
+    }
+    *out = t;
+    return groups;
+}
+
+static double blocked_rate(const fpr_term *terms, size_t groups, uint64_t blocks, uint64_t items)
+{
+    double sum = 0.0;
+    for (size_t g = 0; g < groups; g++) {
+        if (terms[g].coeff == 0.0)
+            continue;
+        double clear = exp((double)items * log1p(-(1.0 - terms[g].miss) / (double)blocks));
+        sum += terms[g].coeff * clear;
+    }
+    return sum < 0.0 ? 0.0 : sum;
+}
+
+double once_fpr_blocked(uint64_t bits, uint32_t hashes, uint64_t items)
+{
+    uint64_t blocks = bits / BLOCK_BITS;
+    if (hashes == 0 || hashes > MAX_BLOCKED_HASHES || blocks == 0)
+        return 1.0;
+    fpr_term *terms = NULL;
+    size_t groups = blocked_terms(hashes, &terms);
+    if (groups == 0)
+        return 1.0;
+    double rate = blocked_rate(terms, groups, blocks, items);
+    free(terms);
+    return rate;
+}
+
+/* Below this the alternating sum loses its precision in double arithmetic. */
+#define BLOCKED_MIN_ERROR 1e-9
+
+once_status once_blocked_plan(uint64_t capacity, double error, uint64_t *bits, uint32_t *hashes)
+{
+    if (capacity == 0 || !(error >= BLOCKED_MIN_ERROR && error < 1.0))
+        return ONCE_ERR_INVALID;
+    const uint64_t max_blocks = ONCE_MAX_CELLS / BLOCK_BITS;
+    int k_limit = (int)ceil(-log2(error)) + 3;
+    if (k_limit > MAX_BLOCKED_HASHES)
+        k_limit = MAX_BLOCKED_HASHES;
+    uint64_t best = 0;
+    uint32_t best_k = 0;
+    for (int k = 1; k <= k_limit; k++) {
+        fpr_term *terms = NULL;
+        size_t groups = blocked_terms((uint32_t)k, &terms);
+        if (groups == 0)
+            return ONCE_ERR_NOMEM;
+        uint64_t hi = 1;
+        while (hi < max_blocks && blocked_rate(terms, groups, hi, capacity) > error)
+            hi = hi * 2 < max_blocks ? hi * 2 : max_blocks;
+        if (blocked_rate(terms, groups, hi, capacity) <= error) {
+            uint64_t lo = hi / 2; /* rate(lo) > error, or lo == 0 */
+            while (hi - lo > 1) {
+                uint64_t mid = lo + (hi - lo) / 2;
+                if (blocked_rate(terms, groups, mid, capacity) <= error)
+                    hi = mid;
+                else
+                    lo = mid;
+            }
+            if (best == 0 || hi < best) {
+                best = hi;
+                best_k = (uint32_t)k;
+            }
+        }
+        free(terms);
+    }
+    if (best == 0)
+        return ONCE_ERR_TOO_LARGE;
+    *bits = best * BLOCK_BITS;
+    *hashes = best_k;
+    return ONCE_OK;
+}

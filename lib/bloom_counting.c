@@ -1,0 +1,165 @@
+/*
+ * bloom_counting.c - the counting Bloom filter: m 4-bit counters, k probes, delete.
+ *
+ * Design
+ *   The layout of the standard filter with a 4-bit counter in place of each bit
+ *   (16 counters per 64-bit word).  Add increments the k counters the shared probe
+ *   sequence names (twice if it names one twice); delete decrements them.  A key
+ *   tests present when all its counters are non-zero, so the false-positive rate is
+ *   the standard filter's Eq. 1.  Four bits overflow with probability about
+ *   1.37e-15 * m at the optimal load (Fan et al.), so saturation is rare but handled.
+ *
+ * Invariants
+ *   - a counter saturates at 15 and a saturated counter is never decremented: its true
+ *     count is unknown, and decrementing it could take it to zero under a key still
+ *     present (a false negative).  The price is a cell that stays set;
+ *   - delete first checks that every counter can give up what the key added (a
+ *     counter named twice must be at least 2); if one cannot, the key was certainly
+ *     never added, the delete is refused with ONCE_ERR_NOT_PRESENT and nothing changes.
+ */
+#include "once_internal.h"
+
+#include <math.h>
+
+#define COUNTER_MAX 15u
+
+once_status once_counting_new(once_filter **out, uint64_t counters, uint32_t hashes)
+{
+    return once_array_new(out, &once_counting_ops, counters, 4, hashes);
+}
+
+static inline unsigned counter_get(const uint64_t *array, uint64_t i)
+{
+    return (unsigned)(array[i >> 4] >> ((i & 15) * 4)) & 15u;
+}
+
+static inline void counter_put(uint64_t *array, uint64_t i, unsigned v)
+{
+    unsigned shift = (unsigned)(i & 15) * 4;
+    array[i >> 4] = (array[i >> 4] & ~(UINT64_C(15) << shift)) | (uint64_t)v << shift;
+}
+
+/* The k counter positions of a key. */
+static void counting_positions(const once_array_filter *a, const once_hash *h, uint64_t *pos)
+{
+    once_probe p = once_probe_start(h);
+    for (uint32_t i = 0; i < a->hashes; i++)
+        pos[i] = once_probe_next(&p, a->cells);
+}
+
+static bool counting_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
+{
+    (void)now_ms;
+    const once_array_filter *a = CARRAY(f);
+    once_probe p = once_probe_start(h);
+    for (uint32_t i = 0; i < a->hashes; i++)
+        if (counter_get(a->array, once_probe_next(&p, a->cells)) == 0)
+            return false;
+    return true;
+}
+
+static once_status counting_add(once_filter *f, const once_hash *h, uint64_t now_ms)
+{
+    (void)now_ms;
+    once_array_filter *a = ARRAY(f);
+    once_probe p = once_probe_start(h);
+    for (uint32_t i = 0; i < a->hashes; i++) {
+        uint64_t pos = once_probe_next(&p, a->cells);
+        unsigned c = counter_get(a->array, pos);
+        if (c < COUNTER_MAX)
+            counter_put(a->array, pos, c + 1);
+    }
+    return ONCE_OK;
+}
+
+static once_status counting_test_and_add(once_filter *f, const once_hash *h, uint64_t now_ms,
+                                         bool *seen)
+{
+    *seen = counting_query(f, h, now_ms);
+    return *seen ? ONCE_OK : counting_add(f, h, now_ms);
+}
+
+static once_status counting_remove(once_filter *f, const once_hash *h, uint64_t now_ms)
+{
+    (void)now_ms;
+    once_array_filter *a = ARRAY(f);
+    uint64_t pos[ONCE_MAX_HASHES];
+    counting_positions(a, h, pos);
+    for (uint32_t i = 0; i < a->hashes; i++) {
+        unsigned c = counter_get(a->array, pos[i]);
+        if (c == COUNTER_MAX)
+            continue;
+        unsigned needed = 1;
+        for (uint32_t j = 0; j < i; j++)
+            needed += pos[j] == pos[i];
+        if (c < needed)
+            return ONCE_ERR_NOT_PRESENT;
+    }
+    for (uint32_t i = 0; i < a->hashes; i++) {
+        unsigned c = counter_get(a->array, pos[i]);
+        if (c != COUNTER_MAX)
+            counter_put(a->array, pos[i], c - 1);
+    }
+    return ONCE_OK;
+}
+
+static void counting_prefetch(const once_filter *f, const once_hash *h)
+{
+    const once_array_filter *a = CARRAY(f);
+    once_probe p = once_probe_start(h);
+    for (uint32_t i = 0; i < a->hashes; i++)
+        once_prefetch_write(&a->array[once_probe_next(&p, a->cells) >> 4]);
+}
+
+/* Union adds counts (saturating), intersection keeps the smaller: the counter-wise
+ * analogues of OR and AND, which keep "non-zero" meaning "some key may be here". */
+static void counting_combine(once_filter *dst, const once_filter *src, once_combine_op op)
+{
+    once_array_filter *d = ARRAY(dst);
+    const once_array_filter *s = CARRAY(src);
+    for (uint64_t i = 0; i < d->cells; i++) {
+        unsigned x = counter_get(d->array, i), y = counter_get(s->array, i);
+        unsigned v;
+        if (op == ONCE_COMBINE_UNION)
+            v = x + y > COUNTER_MAX ? COUNTER_MAX : x + y;
+        else
+            v = x < y ? x : y;
+        counter_put(d->array, i, v);
+    }
+}
+
+static void counting_stats(const once_filter *f, once_stats *st)
+{
+    const once_array_filter *a = CARRAY(f);
+    st->bits = a->cells;
+    st->bits_set = once_array_cells_set(f);
+    st->hashes = a->hashes;
+    st->fpr_estimate = pow((double)st->bits_set / (double)a->cells, a->hashes);
+}
+
+static once_status counting_load(once_filter **out, const uint8_t *params, size_t params_len,
+                                 const uint8_t *payload, size_t payload_len)
+{
+    return once_array_load(out, params, params_len, payload, payload_len, 4, once_counting_new);
+}
+
+const once_filter_ops once_counting_ops = {
+    .type = ONCE_COUNTING,
+    .name = "counting",
+    .destroy = once_array_destroy,
+    .query = counting_query,
+    .add = counting_add,
+    .test_and_add = counting_test_and_add,
+    .prefetch = counting_prefetch,
+    .remove = counting_remove,
+    .clear = once_array_clear,
+    .same_geometry = once_array_same_geometry,
+    .combine = counting_combine,
+    .stats = counting_stats,
+    .memory = once_array_memory,
+    .saved_params_size = once_array_params_size,
+    .saved_payload_size = once_array_payload_size,
+    .save_params = once_array_save_params,
+    .save_payload = once_array_save_payload,
+    .load = counting_load,
+};

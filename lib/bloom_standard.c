@@ -1,0 +1,100 @@
+/*
+ * bloom_standard.c - the standard Bloom filter: one array of m bits, k probes.
+ *
+ * Design
+ *   A key sets or tests the k bits named by the shared probe sequence
+ *   (once_probe_next over [0, m)).  The false-positive rate at n keys is paper 000's
+ *   Eq. 1, (1 - (1 - 1/m)^(kn))^k; sizing.c picks m and k so that it is at most the
+ *   target at the design capacity.
+ *
+ * Invariants
+ *   - bits are only ever set (clear() aside), so a key once added always tests present;
+ *   - storage, combine and serialization are the shared array filter's.
+ */
+#include "once_internal.h"
+
+#include <math.h>
+
+once_status once_standard_new(once_filter **out, uint64_t bits, uint32_t hashes)
+{
+    return once_array_new(out, &once_standard_ops, bits, 1, hashes);
+}
+
+static bool standard_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
+{
+    (void)now_ms;
+    const once_array_filter *a = CARRAY(f);
+    once_probe p = once_probe_start(h);
+    for (uint32_t i = 0; i < a->hashes; i++)
+        if (!once_bit_get(a->array, once_probe_next(&p, a->cells)))
+            return false;
+    return true;
+}
+
+static once_status standard_test_and_add(once_filter *f, const once_hash *h, uint64_t now_ms,
+                                         bool *seen)
+{
+    (void)now_ms;
+    once_array_filter *a = ARRAY(f);
+    once_probe p = once_probe_start(h);
+    bool all = true;
+    for (uint32_t i = 0; i < a->hashes; i++) {
+        uint64_t pos = once_probe_next(&p, a->cells);
+        uint64_t *word = &a->array[pos >> 6];
+        uint64_t bit = UINT64_C(1) << (pos & 63);
+        all &= (*word & bit) != 0;
+        *word |= bit;
+    }
+    *seen = all;
+    return ONCE_OK;
+}
+
+static once_status standard_add(once_filter *f, const once_hash *h, uint64_t now_ms)
+{
+    bool seen;
+    return standard_test_and_add(f, h, now_ms, &seen);
+}
+
+static void standard_prefetch(const once_filter *f, const once_hash *h)
+{
+    const once_array_filter *a = CARRAY(f);
+    once_probe p = once_probe_start(h);
+    for (uint32_t i = 0; i < a->hashes; i++)
+        once_prefetch_write(&a->array[once_probe_next(&p, a->cells) >> 6]);
+}
+
+static void standard_stats(const once_filter *f, once_stats *st)
+{
+    const once_array_filter *a = CARRAY(f);
+    st->bits = a->cells;
+    st->bits_set = once_array_cells_set(f);
+    st->hashes = a->hashes;
+    st->fpr_estimate = pow((double)st->bits_set / (double)a->cells, a->hashes);
+}
+
+static once_status standard_load(once_filter **out, const uint8_t *params, size_t params_len,
+                                 const uint8_t *payload, size_t payload_len)
+{
+    return once_array_load(out, params, params_len, payload, payload_len, 1, once_standard_new);
+}
+
+const once_filter_ops once_standard_ops = {
+    .type = ONCE_STANDARD,
+    .name = "standard",
+    .destroy = once_array_destroy,
+    .query = standard_query,
+    .add = standard_add,
+    .test_and_add = standard_test_and_add,
+    .prefetch = standard_prefetch,
+    .remove = NULL,
+    .clear = once_array_clear,
+    .same_geometry = once_array_same_geometry,
+    .combine = once_array_combine_bits,
+    .stats = standard_stats,
+    .memory = once_array_memory,
+    .saved_params_size = once_array_params_size,
+    .saved_payload_size = once_array_payload_size,
+    .save_params = once_array_save_params,
+    .save_payload = once_array_save_payload,
+    .load = standard_load,
+};

@@ -1,0 +1,427 @@
+/*
+ * filter.c - the one filter interface: argument checks, hashing, item counting and
+ * the batch loop, dispatched to the structure through its ops table.
+ *
+ * Invariants kept here for every structure:
+ *   - a key is hashed exactly once per call, under the filter's seed;
+ *   - `items` counts successful insertions of keys the filter did not report present
+ *     (test-and-add) or every add (plain add), minus successful deletes;
+ *   - a batch gives exactly the answers of the one-key calls in array order: it only
+ *     hashes a few keys ahead and prefetches their cache lines, it never reorders.
+ */
+#include "once_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <sys/random.h>
+
+static const char *const status_text[ONCE_STATUS_COUNT] = {
+    [ONCE_OK] = "success",
+    [ONCE_ERR_INVALID] = "invalid argument",
+    [ONCE_ERR_NOMEM] = "out of memory",
+    [ONCE_ERR_TOO_LARGE] = "requested size exceeds the library's limits",
+    [ONCE_ERR_UNSUPPORTED] = "operation not supported by this structure",
+    [ONCE_ERR_MISMATCH] = "filters differ in structure, geometry or seed",
+    [ONCE_ERR_NOT_PRESENT] = "key is not present in the filter",
+    [ONCE_ERR_FULL] = "filter is full",
+    [ONCE_ERR_TRUNCATED] = "serialized filter is truncated",
+    [ONCE_ERR_BAD_MAGIC] = "not a once filter (bad magic)",
+    [ONCE_ERR_VERSION] = "unsupported serialization format version",
+    [ONCE_ERR_CORRUPT] = "serialized filter is corrupt",
+    [ONCE_ERR_CHECKSUM] = "serialized filter fails its checksum",
+    [ONCE_ERR_IO] = "write failed",
+};
+
+const char *once_strerror(once_status status)
+{
+    if ((unsigned)status >= ONCE_STATUS_COUNT || status_text[status] == NULL)
+        return "unknown error";
+    return status_text[status];
+}
+
+const char *once_version(void)
+{
+    return ONCE_VERSION_STRING;
+}
+
+static const once_filter_ops *const all_ops[] = {
+    &once_standard_ops,
+    &once_partitioned_ops,
+    &once_blocked_ops,
+    &once_counting_ops,
+};
+
+const once_filter_ops *once_ops_for_type(once_type type)
+{
+    for (size_t i = 0; i < sizeof all_ops / sizeof all_ops[0]; i++)
+        if (all_ops[i]->type == type)
+            return all_ops[i];
+    return NULL;
+}
+
+const char *once_type_name(once_type type)
+{
+    const once_filter_ops *ops = once_ops_for_type(type);
+    return ops ? ops->name : "unknown";
+}
+
+once_status once_type_from_name(const char *name, once_type *type)
+{
+    if (name == NULL || type == NULL)
+        return ONCE_ERR_INVALID;
+    for (size_t i = 0; i < sizeof all_ops / sizeof all_ops[0]; i++) {
+        if (strcmp(all_ops[i]->name, name) == 0) {
+            *type = all_ops[i]->type;
+            return ONCE_OK;
+        }
+    }
+    return ONCE_ERR_INVALID;
+}
+
+once_status once_random_seed(uint64_t *seed)
+{
+    if (seed == NULL)
+        return ONCE_ERR_INVALID;
+    uint8_t *p = (uint8_t *)seed;
+    size_t got = 0;
+    while (got < sizeof *seed) {
+        ssize_t r = getrandom(p + got, sizeof *seed - got, 0);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return ONCE_ERR_IO;
+        }
+        got += (size_t)r;
+    }
+    return ONCE_OK;
+}
+
+void once_config_init(once_config *config, once_type type)
+{
+    if (config == NULL)
+        return;
+    memset(config, 0, sizeof *config);
+    config->type = type;
+    config->capacity = 1000000;
+    config->error = 0.001;
+}
+
+static once_status new_by_geometry(once_filter **out, once_type type, uint64_t bits,
+                                   uint32_t hashes)
+{
+    switch (type) {
+    case ONCE_STANDARD:
+        return once_standard_new(out, bits, hashes);
+    case ONCE_PARTITIONED:
+        return once_partitioned_new(out, bits, hashes);
+    case ONCE_BLOCKED:
+        return once_blocked_new(out, bits, hashes);
+    case ONCE_COUNTING:
+        return once_counting_new(out, bits, hashes);
+    }
+    return ONCE_ERR_INVALID;
+}
+
+once_status once_create(once_filter **out, const once_config *config)
+{
+    if (out == NULL || config == NULL)
+        return ONCE_ERR_INVALID;
+    *out = NULL;
+    if (once_ops_for_type(config->type) == NULL)
+        return ONCE_ERR_INVALID;
+
+    uint64_t bits = config->bits;
+    uint32_t hashes = config->hashes;
+    double error = config->error;
+    if (bits == 0) {
+        if (hashes != 0)
+            return ONCE_ERR_INVALID; /* a probe count alone says nothing of the size */
+        once_status st = once_plan(config->type, config->capacity, config->error, &bits, &hashes);
+        if (st != ONCE_OK)
+            return st;
+    } else {
+        if (hashes == 0) {
+            if (config->capacity == 0)
+                return ONCE_ERR_INVALID;
+            hashes = once_optimal_hashes(bits, config->capacity);
+        }
+        error = config->capacity ? once_fpr_for(config->type, bits, hashes, config->capacity) : 0;
+        if (!(error < 1.0))
+            error = 0;
+    }
+
+    uint64_t seed = config->seed;
+    if (!config->seed_is_set) {
+        once_status st = once_random_seed(&seed);
+        if (st != ONCE_OK)
+            return st;
+    }
+
+    once_filter *f = NULL;
+    once_status st = new_by_geometry(&f, config->type, bits, hashes);
+    if (st != ONCE_OK)
+        return st;
+    f->seed = seed;
+    f->capacity = config->capacity;
+    f->error = error;
+    *out = f;
+    return ONCE_OK;
+}
+
+once_status once_create_for_capacity(once_filter **out, once_type type, uint64_t capacity,
+                                     double error)
+{
+    once_config c;
+    once_config_init(&c, type);
+    c.capacity = capacity;
+    c.error = error;
+    return once_create(out, &c);
+}
+
+once_status once_create_with_geometry(once_filter **out, once_type type, uint64_t bits,
+                                      uint32_t hashes)
+{
+    once_config c;
+    once_config_init(&c, type);
+    c.capacity = 0;
+    c.bits = bits;
+    c.hashes = hashes;
+    if (bits == 0 || hashes == 0)
+        return ONCE_ERR_INVALID;
+    return once_create(out, &c);
+}
+
+void once_free(once_filter *f)
+{
+    if (f != NULL)
+        f->ops->destroy(f);
+}
+
+/* ------------------------------------------------------------- one key */
+
+#define CHECK_KEY(f, key, len)                                                                  \
+    do {                                                                                        \
+        if ((f) == NULL || ((key) == NULL && (len) != 0))                                       \
+            return ONCE_ERR_INVALID;                                                            \
+    } while (0)
+
+once_status once_add(once_filter *f, const void *key, size_t len, uint64_t now_ms)
+{
+    CHECK_KEY(f, key, len);
+    once_hash h = once_hash_key(key, len, f->seed);
+    once_status st = f->ops->add(f, &h, now_ms);
+    if (st == ONCE_OK)
+        f->items++;
+    return st;
+}
+
+once_status once_query(const once_filter *f, const void *key, size_t len, uint64_t now_ms,
+                       bool *present)
+{
+    CHECK_KEY(f, key, len);
+    if (present == NULL)
+        return ONCE_ERR_INVALID;
+    once_hash h = once_hash_key(key, len, f->seed);
+    *present = f->ops->query(f, &h, now_ms);
+    return ONCE_OK;
+}
+
+once_status once_test_and_add(once_filter *f, const void *key, size_t len, uint64_t now_ms,
+                              bool *seen)
+{
+    CHECK_KEY(f, key, len);
+    if (seen == NULL)
+        return ONCE_ERR_INVALID;
+    once_hash h = once_hash_key(key, len, f->seed);
+    once_status st = f->ops->test_and_add(f, &h, now_ms, seen);
+    if (st == ONCE_OK && !*seen)
+        f->items++;
+    return st;
+}
+
+once_status once_remove(once_filter *f, const void *key, size_t len, uint64_t now_ms)
+{
+    CHECK_KEY(f, key, len);
+    if (f->ops->remove == NULL)
+        return ONCE_ERR_UNSUPPORTED;
+    once_hash h = once_hash_key(key, len, f->seed);
+    once_status st = f->ops->remove(f, &h, now_ms);
+    if (st == ONCE_OK && f->items > 0)
+        f->items--;
+    return st;
+}
+
+once_status once_clear(once_filter *f)
+{
+    if (f == NULL)
+        return ONCE_ERR_INVALID;
+    f->ops->clear(f);
+    f->items = 0;
+    return ONCE_OK;
+}
+
+static once_status combine(once_filter *dst, const once_filter *src, once_combine_op op)
+{
+    if (dst == NULL || src == NULL)
+        return ONCE_ERR_INVALID;
+    if (dst->ops != src->ops || dst->seed != src->seed || !dst->ops->same_geometry(dst, src))
+        return ONCE_ERR_MISMATCH;
+    if (dst->ops->combine == NULL)
+        return ONCE_ERR_UNSUPPORTED;
+    dst->ops->combine(dst, src, op);
+    /* Items of a combination is not known exactly; keep an upper bound. */
+    if (op == ONCE_COMBINE_UNION)
+        dst->items = dst->items + src->items < dst->items ? UINT64_MAX : dst->items + src->items;
+    else if (src->items < dst->items)
+        dst->items = src->items;
+    return ONCE_OK;
+}
+
+once_status once_union(once_filter *dst, const once_filter *src)
+{
+    return combine(dst, src, ONCE_COMBINE_UNION);
+}
+
+once_status once_intersect(once_filter *dst, const once_filter *src)
+{
+    return combine(dst, src, ONCE_COMBINE_INTERSECT);
+}
+
+/* --------------------------------------------------------------- batches */
+
+/*
+ * Keys are hashed BATCH_AHEAD positions before they are probed and their cache lines
+ * prefetched then, so that up to BATCH_AHEAD misses overlap.  Eight is enough to cover
+ * DRAM latency at the ~10 ns of work per key of the blocked layout and small enough
+ * that the lines are still in L1 when used.
+ */
+#define BATCH_AHEAD 8
+#define BATCH_RING 16 /* a power of two larger than BATCH_AHEAD */
+
+static once_status check_batch(const once_filter *f, const once_key *keys, size_t count)
+{
+    if (f == NULL || (keys == NULL && count != 0))
+        return ONCE_ERR_INVALID;
+    for (size_t i = 0; i < count; i++)
+        if (keys[i].data == NULL && keys[i].len != 0)
+            return ONCE_ERR_INVALID;
+    return ONCE_OK;
+}
+
+static inline void batch_prime(const once_filter *f, const once_key *keys, size_t count,
+                               once_hash *ring)
+{
+    size_t ahead = count < BATCH_AHEAD ? count : BATCH_AHEAD;
+    for (size_t i = 0; i < ahead; i++) {
+        ring[i] = once_hash_key(keys[i].data, keys[i].len, f->seed);
+        f->ops->prefetch(f, &ring[i]);
+    }
+}
+
+static inline void batch_advance(const once_filter *f, const once_key *keys, size_t count,
+                                 once_hash *ring, size_t i)
+{
+    size_t next = i + BATCH_AHEAD;
+    if (next < count) {
+        once_hash *h = &ring[next & (BATCH_RING - 1)];
+        *h = once_hash_key(keys[next].data, keys[next].len, f->seed);
+        f->ops->prefetch(f, h);
+    }
+}
+
+once_status once_add_batch(once_filter *f, const once_key *keys, size_t count)
+{
+    once_status st = check_batch(f, keys, count);
+    if (st != ONCE_OK)
+        return st;
+    once_hash ring[BATCH_RING];
+    batch_prime(f, keys, count, ring);
+    for (size_t i = 0; i < count; i++) {
+        batch_advance(f, keys, count, ring, i);
+        st = f->ops->add(f, &ring[i & (BATCH_RING - 1)], keys[i].time_ms);
+        if (st != ONCE_OK)
+            return st;
+        f->items++;
+    }
+    return ONCE_OK;
+}
+
+once_status once_query_batch(const once_filter *f, const once_key *keys, size_t count,
+                             uint8_t *present)
+{
+    once_status st = check_batch(f, keys, count);
+    if (st != ONCE_OK)
+        return st;
+    if (present == NULL && count != 0)
+        return ONCE_ERR_INVALID;
+    once_hash ring[BATCH_RING];
+    batch_prime(f, keys, count, ring);
+    for (size_t i = 0; i < count; i++) {
+        batch_advance(f, keys, count, ring, i);
+        present[i] = f->ops->query(f, &ring[i & (BATCH_RING - 1)], keys[i].time_ms);
+    }
+    return ONCE_OK;
+}
+
+once_status once_test_and_add_batch(once_filter *f, const once_key *keys, size_t count,
+                                    uint8_t *seen)
+{
+    once_status st = check_batch(f, keys, count);
+    if (st != ONCE_OK)
+        return st;
+    if (seen == NULL && count != 0)
+        return ONCE_ERR_INVALID;
+    once_hash ring[BATCH_RING];
+    batch_prime(f, keys, count, ring);
+    for (size_t i = 0; i < count; i++) {
+        batch_advance(f, keys, count, ring, i);
+        bool was = false;
+        st = f->ops->test_and_add(f, &ring[i & (BATCH_RING - 1)], keys[i].time_ms, &was);
+        if (st != ONCE_OK)
+            return st;
+        seen[i] = was;
+        if (!was)
+            f->items++;
+    }
+    return ONCE_OK;
+}
+
+/* ----------------------------------------------------------------- stats */
+
+once_status once_get_stats(const once_filter *f, once_stats *s)
+{
+    if (f == NULL || s == NULL)
+        return ONCE_ERR_INVALID;
+    memset(s, 0, sizeof *s);
+    s->type = f->ops->type;
+    s->structure = f->ops->name;
+    s->items = f->items;
+    s->capacity = f->capacity;
+    s->error = f->error;
+    s->seed = f->seed;
+    s->bytes = f->ops->memory(f);
+    f->ops->stats(f, s);
+    s->fill_ratio = s->bits ? (double)s->bits_set / (double)s->bits : 0.0;
+    return ONCE_OK;
+}
+
+uint64_t once_items(const once_filter *f)
+{
+    return f ? f->items : 0;
+}
+uint64_t once_capacity(const once_filter *f)
+{
+    return f ? f->capacity : 0;
+}
+uint64_t once_bytes(const once_filter *f)
+{
+    return f ? f->ops->memory(f) : 0;
+}
+once_type once_get_type(const once_filter *f)
+{
+    return f ? f->ops->type : (once_type)0;
+}
+uint64_t once_seed(const once_filter *f)
+{
+    return f ? f->seed : 0;
+}

@@ -1,0 +1,225 @@
+/*
+ * once.h - the public interface of libonce.
+ *
+ * libonce answers one question for a stream of keys: "have I delivered this key
+ * before?" with bounded memory and a false-positive rate chosen by the caller, and
+ * never a false negative.  Every structure in the library (standard, partitioned,
+ * blocked and counting Bloom filters today; windowed and growing filters later) sits
+ * behind the one opaque handle `once_filter` and the one set of calls below, so the
+ * CLI, the Redis module and the cluster client share a single code path.
+ *
+ * Conventions
+ *   - Every call that can fail returns `once_status`; ONCE_OK is 0.  `once_strerror()`
+ *     turns a status into a sentence.  Nothing aborts on bad input or failed malloc.
+ *   - Keys are arbitrary bytes (NULs included) given as pointer + length.
+ *   - Time is always an argument (`now_ms`, milliseconds on any monotone-ish clock the
+ *     caller chooses).  Structures without a time window ignore it; the library never
+ *     reads a clock.
+ *   - Every filter carries a 64-bit hash seed.  By default it is drawn from the
+ *     kernel's random source, so crafted keys cannot aim at chosen bits; fix it for
+ *     reproducible results.  The seed is saved with the filter.
+ *   - Two filters combine (union/intersection) only if they have the same structure,
+ *     geometry and seed.
+ */
+#ifndef ONCE_H
+#define ONCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ONCE_VERSION_MAJOR 0
+#define ONCE_VERSION_MINOR 1
+#define ONCE_VERSION_PATCH 0
+#define ONCE_VERSION_STRING "0.1.0"
+
+#if defined(__GNUC__) && __GNUC__ >= 4
+#define ONCE_API __attribute__((visibility("default")))
+#else
+#define ONCE_API
+#endif
+
+/* ------------------------------------------------------------------ status */
+
+typedef enum once_status {
+    ONCE_OK = 0,
+    ONCE_ERR_INVALID,     /* an argument is out of range or inconsistent */
+    ONCE_ERR_NOMEM,       /* an allocation failed */
+    ONCE_ERR_TOO_LARGE,   /* the requested size passes the library's limits */
+    ONCE_ERR_UNSUPPORTED, /* this structure does not offer the operation */
+    ONCE_ERR_MISMATCH,    /* two filters differ in structure, geometry or seed */
+    ONCE_ERR_NOT_PRESENT, /* delete of a key the filter does not hold */
+    ONCE_ERR_FULL,        /* the structure cannot take more keys within its bounds */
+    ONCE_ERR_TRUNCATED,   /* serialized data ends early */
+    ONCE_ERR_BAD_MAGIC,   /* serialized data is not a once filter */
+    ONCE_ERR_VERSION,     /* serialized with a format version this build cannot read */
+    ONCE_ERR_CORRUPT,     /* serialized data has an invalid field */
+    ONCE_ERR_CHECKSUM,    /* serialized data fails its checksum */
+    ONCE_ERR_IO,          /* the caller's writer reported a failure */
+    ONCE_STATUS_COUNT
+} once_status;
+
+ONCE_API const char *once_strerror(once_status status);
+ONCE_API const char *once_version(void);
+
+/* --------------------------------------------------------------- structures */
+
+typedef enum once_type {
+    ONCE_STANDARD = 1,    /* one bit array, k probes */
+    ONCE_PARTITIONED = 2, /* k slices, one probe each */
+    ONCE_BLOCKED = 3,     /* one 512-bit cache line per key */
+    ONCE_COUNTING = 4     /* 4-bit saturating counters, supports delete */
+} once_type;
+
+/* Name <-> type for command lines and reports ("standard", "blocked", ...). */
+ONCE_API const char *once_type_name(once_type type);
+ONCE_API once_status once_type_from_name(const char *name, once_type *type);
+
+typedef struct once_filter once_filter;
+
+/*
+ * Construction.  Either give capacity + error (the library picks the geometry that
+ * reaches `error` at `capacity` keys with the least memory), or give bits + hashes
+ * explicitly (capacity and error are then only recorded for reports).
+ */
+typedef struct once_config {
+    once_type type;
+    uint64_t capacity; /* design number of distinct keys, n */
+    double error;      /* target false-positive rate at capacity, p in (0, 1) */
+    uint64_t bits;     /* explicit size in bits (counters for ONCE_COUNTING); 0 = derive */
+    uint32_t hashes;   /* explicit number of probes k; 0 = derive */
+    uint64_t seed;     /* hash seed, used when seed_is_set */
+    bool seed_is_set;  /* false: draw a random seed */
+} once_config;
+
+/* Fill `config` with the defaults: capacity 1,000,000, error 0.001, random seed. */
+ONCE_API void once_config_init(once_config *config, once_type type);
+
+ONCE_API once_status once_create(once_filter **out, const once_config *config);
+ONCE_API once_status once_create_for_capacity(once_filter **out, once_type type, uint64_t capacity,
+                                              double error);
+ONCE_API once_status once_create_with_geometry(once_filter **out, once_type type, uint64_t bits,
+                                               uint32_t hashes);
+ONCE_API void once_free(once_filter *filter);
+
+/* ------------------------------------------------------------- operations */
+
+/* Insert a key. */
+ONCE_API once_status once_add(once_filter *filter, const void *key, size_t len, uint64_t now_ms);
+/* Is the key (probably) present?  *present is false only if it was never added. */
+ONCE_API once_status once_query(const once_filter *filter, const void *key, size_t len,
+                                uint64_t now_ms, bool *present);
+/* Dedup in one call: *seen = "already present"; inserts the key when it was not. */
+ONCE_API once_status once_test_and_add(once_filter *filter, const void *key, size_t len,
+                                       uint64_t now_ms, bool *seen);
+/* Delete a key (counting structures).  A key that is certainly absent is refused with
+ * ONCE_ERR_NOT_PRESENT and the filter is left untouched.  Deleting a key that was never
+ * added but tests present (a false positive) cannot be detected by any Bloom filter;
+ * callers delete only keys they added. */
+ONCE_API once_status once_remove(once_filter *filter, const void *key, size_t len,
+                                 uint64_t now_ms);
+ONCE_API once_status once_clear(once_filter *filter);
+
+/* dst := dst OR src / dst := dst AND src.  Same structure, geometry and seed only.
+ * For counting filters union adds counters (saturating) and intersection takes the
+ * minimum. */
+ONCE_API once_status once_union(once_filter *dst, const once_filter *src);
+ONCE_API once_status once_intersect(once_filter *dst, const once_filter *src);
+
+/* Batches: the same operations over arrays of keys, hashed ahead and prefetched so
+ * that several cache misses are in flight at once.  Results are exactly those of the
+ * one-key calls made in array order (a duplicate later in the same batch is seen). */
+typedef struct once_key {
+    const void *data;
+    size_t len;
+    uint64_t time_ms; /* event time for windowed structures; ignored otherwise */
+} once_key;
+
+ONCE_API once_status once_add_batch(once_filter *filter, const once_key *keys, size_t count);
+ONCE_API once_status once_query_batch(const once_filter *filter, const once_key *keys,
+                                      size_t count, uint8_t *present);
+ONCE_API once_status once_test_and_add_batch(once_filter *filter, const once_key *keys,
+                                             size_t count, uint8_t *seen);
+
+/* ------------------------------------------------------------------ stats */
+
+typedef struct once_stats {
+    once_type type;
+    const char *structure; /* once_type_name(type) */
+    uint64_t bytes;        /* memory held by the filter */
+    uint64_t bits;         /* cells in the array: bits, or counters for counting */
+    uint64_t bits_set;     /* cells that are non-zero */
+    double fill_ratio;     /* bits_set / bits */
+    uint64_t items;        /* keys inserted (new keys for test-and-add), minus deletes */
+    uint64_t capacity;     /* design capacity */
+    double error;          /* design false-positive rate */
+    uint32_t hashes;       /* probes per key */
+    double fpr_estimate;   /* false-positive rate estimated from the current fill */
+    uint64_t seed;
+} once_stats;
+
+ONCE_API once_status once_get_stats(const once_filter *filter, once_stats *stats);
+/* Cheap accessors that do not scan the array. */
+ONCE_API uint64_t once_items(const once_filter *filter);
+ONCE_API uint64_t once_capacity(const once_filter *filter);
+ONCE_API uint64_t once_bytes(const once_filter *filter);
+ONCE_API once_type once_get_type(const once_filter *filter);
+ONCE_API uint64_t once_seed(const once_filter *filter);
+
+/* ---------------------------------------------------------- serialization */
+
+/*
+ * One format for every structure: magic "ONCE", format version, structure type,
+ * seed, counters, design values, type parameters, payload, and an XXH3-64 checksum of
+ * everything before it.  All integers little-endian, so files move between hosts.
+ * Loading checks every field against its range and every length against the buffer;
+ * it returns an error, never crashes, on truncated, corrupt or hostile input.
+ */
+typedef int (*once_write_fn)(void *context, const void *data, size_t len); /* 0 = ok */
+
+ONCE_API uint64_t once_saved_size(const once_filter *filter);
+ONCE_API once_status once_save(const once_filter *filter, once_write_fn write, void *context);
+/* Serialize into a new malloc'd buffer that the caller frees with free(). */
+ONCE_API once_status once_save_to_buffer(const once_filter *filter, void **buffer, size_t *len);
+ONCE_API once_status once_load(once_filter **out, const void *buffer, size_t len);
+
+/* ------------------------------------------------------------ sizing math */
+
+/*
+ * All sizing formulas live in one place and are exported for tests and tools.
+ *   standard  : Pfp(m,k,n) = (1 - (1 - 1/m)^(kn))^k          [paper 000, Eq. 1]
+ *               Pfp(m,k,n) ~ (1 - e^(-kn/m))^k               [paper 000, Eq. 2]
+ *   partitioned (slices of s = m/k bits):
+ *               p = r^k, r = 1 - (1 - 1/s)^n                 [paper 001, section 4.1]
+ *   blocked   : exact rate for our block layout (see bloom_blocked.c)
+ */
+ONCE_API double once_fpr_standard(uint64_t bits, uint32_t hashes, uint64_t items);
+ONCE_API double once_fpr_standard_approx(uint64_t bits, uint32_t hashes, uint64_t items);
+ONCE_API double once_fpr_partitioned(uint64_t bits, uint32_t hashes, uint64_t items);
+ONCE_API double once_fpr_blocked(uint64_t bits, uint32_t hashes, uint64_t items);
+ONCE_API double once_fpr_for(once_type type, uint64_t bits, uint32_t hashes, uint64_t items);
+/* m = -n ln p / (ln 2)^2 and k = round(m/n ln 2): the optimum of Eq. 2. */
+ONCE_API uint64_t once_optimal_bits(uint64_t capacity, double error);
+ONCE_API uint32_t once_optimal_hashes(uint64_t bits, uint64_t capacity);
+/* The geometry `once_create` would choose for (type, capacity, error). */
+ONCE_API once_status once_plan(once_type type, uint64_t capacity, double error, uint64_t *bits,
+                               uint32_t *hashes);
+
+/* ------------------------------------------------------------- utilities */
+
+/* Which SIMD path the blocked filter uses on this CPU: "avx512", "avx2" or "scalar". */
+ONCE_API const char *once_simd_path(void);
+/* Force a path (for tests that compare paths): "avx512", "avx2", "scalar", or NULL to
+ * pick the best again.  Refused (ONCE_ERR_UNSUPPORTED) if the CPU lacks it. */
+ONCE_API once_status once_force_simd_path(const char *name);
+/* A seed from the kernel's random source. */
+ONCE_API once_status once_random_seed(uint64_t *seed);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ONCE_H */

@@ -1,0 +1,264 @@
+/*
+ * once_internal.h - what the structure files share and the public header hides.
+ *
+ * Every structure is a struct whose first member is `once_filter`, plus an ops table.
+ * filter.c dispatches the public calls through the table; the batch loop, hashing,
+ * argument checks and item counting live there once, so a structure file only says
+ * how its layout probes, sets, combines and serializes.
+ *
+ * Hashing: each key is hashed once with XXH3-128 under the filter's seed.  The two
+ * 64-bit halves drive every probe: enhanced double hashing (Dillinger & Manolios)
+ * gives the k positions of the standard, partitioned and counting layouts, and the
+ * blocked layout takes its block from one half and its in-block bits from the other.
+ * A 64-bit value is mapped onto [0, n) by multiply-shift ((x * n) >> 64), which is
+ * uniform up to n / 2^64 and needs no division in the hot path.
+ */
+#ifndef ONCE_INTERNAL_H
+#define ONCE_INTERNAL_H
+
+#include "once.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+/* Library limits.  2^40 cells is 128 GiB of bits: far beyond one host's filter, small
+ * enough that every size computation below fits in 64 bits without overflow. */
+#define ONCE_MAX_CELLS (UINT64_C(1) << 40)
+#define ONCE_MAX_HASHES 64u
+
+typedef struct once_hash {
+    uint64_t lo, hi;
+} once_hash;
+
+static inline once_hash once_hash_key(const void *key, size_t len, uint64_t seed)
+{
+    XXH128_hash_t h = XXH3_128bits_withSeed(key, len, seed);
+    once_hash r = {h.low64, h.high64};
+    return r;
+}
+
+/* Map a uniform 64-bit value onto [0, n). */
+static inline uint64_t once_reduce(uint64_t x, uint64_t n)
+{
+    return (uint64_t)(((unsigned __int128)x * n) >> 64);
+}
+
+/*
+ * The probe sequence shared by the standard, partitioned and counting layouts:
+ * position i is reduce(x_i, range) with x_0 = lo, x_{i+1} = x_i + y_i, y_{i+1} = y_i + i
+ * (enhanced double hashing).  `hi` is forced odd so the sequence never stalls.
+ */
+typedef struct once_probe {
+    uint64_t x, y;
+    uint32_t i;
+} once_probe;
+
+static inline once_probe once_probe_start(const once_hash *h)
+{
+    once_probe p = {h->lo, h->hi | 1, 0};
+    return p;
+}
+
+static inline uint64_t once_probe_next(once_probe *p, uint64_t range)
+{
+    uint64_t pos = once_reduce(p->x, range);
+    p->x += p->y;
+    p->y += p->i;
+    p->i++;
+    return pos;
+}
+
+static inline void once_prefetch_read(const void *addr)
+{
+    __builtin_prefetch(addr, 0, 3);
+}
+static inline void once_prefetch_write(const void *addr)
+{
+    __builtin_prefetch(addr, 1, 3);
+}
+
+/* ------------------------------------------------------------ filter base */
+
+typedef enum once_combine_op { ONCE_COMBINE_UNION, ONCE_COMBINE_INTERSECT } once_combine_op;
+
+struct once_writer; /* serialize.c */
+
+typedef struct once_filter_ops {
+    once_type type;
+    const char *name;
+    void (*destroy)(once_filter *f);
+    /* The probe operations.  `now_ms` is for windowed structures. */
+    bool (*query)(const once_filter *f, const once_hash *h, uint64_t now_ms);
+    once_status (*add)(once_filter *f, const once_hash *h, uint64_t now_ms);
+    once_status (*test_and_add)(once_filter *f, const once_hash *h, uint64_t now_ms, bool *seen);
+    void (*prefetch)(const once_filter *f, const once_hash *h);
+    once_status (*remove)(once_filter *f, const once_hash *h, uint64_t now_ms); /* may be NULL */
+    void (*clear)(once_filter *f);
+    /* Geometry equality is checked by filter.c through same_geometry. */
+    bool (*same_geometry)(const once_filter *a, const once_filter *b);
+    void (*combine)(once_filter *dst, const once_filter *src, once_combine_op op);
+    void (*stats)(const once_filter *f, once_stats *s);
+    uint64_t (*memory)(const once_filter *f);
+    /* Serialization: the type parameters and the payload. */
+    uint64_t (*saved_params_size)(const once_filter *f);
+    uint64_t (*saved_payload_size)(const once_filter *f);
+    void (*save_params)(const once_filter *f, struct once_writer *w);
+    void (*save_payload)(const once_filter *f, struct once_writer *w);
+    /* Build a filter from validated header fields and raw params/payload bytes. */
+    once_status (*load)(once_filter **out, const uint8_t *params, size_t params_len,
+                        const uint8_t *payload, size_t payload_len);
+} once_filter_ops;
+
+struct once_filter {
+    const once_filter_ops *ops;
+    uint64_t seed;
+    uint64_t items;    /* keys inserted, minus deletes */
+    uint64_t capacity; /* design capacity */
+    double error;      /* design false-positive rate */
+};
+
+/* Structure tables (one per .c file). */
+extern const once_filter_ops once_standard_ops;
+extern const once_filter_ops once_partitioned_ops;
+extern const once_filter_ops once_blocked_ops;
+extern const once_filter_ops once_counting_ops;
+
+const once_filter_ops *once_ops_for_type(once_type type);
+
+/* Constructors by geometry, used by once_create. */
+once_status once_standard_new(once_filter **out, uint64_t bits, uint32_t hashes);
+once_status once_partitioned_new(once_filter **out, uint64_t bits, uint32_t hashes);
+once_status once_blocked_new(once_filter **out, uint64_t bits, uint32_t hashes);
+once_status once_counting_new(once_filter **out, uint64_t counters, uint32_t hashes);
+
+/* Geometry planning for the blocked layout (bloom_blocked.c). */
+once_status once_blocked_plan(uint64_t capacity, double error, uint64_t *bits, uint32_t *hashes);
+
+/* -------------------------------------------------------- array filters */
+
+/*
+ * The four static layouts share one shape: a flat array of `cells` cells of
+ * `cell_bits` bits each (1 for bit arrays, 4 for counters) and k probes.  What they
+ * share - allocation, clear, geometry checks, bitwise combine, memory, the saved
+ * parameters (cells, k) and payload (the words), and the loader's validation - lives
+ * once in array_filter.c; each structure file supplies only its probing, stats and any
+ * extra geometry rule.
+ */
+typedef struct once_array_filter {
+    once_filter base;
+    uint64_t cells;     /* m: bits, or counters */
+    uint32_t cell_bits; /* 1 or 4 */
+    uint32_t hashes;    /* k */
+    uint64_t words;     /* allocated 64-bit words, a whole number of 64-byte lines */
+    uint64_t *array;
+    const void *impl;   /* per-layout extra (the blocked layout's SIMD path) */
+} once_array_filter;
+
+#define ARRAY(f) ((once_array_filter *)(f))
+#define CARRAY(f) ((const once_array_filter *)(f))
+
+once_status once_array_new(once_filter **out, const once_filter_ops *ops, uint64_t cells,
+                           uint32_t cell_bits, uint32_t hashes);
+void once_array_destroy(once_filter *f);
+void once_array_clear(once_filter *f);
+bool once_array_same_geometry(const once_filter *a, const once_filter *b);
+void once_array_combine_bits(once_filter *dst, const once_filter *src, once_combine_op op);
+uint64_t once_array_memory(const once_filter *f);
+uint64_t once_array_params_size(const once_filter *f);
+uint64_t once_array_payload_size(const once_filter *f);
+void once_array_save_params(const once_filter *f, struct once_writer *w);
+void once_array_save_payload(const once_filter *f, struct once_writer *w);
+/* Parse (cells, k), build through `make` (which checks the layout's own geometry
+ * rules), copy the payload and check that no cell past `cells` is set. */
+once_status once_array_load(once_filter **out, const uint8_t *params, size_t params_len,
+                            const uint8_t *payload, size_t payload_len, uint32_t cell_bits,
+                            once_status (*make)(once_filter **, uint64_t, uint32_t));
+/* Set cells in the whole array (popcount for bits; non-zero nibbles for counters). */
+uint64_t once_array_cells_set(const once_filter *f);
+
+/* ---------------------------------------------------------- bit arrays */
+
+/* A zeroed, 64-byte aligned array of `words` 64-bit words (NULL on failure). */
+uint64_t *once_words_alloc(uint64_t words);
+void once_words_free(uint64_t *words);
+uint64_t once_words_popcount(const uint64_t *words, uint64_t n);
+void once_words_combine(uint64_t *dst, const uint64_t *src, uint64_t n, once_combine_op op);
+
+static inline bool once_bit_get(const uint64_t *words, uint64_t pos)
+{
+    return (words[pos >> 6] >> (pos & 63)) & 1;
+}
+static inline void once_bit_set(uint64_t *words, uint64_t pos)
+{
+    words[pos >> 6] |= UINT64_C(1) << (pos & 63);
+}
+
+/* ------------------------------------------------------ serialization I/O */
+
+typedef struct once_writer {
+    once_write_fn write;
+    void *context;
+    XXH3_state_t *checksum;
+    int failed;
+} once_writer;
+
+void once_writer_bytes(once_writer *w, const void *data, size_t len);
+void once_writer_u32(once_writer *w, uint32_t v);
+void once_writer_u64(once_writer *w, uint64_t v);
+void once_writer_f64(once_writer *w, double v);
+void once_writer_words(once_writer *w, const uint64_t *words, uint64_t n);
+
+static inline uint64_t once_le64_read(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+static inline uint32_t once_le32_read(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+/* Copy `n` little-endian words from a byte buffer. */
+void once_words_from_le(uint64_t *dst, const uint8_t *src, uint64_t n);
+
+/* A cursor over the parameter bytes of a saved filter. */
+typedef struct once_reader {
+    const uint8_t *p;
+    size_t left;
+    int failed;
+} once_reader;
+
+static inline uint64_t once_reader_u64(once_reader *r)
+{
+    if (r->left < 8) {
+        r->failed = 1;
+        return 0;
+    }
+    uint64_t v = once_le64_read(r->p);
+    r->p += 8;
+    r->left -= 8;
+    return v;
+}
+
+/* Fill the common fields of a freshly built filter. */
+static inline void once_filter_init(once_filter *f, const once_filter_ops *ops)
+{
+    f->ops = ops;
+    f->seed = 0;
+    f->items = 0;
+    f->capacity = 0;
+    f->error = 0;
+}
+
+/* Bytes for `cells` cells of `bits_per_cell` bits, rounded to whole 64-byte lines. */
+static inline uint64_t once_words_for_bits(uint64_t bits)
+{
+    uint64_t words = (bits + 63) / 64;
+    return (words + 7) & ~UINT64_C(7);
+}
+
+#endif /* ONCE_INTERNAL_H */

@@ -1,0 +1,108 @@
+/*
+ * testing.h - the smallest harness that reads as a specification.
+ *
+ * A test binary lists its cases in a table; `binary NAME` runs one case (CTest
+ * registers each case as its own test), `binary` alone runs them all.  CHECK records
+ * a failure and goes on, so one run reports every broken expectation.
+ */
+#ifndef ONCE_TESTING_H
+#define ONCE_TESTING_H
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int testing_failures;
+
+#define CHECK(cond)                                                                             \
+    do {                                                                                        \
+        if (!(cond)) {                                                                          \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);            \
+            testing_failures++;                                                                 \
+        }                                                                                       \
+    } while (0)
+
+#define CHECK_STATUS(expr, want)                                                                \
+    do {                                                                                        \
+        once_status got_ = (expr);                                                              \
+        if (got_ != (want)) {                                                                   \
+            fprintf(stderr, "%s:%d: %s returned %d (%s), expected %s\n", __FILE__, __LINE__,    \
+                    #expr, (int)got_, once_strerror(got_), #want);                              \
+            testing_failures++;                                                                 \
+        }                                                                                       \
+    } while (0)
+
+#define CHECK_OK(expr) CHECK_STATUS(expr, ONCE_OK)
+
+/* Fatal: stop this case (used when later checks would only cascade). */
+#define REQUIRE(cond)                                                                           \
+    do {                                                                                        \
+        if (!(cond)) {                                                                          \
+            fprintf(stderr, "%s:%d: REQUIRE failed: %s\n", __FILE__, __LINE__, #cond);          \
+            testing_failures++;                                                                 \
+            return;                                                                             \
+        }                                                                                       \
+    } while (0)
+
+typedef struct testing_case {
+    const char *name;
+    void (*run)(void);
+} testing_case;
+
+static inline int testing_main(int argc, char **argv, const testing_case *cases, size_t count)
+{
+    int ran = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (argc > 1 && strcmp(argv[1], cases[i].name) != 0)
+            continue;
+        int before = testing_failures;
+        cases[i].run();
+        fprintf(stderr, "%s %s\n", testing_failures == before ? "PASS" : "FAIL", cases[i].name);
+        ran++;
+    }
+    if (ran == 0) {
+        fprintf(stderr, "no test named %s\n", argc > 1 ? argv[1] : "(none)");
+        return 2;
+    }
+    return testing_failures ? 1 : 0;
+}
+
+#define TESTING_MAIN(cases)                                                                     \
+    int main(int argc, char **argv)                                                             \
+    {                                                                                           \
+        return testing_main(argc, argv, cases, sizeof(cases) / sizeof(cases[0]));              \
+    }
+
+/* Deterministic 16-byte keys: key (domain, i) is distinct for distinct pairs. */
+static inline uint64_t testing_mix(uint64_t x)
+{
+    x += UINT64_C(0x9E3779B97F4A7C15);
+    x = (x ^ (x >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    x = (x ^ (x >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return x ^ (x >> 31);
+}
+
+typedef struct testing_key {
+    uint64_t w[2];
+} testing_key;
+
+static inline testing_key testing_key_make(uint64_t domain, uint64_t i)
+{
+    testing_key k;
+    k.w[0] = i;                               /* distinct for distinct i */
+    k.w[1] = testing_mix(domain) ^ testing_mix(i + (domain << 48));
+    k.w[0] ^= testing_mix(domain * 31 + 7) & UINT64_C(0xFFFF000000000000);
+    return k;
+}
+
+/* |observed - expected| within `sigmas` binomial standard deviations of `trials`. */
+static inline int testing_within_sigmas(uint64_t hits, uint64_t trials, double p, double sigmas)
+{
+    double observed = (double)hits / (double)trials;
+    double sd = sqrt(p * (1.0 - p) / (double)trials);
+    return fabs(observed - p) <= sigmas * sd;
+}
+
+#endif
