@@ -1,0 +1,49 @@
+# Thin wrapper over CMake.  `make run` and `make test` set up everything themselves on a
+# fresh Debian 12 machine (missing packages come from apt-get).
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+PREFIX     ?= /usr/local
+JOBS       ?= 2
+SAMPLE     ?= data/events.tsv
+
+.PHONY: all deps build test test-fast test-asan run install bench bench-quick experiments clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	@cmake --build $(BUILD) -j$(JOBS)
+
+# The whole suite twice: the release build (gcc), then clang with AddressSanitizer and
+# UndefinedBehaviorSanitizer, which also builds and runs the libFuzzer targets.
+test: test-fast test-asan
+
+test-fast: build
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+test-asan: deps
+	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	    -DONCE_SANITIZE=ON -DONCE_BENCH=OFF >/dev/null
+	@cmake --build $(ASAN_BUILD) -j$(JOBS)
+	cd $(ASAN_BUILD) && ctest --output-on-failure -j$(JOBS)
+
+# The main job on the embedded default: deduplicate the shipped sample stream.
+run: build
+	@echo "once --stats $(SAMPLE) > /dev/null"
+	@$(BUILD)/programs/once --stats $(SAMPLE) > /dev/null
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+bench-quick: build
+	$(BUILD)/bench/once-bench --quick
+
+bench: build
+	$(BUILD)/bench/once-bench
+	bench/cli_bench.sh $(BUILD)/programs/once
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)
