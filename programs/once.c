@@ -1,1 +1,290 @@
-int main(void){return 0;}
+/*
+ * once.c - the `once` command: print each line whose key was not seen before.
+ *
+ * Flow: parse options; load the state file or build the filter; stream every input
+ * through the reader in batches, extract each line's key, ask the filter with one
+ * batched test-and-add, and write the lines it calls new (or, with -D, the others) in
+ * input order; then save the state and print the summary.
+ *
+ * Failure rules, so that nothing is lost:
+ *   - a run that fails (unreadable input, failed output, bad state) exits 2 and does
+ *     not save: the old state file stays, and no key is recorded as delivered unless
+ *     its line reached the output;
+ *   - SIGINT/SIGTERM stop reading, finish the complete lines already read, flush the
+ *     output, save the state, and exit 128+signal; with a live stream (a pipe) the
+ *     output is flushed whenever the input would block, so consumers see lines promptly.
+ */
+#include "lines.h"
+#include "options.h"
+#include "report.h"
+#include "state.h"
+
+#include "once.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define BATCH_LINES 1024
+#define OUTPUT_BUFFER_BYTES ((size_t)1 << 20)
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+    stop_signal = sig;
+}
+
+static void install_signals(bool have_state)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0; /* no SA_RESTART: a blocked read must return so we can stop */
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    /* With a state file, a closed output is an error we must see (and not save past),
+     * rather than a silent death by SIGPIPE. */
+    if (have_state)
+        signal(SIGPIPE, SIG_IGN);
+}
+
+/* The key of a line: the line without a trailing CR, or one field of it. */
+static void line_key(const cli_options *o, const char *line, size_t len, once_key *key)
+{
+    if (len > 0 && line[len - 1] == '\r')
+        len--;
+    if (o->field == 0) {
+        key->data = line;
+        key->len = len;
+        return;
+    }
+    const char *p = line, *end = line + len;
+    for (unsigned f = 1; f < o->field; f++) {
+        const char *d = memchr(p, o->delimiter, (size_t)(end - p));
+        if (d == NULL) { /* fewer fields than asked: the key is empty, as awk's $N */
+            key->data = end;
+            key->len = 0;
+            return;
+        }
+        p = d + 1;
+    }
+    const char *d = memchr(p, o->delimiter, (size_t)(end - p));
+    key->data = p;
+    key->len = (size_t)((d ? d : end) - p);
+}
+
+/* Build the filter from the state file or the options.  Returns 0 or an exit code. */
+static int open_filter(const cli_options *o, once_filter **out)
+{
+    if (o->state_path) {
+        state_result r = state_load(o->state_path, out);
+        if (r == STATE_FAILED)
+            return EXIT_IO;
+        if (r == STATE_LOADED) {
+            const once_filter *f = *out;
+            once_stats s;
+            once_get_stats(f, &s);
+            const char *conflict = NULL;
+            if (o->type_given && o->type != s.type)
+                conflict = "--filter";
+            else if (o->capacity_given && o->capacity != s.capacity)
+                conflict = "--capacity";
+            else if (o->error_given && o->error != s.error)
+                conflict = "--error";
+            else if (o->seed_given && o->seed != s.seed)
+                conflict = "--seed";
+            if (conflict) {
+                fprintf(stderr,
+                        "once: %s conflicts with state file '%s' (%s filter, capacity %llu, "
+                        "error %g); its parameters win: drop the flag or use another file\n",
+                        conflict, o->state_path, s.structure, (unsigned long long)s.capacity,
+                        s.error);
+                once_free(*out);
+                *out = NULL;
+                return EXIT_USAGE;
+            }
+            return 0;
+        }
+    }
+    once_config c;
+    once_config_init(&c, o->type);
+    c.capacity = o->capacity;
+    c.error = o->error;
+    c.seed = o->seed;
+    c.seed_is_set = o->seed_given;
+    once_status st = once_create(out, &c);
+    if (st != ONCE_OK) {
+        fprintf(stderr, "once: cannot build a %s filter for capacity %llu at error %g: %s\n",
+                once_type_name(o->type), (unsigned long long)o->capacity, o->error,
+                once_strerror(st));
+        return st == ONCE_ERR_NOMEM ? EXIT_IO : EXIT_USAGE;
+    }
+    return 0;
+}
+
+typedef struct run {
+    const cli_options *options;
+    once_filter *filter;
+    line_writer out;
+    run_counters counters;
+    bool progress;
+    bool warned_capacity;
+    double started, last_progress;
+} run;
+
+static void flush_before_block(void *context)
+{
+    run *r = context;
+    writer_flush(&r->out);
+}
+
+/* Stream one input.  Returns 0, or an exit code after printing why. */
+static int run_input(run *r, const char *path)
+{
+    const cli_options *o = r->options;
+    const char *name = path ? path : "-";
+    line_reader reader;
+    if (reader_open(&reader, path) != 0) {
+        fprintf(stderr, "once: %s: %s\n", name, strerror(errno));
+        return EXIT_IO;
+    }
+    reader.before_block = flush_before_block;
+    reader.context = r;
+
+    static line_span lines[BATCH_LINES];
+    static once_key keys[BATCH_LINES];
+    static uint8_t seen[BATCH_LINES];
+    int code = 0;
+    for (;;) {
+        if (stop_signal)
+            reader.stopping = true;
+        size_t n = 0;
+        reader_status rs = reader_next(&reader, lines, BATCH_LINES, &n);
+        if (rs == READER_INTERRUPTED)
+            continue; /* the loop head sees the signal, if that was one */
+        if (rs == READER_END)
+            break;
+        if (rs == READER_TOO_LONG) {
+            fprintf(stderr, "once: %s: a line is longer than %zu bytes\n", name, LINE_MAX_BYTES);
+            code = EXIT_IO;
+            break;
+        }
+        if (rs == READER_ERROR) {
+            fprintf(stderr, "once: %s: %s\n", name, strerror(errno));
+            code = EXIT_IO;
+            break;
+        }
+        for (size_t i = 0; i < n; i++) {
+            line_key(o, lines[i].data, lines[i].len, &keys[i]);
+            keys[i].time_ms = 0;
+            r->counters.input_bytes += lines[i].len + 1;
+        }
+        once_status st = once_test_and_add_batch(r->filter, keys, n, seen);
+        if (st != ONCE_OK) {
+            fprintf(stderr, "once: %s: filter error: %s\n", name, once_strerror(st));
+            code = EXIT_IO;
+            break;
+        }
+        for (size_t i = 0; i < n; i++) {
+            if (seen[i] == o->print_duplicates && writer_line(&r->out, lines[i].data, lines[i].len) != 0)
+                break;
+            r->counters.duplicates += seen[i];
+        }
+        if (r->out.error) {
+            fprintf(stderr, "once: write error: %s\n", strerror(r->out.error));
+            code = EXIT_IO;
+            break;
+        }
+        r->counters.lines += n;
+        r->counters.distinct = r->counters.lines - r->counters.duplicates;
+
+        if (!r->warned_capacity && once_capacity(r->filter) > 0 &&
+            once_items(r->filter) > once_capacity(r->filter)) {
+            r->warned_capacity = true;
+            if (r->progress)
+                report_progress_done();
+            fprintf(stderr,
+                    "once: warning: more than %llu distinct keys, the filter's capacity; "
+                    "false positives will rise above the target (use a larger --capacity)\n",
+                    (unsigned long long)once_capacity(r->filter));
+        }
+        if (r->progress && (r->counters.lines & 0xFFFF) < n) {
+            double now = monotonic_seconds();
+            if (now - r->last_progress >= 0.5) {
+                r->last_progress = now;
+                report_progress(&r->counters, r->filter, now - r->started);
+            }
+        }
+    }
+    reader_close(&reader);
+    return code;
+}
+
+int main(int argc, char **argv)
+{
+    cli_options o;
+    int code = options_parse(&o, argc, argv);
+    if (code != 0)
+        return code < 0 ? 0 : code;
+
+    /* Every named input must be readable before any output or state change. */
+    for (size_t i = 0; i < o.input_count; i++) {
+        if (strcmp(o.inputs[i], "-") == 0)
+            continue;
+        struct stat st;
+        if (stat(o.inputs[i], &st) != 0 || access(o.inputs[i], R_OK) != 0) {
+            fprintf(stderr, "once: %s: %s\n", o.inputs[i], strerror(errno));
+            return EXIT_IO;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "once: %s: is a directory\n", o.inputs[i]);
+            return EXIT_IO;
+        }
+    }
+
+    install_signals(o.state_path != NULL);
+    run r;
+    memset(&r, 0, sizeof r);
+    r.options = &o;
+    code = open_filter(&o, &r.filter);
+    if (code != 0)
+        return code;
+    if (writer_init(&r.out, STDOUT_FILENO, OUTPUT_BUFFER_BYTES) != 0) {
+        fprintf(stderr, "once: out of memory\n");
+        once_free(r.filter);
+        return EXIT_IO;
+    }
+    r.progress = o.progress == PROGRESS_ON || (o.progress == PROGRESS_AUTO && isatty(STDERR_FILENO));
+    r.started = r.last_progress = monotonic_seconds();
+
+    if (o.input_count == 0) {
+        code = run_input(&r, NULL);
+    } else {
+        for (size_t i = 0; i < o.input_count && code == 0 && !stop_signal; i++)
+            code = run_input(&r, o.inputs[i]);
+    }
+    if (code == 0 && writer_flush(&r.out) != 0) {
+        fprintf(stderr, "once: write error: %s\n", strerror(r.out.error));
+        code = EXIT_IO;
+    }
+    r.counters.seconds = monotonic_seconds() - r.started;
+    if (r.progress)
+        report_progress_done();
+
+    if (code == 0 && o.state_path && state_save(o.state_path, r.filter) != 0)
+        code = EXIT_IO;
+    if (code == 0)
+        report_stats(o.stats, &r.counters, r.filter);
+    if (code == 0 && stop_signal)
+        code = 128 + stop_signal;
+
+    writer_free(&r.out);
+    once_free(r.filter);
+    return code;
+}

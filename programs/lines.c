@@ -1,0 +1,176 @@
+/*
+ * lines.c - buffered line input and output.  See lines.h.
+ */
+#include "lines.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define READ_BUFFER_BYTES ((size_t)1 << 20)
+
+int reader_open(line_reader *r, const char *path)
+{
+    memset(r, 0, sizeof *r);
+    if (path == NULL || strcmp(path, "-") == 0) {
+        r->fd = STDIN_FILENO;
+    } else {
+        r->fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (r->fd < 0)
+            return -1;
+        r->owns_fd = true;
+    }
+    r->capacity = READ_BUFFER_BYTES;
+    r->buffer = malloc(r->capacity);
+    if (r->buffer == NULL) {
+        reader_close(r);
+        errno = ENOMEM;
+        return -1;
+    }
+    return 0;
+}
+
+void reader_close(line_reader *r)
+{
+    if (r->owns_fd && r->fd >= 0)
+        close(r->fd);
+    free(r->buffer);
+    r->buffer = NULL;
+    r->fd = -1;
+}
+
+/* Make room at the end of the buffer: drop consumed bytes, grow if still full. */
+static reader_status make_room(line_reader *r)
+{
+    if (r->start > 0) {
+        memmove(r->buffer, r->buffer + r->start, r->end - r->start);
+        r->end -= r->start;
+        r->start = 0;
+    }
+    if (r->end < r->capacity)
+        return READER_LINES;
+    if (r->capacity >= LINE_MAX_BYTES)
+        return READER_TOO_LONG;
+    size_t grown = r->capacity * 2;
+    char *b = realloc(r->buffer, grown);
+    if (b == NULL) {
+        errno = ENOMEM;
+        return READER_ERROR;
+    }
+    r->buffer = b;
+    r->capacity = grown;
+    return READER_LINES;
+}
+
+reader_status reader_next(line_reader *r, line_span *lines, size_t max, size_t *count)
+{
+    *count = 0;
+    for (;;) {
+        size_t n = 0;
+        while (n < max && r->start < r->end) {
+            char *begin = r->buffer + r->start;
+            char *newline = memchr(begin, '\n', r->end - r->start);
+            if (newline == NULL)
+                break;
+            lines[n].data = begin;
+            lines[n].len = (size_t)(newline - begin);
+            n++;
+            r->start += lines[n - 1].len + 1;
+        }
+        if (n > 0) {
+            *count = n;
+            return READER_LINES;
+        }
+        if (r->stopping)
+            return READER_END; /* a partial line read before the stop is not a line */
+        if (r->eof) {
+            if (r->start < r->end) { /* the last line, without its newline */
+                lines[0].data = r->buffer + r->start;
+                lines[0].len = r->end - r->start;
+                r->start = r->end;
+                *count = 1;
+                return READER_LINES;
+            }
+            return READER_END;
+        }
+        reader_status s = make_room(r);
+        if (s != READER_LINES)
+            return s;
+        if (r->last_short && r->before_block)
+            r->before_block(r->context);
+        size_t want = r->capacity - r->end;
+        ssize_t got = read(r->fd, r->buffer + r->end, want);
+        if (got < 0) {
+            if (errno == EINTR)
+                return READER_INTERRUPTED;
+            return READER_ERROR;
+        }
+        if (got == 0)
+            r->eof = true;
+        r->end += (size_t)got;
+        r->last_short = (size_t)got < want;
+    }
+}
+
+int writer_init(line_writer *w, int fd, size_t capacity)
+{
+    w->fd = fd;
+    w->capacity = capacity;
+    w->used = 0;
+    w->error = 0;
+    w->buffer = malloc(capacity);
+    return w->buffer ? 0 : -1;
+}
+
+void writer_free(line_writer *w)
+{
+    free(w->buffer);
+    w->buffer = NULL;
+}
+
+static int write_all(line_writer *w, const char *data, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(w->fd, data, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            w->error = errno;
+            return -1;
+        }
+        data += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int writer_flush(line_writer *w)
+{
+    if (w->error)
+        return -1;
+    if (w->used > 0 && write_all(w, w->buffer, w->used) != 0)
+        return -1;
+    w->used = 0;
+    return 0;
+}
+
+int writer_line(line_writer *w, const char *data, size_t len)
+{
+    if (w->error)
+        return -1;
+    if (len + 1 > w->capacity - w->used) {
+        if (writer_flush(w) != 0)
+            return -1;
+        if (len + 1 > w->capacity) { /* a line larger than the buffer goes straight out */
+            if (write_all(w, data, len) != 0 || write_all(w, "\n", 1) != 0)
+                return -1;
+            return 0;
+        }
+    }
+    memcpy(w->buffer + w->used, data, len);
+    w->buffer[w->used + len] = '\n';
+    w->used += len + 1;
+    return 0;
+}

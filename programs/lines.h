@@ -1,0 +1,62 @@
+/*
+ * lines.h - buffered line input and output for the CLI.
+ *
+ * The reader hands out batches of lines as (pointer, length) spans into its own
+ * buffer - no allocation or copy per line - valid until the next call.  It grows the
+ * buffer for a line longer than the buffer (up to LINE_MAX_BYTES), returns a last line
+ * that lacks its newline, and treats NUL bytes and invalid UTF-8 as ordinary bytes.
+ */
+#ifndef ONCE_PROGRAMS_LINES_H
+#define ONCE_PROGRAMS_LINES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define LINE_MAX_BYTES ((size_t)1 << 30)
+
+typedef struct line_span {
+    const char *data;
+    size_t len; /* without the newline */
+} line_span;
+
+typedef struct line_reader {
+    int fd;
+    bool owns_fd;
+    char *buffer;
+    size_t capacity, start, end;
+    bool eof;
+    bool stopping;   /* hand out complete buffered lines, then stop without reading */
+    bool last_short; /* the previous read returned less than asked: input may block */
+    /* Called before a read that may block, so output can be flushed for a live stream. */
+    void (*before_block)(void *context);
+    void *context;
+} line_reader;
+
+typedef enum reader_status {
+    READER_LINES,       /* *count lines returned */
+    READER_END,         /* no more lines */
+    READER_INTERRUPTED, /* a signal arrived while waiting for input */
+    READER_TOO_LONG,    /* a line passes LINE_MAX_BYTES */
+    READER_ERROR        /* read failed; errno says why */
+} reader_status;
+
+/* Open `path` ("-" is standard input).  Returns 0, or -1 with errno set. */
+int reader_open(line_reader *r, const char *path);
+void reader_close(line_reader *r);
+reader_status reader_next(line_reader *r, line_span *lines, size_t max, size_t *count);
+
+typedef struct line_writer {
+    int fd;
+    char *buffer;
+    size_t capacity, used;
+    int error; /* errno of the first failed write, 0 if none */
+} line_writer;
+
+int writer_init(line_writer *w, int fd, size_t capacity);
+void writer_free(line_writer *w);
+/* Append `len` bytes and a newline.  Returns 0, or -1 once a write failed. */
+int writer_line(line_writer *w, const char *data, size_t len);
+int writer_flush(line_writer *w);
+
+#endif

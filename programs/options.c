@@ -1,0 +1,213 @@
+/*
+ * options.c - parse and validate the command line.  Every value is checked here, so
+ * the rest of the program can trust the struct.
+ */
+#include "options.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *out)
+{
+    fputs("Usage: once [OPTIONS] [FILE...]\n"
+          "Print each line of the input whose key was not seen before, in input order.\n"
+          "With no FILE, or when FILE is -, read standard input.\n"
+          "\n"
+          "Key:\n"
+          "  -f, --field N          use field N (1-based) as the key instead of the whole line\n"
+          "  -t, --delimiter C      field delimiter (one byte; default: tab)\n"
+          "\n"
+          "Filter:\n"
+          "      --capacity N       expected number of distinct keys (default 1000000;\n"
+          "                         suffixes k, M, G multiply by 10^3, 10^6, 10^9)\n"
+          "      --error P          target false-positive rate at capacity (default 0.001)\n"
+          "      --filter NAME      standard, partitioned or blocked (default blocked)\n"
+          "      --seed S           hash seed (decimal or 0x hex; default random)\n"
+          "      --state FILE       load the filter from FILE if it exists, save it there at\n"
+          "                         the end and on SIGINT/SIGTERM (atomically)\n"
+          "\n"
+          "Output:\n"
+          "  -D, --duplicates       print only the lines whose key was seen before\n"
+          "      --stats[=FORMAT]   summary on stderr at the end: human (default) or json\n"
+          "      --progress         progress line on stderr (default: when it is a terminal)\n"
+          "      --no-progress      never print the progress line\n"
+          "  -h, --help             this help\n"
+          "  -V, --version          version\n"
+          "\n"
+          "Exit status: 0 success, 1 usage error, 2 I/O or state error, 128+N after\n"
+          "signal N (the state is saved first).\n",
+          out);
+}
+
+static int fail(const char *fmt, const char *arg)
+{
+    fputs("once: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs("\nTry 'once --help' for more information.\n", stderr);
+    return EXIT_USAGE;
+}
+
+/* A positive integer with an optional k/M/G suffix (powers of ten). */
+static int parse_count(const char *text, uint64_t *out)
+{
+    if (text == NULL || *text == '\0' || *text == '-')
+        return -1;
+    errno = 0;
+    char *end = NULL;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (errno != 0 || end == text)
+        return -1;
+    uint64_t scale = 1;
+    if (*end == 'k' || *end == 'K')
+        scale = 1000, end++;
+    else if (*end == 'M')
+        scale = 1000000, end++;
+    else if (*end == 'G')
+        scale = 1000000000, end++;
+    if (*end != '\0' || v == 0 || v > UINT64_MAX / scale)
+        return -1;
+    *out = (uint64_t)v * scale;
+    return 0;
+}
+
+static int parse_u64(const char *text, uint64_t *out)
+{
+    if (text == NULL || *text == '\0' || *text == '-')
+        return -1;
+    errno = 0;
+    char *end = NULL;
+    unsigned long long v = strtoull(text, &end, 0);
+    if (errno != 0 || end == text || *end != '\0')
+        return -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
+enum {
+    OPT_CAPACITY = 256,
+    OPT_ERROR,
+    OPT_FILTER,
+    OPT_SEED,
+    OPT_STATE,
+    OPT_STATS,
+    OPT_PROGRESS,
+    OPT_NO_PROGRESS,
+};
+
+int options_parse(cli_options *o, int argc, char **argv)
+{
+    memset(o, 0, sizeof *o);
+    o->type = ONCE_BLOCKED;
+    o->capacity = 1000000;
+    o->error = 0.001;
+    o->delimiter = '\t';
+    o->stats = STATS_NONE;
+    o->progress = PROGRESS_AUTO;
+
+    static const struct option longs[] = {
+        {"field", required_argument, NULL, 'f'},
+        {"delimiter", required_argument, NULL, 't'},
+        {"duplicates", no_argument, NULL, 'D'},
+        {"capacity", required_argument, NULL, OPT_CAPACITY},
+        {"error", required_argument, NULL, OPT_ERROR},
+        {"filter", required_argument, NULL, OPT_FILTER},
+        {"seed", required_argument, NULL, OPT_SEED},
+        {"state", required_argument, NULL, OPT_STATE},
+        {"stats", optional_argument, NULL, OPT_STATS},
+        {"progress", no_argument, NULL, OPT_PROGRESS},
+        {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    opterr = 0;
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, ":f:t:DhV", longs, NULL)) != -1) {
+        switch (c) {
+        case 'f': {
+            uint64_t v;
+            if (parse_u64(optarg, &v) != 0 || v == 0 || v > 1000000)
+                return fail("invalid field number '%s' (fields count from 1)", optarg);
+            o->field = (unsigned)v;
+            break;
+        }
+        case 't':
+            if (strcmp(optarg, "\\t") == 0)
+                o->delimiter = '\t';
+            else if (strlen(optarg) == 1)
+                o->delimiter = optarg[0];
+            else
+                return fail("the delimiter must be a single byte, not '%s'", optarg);
+            if (o->delimiter == '\n')
+                return fail("%s", "the delimiter cannot be a newline");
+            break;
+        case 'D':
+            o->print_duplicates = true;
+            break;
+        case OPT_CAPACITY:
+            if (parse_count(optarg, &o->capacity) != 0)
+                return fail("invalid capacity '%s' (a positive integer, e.g. 1000000 or 10M)",
+                            optarg);
+            o->capacity_given = true;
+            break;
+        case OPT_ERROR: {
+            char *end = NULL;
+            errno = 0;
+            double p = strtod(optarg, &end);
+            if (errno != 0 || end == optarg || *end != '\0' || !(p > 0.0 && p < 1.0))
+                return fail("invalid error rate '%s' (a number between 0 and 1, e.g. 0.001)",
+                            optarg);
+            o->error = p;
+            o->error_given = true;
+            break;
+        }
+        case OPT_FILTER:
+            if (once_type_from_name(optarg, &o->type) != ONCE_OK || o->type == ONCE_COUNTING)
+                return fail("unknown filter '%s' (standard, partitioned or blocked)", optarg);
+            o->type_given = true;
+            break;
+        case OPT_SEED:
+            if (parse_u64(optarg, &o->seed) != 0)
+                return fail("invalid seed '%s' (a 64-bit integer, decimal or 0x hex)", optarg);
+            o->seed_given = true;
+            break;
+        case OPT_STATE:
+            if (*optarg == '\0')
+                return fail("%s", "--state needs a file name");
+            o->state_path = optarg;
+            break;
+        case OPT_STATS:
+            if (optarg == NULL || strcmp(optarg, "human") == 0)
+                o->stats = STATS_HUMAN;
+            else if (strcmp(optarg, "json") == 0)
+                o->stats = STATS_JSON;
+            else
+                return fail("unknown stats format '%s' (human or json)", optarg);
+            break;
+        case OPT_PROGRESS:
+            o->progress = PROGRESS_ON;
+            break;
+        case OPT_NO_PROGRESS:
+            o->progress = PROGRESS_OFF;
+            break;
+        case 'h':
+            usage(stdout);
+            return -1;
+        case 'V':
+            printf("once %s\n", once_version());
+            return -1;
+        case ':':
+            return fail("option '%s' needs a value", argv[optind - 1]);
+        default:
+            return fail("unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    o->inputs = argv + optind;
+    o->input_count = (size_t)(argc - optind);
+    return 0;
+}

@@ -1,0 +1,47 @@
+/*
+ * options.h - the command line of `once`, parsed into one struct.
+ */
+#ifndef ONCE_PROGRAMS_OPTIONS_H
+#define ONCE_PROGRAMS_OPTIONS_H
+
+#include "once.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum { EXIT_USAGE = 1, EXIT_IO = 2 };
+
+typedef enum stats_mode { STATS_NONE, STATS_HUMAN, STATS_JSON } stats_mode;
+typedef enum progress_mode { PROGRESS_AUTO, PROGRESS_ON, PROGRESS_OFF } progress_mode;
+
+typedef struct cli_options {
+    /* Filter geometry; the *_given flags record what the user set explicitly, which
+     * must then agree with a loaded state file. */
+    once_type type;
+    bool type_given;
+    uint64_t capacity;
+    bool capacity_given;
+    double error;
+    bool error_given;
+    uint64_t seed;
+    bool seed_given;
+
+    /* Key selection: the whole line, or field `field` (1-based) split by `delimiter`. */
+    unsigned field;
+    char delimiter;
+
+    bool print_duplicates; /* -D: print the lines seen before instead */
+    stats_mode stats;
+    progress_mode progress;
+    const char *state_path;
+
+    char **inputs; /* files; none means standard input */
+    size_t input_count;
+} cli_options;
+
+/* Parse argv.  Returns 0 to run, -1 after printing --help or --version (exit 0), or
+ * EXIT_USAGE after printing a message. */
+int options_parse(cli_options *options, int argc, char **argv);
+
+#endif

@@ -1,0 +1,72 @@
+/*
+ * report.c - the progress line and the end-of-run summary.
+ *
+ * JSON is written by hand: the fields are numbers and a fixed structure name, and a
+ * non-finite number (which JSON cannot carry) is written as 0.
+ */
+#include "report.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <time.h>
+
+double monotonic_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double finite_or_zero(double x)
+{
+    return isfinite(x) ? x : 0.0;
+}
+
+void report_progress(const run_counters *c, const once_filter *filter, double elapsed)
+{
+    double rate = elapsed > 0 ? (double)c->lines / elapsed : 0.0;
+    fprintf(stderr, "\r\033[Konce: %llu lines, %.2f M lines/s, %llu distinct, %.1f MiB",
+            (unsigned long long)c->lines, rate / 1e6, (unsigned long long)c->distinct,
+            (double)once_bytes(filter) / (1024.0 * 1024.0));
+    fflush(stderr);
+}
+
+void report_progress_done(void)
+{
+    fputs("\r\033[K", stderr);
+    fflush(stderr);
+}
+
+void report_stats(stats_mode mode, const run_counters *c, const once_filter *filter)
+{
+    once_stats s;
+    if (mode == STATS_NONE || once_get_stats(filter, &s) != ONCE_OK)
+        return;
+    double rate = c->seconds > 0 ? (double)c->lines / c->seconds : 0.0;
+    double bits_per_key = s.items ? (double)s.bytes * 8.0 / (double)s.items : 0.0;
+    if (mode == STATS_JSON) {
+        fprintf(stderr,
+                "{\"lines\":%llu,\"distinct\":%llu,\"duplicates\":%llu,\"bytes\":%llu,"
+                "\"bits_per_key\":%.4f,\"fpr_estimate\":%.6g,\"seconds\":%.6f,"
+                "\"lines_per_second\":%.1f,\"input_bytes\":%llu,\"structure\":\"%s\","
+                "\"items\":%llu,\"capacity\":%llu,\"error\":%.6g,\"hashes\":%u,"
+                "\"fill_ratio\":%.6f,\"seed\":%llu}\n",
+                (unsigned long long)c->lines, (unsigned long long)c->distinct,
+                (unsigned long long)c->duplicates, (unsigned long long)s.bytes,
+                finite_or_zero(bits_per_key), finite_or_zero(s.fpr_estimate),
+                finite_or_zero(c->seconds), finite_or_zero(rate),
+                (unsigned long long)c->input_bytes, s.structure, (unsigned long long)s.items,
+                (unsigned long long)s.capacity, finite_or_zero(s.error), s.hashes,
+                finite_or_zero(s.fill_ratio), (unsigned long long)s.seed);
+        return;
+    }
+    fprintf(stderr, "once: %llu lines, %llu distinct, %llu duplicates in %.3f s (%.2f M lines/s)\n",
+            (unsigned long long)c->lines, (unsigned long long)c->distinct,
+            (unsigned long long)c->duplicates, c->seconds, rate / 1e6);
+    fprintf(stderr,
+            "once: %s filter, %.2f MiB, %llu keys held (capacity %llu at error %g), "
+            "%.2f bits/key, k=%u, fill %.3f, estimated false-positive rate %.3g\n",
+            s.structure, (double)s.bytes / (1024.0 * 1024.0), (unsigned long long)s.items,
+            (unsigned long long)s.capacity, s.error, bits_per_key, s.hashes, s.fill_ratio,
+            s.fpr_estimate);
+}
