@@ -1,0 +1,233 @@
+#!/usr/bin/env bash
+# Play-tests of the `once` command: each case runs the real binary on real files and
+# pipes and checks its output bytes, exit status and state files.
+# Usage: cli_test.sh ONCE_BINARY CASE
+set -u
+ONCE=$1
+CASE=$2
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/once-cli.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+cd "$WORK" || exit 1
+failures=0
+
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+# expect_status WANT COMMAND...: run, compare the exit status.
+expect_status() {
+  local want=$1; shift
+  "$@"; local got=$?
+  [ "$got" -eq "$want" ] || fail "'$*' exited $got, expected $want"
+}
+same_file() { cmp -s "$1" "$2" || { fail "$1 differs from $2"; diff <(od -c "$1" | head -20) <(od -c "$2" | head -20) >&2; }; }
+awk_dedup() { awk '!seen[$0]++' "$@"; }
+
+case_golden_small() {
+  printf 'b\na\nb\nc\na\nd\n' > in
+  printf 'b\na\nc\nd\n' > want
+  "$ONCE" in > got; same_file got want
+  "$ONCE" < in > got; same_file got want
+  printf 'b\na\n' > want_dups
+  "$ONCE" -D in > got; same_file got want_dups
+  "$ONCE" --duplicates < in > got; same_file got want_dups
+}
+
+case_every_filter_same_output() {
+  seq 1 20000 | awk '{print $1 % 7000 "-key"}' > in
+  awk_dedup in > want
+  for f in standard partitioned blocked; do
+    "$ONCE" --filter "$f" --capacity 10000 --error 1e-6 --seed 5 in > got
+    same_file got want
+  done
+}
+
+case_field_selection() {
+  printf 'x\t1\ty\nz\t1\tw\nq\t2\n\t3\nonly\n' > in
+  # Field 2 keys: 1, 1, 2, 3, "" (a missing field is the empty key, like awk's $2).
+  printf 'x\t1\ty\nq\t2\n\t3\nonly\n' > want
+  "$ONCE" -f 2 in > got; same_file got want
+  printf 'a,k1\nb,k1\nc,k2\n' > csv
+  printf 'a,k1\nc,k2\n' > want
+  "$ONCE" -f 2 -t , csv > got; same_file got want
+  "$ONCE" --field=2 --delimiter=, csv > got; same_file got want
+  # Field 1 with CRLF: the CR is not part of the key.
+  printf 'k\r\nk\n' > crlf
+  printf 'k\r\n' > want
+  "$ONCE" -f 1 crlf > got; same_file got want
+}
+
+case_awkward_bytes() {
+  # NUL bytes, invalid UTF-8, CRLF endings, empty lines and a last line without newline.
+  printf 'a\0b\na\0c\na\0b\n\xff\xfe\n\xff\xfe\nx\r\nx\n\n\nlast' > in
+  printf 'a\0b\na\0c\n\xff\xfe\nx\r\n\nlast\n' > want
+  "$ONCE" in > got; same_file got want
+  : > empty
+  "$ONCE" empty > got; [ ! -s got ] || fail "empty input gave output"
+  expect_status 0 "$ONCE" empty
+  printf 'no newline' > one
+  printf 'no newline\n' > want
+  "$ONCE" one > got; same_file got want
+}
+
+case_long_lines() {
+  # Lines of 3 MiB (past the 1 MiB read buffer) that differ only in their last byte.
+  head -c 3145728 /dev/zero | tr '\0' 'x' > long
+  { cat long; echo A; cat long; echo B; cat long; echo A; echo short; } > in
+  { cat long; echo A; cat long; echo B; echo short; } > want
+  "$ONCE" in > got; same_file got want
+  "$ONCE" < in > got; same_file got want
+}
+
+case_multiple_inputs() {
+  printf '1\n2\n' > f1
+  printf '2\n3\n' > f2
+  printf '3\n4\n' | "$ONCE" f1 - f2 > got
+  printf '1\n2\n3\n4\n' > want
+  same_file got want
+  # Lines do not run across files: a file without a final newline ends its line.
+  printf 'ab' > g1
+  printf 'cd\n' > g2
+  "$ONCE" g1 g2 > got
+  printf 'ab\ncd\n' > want; same_file got want
+}
+
+case_matches_awk_on_large_input() {
+  awk 'BEGIN { srand(7); for (i = 0; i < 300000; i++) print int(rand() * 120000) "\tpayload" int(rand()*3) }' > in
+  awk_dedup in > want
+  "$ONCE" --capacity 1M --error 1e-7 --seed 11 in > got
+  same_file got want
+  awk -F'\t' '!seen[$1]++' in > want
+  "$ONCE" -f 1 --capacity 1M --error 1e-7 --seed 11 in > got
+  same_file got want
+}
+
+case_stats_json() {
+  printf 'a\nb\na\nc\n' > in
+  "$ONCE" --stats=json in > /dev/null 2> err
+  [ "$(wc -l < err)" -eq 1 ] || fail "stats json is not one line"
+  jq -e '.lines == 4 and .distinct == 3 and .duplicates == 1 and .bytes > 0
+         and .bits_per_key > 0 and .fpr_estimate >= 0 and .seconds >= 0
+         and .lines_per_second >= 0 and .structure == "blocked" and .capacity == 1000000
+         and .error == 0.001' err > /dev/null || fail "stats json: $(cat err)"
+  "$ONCE" --stats in > /dev/null 2> err
+  grep -q '4 lines, 3 distinct, 1 duplicates' err || fail "human stats: $(cat err)"
+  "$ONCE" in > /dev/null 2> err
+  [ ! -s err ] || fail "stderr not quiet without --stats: $(cat err)"
+}
+
+case_capacity_warning() {
+  seq 1 500 > in
+  "$ONCE" --capacity 100 in > got 2> err
+  [ "$(grep -c 'warning' err)" -eq 1 ] || fail "expected one capacity warning: $(cat err)"
+  seq 1 50 > small
+  "$ONCE" --capacity 100 small > got 2> err
+  [ ! -s err ] || fail "warning below capacity: $(cat err)"
+}
+
+case_state_resume() {
+  awk 'BEGIN { srand(3); for (i = 0; i < 60000; i++) print int(rand() * 30000) }' > in
+  head -n 20000 in > p1; sed -n '20001,45000p' in > p2; tail -n +45001 in > p3
+  "$ONCE" --seed 9 in > want
+  "$ONCE" --seed 9 --state st p1 > got
+  "$ONCE" --state st p2 >> got
+  "$ONCE" --state st < p3 >> got
+  same_file got want
+  # The saved parameters win; restating them is fine, contradicting them is an error.
+  expect_status 0 "$ONCE" --state st --seed 9 --filter blocked p1 > /dev/null
+  expect_status 1 "$ONCE" --state st --capacity 5000 p1 > /dev/null 2> err
+  grep -q 'conflicts with state file' err || fail "conflict message: $(cat err)"
+  expect_status 1 "$ONCE" --state st --filter standard p1 > /dev/null 2>&1
+  expect_status 1 "$ONCE" --state st --seed 10 p1 > /dev/null 2>&1
+  # The state file is replaced atomically: no temporary files remain.
+  [ "$(ls | grep -c '^st')" -eq 1 ] || fail "stray state files: $(ls)"
+}
+
+case_sigterm_then_resume() {
+  awk 'BEGIN { for (i = 0; i < 40000; i++) print i % 25000 }' > in
+  head -n 20000 in > p1; tail -n +20001 in > p2
+  "$ONCE" --seed 4 in > want
+  want1=$("$ONCE" --seed 4 p1 | wc -l)
+  mkfifo fifo
+  "$ONCE" --seed 4 --state st < fifo > out1 &
+  pid=$!
+  exec 3> fifo
+  cat p1 >&3
+  # Wait (bounded) until every line of p1 has been answered: the output is flushed
+  # whenever the input would block.
+  for _ in $(seq 1 200); do
+    [ "$(wc -l < out1)" -ge "$want1" ] && break
+    sleep 0.05
+  done
+  kill -TERM "$pid"
+  wait "$pid"; code=$?
+  exec 3>&-
+  [ "$code" -eq 143 ] || fail "SIGTERM exit status $code, expected 143"
+  [ -s st ] || fail "no state saved on SIGTERM"
+  "$ONCE" --state st p2 > out2
+  cat out1 out2 > got
+  same_file got want
+}
+
+case_corrupt_state_refused() {
+  seq 1 1000 > in
+  "$ONCE" --state st --capacity 2000 in > /dev/null
+  cp st good
+  # Flip one byte in the middle: the checksum catches it.
+  size=$(stat -c %s st)
+  printf '\x5a' | dd of=st bs=1 seek=$((size / 2)) conv=notrunc status=none
+  cp st corrupt
+  expect_status 2 "$ONCE" --state st in > out 2> err
+  grep -q "'st'" err || fail "error does not name the file: $(cat err)"
+  [ ! -s out ] || fail "output written despite a bad state"
+  same_file st corrupt
+  # Truncated, empty and foreign files are refused the same way.
+  head -c 100 good > st
+  expect_status 2 "$ONCE" --state st in > /dev/null 2>&1
+  : > st
+  expect_status 2 "$ONCE" --state st in > /dev/null 2>&1
+  echo "not a filter" > st
+  expect_status 2 "$ONCE" --state st in > /dev/null 2>&1
+  same_file good good
+}
+
+case_failed_run_keeps_old_state() {
+  seq 1 100 > in
+  "$ONCE" --state st in > /dev/null
+  cp st before
+  seq 101 200 > more
+  # Output that cannot be written: exit 2, and the state is not advanced.
+  expect_status 2 "$ONCE" --state st more > /dev/full 2> err
+  grep -q 'write error' err || fail "no write error message: $(cat err)"
+  same_file st before
+  # A missing input is refused before anything happens.
+  expect_status 2 "$ONCE" --state st more missing-file > out 2> err
+  [ ! -s out ] || fail "output despite a missing input"
+  same_file st before
+}
+
+case_usage_errors() {
+  expect_status 1 "$ONCE" --no-such-option < /dev/null 2> /dev/null
+  expect_status 1 "$ONCE" --capacity 0 < /dev/null 2> /dev/null
+  expect_status 1 "$ONCE" --capacity -5 < /dev/null 2> /dev/null
+  expect_status 1 "$ONCE" --capacity 12x < /dev/null 2> /dev/null
+  expect_status 1 "$ONCE" --error 0 < /dev/null 2> /dev/null
+  expect_status 1 "$ONCE" --error 1.5 < /dev/null 2> /dev/null
+  expect_status 1 "$ONCE" --error abc < /dev/null 2> /dev/null
+  expect_status 1 "$ONCE" --filter cuckoo < /dev/null 2> /dev/null
+  expect_status 1 "$ONCE" -f 0 < /dev/null 2> /dev/null
+  expect_status 1 "$ONCE" -t ab < /dev/null 2> /dev/null
+  expect_status 1 "$ONCE" --stats=xml < /dev/null 2> /dev/null
+  expect_status 1 "$ONCE" --seed < /dev/null 2> /dev/null
+  expect_status 2 "$ONCE" no-such-file 2> err
+  grep -q 'no-such-file' err || fail "missing file not named"
+  expect_status 2 "$ONCE" . 2> /dev/null
+  expect_status 0 "$ONCE" --help > out; grep -q 'Usage' out || fail "help text"
+  expect_status 0 "$ONCE" --version > out; grep -q '^once ' out || fail "version text"
+  expect_status 0 "$ONCE" --capacity 10k --error 1e-4 < /dev/null
+}
+
+if ! declare -F "case_$CASE" > /dev/null; then
+  echo "no such case: $CASE" >&2
+  exit 2
+fi
+"case_$CASE"
+[ "$failures" -eq 0 ] && echo "PASS $CASE" || echo "FAIL $CASE ($failures)"
+[ "$failures" -eq 0 ]
