@@ -1,1 +1,710 @@
-int main(void){return 0;}
+/*
+ * once_bench.c - throughput of libonce's filters against libbloom and the memory floor.
+ *
+ * Usage: once-bench [--quick] [--n N[,N...]] [--structures a,b,...] [--reps R]
+ *
+ * For each key count N and each structure the benchmark builds a filter for N keys at
+ * a 1% false-positive rate and times, with CLOCK_MONOTONIC:
+ *   insert        N one-key inserts (once_add / bloom_add) into a fresh filter;
+ *   query         N one-key queries (once_query / bloom_check) of keys never inserted;
+ *   insert_batch  the same N inserts through once_add_batch, CHUNK keys a call, into
+ *                 another fresh filter;
+ *   query_batch   the same N absent keys through once_query_batch.
+ * Querying absent keys measures the false-positive rate at the same time (the fraction
+ * reported present), and it is the common case of a dedup stream of mostly new keys.
+ * The layouts that stop at the first clear bit (standard, partitioned, counting,
+ * libbloom) touch about two lines for an absent key but all k for a present one, so
+ * their query times here are the favourable case; the blocked layout touches one line
+ * either way.
+ *
+ * Beside the filters it measures the host's floor for one random cache line in an
+ * array the size of the blocked filter at that N:
+ *   load            N independent line loads at hashed addresses, prefetched
+ *                   PREFETCH_AHEAD ahead as the library's batch loop does: the best a
+ *                   batched blocked query could do, which also touches one line a key;
+ *   load_dependent  a pointer chase over a random cyclic permutation of the lines: the
+ *                   cost of one miss at a time, i.e. of a one-key call on a cold line.
+ *
+ * Output: '#' lines (host, parameters, geometry), then one line per measurement,
+ *     structure op n ns_per_op fpr bits_per_key
+ * with '-' for the fields that do not apply, then a '#' summary.  Every time is the
+ * median over the repetitions.
+ *
+ * Method notes
+ *   - Keys are 16 bytes, generated before timing into two arrays (inserted and absent,
+ *     disjoint by construction: the second word carries the index with the top bit
+ *     clear for inserted keys and set for absent ones).  Reading them is a sequential
+ *     stream the hardware prefetcher hides, as a real input buffer would be.
+ *   - Filters are created (and their memory touched) outside the timed region.  The
+ *     library zeroes its array on creation; libbloom callocs and would take its page
+ *     faults inside the insert loop, so it is cleared once with bloom_reset before
+ *     timing.  Both then start on resident memory.
+ *   - Every structure uses a fixed seed, so repetitions build identical filters, and
+ *     the batch query must report exactly the one-key query's positives; a mismatch is
+ *     a library bug and stops the run.
+ *   - Batch descriptors (once_key) are filled per chunk inside the timed loop, because
+ *     a caller must do that too; it costs well under a nanosecond a key.
+ */
+#include <once.h>
+
+#include <bloom.h>
+
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#define KEY_LEN 16
+#define TARGET_FPR 0.01
+#define BENCH_SEED UINT64_C(0x6f6e63652d62656e) /* "once-ben": fixed for repeatable runs */
+#define CHUNK 256          /* keys per batch call: a typical read buffer's worth */
+#define PREFETCH_AHEAD 8   /* the library's batch distance (BATCH_AHEAD in filter.c) */
+#define PREFETCH_RING 16   /* a power of two above PREFETCH_AHEAD */
+#define MAX_REPS 101
+#define MAX_NS 16
+/* The pointer chase runs min(N, this) steps: latency per step is flat once the chase
+ * has left the caches, and at N = 10^8 a full-length chase would add seconds a rep. */
+#define DEPENDENT_MAX_STEPS UINT64_C(10000000)
+
+typedef struct key16 {
+    uint64_t w[2];
+} key16;
+
+_Static_assert(sizeof(key16) == KEY_LEN, "keys are 16 bytes");
+
+enum {
+    S_STANDARD,
+    S_PARTITIONED,
+    S_BLOCKED,
+    S_COUNTING,
+    S_LIBBLOOM,
+    S_MEMORY_FLOOR,
+    S_COUNT
+};
+
+static const char *const structure_name[S_COUNT] = {
+    "standard", "partitioned", "blocked", "counting", "libbloom", "memory_floor",
+};
+static const once_type structure_type[S_COUNT] = {
+    ONCE_STANDARD, ONCE_PARTITIONED, ONCE_BLOCKED, ONCE_COUNTING, 0, 0,
+};
+
+#define ALL_STRUCTURES ((1u << S_COUNT) - 1)
+
+/* One N of the plan: which structures run there and how many repetitions. */
+typedef struct bench_case {
+    uint64_t n;
+    unsigned structures; /* bit s = structure s */
+    int reps;
+} bench_case;
+
+/* A measurement kept for the summary; negative fpr / bits_per_key print as '-'. */
+typedef struct result {
+    int structure;
+    const char *op;
+    uint64_t n;
+    double ns;
+    double fpr;
+    double bits_per_key;
+} result;
+
+static result *results;
+static size_t result_count, result_cap;
+
+/* Keeps the memory-floor sums observable so the loads cannot be optimised away. */
+static volatile uint64_t sink;
+
+static void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+
+static void die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("once-bench: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(1);
+}
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: once-bench [--quick] [--n N[,N...]] [--structures a,b,...] [--reps R]\n"
+            "  --quick        N = 10^6 for every structure, 10^7 for blocked, libbloom and\n"
+            "                 memory_floor (under a minute)\n"
+            "  --n            key counts (integers or forms like 1e7); default 1e6,1e7,1e8\n"
+            "  --structures   any of standard,partitioned,blocked,counting,libbloom,\n"
+            "                 memory_floor; default all\n"
+            "  --reps         repetitions per measurement, median reported; default 3\n");
+}
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static uint64_t splitmix64(uint64_t x)
+{
+    x += UINT64_C(0x9e3779b97f4a7c15);
+    x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return x ^ (x >> 31);
+}
+
+static inline uint64_t reduce(uint64_t x, uint64_t n)
+{
+    return (uint64_t)(((unsigned __int128)x * n) >> 64);
+}
+
+#define ABSENT_DOMAIN (UINT64_C(1) << 63)
+
+/* Key i of a domain: a pseudo-random word, then the index tagged with the domain. */
+static void make_keys(key16 *keys, uint64_t n, uint64_t domain)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        keys[i].w[0] = splitmix64(i | domain);
+        keys[i].w[1] = i | domain;
+    }
+}
+
+static int compare_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int count)
+{
+    qsort(v, (size_t)count, sizeof *v, compare_double);
+    return count % 2 ? v[count / 2] : (v[count / 2 - 1] + v[count / 2]) / 2.0;
+}
+
+static void emit(int structure, const char *op, uint64_t n, double ns, double fpr,
+                 double bits_per_key)
+{
+    if (result_count == result_cap) {
+        result_cap = result_cap ? 2 * result_cap : 64;
+        results = realloc(results, result_cap * sizeof *results);
+        if (results == NULL)
+            die("out of memory");
+    }
+    results[result_count++] = (result){structure, op, n, ns, fpr, bits_per_key};
+
+    printf("%s %s %" PRIu64 " %.2f", structure_name[structure], op, n, ns);
+    if (fpr >= 0)
+        printf(" %.6f", fpr);
+    else
+        printf(" -");
+    if (bits_per_key >= 0)
+        printf(" %.3f\n", bits_per_key);
+    else
+        printf(" -\n");
+    fflush(stdout); /* a full run takes minutes: show each line as it is measured */
+}
+
+static const result *find_result(int structure, const char *op, uint64_t n)
+{
+    for (size_t i = 0; i < result_count; i++)
+        if (results[i].structure == structure && results[i].n == n &&
+            strcmp(results[i].op, op) == 0)
+            return &results[i];
+    return NULL;
+}
+
+/* ------------------------------------------------------------ libonce */
+
+/* What once_create_for_capacity(type, n, TARGET_FPR) builds, but with a fixed seed
+ * instead of a random one, so that every repetition builds the same filter. */
+static once_filter *new_filter(once_type type, uint64_t n)
+{
+    once_config config;
+    once_config_init(&config, type);
+    config.capacity = n;
+    config.error = TARGET_FPR;
+    config.seed = BENCH_SEED;
+    config.seed_is_set = true;
+    once_filter *f = NULL;
+    once_status st = once_create(&f, &config);
+    if (st != ONCE_OK)
+        die("creating a %s filter for %" PRIu64 " keys: %s", once_type_name(type), n,
+            once_strerror(st));
+    return f;
+}
+
+static double time_add(once_filter *f, const key16 *keys, uint64_t n)
+{
+    double t0 = now_ns();
+    for (uint64_t i = 0; i < n; i++)
+        if (once_add(f, &keys[i], KEY_LEN, 0) != ONCE_OK)
+            die("once_add failed");
+    return (now_ns() - t0) / (double)n;
+}
+
+static double time_query(const once_filter *f, const key16 *keys, uint64_t n,
+                         uint64_t *positives)
+{
+    uint64_t count = 0;
+    double t0 = now_ns();
+    for (uint64_t i = 0; i < n; i++) {
+        bool present;
+        if (once_query(f, &keys[i], KEY_LEN, 0, &present) != ONCE_OK)
+            die("once_query failed");
+        count += present;
+    }
+    double ns = (now_ns() - t0) / (double)n;
+    *positives = count;
+    return ns;
+}
+
+static size_t fill_chunk(once_key *chunk, const key16 *keys, uint64_t from, uint64_t n)
+{
+    size_t count = n - from < CHUNK ? (size_t)(n - from) : CHUNK;
+    for (size_t j = 0; j < count; j++) {
+        chunk[j].data = &keys[from + j];
+        chunk[j].len = KEY_LEN;
+        chunk[j].time_ms = 0;
+    }
+    return count;
+}
+
+static double time_add_batch(once_filter *f, const key16 *keys, uint64_t n)
+{
+    once_key chunk[CHUNK];
+    double t0 = now_ns();
+    for (uint64_t i = 0; i < n; i += CHUNK) {
+        size_t count = fill_chunk(chunk, keys, i, n);
+        if (once_add_batch(f, chunk, count) != ONCE_OK)
+            die("once_add_batch failed");
+    }
+    return (now_ns() - t0) / (double)n;
+}
+
+static double time_query_batch(const once_filter *f, const key16 *keys, uint64_t n,
+                               uint64_t *positives)
+{
+    once_key chunk[CHUNK];
+    uint8_t present[CHUNK];
+    uint64_t count = 0;
+    double t0 = now_ns();
+    for (uint64_t i = 0; i < n; i += CHUNK) {
+        size_t c = fill_chunk(chunk, keys, i, n);
+        if (once_query_batch(f, chunk, c, present) != ONCE_OK)
+            die("once_query_batch failed");
+        for (size_t j = 0; j < c; j++)
+            count += present[j];
+    }
+    double ns = (now_ns() - t0) / (double)n;
+    *positives = count;
+    return ns;
+}
+
+static void bench_once(int s, uint64_t n, int reps, const key16 *in, const key16 *out)
+{
+    once_type type = structure_type[s];
+    uint64_t cells;
+    uint32_t hashes;
+    if (once_plan(type, n, TARGET_FPR, &cells, &hashes) != ONCE_OK)
+        die("no %s geometry for %" PRIu64 " keys", structure_name[s], n);
+    double bits_per_key = (double)cells * (type == ONCE_COUNTING ? 4.0 : 1.0) / (double)n;
+
+    double add[MAX_REPS], query[MAX_REPS], add_batch[MAX_REPS], query_batch[MAX_REPS];
+    uint64_t positives = 0, batch_positives = 0;
+    for (int r = 0; r < reps; r++) {
+        once_filter *f = new_filter(type, n);
+        add[r] = time_add(f, in, n);
+        query[r] = time_query(f, out, n, &positives);
+        once_free(f);
+
+        f = new_filter(type, n);
+        add_batch[r] = time_add_batch(f, in, n);
+        query_batch[r] = time_query_batch(f, out, n, &batch_positives);
+        once_free(f);
+        if (batch_positives != positives)
+            die("%s at n=%" PRIu64 ": batch query found %" PRIu64
+                " positives, one-key query %" PRIu64,
+                structure_name[s], n, batch_positives, positives);
+    }
+    double fpr = (double)positives / (double)n;
+    emit(s, "insert", n, median(add, reps), -1, bits_per_key);
+    emit(s, "query", n, median(query, reps), fpr, bits_per_key);
+    emit(s, "insert_batch", n, median(add_batch, reps), -1, bits_per_key);
+    emit(s, "query_batch", n, median(query_batch, reps), fpr, bits_per_key);
+}
+
+/* ----------------------------------------------------------- libbloom */
+
+static void bench_libbloom(uint64_t n, int reps, const key16 *in, const key16 *out)
+{
+    /* libbloom counts entries and bits in int: refuse what it would overflow. */
+    if (n < 1000 || (double)n * -log(TARGET_FPR) / (log(2) * log(2)) >= (double)INT_MAX) {
+        printf("# libbloom skipped at n=%" PRIu64 ": outside its int range (1000 .. ~2.2e8)\n",
+               n);
+        return;
+    }
+    double add[MAX_REPS], query[MAX_REPS];
+    uint64_t positives = 0;
+    double bits_per_key = 0;
+    for (int r = 0; r < reps; r++) {
+        struct bloom b;
+        if (bloom_init(&b, (int)n, TARGET_FPR) != 0)
+            die("bloom_init failed for %" PRIu64 " keys", n);
+        bloom_reset(&b); /* fault the calloc'd pages in now, not in the insert loop */
+        bits_per_key = (double)b.bits / (double)n;
+
+        double t0 = now_ns();
+        for (uint64_t i = 0; i < n; i++)
+            if (bloom_add(&b, &in[i], KEY_LEN) < 0)
+                die("bloom_add failed");
+        add[r] = (now_ns() - t0) / (double)n;
+
+        uint64_t count = 0;
+        t0 = now_ns();
+        for (uint64_t i = 0; i < n; i++)
+            count += bloom_check(&b, &out[i], KEY_LEN) == 1;
+        query[r] = (now_ns() - t0) / (double)n;
+        positives = count;
+        bloom_free(&b);
+    }
+    emit(S_LIBBLOOM, "insert", n, median(add, reps), -1, bits_per_key);
+    emit(S_LIBBLOOM, "query", n, median(query, reps), (double)positives / (double)n,
+         bits_per_key);
+}
+
+/* -------------------------------------------------------- memory floor */
+
+/* The line for step i: a multiplicative hash of the index, cheap enough (a multiply,
+ * a shift, a multiply-high) that the loop is bound by the loads alone. */
+static inline uint64_t floor_line(uint64_t i, uint64_t lines)
+{
+    uint64_t x = (i + 1) * UINT64_C(0x9e3779b97f4a7c15);
+    x ^= x >> 29;
+    return reduce(x * UINT64_C(0xbf58476d1ce4e5b9), lines);
+}
+
+static double time_floor_load(const uint64_t *array, uint64_t lines, uint64_t n)
+{
+    uint64_t ring[PREFETCH_RING];
+    uint64_t sum = 0;
+    double t0 = now_ns();
+    uint64_t ahead = n < PREFETCH_AHEAD ? n : PREFETCH_AHEAD;
+    for (uint64_t i = 0; i < ahead; i++) {
+        ring[i] = floor_line(i, lines) * 8;
+        __builtin_prefetch(&array[ring[i]], 0, 3);
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t next = i + PREFETCH_AHEAD;
+        if (next < n) {
+            uint64_t *slot = &ring[next & (PREFETCH_RING - 1)];
+            *slot = floor_line(next, lines) * 8;
+            __builtin_prefetch(&array[*slot], 0, 3);
+        }
+        sum += array[ring[i & (PREFETCH_RING - 1)]];
+    }
+    double ns = (now_ns() - t0) / (double)n;
+    sink += sum;
+    return ns;
+}
+
+/* Link every line's first word to the next line of one random cycle through all lines
+ * (Sattolo's shuffle), so a chase visits each line once per lap in random order. */
+static void build_cycle(uint64_t *array, uint64_t lines)
+{
+    for (uint64_t i = 0; i < lines; i++)
+        array[i * 8] = i;
+    for (uint64_t i = lines - 1; i > 0; i--) {
+        uint64_t j = reduce(splitmix64(BENCH_SEED + i), i); /* j < i */
+        uint64_t t = array[i * 8];
+        array[i * 8] = array[j * 8];
+        array[j * 8] = t;
+    }
+}
+
+static double time_floor_dependent(const uint64_t *array, uint64_t steps)
+{
+    uint64_t line = 0;
+    double t0 = now_ns();
+    for (uint64_t s = 0; s < steps; s++)
+        line = array[line * 8];
+    double ns = (now_ns() - t0) / (double)steps;
+    sink += line;
+    return ns;
+}
+
+static void bench_memory_floor(uint64_t n, int reps)
+{
+    uint64_t bits;
+    uint32_t hashes;
+    if (once_plan(ONCE_BLOCKED, n, TARGET_FPR, &bits, &hashes) != ONCE_OK)
+        die("no blocked geometry for %" PRIu64 " keys", n);
+    uint64_t lines = (bits + 511) / 512;
+    /* Allocated and zeroed as the library allocates its arrays, so it gets the same
+     * kind of pages (transparent huge pages or not) as the filter it stands for. */
+    void *p = NULL;
+    if (posix_memalign(&p, 64, (size_t)(lines * 64)) != 0)
+        die("out of memory for a %" PRIu64 "-line array", lines);
+    uint64_t *array = p;
+    memset(array, 0, (size_t)(lines * 64));
+    build_cycle(array, lines);
+
+    uint64_t steps = n < DEPENDENT_MAX_STEPS ? n : DEPENDENT_MAX_STEPS;
+    double load[MAX_REPS], dependent[MAX_REPS];
+    for (int r = 0; r < reps; r++) {
+        load[r] = time_floor_load(array, lines, n);
+        dependent[r] = time_floor_dependent(array, steps);
+    }
+    free(array);
+    emit(S_MEMORY_FLOOR, "load", n, median(load, reps), -1, -1);
+    emit(S_MEMORY_FLOOR, "load_dependent", n, median(dependent, reps), -1, -1);
+}
+
+/* --------------------------------------------------------------- report */
+
+static void print_header(const bench_case *cases, int case_count)
+{
+    printf("# once-bench: libonce %s against libbloom %s\n", once_version(), bloom_version());
+
+    char model[256] = "unknown";
+    FILE *cpuinfo = fopen("/proc/cpuinfo", "r");
+    if (cpuinfo != NULL) {
+        char line[512];
+        while (fgets(line, sizeof line, cpuinfo) != NULL) {
+            char *colon = strchr(line, ':');
+            if (strncmp(line, "model name", 10) == 0 && colon != NULL) {
+                snprintf(model, sizeof model, "%s", colon + 2);
+                model[strcspn(model, "\n")] = '\0';
+                break;
+            }
+        }
+        fclose(cpuinfo);
+    }
+    struct utsname u;
+    if (uname(&u) == 0)
+        printf("# host: %s %s %s\n", u.sysname, u.release, u.machine);
+    printf("# cpu: %s, %ld online cpus\n", model, sysconf(_SC_NPROCESSORS_ONLN));
+    printf("# simd path (blocked filter): %s\n", once_simd_path());
+    FILE *thp = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (thp != NULL) {
+        char line[128];
+        if (fgets(line, sizeof line, thp) != NULL) {
+            line[strcspn(line, "\n")] = '\0';
+            printf("# transparent huge pages: %s\n", line);
+        }
+        fclose(thp);
+    }
+#ifdef __VERSION__
+    printf("# compiler: %s\n", __VERSION__);
+#endif
+    printf("# keys: %d bytes; absent keys from a disjoint domain; target fpr %g; seed 0x%016" PRIx64
+           "\n",
+           KEY_LEN, TARGET_FPR, BENCH_SEED);
+    printf("# batch: %d keys a call; memory_floor prefetch distance %d, load_dependent "
+           "steps min(n, %" PRIu64 ")\n",
+           CHUNK, PREFETCH_AHEAD, DEPENDENT_MAX_STEPS);
+    for (int c = 0; c < case_count; c++) {
+        printf("# n=%" PRIu64 " reps=%d (median):", cases[c].n, cases[c].reps);
+        for (int s = 0; s < S_COUNT; s++) {
+            if (!(cases[c].structures & (1u << s)))
+                continue;
+            printf(" %s", structure_name[s]);
+            uint64_t cells;
+            uint32_t k;
+            if (structure_type[s] != 0 &&
+                once_plan(structure_type[s], cases[c].n, TARGET_FPR, &cells, &k) == ONCE_OK)
+                printf("(%s=%" PRIu64 ",k=%" PRIu32 ")",
+                       structure_type[s] == ONCE_COUNTING ? "counters" : "bits", cells, k);
+        }
+        printf("\n");
+    }
+    printf("# columns: structure op n ns_per_op fpr bits_per_key\n");
+    fflush(stdout);
+}
+
+/* "2.43x", or "n/a" when either side was not measured. */
+static const char *ratio(char *buf, size_t size, const result *num, const result *den)
+{
+    if (num == NULL || den == NULL || !(num->ns > 0) || !(den->ns > 0))
+        snprintf(buf, size, "n/a");
+    else
+        snprintf(buf, size, "%.2fx", num->ns / den->ns);
+    return buf;
+}
+
+static void print_summary(const bench_case *cases, int case_count)
+{
+    printf("# summary per n: blocked batch speedup over libbloom's one-key calls (libbloom "
+           "time / blocked time), and blocked batch time over the memory_floor load "
+           "(1.00x would be the floor)\n");
+    for (int c = 0; c < case_count; c++) {
+        uint64_t n = cases[c].n;
+        const result *ib = find_result(S_BLOCKED, "insert_batch", n);
+        const result *qb = find_result(S_BLOCKED, "query_batch", n);
+        const result *li = find_result(S_LIBBLOOM, "insert", n);
+        const result *lq = find_result(S_LIBBLOOM, "query", n);
+        const result *fl = find_result(S_MEMORY_FLOOR, "load", n);
+        char a[32], b[32], d[32], e[32];
+        printf("# n=%" PRIu64 ": speedup insert_batch %s, query_batch %s; "
+               "over floor insert_batch %s, query_batch %s\n",
+               n, ratio(a, sizeof a, li, ib), ratio(b, sizeof b, lq, qb),
+               ratio(d, sizeof d, ib, fl), ratio(e, sizeof e, qb, fl));
+    }
+}
+
+/* ------------------------------------------------------------ arguments */
+
+static int parse_ns(const char *arg, uint64_t *ns)
+{
+    int count = 0;
+    const char *p = arg;
+    for (;;) {
+        char *end;
+        double v = strtod(p, &end);
+        if (end == p || !(v >= 1 && v <= 1e12) || v != floor(v) || count == MAX_NS)
+            die("bad --n value '%s' (want N[,N...], integers >= 1)", arg);
+        ns[count++] = (uint64_t)v;
+        if (*end == '\0')
+            break;
+        if (*end != ',')
+            die("bad --n value '%s' (want N[,N...], integers >= 1)", arg);
+        p = end + 1;
+    }
+    return count;
+}
+
+static unsigned parse_structures(const char *arg)
+{
+    unsigned mask = 0;
+    char *copy = strdup(arg);
+    if (copy == NULL)
+        die("out of memory");
+    char *save = NULL;
+    for (char *name = strtok_r(copy, ",", &save); name != NULL;
+         name = strtok_r(NULL, ",", &save)) {
+        int s = 0;
+        while (s < S_COUNT && strcmp(structure_name[s], name) != 0)
+            s++;
+        if (s == S_COUNT)
+            die("unknown structure '%s' (known: standard, partitioned, blocked, counting, "
+                "libbloom, memory_floor)",
+                name);
+        mask |= 1u << s;
+    }
+    free(copy);
+    if (mask == 0)
+        die("--structures names no structure");
+    return mask;
+}
+
+/* Accept "--opt value" and "--opt=value". */
+static const char *option_value(int argc, char **argv, int *i, const char *name)
+{
+    size_t len = strlen(name);
+    if (strncmp(argv[*i], name, len) != 0)
+        return NULL;
+    if (argv[*i][len] == '=')
+        return argv[*i] + len + 1;
+    if (argv[*i][len] != '\0')
+        return NULL;
+    if (*i + 1 >= argc)
+        die("%s needs a value", name);
+    return argv[++*i];
+}
+
+int main(int argc, char **argv)
+{
+    bool quick = false;
+    uint64_t ns[MAX_NS];
+    int n_count = 0;
+    unsigned structures = ALL_STRUCTURES;
+    int reps = 0;
+
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        if (strcmp(argv[i], "--quick") == 0) {
+            quick = true;
+        } else if ((v = option_value(argc, argv, &i, "--n")) != NULL) {
+            n_count = parse_ns(v, ns);
+        } else if ((v = option_value(argc, argv, &i, "--structures")) != NULL) {
+            structures = parse_structures(v);
+        } else if ((v = option_value(argc, argv, &i, "--reps")) != NULL) {
+            char *end;
+            long r = strtol(v, &end, 10);
+            if (*end != '\0' || r < 1 || r > MAX_REPS)
+                die("bad --reps value '%s' (1 .. %d)", v, MAX_REPS);
+            reps = (int)r;
+        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else {
+            usage(stderr);
+            return 2;
+        }
+    }
+
+    /* The plan.  --quick keeps the whole run under a minute on a small machine:
+     * every structure at 10^6 (filters of about 1 MB, mostly cache-resident), and at
+     * 10^7 (12 MB, past the private caches) only the structures the summary compares:
+     * blocked, libbloom and the floor.  An explicit --n runs every selected structure
+     * at every N. */
+    bench_case cases[MAX_NS];
+    int case_count = 0;
+    if (reps == 0)
+        reps = 3;
+    if (n_count > 0) {
+        for (int i = 0; i < n_count; i++)
+            cases[case_count++] = (bench_case){ns[i], structures, reps};
+    } else if (quick) {
+        unsigned big = (1u << S_BLOCKED) | (1u << S_LIBBLOOM) | (1u << S_MEMORY_FLOOR);
+        cases[case_count++] = (bench_case){1000000, structures, reps};
+        if (structures & big)
+            cases[case_count++] = (bench_case){10000000, structures & big, reps};
+    } else {
+        cases[case_count++] = (bench_case){1000000, structures, reps};
+        cases[case_count++] = (bench_case){10000000, structures, reps};
+        cases[case_count++] = (bench_case){100000000, structures, reps};
+    }
+
+    uint64_t max_n = 0;
+    for (int c = 0; c < case_count; c++)
+        if (cases[c].n > max_n)
+            max_n = cases[c].n;
+
+    print_header(cases, case_count);
+
+    /* Key arrays for the largest N; smaller N use their prefixes. */
+    key16 *in = malloc((size_t)max_n * sizeof *in);
+    key16 *out = malloc((size_t)max_n * sizeof *out);
+    if (in == NULL || out == NULL)
+        die("out of memory for 2 x %" PRIu64 " keys (%.1f GB); try a smaller --n", max_n,
+            2.0 * (double)max_n * KEY_LEN / 1e9);
+    make_keys(in, max_n, 0);
+    make_keys(out, max_n, ABSENT_DOMAIN);
+
+    for (int c = 0; c < case_count; c++) {
+        const bench_case *bc = &cases[c];
+        for (int s = 0; s < S_COUNT; s++) {
+            if (!(bc->structures & (1u << s)))
+                continue;
+            if (s == S_LIBBLOOM)
+                bench_libbloom(bc->n, bc->reps, in, out);
+            else if (s == S_MEMORY_FLOOR)
+                bench_memory_floor(bc->n, bc->reps);
+            else
+                bench_once(s, bc->n, bc->reps, in, out);
+        }
+    }
+    free(in);
+    free(out);
+
+    print_summary(cases, case_count);
+    free(results);
+    return 0;
+}

@@ -12,14 +12,28 @@
  */
 #include "once_internal.h"
 
+#include <sys/mman.h>
+
+#define HUGE_PAGE_BYTES ((size_t)2 << 20)
+#define HUGE_PAGE_THRESHOLD ((size_t)4 << 20)
+
 uint64_t *once_words_alloc(uint64_t words)
 {
     if (words == 0 || words > ONCE_MAX_CELLS / 16 + 8)
         return NULL;
     size_t bytes = (size_t)(((words + 7) & ~UINT64_C(7)) * sizeof(uint64_t));
+    /* Every probe of a large filter lands on a random page: with 4 KiB pages nearly
+     * each one is also a TLB miss, a second dependent memory access.  Ask for
+     * transparent huge pages (where the kernel offers them on request) for arrays of
+     * a few MiB and up. */
+    size_t align = bytes >= HUGE_PAGE_THRESHOLD ? HUGE_PAGE_BYTES : 64;
     void *p = NULL;
-    if (posix_memalign(&p, 64, bytes) != 0)
+    if (posix_memalign(&p, align, bytes) != 0)
         return NULL;
+#ifdef MADV_HUGEPAGE
+    if (align == HUGE_PAGE_BYTES)
+        (void)madvise(p, bytes, MADV_HUGEPAGE); /* a hint: failure changes nothing */
+#endif
     memset(p, 0, bytes);
     return (uint64_t *)p;
 }
