@@ -55,14 +55,17 @@ static const uint32_t lane_salt[LANES] __attribute__((aligned(64))) = {
 
 /* --------------------------------------------------------------- probing */
 
-typedef struct blocked_impl {
-    const char *name;
-    bool (*query)(const uint64_t *block, uint32_t x, uint32_t lanes);
-    bool (*test_and_add)(uint64_t *block, uint32_t x, uint32_t lanes); /* returns seen */
-} blocked_impl;
+/*
+ * One probe function per SIMD path, always inlined into the one-key operations and
+ * into that path's batch loop, so a path has a single definition of what a probe is.
+ * A probe takes the key's block, the in-lane bit source x (the high 32 bits of h.hi)
+ * and the key's lane mask (the k-lane arc at rotation h.hi & 15), and returns "all k
+ * bits were set"; for ADD and TEST_AND_ADD it also sets them.
+ */
+#define PROBE_INLINE static inline __attribute__((always_inline))
 
 /* The k-lane arc at rotation r, as a 16-bit lane mask. */
-static inline uint32_t lane_mask(uint32_t hashes, uint32_t rotation)
+PROBE_INLINE uint32_t lane_mask(uint32_t hashes, uint32_t rotation)
 {
     uint32_t arc = (1u << hashes) - 1u; /* hashes <= 16 */
     return ((arc << rotation) | (arc >> (LANES - rotation))) & 0xFFFFu;
@@ -71,24 +74,12 @@ static inline uint32_t lane_mask(uint32_t hashes, uint32_t rotation)
 /* Lane j's one bit, placed in the 64-bit word that holds lanes 2i and 2i+1 (lane 2i
  * in the low half, which is also its place in memory on the little-endian hosts that
  * run the SIMD paths). */
-static inline uint64_t lane_bit64(uint32_t x, unsigned j)
+PROBE_INLINE uint64_t lane_bit64(uint32_t x, unsigned j)
 {
     return (uint64_t)(1u << ((x * lane_salt[j]) >> 27)) << ((j & 1) * 32);
 }
 
-static bool scalar_query(const uint64_t *block, uint32_t x, uint32_t lanes)
-{
-    while (lanes) {
-        unsigned j = (unsigned)__builtin_ctz(lanes);
-        lanes &= lanes - 1;
-        uint64_t bit = lane_bit64(x, j);
-        if ((block[j >> 1] & bit) == 0)
-            return false;
-    }
-    return true;
-}
-
-static bool scalar_test_and_add(uint64_t *block, uint32_t x, uint32_t lanes)
+PROBE_INLINE bool scalar_probe(uint64_t *block, uint32_t x, uint32_t lanes, once_batch_op op)
 {
     bool all = true;
     while (lanes) {
@@ -96,16 +87,19 @@ static bool scalar_test_and_add(uint64_t *block, uint32_t x, uint32_t lanes)
         lanes &= lanes - 1;
         uint64_t bit = lane_bit64(x, j);
         all &= (block[j >> 1] & bit) != 0;
-        block[j >> 1] |= bit;
+        if (op == ONCE_OP_QUERY && !all)
+            return false;
+        if (op != ONCE_OP_QUERY)
+            block[j >> 1] |= bit;
     }
     return all;
 }
 
-static const blocked_impl scalar_impl = {"scalar", scalar_query, scalar_test_and_add};
-
 #ifdef ONCE_X86
-__attribute__((target("avx2"))) static inline __m256i avx2_masks(uint32_t x, const uint32_t *salt,
-                                                                 uint32_t lanes8)
+#define TARGET_AVX2 __attribute__((target("avx2")))
+#define TARGET_AVX512 __attribute__((target("avx512f")))
+
+TARGET_AVX2 PROBE_INLINE __m256i avx2_masks(uint32_t x, const uint32_t *salt, uint32_t lanes8)
 {
     __m256i product = _mm256_mullo_epi32(_mm256_set1_epi32((int)x),
                                          _mm256_load_si256((const __m256i *)salt));
@@ -116,60 +110,117 @@ __attribute__((target("avx2"))) static inline __m256i avx2_masks(uint32_t x, con
     return _mm256_and_si256(bits, active);
 }
 
-__attribute__((target("avx2"))) static bool avx2_query(const uint64_t *block, uint32_t x,
-                                                       uint32_t lanes)
+TARGET_AVX2 PROBE_INLINE bool avx2_probe(uint64_t *block, uint32_t x, uint32_t lanes,
+                                         once_batch_op op)
 {
     __m256i lo = avx2_masks(x, lane_salt, lanes & 0xFF);
-    __m256i hi = avx2_masks(x, lane_salt + 8, lanes >> 8);
+    __m256i up = avx2_masks(x, lane_salt + 8, lanes >> 8);
     __m256i b0 = _mm256_load_si256((const __m256i *)block);
     __m256i b1 = _mm256_load_si256((const __m256i *)(block + 4));
-    return _mm256_testc_si256(b0, lo) & _mm256_testc_si256(b1, hi);
-}
-
-__attribute__((target("avx2"))) static bool avx2_test_and_add(uint64_t *block, uint32_t x,
-                                                              uint32_t lanes)
-{
-    __m256i lo = avx2_masks(x, lane_salt, lanes & 0xFF);
-    __m256i hi = avx2_masks(x, lane_salt + 8, lanes >> 8);
-    __m256i b0 = _mm256_load_si256((const __m256i *)block);
-    __m256i b1 = _mm256_load_si256((const __m256i *)(block + 4));
-    bool seen = _mm256_testc_si256(b0, lo) & _mm256_testc_si256(b1, hi);
-    if (!seen) {
+    bool all = _mm256_testc_si256(b0, lo) & _mm256_testc_si256(b1, up);
+    if (op != ONCE_OP_QUERY && !all) {
         _mm256_store_si256((__m256i *)block, _mm256_or_si256(b0, lo));
-        _mm256_store_si256((__m256i *)(block + 4), _mm256_or_si256(b1, hi));
+        _mm256_store_si256((__m256i *)(block + 4), _mm256_or_si256(b1, up));
     }
-    return seen;
+    return all;
 }
 
-static const blocked_impl avx2_impl = {"avx2", avx2_query, avx2_test_and_add};
-
-__attribute__((target("avx512f"))) static inline __m512i avx512_masks(uint32_t x)
+TARGET_AVX512 PROBE_INLINE bool avx512_probe(uint64_t *block, uint32_t x, uint32_t lane_bits,
+                                             once_batch_op op)
 {
+    __mmask16 lanes = (__mmask16)lane_bits;
     __m512i product = _mm512_mullo_epi32(_mm512_set1_epi32((int)x),
                                          _mm512_load_si512((const void *)lane_salt));
-    return _mm512_sllv_epi32(_mm512_set1_epi32(1), _mm512_srli_epi32(product, 27));
-}
-
-__attribute__((target("avx512f"))) static bool avx512_query(const uint64_t *block, uint32_t x,
-                                                           uint32_t lanes)
-{
-    __m512i bits = avx512_masks(x);
+    __m512i bits = _mm512_sllv_epi32(_mm512_set1_epi32(1), _mm512_srli_epi32(product, 27));
     __m512i b = _mm512_load_si512((const void *)block);
-    return _mm512_mask_test_epi32_mask((__mmask16)lanes, b, bits) == (__mmask16)lanes;
+    bool all = _mm512_mask_test_epi32_mask(lanes, b, bits) == lanes;
+    if (op != ONCE_OP_QUERY && !all)
+        _mm512_store_si512((void *)block, _mm512_mask_or_epi32(b, lanes, b, bits));
+    return all;
 }
+#else
+#define TARGET_AVX2
+#define TARGET_AVX512
+#endif
 
-__attribute__((target("avx512f"))) static bool avx512_test_and_add(uint64_t *block, uint32_t x,
-                                                                  uint32_t lanes)
+static inline uint64_t *block_of(const once_array_filter *a, uint64_t lo)
 {
-    __m512i bits = avx512_masks(x);
-    __m512i b = _mm512_load_si512((const void *)block);
-    bool seen = _mm512_mask_test_epi32_mask((__mmask16)lanes, b, bits) == (__mmask16)lanes;
-    if (!seen)
-        _mm512_store_si512((void *)block, _mm512_mask_or_epi32(b, (__mmask16)lanes, b, bits));
-    return seen;
+    return a->array + once_reduce(lo, a->cells / BLOCK_BITS) * (BLOCK_BITS / 64);
 }
 
-static const blocked_impl avx512_impl = {"avx512", avx512_query, avx512_test_and_add};
+/*
+ * The fused batch loop of one path: hash key i + AHEAD and prefetch its block while
+ * probing key i.  Keys are probed strictly in order, so a key repeated inside the batch
+ * sees its earlier copy (the store is forwarded to the later load).  The filter's
+ * fields are copied to locals first: the byte-sized result stores could alias them and
+ * would otherwise force a reload of each one per key.
+ */
+#define BLOCKED_AHEAD 16 /* enough lines in flight to cover DRAM latency at a few ns a key */
+
+#define DEFINE_BLOCKED_BATCH(NAME, TARGET, PROBE)                                               \
+    TARGET __attribute__((flatten)) static void NAME(once_filter *f, const once_key *keys,     \
+                                                     size_t count,                             \
+                                                     once_batch_op op, uint8_t *out)           \
+    {                                                                                           \
+        const once_array_filter *a = CARRAY(f);                                                 \
+        const uint64_t seed = f->seed, blocks = a->cells / BLOCK_BITS;                          \
+        uint64_t *const array = a->array;                                                       \
+        uint32_t lanes_of[LANES];                                                               \
+        for (uint32_t r = 0; r < LANES; r++)                                                    \
+            lanes_of[r] = lane_mask(a->hashes, r);                                              \
+        uint64_t *block[BLOCKED_AHEAD];                                                         \
+        uint64_t high[BLOCKED_AHEAD];                                                           \
+        size_t ahead = count < BLOCKED_AHEAD ? count : BLOCKED_AHEAD;                           \
+        for (size_t i = 0; i < ahead; i++) {                                                    \
+            once_hash h = once_hash_key(keys[i].data, keys[i].len, seed);                       \
+            block[i] = array + once_reduce(h.lo, blocks) * (BLOCK_BITS / 64);                   \
+            high[i] = h.hi;                                                                     \
+            once_prefetch_write(block[i]);                                                      \
+        }                                                                                       \
+        for (size_t i = 0; i < count; i++) {                                                    \
+            size_t slot = i % BLOCKED_AHEAD;                                                    \
+            uint64_t hi = high[slot];                                                           \
+            bool hit = PROBE(block[slot], (uint32_t)(hi >> 32), lanes_of[hi & 15], op);        \
+            if (out)                                                                            \
+                out[i] = hit;                                                                   \
+            size_t next = i + BLOCKED_AHEAD;                                                    \
+            if (next < count) {                                                                 \
+                once_hash h = once_hash_key(keys[next].data, keys[next].len, seed);             \
+                block[slot] = array + once_reduce(h.lo, blocks) * (BLOCK_BITS / 64);            \
+                high[slot] = h.hi;                                                              \
+                once_prefetch_write(block[slot]);                                               \
+            }                                                                                   \
+        }                                                                                       \
+    }
+
+/* The one-key operation of one path. */
+#define DEFINE_BLOCKED_ONE(NAME, TARGET, PROBE)                                                 \
+    TARGET static bool NAME(const once_filter *f, const once_hash *h, once_batch_op op)        \
+    {                                                                                           \
+        const once_array_filter *a = CARRAY(f);                                                 \
+        return PROBE(block_of(a, h->lo), (uint32_t)(h->hi >> 32),                               \
+                     lane_mask(a->hashes, (uint32_t)(h->hi & 15)), op);                         \
+    }
+
+typedef struct blocked_impl {
+    const char *name;
+    bool (*one)(const once_filter *f, const once_hash *h, once_batch_op op);
+    void (*batch)(once_filter *f, const once_key *keys, size_t count, once_batch_op op,
+                  uint8_t *out);
+} blocked_impl;
+
+DEFINE_BLOCKED_ONE(scalar_one, , scalar_probe)
+DEFINE_BLOCKED_BATCH(scalar_batch, , scalar_probe)
+static const blocked_impl scalar_impl = {"scalar", scalar_one, scalar_batch};
+
+#ifdef ONCE_X86
+DEFINE_BLOCKED_ONE(avx2_one, TARGET_AVX2, avx2_probe)
+DEFINE_BLOCKED_BATCH(avx2_batch, TARGET_AVX2, avx2_probe)
+static const blocked_impl avx2_impl = {"avx2", avx2_one, avx2_batch};
+
+DEFINE_BLOCKED_ONE(avx512_one, TARGET_AVX512, avx512_probe)
+DEFINE_BLOCKED_BATCH(avx512_batch, TARGET_AVX512, avx512_probe)
+static const blocked_impl avx512_impl = {"avx512", avx512_one, avx512_batch};
 #endif
 
 /* ------------------------------------------------------ run-time dispatch */
@@ -247,40 +298,41 @@ once_status once_blocked_new(once_filter **out, uint64_t bits, uint32_t hashes)
     return st;
 }
 
-static inline uint64_t *block_of(const once_array_filter *a, const once_hash *h)
+static inline const blocked_impl *impl_of(const once_filter *f)
 {
-    return a->array + once_reduce(h->lo, a->cells / BLOCK_BITS) * (BLOCK_BITS / 64);
+    return CARRAY(f)->impl;
 }
 
 static bool blocked_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
 {
     (void)now_ms;
-    const once_array_filter *a = CARRAY(f);
-    const blocked_impl *impl = a->impl;
-    return impl->query(block_of(a, h), (uint32_t)(h->hi >> 32),
-                       lane_mask(a->hashes, (uint32_t)(h->hi & 15)));
+    return impl_of(f)->one(f, h, ONCE_OP_QUERY);
 }
 
 static once_status blocked_test_and_add(once_filter *f, const once_hash *h, uint64_t now_ms,
                                         bool *seen)
 {
     (void)now_ms;
-    once_array_filter *a = ARRAY(f);
-    const blocked_impl *impl = a->impl;
-    *seen = impl->test_and_add(block_of(a, h), (uint32_t)(h->hi >> 32),
-                               lane_mask(a->hashes, (uint32_t)(h->hi & 15)));
+    *seen = impl_of(f)->one(f, h, ONCE_OP_TEST_AND_ADD);
     return ONCE_OK;
 }
 
 static once_status blocked_add(once_filter *f, const once_hash *h, uint64_t now_ms)
 {
-    bool seen;
-    return blocked_test_and_add(f, h, now_ms, &seen);
+    (void)now_ms;
+    impl_of(f)->one(f, h, ONCE_OP_ADD);
+    return ONCE_OK;
 }
 
 static void blocked_prefetch(const once_filter *f, const once_hash *h)
 {
-    once_prefetch_write(block_of(CARRAY(f), h));
+    once_prefetch_write(block_of(CARRAY(f), h->lo));
+}
+
+static void blocked_batch(once_filter *f, const once_key *keys, size_t count, once_batch_op op,
+                          uint8_t *out)
+{
+    impl_of(f)->batch(f, keys, count, op, out);
 }
 
 static void blocked_stats(const once_filter *f, once_stats *st)
@@ -328,6 +380,7 @@ const once_filter_ops once_blocked_ops = {
     .add = blocked_add,
     .test_and_add = blocked_test_and_add,
     .prefetch = blocked_prefetch,
+    .batch = blocked_batch,
     .remove = NULL,
     .clear = once_array_clear,
     .same_geometry = once_array_same_geometry,

@@ -334,6 +334,11 @@ once_status once_add_batch(once_filter *f, const once_key *keys, size_t count)
     once_status st = check_batch(f, keys, count);
     if (st != ONCE_OK)
         return st;
+    if (f->ops->batch) {
+        f->ops->batch(f, keys, count, ONCE_OP_ADD, NULL);
+        f->items += count;
+        return ONCE_OK;
+    }
     once_hash ring[BATCH_RING];
     batch_prime(f, keys, count, ring);
     for (size_t i = 0; i < count; i++) {
@@ -354,6 +359,11 @@ once_status once_query_batch(const once_filter *f, const once_key *keys, size_t 
         return st;
     if (present == NULL && count != 0)
         return ONCE_ERR_INVALID;
+    if (f->ops->batch) {
+        /* The fused loops never write through a query. */
+        f->ops->batch((once_filter *)f, keys, count, ONCE_OP_QUERY, present);
+        return ONCE_OK;
+    }
     once_hash ring[BATCH_RING];
     batch_prime(f, keys, count, ring);
     for (size_t i = 0; i < count; i++) {
@@ -371,6 +381,12 @@ once_status once_test_and_add_batch(once_filter *f, const once_key *keys, size_t
         return st;
     if (seen == NULL && count != 0)
         return ONCE_ERR_INVALID;
+    if (f->ops->batch) {
+        f->ops->batch(f, keys, count, ONCE_OP_TEST_AND_ADD, seen);
+        for (size_t i = 0; i < count; i++)
+            f->items += !seen[i];
+        return ONCE_OK;
+    }
     once_hash ring[BATCH_RING];
     batch_prime(f, keys, count, ring);
     for (size_t i = 0; i < count; i++) {

@@ -86,6 +86,8 @@ typedef enum once_combine_op { ONCE_COMBINE_UNION, ONCE_COMBINE_INTERSECT } once
 
 struct once_writer; /* serialize.c */
 
+typedef enum once_batch_op { ONCE_OP_QUERY, ONCE_OP_ADD, ONCE_OP_TEST_AND_ADD } once_batch_op;
+
 typedef struct once_filter_ops {
     once_type type;
     const char *name;
@@ -95,6 +97,12 @@ typedef struct once_filter_ops {
     once_status (*add)(once_filter *f, const once_hash *h, uint64_t now_ms);
     once_status (*test_and_add)(once_filter *f, const once_hash *h, uint64_t now_ms, bool *seen);
     void (*prefetch)(const once_filter *f, const once_hash *h);
+    /* Optional fused batch loop (hash, prefetch and probe in one pass) for layouts
+     * where the per-key work is small enough that the generic loop's calls dominate.
+     * Keys are already validated; `out` gets seen/present per key (unused for ADD).
+     * NULL: filter.c's generic loop over prefetch and the one-key operations. */
+    void (*batch)(once_filter *f, const once_key *keys, size_t count, once_batch_op op,
+                  uint8_t *out);
     once_status (*remove)(once_filter *f, const once_hash *h, uint64_t now_ms); /* may be NULL */
     void (*clear)(once_filter *f);
     /* Geometry equality is checked by filter.c through same_geometry. */

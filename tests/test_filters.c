@@ -406,6 +406,24 @@ static void simd_paths_write_identical_bits(void)
             REQUIRE(f != NULL);
             add_keys(f, 50 + k, 3000);
             CHECK(count_present(f, 50 + k, 3000) == 3000);
+            /* The fused batch loop of the same path writes the same bits. */
+            once_filter *g = NULL;
+            CHECK_OK(once_create(&g, &c));
+            REQUIRE(g != NULL);
+            static testing_key raw[3000];
+            static once_key keys[3000];
+            static uint8_t seen[3000];
+            for (int i = 0; i < 3000; i++) {
+                raw[i] = testing_key_make(50 + k, (uint64_t)i);
+                keys[i] = (once_key){&raw[i], sizeof raw[i], 0};
+            }
+            CHECK_OK(once_test_and_add_batch(g, keys, 1500, seen));
+            CHECK_OK(once_add_batch(g, keys + 1500, 1500));
+            CHECK(same_bits(f, g));
+            CHECK_OK(once_query_batch(g, keys, 3000, seen));
+            for (int i = 0; i < 3000; i++)
+                CHECK(seen[i] == 1);
+            once_free(g);
             void *buf = NULL;
             size_t len = 0;
             CHECK_OK(once_save_to_buffer(f, &buf, &len));
