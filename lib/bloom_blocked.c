@@ -118,7 +118,7 @@ TARGET_AVX2 PROBE_INLINE bool avx2_probe(uint64_t *block, uint32_t x, uint32_t l
     __m256i b0 = _mm256_load_si256((const __m256i *)block);
     __m256i b1 = _mm256_load_si256((const __m256i *)(block + 4));
     bool all = _mm256_testc_si256(b0, lo) & _mm256_testc_si256(b1, up);
-    if (op != ONCE_OP_QUERY && !all) {
+    if (op != ONCE_OP_QUERY) { /* unconditional: a branch here mispredicts on mixed streams */
         _mm256_store_si256((__m256i *)block, _mm256_or_si256(b0, lo));
         _mm256_store_si256((__m256i *)(block + 4), _mm256_or_si256(b1, up));
     }
@@ -134,7 +134,7 @@ TARGET_AVX512 PROBE_INLINE bool avx512_probe(uint64_t *block, uint32_t x, uint32
     __m512i bits = _mm512_sllv_epi32(_mm512_set1_epi32(1), _mm512_srli_epi32(product, 27));
     __m512i b = _mm512_load_si512((const void *)block);
     bool all = _mm512_mask_test_epi32_mask(lanes, b, bits) == lanes;
-    if (op != ONCE_OP_QUERY && !all)
+    if (op != ONCE_OP_QUERY) /* unconditional: a branch here mispredicts on mixed streams */
         _mm512_store_si512((void *)block, _mm512_mask_or_epi32(b, lanes, b, bits));
     return all;
 }
@@ -155,6 +155,14 @@ static inline uint64_t *block_of(const once_array_filter *a, uint64_t lo)
  * fields are copied to locals first: the byte-sized result stores could alias them and
  * would otherwise force a reload of each one per key.
  */
+PROBE_INLINE void prefetch_for(once_batch_op op, const void *line)
+{
+    if (op == ONCE_OP_QUERY)
+        once_prefetch_read(line);
+    else
+        once_prefetch_write(line);
+}
+
 #define BLOCKED_AHEAD 16 /* enough lines in flight to cover DRAM latency at a few ns a key */
 
 #define DEFINE_BLOCKED_BATCH(NAME, TARGET, PROBE)                                               \
@@ -175,7 +183,7 @@ static inline uint64_t *block_of(const once_array_filter *a, uint64_t lo)
             once_hash h = once_hash_key(keys[i].data, keys[i].len, seed);                       \
             block[i] = array + once_reduce(h.lo, blocks) * (BLOCK_BITS / 64);                   \
             high[i] = h.hi;                                                                     \
-            once_prefetch_write(block[i]);                                                      \
+            prefetch_for(op, block[i]);                                                         \
         }                                                                                       \
         for (size_t i = 0; i < count; i++) {                                                    \
             size_t slot = i % BLOCKED_AHEAD;                                                    \
@@ -188,7 +196,7 @@ static inline uint64_t *block_of(const once_array_filter *a, uint64_t lo)
                 once_hash h = once_hash_key(keys[next].data, keys[next].len, seed);             \
                 block[slot] = array + once_reduce(h.lo, blocks) * (BLOCK_BITS / 64);            \
                 high[slot] = h.hi;                                                              \
-                once_prefetch_write(block[slot]);                                               \
+                prefetch_for(op, block[slot]);                                                  \
             }                                                                                   \
         }                                                                                       \
     }
