@@ -1,0 +1,109 @@
+/*
+ * fuzz_load.c - libFuzzer target for once_load.
+ *
+ * Each input is loaded twice: as it is, and with its last 8 bytes replaced by the
+ * right XXH3-64 of the rest.  The raw load mostly exercises the length and checksum
+ * checks; the resealed one lets mutations through to the field validation and the
+ * structure loaders, which a checksum would otherwise hide from the fuzzer (a hostile
+ * writer computes checksums too).
+ *
+ * For every input the loader accepts, the filter must be usable and canonical:
+ * saving it straight away gives back exactly the input, it answers and inserts keys,
+ * reports statistics, and what it saves after that loads again to the same size.
+ * Anything else is a loader bug and aborts, so the fuzzer keeps the input.
+ */
+#include "once.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void fail(const char *why)
+{
+    fprintf(stderr, "fuzz_load: %s\n", why);
+    abort();
+}
+
+static void check_loaded(once_filter *f, const uint8_t *data, size_t size)
+{
+    void *saved = NULL;
+    size_t saved_len = 0;
+    if (once_save_to_buffer(f, &saved, &saved_len) != ONCE_OK)
+        fail("accepted filter does not save");
+    if (saved_len != size || memcmp(saved, data, size) != 0)
+        fail("accepted file does not save back to itself");
+    free(saved);
+
+    /* The empty key, a key with NULs, and keys either side of XXH3's short-input path. */
+    static const struct {
+        const char *data;
+        size_t len;
+    } keys[] = {
+        {"", 0}, {"a", 1}, {"\0\xff\0", 3}, {"once", 4}, {"a longer key, past 16 bytes", 27},
+    };
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const char *key = keys[i].data;
+        size_t len = keys[i].len;
+        bool present = false, seen = false;
+        if (once_query(f, key, len, 0, &present) != ONCE_OK)
+            fail("query failed");
+        if (once_test_and_add(f, key, len, 0, &seen) != ONCE_OK || seen != present)
+            fail("test_and_add disagrees with query");
+        if (once_query(f, key, len, 0, &present) != ONCE_OK || !present)
+            fail("key absent right after test_and_add");
+    }
+    once_stats st;
+    if (once_get_stats(f, &st) != ONCE_OK || st.bits_set > st.bits)
+        fail("impossible statistics");
+
+    if (once_save_to_buffer(f, &saved, &saved_len) != ONCE_OK)
+        fail("filter does not save after use");
+    if (saved_len != once_saved_size(f))
+        fail("saved size differs from once_saved_size");
+    once_filter *g = NULL;
+    if (once_load(&g, saved, saved_len) != ONCE_OK || g == NULL)
+        fail("saved filter does not load again");
+    if (once_saved_size(g) != saved_len)
+        fail("reloaded filter has another saved size");
+    once_free(g);
+    free(saved);
+}
+
+static void load_one(const uint8_t *data, size_t size)
+{
+    once_filter *f = NULL;
+    once_status st = once_load(&f, data, size);
+    if (st == ONCE_OK) {
+        if (f == NULL)
+            fail("ONCE_OK without a filter");
+        check_loaded(f, data, size);
+        once_free(f);
+    } else if (f != NULL || st <= ONCE_OK || st >= ONCE_STATUS_COUNT) {
+        fail("refusal with a filter or an unknown status");
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    /* Exact-size heap copies, so that a read past the end is caught. */
+    uint8_t *copy = malloc(size ? size : 1);
+    if (copy == NULL)
+        return 0;
+    if (size != 0)
+        memcpy(copy, data, size);
+    load_one(copy, size);
+    if (size >= 8) {
+        uint64_t sum = XXH3_64bits(copy, size - 8);
+        for (int i = 0; i < 8; i++)
+            copy[size - 8 + (size_t)i] = (uint8_t)(sum >> (8 * i));
+        load_one(copy, size);
+    }
+    free(copy);
+    return 0;
+}
