@@ -49,6 +49,8 @@ static const once_filter_ops *const all_ops[] = {
     &once_partitioned_ops,
     &once_blocked_ops,
     &once_counting_ops,
+    &once_apbf_ops,
+    &once_apbbf_ops,
 };
 
 const once_filter_ops *once_ops_for_type(once_type type)
@@ -118,8 +120,37 @@ static once_status new_by_geometry(once_filter **out, once_type type, uint64_t b
         return once_blocked_new(out, bits, hashes);
     case ONCE_COUNTING:
         return once_counting_new(out, bits, hashes);
+    case ONCE_APBF:
+    case ONCE_APBBF:
+        break; /* built by create_windowed */
     }
     return ONCE_ERR_INVALID;
+}
+
+static once_status seed_from(const once_config *config, uint64_t *seed)
+{
+    *seed = config->seed;
+    return config->seed_is_set ? ONCE_OK : once_random_seed(seed);
+}
+
+/* Windowed structures take their geometry from the whole config. */
+static once_status create_windowed(once_filter **out, const once_config *config)
+{
+    uint64_t seed;
+    once_status st = seed_from(config, &seed);
+    if (st != ONCE_OK)
+        return st;
+    once_filter *f = NULL;
+    st = once_age_create(&f, config);
+    if (st != ONCE_OK)
+        return st;
+    f->seed = seed;
+    once_stats s;
+    f->ops->stats(f, &s);
+    f->capacity = s.window;
+    f->error = config->hashes ? s.design_fpr : config->error;
+    *out = f;
+    return ONCE_OK;
 }
 
 once_status once_create(once_filter **out, const once_config *config)
@@ -129,6 +160,8 @@ once_status once_create(once_filter **out, const once_config *config)
     *out = NULL;
     if (once_ops_for_type(config->type) == NULL)
         return ONCE_ERR_INVALID;
+    if (config->type == ONCE_APBF || config->type == ONCE_APBBF)
+        return create_windowed(out, config);
 
     uint64_t bits = config->bits;
     uint32_t hashes = config->hashes;
@@ -150,12 +183,10 @@ once_status once_create(once_filter **out, const once_config *config)
             error = 0;
     }
 
-    uint64_t seed = config->seed;
-    if (!config->seed_is_set) {
-        once_status st = once_random_seed(&seed);
-        if (st != ONCE_OK)
-            return st;
-    }
+    uint64_t seed;
+    once_status st0 = seed_from(config, &seed);
+    if (st0 != ONCE_OK)
+        return st0;
 
     once_filter *f = NULL;
     once_status st = new_by_geometry(&f, config->type, bits, hashes);

@@ -28,6 +28,8 @@
  * enough that every size computation below fits in 64 bits without overflow. */
 #define ONCE_MAX_CELLS (UINT64_C(1) << 40)
 #define ONCE_MAX_HASHES 64u
+/* Age-partitioned windows: at most this many insertion (k) or age (l) segments. */
+#define ONCE_MAX_AGE_SLICES 128u
 
 typedef struct once_hash {
     uint64_t lo, hi;
@@ -69,6 +71,14 @@ static inline uint64_t once_probe_next(once_probe *p, uint64_t range)
     p->y += p->i;
     p->i++;
     return pos;
+}
+
+/* Position i of the same sequence in closed form, for layouts that need probe i
+ * without the ones before it (x_i = lo + i*y + i(i-1)(i-2)/6, y = hi | 1). */
+static inline uint64_t once_probe_at(const once_hash *h, uint64_t i, uint64_t range)
+{
+    uint64_t x = h->lo + i * (h->hi | 1) + i * (i - 1) * (i - 2) / 6;
+    return once_reduce(x, range);
 }
 
 static inline void once_prefetch_read(const void *addr)
@@ -133,6 +143,8 @@ extern const once_filter_ops once_standard_ops;
 extern const once_filter_ops once_partitioned_ops;
 extern const once_filter_ops once_blocked_ops;
 extern const once_filter_ops once_counting_ops;
+extern const once_filter_ops once_apbf_ops;
+extern const once_filter_ops once_apbbf_ops;
 
 const once_filter_ops *once_ops_for_type(once_type type);
 
@@ -141,6 +153,13 @@ once_status once_standard_new(once_filter **out, uint64_t bits, uint32_t hashes)
 once_status once_partitioned_new(once_filter **out, uint64_t bits, uint32_t hashes);
 once_status once_blocked_new(once_filter **out, uint64_t bits, uint32_t hashes);
 once_status once_counting_new(once_filter **out, uint64_t counters, uint32_t hashes);
+
+/* Windowed structures are built from the whole config (apbf.c). */
+once_status once_age_create(once_filter **out, const once_config *config);
+
+/* The age-partitioned recurrences (sizing.c) over explicit per-slice match rates. */
+double once_age_fpr(uint32_t k, uint32_t l, const double *fill);
+double once_age_accesses_absent(uint32_t k, uint32_t l, const double *fill);
 
 /* Geometry planning for the blocked layout (bloom_blocked.c). */
 once_status once_blocked_plan(uint64_t capacity, double error, uint64_t *bits, uint32_t *hashes);

@@ -56,6 +56,9 @@ double once_fpr_for(once_type type, uint64_t bits, uint32_t hashes, uint64_t ite
         return once_fpr_partitioned(bits, hashes, items);
     case ONCE_BLOCKED:
         return once_fpr_blocked(bits, hashes, items);
+    case ONCE_APBF:
+    case ONCE_APBBF:
+        break; /* windows have no single-filter formula: see once_apbf_fpr */
     }
     return 1.0;
 }
@@ -138,4 +141,146 @@ once_status once_plan(once_type type, uint64_t capacity, double error, uint64_t 
     *bits = best_bits;
     *hashes = best_k;
     return ONCE_OK;
+}
+
+/* ------------------------------------------------- age-partitioned windows */
+
+/*
+ * The false-positive recurrence of paper 001, section 5.3.  With slice (segment) i
+ * matching a random absent key with probability r_i, F(a, i) is the chance of
+ * completing k consecutive matches from slice i with a matches already behind it:
+ *     F(a, i) = 1                                    if a = k
+ *             = 0                                    if i > l + a
+ *             = r_i F(a+1, i+1) + (1 - r_i) F(0, i+1) otherwise
+ * and the filter's rate is F(0, 0).  Computed bottom-up over i (F at i depends only on
+ * i + 1), so the cost is O(k (k + l)) with two rows of storage.
+ */
+double once_age_fpr(uint32_t k, uint32_t l, const double *fill)
+{
+    if (k == 0 || l == 0 || k > ONCE_MAX_AGE_SLICES || l > ONCE_MAX_AGE_SLICES)
+        return 1.0;
+    uint32_t slices = k + l;
+    double next[ONCE_MAX_AGE_SLICES + 1], row[ONCE_MAX_AGE_SLICES + 1];
+    /* Row i = slices: past the last slice only a = k succeeds. */
+    for (uint32_t a = 0; a <= k; a++)
+        next[a] = a == k ? 1.0 : 0.0;
+    for (uint32_t i = slices; i-- > 0;) {
+        for (uint32_t a = 0; a <= k; a++) {
+            if (a == k)
+                row[a] = 1.0;
+            else if (i > l + a)
+                row[a] = 0.0;
+            else
+                row[a] = fill[i] * next[a + 1] + (1.0 - fill[i]) * next[0];
+        }
+        memcpy(next, row, sizeof(double) * (k + 1));
+    }
+    return next[0];
+}
+
+/* The peak (just before a shift) fills the paper assumes: a linear ramp 1/(2k) ..
+ * k/(2k) over the k insertion slices, then 1/2 (paper 001, section 5.3). */
+static void paper_fills(uint32_t k, uint32_t l, double *fill)
+{
+    for (uint32_t i = 0; i < k + l; i++)
+        fill[i] = i < k ? (double)(i + 1) / (2.0 * k) : 0.5;
+}
+
+double once_apbf_fpr(uint32_t k, uint32_t l)
+{
+    double fill[2 * ONCE_MAX_AGE_SLICES];
+    if (k == 0 || l == 0 || k > ONCE_MAX_AGE_SLICES || l > ONCE_MAX_AGE_SLICES)
+        return 1.0;
+    paper_fills(k, l, fill);
+    return once_age_fpr(k, l, fill);
+}
+
+/*
+ * Expected accesses of a query that answers false, by the paper's recurrence A for
+ * Algorithm 1 (start at slice l; on a miss jump back k slices keeping the matches
+ * found as p).  E[accesses; false] and P(false) are computed together by memoized
+ * recursion over the state (p, c, i); the answer is their ratio.
+ */
+typedef struct access_state {
+    uint32_t k, l;
+    const double *fill;
+    double *p_false, *accesses;
+    unsigned char *known;
+} access_state;
+
+static size_t access_index(const access_state *s, uint32_t p, uint32_t c, int i)
+{
+    size_t span = (size_t)(s->k + s->l) + s->k + 1;
+    return ((size_t)p * (s->k + 1) + c) * span + (size_t)(i + (int)s->k);
+}
+
+static void access_eval(access_state *s, uint32_t p, uint32_t c, int i, double *pf, double *acc)
+{
+    if (i < 0) {
+        *pf = 1.0;
+        *acc = 0.0;
+        return;
+    }
+    if (p + c >= s->k) {
+        *pf = 0.0;
+        *acc = 0.0;
+        return;
+    }
+    size_t at = access_index(s, p, c, i);
+    if (s->known[at]) {
+        *pf = s->p_false[at];
+        *acc = s->accesses[at];
+        return;
+    }
+    double r = s->fill[i];
+    double pf_hit, acc_hit, pf_miss, acc_miss;
+    access_eval(s, p, c + 1, i + 1, &pf_hit, &acc_hit);
+    access_eval(s, c, 0, i - (int)s->k, &pf_miss, &acc_miss);
+    /* Each access made here counts once on every false path through it. */
+    *pf = r * pf_hit + (1.0 - r) * pf_miss;
+    *acc = r * (pf_hit + acc_hit) + (1.0 - r) * (pf_miss + acc_miss);
+    s->known[at] = 1;
+    s->p_false[at] = *pf;
+    s->accesses[at] = *acc;
+}
+
+double once_age_accesses_absent(uint32_t k, uint32_t l, const double *fill)
+{
+    if (k == 0 || l == 0 || k > ONCE_MAX_AGE_SLICES || l > ONCE_MAX_AGE_SLICES)
+        return 0.0;
+    access_state s = {k, l, fill, NULL, NULL, NULL};
+    size_t cells = (size_t)(k + 1) * (k + 1) * ((size_t)(k + l) + k + 1);
+    s.p_false = calloc(cells, sizeof(double));
+    s.accesses = calloc(cells, sizeof(double));
+    s.known = calloc(cells, 1);
+    double result = 0.0;
+    if (s.p_false && s.accesses && s.known) {
+        double pf, acc;
+        access_eval(&s, 0, 0, (int)l, &pf, &acc);
+        result = pf > 0 ? acc / pf : 0.0;
+    }
+    free(s.p_false);
+    free(s.accesses);
+    free(s.known);
+    return result;
+}
+
+double once_apbf_accesses_absent(uint32_t k, uint32_t l)
+{
+    double fill[2 * ONCE_MAX_AGE_SLICES];
+    if (k == 0 || l == 0 || k > ONCE_MAX_AGE_SLICES || l > ONCE_MAX_AGE_SLICES)
+        return 0.0;
+    paper_fills(k, l, fill);
+    return once_age_accesses_absent(k, l, fill);
+}
+
+/* Peak NPWS (paper 001, section 5.2): sum_{i<k} 2^-i / l. */
+double once_apbf_npws(uint32_t k, uint32_t l)
+{
+    if (l == 0)
+        return 0.0;
+    double sum = 0.0;
+    for (uint32_t i = 0; i < k; i++)
+        sum += ldexp(1.0, -(int)i);
+    return sum / l;
 }

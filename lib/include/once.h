@@ -72,8 +72,27 @@ typedef enum once_type {
     ONCE_STANDARD = 1,    /* one bit array, k probes */
     ONCE_PARTITIONED = 2, /* k slices, one probe each */
     ONCE_BLOCKED = 3,     /* one 512-bit cache line per key */
-    ONCE_COUNTING = 4     /* 4-bit saturating counters, supports delete */
+    ONCE_COUNTING = 4,    /* 4-bit saturating counters, supports delete */
+    ONCE_APBF = 5,        /* count window: Age-Partitioned Bloom filter (k + l slices) */
+    ONCE_APBBF = 6        /* count window: Age-Partitioned Blocked Bloom filter */
 } once_type;
+
+/*
+ * Windowed structures and dedup semantics
+ *
+ * A windowed filter forgets keys that fall out of its window.  test-and-add answers
+ * "seen inside the window" and, under the default policy (first-test-then-set, paper
+ * 000 Definition 4), inserts only a key it did not report seen: a count window of w
+ * then spans the last w *delivered* keys.  Under the refresh policy a key reported seen
+ * is inserted again, so its window restarts from its last occurrence and a count
+ * window spans the last w events of any kind.  Inside the window a delivered key is
+ * always reported seen (no false negatives); past the window plus the structure's
+ * slack it is reported seen at most at the target false-positive rate.
+ */
+typedef enum once_policy {
+    ONCE_POLICY_FIRST = 0,  /* insert only keys not seen: the window counts deliveries */
+    ONCE_POLICY_REFRESH = 1 /* re-insert seen keys: the window counts from the last one */
+} once_policy;
 
 /* Name <-> type for command lines and reports ("standard", "blocked", ...). */
 ONCE_API const char *once_type_name(once_type type);
@@ -94,6 +113,14 @@ typedef struct once_config {
     uint32_t hashes;   /* explicit number of probes k; 0 = derive */
     uint64_t seed;     /* hash seed, used when seed_is_set */
     bool seed_is_set;  /* false: draw a random seed */
+
+    /* Windowed structures (ignored by the static ones). */
+    uint64_t window;         /* count window w: keys kept (APBF, APBBF) */
+    uint32_t level;          /* APBF/APBBF: 0 = fewest slices; higher = less slack, more slices */
+    uint32_t age_slices;     /* explicit l (with `hashes` = k); 0 = choose from error/level */
+    uint32_t block_bits;     /* APBBF block size B: 64 or 512 (0 = 512) */
+    uint32_t block_hashes;   /* APBBF bits per block b: 4 or 8 (0 = 8) */
+    once_policy policy;      /* what test-and-add does with a key it reports seen */
 } once_config;
 
 /* Fill `config` with the defaults: capacity 1,000,000, error 0.001, random seed. */
@@ -160,6 +187,16 @@ typedef struct once_stats {
     uint32_t hashes;       /* probes per key */
     double fpr_estimate;   /* false-positive rate estimated from the current fill */
     uint64_t seed;
+
+    /* Windowed structures (zero for static ones). */
+    uint64_t window;       /* guaranteed window, in keys (count windows) */
+    uint64_t slack;        /* beyond the window, how long keys may still be reported seen */
+    uint32_t slices;       /* k + l segments */
+    uint32_t age_slices;   /* l */
+    uint64_t generation;   /* insertions per generation g */
+    double npws;           /* peak normalized probability-weighted slack (paper 001, 5.2) */
+    double accesses_absent; /* expected segment accesses of a query that answers false */
+    double design_fpr;     /* the structure's own formula for its peak rate */
 } once_stats;
 
 ONCE_API once_status once_get_stats(const once_filter *filter, once_stats *stats);
@@ -202,6 +239,13 @@ ONCE_API double once_fpr_standard_approx(uint64_t bits, uint32_t hashes, uint64_
 ONCE_API double once_fpr_partitioned(uint64_t bits, uint32_t hashes, uint64_t items);
 ONCE_API double once_fpr_blocked(uint64_t bits, uint32_t hashes, uint64_t items);
 ONCE_API double once_fpr_for(once_type type, uint64_t bits, uint32_t hashes, uint64_t items);
+/* Age-partitioned filters (paper 001, section 5): the false-positive recurrence F at
+ * the peak fills the paper assumes (a linear ramp over the k insertion slices, then
+ * 1/2), the expected slice accesses of a query answering false (recurrence A), and the
+ * peak normalized probability-weighted slack. */
+ONCE_API double once_apbf_fpr(uint32_t k, uint32_t l);
+ONCE_API double once_apbf_accesses_absent(uint32_t k, uint32_t l);
+ONCE_API double once_apbf_npws(uint32_t k, uint32_t l);
 /* m = -n ln p / (ln 2)^2 and k = round(m/n ln 2): the optimum of Eq. 2. */
 ONCE_API uint64_t once_optimal_bits(uint64_t capacity, double error);
 ONCE_API uint32_t once_optimal_hashes(uint64_t bits, uint64_t capacity);

@@ -1,0 +1,580 @@
+/*
+ * apbf.c - count windows: the Age-Partitioned Bloom Filter (APBF) and its blocked
+ * variant (APBBF), paper 001 sections 5 and 6.
+ *
+ * Design
+ *   The filter is k + l segments in a circular buffer of physical segments
+ *   b_0 .. b_{k+l-1}.  Logical segment s_i lives at physical (base + i) mod (k + l).
+ *   Insertions go to s_0 .. s_{k-1}; every g insertions (one generation) the segments
+ *   age by one: base steps back, and the physical segment that held s_{k+l-1} is
+ *   cleared and becomes the new s_0.  A key matches a segment through that physical
+ *   segment's own hash (probe j of the shared sequence for physical j), so a key keeps
+ *   its positions as its segments age.  A query reports present when k consecutive
+ *   logical segments match, searched by the paper's skip-back Algorithm 1: start at
+ *   s_l, walk forward while matching, and on a miss jump back k segments keeping the
+ *   matches already found.
+ *
+ *   APBF   a segment is one slice of m bits, one bit per key: the partitioned filter
+ *          spread over ages.  g = floor(m ln2 / k) keeps a slice at fill 1/2 after its k
+ *          insertion generations (section 5.2).
+ *   APBBF  a segment is a blocked filter: B-bit blocks (64 or 512), b bits per key in
+ *          one block, the block partitioned into b parts of B/b bits, one bit per part
+ *          (section 6).  A key costs k block accesses to insert and a few to query.
+ *          g is set so that a full segment's blocks hold, on average, the load at
+ *          which each part-bit is set with probability 1/2 (the APBF's fill target);
+ *          with Poisson block loads a full segment then matches an absent key with
+ *          probability E[(1 - (1 - b/B)^T)^b], which the recurrence F uses in place
+ *          of the slice fill.  This reproduces Table 3's APBBF column exactly.
+ *
+ * Window and slack (section 5.2)
+ *   A key inserted into s_0..s_{k-1} reaches s_l..s_{k+l-1} after l shifts and loses
+ *   its first slice at shift l + 1: it is reported present for at least the next
+ *   w = l*g insertions (the guaranteed window), and may be reported for up to k more
+ *   generations (slack s = k*g) with probability halving per lost slice.
+ *
+ * Choosing (k, l) from a target rate p (the "level" knob)
+ *   k = ceil(log2(1/p)) + level for the APBF (ceil(log2(1/p) / b) + level for the APBBF),
+ *   then the largest l whose false-positive rate F(k, l) at the *actual* peak fills
+ *   (1 - 2^-(i+1)/k for the insertion slices, not the paper's linear ramp) stays at or
+ *   below p.  Larger l means less slack and fewer bits per window key but more
+ *   accesses for a negative query; level 0 is the fewest slices.  This rule is stricter
+ *   than Table 2, whose lowest rows exceed their aimed rate by up to 21%.
+ *
+ * Invariants
+ *   - 0 <= filled <= g; a shift happens at the start of an insertion when filled = g;
+ *   - only clear() and the shift clear bits, and a shift clears only the segment that
+ *     leaves the window, so a key inserted within the last l*g insertions always has
+ *     its k segments intact: no false negatives inside the window;
+ *   - queries never change state.
+ */
+#include "once_internal.h"
+
+#include <math.h>
+
+#define MIN_BLOCK_PART 8 /* bits per in-block part; b = B / part */
+
+typedef struct age_filter {
+    once_filter base;
+    uint32_t k, l, segments;
+    uint32_t block_bits;   /* 0 for APBF slices; 64 or 512 for APBBF */
+    uint32_t block_hashes; /* b (APBBF) */
+    uint64_t segment_bits; /* m: bits per segment */
+    uint64_t segment_words;
+    uint64_t generation; /* g */
+    uint64_t filled;     /* insertions into the current generation */
+    uint64_t shifts;     /* generations completed since creation or clear */
+    uint32_t head;       /* physical index of logical segment 0 */
+    uint32_t policy;
+    uint64_t *array; /* segments * segment_words words */
+} age_filter;
+
+#define AGE(f) ((age_filter *)(f))
+#define CAGE(f) ((const age_filter *)(f))
+
+static inline uint64_t *segment_at(const age_filter *a, uint32_t physical)
+{
+    return a->array + (uint64_t)physical * a->segment_words;
+}
+
+static inline uint32_t physical_of(const age_filter *a, uint32_t logical)
+{
+    uint32_t p = a->head + logical;
+    return p >= a->segments ? p - a->segments : p;
+}
+
+/* ---------------------------------------------------------- segment probes */
+
+/* APBBF: the b one-bit masks of a key in its block of physical segment j.  The block
+ * comes from the high bits of x (multiply-shift); the in-part offsets from a
+ * remix of x, log2(B/b) bits each. */
+static inline uint64_t *block_masks(const age_filter *a, const once_hash *h, uint32_t j,
+                                    uint64_t masks[8])
+{
+    uint64_t blocks = a->segment_bits / a->block_bits;
+    uint64_t x = h->lo + (uint64_t)j * (h->hi | 1) + (uint64_t)j * (j - 1) * (j - 2) / 6;
+    uint64_t *block = segment_at(a, j) + once_reduce(x, blocks) * (a->block_bits / 64);
+    uint64_t y = (x ^ (x >> 31)) * UINT64_C(0x9FB21C651E98DF25);
+    y ^= y >> 29;
+    uint32_t part = a->block_bits / a->block_hashes;
+    uint32_t shift = (uint32_t)__builtin_ctz(part);
+    for (uint32_t w = 0; w < a->block_bits / 64; w++)
+        masks[w] = 0;
+    for (uint32_t t = 0; t < a->block_hashes; t++) {
+        uint32_t bit = t * part + (uint32_t)((y >> (t * shift)) & (part - 1));
+        masks[bit >> 6] |= UINT64_C(1) << (bit & 63);
+    }
+    return block;
+}
+
+static bool segment_match(const age_filter *a, const once_hash *h, uint32_t j)
+{
+    if (a->block_bits == 0)
+        return once_bit_get(segment_at(a, j), once_probe_at(h, j, a->segment_bits));
+    uint64_t masks[8];
+    const uint64_t *block = block_masks(a, h, j, masks);
+    for (uint32_t w = 0; w < a->block_bits / 64; w++)
+        if ((block[w] & masks[w]) != masks[w])
+            return false;
+    return true;
+}
+
+static void segment_set(age_filter *a, const once_hash *h, uint32_t j)
+{
+    if (a->block_bits == 0) {
+        once_bit_set(segment_at(a, j), once_probe_at(h, j, a->segment_bits));
+        return;
+    }
+    uint64_t masks[8];
+    uint64_t *block = block_masks(a, h, j, masks);
+    for (uint32_t w = 0; w < a->block_bits / 64; w++)
+        block[w] |= masks[w];
+}
+
+/* ---------------------------------------------------------------- ops */
+
+/* Algorithm 1 of paper 001: k consecutive matching segments among s_0..s_{k+l-1}. */
+static bool age_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
+{
+    (void)now_ms;
+    const age_filter *a = CAGE(f);
+    int i = (int)a->l;
+    uint32_t before = 0, run = 0;
+    while (i >= 0) {
+        if (segment_match(a, h, physical_of(a, (uint32_t)i))) {
+            run++;
+            i++;
+            if (before + run == a->k)
+                return true;
+        } else {
+            i -= (int)a->k;
+            before = run;
+            run = 0;
+        }
+    }
+    return false;
+}
+
+static void age_shift(age_filter *a)
+{
+    a->head = a->head == 0 ? a->segments - 1 : a->head - 1;
+    memset(segment_at(a, a->head), 0, (size_t)(a->segment_words * 8));
+    a->filled = 0;
+    a->shifts++;
+}
+
+static void age_insert(age_filter *a, const once_hash *h)
+{
+    if (a->filled == a->generation)
+        age_shift(a);
+    for (uint32_t i = 0; i < a->k; i++)
+        segment_set(a, h, physical_of(a, i));
+    a->filled++;
+}
+
+static once_status age_add(once_filter *f, const once_hash *h, uint64_t now_ms)
+{
+    (void)now_ms;
+    age_insert(AGE(f), h);
+    return ONCE_OK;
+}
+
+static once_status age_test_and_add(once_filter *f, const once_hash *h, uint64_t now_ms,
+                                    bool *seen)
+{
+    age_filter *a = AGE(f);
+    *seen = age_query(f, h, now_ms);
+    if (!*seen || a->policy == ONCE_POLICY_REFRESH)
+        age_insert(a, h);
+    return ONCE_OK;
+}
+
+static void age_prefetch(const once_filter *f, const once_hash *h)
+{
+    /* The first line a query reads (s_l) and the first it writes (s_0). */
+    const age_filter *a = CAGE(f);
+    uint32_t probes[2] = {physical_of(a, a->l), physical_of(a, 0)};
+    for (int t = 0; t < 2; t++) {
+        uint32_t j = probes[t];
+        if (a->block_bits == 0) {
+            once_prefetch_write(segment_at(a, j) + (once_probe_at(h, j, a->segment_bits) >> 6));
+        } else {
+            uint64_t masks[8];
+            once_prefetch_write(block_masks(a, h, j, masks));
+        }
+    }
+}
+
+static void age_clear(once_filter *f)
+{
+    age_filter *a = AGE(f);
+    memset(a->array, 0, (size_t)(a->segment_words * a->segments * 8));
+    a->filled = 0;
+    a->shifts = 0;
+    a->head = 0;
+}
+
+static void age_destroy(once_filter *f)
+{
+    once_words_free(AGE(f)->array);
+    free(f);
+}
+
+static bool age_same_geometry(const once_filter *x, const once_filter *y)
+{
+    const age_filter *a = CAGE(x), *b = CAGE(y);
+    return a->k == b->k && a->l == b->l && a->segment_bits == b->segment_bits &&
+           a->block_bits == b->block_bits && a->block_hashes == b->block_hashes &&
+           a->generation == b->generation && a->head == b->head;
+}
+
+/* Two windows combine segment by segment only when their ages line up (same geometry
+ * and the same head, checked by same_geometry); otherwise a union would mix ages.  The
+ * result keeps the destination's position in its generation. */
+static void age_combine(once_filter *dst, const once_filter *src, once_combine_op op)
+{
+    once_words_combine(AGE(dst)->array, CAGE(src)->array,
+                       AGE(dst)->segment_words * AGE(dst)->segments, op);
+}
+
+/* The rate at which one segment matches a random absent key, from its bits. */
+static double segment_rate(const age_filter *a, uint32_t j)
+{
+    const uint64_t *seg = segment_at(a, j);
+    if (a->block_bits == 0)
+        return (double)once_words_popcount(seg, a->segment_words) / (double)a->segment_bits;
+    /* A key needs all its b bits, one per part: average over blocks of the product of
+     * the part fills. */
+    uint64_t blocks = a->segment_bits / a->block_bits;
+    uint32_t part = a->block_bits / a->block_hashes;
+    double sum = 0.0;
+    for (uint64_t b = 0; b < blocks; b++) {
+        const uint64_t *block = seg + b * (a->block_bits / 64);
+        double product = 1.0;
+        for (uint32_t t = 0; t < a->block_hashes && product > 0.0; t++) {
+            uint32_t set = 0;
+            for (uint32_t bit = t * part; bit < (t + 1) * part; bit += 64 < part ? 64 : part) {
+                uint32_t width = part < 64 ? part : 64;
+                uint64_t word = block[bit >> 6] >> (bit & 63);
+                if (width < 64)
+                    word &= (UINT64_C(1) << width) - 1;
+                set += (uint32_t)__builtin_popcountll(word);
+            }
+            product *= (double)set / part;
+        }
+        sum += product;
+    }
+    return sum / (double)blocks;
+}
+
+/* Expected match rate of a full APBBF segment at a mean block load lambda: the block
+ * load is Poisson(lambda), and a block with t keys has each part-bit set with
+ * probability 1 - (1 - 1/part)^t, so a key matches with that to the power b. */
+static double blocked_segment_rate(uint32_t block_bits, uint32_t hashes, double lambda)
+{
+    double part = (double)block_bits / hashes;
+    double keep = 1.0 - 1.0 / part;
+    double term = exp(-lambda); /* P(T = 0) */
+    double sum = 0.0;
+    uint32_t limit = (uint32_t)(lambda + 12.0 * sqrt(lambda + 1.0) + 30.0);
+    for (uint32_t t = 0; t <= limit; t++) {
+        if (t > 0)
+            term *= lambda / t;
+        sum += term * pow(1.0 - pow(keep, t), hashes);
+    }
+    return sum;
+}
+
+/* The mean block load of a full APBBF segment: the load at which each part-bit is
+ * set with probability exactly 1/2, 1 - (1 - 1/part)^n = 1/2 (the fill target of the
+ * basic APBF, counted on the discrete part; Table 3's "cap." column is this load over
+ * part * ln 2, i.e. about 1 - 1/(2 part)). */
+static double blocked_full_load(uint32_t block_bits, uint32_t hashes)
+{
+    double part = (double)block_bits / hashes;
+    return -log(2.0) / log1p(-1.0 / part);
+}
+
+/* Peak (just before a shift) match rates of the k + l segments. */
+static void peak_fills(uint32_t k, uint32_t l, uint32_t block_bits, uint32_t hashes,
+                       double *fill)
+{
+    double full = block_bits ? blocked_full_load(block_bits, hashes) : 0.0;
+    for (uint32_t i = 0; i < k + l; i++) {
+        double share = i < k ? (double)(i + 1) / k : 1.0; /* of a full segment's load */
+        if (block_bits == 0)
+            fill[i] = 1.0 - exp2(-share); /* a slice at g = m ln2 / k: fill 1/2 when full */
+        else
+            fill[i] = blocked_segment_rate(block_bits, hashes, full * share);
+    }
+}
+
+static void age_stats(const once_filter *f, once_stats *st)
+{
+    const age_filter *a = CAGE(f);
+    st->bits = a->segment_bits * a->segments;
+    st->bits_set = once_words_popcount(a->array, a->segment_words * a->segments);
+    st->hashes = a->k;
+    st->window = (uint64_t)a->l * a->generation;
+    st->slack = (uint64_t)a->k * a->generation;
+    st->slices = a->segments;
+    st->age_slices = a->l;
+    st->generation = a->generation;
+    st->npws = once_apbf_npws(a->k, a->l);
+    double fill[2 * ONCE_MAX_AGE_SLICES];
+    peak_fills(a->k, a->l, a->block_bits, a->block_hashes, fill);
+    st->design_fpr = once_age_fpr(a->k, a->l, fill);
+    st->accesses_absent = once_age_accesses_absent(a->k, a->l, fill);
+    /* Now: the recurrence over the segments' measured match rates. */
+    for (uint32_t i = 0; i < a->segments; i++)
+        fill[i] = segment_rate(a, physical_of(a, i));
+    st->fpr_estimate = once_age_fpr(a->k, a->l, fill);
+}
+
+static uint64_t age_memory(const once_filter *f)
+{
+    return sizeof(age_filter) + CAGE(f)->segment_words * CAGE(f)->segments * 8;
+}
+
+/* Saved parameters, in order. */
+enum { P_K, P_L, P_SEGMENT_BITS, P_BLOCK_BITS, P_BLOCK_HASHES, P_GENERATION, P_FILLED, P_SHIFTS,
+       P_HEAD, P_POLICY, P_COUNT };
+
+static uint64_t age_params_size(const once_filter *f)
+{
+    (void)f;
+    return P_COUNT * 8;
+}
+
+static uint64_t age_payload_size(const once_filter *f)
+{
+    return CAGE(f)->segment_words * CAGE(f)->segments * 8;
+}
+
+static void age_save_params(const once_filter *f, once_writer *w)
+{
+    const age_filter *a = CAGE(f);
+    uint64_t v[P_COUNT] = {a->k,          a->l,      a->segment_bits, a->block_bits,
+                           a->block_hashes, a->generation, a->filled, a->shifts,
+                           a->head,       a->policy};
+    for (int i = 0; i < P_COUNT; i++)
+        once_writer_u64(w, v[i]);
+}
+
+static void age_save_payload(const once_filter *f, once_writer *w)
+{
+    once_writer_words(w, CAGE(f)->array, CAGE(f)->segment_words * CAGE(f)->segments);
+}
+
+static bool valid_blocks(uint32_t block_bits, uint32_t hashes)
+{
+    return (block_bits == 64 || block_bits == 512) && (hashes == 4 || hashes == 8);
+}
+
+/* Build the structure for validated geometry. */
+static once_status age_new(once_filter **out, const once_filter_ops *ops, uint32_t k, uint32_t l,
+                           uint64_t segment_bits, uint32_t block_bits, uint32_t block_hashes,
+                           uint64_t generation)
+{
+    if (k == 0 || l == 0 || k > ONCE_MAX_AGE_SLICES || l > ONCE_MAX_AGE_SLICES ||
+        segment_bits == 0 || generation == 0)
+        return ONCE_ERR_INVALID;
+    if (block_bits && (!valid_blocks(block_bits, block_hashes) || segment_bits % block_bits))
+        return ONCE_ERR_INVALID;
+    if (segment_bits > ONCE_MAX_CELLS / (k + l))
+        return ONCE_ERR_TOO_LARGE;
+    age_filter *a = calloc(1, sizeof *a);
+    if (a == NULL)
+        return ONCE_ERR_NOMEM;
+    once_filter_init(&a->base, ops);
+    a->k = k;
+    a->l = l;
+    a->segments = k + l;
+    a->block_bits = block_bits;
+    a->block_hashes = block_bits ? block_hashes : 0;
+    a->segment_bits = segment_bits;
+    a->segment_words = once_words_for_bits(segment_bits);
+    a->generation = generation;
+    a->array = once_words_alloc(a->segment_words * a->segments);
+    if (a->array == NULL) {
+        free(a);
+        return ONCE_ERR_NOMEM;
+    }
+    *out = &a->base;
+    return ONCE_OK;
+}
+
+static bool segments_tail_clear(const age_filter *a)
+{
+    for (uint32_t j = 0; j < a->segments; j++) {
+        const uint64_t *seg = segment_at(a, j);
+        uint64_t used = a->segment_bits;
+        if (used % 64 && (seg[used / 64] >> (used % 64)))
+            return false;
+        for (uint64_t w = (used + 63) / 64; w < a->segment_words; w++)
+            if (seg[w])
+                return false;
+    }
+    return true;
+}
+
+static once_status age_load(const once_filter_ops *ops, once_filter **out, const uint8_t *params,
+                            size_t params_len, const uint8_t *payload, size_t payload_len)
+{
+    once_reader r = {params, params_len, 0};
+    uint64_t v[P_COUNT];
+    for (int i = 0; i < P_COUNT; i++)
+        v[i] = once_reader_u64(&r);
+    if (r.failed || r.left != 0)
+        return ONCE_ERR_CORRUPT;
+    bool blocked = ops == &once_apbbf_ops;
+    if (v[P_K] == 0 || v[P_K] > ONCE_MAX_AGE_SLICES || v[P_L] == 0 ||
+        v[P_L] > ONCE_MAX_AGE_SLICES || v[P_SEGMENT_BITS] == 0 ||
+        v[P_SEGMENT_BITS] > ONCE_MAX_CELLS || v[P_GENERATION] == 0 ||
+        v[P_GENERATION] > v[P_SEGMENT_BITS] * 8 || v[P_FILLED] > v[P_GENERATION] ||
+        v[P_HEAD] >= v[P_K] + v[P_L] || v[P_POLICY] > ONCE_POLICY_REFRESH ||
+        (blocked ? !valid_blocks((uint32_t)v[P_BLOCK_BITS], (uint32_t)v[P_BLOCK_HASHES]) ||
+                       v[P_BLOCK_BITS] > 512 || v[P_BLOCK_HASHES] > 8
+                 : v[P_BLOCK_BITS] != 0 || v[P_BLOCK_HASHES] != 0))
+        return ONCE_ERR_CORRUPT;
+    once_filter *f = NULL;
+    once_status st = age_new(&f, ops, (uint32_t)v[P_K], (uint32_t)v[P_L], v[P_SEGMENT_BITS],
+                             (uint32_t)v[P_BLOCK_BITS], (uint32_t)v[P_BLOCK_HASHES],
+                             v[P_GENERATION]);
+    if (st != ONCE_OK)
+        return st == ONCE_ERR_INVALID ? ONCE_ERR_CORRUPT : st;
+    age_filter *a = AGE(f);
+    if (payload_len != a->segment_words * a->segments * 8) {
+        age_destroy(f);
+        return ONCE_ERR_CORRUPT;
+    }
+    once_words_from_le(a->array, payload, a->segment_words * a->segments);
+    a->filled = v[P_FILLED];
+    a->shifts = v[P_SHIFTS];
+    a->head = (uint32_t)v[P_HEAD];
+    a->policy = (uint32_t)v[P_POLICY];
+    if (!segments_tail_clear(a)) {
+        age_destroy(f);
+        return ONCE_ERR_CORRUPT;
+    }
+    *out = f;
+    return ONCE_OK;
+}
+
+static once_status apbf_load(once_filter **out, const uint8_t *params, size_t params_len,
+                             const uint8_t *payload, size_t payload_len)
+{
+    return age_load(&once_apbf_ops, out, params, params_len, payload, payload_len);
+}
+
+static once_status apbbf_load(once_filter **out, const uint8_t *params, size_t params_len,
+                              const uint8_t *payload, size_t payload_len)
+{
+    return age_load(&once_apbbf_ops, out, params, params_len, payload, payload_len);
+}
+
+/* ------------------------------------------------------------ planning */
+
+/* The largest l <= limit with F(k, l) <= p at the actual peak fills; 0 if none. */
+static uint32_t largest_age_slices(uint32_t k, double p, uint32_t block_bits, uint32_t hashes,
+                                   uint32_t limit)
+{
+    double fill[2 * ONCE_MAX_AGE_SLICES];
+    uint32_t best = 0;
+    for (uint32_t l = 1; l <= limit; l++) {
+        peak_fills(k, l, block_bits, hashes, fill);
+        if (once_age_fpr(k, l, fill) <= p)
+            best = l;
+        else
+            break; /* F grows with l */
+    }
+    return best;
+}
+
+once_status once_age_create(once_filter **out, const once_config *c)
+{
+    bool blocked = c->type == ONCE_APBBF;
+    const once_filter_ops *ops = blocked ? &once_apbbf_ops : &once_apbf_ops;
+    uint32_t block_bits = blocked ? (c->block_bits ? c->block_bits : 512) : 0;
+    uint32_t block_hashes = blocked ? (c->block_hashes ? c->block_hashes : 8) : 0;
+    if (blocked && !valid_blocks(block_bits, block_hashes))
+        return ONCE_ERR_INVALID;
+    if (c->policy != ONCE_POLICY_FIRST && c->policy != ONCE_POLICY_REFRESH)
+        return ONCE_ERR_INVALID;
+
+    uint32_t k = c->hashes, l = c->age_slices;
+    if ((k == 0) != (l == 0) || k > ONCE_MAX_AGE_SLICES || l > ONCE_MAX_AGE_SLICES)
+        return ONCE_ERR_INVALID;
+    if (k == 0) {
+        if (!(c->error >= 1e-12 && c->error < 1.0) || c->level > 32)
+            return ONCE_ERR_INVALID;
+        double bits_needed = -log2(c->error);
+        k = (uint32_t)ceil(bits_needed / (blocked ? block_hashes : 1)) + c->level;
+        if (k == 0)
+            k = 1;
+        /* The blocked variant's negative queries cost grows with l; the paper's
+         * configurations keep l within a few k. */
+        uint32_t limit = blocked ? 4 * k : ONCE_MAX_AGE_SLICES;
+        if (limit > ONCE_MAX_AGE_SLICES)
+            limit = ONCE_MAX_AGE_SLICES;
+        while (k <= ONCE_MAX_AGE_SLICES &&
+               (l = largest_age_slices(k, c->error, block_bits, block_hashes, limit)) == 0)
+            k++;
+        if (l == 0)
+            return ONCE_ERR_TOO_LARGE;
+    }
+
+    /* Geometry: explicit segment bits (then g follows from them), or a window. */
+    uint64_t generation, segment_bits;
+    double full = blocked ? blocked_full_load(block_bits, block_hashes) : log(2.0);
+    if (c->bits != 0) {
+        segment_bits = c->bits;
+        if (blocked)
+            segment_bits = (segment_bits + block_bits - 1) / block_bits * block_bits;
+        double per_segment = blocked ? (double)(segment_bits / block_bits) : (double)segment_bits;
+        generation = (uint64_t)floor(per_segment * full / k);
+    } else {
+        if (c->window == 0 || c->window > ONCE_MAX_CELLS)
+            return ONCE_ERR_INVALID;
+        generation = (c->window + l - 1) / l;
+        /* Slices: m = g k / ln2 (section 5.2).  Blocks: as many as hold k generations
+         * at the full load. */
+        double units = ceil((double)generation * k / full);
+        if (units > (double)ONCE_MAX_CELLS)
+            return ONCE_ERR_TOO_LARGE;
+        segment_bits = (uint64_t)units * (blocked ? block_bits : 1);
+    }
+    if (generation == 0)
+        return ONCE_ERR_INVALID;
+    once_status st =
+        age_new(out, ops, k, l, segment_bits, block_bits, block_hashes, generation);
+    if (st != ONCE_OK)
+        return st;
+    AGE(*out)->policy = c->policy;
+    return ONCE_OK;
+}
+
+#define AGE_OPS(NAME, TYPE, LABEL, LOAD)                                                        \
+    const once_filter_ops NAME = {                                                              \
+        .type = TYPE,                                                                           \
+        .name = LABEL,                                                                          \
+        .destroy = age_destroy,                                                                 \
+        .query = age_query,                                                                     \
+        .add = age_add,                                                                         \
+        .test_and_add = age_test_and_add,                                                       \
+        .prefetch = age_prefetch,                                                               \
+        .batch = NULL,                                                                          \
+        .remove = NULL,                                                                         \
+        .clear = age_clear,                                                                     \
+        .same_geometry = age_same_geometry,                                                     \
+        .combine = age_combine,                                                                 \
+        .stats = age_stats,                                                                     \
+        .memory = age_memory,                                                                   \
+        .saved_params_size = age_params_size,                                                   \
+        .saved_payload_size = age_payload_size,                                                 \
+        .save_params = age_save_params,                                                         \
+        .save_payload = age_save_payload,                                                       \
+        .load = LOAD,                                                                           \
+    };
+
+AGE_OPS(once_apbf_ops, ONCE_APBF, "apbf", apbf_load)
+AGE_OPS(once_apbbf_ops, ONCE_APBBF, "apbbf", apbbf_load)

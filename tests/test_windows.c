@@ -1,0 +1,563 @@
+/*
+ * test_windows.c - what the count-window structures (APBF, APBBF) promise.
+ *
+ *   - the recurrence F of paper 001 reproduces Table 2's "actual fp" column and the
+ *     access recurrence A its "query false" column; the APBBF rates reproduce Table 3;
+ *   - a key delivered within the window is always reported seen (no false negatives),
+ *     under both policies, for random and Zipf streams with duplicates;
+ *   - measured on the filter in steady state, the false-positive rate averaged over a
+ *     generation and the rate just before a shift agree with the formula at the
+ *     filter's real fills, and with the table wherever the paper's linear-ramp fill
+ *     assumption holds (see check_measured_rate);
+ *   - the planner meets the target for every level, and a filter saved mid-stream and
+ *     loaded continues exactly as the original.
+ */
+#include "once.h"
+#include "testing.h"
+
+/* ------------------------------------------------------------- tables */
+
+typedef struct table2_row {
+    uint32_t k, l;
+    double fp, accesses_false;
+} table2_row;
+
+/* Paper 001, Table 2: k, l, actual fp, expected accesses of a query answering false. */
+static const table2_row table2[] = {
+    {4, 3, 0.100586, 2.16},   {5, 7, 0.101603, 3.42},   {6, 14, 0.098623, 5.42},
+    {7, 28, 0.099033, 9.10},  {8, 56, 0.100234, 15.60}, {7, 5, 0.011232, 2.02},
+    {8, 8, 0.010244, 3.09},   {9, 14, 0.010212, 3.79},  {10, 25, 0.010076, 5.85},
+    {11, 46, 0.009948, 9.55}, {10, 7, 0.001211, 1.85},  {11, 9, 0.000918, 2.15},
+    {12, 14, 0.000981, 3.21}, {13, 23, 0.000928, 4.20}, {14, 40, 0.000988, 6.75},
+    {14, 11, 0.000099, 1.93}, {15, 15, 0.000100, 3.08}, {16, 22, 0.000097, 3.36},
+    {17, 36, 0.000099, 5.19}, {18, 63, 0.000099, 7.68}, {17, 13, 0.000011, 1.81},
+    {18, 16, 0.000009, 2.20}, {19, 22, 0.000010, 3.16}, {20, 33, 0.000010, 3.68},
+    {21, 54, 0.000010, 5.63},
+};
+#define TABLE2_ROWS (sizeof table2 / sizeof table2[0])
+
+typedef struct table3_row {
+    uint32_t k, l, block_bits, block_hashes;
+    double apbbf, apbf;
+} table3_row;
+
+/* Paper 001, Table 3: k, l, B, b, APBBF fp, fp of the APBF (k*b, l*b). */
+static const table3_row table3[] = {
+    {2, 3, 64, 4, 0.0159865, 0.0180539},  {2, 3, 512, 4, 0.0121825, 0.0180539},
+    {2, 5, 64, 4, 0.0257532, 0.0335359},  {2, 5, 512, 4, 0.0197654, 0.0335359},
+    {3, 5, 64, 4, 0.0016005, 0.0017134},  {3, 5, 512, 4, 0.0010688, 0.0017134},
+    {3, 8, 64, 4, 0.0026767, 0.0031769},  {3, 8, 512, 4, 0.0017993, 0.0031769},
+    {2, 3, 64, 8, 0.0005608, 0.0001122},  {2, 3, 512, 8, 0.0000738, 0.0001122},
+    {2, 5, 64, 8, 0.0009231, 0.0002342},  {2, 5, 512, 8, 0.0001226, 0.0002342},
+    {3, 5, 64, 8, 0.0000104, 0.0000007},  {3, 5, 512, 8, 0.0000005, 0.0000007},
+    {3, 8, 64, 8, 0.0000178, 0.0000014},  {3, 8, 512, 8, 0.0000009, 0.0000014},
+};
+#define TABLE3_ROWS (sizeof table3 / sizeof table3[0])
+
+static once_filter *make_window(once_type type, uint32_t k, uint32_t l, uint32_t block_bits,
+                                uint32_t block_hashes, uint64_t window, once_policy policy,
+                                uint64_t seed)
+{
+    once_config c;
+    once_config_init(&c, type);
+    c.hashes = k;
+    c.age_slices = l;
+    c.block_bits = block_bits;
+    c.block_hashes = block_hashes;
+    c.window = window;
+    c.policy = policy;
+    c.seed = seed;
+    c.seed_is_set = true;
+    once_filter *f = NULL;
+    once_status st = once_create(&f, &c);
+    if (st != ONCE_OK)
+        fprintf(stderr, "create %s k=%u l=%u: %s\n", once_type_name(type), k, l,
+                once_strerror(st));
+    return f;
+}
+
+static once_stats stats_of(const once_filter *f)
+{
+    once_stats s;
+    once_get_stats(f, &s);
+    return s;
+}
+
+/* --------------------------------------------------------- recurrences */
+
+static void apbf_recurrence_reproduces_table2(void)
+{
+    for (size_t r = 0; r < TABLE2_ROWS; r++) {
+        const table2_row *row = &table2[r];
+        double f = once_apbf_fpr(row->k, row->l);
+        /* The table prints six decimals; F must round to the printed value. */
+        double printed = f;
+        if (row->k == 13 && row->l == 23) {
+            /* The paper's row (13, 23) prints F(13, 22): F(13, 23) = 0.000990 (checked
+             * by an independent recursion), and F(13, 22) = 0.000928 exactly as
+             * printed.  Its accesses column (4.20) is that of (13, 23). */
+            CHECK(fabs(f - 0.0009895) < 5e-8);
+            printed = once_apbf_fpr(13, 22);
+        }
+        if (fabs(printed - row->fp) > 0.5e-6 + 1e-12) {
+            fprintf(stderr, "(%u,%u): F = %.7f, table %.6f\n", row->k, row->l, printed, row->fp);
+            CHECK(0);
+        }
+        /* Four significant digits wherever the table prints that many. */
+        if (row->fp >= 1e-3)
+            CHECK(fabs(printed - row->fp) / row->fp < 5e-4 + 0.5e-6 / row->fp);
+        double a = once_apbf_accesses_absent(row->k, row->l);
+        if (fabs(a - row->accesses_false) > 0.0051 + 1e-9) {
+            fprintf(stderr, "(%u,%u): A = %.4f, table %.2f\n", row->k, row->l, a,
+                    row->accesses_false);
+            CHECK(0);
+        }
+    }
+    /* Peak NPWS, section 5.2: sum_{i<k} 2^-i / l, under 2/l. */
+    CHECK(fabs(once_apbf_npws(10, 7) - (2.0 - ldexp(1.0, -9)) / 7) < 1e-12);
+    CHECK(once_apbf_npws(21, 54) < 2.0 / 54);
+}
+
+static void apbbf_rates_reproduce_table3(void)
+{
+    for (size_t r = 0; r < TABLE3_ROWS; r++) {
+        const table3_row *row = &table3[r];
+        once_filter *f = make_window(ONCE_APBBF, row->k, row->l, row->block_bits,
+                                     row->block_hashes, 100000, ONCE_POLICY_FIRST, 1);
+        REQUIRE(f != NULL);
+        once_stats s = stats_of(f);
+        if (fabs(s.design_fpr - row->apbbf) > 0.5e-7 + 1e-12) {
+            fprintf(stderr, "APBBF (%u,%u,%u,%u): %.8f, table %.7f\n", row->k, row->l,
+                    row->block_bits, row->block_hashes, s.design_fpr, row->apbbf);
+            CHECK(0);
+        }
+        double equivalent = once_apbf_fpr(row->k * row->block_hashes, row->l * row->block_hashes);
+        CHECK(fabs(equivalent - row->apbf) <= 0.5e-7 + 1e-12);
+        CHECK(s.slices == row->k + row->l && s.age_slices == row->l);
+        once_free(f);
+    }
+}
+
+/* ------------------------------------------------------ no false negatives */
+
+/* Zipf(s) over [0, n) by inversion of the cumulative weights. */
+typedef struct zipf {
+    double *cdf;
+    uint64_t n;
+} zipf;
+
+static zipf zipf_make(uint64_t n, double s)
+{
+    zipf z = {malloc(n * sizeof(double)), n};
+    double total = 0;
+    for (uint64_t i = 0; i < n; i++)
+        total += pow((double)(i + 1), -s);
+    double run = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        run += pow((double)(i + 1), -s) / total;
+        z.cdf[i] = run;
+    }
+    return z;
+}
+
+static uint64_t zipf_draw(const zipf *z, uint64_t *state)
+{
+    *state = testing_mix(*state);
+    double u = (double)(*state >> 11) * 0x1.0p-53;
+    uint64_t lo = 0, hi = z->n - 1;
+    while (lo < hi) {
+        uint64_t mid = (lo + hi) / 2;
+        if (z->cdf[mid] < u)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/*
+ * Run `events` events over a universe of keys through test-and-add and check the
+ * window promise at every event: a key whose last insertion is among the last w
+ * insertions must be reported seen.  Under the first policy only delivered keys are
+ * inserted; under refresh every event inserts.  Returns the number of events.
+ */
+static uint64_t check_window_stream(once_type type, once_policy policy, int zipfian,
+                                    uint64_t universe, uint64_t events, uint64_t window,
+                                    double error, uint64_t seed)
+{
+    once_config c;
+    once_config_init(&c, type);
+    c.window = window;
+    c.error = error;
+    c.policy = policy;
+    c.seed = seed;
+    c.seed_is_set = true;
+    once_filter *f = NULL;
+    CHECK_OK(once_create(&f, &c));
+    if (f == NULL)
+        return 0;
+    uint64_t guaranteed = stats_of(f).window;
+    CHECK(guaranteed >= window);
+    uint64_t *last = malloc(universe * sizeof(uint64_t)); /* insertion index + 1, 0 = never */
+    memset(last, 0, universe * sizeof(uint64_t));
+    zipf z = {NULL, 0};
+    if (zipfian)
+        z = zipf_make(universe, 1.05);
+    uint64_t state = seed, insertions = 0, misses = 0, delivered = 0;
+    for (uint64_t e = 0; e < events; e++) {
+        uint64_t id;
+        if (zipfian) {
+            id = zipf_draw(&z, &state);
+        } else {
+            state = testing_mix(state);
+            id = state % universe;
+        }
+        testing_key key = testing_key_make(seed, id);
+        bool seen = false;
+        CHECK_OK(once_test_and_add(f, &key, sizeof key, 0, &seen));
+        /* Inserted within the last `guaranteed` insertions (before this event)? */
+        if (last[id] != 0 && insertions - (last[id] - 1) <= guaranteed && !seen)
+            misses++;
+        if (!seen || policy == ONCE_POLICY_REFRESH) {
+            insertions++;
+            last[id] = insertions;
+        }
+        delivered += !seen;
+    }
+    if (misses)
+        fprintf(stderr, "%s %s %s: %" PRIu64 " false negatives in %" PRIu64 " events\n",
+                once_type_name(type), policy ? "refresh" : "first", zipfian ? "zipf" : "uniform",
+                misses, events);
+    CHECK(misses == 0);
+    CHECK(delivered > 0 && delivered < events); /* the stream had duplicates and news */
+    free(last);
+    free(z.cdf);
+    once_free(f);
+    return events;
+}
+
+static void no_false_negatives_in_window(void)
+{
+    uint64_t total = 0;
+    const once_type types[] = {ONCE_APBF, ONCE_APBBF};
+    for (int t = 0; t < 2; t++) {
+        for (int policy = 0; policy < 2; policy++) {
+            /* Uniform over a universe twice the window: about half the events repeat a
+             * key still inside the window, the rest return after it expired. */
+            total += check_window_stream(types[t], (once_policy)policy, 0, 20000, 600000, 10000,
+                                         0.01, 11 + (uint64_t)policy);
+            /* Zipf: hot keys repeat inside the window, the tail arrives once. */
+            total += check_window_stream(types[t], (once_policy)policy, 1, 200000, 600000, 5000,
+                                         0.001, 21 + (uint64_t)policy);
+        }
+    }
+    fprintf(stderr, "checked %" PRIu64 " events\n", total);
+}
+
+/* ------------------------------------------------------------- measured */
+
+/* Insert `n` fresh distinct keys (domain 1, from *next on). */
+static void insert_fresh(once_filter *f, uint64_t *next, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        testing_key k = testing_key_make(1, (*next)++);
+        CHECK_OK(once_add(f, &k, sizeof k, 0));
+    }
+}
+
+static uint64_t probe_absent(const once_filter *f, uint64_t *next_probe, uint64_t probes)
+{
+    uint64_t hits = 0;
+    for (uint64_t i = 0; i < probes; i++) {
+        testing_key k = testing_key_make(2, (*next_probe)++);
+        bool present;
+        once_query(f, &k, sizeof k, 0, &present);
+        hits += present;
+    }
+    return hits;
+}
+
+/*
+ * Steady state: after k + l + 1 generations of distinct keys, measure the rate at
+ * eight points over one generation (each with `probes` fresh absent keys) and at the
+ * peak just before a shift.
+ *
+ * `paper` is the table's value: F at the paper's assumed peak fills, a linear ramp
+ * (i+1)/(2k) over the insertion slices.  `exact` is F at the fills a filter with
+ * g = m ln2 / k really has, 1 - 2^-(i+1)/k, which lie above the ramp; for small l
+ * (rows (7,5), (10,7), (11,9)) that lifts the true peak 14-22% above the paper's F.
+ * So: the peak is within 10% of `exact` always, and of `paper` wherever the ramp
+ * assumption is itself within 10%; the cycle average is at most `paper` wherever the
+ * ramp holds, and at most `exact` everywhere.  Margins add 4 binomial sigmas.
+ */
+static void check_measured_rate(once_filter *f, double paper, double exact, uint64_t probes,
+                                const char *label)
+{
+    once_stats s = stats_of(f);
+    uint64_t g = s.generation, next = 0, next_probe = 0;
+    insert_fresh(f, &next, (uint64_t)(s.slices + 1) * g);
+    uint64_t hits = 0, samples = 0, peak_hits = 0;
+    for (int point = 1; point <= 8; point++) {
+        insert_fresh(f, &next, g / 8);
+        hits += probe_absent(f, &next_probe, probes);
+        samples += probes;
+    }
+    insert_fresh(f, &next, g - 8 * (g / 8)); /* now exactly at the end of a generation */
+    uint64_t peak_probes = probes * 2;
+    peak_hits = probe_absent(f, &next_probe, peak_probes);
+    double average = (double)hits / samples, peak = (double)peak_hits / peak_probes;
+    double sd_avg = sqrt(exact * (1 - exact) / samples);
+    double sd_peak = sqrt(exact * (1 - exact) / peak_probes);
+    int ramp_holds = exact <= 1.10 * paper;
+    int ok = fabs(peak - exact) <= 0.10 * exact + 4 * sd_peak && average <= exact + 4 * sd_avg;
+    if (ramp_holds)
+        ok &= fabs(peak - paper) <= 0.10 * paper + 4 * sd_peak && average <= paper + 4 * sd_avg;
+    fprintf(stderr, "%-22s average %.6f  peak %.6f  paper F %.6f  exact F %.6f%s %s\n", label,
+            average, peak, paper, exact, ramp_holds ? "" : " (ramp off >10%)",
+            ok ? "ok" : "OUT OF BOUNDS");
+    CHECK(ok);
+}
+
+static uint64_t probes_for(double p)
+{
+    /* Enough that one sigma is about 2% of p at the peak, within a budget. */
+    double n = (1 - p) / (p * 0.02 * 0.02);
+    return n > 2500000 ? 2500000 : (uint64_t)n;
+}
+
+static void apbf_measured_rate_matches_table2(void)
+{
+    for (size_t r = 0; r < TABLE2_ROWS; r++) {
+        const table2_row *row = &table2[r];
+        if (r >= 15)
+            continue; /* the rows aimed at 1e-1, 1e-2 and 1e-3 (the first fifteen) */
+        /* A window of 2000 l keys: slices of about 2900 k bits. */
+        once_filter *f = make_window(ONCE_APBF, row->k, row->l, 0, 0, 2000 * row->l,
+                                     ONCE_POLICY_FIRST, 100 + r);
+        REQUIRE(f != NULL);
+        char label[64];
+        snprintf(label, sizeof label, "APBF (%u,%u)", row->k, row->l);
+        check_measured_rate(f, once_apbf_fpr(row->k, row->l), stats_of(f).design_fpr,
+                            probes_for(row->fp), label);
+        once_free(f);
+    }
+}
+
+static void apbbf_measured_rate_matches_table3(void)
+{
+    for (size_t r = 0; r < TABLE3_ROWS; r++) {
+        const table3_row *row = &table3[r];
+        if (row->apbbf < 1e-4)
+            continue;
+        once_filter *f = make_window(ONCE_APBBF, row->k, row->l, row->block_bits,
+                                     row->block_hashes, 20000 * row->l, ONCE_POLICY_FIRST,
+                                     200 + r);
+        REQUIRE(f != NULL);
+        char label[64];
+        snprintf(label, sizeof label, "APBBF (%u,%u,%u,%u)", row->k, row->l, row->block_bits,
+                 row->block_hashes);
+        check_measured_rate(f, row->apbbf, stats_of(f).design_fpr, probes_for(row->apbbf), label);
+        once_free(f);
+    }
+}
+
+/* ------------------------------------------------------------- planning */
+
+static void planner_meets_target(void)
+{
+    const double targets[] = {0.1, 0.01, 0.001, 0.0001};
+    const once_type types[] = {ONCE_APBF, ONCE_APBBF};
+    for (int t = 0; t < 2; t++) {
+        for (int e = 0; e < 4; e++) {
+            double previous_npws = 1e9;
+            for (uint32_t level = 0; level < 3; level++) {
+                once_config c;
+                once_config_init(&c, types[t]);
+                c.window = 100000;
+                c.error = targets[e];
+                c.level = level;
+                c.seed_is_set = true;
+                once_filter *f = NULL;
+                CHECK_OK(once_create(&f, &c));
+                REQUIRE(f != NULL);
+                once_stats s = stats_of(f);
+                CHECK(s.window >= 100000 && s.window < 100000 + s.age_slices);
+                CHECK(s.design_fpr <= targets[e]);
+                CHECK(s.slack == (uint64_t)(s.slices - s.age_slices) * s.generation);
+                CHECK(s.npws <= previous_npws); /* higher levels: less slack */
+                previous_npws = s.npws;
+                CHECK(s.accesses_absent >= 1.0);
+                CHECK(s.capacity == s.window && s.error == targets[e]);
+                once_free(f);
+            }
+        }
+    }
+    once_filter *f = NULL;
+    once_config c;
+    once_config_init(&c, ONCE_APBF);
+    c.window = 0;
+    CHECK_STATUS(once_create(&f, &c), ONCE_ERR_INVALID);
+    c.window = 1000;
+    c.hashes = 4; /* k without l */
+    CHECK_STATUS(once_create(&f, &c), ONCE_ERR_INVALID);
+    c.age_slices = 3;
+    CHECK_OK(once_create(&f, &c));
+    once_stats s = stats_of(f);
+    CHECK(s.hashes == 4 && s.age_slices == 3 && s.generation == 334);
+    once_free(f);
+    once_config_init(&c, ONCE_APBBF);
+    c.window = 1000;
+    c.block_bits = 128;
+    CHECK_STATUS(once_create(&f, &c), ONCE_ERR_INVALID);
+    c.block_bits = 64;
+    c.block_hashes = 5;
+    CHECK_STATUS(once_create(&f, &c), ONCE_ERR_INVALID);
+    c.block_hashes = 4;
+    c.policy = (once_policy)7;
+    CHECK_STATUS(once_create(&f, &c), ONCE_ERR_INVALID);
+}
+
+/* Keys age out: after w + slack more insertions a key is gone (barring a false
+ * positive at the target rate), and before w it is always there. */
+static void keys_expire_after_window_and_slack(void)
+{
+    const once_type types[] = {ONCE_APBF, ONCE_APBBF};
+    for (int t = 0; t < 2; t++) {
+        once_filter *f = NULL;
+        once_config c;
+        once_config_init(&c, types[t]);
+        c.window = 1000;
+        c.error = 0.001;
+        c.seed_is_set = true;
+        CHECK_OK(once_create(&f, &c));
+        REQUIRE(f != NULL);
+        once_stats s = stats_of(f);
+        uint64_t next = 0;
+        /* 2000 old keys, then w + slack + g newer ones. */
+        insert_fresh(f, &next, 2000);
+        uint64_t old_first = 0;
+        insert_fresh(f, &next, s.window + s.slack + s.generation);
+        uint64_t still = 0;
+        for (uint64_t i = old_first; i < 2000; i++) {
+            testing_key k = testing_key_make(1, i);
+            bool present;
+            once_query(f, &k, sizeof k, 0, &present);
+            still += present;
+        }
+        /* At most a few false positives among 2000 at rate 0.001. */
+        CHECK(still <= 10);
+        /* The newest w keys are all present. */
+        uint64_t missing = 0;
+        for (uint64_t i = next - s.window; i < next; i++) {
+            testing_key k = testing_key_make(1, i);
+            bool present;
+            once_query(f, &k, sizeof k, 0, &present);
+            missing += !present;
+        }
+        CHECK(missing == 0);
+        once_free(f);
+    }
+}
+
+/* ------------------------------------------------------------- state */
+
+static void save_mid_stream_then_continue(void)
+{
+    const once_type types[] = {ONCE_APBF, ONCE_APBBF};
+    for (int t = 0; t < 2; t++) {
+        for (int policy = 0; policy < 2; policy++) {
+            once_config c;
+            once_config_init(&c, types[t]);
+            c.window = 5000;
+            c.error = 0.01;
+            c.policy = (once_policy)policy;
+            c.seed = 99;
+            c.seed_is_set = true;
+            once_filter *a = NULL;
+            CHECK_OK(once_create(&a, &c));
+            REQUIRE(a != NULL);
+            uint64_t state = 5;
+            for (int i = 0; i < 23456; i++) {
+                state = testing_mix(state);
+                testing_key k = testing_key_make(7, state % 9000);
+                bool seen;
+                once_test_and_add(a, &k, sizeof k, 0, &seen);
+            }
+            void *buf = NULL;
+            size_t len = 0;
+            CHECK_OK(once_save_to_buffer(a, &buf, &len));
+            once_filter *b = NULL;
+            CHECK_OK(once_load(&b, buf, len));
+            REQUIRE(b != NULL);
+            CHECK(once_get_type(b) == types[t]);
+            /* Every truncation and a flipped byte are refused. */
+            for (size_t cut = 0; cut < len; cut += 1 + cut / 7) {
+                once_filter *x = NULL;
+                CHECK(once_load(&x, buf, cut) != ONCE_OK);
+            }
+            ((unsigned char *)buf)[len / 2] ^= 1;
+            once_filter *x = NULL;
+            CHECK(once_load(&x, buf, len) != ONCE_OK);
+            free(buf);
+            uint64_t differ = 0;
+            for (int i = 0; i < 40000; i++) {
+                state = testing_mix(state);
+                testing_key k = testing_key_make(7, state % 9000);
+                bool sa, sb;
+                once_test_and_add(a, &k, sizeof k, 0, &sa);
+                once_test_and_add(b, &k, sizeof k, 0, &sb);
+                differ += sa != sb;
+            }
+            CHECK(differ == 0);
+            void *ba = NULL, *bb = NULL;
+            size_t la = 0, lb = 0;
+            once_save_to_buffer(a, &ba, &la);
+            once_save_to_buffer(b, &bb, &lb);
+            CHECK(la == lb && memcmp(ba, bb, la) == 0);
+            free(ba);
+            free(bb);
+            once_free(a);
+            once_free(b);
+        }
+    }
+}
+
+static void batch_matches_single(void)
+{
+    enum { N = 20000 };
+    static testing_key raw[N];
+    static once_key keys[N];
+    static uint8_t out[N];
+    for (int i = 0; i < N; i++) {
+        raw[i] = testing_key_make(8, (uint64_t)(i * 7919) % 6000);
+        keys[i] = (once_key){&raw[i], sizeof raw[i], 0};
+    }
+    const once_type types[] = {ONCE_APBF, ONCE_APBBF};
+    for (int t = 0; t < 2; t++) {
+        once_filter *a = make_window(types[t], 5, 4, 0, 0, 4000, ONCE_POLICY_FIRST, 4);
+        once_filter *b = make_window(types[t], 5, 4, 0, 0, 4000, ONCE_POLICY_FIRST, 4);
+        REQUIRE(a && b);
+        CHECK_OK(once_test_and_add_batch(a, keys, N, out));
+        for (int i = 0; i < N; i++) {
+            bool seen;
+            once_test_and_add(b, keys[i].data, keys[i].len, 0, &seen);
+            CHECK(out[i] == seen);
+        }
+        once_free(a);
+        once_free(b);
+    }
+}
+
+static const testing_case cases[] = {
+    {"apbf_recurrence_reproduces_table2", apbf_recurrence_reproduces_table2},
+    {"apbbf_rates_reproduce_table3", apbbf_rates_reproduce_table3},
+    {"no_false_negatives_in_window", no_false_negatives_in_window},
+    {"apbf_measured_rate_matches_table2", apbf_measured_rate_matches_table2},
+    {"apbbf_measured_rate_matches_table3", apbbf_measured_rate_matches_table3},
+    {"planner_meets_target", planner_meets_target},
+    {"keys_expire_after_window_and_slack", keys_expire_after_window_and_slack},
+    {"save_mid_stream_then_continue", save_mid_stream_then_continue},
+    {"batch_matches_single", batch_matches_single},
+};
+
+TESTING_MAIN(cases)
