@@ -147,7 +147,7 @@ static once_status create_windowed(once_filter **out, const once_config *config)
     f->seed = seed;
     once_stats s;
     f->ops->stats(f, &s);
-    f->capacity = s.window;
+    f->capacity = config->window ? config->window : s.window; /* as requested */
     f->error = config->hashes ? s.design_fpr : config->error;
     *out = f;
     return ONCE_OK;

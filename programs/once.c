@@ -95,6 +95,10 @@ static int open_filter(const cli_options *o, once_filter **out)
                 conflict = "--filter";
             else if (o->capacity_given && o->capacity != s.capacity)
                 conflict = "--capacity";
+            else if (o->window_given && (o->window != s.capacity || s.window == 0))
+                conflict = "--window";
+            else if (!o->window_given && s.window != 0 && o->type_given)
+                conflict = "--filter";
             else if (o->error_given && o->error != s.error)
                 conflict = "--error";
             else if (o->seed_given && o->seed != s.seed)
@@ -118,10 +122,14 @@ static int open_filter(const cli_options *o, once_filter **out)
     c.error = o->error;
     c.seed = o->seed;
     c.seed_is_set = o->seed_given;
+    c.window = o->window;
+    c.level = o->level;
+    c.policy = o->refresh ? ONCE_POLICY_REFRESH : ONCE_POLICY_FIRST;
     once_status st = once_create(out, &c);
     if (st != ONCE_OK) {
-        fprintf(stderr, "once: cannot build a %s filter for capacity %llu at error %g: %s\n",
-                once_type_name(o->type), (unsigned long long)o->capacity, o->error,
+        fprintf(stderr, "once: cannot build a %s filter for %s %llu at error %g: %s\n",
+                once_type_name(o->type), o->window_given ? "window" : "capacity",
+                (unsigned long long)(o->window_given ? o->window : o->capacity), o->error,
                 once_strerror(st));
         return st == ONCE_ERR_NOMEM ? EXIT_IO : EXIT_USAGE;
     }
@@ -135,6 +143,7 @@ typedef struct run {
     run_counters counters;
     bool progress;
     bool warned_capacity;
+    bool windowed; /* forgets by design: passing the capacity is normal */
     double started, last_progress;
 } run;
 
@@ -204,7 +213,7 @@ static int run_input(run *r, const char *path)
         r->counters.lines += n;
         r->counters.distinct = r->counters.lines - r->counters.duplicates;
 
-        if (!r->warned_capacity && once_capacity(r->filter) > 0 &&
+        if (!r->warned_capacity && !r->windowed && once_capacity(r->filter) > 0 &&
             once_items(r->filter) > once_capacity(r->filter)) {
             r->warned_capacity = true;
             if (r->progress)
@@ -260,6 +269,7 @@ int main(int argc, char **argv)
         once_free(r.filter);
         return EXIT_IO;
     }
+    r.windowed = once_get_type(r.filter) == ONCE_APBF || once_get_type(r.filter) == ONCE_APBBF;
     r.progress = o.progress == PROGRESS_ON || (o.progress == PROGRESS_AUTO && isatty(STDERR_FILENO));
     r.started = r.last_progress = monotonic_seconds();
 

@@ -25,8 +25,20 @@ static void usage(FILE *out)
           "      --capacity N       expected number of distinct keys (default 1000000;\n"
           "                         suffixes k, M, G multiply by 10^3, 10^6, 10^9)\n"
           "      --error P          target false-positive rate at capacity (default 0.001)\n"
-          "      --filter NAME      standard, partitioned or blocked (default blocked)\n"
+          "      --filter NAME      standard, partitioned or blocked (default blocked);\n"
+          "                         with --window: apbf (default) or apbbf\n"
           "      --seed S           hash seed (decimal or 0x hex; default random)\n"
+          "\n"
+          "Window:\n"
+          "      --window N         forget keys older than the last N delivered keys (count\n"
+          "                         window; suffixes k, M, G); --error is then the target rate\n"
+          "                         for keys that left the window\n"
+          "      --level L          window layout: 0 (default) uses the fewest slices; higher\n"
+          "                         levels cut the slack past the window for more memory accesses\n"
+          "      --refresh          a repeated key restarts its window (default: the window\n"
+          "                         counts from the key's first delivery)\n"
+          "\n"
+          "State:\n"
           "      --state FILE       load the filter from FILE if it exists, save it there at\n"
           "                         the end and on SIGINT/SIGTERM (atomically)\n"
           "\n"
@@ -96,6 +108,9 @@ enum {
     OPT_STATS,
     OPT_PROGRESS,
     OPT_NO_PROGRESS,
+    OPT_WINDOW,
+    OPT_LEVEL,
+    OPT_REFRESH,
 };
 
 int options_parse(cli_options *o, int argc, char **argv)
@@ -120,6 +135,9 @@ int options_parse(cli_options *o, int argc, char **argv)
         {"stats", optional_argument, NULL, OPT_STATS},
         {"progress", no_argument, NULL, OPT_PROGRESS},
         {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
+        {"window", required_argument, NULL, OPT_WINDOW},
+        {"level", required_argument, NULL, OPT_LEVEL},
+        {"refresh", no_argument, NULL, OPT_REFRESH},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -168,8 +186,26 @@ int options_parse(cli_options *o, int argc, char **argv)
         }
         case OPT_FILTER:
             if (once_type_from_name(optarg, &o->type) != ONCE_OK || o->type == ONCE_COUNTING)
-                return fail("unknown filter '%s' (standard, partitioned or blocked)", optarg);
+                return fail("unknown filter '%s' (standard, partitioned, blocked; with "
+                            "--window: apbf, apbbf)",
+                            optarg);
             o->type_given = true;
+            break;
+        case OPT_WINDOW:
+            if (parse_count(optarg, &o->window) != 0)
+                return fail("invalid window '%s' (a positive number of keys, e.g. 100000 or 1M)",
+                            optarg);
+            o->window_given = true;
+            break;
+        case OPT_LEVEL: {
+            uint64_t v;
+            if (parse_u64(optarg, &v) != 0 || v > 8)
+                return fail("invalid level '%s' (0 to 8)", optarg);
+            o->level = (uint32_t)v;
+            break;
+        }
+        case OPT_REFRESH:
+            o->refresh = true;
             break;
         case OPT_SEED:
             if (parse_u64(optarg, &o->seed) != 0)
@@ -206,6 +242,21 @@ int options_parse(cli_options *o, int argc, char **argv)
         default:
             return fail("unknown option '%s'", argv[optind - 1]);
         }
+    }
+    bool windowed_type = o->type == ONCE_APBF || o->type == ONCE_APBBF;
+    if (o->window_given) {
+        if (!o->type_given)
+            o->type = ONCE_APBF;
+        else if (!windowed_type)
+            return fail("--filter %s keeps everything; a --window needs apbf or apbbf",
+                        once_type_name(o->type));
+        if (o->capacity_given)
+            return fail("%s", "--capacity and --window exclude each other (the window is the "
+                              "capacity)");
+    } else if (windowed_type) {
+        return fail("--filter %s needs --window N", once_type_name(o->type));
+    } else if (o->refresh || o->level) {
+        return fail("%s", "--refresh and --level apply to windows: add --window N");
     }
     o->inputs = argv + optind;
     o->input_count = (size_t)(argc - optind);

@@ -27,6 +27,12 @@ typedef struct cli_options {
     uint64_t seed;
     bool seed_given;
 
+    /* Count window (--window): keep the last `window` delivered keys. */
+    uint64_t window;
+    bool window_given;
+    uint32_t level;
+    bool refresh;
+
     /* Key selection: the whole line, or field `field` (1-based) split by `delimiter`. */
     unsigned field;
     char delimiter;

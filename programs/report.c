@@ -50,14 +50,17 @@ void report_stats(stats_mode mode, const run_counters *c, const once_filter *fil
                 "\"bits_per_key\":%.4f,\"fpr_estimate\":%.6g,\"seconds\":%.6f,"
                 "\"lines_per_second\":%.1f,\"input_bytes\":%llu,\"structure\":\"%s\","
                 "\"items\":%llu,\"capacity\":%llu,\"error\":%.6g,\"hashes\":%u,"
-                "\"fill_ratio\":%.6f,\"seed\":%llu}\n",
+                "\"fill_ratio\":%.6f,\"seed\":%llu,\"window\":%llu,\"slack\":%llu,"
+                "\"k\":%u,\"l\":%u,\"slices\":%u,\"window_unit\":\"%s\"}\n",
                 (unsigned long long)c->lines, (unsigned long long)c->distinct,
                 (unsigned long long)c->duplicates, (unsigned long long)s.bytes,
                 finite_or_zero(bits_per_key), finite_or_zero(s.fpr_estimate),
                 finite_or_zero(c->seconds), finite_or_zero(rate),
                 (unsigned long long)c->input_bytes, s.structure, (unsigned long long)s.items,
                 (unsigned long long)s.capacity, finite_or_zero(s.error), s.hashes,
-                finite_or_zero(s.fill_ratio), (unsigned long long)s.seed);
+                finite_or_zero(s.fill_ratio), (unsigned long long)s.seed,
+                (unsigned long long)s.window, (unsigned long long)s.slack, s.hashes, s.age_slices,
+                s.slices, s.window ? "events" : "none");
         return;
     }
     fprintf(stderr, "once: %llu lines, %llu distinct, %llu duplicates in %.3f s (%.2f M lines/s)\n",
@@ -69,4 +72,10 @@ void report_stats(stats_mode mode, const run_counters *c, const once_filter *fil
             s.structure, (double)s.bytes / (1024.0 * 1024.0), (unsigned long long)s.items,
             (unsigned long long)s.capacity, s.error, bits_per_key, s.hashes, s.fill_ratio,
             s.fpr_estimate);
+    if (s.window)
+        fprintf(stderr,
+                "once: window %llu keys (slack %llu more), k=%u l=%u (%u slices of %llu keys a "
+                "generation), peak false-positive rate %.3g\n",
+                (unsigned long long)s.window, (unsigned long long)s.slack, s.hashes, s.age_slices,
+                s.slices, (unsigned long long)s.generation, s.design_fpr);
 }

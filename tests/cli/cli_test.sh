@@ -224,6 +224,46 @@ case_usage_errors() {
   expect_status 0 "$ONCE" --capacity 10k --error 1e-4 < /dev/null
 }
 
+case_count_window() {
+  # 3000 distinct keys; then the last 500 again (inside a window of 1000 deliveries:
+  # all dropped); then the first 200 again (3000 deliveries ago, past the window and
+  # its slack: delivered again).  A tight --error keeps false positives, which would
+  # drop a new key at the target rate, out of this golden output.
+  seq 1 3000 > a; seq 2501 3000 > b; seq 1 200 > c
+  cat a b c > in
+  cat a c > want
+  for f in apbf apbbf; do
+    "$ONCE" --window 1000 --error 1e-6 --filter "$f" --seed 3 in > got; same_file got want
+    "$ONCE" --window 1000 --error 1e-6 --filter "$f" --seed 3 --level 2 in > got; same_file got want
+  done
+  # Without a window the first 200 stay duplicates.
+  "$ONCE" --seed 3 in > got; same_file got a
+  # Refresh: a key repeated inside the window restarts its window.  Key 1 recurs every
+  # 500 lines, so it never leaves a window of 1000; without refresh its window counts
+  # from its first delivery and it comes back.
+  awk 'BEGIN { n = 10000; for (i = 1; i <= 6000; i++) { if (i % 500 == 0) print "hot"; else print n++ } }' > hot
+  "$ONCE" --window 1000 --seed 3 --refresh hot | grep -c '^hot$' > count
+  [ "$(cat count)" -eq 1 ] || fail "refresh: hot delivered $(cat count) times"
+  "$ONCE" --window 1000 --seed 3 hot | grep -c '^hot$' > count
+  [ "$(cat count)" -gt 1 ] || fail "first-delivery window: hot delivered $(cat count) times"
+  # The state keeps the window's position: split runs give the one-run output.
+  "$ONCE" --window 1000 --error 1e-6 --seed 3 --state st a > got
+  "$ONCE" --window 1000 --state st b >> got
+  "$ONCE" --state st c >> got
+  same_file got want
+  expect_status 1 "$ONCE" --window 2000 --state st c > /dev/null 2>&1
+  expect_status 1 "$ONCE" --filter blocked --state st c > /dev/null 2>&1
+  "$ONCE" --window 1000 --stats=json in > /dev/null 2> err
+  jq -e '.structure == "apbf" and .window >= 1000 and .slack > 0 and .k > 0 and .l > 0
+         and .slices == .k + .l and .window_unit == "events"' err > /dev/null || fail "window stats: $(cat err)"
+  expect_status 1 "$ONCE" --filter apbf in > /dev/null 2>&1
+  expect_status 1 "$ONCE" --window 10 --filter blocked in > /dev/null 2>&1
+  expect_status 1 "$ONCE" --window 10 --capacity 10 in > /dev/null 2>&1
+  expect_status 1 "$ONCE" --refresh in > /dev/null 2>&1
+  expect_status 1 "$ONCE" --window 0 in > /dev/null 2>&1
+  expect_status 1 "$ONCE" --window 10 --level 9 in > /dev/null 2>&1
+}
+
 if ! declare -F "case_$CASE" > /dev/null; then
   echo "no such case: $CASE" >&2
   exit 2
