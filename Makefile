@@ -45,5 +45,10 @@ bench: build
 	$(BUILD)/bench/once-bench
 	bench/cli_bench.sh $(BUILD)/programs/once
 
+# Paper reproductions: tables (Markdown) and plots (PNG, gnuplot) in docs/experiments/.
+experiments: build
+	@scripts/install-deps.sh gnuplot-nox
+	scripts/experiments.sh $(BUILD)
+
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -92,15 +92,23 @@ enum {
     S_COUNTING,
     S_LIBBLOOM,
     S_MEMORY_FLOOR,
+    S_APBF,
+    S_APBBF,
+    S_TLBF,
+    S_TIMER,
     S_COUNT
 };
 
 static const char *const structure_name[S_COUNT] = {
     "standard", "partitioned", "blocked", "counting", "libbloom", "memory_floor",
+    "apbf", "apbbf", "tlbf", "timer",
 };
 static const once_type structure_type[S_COUNT] = {
     ONCE_STANDARD, ONCE_PARTITIONED, ONCE_BLOCKED, ONCE_COUNTING, 0, 0,
+    ONCE_APBF, ONCE_APBBF, ONCE_TLBF, ONCE_TIMER,
 };
+#define WINDOW_STRUCTURES                                                                      \
+    ((1u << S_APBF) | (1u << S_APBBF) | (1u << S_TLBF) | (1u << S_TIMER))
 
 #define ALL_STRUCTURES ((1u << S_COUNT) - 1)
 
@@ -121,6 +129,7 @@ typedef struct result {
     double bits_per_key;
 } result;
 
+static uint64_t max_keys; /* length of the key arrays */
 static result *results;
 static size_t result_count, result_cap;
 
@@ -148,7 +157,7 @@ static void usage(FILE *out)
             "                 memory_floor (under a minute)\n"
             "  --n            key counts (integers or forms like 1e7); default 1e6,1e7,1e8\n"
             "  --structures   any of standard,partitioned,blocked,counting,libbloom,\n"
-            "                 memory_floor; default all\n"
+            "                 memory_floor,apbf,apbbf,tlbf,timer; default all\n"
             "  --reps         repetitions per measurement, median reported; default 3\n");
 }
 
@@ -341,6 +350,123 @@ static void bench_once(int s, uint64_t n, int reps, const key16 *in, const key16
                 structure_name[s], n, batch_positives, positives);
     }
     double fpr = (double)positives / (double)n;
+    emit(s, "insert", n, median(add, reps), -1, bits_per_key);
+    emit(s, "query", n, median(query, reps), fpr, bits_per_key);
+    emit(s, "insert_batch", n, median(add_batch, reps), -1, bits_per_key);
+    emit(s, "query_batch", n, median(query_batch, reps), fpr, bits_per_key);
+}
+
+/* ------------------------------------------------------------- windows */
+
+/*
+ * A window of N keys: a count window of N (APBF, APBBF) or a time window of N ms fed
+ * one key a millisecond (TLBF, timer filter), all at 1% and the CLI's level 2.  The
+ * first N keys fill the window (not timed); then N one-key inserts of new keys, N
+ * queries of absent keys, and the same through the batch calls on a second filter.
+ * bits_per_key is the memory per key in the window.  A '#' line gives the lines a key
+ * touches: k to insert, and the model's expected count for a query answering false.
+ */
+static once_filter *new_window(int s, uint64_t n)
+{
+    once_config c;
+    once_config_init(&c, structure_type[s]);
+    c.error = TARGET_FPR;
+    c.level = s == S_APBBF ? 0 : 2;
+    c.seed = BENCH_SEED;
+    c.seed_is_set = true;
+    if (s == S_APBF || s == S_APBBF) {
+        c.window = n;
+    } else {
+        c.span_ms = n;
+        c.capacity = n;
+    }
+    once_filter *f = NULL;
+    once_status st = once_create(&f, &c);
+    if (st != ONCE_OK)
+        die("cannot build %s for a window of %" PRIu64 ": %s", structure_name[s], n,
+            once_strerror(st));
+    return f;
+}
+
+static double time_window_inserts(once_filter *f, const key16 *keys, uint64_t n, uint64_t t0,
+                                  int batch)
+{
+    once_key chunk[CHUNK];
+    double t = now_ns();
+    for (uint64_t i = 0; i < n; i += CHUNK) {
+        size_t count = n - i < CHUNK ? (size_t)(n - i) : CHUNK;
+        if (batch) {
+            for (size_t j = 0; j < count; j++)
+                chunk[j] = (once_key){&keys[i + j], KEY_LEN, t0 + i + j};
+            if (once_add_batch(f, chunk, count) != ONCE_OK)
+                die("once_add_batch failed");
+        } else {
+            for (size_t j = 0; j < count; j++)
+                if (once_add(f, &keys[i + j], KEY_LEN, t0 + i + j) != ONCE_OK)
+                    die("once_add failed");
+        }
+    }
+    return (now_ns() - t) / (double)n;
+}
+
+static double time_window_queries(const once_filter *f, const key16 *keys, uint64_t n,
+                                  uint64_t now, int batch, uint64_t *positives)
+{
+    once_key chunk[CHUNK];
+    uint8_t present[CHUNK];
+    uint64_t count_present = 0;
+    double t = now_ns();
+    for (uint64_t i = 0; i < n; i += CHUNK) {
+        size_t count = n - i < CHUNK ? (size_t)(n - i) : CHUNK;
+        if (batch) {
+            for (size_t j = 0; j < count; j++)
+                chunk[j] = (once_key){&keys[i + j], KEY_LEN, now};
+            if (once_query_batch(f, chunk, count, present) != ONCE_OK)
+                die("once_query_batch failed");
+            for (size_t j = 0; j < count; j++)
+                count_present += present[j];
+        } else {
+            for (size_t j = 0; j < count; j++) {
+                bool p = false;
+                once_query(f, &keys[i + j], KEY_LEN, now, &p);
+                count_present += p;
+            }
+        }
+    }
+    *positives = count_present;
+    return (now_ns() - t) / (double)n;
+}
+
+static void bench_window(int s, uint64_t n, int reps, const key16 *in, const key16 *out)
+{
+    if (2 * n > max_keys)
+        die("windows need 2N keys; N = %" PRIu64 " is too large here", n);
+    double add[MAX_REPS], query[MAX_REPS], add_batch[MAX_REPS], query_batch[MAX_REPS];
+    uint64_t positives = 0, batch_positives = 0;
+    once_stats st;
+    for (int r = 0; r < reps; r++) {
+        for (int batch = 0; batch < 2; batch++) {
+            once_filter *f = new_window(s, n);
+            time_window_inserts(f, in, n, 1, batch); /* fill the window */
+            double ins = time_window_inserts(f, in + n, n, 1 + n, batch);
+            uint64_t pos = 0;
+            double qry = time_window_queries(f, out, n, 2 * n, batch, &pos);
+            once_get_stats(f, &st);
+            once_free(f);
+            (batch ? add_batch : add)[r] = ins;
+            (batch ? query_batch : query)[r] = qry;
+            *(batch ? &batch_positives : &positives) = pos;
+        }
+        if (batch_positives != positives)
+            die("%s: batch query found %" PRIu64 " positives, one-key query %" PRIu64,
+                structure_name[s], batch_positives, positives);
+    }
+    double bits_per_key = (double)st.bits / (double)n;
+    double fpr = (double)positives / (double)n;
+    printf("# %s n=%" PRIu64 ": k=%u l=%u slices=%u; lines touched: insert %u, query "
+           "answering false %.2f (model)\n",
+           structure_name[s], n, st.hashes, st.age_slices, st.slices, st.hashes,
+           st.accesses_absent > 0 ? st.accesses_absent : 1.0 / (1.0 - st.fill_ratio));
     emit(s, "insert", n, median(add, reps), -1, bits_per_key);
     emit(s, "query", n, median(query, reps), fpr, bits_per_key);
     emit(s, "insert_batch", n, median(add_batch, reps), -1, bits_per_key);
@@ -640,7 +766,7 @@ static unsigned parse_structures(const char *arg)
             s++;
         if (s == S_COUNT)
             die("unknown structure '%s' (known: standard, partitioned, blocked, counting, "
-                "libbloom, memory_floor)",
+                "libbloom, memory_floor, apbf, apbbf, tlbf, timer)",
                 name);
         mask |= 1u << s;
     }
@@ -714,9 +840,12 @@ int main(int argc, char **argv)
         if (structures & big)
             cases[case_count++] = (bench_case){10000000, structures & big, reps};
     } else {
+        /* Windows at 10^6 and 10^7 keys (a window of 10^8 is a different product). */
         cases[case_count++] = (bench_case){1000000, structures, reps};
         cases[case_count++] = (bench_case){10000000, structures, reps};
-        cases[case_count++] = (bench_case){100000000, structures, reps};
+        if (structures & ~WINDOW_STRUCTURES)
+            cases[case_count++] =
+                (bench_case){100000000, structures & ~WINDOW_STRUCTURES, reps};
     }
 
     uint64_t max_n = 0;
@@ -726,7 +855,12 @@ int main(int argc, char **argv)
 
     print_header(cases, case_count);
 
-    /* Key arrays for the largest N; smaller N use their prefixes. */
+    /* Key arrays for the largest N (windows use 2N inserted keys); smaller N use their
+     * prefixes. */
+    for (int c = 0; c < case_count; c++)
+        if ((cases[c].structures & WINDOW_STRUCTURES) && 2 * cases[c].n > max_n)
+            max_n = 2 * cases[c].n;
+    max_keys = max_n;
     key16 *in = malloc((size_t)max_n * sizeof *in);
     key16 *out = malloc((size_t)max_n * sizeof *out);
     if (in == NULL || out == NULL)
@@ -744,6 +878,8 @@ int main(int argc, char **argv)
                 bench_libbloom(bc->n, bc->reps, in, out);
             else if (s == S_MEMORY_FLOOR)
                 bench_memory_floor(bc->n, bc->reps, out);
+            else if ((1u << s) & WINDOW_STRUCTURES)
+                bench_window(s, bc->n, bc->reps, in, out);
             else
                 bench_once(s, bc->n, bc->reps, in, out);
         }

@@ -436,6 +436,10 @@ static once_status age_load(const once_filter_ops *ops, once_filter **out, const
                        v[P_BLOCK_BITS] > 512 || v[P_BLOCK_HASHES] > 8
                  : v[P_BLOCK_BITS] != 0 || v[P_BLOCK_HASHES] != 0))
         return ONCE_ERR_CORRUPT;
+    /* The payload must match the geometry before anything is allocated: a small
+     * hostile file must not make us allocate what it claims. */
+    if (payload_len != once_words_for_bits(v[P_SEGMENT_BITS]) * (v[P_K] + v[P_L]) * 8)
+        return ONCE_ERR_CORRUPT;
     once_filter *f = NULL;
     once_status st = age_new(&f, ops, (uint32_t)v[P_K], (uint32_t)v[P_L], v[P_SEGMENT_BITS],
                              (uint32_t)v[P_BLOCK_BITS], (uint32_t)v[P_BLOCK_HASHES],
@@ -490,12 +494,48 @@ static uint32_t largest_age_slices(uint32_t k, double p, uint32_t block_bits, ui
     return best;
 }
 
+static once_status plan_age(double error, uint32_t level, uint32_t block_bits,
+                            uint32_t block_hashes, uint32_t *k_out, uint32_t *l_out)
+{
+    if (!(error >= 1e-12 && error < 1.0) || level > 32)
+        return ONCE_ERR_INVALID;
+    double bits_needed = -log2(error);
+    uint32_t k = (uint32_t)ceil(bits_needed / (block_bits ? block_hashes : 1)), l = 0;
+    if (block_bits && k < 2)
+        k = 2; /* one segment a key would make the window jump a whole generation */
+    if (k == 0)
+        k = 1;
+    k += level;
+    /* The blocked variant's negative queries cost grows with l; the paper's
+     * configurations keep l within a few k. */
+    uint32_t limit = block_bits ? 4 * k : ONCE_MAX_AGE_SLICES;
+    if (limit > ONCE_MAX_AGE_SLICES)
+        limit = ONCE_MAX_AGE_SLICES;
+    while (k <= ONCE_MAX_AGE_SLICES &&
+           (l = largest_age_slices(k, error, block_bits, block_hashes, limit)) == 0)
+        k++;
+    if (l == 0)
+        return ONCE_ERR_TOO_LARGE;
+    *k_out = k;
+    *l_out = l;
+    return ONCE_OK;
+}
+
+once_status once_age_plan(double error, uint32_t level, uint32_t *k, uint32_t *l)
+{
+    return plan_age(error, level, 0, 0, k, l);
+}
+
 once_status once_age_create(once_filter **out, const once_config *c)
 {
     bool blocked = c->type == ONCE_APBBF;
     const once_filter_ops *ops = blocked ? &once_apbbf_ops : &once_apbf_ops;
+    /* Default blocks: 512 bits (one cache line); b = 4 bits a key down to p = 1e-3, where
+     * a segment's rate near 2^-4 lets k = 2..3 segments reach the target, and 8 below. */
     uint32_t block_bits = blocked ? (c->block_bits ? c->block_bits : 512) : 0;
-    uint32_t block_hashes = blocked ? (c->block_hashes ? c->block_hashes : 8) : 0;
+    uint32_t block_hashes = blocked ? (c->block_hashes ? c->block_hashes
+                                                       : (c->error >= 1e-3 ? 4 : 8))
+                                    : 0;
     if (blocked && !valid_blocks(block_bits, block_hashes))
         return ONCE_ERR_INVALID;
     if (c->policy != ONCE_POLICY_FIRST && c->policy != ONCE_POLICY_REFRESH)
@@ -505,22 +545,9 @@ once_status once_age_create(once_filter **out, const once_config *c)
     if ((k == 0) != (l == 0) || k > ONCE_MAX_AGE_SLICES || l > ONCE_MAX_AGE_SLICES)
         return ONCE_ERR_INVALID;
     if (k == 0) {
-        if (!(c->error >= 1e-12 && c->error < 1.0) || c->level > 32)
-            return ONCE_ERR_INVALID;
-        double bits_needed = -log2(c->error);
-        k = (uint32_t)ceil(bits_needed / (blocked ? block_hashes : 1)) + c->level;
-        if (k == 0)
-            k = 1;
-        /* The blocked variant's negative queries cost grows with l; the paper's
-         * configurations keep l within a few k. */
-        uint32_t limit = blocked ? 4 * k : ONCE_MAX_AGE_SLICES;
-        if (limit > ONCE_MAX_AGE_SLICES)
-            limit = ONCE_MAX_AGE_SLICES;
-        while (k <= ONCE_MAX_AGE_SLICES &&
-               (l = largest_age_slices(k, c->error, block_bits, block_hashes, limit)) == 0)
-            k++;
-        if (l == 0)
-            return ONCE_ERR_TOO_LARGE;
+        once_status planned = plan_age(c->error, c->level, block_bits, block_hashes, &k, &l);
+        if (planned != ONCE_OK)
+            return planned;
     }
 
     /* Geometry: explicit segment bits (then g follows from them), or a window. */

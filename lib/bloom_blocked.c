@@ -166,9 +166,9 @@ PROBE_INLINE void prefetch_for(once_batch_op op, const void *line)
 #define BLOCKED_AHEAD 16 /* enough lines in flight to cover DRAM latency at a few ns a key */
 
 #define DEFINE_BLOCKED_BATCH(NAME, TARGET, PROBE)                                               \
-    TARGET __attribute__((flatten)) static void NAME(once_filter *f, const once_key *keys,     \
-                                                     size_t count,                             \
-                                                     once_batch_op op, uint8_t *out)           \
+    TARGET static inline __attribute__((always_inline, flatten)) void NAME##_loop(             \
+        once_filter *f, const once_key *keys, size_t count, const once_batch_op op,            \
+        uint8_t *out)                                                                           \
     {                                                                                           \
         const once_array_filter *a = CARRAY(f);                                                 \
         const uint64_t seed = f->seed, blocks = a->cells / BLOCK_BITS;                          \
@@ -189,7 +189,7 @@ PROBE_INLINE void prefetch_for(once_batch_op op, const void *line)
             size_t slot = i % BLOCKED_AHEAD;                                                    \
             uint64_t hi = high[slot];                                                           \
             bool hit = PROBE(block[slot], (uint32_t)(hi >> 32), lanes_of[hi & 15], op);        \
-            if (out)                                                                            \
+            if (op != ONCE_OP_ADD)                                                              \
                 out[i] = hit;                                                                   \
             size_t next = i + BLOCKED_AHEAD;                                                    \
             if (next < count) {                                                                 \
@@ -198,6 +198,22 @@ PROBE_INLINE void prefetch_for(once_batch_op op, const void *line)
                 high[slot] = h.hi;                                                              \
                 prefetch_for(op, block[slot]);                                                  \
             }                                                                                   \
+        }                                                                                       \
+    }                                                                                           \
+    /* One loop per operation, so each is compiled without the others' branches. */          \
+    TARGET static void NAME(once_filter *f, const once_key *keys, size_t count,                \
+                            once_batch_op op, uint8_t *out)                                     \
+    {                                                                                           \
+        switch (op) {                                                                           \
+        case ONCE_OP_QUERY:                                                                     \
+            NAME##_loop(f, keys, count, ONCE_OP_QUERY, out);                                    \
+            break;                                                                              \
+        case ONCE_OP_ADD:                                                                       \
+            NAME##_loop(f, keys, count, ONCE_OP_ADD, out);                                      \
+            break;                                                                              \
+        case ONCE_OP_TEST_AND_ADD:                                                              \
+            NAME##_loop(f, keys, count, ONCE_OP_TEST_AND_ADD, out);                             \
+            break;                                                                              \
         }                                                                                       \
     }
 

@@ -51,6 +51,8 @@ static const once_filter_ops *const all_ops[] = {
     &once_counting_ops,
     &once_apbf_ops,
     &once_apbbf_ops,
+    &once_tlbf_ops,
+    &once_timer_ops,
 };
 
 const once_filter_ops *once_ops_for_type(once_type type)
@@ -122,6 +124,8 @@ static once_status new_by_geometry(once_filter **out, once_type type, uint64_t b
         return once_counting_new(out, bits, hashes);
     case ONCE_APBF:
     case ONCE_APBBF:
+    case ONCE_TLBF:
+    case ONCE_TIMER:
         break; /* built by create_windowed */
     }
     return ONCE_ERR_INVALID;
@@ -141,14 +145,23 @@ static once_status create_windowed(once_filter **out, const once_config *config)
     if (st != ONCE_OK)
         return st;
     once_filter *f = NULL;
-    st = once_age_create(&f, config);
+    if (config->type == ONCE_TLBF)
+        st = once_tlbf_create(&f, config);
+    else if (config->type == ONCE_TIMER)
+        st = once_timer_create(&f, config);
+    else
+        st = once_age_create(&f, config);
     if (st != ONCE_OK)
         return st;
     f->seed = seed;
     once_stats s;
+    memset(&s, 0, sizeof s);
     f->ops->stats(f, &s);
-    f->capacity = config->window ? config->window : s.window; /* as requested */
-    f->error = config->hashes ? s.design_fpr : config->error;
+    if (config->type == ONCE_APBF || config->type == ONCE_APBBF)
+        f->capacity = config->window ? config->window : s.window; /* as requested */
+    else
+        f->capacity = config->capacity;
+    f->error = (config->hashes || config->bits) && s.design_fpr > 0 ? s.design_fpr : config->error;
     *out = f;
     return ONCE_OK;
 }
@@ -160,7 +173,7 @@ once_status once_create(once_filter **out, const once_config *config)
     *out = NULL;
     if (once_ops_for_type(config->type) == NULL)
         return ONCE_ERR_INVALID;
-    if (config->type == ONCE_APBF || config->type == ONCE_APBBF)
+    if (config->type >= ONCE_APBF)
         return create_windowed(out, config);
 
     uint64_t bits = config->bits;

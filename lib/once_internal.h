@@ -145,6 +145,8 @@ extern const once_filter_ops once_blocked_ops;
 extern const once_filter_ops once_counting_ops;
 extern const once_filter_ops once_apbf_ops;
 extern const once_filter_ops once_apbbf_ops;
+extern const once_filter_ops once_tlbf_ops;
+extern const once_filter_ops once_timer_ops;
 
 const once_filter_ops *once_ops_for_type(once_type type);
 
@@ -154,8 +156,12 @@ once_status once_partitioned_new(once_filter **out, uint64_t bits, uint32_t hash
 once_status once_blocked_new(once_filter **out, uint64_t bits, uint32_t hashes);
 once_status once_counting_new(once_filter **out, uint64_t counters, uint32_t hashes);
 
-/* Windowed structures are built from the whole config (apbf.c). */
+/* Windowed structures are built from the whole config (apbf.c, tlbf.c, timer.c). */
 once_status once_age_create(once_filter **out, const once_config *config);
+once_status once_tlbf_create(once_filter **out, const once_config *config);
+once_status once_timer_create(once_filter **out, const once_config *config);
+/* The (k, l) an age-partitioned layout needs for rate p at `level` (apbf.c). */
+once_status once_age_plan(double error, uint32_t level, uint32_t *k, uint32_t *l);
 
 /* The age-partitioned recurrences (sizing.c) over explicit per-slice match rates. */
 double once_age_fpr(uint32_t k, uint32_t l, const double *fill);

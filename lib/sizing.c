@@ -58,6 +58,8 @@ double once_fpr_for(once_type type, uint64_t bits, uint32_t hashes, uint64_t ite
         return once_fpr_blocked(bits, hashes, items);
     case ONCE_APBF:
     case ONCE_APBBF:
+    case ONCE_TLBF:
+    case ONCE_TIMER:
         break; /* windows have no single-filter formula: see once_apbf_fpr */
     }
     return 1.0;

@@ -7,9 +7,10 @@
  * input order; then save the state and print the summary.
  *
  * Failure rules, so that nothing is lost:
- *   - a run that fails (unreadable input, failed output, bad state) exits 2 and does
- *     not save: the old state file stays, and no key is recorded as delivered unless
- *     its line reached the output;
+ *   - a run that fails (unreadable input, failed output, bad state, an unreadable event
+ *     time) exits 2 and does not save: the old state file stays, and no key is
+ *     recorded as delivered unless its line reached the output (lines answered before
+ *     the failure are still written: a rerun may deliver them again, never lose them);
  *   - SIGINT/SIGTERM stop reading, finish the complete lines already read, flush the
  *     output, save the state, and exit 128+signal; with a live stream (a pipe) the
  *     output is flushed whenever the input would block, so consumers see lines promptly.
@@ -18,6 +19,7 @@
 #include "options.h"
 #include "report.h"
 #include "state.h"
+#include "timefmt.h"
 
 #include "once.h"
 
@@ -27,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define BATCH_LINES 1024
@@ -54,6 +57,26 @@ static void install_signals(bool have_state)
         signal(SIGPIPE, SIG_IGN);
 }
 
+/* Field `field` (1-based) of a line; a line with fewer fields gives the empty field,
+ * as awk's $N. */
+static void select_field(const cli_options *o, unsigned field, const char *line, size_t len,
+                         once_key *key)
+{
+    const char *p = line, *end = line + len;
+    for (unsigned f = 1; f < field; f++) {
+        const char *d = memchr(p, o->delimiter, (size_t)(end - p));
+        if (d == NULL) {
+            key->data = end;
+            key->len = 0;
+            return;
+        }
+        p = d + 1;
+    }
+    const char *d = memchr(p, o->delimiter, (size_t)(end - p));
+    key->data = p;
+    key->len = (size_t)((d ? d : end) - p);
+}
+
 /* The key of a line: the line without a trailing CR, or one field of it. */
 static void line_key(const cli_options *o, const char *line, size_t len, once_key *key)
 {
@@ -64,19 +87,16 @@ static void line_key(const cli_options *o, const char *line, size_t len, once_ke
         key->len = len;
         return;
     }
-    const char *p = line, *end = line + len;
-    for (unsigned f = 1; f < o->field; f++) {
-        const char *d = memchr(p, o->delimiter, (size_t)(end - p));
-        if (d == NULL) { /* fewer fields than asked: the key is empty, as awk's $N */
-            key->data = end;
-            key->len = 0;
-            return;
-        }
-        p = d + 1;
-    }
-    const char *d = memchr(p, o->delimiter, (size_t)(end - p));
-    key->data = p;
-    key->len = (size_t)((d ? d : end) - p);
+    select_field(o, o->field, line, len, key);
+}
+
+typedef enum line_action { LINE_FILTER, LINE_SKIP, LINE_KEEP } line_action;
+
+static uint64_t wall_clock_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 /* Build the filter from the state file or the options.  Returns 0 or an exit code. */
@@ -95,9 +115,11 @@ static int open_filter(const cli_options *o, once_filter **out)
                 conflict = "--filter";
             else if (o->capacity_given && o->capacity != s.capacity)
                 conflict = "--capacity";
-            else if (o->window_given && (o->window != s.capacity || s.window == 0))
+            else if (o->window_given && (o->window != s.capacity || s.window == 0 || s.span_ms))
                 conflict = "--window";
-            else if (!o->window_given && s.window != 0 && o->type_given)
+            else if (o->span_given && o->span_ms != s.span_ms)
+                conflict = "--span";
+            else if (!o->window_given && !o->span_given && s.window != 0 && o->type_given)
                 conflict = "--filter";
             else if (o->error_given && o->error != s.error)
                 conflict = "--error";
@@ -125,6 +147,8 @@ static int open_filter(const cli_options *o, once_filter **out)
     c.window = o->window;
     c.level = o->level;
     c.policy = o->refresh ? ONCE_POLICY_REFRESH : ONCE_POLICY_FIRST;
+    c.span_ms = o->span_ms;
+    c.max_bytes = o->max_memory;
     once_status st = once_create(out, &c);
     if (st != ONCE_OK) {
         fprintf(stderr, "once: cannot build a %s filter for %s %llu at error %g: %s\n",
@@ -144,6 +168,7 @@ typedef struct run {
     bool progress;
     bool warned_capacity;
     bool windowed; /* forgets by design: passing the capacity is normal */
+    bool timed;    /* a time window: every key needs an event time */
     double started, last_progress;
 } run;
 
@@ -169,6 +194,8 @@ static int run_input(run *r, const char *path)
     static line_span lines[BATCH_LINES];
     static once_key keys[BATCH_LINES];
     static uint8_t seen[BATCH_LINES];
+    static line_action action[BATCH_LINES];
+    uint64_t line_number = 0;
     int code = 0;
     for (;;) {
         if (stop_signal)
@@ -189,21 +216,58 @@ static int run_input(run *r, const char *path)
             code = EXIT_IO;
             break;
         }
+        /* Keys (and times) of the lines; a line whose time does not parse is held out
+         * of the batch as the --on-bad-time policy says. */
+        uint64_t wall = r->timed && !o->time_field ? wall_clock_ms() : 0;
+        size_t good = 0;
         for (size_t i = 0; i < n; i++) {
-            line_key(o, lines[i].data, lines[i].len, &keys[i]);
-            keys[i].time_ms = 0;
             r->counters.input_bytes += lines[i].len + 1;
+            line_number++;
+            action[i] = LINE_FILTER;
+            uint64_t when = wall;
+            if (r->timed && o->time_field) {
+                once_key field;
+                select_field(o, o->time_field, lines[i].data, lines[i].len, &field);
+                if (parse_event_time(field.data, field.len, o->time_format, &when) != 0) {
+                    r->counters.bad_time++;
+                    if (o->on_bad_time == BAD_TIME_FAIL) {
+                        fprintf(stderr,
+                                "once: %s:%llu: cannot read a time from field %u "
+                                "(--on-bad-time skip or keep to go on)\n",
+                                name, (unsigned long long)line_number, o->time_field);
+                        code = EXIT_IO;
+                        n = i; /* lines before it are still answered and written */
+                        break;
+                    }
+                    action[i] = o->on_bad_time == BAD_TIME_SKIP ? LINE_SKIP : LINE_KEEP;
+                    continue;
+                }
+            }
+            line_key(o, lines[i].data, lines[i].len, &keys[good]);
+            keys[good].time_ms = when;
+            good++;
         }
-        once_status st = once_test_and_add_batch(r->filter, keys, n, seen);
+        once_status st = once_test_and_add_batch(r->filter, keys, good, seen);
         if (st != ONCE_OK) {
-            fprintf(stderr, "once: %s: filter error: %s\n", name, once_strerror(st));
+            if (st == ONCE_ERR_FULL)
+                fprintf(stderr,
+                        "once: %s: the window reached its memory cap (--max-memory); stopping "
+                        "before line %llu is answered\n",
+                        name, (unsigned long long)(line_number - n + 1));
+            else
+                fprintf(stderr, "once: %s: filter error: %s\n", name, once_strerror(st));
             code = EXIT_IO;
             break;
         }
-        for (size_t i = 0; i < n; i++) {
-            if (seen[i] == o->print_duplicates && writer_line(&r->out, lines[i].data, lines[i].len) != 0)
+        for (size_t i = 0, j = 0; i < n; i++) {
+            bool duplicate;
+            if (action[i] == LINE_SKIP)
+                continue;
+            duplicate = action[i] == LINE_FILTER ? seen[j++] : false;
+            if (duplicate == o->print_duplicates &&
+                writer_line(&r->out, lines[i].data, lines[i].len) != 0)
                 break;
-            r->counters.duplicates += seen[i];
+            r->counters.duplicates += duplicate;
         }
         if (r->out.error) {
             fprintf(stderr, "once: write error: %s\n", strerror(r->out.error));
@@ -211,7 +275,9 @@ static int run_input(run *r, const char *path)
             break;
         }
         r->counters.lines += n;
-        r->counters.distinct = r->counters.lines - r->counters.duplicates;
+        r->counters.distinct = r->counters.lines - r->counters.duplicates - r->counters.bad_time;
+        if (code != 0)
+            break;
 
         if (!r->warned_capacity && !r->windowed && once_capacity(r->filter) > 0 &&
             once_items(r->filter) > once_capacity(r->filter)) {
@@ -269,7 +335,8 @@ int main(int argc, char **argv)
         once_free(r.filter);
         return EXIT_IO;
     }
-    r.windowed = once_get_type(r.filter) == ONCE_APBF || once_get_type(r.filter) == ONCE_APBBF;
+    r.windowed = once_get_type(r.filter) >= ONCE_APBF;
+    r.timed = once_get_type(r.filter) == ONCE_TLBF || once_get_type(r.filter) == ONCE_TIMER;
     r.progress = o.progress == PROGRESS_ON || (o.progress == PROGRESS_AUTO && isatty(STDERR_FILENO));
     r.started = r.last_progress = monotonic_seconds();
 
@@ -279,7 +346,10 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < o.input_count && code == 0 && !stop_signal; i++)
             code = run_input(&r, o.inputs[i]);
     }
-    if (code == 0 && writer_flush(&r.out) != 0) {
+    /* Lines already answered are written even when the run then fails: the failed run
+     * saves no state, so at worst they are delivered again by a rerun (at least once),
+     * never lost. */
+    if ((r.out.error || writer_flush(&r.out) != 0) && code == 0) {
         fprintf(stderr, "once: write error: %s\n", strerror(r.out.error));
         code = EXIT_IO;
     }

@@ -26,15 +26,26 @@ static void usage(FILE *out)
           "                         suffixes k, M, G multiply by 10^3, 10^6, 10^9)\n"
           "      --error P          target false-positive rate at capacity (default 0.001)\n"
           "      --filter NAME      standard, partitioned or blocked (default blocked);\n"
-          "                         with --window: apbf (default) or apbbf\n"
+          "                         with --window: apbf (default) or apbbf;\n"
+          "                         with --span: tlbf (default) or timer\n"
           "      --seed S           hash seed (decimal or 0x hex; default random)\n"
           "\n"
           "Window:\n"
           "      --window N         forget keys older than the last N delivered keys (count\n"
           "                         window; suffixes k, M, G); --error is then the target rate\n"
           "                         for keys that left the window\n"
-          "      --level L          window layout: 0 (default) uses the fewest slices; higher\n"
-          "                         levels cut the slack past the window for more memory accesses\n"
+          "      --span DURATION    forget keys delivered more than DURATION ago (time window:\n"
+          "                         500ms, 90s, 15m, 2h, 7d); --filter tlbf (default) or timer;\n"
+          "                         --capacity is then a first guess of keys per span\n"
+          "      --time-field N     event time from field N (default: the clock at reading)\n"
+          "      --time-format F    epoch (seconds, default), epoch_ms or iso8601\n"
+          "      --on-bad-time A    a line whose time does not parse: fail (default, exit 2),\n"
+          "                         skip (drop it) or keep (print it, unfiltered)\n"
+          "      --max-memory SIZE  cap on a time window's memory (e.g. 512M, 4G); past it the\n"
+          "                         run stops with exit 2 (default 1G)\n"
+          "      --level L          window layout: 0 uses the fewest slices; higher levels cut\n"
+          "                         the slack past the window and the memory per key for more\n"
+          "                         memory accesses (default 2)\n"
           "      --refresh          a repeated key restarts its window (default: the window\n"
           "                         counts from the key's first delivery)\n"
           "\n"
@@ -111,6 +122,11 @@ enum {
     OPT_WINDOW,
     OPT_LEVEL,
     OPT_REFRESH,
+    OPT_SPAN,
+    OPT_TIME_FIELD,
+    OPT_TIME_FORMAT,
+    OPT_ON_BAD_TIME,
+    OPT_MAX_MEMORY,
 };
 
 int options_parse(cli_options *o, int argc, char **argv)
@@ -122,6 +138,10 @@ int options_parse(cli_options *o, int argc, char **argv)
     o->delimiter = '\t';
     o->stats = STATS_NONE;
     o->progress = PROGRESS_AUTO;
+    o->level = 2; /* count and time windows on slices; the blocked APBBF uses 0 */
+    o->time_format = TIME_EPOCH;
+    o->on_bad_time = BAD_TIME_FAIL;
+    bool level_given = false, time_format_given = false, bad_time_given = false;
 
     static const struct option longs[] = {
         {"field", required_argument, NULL, 'f'},
@@ -138,6 +158,11 @@ int options_parse(cli_options *o, int argc, char **argv)
         {"window", required_argument, NULL, OPT_WINDOW},
         {"level", required_argument, NULL, OPT_LEVEL},
         {"refresh", no_argument, NULL, OPT_REFRESH},
+        {"span", required_argument, NULL, OPT_SPAN},
+        {"time-field", required_argument, NULL, OPT_TIME_FIELD},
+        {"time-format", required_argument, NULL, OPT_TIME_FORMAT},
+        {"on-bad-time", required_argument, NULL, OPT_ON_BAD_TIME},
+        {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -187,7 +212,7 @@ int options_parse(cli_options *o, int argc, char **argv)
         case OPT_FILTER:
             if (once_type_from_name(optarg, &o->type) != ONCE_OK || o->type == ONCE_COUNTING)
                 return fail("unknown filter '%s' (standard, partitioned, blocked; with "
-                            "--window: apbf, apbbf)",
+                            "--window: apbf, apbbf; with --span: tlbf, timer)",
                             optarg);
             o->type_given = true;
             break;
@@ -202,11 +227,63 @@ int options_parse(cli_options *o, int argc, char **argv)
             if (parse_u64(optarg, &v) != 0 || v > 8)
                 return fail("invalid level '%s' (0 to 8)", optarg);
             o->level = (uint32_t)v;
+            level_given = true;
             break;
         }
         case OPT_REFRESH:
             o->refresh = true;
             break;
+        case OPT_SPAN:
+            if (parse_duration_ms(optarg, &o->span_ms) != 0)
+                return fail("invalid span '%s' (a duration such as 90s, 15m, 2h or 7d)", optarg);
+            o->span_given = true;
+            break;
+        case OPT_TIME_FIELD: {
+            uint64_t v;
+            if (parse_u64(optarg, &v) != 0 || v == 0 || v > 1000000)
+                return fail("invalid time field '%s' (fields count from 1)", optarg);
+            o->time_field = (unsigned)v;
+            break;
+        }
+        case OPT_TIME_FORMAT:
+            time_format_given = true;
+            if (strcmp(optarg, "epoch") == 0)
+                o->time_format = TIME_EPOCH;
+            else if (strcmp(optarg, "epoch_ms") == 0)
+                o->time_format = TIME_EPOCH_MS;
+            else if (strcmp(optarg, "iso8601") == 0)
+                o->time_format = TIME_ISO8601;
+            else
+                return fail("unknown time format '%s' (epoch, epoch_ms or iso8601)", optarg);
+            break;
+        case OPT_ON_BAD_TIME:
+            bad_time_given = true;
+            if (strcmp(optarg, "fail") == 0)
+                o->on_bad_time = BAD_TIME_FAIL;
+            else if (strcmp(optarg, "skip") == 0)
+                o->on_bad_time = BAD_TIME_SKIP;
+            else if (strcmp(optarg, "keep") == 0)
+                o->on_bad_time = BAD_TIME_KEEP;
+            else
+                return fail("unknown --on-bad-time action '%s' (fail, skip or keep)", optarg);
+            break;
+        case OPT_MAX_MEMORY: {
+            char *end = NULL;
+            errno = 0;
+            unsigned long long v = strtoull(optarg, &end, 10);
+            uint64_t scale = 1;
+            if (end && (*end == 'k' || *end == 'K'))
+                scale = 1024, end++;
+            else if (end && *end == 'M')
+                scale = 1024 * 1024, end++;
+            else if (end && *end == 'G')
+                scale = 1024 * 1024 * 1024, end++;
+            if (errno || end == optarg || *optarg == '-' || *end != '\0' || v == 0 ||
+                v > UINT64_MAX / scale)
+                return fail("invalid memory size '%s' (bytes, or with K, M, G)", optarg);
+            o->max_memory = (uint64_t)v * scale;
+            break;
+        }
         case OPT_SEED:
             if (parse_u64(optarg, &o->seed) != 0)
                 return fail("invalid seed '%s' (a 64-bit integer, decimal or 0x hex)", optarg);
@@ -243,21 +320,38 @@ int options_parse(cli_options *o, int argc, char **argv)
             return fail("unknown option '%s'", argv[optind - 1]);
         }
     }
-    bool windowed_type = o->type == ONCE_APBF || o->type == ONCE_APBBF;
+    bool count_type = o->type == ONCE_APBF || o->type == ONCE_APBBF;
+    bool time_type = o->type == ONCE_TLBF || o->type == ONCE_TIMER;
+    if (o->window_given && o->span_given)
+        return fail("%s", "--window and --span exclude each other (a count or a time window)");
     if (o->window_given) {
         if (!o->type_given)
             o->type = ONCE_APBF;
-        else if (!windowed_type)
-            return fail("--filter %s keeps everything; a --window needs apbf or apbbf",
+        else if (!count_type)
+            return fail("--filter %s does not keep a count window: use apbf or apbbf",
                         once_type_name(o->type));
         if (o->capacity_given)
             return fail("%s", "--capacity and --window exclude each other (the window is the "
                               "capacity)");
-    } else if (windowed_type) {
-        return fail("--filter %s needs --window N", once_type_name(o->type));
-    } else if (o->refresh || o->level) {
-        return fail("%s", "--refresh and --level apply to windows: add --window N");
+    } else if (o->span_given) {
+        if (!o->type_given)
+            o->type = ONCE_TLBF;
+        else if (!time_type)
+            return fail("--filter %s does not keep a time window: use tlbf or timer",
+                        once_type_name(o->type));
+    } else if (count_type || time_type) {
+        return fail(count_type ? "--filter %s needs --window N" : "--filter %s needs --span DURATION",
+                    once_type_name(o->type));
+    } else if (o->refresh || level_given) {
+        return fail("%s", "--refresh and --level apply to windows: add --window or --span");
     }
+    if (o->type == ONCE_APBBF && !level_given)
+        o->level = 0;
+    if (!o->span_given && (o->time_field || time_format_given || bad_time_given || o->max_memory))
+        return fail("%s", "--time-field, --time-format, --on-bad-time and --max-memory apply to "
+                          "time windows: add --span");
+    if ((time_format_given || bad_time_given) && !o->time_field)
+        return fail("%s", "--time-format and --on-bad-time need --time-field N");
     o->inputs = argv + optind;
     o->input_count = (size_t)(argc - optind);
     return 0;

@@ -5,6 +5,7 @@
 #define ONCE_PROGRAMS_OPTIONS_H
 
 #include "once.h"
+#include "timefmt.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 enum { EXIT_USAGE = 1, EXIT_IO = 2 };
 
 typedef enum stats_mode { STATS_NONE, STATS_HUMAN, STATS_JSON } stats_mode;
+typedef enum bad_time_policy { BAD_TIME_FAIL, BAD_TIME_SKIP, BAD_TIME_KEEP } bad_time_policy;
 typedef enum progress_mode { PROGRESS_AUTO, PROGRESS_ON, PROGRESS_OFF } progress_mode;
 
 typedef struct cli_options {
@@ -32,6 +34,14 @@ typedef struct cli_options {
     bool window_given;
     uint32_t level;
     bool refresh;
+
+    /* Time window (--span): forget keys delivered more than span_ms ago. */
+    uint64_t span_ms;
+    bool span_given;
+    unsigned time_field; /* 0: the wall clock at reading time */
+    time_format time_format;
+    bad_time_policy on_bad_time;
+    uint64_t max_memory; /* 0: the structure's default cap */
 
     /* Key selection: the whole line, or field `field` (1-based) split by `delimiter`. */
     unsigned field;

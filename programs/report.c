@@ -51,7 +51,7 @@ void report_stats(stats_mode mode, const run_counters *c, const once_filter *fil
                 "\"lines_per_second\":%.1f,\"input_bytes\":%llu,\"structure\":\"%s\","
                 "\"items\":%llu,\"capacity\":%llu,\"error\":%.6g,\"hashes\":%u,"
                 "\"fill_ratio\":%.6f,\"seed\":%llu,\"window\":%llu,\"slack\":%llu,"
-                "\"k\":%u,\"l\":%u,\"slices\":%u,\"window_unit\":\"%s\"}\n",
+                "\"k\":%u,\"l\":%u,\"slices\":%u,\"window_unit\":\"%s\",\"bad_time\":%llu}\n",
                 (unsigned long long)c->lines, (unsigned long long)c->distinct,
                 (unsigned long long)c->duplicates, (unsigned long long)s.bytes,
                 finite_or_zero(bits_per_key), finite_or_zero(s.fpr_estimate),
@@ -60,7 +60,8 @@ void report_stats(stats_mode mode, const run_counters *c, const once_filter *fil
                 (unsigned long long)s.capacity, finite_or_zero(s.error), s.hashes,
                 finite_or_zero(s.fill_ratio), (unsigned long long)s.seed,
                 (unsigned long long)s.window, (unsigned long long)s.slack, s.hashes, s.age_slices,
-                s.slices, s.window ? "events" : "none");
+                s.slices, s.span_ms ? "ms" : s.window ? "events" : "none",
+                (unsigned long long)c->bad_time);
         return;
     }
     fprintf(stderr, "once: %llu lines, %llu distinct, %llu duplicates in %.3f s (%.2f M lines/s)\n",
@@ -72,7 +73,15 @@ void report_stats(stats_mode mode, const run_counters *c, const once_filter *fil
             s.structure, (double)s.bytes / (1024.0 * 1024.0), (unsigned long long)s.items,
             (unsigned long long)s.capacity, s.error, bits_per_key, s.hashes, s.fill_ratio,
             s.fpr_estimate);
-    if (s.window)
+    if (s.span_ms)
+        fprintf(stderr,
+                "once: span %.3f s (slack %.3f s more), k=%u l=%u, %u slices now, peak "
+                "false-positive rate %.3g\n",
+                (double)s.span_ms / 1000.0, (double)s.slack / 1000.0, s.hashes, s.age_slices,
+                s.slices, s.design_fpr);
+    if (c->bad_time)
+        fprintf(stderr, "once: %llu lines had no readable time\n", (unsigned long long)c->bad_time);
+    if (s.window && !s.span_ms)
         fprintf(stderr,
                 "once: window %llu keys (slack %llu more), k=%u l=%u (%u slices of %llu keys a "
                 "generation), peak false-positive rate %.3g\n",

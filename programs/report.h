@@ -15,6 +15,7 @@ typedef struct run_counters {
     uint64_t distinct;
     uint64_t duplicates;
     uint64_t input_bytes;
+    uint64_t bad_time; /* lines whose event time did not parse */
     double seconds;
 } run_counters;
 

@@ -11,6 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+static int write_config(const char *dir, const once_config *config, uint64_t keys,
+                        const char *label);
+
 static int write_seed(const char *dir, once_type type, uint64_t bits, uint32_t hashes,
                       uint64_t keys)
 {
@@ -21,6 +24,41 @@ static int write_seed(const char *dir, once_type type, uint64_t bits, uint32_t h
     c.capacity = keys ? keys : 10;
     c.seed = 0x5eed0000u + bits + hashes;
     c.seed_is_set = true;
+    char label[64];
+    snprintf(label, sizeof label, "%llu-%u", (unsigned long long)bits, hashes);
+    return write_config(dir, &c, keys, label);
+}
+
+/* Windowed seeds: small windows, keys spread over a few spans of virtual time. */
+static int write_window(const char *dir, once_type type, int variant, uint64_t keys)
+{
+    once_config c;
+    once_config_init(&c, type);
+    c.error = 0.01;
+    c.capacity = 50;
+    c.window = 40;
+    c.span_ms = 1000;
+    c.seed = 0x5eed1000u + (uint64_t)variant;
+    c.seed_is_set = true;
+    c.policy = variant & 1 ? ONCE_POLICY_REFRESH : ONCE_POLICY_FIRST;
+    if (type == ONCE_APBBF && variant >= 2) {
+        c.block_bits = 64;
+        c.block_hashes = 4;
+    }
+    if (type == ONCE_TIMER && variant >= 2) {
+        c.dynamic = true;
+        c.timer_bits = 8;
+    }
+    char label[64];
+    snprintf(label, sizeof label, "window-%d", variant);
+    return write_config(dir, &c, keys, label);
+}
+
+static int write_config(const char *dir, const once_config *config, uint64_t keys,
+                        const char *label)
+{
+    once_config c = *config;
+    once_type type = c.type;
     once_filter *f = NULL;
     once_status st = once_create(&f, &c);
     if (st != ONCE_OK) {
@@ -28,7 +66,7 @@ static int write_seed(const char *dir, once_type type, uint64_t bits, uint32_t h
         return -1;
     }
     for (uint64_t i = 0; i < keys; i++)
-        once_add(f, &i, sizeof i, 0);
+        once_add(f, &i, sizeof i, i * 97); /* about ten keys a 1000 ms span */
     void *buf = NULL;
     size_t len = 0;
     st = once_save_to_buffer(f, &buf, &len);
@@ -38,8 +76,8 @@ static int write_seed(const char *dir, once_type type, uint64_t bits, uint32_t h
         return -1;
     }
     char path[4096];
-    snprintf(path, sizeof path, "%s/%s-%llu-%u-%llu.once", dir, once_type_name(type),
-             (unsigned long long)bits, hashes, (unsigned long long)keys);
+    snprintf(path, sizeof path, "%s/%s-%s-%llu.once", dir, once_type_name(type), label,
+             (unsigned long long)keys);
     FILE *out = fopen(path, "wb");
     int ok = out != NULL && fwrite(buf, 1, len, out) == len;
     if (out != NULL && fclose(out) != 0)
@@ -73,5 +111,10 @@ int main(int argc, char **argv)
         failed |= write_seed(argv[1], shapes[i].type, shapes[i].bits, shapes[i].hashes, 0);
         failed |= write_seed(argv[1], shapes[i].type, shapes[i].bits, shapes[i].hashes, 20);
     }
+    static const once_type windows[] = {ONCE_APBF, ONCE_APBBF, ONCE_TLBF, ONCE_TIMER};
+    for (size_t i = 0; i < sizeof windows / sizeof windows[0]; i++)
+        for (int variant = 0; variant < 4; variant++)
+            for (uint64_t keys = 0; keys <= 60; keys += 60)
+                failed |= write_window(argv[1], windows[i], variant, keys);
     return failed ? 1 : 0;
 }

@@ -47,15 +47,24 @@ static void check_loaded(once_filter *f, const uint8_t *data, size_t size)
     } keys[] = {
         {"", 0}, {"a", 1}, {"\0\xff\0", 3}, {"once", 4}, {"a longer key, past 16 bytes", 27},
     };
+    /* Time windows get a time past anything a file can hold, so a key is inserted
+     * "now" (the timer filter takes event times below 2^63 ms). */
+    once_type type = once_get_type(f);
+    uint64_t now = type == ONCE_TLBF || type == ONCE_TIMER ? UINT64_C(1) << 62 : 0;
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         const char *key = keys[i].data;
         size_t len = keys[i].len;
         bool present = false, seen = false;
-        if (once_query(f, key, len, 0, &present) != ONCE_OK)
+        if (once_query(f, key, len, now, &present) != ONCE_OK)
             fail("query failed");
-        if (once_test_and_add(f, key, len, 0, &seen) != ONCE_OK || seen != present)
+        once_status st = once_test_and_add(f, key, len, now, &seen);
+        if (st == ONCE_ERR_FULL)
+            continue; /* a window at its memory cap refuses, and changes nothing */
+        if (st != ONCE_OK || seen != present)
             fail("test_and_add disagrees with query");
-        if (once_query(f, key, len, 0, &present) != ONCE_OK || !present)
+        /* The timer filter's equal-timers heuristic may call a fresh key absent (its
+         * documented trade-off); every other structure must find it. */
+        if (once_query(f, key, len, now, &present) != ONCE_OK || (!present && type != ONCE_TIMER))
             fail("key absent right after test_and_add");
     }
     once_stats st;

@@ -750,6 +750,8 @@ static void hostile_specific(const base_file *b)
         break;
     case ONCE_APBF:
     case ONCE_APBBF:
+    case ONCE_TLBF:
+    case ONCE_TIMER:
         break; /* the windowed layouts have their own cases in test_windows.c */
     case ONCE_BLOCKED:
         /* One bit per lane of 16: k is at most 16; cells are whole 512-bit blocks. */

@@ -74,7 +74,9 @@ typedef enum once_type {
     ONCE_BLOCKED = 3,     /* one 512-bit cache line per key */
     ONCE_COUNTING = 4,    /* 4-bit saturating counters, supports delete */
     ONCE_APBF = 5,        /* count window: Age-Partitioned Bloom filter (k + l slices) */
-    ONCE_APBBF = 6        /* count window: Age-Partitioned Blocked Bloom filter */
+    ONCE_APBBF = 6,       /* count window: Age-Partitioned Blocked Bloom filter */
+    ONCE_TLBF = 7,        /* time window: Time-limited Bloom filter (variable slices) */
+    ONCE_TIMER = 8        /* time window: timers instead of bits (paper 000, section 4) */
 } once_type;
 
 /*
@@ -119,8 +121,17 @@ typedef struct once_config {
     uint32_t level;          /* APBF/APBBF: 0 = fewest slices; higher = less slack, more slices */
     uint32_t age_slices;     /* explicit l (with `hashes` = k); 0 = choose from error/level */
     uint32_t block_bits;     /* APBBF block size B: 64 or 512 (0 = 512) */
-    uint32_t block_hashes;   /* APBBF bits per block b: 4 or 8 (0 = 8) */
+    uint32_t block_hashes;   /* APBBF bits per block b: 4 or 8 (0 = 4 for error >= 1e-3, else 8) */
     once_policy policy;      /* what test-and-add does with a key it reports seen */
+
+    /* Time windows (TLBF, timer).  `capacity` is then the expected keys per span, the
+     * starting size; the structures adapt to the observed rate. */
+    uint64_t span_ms;        /* time window T in milliseconds */
+    uint64_t max_bytes;      /* hard memory cap; an insertion that would pass it fails
+                                with ONCE_ERR_FULL (0 = the structure's default) */
+    uint32_t timer_bits;     /* timer filter: width of a timer, 8, 16 or 32 (0 = 16) */
+    uint32_t equal_timers;   /* timer filter: k' of the equal-timers heuristic (0 = off) */
+    bool dynamic;            /* timer filter: grow by whole filters (paper 000, section 5) */
 } once_config;
 
 /* Fill `config` with the defaults: capacity 1,000,000, error 0.001, random seed. */
@@ -197,6 +208,9 @@ typedef struct once_stats {
     double npws;           /* peak normalized probability-weighted slack (paper 001, 5.2) */
     double accesses_absent; /* expected segment accesses of a query that answers false */
     double design_fpr;     /* the structure's own formula for its peak rate */
+    uint64_t span_ms;      /* time windows: the span T (window and slack are then in ms) */
+    uint64_t newest_bits;  /* TLBF: size of the newest slice, the one sized for the rate */
+    uint32_t filters;      /* dynamic structures: sub-filters alive */
 } once_stats;
 
 ONCE_API once_status once_get_stats(const once_filter *filter, once_stats *stats);

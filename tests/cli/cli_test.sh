@@ -264,6 +264,60 @@ case_count_window() {
   expect_status 1 "$ONCE" --window 10 --level 9 in > /dev/null 2>&1
 }
 
+case_time_window() {
+  # Event times from field 1; keys from field 2.  With a one-hour span (level 2: slack
+  # 12/13 of the span), "a" at 00:30 repeats the 00:00 delivery; at 03:00 it is new.
+  printf '2026-01-01T00:00:00Z\ta\n2026-01-01T00:30:00.250+00:00\ta\n2026-01-01T03:00:00Z\ta\n2026-01-01T03:00:00Z\tb\n2026-01-01T03:10:00Z\tb\n' > iso
+  printf '2026-01-01T00:00:00Z\ta\n2026-01-01T03:00:00Z\ta\n2026-01-01T03:00:00Z\tb\n' > want
+  for f in tlbf timer; do
+    "$ONCE" --span 1h --filter "$f" --time-field 1 --time-format iso8601 -f 2 --seed 1 iso > got
+    same_file got want
+  done
+  # The same events in epoch seconds (with a fraction) and epoch milliseconds.
+  printf '1767225600 a\n1767227400.25 a\n1767236400 a\n1767236400 b\n1767237000 b\n' > epoch
+  printf '1767225600 a\n1767236400 a\n1767236400 b\n' > want
+  "$ONCE" --span 60m --time-field 1 -t ' ' -f 2 epoch > got; same_file got want
+  awk '{ printf "%d000 %s\n", $1, $2 }' epoch > epoch_ms
+  awk '{ printf "%d000 %s\n", $1, $2 }' want > want_ms
+  "$ONCE" --span 3600s --time-field 1 --time-format epoch_ms -t ' ' -f 2 epoch_ms > got
+  same_file got want_ms
+  # Out of order within the span: a late event still finds its key.
+  printf '100 x\n4000 y\n200 x\n' > late
+  printf '100 x\n4000 y\n' > want
+  "$ONCE" --span 2h --time-field 1 -t ' ' -f 2 late > got; same_file got want
+  # Unparsable times: fail (exit 2, lines before it still written), skip, keep.
+  printf '10 a\nnever a\n20 b\n' > bad
+  expect_status 2 "$ONCE" --span 1h --time-field 1 -t ' ' -f 2 bad > got 2> err
+  printf '10 a\n' > want; same_file got want
+  grep -q 'bad:2' err || fail "bad time not located: $(cat err)"
+  "$ONCE" --span 1h --time-field 1 -t ' ' -f 2 --on-bad-time skip --stats=json bad > got 2> err
+  printf '10 a\n20 b\n' > want; same_file got want
+  jq -e '.bad_time == 1 and .lines == 3 and .structure == "tlbf" and .window == 3600000
+         and .window_unit == "ms" and .slack > 0' err > /dev/null || fail "span stats: $(cat err)"
+  "$ONCE" --span 1h --time-field 1 -t ' ' -f 2 --on-bad-time keep bad > got
+  printf '10 a\nnever a\n20 b\n' > want; same_file got want
+  # Wall-clock time: a repeat within the same run is a duplicate.
+  printf 'x\ny\nx\n' | "$ONCE" --span 10m > got
+  printf 'x\ny\n' > want; same_file got want
+  # State across runs keeps the clock: tomorrow's run still knows today's keys.
+  head -n 2 iso > p1; tail -n +3 iso > p2
+  "$ONCE" --span 1h --time-field 1 --time-format iso8601 -f 2 --seed 1 --state st p1 > got
+  "$ONCE" --span 1h --time-field 1 --time-format iso8601 -f 2 --state st p2 >> got
+  "$ONCE" --span 1h --filter tlbf --time-field 1 --time-format iso8601 -f 2 --seed 1 iso > whole
+  same_file got whole
+  expect_status 1 "$ONCE" --span 2h --time-field 1 --time-format iso8601 -f 2 --state st p2 > /dev/null 2>&1
+  # Usage errors.
+  expect_status 1 "$ONCE" --span 0 < /dev/null 2> /dev/null
+  expect_status 1 "$ONCE" --span 5x < /dev/null 2> /dev/null
+  expect_status 1 "$ONCE" --span 1h --window 10 < /dev/null 2> /dev/null
+  expect_status 1 "$ONCE" --time-field 1 < /dev/null 2> /dev/null
+  expect_status 1 "$ONCE" --span 1h --time-format iso8601 < /dev/null 2> /dev/null
+  expect_status 1 "$ONCE" --span 1h --time-field 1 --time-format rfc822 < /dev/null 2> /dev/null
+  expect_status 1 "$ONCE" --span 1h --filter apbf < /dev/null 2> /dev/null
+  expect_status 1 "$ONCE" --filter tlbf < /dev/null 2> /dev/null
+  expect_status 1 "$ONCE" --span 1h --max-memory 12Q < /dev/null 2> /dev/null
+}
+
 if ! declare -F "case_$CASE" > /dev/null; then
   echo "no such case: $CASE" >&2
   exit 2

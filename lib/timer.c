@@ -1,0 +1,1011 @@
+/*
+ * timer.c - time windows with timers: the sliding Bloom filter of paper 000, section
+ * 4 (Definition 4, producer timestamps, the equal-timers heuristic) and its dynamic
+ * size (section 5).
+ *
+ * Design
+ *   A standard Bloom filter whose cells are timers of W bits (8, 16 or 32), packed in
+ *   64-bit words, probed by the shared sequence (once_probe_next over [0, m)).  A key
+ *   is present when its k timers are alive.  Instead of decrementing every timer each
+ *   time unit (O(m) per tick), a timer stores the absolute EXPIRY of the last key that
+ *   set it, in wrapping tick units, and "alive" compares it with the current tick.
+ *
+ *   Time.  Every time is an argument: now_ms of an operation (once_key.time_ms in a
+ *   batch) is the event's timestamp t_u, in ms, below 2^63.  The filter keeps L, the
+ *   largest event time written so far; clocks that go backwards never move it back.
+ *   An event is stamped with its own expiry t_u + T (T = span_ms), so a late event
+ *   expires on time (paper 000: timers set to w - (t_i - t_u)); a late event with
+ *   t_u + T <= L is already expired: it is reported not seen and inserts nothing.
+ *   Reads and writes are answered at the reference time R = max(L, now_ms).
+ *
+ *   Ticks.  tick = ceil(T / 2^(W-2)) ms, S = ceil(T / tick) <= 2^(W-2) ticks per
+ *   span, and n(t) = floor(t / tick).  An event's expiry tick is e = ceil((t_u + T) /
+ *   tick): rounded up, so a timer never expires early.  Tick values are kept modulo
+ *   Q = 2^W - 1 and stored as (e mod Q) + 1, so the value 0 means empty and no expiry
+ *   has to be moved off it (Q is also the cell mask).  A timer is alive at R iff it is
+ *   non-zero and left = (value - 1 - n(R)) mod Q lies in [1, S + 1]; that is iff
+ *   R < e * tick.  Hence, in ms:
+ *     - a key inserted at t_u is reported present while R < t_u + T: no false
+ *       negatives inside the span (with the equal-timers heuristic off);
+ *     - it is gone once R >= t_u + T + tick - 1: the slack past the span is under one
+ *       tick (stats: window = T, slack = tick, both in ms).
+ *
+ *   Setting a timer keeps the LATER of its current alive expiry and the new one (a
+ *   timer is never shortened, which out-of-order events would otherwise turn into
+ *   false negatives); an empty or expired timer is simply overwritten.  So an alive
+ *   cell holds the latest expiry of the keys that set it, and the alive cells are
+ *   exactly the standard filter of the alive keys: its rate is once_fpr_standard(m,
+ *   k, n) with n the keys alive, and the geometry (m, k) is once_plan(ONCE_STANDARD,
+ *   capacity, error) with capacity = expected distinct keys per span.
+ *
+ * Sweeping expired timers
+ *   A stale (expired) timer left in place would look alive again once its value comes
+ *   round the wrap.  Writes clear them incrementally: an operation that advances L by
+ *   d ms sweeps m*d/T cells (exactly, a remainder is carried in `credit`), round-robin
+ *   from `cursor`, clearing the expired ones; an advance of T + tick or more clears
+ *   everything (nothing can be alive then).  Queries never write.
+ *
+ *   Invariant: after every write at latest time L, every non-zero timer has its
+ *   expiry e in [n(L) - S + 1, n(L) + S + 1].  Upper end: e <= n(t_u + T) + 1 with
+ *   t_u <= L.  Lower end: the writes that moved the latest time within (L - T, L]
+ *   advanced it by at least T in total (counted from its last value at or before
+ *   L - T), so they swept at least m cells: every cell was visited at some time
+ *   tau > L - T, and a timer that survived that visit (or was written after it) has
+ *   e > n(tau) >= n(L) - S.  If there is no such earlier value, every timer was
+ *   written (or loaded, alive) after L - T, and the same bound holds.
+ *   Reads: at R >= L + T + tick nothing can be alive (every e * tick < L + T + tick),
+ *   so the answer is "absent" without looking; this covers any read-only stretch,
+ *   however long.  For R < L + T + tick, n(R) <= n(L) + S + 1, so an expired timer has
+ *   n(R) - e <= 2S, and it could only look alive at n(R) - e >= Q - S - 1 > 2S
+ *   (Q >= max(255, 4S - 1) > 3S + 1): it cannot.  The same holds for a write's test,
+ *   made before its sweep.
+ *   Saving writes expired timers as empty (the payload is canonical: every non-zero
+ *   timer in a file is alive at its L), and the loader refuses any other file.
+ *
+ * Equal timers (config equal_timers = k'; 0 or 1 is off)
+ *   A key is reported present iff its k timers are alive AND at least k' of them hold
+ *   the same value (the same expiry tick): the timers set by one insertion are equal,
+ *   while an absent key's alive timers were set by several keys at different ticks.
+ *   This lowers false positives, but a key whose timers were later raised by other
+ *   keys (keep-the-later) loses equal timers and is reported absent: the heuristic
+ *   trades false positives for false negatives (paper 000, Fig. 9), and the
+ *   no-false-negative promise holds only with it off.  Keys inserted in the same tick
+ *   share a value, so coarse ticks (small W, long spans) weaken it.
+ *
+ * Dynamic size (config dynamic; paper 000, section 5)
+ *   The filter is a list of sub-filters of one geometry, oldest first.  Each is planned
+ *   for ceil(capacity / 4) keys at error / 4 (explicit bits and hashes replace the
+ *   plan; the growth threshold below still aims at error / 4), so that at the design
+ *   rate about four full sub-filters together stay near `error` (1 - (1 - error/4)^4),
+ *   below it memory shrinks, and above it the rate grows about linearly with the
+ *   overload instead of exponentially.  Keys are tested against every sub-filter and
+ *   inserted into the newest only.  Growth is density based (the key count is
+ *   unknowable once keys expire): when the newest holds at least m * (error/4)^(1/k)
+ *   alive timers, the insertion goes into a new empty sub-filter.  A sub-filter other
+ *   than the newest is dropped once its latest expiry has passed (it holds no alive
+ *   timer).  Memory is capped by max_bytes (0 = 1 GiB) and the sub-filters by
+ *   TIMER_MAX_FILTERS: an insertion that would need more fails with ONCE_ERR_FULL and
+ *   changes nothing.
+ *
+ *   Alive counts are kept in O(1) per change: a ring of EPOCHS counters per sub-filter
+ *   counts the alive timers by expiry epoch (EPOCHS_PER_SPAN epochs per span), only for
+ *   epochs that start after the current tick.  When the current tick enters an epoch,
+ *   its counter leaves the total and is zeroed.  The total is therefore the number of
+ *   alive timers minus those of the one epoch in progress (at most 1/64 of a span's
+ *   worth): growth may come that much late.  It depends only on the alive timers, not
+ *   on expired ones still waiting for the sweep, so a saved and loaded filter (which
+ *   keeps only alive timers) rebuilds exactly the same counts and grows and shrinks
+ *   exactly like the original.
+ *
+ * Invariants
+ *   - queries never change state; a failed operation (ONCE_ERR_INVALID for an event
+ *     time >= 2^63, ONCE_ERR_FULL, ONCE_ERR_NOMEM) changes nothing;
+ *   - L never decreases; cells past m in the last words are zero;
+ *   - the expiry invariant above; the newest sub-filter is never dropped;
+ *   - `alive` of a sub-filter = sum of its epoch counters = its alive timers whose
+ *     epoch starts after the current tick.
+ */
+#include "once_internal.h"
+
+#include <math.h>
+
+#define TIMER_MAX_SPAN (UINT64_C(1) << 40)   /* ms, about 35 years */
+#define TIMER_MAX_TIME (UINT64_MAX >> 1)      /* event times are below 2^63 ms */
+#define TIMER_DEFAULT_MAX_BYTES (UINT64_C(1) << 30)
+#define TIMER_MAX_FILTERS 4096u
+#define TIMER_SPLIT 4u        /* dynamic: sub-filters of capacity / 4 keys at error / 4 */
+#define EPOCHS 256u           /* ring of alive counters by expiry epoch */
+#define EPOCHS_PER_SPAN 64u   /* epoch = ceil(S / 64) ticks: the ring spans 4 spans */
+#define TIMER_MAX_CELL_BITS (ONCE_MAX_CELLS * 4) /* what once_words_alloc accepts */
+
+typedef struct timer_sub {
+    uint64_t *array;
+    uint64_t alive;      /* alive timers in epochs that start after the current tick */
+    uint64_t max_expiry; /* latest expiry tick set since creation (0 = none) */
+    bool dirty;          /* a timer may be non-zero (a wipe is needed) */
+    uint64_t epochs[EPOCHS];
+} timer_sub;
+
+typedef struct timer_now {
+    uint64_t n;     /* tick of the reference time */
+    uint64_t res;   /* n mod Q */
+    uint64_t epoch; /* n / epoch_ticks: epochs after it are counted */
+} timer_now;
+
+typedef struct timer_filter {
+    once_filter base;
+    uint64_t cells;       /* m: timers per sub-filter */
+    uint32_t hashes;      /* k */
+    uint32_t width;       /* W */
+    uint32_t shift;       /* log2(64 / W): cell -> word */
+    uint32_t equal;       /* k' (0 or 1: off) */
+    uint32_t policy;
+    bool dynamic;
+    uint64_t words;       /* per sub-filter */
+    uint64_t span;        /* T, ms */
+    uint64_t tick;        /* ms */
+    uint64_t span_ticks;  /* S */
+    uint64_t period;      /* Q = 2^W - 1, also the cell mask */
+    uint64_t epoch_ticks;
+    uint64_t plan_capacity; /* keys per (sub-)filter the geometry was planned for */
+    double sub_error;       /* rate per (sub-)filter aimed at */
+    uint64_t threshold;     /* dynamic: alive timers at which the newest is full */
+    uint64_t max_bytes;
+    uint64_t latest;        /* L, ms */
+    timer_now now;          /* of L */
+    uint64_t cursor;        /* next cell the sweep visits */
+    uint64_t credit;        /* sweep remainder, < span */
+    uint32_t count;         /* sub-filters */
+    timer_sub *subs;        /* oldest first */
+} timer_filter;
+
+#define TIMER(f) ((timer_filter *)(f))
+#define CTIMER(f) ((const timer_filter *)(f))
+
+/* ------------------------------------------------------------------ cells */
+
+static inline uint64_t cell_get(const timer_filter *t, const uint64_t *a, uint64_t i)
+{
+    uint32_t bit = (uint32_t)(i & ((UINT64_C(1) << t->shift) - 1)) * t->width;
+    return (a[i >> t->shift] >> bit) & t->period;
+}
+
+static inline void cell_put(const timer_filter *t, uint64_t *a, uint64_t i, uint64_t v)
+{
+    uint32_t bit = (uint32_t)(i & ((UINT64_C(1) << t->shift) - 1)) * t->width;
+    uint64_t *w = &a[i >> t->shift];
+    *w = (*w & ~(t->period << bit)) | (v << bit);
+}
+
+/* Ticks until a stored timer expires, 0 if it is empty or expired. */
+static inline uint64_t timer_left(const timer_filter *t, uint64_t v, uint64_t now_res)
+{
+    if (v == 0)
+        return 0;
+    uint64_t r = v - 1;
+    uint64_t d = r >= now_res ? r - now_res : r + t->period - now_res;
+    return d <= t->span_ticks + 1 ? d : 0;
+}
+
+static timer_now now_of(const timer_filter *t, uint64_t ms)
+{
+    timer_now w;
+    w.n = ms / t->tick;
+    w.res = w.n % t->period;
+    w.epoch = w.n / t->epoch_ticks;
+    return w;
+}
+
+/* The expiry tick of an event at `ms`: ceil((ms + T) / tick), without overflow. */
+static inline uint64_t expiry_tick(const timer_filter *t, uint64_t ms)
+{
+    return ms / t->tick + (ms % t->tick + t->span + t->tick - 1) / t->tick;
+}
+
+static uint64_t tick_for(uint64_t span, uint32_t width)
+{
+    uint64_t per = UINT64_C(1) << (width - 2);
+    return (span + per - 1) / per;
+}
+
+/* ------------------------------------------------------------ alive counts */
+
+static inline void count_add(const timer_filter *t, timer_sub *s, uint64_t e, const timer_now *w)
+{
+    uint64_t j = e / t->epoch_ticks;
+    if (j > w->epoch) {
+        s->epochs[j % EPOCHS]++;
+        s->alive++;
+    }
+    if (e > s->max_expiry)
+        s->max_expiry = e;
+}
+
+static inline void count_remove(const timer_filter *t, timer_sub *s, uint64_t e,
+                                const timer_now *w)
+{
+    uint64_t j = e / t->epoch_ticks;
+    if (j > w->epoch) {
+        uint64_t *c = &s->epochs[j % EPOCHS];
+        if (*c > 0)
+            (*c)--;
+        if (s->alive > 0)
+            s->alive--;
+    }
+}
+
+/* `alive` once the tick has moved from epoch `from` to epoch `to`, without changing it. */
+static uint64_t alive_after(const timer_sub *s, uint64_t from, uint64_t to)
+{
+    if (to - from >= EPOCHS)
+        return 0;
+    uint64_t alive = s->alive;
+    for (uint64_t j = from + 1; j <= to; j++) {
+        uint64_t c = s->epochs[j % EPOCHS];
+        alive = alive > c ? alive - c : 0;
+    }
+    return alive;
+}
+
+static void epochs_pass(timer_sub *s, uint64_t from, uint64_t to)
+{
+    if (to - from >= EPOCHS) {
+        memset(s->epochs, 0, sizeof s->epochs);
+        s->alive = 0;
+        return;
+    }
+    for (uint64_t j = from + 1; j <= to; j++) {
+        uint64_t *c = &s->epochs[j % EPOCHS];
+        s->alive = s->alive > *c ? s->alive - *c : 0;
+        *c = 0;
+    }
+}
+
+/* Recount a sub-filter's alive timers, clearing expired ones (after a load or a combine). */
+static void sub_rebuild(const timer_filter *t, timer_sub *s)
+{
+    memset(s->epochs, 0, sizeof s->epochs);
+    s->alive = 0;
+    s->max_expiry = 0;
+    s->dirty = false;
+    for (uint64_t i = 0; i < t->cells; i++) {
+        uint64_t v = cell_get(t, s->array, i);
+        if (v == 0)
+            continue;
+        uint64_t left = timer_left(t, v, t->now.res);
+        if (left == 0) {
+            cell_put(t, s->array, i, 0);
+            continue;
+        }
+        count_add(t, s, t->now.n + left, &t->now);
+        s->dirty = true;
+    }
+}
+
+/* ------------------------------------------------------------------ probes */
+
+static inline void probe_positions(const timer_filter *t, const once_hash *h, uint64_t *pos)
+{
+    once_probe p = once_probe_start(h);
+    for (uint32_t i = 0; i < t->hashes; i++)
+        pos[i] = once_probe_next(&p, t->cells);
+}
+
+/* At least `need` of the k values are equal. */
+static bool enough_equal(const uint64_t *v, uint32_t k, uint32_t need)
+{
+    for (uint32_t i = 0; i + need <= k; i++) {
+        uint32_t same = 1;
+        for (uint32_t j = i + 1; j < k && same < need; j++)
+            same += v[j] == v[i];
+        if (same >= need)
+            return true;
+    }
+    return false;
+}
+
+static bool sub_holds(const timer_filter *t, const timer_sub *s, const uint64_t *pos,
+                      uint64_t now_res)
+{
+    uint64_t values[ONCE_MAX_HASHES];
+    for (uint32_t i = 0; i < t->hashes; i++) {
+        uint64_t v = cell_get(t, s->array, pos[i]);
+        if (timer_left(t, v, now_res) == 0)
+            return false;
+        values[i] = v;
+    }
+    return t->equal <= 1 || enough_equal(values, t->hashes, t->equal);
+}
+
+/* Newest first: recent keys are the likely duplicates. */
+static bool holds_any(const timer_filter *t, const uint64_t *pos, uint64_t now_res)
+{
+    for (uint32_t i = t->count; i-- > 0;)
+        if (sub_holds(t, &t->subs[i], pos, now_res))
+            return true;
+    return false;
+}
+
+/* Set the key's timers to expiry tick e, keeping any later alive expiry. */
+static void sub_set(const timer_filter *t, timer_sub *s, const uint64_t *pos, uint64_t e,
+                    const timer_now *w)
+{
+    uint64_t want = e - w->n; /* in [1, S + 1] */
+    uint64_t value = e % t->period + 1;
+    for (uint32_t i = 0; i < t->hashes; i++) {
+        uint64_t v = cell_get(t, s->array, pos[i]);
+        if (v == value)
+            continue;
+        uint64_t left = timer_left(t, v, w->res);
+        if (left >= want)
+            continue;
+        if (left > 0)
+            count_remove(t, s, w->n + left, w);
+        cell_put(t, s->array, pos[i], value);
+        count_add(t, s, e, w);
+    }
+    s->dirty = true;
+}
+
+/* ------------------------------------------------------------------ sweep */
+
+/*
+ * One word of W-bit timers with its expired ones cleared, without branches.  An empty
+ * lane may be "cleared" too (that changes nothing), so the test is only the alive one:
+ * left = (v - 1 - now) mod Q in [1, S + 1], computed as x = v + Q - 1 - now, which is
+ * in [0, 2Q) and needs one conditional subtraction.
+ */
+static inline uint64_t word_swept(uint64_t word, uint32_t width, uint64_t q, uint64_t now_res,
+                                  uint64_t span_ticks)
+{
+    uint64_t out = word;
+    for (uint32_t bit = 0; bit < 64; bit += width) {
+        uint64_t v = (word >> bit) & q;
+        uint64_t x = v + q - 1 - now_res;
+        uint64_t left = x >= q ? x - q : x;
+        uint64_t alive = left - 1 < span_ticks + 1;
+        out &= ~((alive - 1) & (q << bit));
+    }
+    return out;
+}
+
+static void sweep_range(const timer_filter *t, timer_sub *s, uint64_t from, uint64_t to,
+                        uint64_t now_res)
+{
+    uint64_t per_word = UINT64_C(1) << t->shift;
+    uint64_t i = from;
+    /* Cell by cell up to a word boundary, then whole words, then the tail. */
+    for (; i < to && (i & (per_word - 1)) != 0; i++) {
+        uint64_t v = cell_get(t, s->array, i);
+        if (v != 0 && timer_left(t, v, now_res) == 0)
+            cell_put(t, s->array, i, 0);
+    }
+    uint64_t first = i >> t->shift, last = to >> t->shift;
+    uint64_t *a = s->array, q = t->period, span_ticks = t->span_ticks;
+    switch (t->width) {
+    case 8:
+        for (uint64_t w = first; w < last; w++)
+            if (a[w])
+                a[w] = word_swept(a[w], 8, q, now_res, span_ticks);
+        break;
+    case 16:
+        for (uint64_t w = first; w < last; w++)
+            if (a[w])
+                a[w] = word_swept(a[w], 16, q, now_res, span_ticks);
+        break;
+    default:
+        for (uint64_t w = first; w < last; w++)
+            if (a[w])
+                a[w] = word_swept(a[w], 32, q, now_res, span_ticks);
+        break;
+    }
+    for (i = last << t->shift > i ? last << t->shift : i; i < to; i++) {
+        uint64_t v = cell_get(t, s->array, i);
+        if (v != 0 && timer_left(t, v, now_res) == 0)
+            cell_put(t, s->array, i, 0);
+    }
+}
+
+static void sweep(timer_filter *t, uint64_t advance)
+{
+    unsigned __int128 credit =
+        (unsigned __int128)t->credit + (unsigned __int128)t->cells * advance;
+    unsigned __int128 due = credit / t->span;
+    uint64_t cells = due >= t->cells ? t->cells : (uint64_t)due;
+    t->credit = (uint64_t)(credit % t->span);
+    if (cells == 0)
+        return;
+    uint64_t from = t->cursor, to = from + cells; /* cells <= m, so to < 2m */
+    for (uint32_t f = 0; f < t->count; f++) {
+        timer_sub *s = &t->subs[f];
+        if (!s->dirty)
+            continue;
+        if (to <= t->cells) {
+            sweep_range(t, s, from, to, t->now.res);
+        } else {
+            sweep_range(t, s, from, t->cells, t->now.res);
+            sweep_range(t, s, 0, to - t->cells, t->now.res);
+        }
+    }
+    t->cursor = to >= t->cells ? to - t->cells : to;
+}
+
+static void sub_wipe(const timer_filter *t, timer_sub *s)
+{
+    if (s->dirty)
+        memset(s->array, 0, (size_t)(t->words * 8));
+    memset(s->epochs, 0, sizeof s->epochs);
+    s->alive = 0;
+    s->dirty = false;
+}
+
+/* Sub-filters other than the newest whose every timer has expired at tick n. */
+static bool sub_droppable(const timer_filter *t, uint32_t i, uint64_t n)
+{
+    return i + 1 < t->count && t->subs[i].max_expiry <= n;
+}
+
+static void drop_expired(timer_filter *t, uint64_t n)
+{
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < t->count; i++) {
+        if (sub_droppable(t, i, n)) {
+            once_words_free(t->subs[i].array);
+            continue;
+        }
+        if (kept != i)
+            t->subs[kept] = t->subs[i];
+        kept++;
+    }
+    t->count = kept;
+}
+
+static uint64_t memory_for(const timer_filter *t, uint64_t filters)
+{
+    return sizeof(timer_filter) + filters * (sizeof(timer_sub) + t->words * 8);
+}
+
+/* ------------------------------------------------------------------ writes */
+
+static once_status timer_write(timer_filter *t, const once_hash *h, uint64_t ms, bool test,
+                               bool *seen)
+{
+    if (ms > TIMER_MAX_TIME)
+        return ONCE_ERR_INVALID;
+    uint64_t old = t->latest;
+    if (ms < old && old - ms >= t->span) {
+        /* Late and already expired: t_u + T <= L. */
+        if (seen)
+            *seen = false;
+        return ONCE_OK;
+    }
+    uint64_t latest = ms > old ? ms : old;
+    uint64_t advance = latest - old;
+    bool wipe = advance >= t->span + t->tick;
+    timer_now before = t->now;
+    timer_now w = advance ? now_of(t, latest) : before;
+
+    uint64_t pos[ONCE_MAX_HASHES];
+    probe_positions(t, h, pos);
+    bool found = test && !wipe && holds_any(t, pos, w.res);
+    bool insert = !found || t->policy == ONCE_POLICY_REFRESH;
+
+    /* Decide growth before changing anything, so that a refusal leaves all as it was. */
+    bool grow = false;
+    uint64_t *fresh = NULL;
+    if (t->dynamic && insert && !wipe)
+        grow = alive_after(&t->subs[t->count - 1], before.epoch, w.epoch) >= t->threshold;
+    if (grow) {
+        uint64_t after = 2; /* the newest and the new one */
+        for (uint32_t i = 0; i + 1 < t->count; i++)
+            after += !sub_droppable(t, i, w.n);
+        if (after > TIMER_MAX_FILTERS || memory_for(t, after) > t->max_bytes)
+            return ONCE_ERR_FULL;
+        fresh = once_words_alloc(t->words);
+        if (fresh == NULL)
+            return ONCE_ERR_NOMEM;
+        timer_sub *grown = realloc(t->subs, ((size_t)t->count + 1) * sizeof *grown);
+        if (grown == NULL) {
+            once_words_free(fresh);
+            return ONCE_ERR_NOMEM;
+        }
+        t->subs = grown;
+    }
+
+    t->latest = latest;
+    t->now = w;
+    drop_expired(t, w.n);
+    if (advance) {
+        if (wipe) {
+            for (uint32_t i = 0; i < t->count; i++)
+                sub_wipe(t, &t->subs[i]);
+            t->credit = 0;
+        } else {
+            for (uint32_t i = 0; i < t->count; i++)
+                epochs_pass(&t->subs[i], before.epoch, w.epoch);
+            sweep(t, advance);
+        }
+    }
+    if (grow) {
+        timer_sub *s = &t->subs[t->count++];
+        memset(s, 0, sizeof *s);
+        s->array = fresh;
+    }
+    if (insert)
+        sub_set(t, &t->subs[t->count - 1], pos, expiry_tick(t, ms), &w);
+    if (seen)
+        *seen = found;
+    return ONCE_OK;
+}
+
+static once_status timer_add(once_filter *f, const once_hash *h, uint64_t now_ms)
+{
+    return timer_write(TIMER(f), h, now_ms, false, NULL);
+}
+
+static once_status timer_test_and_add(once_filter *f, const once_hash *h, uint64_t now_ms,
+                                      bool *seen)
+{
+    return timer_write(TIMER(f), h, now_ms, true, seen);
+}
+
+static bool timer_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
+{
+    const timer_filter *t = CTIMER(f);
+    uint64_t res = t->now.res;
+    if (now_ms > t->latest) {
+        if (now_ms - t->latest >= t->span + t->tick)
+            return false; /* every expiry has passed: nothing can be alive */
+        res = (now_ms / t->tick) % t->period;
+    }
+    uint64_t pos[ONCE_MAX_HASHES];
+    probe_positions(t, h, pos);
+    return holds_any(t, pos, res);
+}
+
+static void timer_prefetch(const once_filter *f, const once_hash *h)
+{
+    const timer_filter *t = CTIMER(f);
+    const uint64_t *a = t->subs[t->count - 1].array;
+    once_probe p = once_probe_start(h);
+    for (uint32_t i = 0; i < t->hashes; i++)
+        once_prefetch_write(&a[once_probe_next(&p, t->cells) >> t->shift]);
+}
+
+/* ------------------------------------------------------------ whole filter */
+
+static void timer_destroy(once_filter *f)
+{
+    timer_filter *t = TIMER(f);
+    for (uint32_t i = 0; i < t->count; i++)
+        once_words_free(t->subs[i].array);
+    free(t->subs);
+    free(t);
+}
+
+static void timer_clear(once_filter *f)
+{
+    timer_filter *t = TIMER(f);
+    /* Back to one empty filter at time 0. */
+    for (uint32_t i = 0; i + 1 < t->count; i++)
+        once_words_free(t->subs[i].array);
+    if (t->count > 1)
+        t->subs[0] = t->subs[t->count - 1];
+    t->count = 1;
+    timer_sub *s = &t->subs[0];
+    s->dirty = true;
+    sub_wipe(t, s);
+    s->max_expiry = 0;
+    t->latest = 0;
+    t->now = now_of(t, 0);
+    t->cursor = 0;
+    t->credit = 0;
+}
+
+/* Combining is offered for fixed-size filters of one geometry and span. */
+static bool timer_same_geometry(const once_filter *x, const once_filter *y)
+{
+    const timer_filter *a = CTIMER(x), *b = CTIMER(y);
+    return !a->dynamic && !b->dynamic && a->cells == b->cells && a->hashes == b->hashes &&
+           a->width == b->width && a->span == b->span;
+}
+
+/* Ticks left of cell i of a filter at reference n (0: empty or expired). */
+static uint64_t left_at(const timer_filter *t, uint64_t i, bool all_expired, uint64_t res)
+{
+    if (all_expired)
+        return 0;
+    return timer_left(t, cell_get(t, t->subs[0].array, i), res);
+}
+
+/*
+ * Union: per cell the later of the two alive expiries; intersection: the earlier of
+ * two alive ones, else empty.  Both are taken at R = the later of the two latest
+ * times, which the result keeps (expired timers are dropped, so the result holds
+ * only timers alive at R, like a freshly loaded filter).
+ */
+static void timer_combine(once_filter *dst, const once_filter *src, once_combine_op op)
+{
+    timer_filter *d = TIMER(dst);
+    const timer_filter *s = CTIMER(src);
+    uint64_t latest = d->latest > s->latest ? d->latest : s->latest;
+    timer_now w = now_of(d, latest);
+    bool d_gone = latest - d->latest >= d->span + d->tick;
+    bool s_gone = latest - s->latest >= s->span + s->tick;
+    for (uint64_t i = 0; i < d->cells; i++) {
+        uint64_t a = left_at(d, i, d_gone, w.res), b = left_at(s, i, s_gone, w.res);
+        uint64_t left;
+        if (op == ONCE_COMBINE_UNION)
+            left = a > b ? a : b;
+        else
+            left = a == 0 || b == 0 ? 0 : (a < b ? a : b);
+        cell_put(d, d->subs[0].array, i, left ? (w.n + left) % d->period + 1 : 0);
+    }
+    d->latest = latest;
+    d->now = w;
+    sub_rebuild(d, &d->subs[0]);
+}
+
+static uint64_t sub_alive_exact(const timer_filter *t, const timer_sub *s)
+{
+    if (!s->dirty)
+        return 0;
+    uint64_t alive = 0;
+    for (uint64_t i = 0; i < t->cells; i++)
+        alive += timer_left(t, cell_get(t, s->array, i), t->now.res) != 0;
+    return alive;
+}
+
+static double design_fpr(const timer_filter *t)
+{
+    if (t->plan_capacity == 0)
+        return 0.0;
+    double one = once_fpr_standard(t->cells, t->hashes, t->plan_capacity);
+    return t->dynamic ? 1.0 - pow(1.0 - one, TIMER_SPLIT) : one;
+}
+
+static void timer_stats(const once_filter *f, once_stats *st)
+{
+    const timer_filter *t = CTIMER(f);
+    /* Cells are timers (as counters are for the counting filter), so fill_ratio is
+     * the share of alive timers.  Everything is as of the latest event time L. */
+    st->bits = t->cells * t->count;
+    st->bits_set = 0;
+    double absent = 1.0; /* chance that no sub-filter matches an absent key */
+    for (uint32_t i = 0; i < t->count; i++) {
+        uint64_t alive = sub_alive_exact(t, &t->subs[i]);
+        st->bits_set += alive;
+        absent *= 1.0 - pow((double)alive / (double)t->cells, t->hashes);
+    }
+    st->hashes = t->hashes;
+    st->fpr_estimate = 1.0 - absent;
+    st->design_fpr = design_fpr(t);
+    st->span_ms = t->span;
+    st->window = t->span;
+    st->slack = t->tick;
+    st->filters = t->count;
+}
+
+static uint64_t timer_memory(const once_filter *f)
+{
+    return memory_for(CTIMER(f), CTIMER(f)->count);
+}
+
+/* ------------------------------------------------------------ construction */
+
+typedef struct timer_geometry {
+    uint32_t width, hashes, equal, policy;
+    bool dynamic;
+    uint64_t cells, span, plan_capacity, threshold, max_bytes;
+    double sub_error;
+} timer_geometry;
+
+/* Build one empty filter of a checked geometry (ONCE_ERR_INVALID if it is not;
+ * ONCE_ERR_TOO_LARGE if it passes the limits or its own memory cap, checked before
+ * anything is allocated). */
+static once_status timer_new(once_filter **out, const timer_geometry *g)
+{
+    if ((g->width != 8 && g->width != 16 && g->width != 32) || g->hashes == 0 ||
+        g->hashes > ONCE_MAX_HASHES || g->cells == 0 || g->span == 0 ||
+        g->span > TIMER_MAX_SPAN || g->equal > g->hashes || g->policy > ONCE_POLICY_REFRESH ||
+        (g->dynamic && (g->threshold == 0 || g->threshold > g->cells)) || g->max_bytes == 0)
+        return ONCE_ERR_INVALID;
+    if (g->cells > ONCE_MAX_CELLS || g->cells * g->width > TIMER_MAX_CELL_BITS)
+        return ONCE_ERR_TOO_LARGE;
+    uint64_t words = once_words_for_bits(g->cells * g->width);
+    if (sizeof(timer_filter) + sizeof(timer_sub) + words * 8 > g->max_bytes)
+        return ONCE_ERR_TOO_LARGE;
+    timer_filter *t = calloc(1, sizeof *t);
+    if (t == NULL)
+        return ONCE_ERR_NOMEM;
+    once_filter_init(&t->base, &once_timer_ops);
+    t->cells = g->cells;
+    t->hashes = g->hashes;
+    t->width = g->width;
+    t->shift = (uint32_t)__builtin_ctz(64 / g->width);
+    t->equal = g->equal;
+    t->policy = g->policy;
+    t->dynamic = g->dynamic;
+    t->words = words;
+    t->span = g->span;
+    t->tick = tick_for(g->span, g->width);
+    t->span_ticks = (g->span + t->tick - 1) / t->tick;
+    t->period = (UINT64_C(1) << g->width) - 1;
+    t->epoch_ticks = (t->span_ticks + EPOCHS_PER_SPAN - 1) / EPOCHS_PER_SPAN;
+    t->plan_capacity = g->plan_capacity;
+    t->sub_error = g->sub_error;
+    t->threshold = g->dynamic ? g->threshold : 0;
+    t->max_bytes = g->max_bytes;
+    t->now = now_of(t, 0);
+    t->subs = calloc(1, sizeof *t->subs);
+    if (t->subs == NULL) {
+        free(t);
+        return ONCE_ERR_NOMEM;
+    }
+    t->subs[0].array = once_words_alloc(t->words);
+    if (t->subs[0].array == NULL) {
+        free(t->subs);
+        free(t);
+        return ONCE_ERR_NOMEM;
+    }
+    t->count = 1;
+    *out = &t->base;
+    return ONCE_OK;
+}
+
+once_status once_timer_create(once_filter **out, const once_config *c)
+{
+    timer_geometry g;
+    memset(&g, 0, sizeof g);
+    g.width = c->timer_bits ? c->timer_bits : 16;
+    g.span = c->span_ms;
+    g.policy = (uint32_t)c->policy;
+    g.dynamic = c->dynamic;
+    g.max_bytes = c->max_bytes ? c->max_bytes : TIMER_DEFAULT_MAX_BYTES;
+    if ((g.width != 8 && g.width != 16 && g.width != 32) || g.span == 0 ||
+        g.span > TIMER_MAX_SPAN ||
+        (c->policy != ONCE_POLICY_FIRST && c->policy != ONCE_POLICY_REFRESH))
+        return ONCE_ERR_INVALID;
+    if (g.dynamic && !(c->error > 0.0 && c->error < 1.0))
+        return ONCE_ERR_INVALID;
+    g.plan_capacity = g.dynamic ? c->capacity / TIMER_SPLIT + (c->capacity % TIMER_SPLIT != 0)
+                                : c->capacity;
+    g.sub_error = g.dynamic ? c->error / TIMER_SPLIT : c->error;
+    if (!(g.sub_error >= 0.0 && g.sub_error < 1.0))
+        g.sub_error = 0.0; /* explicit geometry: the error is only recorded */
+    g.cells = c->bits;
+    g.hashes = c->hashes;
+    if (g.cells == 0) {
+        if (g.hashes != 0)
+            return ONCE_ERR_INVALID; /* a probe count alone says nothing of the size */
+        once_status st =
+            once_plan(ONCE_STANDARD, g.plan_capacity, g.sub_error, &g.cells, &g.hashes);
+        if (st != ONCE_OK)
+            return st;
+    } else if (g.hashes == 0) {
+        if (g.plan_capacity == 0)
+            return ONCE_ERR_INVALID;
+        g.hashes = once_optimal_hashes(g.cells, g.plan_capacity);
+    }
+    if (g.hashes > ONCE_MAX_HASHES || c->equal_timers > g.hashes)
+        return ONCE_ERR_INVALID;
+    g.equal = c->equal_timers;
+    if (g.dynamic) {
+        /* Density at which the newest sub-filter reaches its rate: (z/m)^k = p. */
+        double z = ceil((double)g.cells * pow(g.sub_error, 1.0 / g.hashes));
+        g.threshold = z < 1.0 ? 1 : z > (double)g.cells ? g.cells : (uint64_t)z;
+    }
+    return timer_new(out, &g);
+}
+
+/* ---------------------------------------------------------- serialization */
+
+/* Saved parameters, in order. */
+enum {
+    P_WIDTH,
+    P_HASHES,
+    P_CELLS,
+    P_SPAN,
+    P_TICK,
+    P_EQUAL,
+    P_POLICY,
+    P_DYNAMIC,
+    P_PLAN_CAPACITY,
+    P_SUB_ERROR, /* IEEE-754 binary64 bits */
+    P_THRESHOLD,
+    P_MAX_BYTES,
+    P_LATEST,
+    P_CURSOR,
+    P_CREDIT,
+    P_FILTERS,
+    P_COUNT
+};
+
+static uint64_t timer_params_size(const once_filter *f)
+{
+    (void)f;
+    return P_COUNT * 8;
+}
+
+static uint64_t timer_payload_size(const once_filter *f)
+{
+    return CTIMER(f)->words * 8 * CTIMER(f)->count;
+}
+
+static void timer_save_params(const once_filter *f, once_writer *w)
+{
+    const timer_filter *t = CTIMER(f);
+    uint64_t error_bits;
+    memcpy(&error_bits, &t->sub_error, sizeof error_bits);
+    uint64_t v[P_COUNT] = {
+        [P_WIDTH] = t->width,
+        [P_HASHES] = t->hashes,
+        [P_CELLS] = t->cells,
+        [P_SPAN] = t->span,
+        [P_TICK] = t->tick,
+        [P_EQUAL] = t->equal,
+        [P_POLICY] = t->policy,
+        [P_DYNAMIC] = t->dynamic,
+        [P_PLAN_CAPACITY] = t->plan_capacity,
+        [P_SUB_ERROR] = error_bits,
+        [P_THRESHOLD] = t->threshold,
+        [P_MAX_BYTES] = t->max_bytes,
+        [P_LATEST] = t->latest,
+        [P_CURSOR] = t->cursor,
+        [P_CREDIT] = t->credit,
+        [P_FILTERS] = t->count,
+    };
+    for (int i = 0; i < P_COUNT; i++)
+        once_writer_u64(w, v[i]);
+}
+
+/* The sub-filters oldest first, expired timers written as empty (canonical form). */
+static void timer_save_payload(const once_filter *f, once_writer *w)
+{
+    const timer_filter *t = CTIMER(f);
+    enum { CHUNK = 512 };
+    uint64_t buffer[CHUNK];
+    uint32_t per_word = 64 / t->width;
+    for (uint32_t s = 0; s < t->count; s++) {
+        const uint64_t *a = t->subs[s].array;
+        for (uint64_t at = 0; at < t->words; at += CHUNK) {
+            uint64_t n = t->words - at < CHUNK ? t->words - at : CHUNK;
+            for (uint64_t i = 0; i < n; i++) {
+                uint64_t word = a[at + i];
+                for (uint32_t c = 0; c < per_word && word != 0; c++) {
+                    uint64_t v = (word >> (c * t->width)) & t->period;
+                    if (v != 0 && timer_left(t, v, t->now.res) == 0)
+                        word &= ~(t->period << (c * t->width));
+                }
+                buffer[i] = word;
+            }
+            once_writer_words(w, buffer, n);
+        }
+    }
+}
+
+/* True when no bit at or past `used` is set. */
+static bool tail_clear(const uint64_t *a, uint64_t words, uint64_t used)
+{
+    uint64_t first = used / 64;
+    if (used % 64 != 0) {
+        if (a[first] >> (used % 64))
+            return false;
+        first++;
+    }
+    for (uint64_t i = first; i < words; i++)
+        if (a[i] != 0)
+            return false;
+    return true;
+}
+
+static once_status timer_load(once_filter **out, const uint8_t *params, size_t params_len,
+                              const uint8_t *payload, size_t payload_len)
+{
+    once_reader r = {params, params_len, 0};
+    uint64_t v[P_COUNT];
+    for (int i = 0; i < P_COUNT; i++)
+        v[i] = once_reader_u64(&r);
+    if (r.failed || r.left != 0)
+        return ONCE_ERR_CORRUPT;
+    double sub_error;
+    memcpy(&sub_error, &v[P_SUB_ERROR], sizeof sub_error);
+    /* Ranges first, so that the geometry arithmetic below cannot overflow. */
+    if ((v[P_WIDTH] != 8 && v[P_WIDTH] != 16 && v[P_WIDTH] != 32) || v[P_HASHES] == 0 ||
+        v[P_HASHES] > ONCE_MAX_HASHES || v[P_CELLS] == 0 || v[P_CELLS] > ONCE_MAX_CELLS ||
+        v[P_CELLS] * v[P_WIDTH] > TIMER_MAX_CELL_BITS || v[P_SPAN] == 0 ||
+        v[P_SPAN] > TIMER_MAX_SPAN || v[P_TICK] != tick_for(v[P_SPAN], (uint32_t)v[P_WIDTH]) ||
+        v[P_EQUAL] > v[P_HASHES] || v[P_POLICY] > ONCE_POLICY_REFRESH || v[P_DYNAMIC] > 1 ||
+        v[P_PLAN_CAPACITY] > ONCE_MAX_CELLS || !isfinite(sub_error) || sub_error < 0.0 ||
+        sub_error >= 1.0 || (v[P_DYNAMIC] && sub_error == 0.0) ||
+        (v[P_DYNAMIC] ? v[P_THRESHOLD] == 0 || v[P_THRESHOLD] > v[P_CELLS]
+                      : v[P_THRESHOLD] != 0) ||
+        v[P_MAX_BYTES] == 0 || v[P_LATEST] > TIMER_MAX_TIME || v[P_CURSOR] >= v[P_CELLS] ||
+        v[P_CREDIT] >= v[P_SPAN] || v[P_FILTERS] == 0 || v[P_FILTERS] > TIMER_MAX_FILTERS ||
+        (!v[P_DYNAMIC] && v[P_FILTERS] != 1))
+        return ONCE_ERR_CORRUPT;
+    uint64_t words = once_words_for_bits(v[P_CELLS] * v[P_WIDTH]);
+    if (payload_len != words * 8 * v[P_FILTERS])
+        return ONCE_ERR_CORRUPT;
+
+    timer_geometry g = {
+        .width = (uint32_t)v[P_WIDTH],
+        .hashes = (uint32_t)v[P_HASHES],
+        .equal = (uint32_t)v[P_EQUAL],
+        .policy = (uint32_t)v[P_POLICY],
+        .dynamic = v[P_DYNAMIC] != 0,
+        .cells = v[P_CELLS],
+        .span = v[P_SPAN],
+        .plan_capacity = v[P_PLAN_CAPACITY],
+        .threshold = v[P_THRESHOLD],
+        .max_bytes = v[P_MAX_BYTES],
+        .sub_error = sub_error,
+    };
+    once_filter *f = NULL;
+    once_status st = timer_new(&f, &g);
+    if (st != ONCE_OK)
+        return st == ONCE_ERR_INVALID || st == ONCE_ERR_TOO_LARGE ? ONCE_ERR_CORRUPT : st;
+    timer_filter *t = TIMER(f);
+    if (memory_for(t, v[P_FILTERS]) > t->max_bytes) { /* a file we would not write */
+        timer_destroy(f);
+        return ONCE_ERR_CORRUPT;
+    }
+    timer_sub *subs = realloc(t->subs, (size_t)v[P_FILTERS] * sizeof *subs);
+    if (subs == NULL) {
+        timer_destroy(f);
+        return ONCE_ERR_NOMEM;
+    }
+    t->subs = subs;
+    for (uint32_t i = 1; i < v[P_FILTERS]; i++) {
+        memset(&t->subs[i], 0, sizeof t->subs[i]);
+        t->subs[i].array = once_words_alloc(t->words);
+        if (t->subs[i].array == NULL) {
+            timer_destroy(f);
+            return ONCE_ERR_NOMEM;
+        }
+        t->count++;
+    }
+    t->latest = v[P_LATEST];
+    t->now = now_of(t, t->latest);
+    t->cursor = v[P_CURSOR];
+    t->credit = v[P_CREDIT];
+    for (uint32_t i = 0; i < t->count; i++) {
+        timer_sub *s = &t->subs[i];
+        once_words_from_le(s->array, payload + (size_t)(i * t->words * 8), t->words);
+        bool canonical = tail_clear(s->array, t->words, t->cells * t->width);
+        /* Every stored timer must be alive at L: a saved filter holds no other. */
+        for (uint64_t c = 0; c < t->cells && canonical; c++) {
+            uint64_t value = cell_get(t, s->array, c);
+            canonical = value == 0 || timer_left(t, value, t->now.res) != 0;
+        }
+        if (!canonical) {
+            timer_destroy(f);
+            return ONCE_ERR_CORRUPT;
+        }
+        sub_rebuild(t, s);
+    }
+    *out = f;
+    return ONCE_OK;
+}
+
+const once_filter_ops once_timer_ops = {
+    .type = ONCE_TIMER,
+    .name = "timer",
+    .destroy = timer_destroy,
+    .query = timer_query,
+    .add = timer_add,
+    .test_and_add = timer_test_and_add,
+    .prefetch = timer_prefetch,
+    .batch = NULL,
+    .remove = NULL,
+    .clear = timer_clear,
+    .same_geometry = timer_same_geometry,
+    .combine = timer_combine,
+    .stats = timer_stats,
+    .memory = timer_memory,
+    .saved_params_size = timer_params_size,
+    .saved_payload_size = timer_payload_size,
+    .save_params = timer_save_params,
+    .save_payload = timer_save_payload,
+    .load = timer_load,
+};

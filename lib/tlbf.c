@@ -1,0 +1,628 @@
+/*
+ * tlbf.c - time windows: the Time-limited Bloom Filter (paper 004), an Age-Partitioned
+ * filter whose slices age by the clock instead of by a fixed count.
+ *
+ * Design
+ *   An ordered list of slices, newest first.  Each slice has its own size m_i, a
+ *   capacity c_i = floor(m_i ln2) (the insertions that bring it to fill 1/2), a count
+ *   of insertions received, a hash index (one of k, so the k insertion slices always
+ *   use distinct hash functions), and a timestamp: the time of the last insertion it
+ *   received while it was one of the k insertion slices.  Insertions set one bit in
+ *   each of slices 0..k-1.  A query is the APBF skip-back search (paper 001,
+ *   Algorithm 1) over all current slices, treating a slice whose timestamp is older
+ *   than now - T as non-matching.
+ *
+ *   Shifts (a new empty slice 0; the others age by one) happen
+ *     - by fill: right after a shift, the insertions allowed until the next one are
+ *       min over insertion slices i of ceil((c_i - n_i) / (k - i)), so no insertion
+ *       slice passes fill 1/2 before it leaves the insertion positions;
+ *     - by time: when the current generation has lasted T / l, at the next insertion.
+ *       This keeps expiry independent of traffic: at a trickle, a key's slices still
+ *       leave the insertion positions within k generations, their timestamps freeze,
+ *       and T later they expire.
+ *   Each shift sizes the new slice for the observed rate.  The target generation size
+ *   is ceil(g_last * (T / l) / dt) + 1 with dt the duration of the last generation
+ *   (1 ms when a burst fills a generation within one clock tick).  The new slice must
+ *   absorb one generation in each of its k insertion generations; in generation t it
+ *   shares insertions with the older slices still in insertion positions, which can
+ *   take at most R_j / (k - j) more a generation (R_j their remaining capacity, j their
+ *   position), so its capacity is sum over t of min(target, those limits) and its size
+ *   capacity / ln2 bits, at least 2k.
+ *   On a shift, the oldest slices are retired while there are more than k + l of them
+ *   and the oldest has expired; an oldest slice still live is kept (the filter grows),
+ *   because dropping it would lose keys inside the span.
+ *
+ * Window and slack (time in ms, as every argument)
+ *   A key inserted at t0 sets slices whose timestamps are >= t0; they are neither
+ *   skipped nor retired before t0 + T.  So a key is reported seen for at least T
+ *   (no false negatives inside the span).  Its slices stay insertion slices for at
+ *   most k generations of at most T / l each, so it is reported at most until about
+ *   t0 + T + k T / l: the slack is k T / l.
+ *
+ * Time
+ *   Every call takes the time; the library never reads a clock.  Times are absolute
+ *   (a filter saved today and loaded tomorrow ages correctly).  A clock that goes
+ *   backwards is clamped to the latest time seen; nothing subtracts times without
+ *   ordering them first.
+ *
+ * Bounded memory
+ *   A cap on the number of slices and on their bytes, set at construction.  A shift
+ *   that would pass either fails with ONCE_ERR_FULL and changes nothing; the key is
+ *   then not inserted and the caller decides (the CLI stops with an error).
+ *
+ * Invariants
+ *   - k + l <= slices <= max_slices, and the slices' bytes <= max_bytes;
+ *   - any k consecutive slices have distinct hash indices (index = serial mod k);
+ *   - queries never change state.
+ */
+#include "once_internal.h"
+
+#include <math.h>
+
+#define TLBF_DEFAULT_MAX_BYTES (UINT64_C(1) << 30)
+#define TLBF_MAX_SLICES 65536u
+#define TLBF_MAX_SPAN_MS (UINT64_C(1) << 56)
+#define SLICE_FIELDS 5
+
+typedef struct tlbf_slice {
+    uint64_t bits;     /* m_i */
+    uint64_t capacity; /* floor(m_i ln 2) */
+    uint64_t count;    /* insertions received */
+    uint64_t stamp;    /* ms of the last insertion as an insertion slice */
+    bool stamped;      /* false: never received one (always checked) */
+    uint32_t hash;     /* hash index, < k */
+    uint64_t *array;
+} tlbf_slice;
+
+typedef struct tlbf {
+    once_filter base;
+    uint32_t k, l;
+    uint64_t span; /* T */
+    uint32_t policy;
+    uint64_t max_bytes;
+    uint32_t max_slices;
+    uint32_t count; /* slices in use */
+    tlbf_slice *slices; /* [0] newest; room for max_slices */
+    uint64_t countdown; /* insertions until a fill-triggered shift */
+    uint64_t target;    /* target insertions per generation */
+    uint64_t generation_size;
+    uint64_t generation_start;
+    uint64_t latest; /* the latest time seen */
+    bool started;    /* `latest` and `generation_start` are set */
+    uint64_t serial; /* creation number of the next slice */
+    uint64_t bytes;  /* bytes of all slice arrays */
+} tlbf;
+
+#define TL(f) ((tlbf *)(f))
+#define CTL(f) ((const tlbf *)(f))
+
+static uint64_t slice_words(uint64_t bits)
+{
+    return once_words_for_bits(bits);
+}
+
+static uint64_t capacity_of(uint64_t bits)
+{
+    return (uint64_t)floor((double)bits * log(2.0));
+}
+
+static once_status slice_init(tlbf_slice *s, uint64_t bits, uint32_t hash)
+{
+    memset(s, 0, sizeof *s);
+    s->bits = bits;
+    s->capacity = capacity_of(bits);
+    s->hash = hash;
+    s->array = once_words_alloc(slice_words(bits));
+    return s->array ? ONCE_OK : ONCE_ERR_NOMEM;
+}
+
+static bool expired(const tlbf_slice *s, uint64_t now, uint64_t span)
+{
+    return s->stamped && s->stamp <= now && now - s->stamp > span;
+}
+
+static inline uint64_t slice_position(const tlbf_slice *s, const once_hash *h)
+{
+    return once_probe_at(h, s->hash, s->bits);
+}
+
+static bool slice_match(const tlbf_slice *s, const once_hash *h, uint64_t now, uint64_t span)
+{
+    return !expired(s, now, span) && once_bit_get(s->array, slice_position(s, h));
+}
+
+static uint64_t clamp_time(const tlbf *t, uint64_t now)
+{
+    return t->started && now < t->latest ? t->latest : now;
+}
+
+/* ------------------------------------------------------------ sizing */
+
+/* Insertions the k insertion slices allow before one passes its share. */
+static uint64_t allowed_insertions(const tlbf *t)
+{
+    uint64_t allowed = UINT64_MAX;
+    for (uint32_t i = 0; i < t->k && i < t->count; i++) {
+        const tlbf_slice *s = &t->slices[i];
+        uint64_t room = s->capacity > s->count ? s->capacity - s->count : 0;
+        uint64_t share = (room + (t->k - i) - 1) / (t->k - i);
+        if (share < allowed)
+            allowed = share;
+    }
+    return allowed == 0 ? 1 : allowed; /* always let the current insertion through */
+}
+
+/* Capacity of a new slice 0 at target generation size `target` (see the header). */
+static uint64_t new_slice_capacity(const tlbf *t, uint64_t target)
+{
+    uint64_t total = 0;
+    for (uint32_t gen = 0; gen < t->k; gen++) {
+        uint64_t size = target;
+        /* Old slice now at position p (0 .. k-2) will be at p + 1 + gen. */
+        for (uint32_t p = 0; p + 1 + gen < t->k && p < t->count; p++) {
+            const tlbf_slice *s = &t->slices[p];
+            uint64_t room = s->capacity > s->count ? s->capacity - s->count : 0;
+            uint64_t limit = room / (t->k - (p + 1));
+            if (limit < size)
+                size = limit;
+        }
+        total += size;
+    }
+    return total;
+}
+
+static uint64_t bits_for_capacity(uint64_t capacity, uint32_t k)
+{
+    double bits = ceil((double)capacity / log(2.0));
+    if (bits < 2.0 * k)
+        bits = 2.0 * k;
+    if (bits > (double)ONCE_MAX_CELLS)
+        bits = (double)ONCE_MAX_CELLS;
+    return (uint64_t)bits;
+}
+
+/* ------------------------------------------------------------ shift */
+
+static once_status shift(tlbf *t, uint64_t now)
+{
+    uint64_t duration = now > t->generation_start ? now - t->generation_start : 0;
+    if (duration == 0)
+        duration = 1; /* a burst inside one clock tick */
+    double per_generation = (double)t->span / t->l;
+    double target = ceil((double)t->generation_size * per_generation / (double)duration) + 1.0;
+    /* Never size a slice past what the memory cap could hold. */
+    double ceiling = (double)t->max_bytes * 8.0 * log(2.0) / t->k;
+    if (target > ceiling)
+        target = ceiling;
+    if (target < 1.0)
+        target = 1.0;
+    uint64_t capacity = new_slice_capacity(t, (uint64_t)target);
+    uint64_t bits = bits_for_capacity(capacity, t->k);
+    /* More than k + l slices (a rate increase keeps old live slices) give a query more
+     * places to find k false matches: F grows about like (slices - k + 1) r^k.  New
+     * slices then aim at a lower fill r' = r ((l + 1) / (slices - k + 1))^(1/k), which
+     * holds the rate at the target once they age into the query's range. */
+    if (t->count + 1 > t->k + t->l) {
+        double extra = (double)(t->l + 1) / (double)(t->count + 1 - t->k + 1);
+        double fill = 0.5 * pow(extra, 1.0 / t->k);
+        double scaled = ceil((double)capacity / -log1p(-fill));
+        if (scaled > (double)bits)
+            bits = scaled > (double)ONCE_MAX_CELLS ? ONCE_MAX_CELLS : (uint64_t)scaled;
+    }
+    uint64_t new_bytes = slice_words(bits) * 8;
+
+    /* Oldest slices that may go: beyond k + l, and expired (or never used). */
+    uint32_t retire = 0;
+    uint64_t freed = 0;
+    while (t->count + 1 - retire > t->k + t->l) {
+        const tlbf_slice *oldest = &t->slices[t->count - 1 - retire];
+        if (!(expired(oldest, now, t->span) || oldest->count == 0))
+            break;
+        freed += slice_words(oldest->bits) * 8;
+        retire++;
+    }
+    if (t->count + 1 - retire > t->max_slices || t->bytes - freed + new_bytes > t->max_bytes)
+        return ONCE_ERR_FULL;
+
+    tlbf_slice fresh;
+    once_status st = slice_init(&fresh, bits, (uint32_t)(t->serial % t->k));
+    if (st != ONCE_OK)
+        return st;
+    for (uint32_t r = 0; r < retire; r++)
+        once_words_free(t->slices[t->count - 1 - r].array);
+    t->count -= retire;
+    memmove(&t->slices[1], &t->slices[0], t->count * sizeof t->slices[0]);
+    t->slices[0] = fresh;
+    t->count++;
+    t->serial++;
+    t->bytes = t->bytes - freed + new_bytes;
+    t->target = (uint64_t)target;
+    t->generation_size = 0;
+    t->generation_start = now;
+    t->countdown = allowed_insertions(t);
+    return ONCE_OK;
+}
+
+/* Insert at `now` (already clamped).  Either everything happens or, when a needed
+ * shift is refused, nothing does. */
+static once_status insert(tlbf *t, const once_hash *h, uint64_t now)
+{
+    bool out_of_time = t->started && t->generation_size > 0 &&
+                       now - t->generation_start >= (t->span + t->l - 1) / t->l;
+    if (t->countdown == 0 || out_of_time) {
+        once_status st = shift(t, now);
+        if (st != ONCE_OK)
+            return st;
+    }
+    if (!t->started) {
+        t->started = true;
+        t->generation_start = now;
+    }
+    t->latest = now;
+    for (uint32_t i = 0; i < t->k; i++) {
+        tlbf_slice *s = &t->slices[i];
+        once_bit_set(s->array, slice_position(s, h));
+        s->count++;
+        s->stamp = now;
+        s->stamped = true;
+    }
+    t->countdown--;
+    t->generation_size++;
+    return ONCE_OK;
+}
+
+/* ------------------------------------------------------------------ ops */
+
+static bool tlbf_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
+{
+    const tlbf *t = CTL(f);
+    uint64_t now = clamp_time(t, now_ms);
+    int l = (int)(t->count - t->k);
+    int i = l;
+    uint32_t before = 0, run = 0;
+    while (i >= 0) {
+        if (slice_match(&t->slices[i], h, now, t->span)) {
+            run++;
+            i++;
+            if (before + run == t->k)
+                return true;
+        } else {
+            i -= (int)t->k;
+            before = run;
+            run = 0;
+        }
+    }
+    return false;
+}
+
+static once_status tlbf_add(once_filter *f, const once_hash *h, uint64_t now_ms)
+{
+    tlbf *t = TL(f);
+    return insert(t, h, clamp_time(t, now_ms));
+}
+
+static once_status tlbf_test_and_add(once_filter *f, const once_hash *h, uint64_t now_ms,
+                                     bool *seen)
+{
+    tlbf *t = TL(f);
+    uint64_t now = clamp_time(t, now_ms);
+    *seen = tlbf_query(f, h, now);
+    if (*seen && t->policy != ONCE_POLICY_REFRESH)
+        return ONCE_OK;
+    return insert(t, h, now);
+}
+
+static void tlbf_prefetch(const once_filter *f, const once_hash *h)
+{
+    const tlbf *t = CTL(f);
+    const tlbf_slice *s = &t->slices[t->count - t->k];
+    once_prefetch_read(s->array + (slice_position(s, h) >> 6));
+    s = &t->slices[0];
+    once_prefetch_write(s->array + (slice_position(s, h) >> 6));
+}
+
+static void free_slices(tlbf *t)
+{
+    for (uint32_t i = 0; i < t->count; i++)
+        once_words_free(t->slices[i].array);
+    t->count = 0;
+}
+
+static void tlbf_destroy(once_filter *f)
+{
+    tlbf *t = TL(f);
+    free_slices(t);
+    free(t->slices);
+    free(t);
+}
+
+static void tlbf_clear(once_filter *f)
+{
+    tlbf *t = TL(f);
+    for (uint32_t i = 0; i < t->count; i++) {
+        tlbf_slice *s = &t->slices[i];
+        memset(s->array, 0, (size_t)(slice_words(s->bits) * 8));
+        s->count = 0;
+        s->stamped = false;
+        s->stamp = 0;
+    }
+    t->countdown = allowed_insertions(t);
+    t->generation_size = 0;
+    t->started = false;
+}
+
+static bool tlbf_same_geometry(const once_filter *a, const once_filter *b)
+{
+    (void)a;
+    (void)b;
+    return false; /* slices of different sizes and ages: no slice-wise union */
+}
+
+static double slice_fill(const tlbf_slice *s)
+{
+    return (double)once_words_popcount(s->array, slice_words(s->bits)) / (double)s->bits;
+}
+
+static void tlbf_stats(const once_filter *f, once_stats *st)
+{
+    const tlbf *t = CTL(f);
+    st->bits = 0;
+    st->bits_set = 0;
+    /* The recurrence runs over at most k + ONCE_MAX_AGE_SLICES slices (the newest);
+     * older ones beyond that are ignored by the estimate, not by queries. */
+    double fill[2 * ONCE_MAX_AGE_SLICES];
+    uint32_t usable = t->count <= t->k + ONCE_MAX_AGE_SLICES ? t->count : t->k + ONCE_MAX_AGE_SLICES;
+    for (uint32_t i = 0; i < t->count; i++) {
+        const tlbf_slice *s = &t->slices[i];
+        st->bits += s->bits;
+        st->bits_set += once_words_popcount(s->array, slice_words(s->bits));
+        if (i < usable)
+            fill[i] = expired(s, t->latest, t->span) ? 0.0 : slice_fill(s);
+    }
+    st->hashes = t->k;
+    st->age_slices = t->l;
+    st->slices = t->count;
+    st->span_ms = t->span;
+    st->window = t->span;
+    st->slack = t->k * t->span / t->l;
+    st->generation = t->target;
+    st->newest_bits = t->slices[0].bits;
+    st->npws = once_apbf_npws(t->k, t->l);
+    uint32_t l_now = usable > t->k ? usable - t->k : 0;
+    st->fpr_estimate = l_now && l_now <= ONCE_MAX_AGE_SLICES ? once_age_fpr(t->k, l_now, fill) : 0;
+    double peak[2 * ONCE_MAX_AGE_SLICES];
+    for (uint32_t i = 0; i < t->k + t->l; i++)
+        peak[i] = i < t->k ? 1.0 - exp2(-(double)(i + 1) / t->k) : 0.5;
+    st->design_fpr = once_age_fpr(t->k, t->l, peak);
+    st->accesses_absent = once_age_accesses_absent(t->k, t->l, peak);
+}
+
+static uint64_t tlbf_memory(const once_filter *f)
+{
+    const tlbf *t = CTL(f);
+    return sizeof(tlbf) + t->max_slices * sizeof(tlbf_slice) + t->bytes;
+}
+
+/* ------------------------------------------------------- serialization */
+
+enum { P_K, P_L, P_SPAN, P_POLICY, P_MAX_BYTES, P_MAX_SLICES, P_COUNT_SLICES, P_COUNTDOWN,
+       P_TARGET, P_GENERATION_SIZE, P_GENERATION_START, P_LATEST, P_STARTED, P_SERIAL,
+       P_FIELDS };
+
+static uint64_t tlbf_params_size(const once_filter *f)
+{
+    (void)f;
+    return P_FIELDS * 8;
+}
+
+static uint64_t tlbf_payload_size(const once_filter *f)
+{
+    const tlbf *t = CTL(f);
+    return (uint64_t)t->count * SLICE_FIELDS * 8 + t->bytes;
+}
+
+static void tlbf_save_params(const once_filter *f, once_writer *w)
+{
+    const tlbf *t = CTL(f);
+    uint64_t v[P_FIELDS] = {t->k,          t->l,          t->span,           t->policy,
+                            t->max_bytes,  t->max_slices, t->count,          t->countdown,
+                            t->target,     t->generation_size, t->generation_start,
+                            t->latest,     t->started,    t->serial};
+    for (int i = 0; i < P_FIELDS; i++)
+        once_writer_u64(w, v[i]);
+}
+
+static void tlbf_save_payload(const once_filter *f, once_writer *w)
+{
+    const tlbf *t = CTL(f);
+    for (uint32_t i = 0; i < t->count; i++) {
+        const tlbf_slice *s = &t->slices[i];
+        once_writer_u64(w, s->bits);
+        once_writer_u64(w, s->count);
+        once_writer_u64(w, s->stamp);
+        once_writer_u64(w, s->stamped);
+        once_writer_u64(w, s->hash);
+    }
+    for (uint32_t i = 0; i < t->count; i++)
+        once_writer_words(w, t->slices[i].array, slice_words(t->slices[i].bits));
+}
+
+static once_status tlbf_new(tlbf **out, uint32_t k, uint32_t l, uint64_t span, uint32_t policy,
+                            uint64_t max_bytes, uint32_t max_slices)
+{
+    tlbf *t = calloc(1, sizeof *t);
+    if (t == NULL)
+        return ONCE_ERR_NOMEM;
+    once_filter_init(&t->base, &once_tlbf_ops);
+    t->k = k;
+    t->l = l;
+    t->span = span;
+    t->policy = policy;
+    t->max_bytes = max_bytes;
+    t->max_slices = max_slices;
+    t->slices = calloc(max_slices, sizeof *t->slices);
+    if (t->slices == NULL) {
+        free(t);
+        return ONCE_ERR_NOMEM;
+    }
+    *out = t;
+    return ONCE_OK;
+}
+
+static bool tail_clear(const tlbf_slice *s)
+{
+    uint64_t words = slice_words(s->bits);
+    if (s->bits % 64 && (s->array[s->bits / 64] >> (s->bits % 64)))
+        return false;
+    for (uint64_t w = (s->bits + 63) / 64; w < words; w++)
+        if (s->array[w])
+            return false;
+    return true;
+}
+
+static once_status tlbf_load(once_filter **out, const uint8_t *params, size_t params_len,
+                             const uint8_t *payload, size_t payload_len)
+{
+    once_reader r = {params, params_len, 0};
+    uint64_t v[P_FIELDS];
+    for (int i = 0; i < P_FIELDS; i++)
+        v[i] = once_reader_u64(&r);
+    if (r.failed || r.left != 0)
+        return ONCE_ERR_CORRUPT;
+    uint64_t k = v[P_K], l = v[P_L], count = v[P_COUNT_SLICES];
+    if (k == 0 || k > ONCE_MAX_AGE_SLICES || l == 0 || l > ONCE_MAX_AGE_SLICES ||
+        v[P_SPAN] == 0 || v[P_SPAN] > TLBF_MAX_SPAN_MS || v[P_POLICY] > ONCE_POLICY_REFRESH ||
+        v[P_MAX_SLICES] < k + l || v[P_MAX_SLICES] > TLBF_MAX_SLICES || count < k + l ||
+        count > v[P_MAX_SLICES] || v[P_MAX_BYTES] == 0 || v[P_STARTED] > 1 ||
+        v[P_GENERATION_START] > v[P_LATEST] || v[P_TARGET] == 0)
+        return ONCE_ERR_CORRUPT;
+    if (payload_len / (SLICE_FIELDS * 8) < count)
+        return ONCE_ERR_CORRUPT;
+    tlbf *t = NULL;
+    once_status st = tlbf_new(&t, (uint32_t)k, (uint32_t)l, v[P_SPAN], (uint32_t)v[P_POLICY],
+                              v[P_MAX_BYTES], (uint32_t)v[P_MAX_SLICES]);
+    if (st != ONCE_OK)
+        return st;
+    t->countdown = v[P_COUNTDOWN];
+    t->target = v[P_TARGET];
+    t->generation_size = v[P_GENERATION_SIZE];
+    t->generation_start = v[P_GENERATION_START];
+    t->latest = v[P_LATEST];
+    t->started = v[P_STARTED] != 0;
+    t->serial = v[P_SERIAL];
+
+    const uint8_t *p = payload;
+    size_t left = payload_len - (size_t)count * SLICE_FIELDS * 8;
+    const uint8_t *words = payload + (size_t)count * SLICE_FIELDS * 8;
+    st = ONCE_OK;
+    for (uint32_t i = 0; i < count && st == ONCE_OK; i++, p += SLICE_FIELDS * 8) {
+        uint64_t bits = once_le64_read(p), n = once_le64_read(p + 8);
+        uint64_t stamp = once_le64_read(p + 16), stamped = once_le64_read(p + 24);
+        uint64_t hash = once_le64_read(p + 32);
+        if (bits < 2 * k || bits > ONCE_MAX_CELLS || stamped > 1 || hash >= k ||
+            (stamped && stamp > t->latest) || (!stamped && stamp != 0) ||
+            slice_words(bits) * 8 > left || t->bytes + slice_words(bits) * 8 > t->max_bytes) {
+            st = ONCE_ERR_CORRUPT;
+            break;
+        }
+        st = slice_init(&t->slices[i], bits, (uint32_t)hash);
+        if (st != ONCE_OK)
+            break;
+        t->count = i + 1;
+        tlbf_slice *s = &t->slices[i];
+        s->count = n;
+        s->stamp = stamp;
+        s->stamped = stamped != 0;
+        once_words_from_le(s->array, words, slice_words(bits));
+        words += slice_words(bits) * 8;
+        left -= (size_t)(slice_words(bits) * 8);
+        t->bytes += slice_words(bits) * 8;
+        if (!tail_clear(s))
+            st = ONCE_ERR_CORRUPT;
+    }
+    /* Consecutive slices must use distinct hash functions: a file that breaks this was
+     * not written by us, and a filter built on it could miss keys. */
+    for (uint32_t i = 0; st == ONCE_OK && i + 1 < t->count; i++)
+        if (t->slices[i].hash != (t->slices[i + 1].hash + 1) % t->k)
+            st = ONCE_ERR_CORRUPT;
+    if (st == ONCE_OK && t->count > 0 && t->serial % t->k != (t->slices[0].hash + 1) % t->k)
+        st = ONCE_ERR_CORRUPT;
+    if (st == ONCE_OK && (left != 0 || t->count != count))
+        st = ONCE_ERR_CORRUPT;
+    if (st != ONCE_OK) {
+        tlbf_destroy(&t->base);
+        return st;
+    }
+    *out = &t->base;
+    return ONCE_OK;
+}
+
+/* ------------------------------------------------------------ create */
+
+once_status once_tlbf_create(once_filter **out, const once_config *c)
+{
+    if (c->span_ms == 0 || c->span_ms > TLBF_MAX_SPAN_MS || c->capacity == 0 ||
+        (c->policy != ONCE_POLICY_FIRST && c->policy != ONCE_POLICY_REFRESH))
+        return ONCE_ERR_INVALID;
+    uint32_t k = c->hashes, l = c->age_slices;
+    if ((k == 0) != (l == 0) || k > ONCE_MAX_AGE_SLICES || l > ONCE_MAX_AGE_SLICES)
+        return ONCE_ERR_INVALID;
+    if (k == 0) {
+        once_status st = once_age_plan(c->error, c->level, &k, &l);
+        if (st != ONCE_OK)
+            return st;
+    }
+    uint64_t max_bytes = c->max_bytes ? c->max_bytes : TLBF_DEFAULT_MAX_BYTES;
+    uint32_t max_slices = 64 * (k + l);
+    if (max_slices > TLBF_MAX_SLICES)
+        max_slices = TLBF_MAX_SLICES;
+
+    /* Start as an APBF for `capacity` keys a span: generations of capacity / l keys. */
+    uint64_t generation = (c->capacity + l - 1) / l;
+    uint64_t bits = bits_for_capacity(generation * k, k);
+    if ((uint64_t)(k + l) * (slice_words(bits) * 8) > max_bytes)
+        return ONCE_ERR_TOO_LARGE;
+
+    tlbf *t = NULL;
+    once_status st = tlbf_new(&t, k, l, c->span_ms, c->policy, max_bytes, max_slices);
+    if (st != ONCE_OK)
+        return st;
+    /* Slice i (0 newest) is the (k+l-1-i)th created: hash indices run down with age. */
+    for (uint32_t i = 0; i < k + l; i++) {
+        uint64_t serial = k + l - 1 - i;
+        st = slice_init(&t->slices[i], bits, (uint32_t)(serial % k));
+        if (st != ONCE_OK) {
+            tlbf_destroy(&t->base);
+            return st;
+        }
+        t->count = i + 1;
+        t->bytes += slice_words(bits) * 8;
+    }
+    t->serial = k + l;
+    t->target = generation;
+    t->countdown = allowed_insertions(t);
+    *out = &t->base;
+    return ONCE_OK;
+}
+
+const once_filter_ops once_tlbf_ops = {
+    .type = ONCE_TLBF,
+    .name = "tlbf",
+    .destroy = tlbf_destroy,
+    .query = tlbf_query,
+    .add = tlbf_add,
+    .test_and_add = tlbf_test_and_add,
+    .prefetch = tlbf_prefetch,
+    .batch = NULL,
+    .remove = NULL,
+    .clear = tlbf_clear,
+    .same_geometry = tlbf_same_geometry,
+    .combine = NULL,
+    .stats = tlbf_stats,
+    .memory = tlbf_memory,
+    .saved_params_size = tlbf_params_size,
+    .saved_payload_size = tlbf_payload_size,
+    .save_params = tlbf_save_params,
+    .save_payload = tlbf_save_payload,
+    .load = tlbf_load,
+};

@@ -1,0 +1,25 @@
+/*
+ * timefmt.h - durations on the command line and event times in the input.
+ */
+#ifndef ONCE_PROGRAMS_TIMEFMT_H
+#define ONCE_PROGRAMS_TIMEFMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum time_format { TIME_EPOCH, TIME_EPOCH_MS, TIME_ISO8601 } time_format;
+
+/* "900s", "15m", "2h", "7d", "250ms", or a bare number of seconds -> milliseconds.
+ * Returns 0, or -1 if the text is not a positive duration. */
+int parse_duration_ms(const char *text, uint64_t *ms);
+
+/* Parse an event time from `len` bytes (not NUL-terminated) into Unix milliseconds.
+ *   epoch     seconds, optionally with a fraction: 1700000000 or 1700000000.25
+ *   epoch_ms  integer milliseconds
+ *   iso8601   YYYY-MM-DDTHH:MM:SS[.fraction][Z|+HH:MM|-HH:MM] (a space for T is fine;
+ *             no zone means UTC)
+ * Surrounding spaces are allowed.  Returns 0, or -1 if the text is not such a time
+ * (times before 1970 included). */
+int parse_event_time(const char *text, size_t len, time_format format, uint64_t *ms);
+
+#endif

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# make experiments: regenerate docs/experiments/ (tables as Markdown, data, PNG plots).
+# Usage: scripts/experiments.sh BUILD_DIR
+set -euo pipefail
+build=$1
+out=docs/experiments
+mkdir -p "$out"
+"$build/bench/once-experiments" "$out"
+
+gnuplot <<GP
+set terminal pngcairo size 900,540 noenhanced
+set output "$out/apbf_fig6.png"
+set title "APBF false-positive rate vs insertions (window 1000; paper 001 Fig. 6)"
+set xlabel "distinct insertions"
+set ylabel "false-positive rate"
+set logscale y
+set key outside right
+plot "$out/apbf_fig6.dat" using 1:2 with lines lw 2 title "k=4 l=3 (p 0.1)", \
+     "$out/apbf_fig6.dat" using 1:3 with lines lw 2 title "k=7 l=5 (p 0.01)", \
+     "$out/apbf_fig6.dat" using 1:4 with lines lw 2 title "k=10 l=7 (p 0.001)", \
+     "$out/apbf_fig6.dat" using 1:5 with lines lw 2 title "k=14 l=11 (p 0.0001)"
+
+set output "$out/tlbf_slices.png"
+unset logscale y
+set title "TLBF slices over time: 1/s for 3 h, then 5/s (span 1 h; paper 004 Fig. 1)"
+set xlabel "minute"
+set ylabel "slices"
+plot "$out/tlbf_fig12.dat" using 1:2 with lines lw 2 title "start 10x under", \
+     "$out/tlbf_fig12.dat" using 1:4 with lines lw 2 title "start 10x over"
+
+set output "$out/tlbf_newest_slice.png"
+set title "TLBF newest-slice size over time (paper 004 Fig. 2)"
+set ylabel "bits"
+set logscale y
+plot "$out/tlbf_fig12.dat" using 1:3 with lines lw 2 title "start 10x under", \
+     "$out/tlbf_fig12.dat" using 1:5 with lines lw 2 title "start 10x over"
+
+set output "$out/tlbf_fpr.png"
+unset logscale y
+set title "TLBF measured false-positive rate (target 0.01)"
+set ylabel "false-positive rate"
+plot "$out/tlbf_fig12.dat" using 1:6 with lines lw 2 title "start 10x under", \
+     "$out/tlbf_fig12.dat" using 1:7 with lines lw 2 title "start 10x over", \
+     0.01 with lines dt 2 title "target"
+GP
+echo "wrote $out"

@@ -1,0 +1,477 @@
+/*
+ * test_tlbf.c - what the Time-limited Bloom Filter promises, on a virtual clock.
+ *
+ *   - a key delivered within the last T (by the filter's clock: the latest time seen)
+ *     is always reported seen: constant, doubling and bursting rates, Zipf duplicates,
+ *     idle gaps longer than the span, bursts inside one millisecond, out-of-order and
+ *     backwards times;
+ *   - expiry does not depend on traffic: at a trickle, a key is new again after
+ *     T plus the documented slack;
+ *   - after stabilization the false-positive rate stays near the target and the memory
+ *     per key in the span within paper 004 Table 2's range;
+ *   - the hard memory cap answers ONCE_ERR_FULL and changes nothing;
+ *   - a filter saved mid-stream and loaded continues exactly as the original.
+ */
+#include "once.h"
+#include "testing.h"
+
+#define MINUTE (60 * 1000ull)
+#define HOUR (60 * MINUTE)
+
+static once_filter *make_tlbf(uint64_t span, uint64_t capacity, double error, uint32_t level,
+                              uint64_t max_bytes, once_policy policy, uint64_t seed)
+{
+    once_config c;
+    once_config_init(&c, ONCE_TLBF);
+    c.span_ms = span;
+    c.capacity = capacity;
+    c.error = error;
+    c.level = level;
+    c.max_bytes = max_bytes;
+    c.policy = policy;
+    c.seed = seed;
+    c.seed_is_set = true;
+    once_filter *f = NULL;
+    once_status st = once_create(&f, &c);
+    if (st != ONCE_OK)
+        fprintf(stderr, "create tlbf: %s\n", once_strerror(st));
+    return f;
+}
+
+static once_stats stats_of(const once_filter *f)
+{
+    once_stats s;
+    memset(&s, 0, sizeof s);
+    once_get_stats(f, &s);
+    return s;
+}
+
+/*
+ * A stream: event e happens at time(e) with key id(e).  The checker keeps, per key, the
+ * filter-clock time of its last insertion and asserts that a key inserted within the
+ * last span is reported seen.  The filter's clock is the latest event time (a late or
+ * backwards event is clamped to it), so that is what the checker uses too.
+ */
+typedef struct checker {
+    uint64_t universe;
+    uint64_t *inserted_at; /* filter time + 1 of the last insertion; 0 = never */
+    uint64_t clock;
+    uint64_t events, misses, delivered;
+} checker;
+
+static checker checker_make(uint64_t universe)
+{
+    checker c = {universe, calloc(universe, sizeof(uint64_t)), 0, 0, 0, 0};
+    return c;
+}
+
+static void checker_event(checker *c, once_filter *f, uint64_t id, uint64_t t, uint64_t span,
+                          once_policy policy)
+{
+    if (t > c->clock)
+        c->clock = t;
+    testing_key key = testing_key_make(77, id);
+    bool seen = false;
+    once_status st = once_test_and_add(f, &key, sizeof key, t, &seen);
+    CHECK(st == ONCE_OK);
+    uint64_t last = c->inserted_at[id];
+    if (last != 0 && c->clock - (last - 1) <= span && !seen)
+        c->misses++;
+    if (!seen || policy == ONCE_POLICY_REFRESH)
+        c->inserted_at[id] = c->clock + 1;
+    c->delivered += !seen;
+    c->events++;
+}
+
+static void checker_done(checker *c, const char *label)
+{
+    if (c->misses)
+        fprintf(stderr, "%s: %" PRIu64 " false negatives in %" PRIu64 " events\n", label,
+                c->misses, c->events);
+    CHECK(c->misses == 0);
+    CHECK(c->delivered > 0 && c->delivered < c->events);
+    free(c->inserted_at);
+}
+
+/* Rates in events a minute over consecutive phases. */
+typedef struct phase {
+    uint64_t minutes;
+    uint64_t per_minute;
+} phase;
+
+static void run_phases(const phase *phases, int count, uint64_t universe, int zipf_like,
+                       once_policy policy, uint64_t jitter_ms, const char *label)
+{
+    once_filter *f = make_tlbf(HOUR, 20000, 0.001, 2, 0, policy, 5);
+    if (f == NULL) {
+        CHECK(0);
+        return;
+    }
+    checker c = checker_make(universe);
+    uint64_t t = 1000, state = 9;
+    for (int p = 0; p < count; p++) {
+        uint64_t step = MINUTE / phases[p].per_minute;
+        for (uint64_t e = 0; e < phases[p].minutes * phases[p].per_minute; e++) {
+            t += step;
+            state = testing_mix(state);
+            uint64_t id = zipf_like ? (state % 1000 < 300 ? state % 500 : state % universe)
+                                    : state % universe;
+            uint64_t when = t;
+            if (jitter_ms) /* out of order: events arrive up to jitter late */
+                when = t > jitter_ms ? t - (testing_mix(state) % jitter_ms) : t;
+            checker_event(&c, f, id, when, HOUR, policy);
+        }
+    }
+    checker_done(&c, label);
+    once_free(f);
+}
+
+static void no_false_negatives(void)
+{
+    /* Constant rate, a doubling rate, and a 5x burst. */
+    const phase constant[] = {{180, 1000}};
+    const phase doubling[] = {{60, 500}, {60, 1000}, {60, 2000}};
+    const phase burst[] = {{60, 1000}, {10, 5000}, {90, 1000}};
+    for (int policy = 0; policy < 2; policy++) {
+        run_phases(constant, 1, 150000, 0, (once_policy)policy, 0, "constant");
+        run_phases(doubling, 3, 150000, 1, (once_policy)policy, 0, "doubling zipf");
+        run_phases(burst, 3, 150000, 0, (once_policy)policy, 0, "burst");
+        run_phases(constant, 1, 150000, 1, (once_policy)policy, 5 * MINUTE, "out of order");
+    }
+}
+
+static void idle_gaps_and_one_millisecond_bursts(void)
+{
+    once_filter *f = make_tlbf(10 * MINUTE, 1000, 0.01, 0, 0, ONCE_POLICY_FIRST, 6);
+    REQUIRE(f != NULL);
+    checker c = checker_make(20000);
+    uint64_t t = 0, state = 3;
+    for (int round = 0; round < 6; round++) {
+        /* 20000 events inside one millisecond (dt = 0 for the rate estimate). */
+        for (int e = 0; e < 20000; e++) {
+            state = testing_mix(state);
+            checker_event(&c, f, state % 15000, t, 10 * MINUTE, ONCE_POLICY_FIRST);
+        }
+        /* A trickle, then a gap longer than the span. */
+        for (int e = 0; e < 50; e++) {
+            t += 7 * 1000;
+            state = testing_mix(state);
+            checker_event(&c, f, state % 15000, t, 10 * MINUTE, ONCE_POLICY_FIRST);
+        }
+        t += 25 * MINUTE;
+    }
+    checker_done(&c, "gaps and bursts");
+    once_stats s = stats_of(f);
+    CHECK(s.slices <= 64 * (s.hashes + s.age_slices));
+    once_free(f);
+}
+
+static void backwards_clock_is_clamped(void)
+{
+    once_filter *f = make_tlbf(MINUTE, 100, 0.01, 0, 0, ONCE_POLICY_FIRST, 7);
+    REQUIRE(f != NULL);
+    bool seen = true;
+    CHECK_OK(once_test_and_add(f, "a", 1, 10 * MINUTE, &seen));
+    CHECK(!seen);
+    /* The clock jumps back an hour: still seen (clamped to the latest time). */
+    CHECK_OK(once_test_and_add(f, "a", 1, 0, &seen));
+    CHECK(seen);
+    CHECK_OK(once_query(f, "a", 1, 5 * MINUTE, &seen));
+    CHECK(seen);
+    /* Forward past the span: gone. */
+    CHECK_OK(once_query(f, "a", 1, 12 * MINUTE, &seen));
+    CHECK(!seen);
+    /* Queries did not move the clock: at 10:30 it is still there. */
+    CHECK_OK(once_query(f, "a", 1, 10 * MINUTE + 30000, &seen));
+    CHECK(seen);
+    CHECK_OK(once_test_and_add(f, "b", 1, UINT64_MAX - 5, &seen));
+    CHECK(!seen);
+    CHECK_OK(once_query(f, "a", 1, UINT64_MAX, &seen));
+    CHECK(!seen);
+    once_free(f);
+}
+
+/* At a trickle (a few events a span) keys still expire: new again after T + slack. */
+static void trickle_expiry(void)
+{
+    once_filter *f = make_tlbf(HOUR, 100000, 0.001, 2, 0, ONCE_POLICY_FIRST, 8);
+    REQUIRE(f != NULL);
+    once_stats s = stats_of(f);
+    uint64_t t = 0, limit = HOUR + s.slack + HOUR / 10;
+    uint64_t returned = 0, keys = 0, hot_delivered_at = 0, hot_deliveries = 0;
+    /* Three events an hour, each a new key, and "hot" at every event: its window counts
+     * from its delivery, so it comes back once T (+ at most the slack) has passed. */
+    for (int e = 0; e < 200; e++) {
+        t += HOUR / 3;
+        bool seen;
+        char name[32];
+        snprintf(name, sizeof name, "k%d", e);
+        CHECK_OK(once_test_and_add(f, name, strlen(name), t, &seen));
+        CHECK_OK(once_test_and_add(f, "hot", 3, t, &seen));
+        if (hot_deliveries > 0 && t - hot_delivered_at <= HOUR)
+            CHECK(seen);
+        if (hot_deliveries > 0 && t - hot_delivered_at > HOUR + s.slack)
+            CHECK(!seen);
+        if (!seen) {
+            hot_delivered_at = t;
+            hot_deliveries++;
+        }
+        if (e >= 20) {
+            /* The key of `limit` ago (rounded to events) must be new again. */
+            int back = (int)(limit / (HOUR / 3)) + 1;
+            if (e - back >= 0) {
+                snprintf(name, sizeof name, "k%d", e - back);
+                bool present;
+                CHECK_OK(once_query(f, name, strlen(name), t, &present));
+                returned += !present;
+                keys++;
+            }
+        }
+    }
+    CHECK(keys > 100 && returned == keys);
+    CHECK(hot_deliveries > 10);
+    once_free(f);
+}
+
+/* Rate of absent keys reported present, over `probes` probes at time t. */
+static double measure_fpr(const once_filter *f, uint64_t t, uint64_t *next, uint64_t probes)
+{
+    uint64_t hits = 0;
+    for (uint64_t i = 0; i < probes; i++) {
+        testing_key k = testing_key_make(99, (*next)++);
+        bool present;
+        once_query(f, &k, sizeof k, t, &present);
+        hits += present;
+    }
+    return (double)hits / probes;
+}
+
+/*
+ * A one-hour span at target 0.001, fed distinct keys at rates given per phase, starting
+ * with a capacity guess six times too small.  Every five minutes: the measured rate of
+ * 40000 absent keys, and the bits per key in the span.  `from` and `to` select the
+ * minutes a check covers.
+ */
+typedef struct sample {
+    uint64_t minute;
+    double fpr, bits_per_key;
+} sample;
+
+static size_t run_rates(const phase *phases, int count, sample *out, size_t room)
+{
+    once_filter *f = make_tlbf(HOUR, 10000, 0.001, 2, 0, ONCE_POLICY_FIRST, 10);
+    if (f == NULL)
+        return 0;
+    uint64_t t = 0, next = 0, probe = 0, minute = 0;
+    uint64_t per_minute[24 * 60] = {0};
+    size_t n = 0;
+    for (int p = 0; p < count; p++) {
+        for (uint64_t m = 0; m < phases[p].minutes; m++, minute++) {
+            for (uint64_t e = 0; e < phases[p].per_minute; e++) {
+                t += MINUTE / phases[p].per_minute;
+                testing_key k = testing_key_make(98, next++);
+                CHECK_OK(once_add(f, &k, sizeof k, t));
+            }
+            per_minute[minute] = phases[p].per_minute;
+            if (minute % 5 == 4 && n < room) {
+                uint64_t in_span = 0;
+                for (uint64_t b = minute >= 59 ? minute - 59 : 0; b <= minute; b++)
+                    in_span += per_minute[b];
+                out[n].minute = minute;
+                out[n].fpr = measure_fpr(f, t, &probe, 40000);
+                out[n].bits_per_key = (double)stats_of(f).bits / in_span;
+                n++;
+            }
+        }
+    }
+    once_free(f);
+    return n;
+}
+
+/* Over samples in [from, to): the average and worst rate, the bits-per-key range. */
+static void summarize(const sample *s, size_t n, uint64_t from, uint64_t to, double *average,
+                      double *worst, double *bits_lo, double *bits_hi)
+{
+    double sum = 0;
+    size_t used = 0;
+    *worst = 0;
+    *bits_lo = 1e300;
+    *bits_hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i].minute < from || s[i].minute >= to)
+            continue;
+        sum += s[i].fpr;
+        used++;
+        *worst = s[i].fpr > *worst ? s[i].fpr : *worst;
+        *bits_lo = s[i].bits_per_key < *bits_lo ? s[i].bits_per_key : *bits_lo;
+        *bits_hi = s[i].bits_per_key > *bits_hi ? s[i].bits_per_key : *bits_hi;
+    }
+    *average = used ? sum / used : 1.0;
+}
+
+/*
+ * What the rate does under load changes.  At a steady rate (after the start-up guess
+ * and its slices have aged out) it sits at the target and the memory per key in the
+ * span is inside paper 004 Table 2's range for 0.001 (26 to 35 bits).  While the rate
+ * keeps doubling, old slices sized for the lower rate stay live and give a query more
+ * places to match, and the rate runs above the target (the paper's Fig. 4 shows the
+ * same): with the rate doubling every hour it averages under 2x and peaks under 2.5x,
+ * new slices compensating with a lower fill.  A 5x burst stays under 2x, and an hour
+ * after it ends the rate is back at the target.
+ */
+static void fidelity_under_rate_changes(void)
+{
+    const double p = 0.001, sd = sqrt(p / 40000.0);
+    static sample samples[200];
+    double average, worst, lo, hi;
+
+    const phase constant[] = {{300, 1000}};
+    size_t n = run_rates(constant, 1, samples, 200);
+    summarize(samples, n, 180, 300, &average, &worst, &lo, &hi);
+    fprintf(stderr, "constant: average %.5f worst %.5f bits/key %.1f..%.1f\n", average, worst, lo,
+            hi);
+    CHECK(average <= 1.10 * p + 4 * sd / sqrt(24.0));
+    CHECK(worst <= 1.30 * p + 4 * sd);
+    CHECK(lo >= 26.0 && hi <= 35.0);
+
+    const phase doubling[] = {{60, 500}, {60, 1000}, {60, 2000}, {60, 4000}};
+    n = run_rates(doubling, 4, samples, 200);
+    summarize(samples, n, 60, 240, &average, &worst, &lo, &hi);
+    fprintf(stderr, "doubling: average %.5f worst %.5f bits/key %.1f..%.1f\n", average, worst, lo,
+            hi);
+    CHECK(average <= 2.0 * p + 4 * sd / sqrt(36.0));
+    CHECK(worst <= 2.5 * p + 4 * sd);
+
+    const phase burst[] = {{180, 1000}, {10, 5000}, {170, 1000}};
+    n = run_rates(burst, 3, samples, 200);
+    summarize(samples, n, 180, 360, &average, &worst, &lo, &hi);
+    fprintf(stderr, "burst: during and after, worst %.5f\n", worst);
+    CHECK(worst <= 2.0 * p + 4 * sd);
+    summarize(samples, n, 250, 360, &average, &worst, &lo, &hi);
+    fprintf(stderr, "burst: an hour after, average %.5f worst %.5f\n", average, worst);
+    CHECK(average <= 1.10 * p + 4 * sd / sqrt(22.0));
+}
+
+static void memory_cap_refuses_and_keeps_state(void)
+{
+    /* Room for the starting slices and a few more, then a burst that needs many more. */
+    once_filter *f = make_tlbf(HOUR, 1000, 0.01, 0, 64 * 1024, ONCE_POLICY_FIRST, 12);
+    REQUIRE(f != NULL);
+    uint64_t t = 0;
+    once_status st = ONCE_OK;
+    uint64_t i = 0;
+    void *before = NULL;
+    size_t before_len = 0;
+    for (; i < 2000000 && st == ONCE_OK; i++) {
+        testing_key k = testing_key_make(5, i);
+        free(before);
+        before = NULL;
+        CHECK_OK(once_save_to_buffer(f, &before, &before_len));
+        bool seen;
+        st = once_test_and_add(f, &k, sizeof k, t, &seen);
+        t += 1;
+    }
+    CHECK(st == ONCE_ERR_FULL);
+    void *after = NULL;
+    size_t after_len = 0;
+    CHECK_OK(once_save_to_buffer(f, &after, &after_len));
+    CHECK(before_len == after_len && memcmp(before, after, after_len) == 0);
+    CHECK(stats_of(f).bytes <= 64 * 1024 + 256 * 1024); /* slices within the cap */
+    /* Keys inserted before the refusal are all still seen. */
+    uint64_t missing = 0;
+    for (uint64_t j = 0; j + 1 < i; j++) {
+        testing_key k = testing_key_make(5, j);
+        bool present;
+        once_query(f, &k, sizeof k, t, &present);
+        missing += !present;
+    }
+    CHECK(missing == 0);
+    free(before);
+    free(after);
+    once_free(f);
+}
+
+static void save_mid_stream_then_continue(void)
+{
+    for (int policy = 0; policy < 2; policy++) {
+        once_filter *a = make_tlbf(10 * MINUTE, 500, 0.01, 1, 0, (once_policy)policy, 13);
+        REQUIRE(a != NULL);
+        uint64_t t = 0, state = 1;
+        for (int i = 0; i < 30000; i++) {
+            t += 30 + (uint64_t)(i % 7) * 10;
+            state = testing_mix(state);
+            testing_key k = testing_key_make(6, state % 4000);
+            bool seen;
+            once_test_and_add(a, &k, sizeof k, t, &seen);
+        }
+        void *buf = NULL;
+        size_t len = 0;
+        CHECK_OK(once_save_to_buffer(a, &buf, &len));
+        once_filter *b = NULL;
+        CHECK_OK(once_load(&b, buf, len));
+        REQUIRE(b != NULL);
+        for (size_t cut = 0; cut < len; cut += 1 + cut / 5) {
+            once_filter *x = NULL;
+            CHECK(once_load(&x, buf, cut) != ONCE_OK);
+        }
+        free(buf);
+        uint64_t differ = 0;
+        for (int i = 0; i < 60000; i++) {
+            t += 30 + (uint64_t)(i % 11) * 10;
+            state = testing_mix(state);
+            testing_key k = testing_key_make(6, state % 4000);
+            bool sa, sb;
+            once_test_and_add(a, &k, sizeof k, t, &sa);
+            once_test_and_add(b, &k, sizeof k, t, &sb);
+            differ += sa != sb;
+        }
+        CHECK(differ == 0);
+        void *ba = NULL, *bb = NULL;
+        size_t la = 0, lb = 0;
+        once_save_to_buffer(a, &ba, &la);
+        once_save_to_buffer(b, &bb, &lb);
+        CHECK(la == lb && memcmp(ba, bb, la) == 0);
+        free(ba);
+        free(bb);
+        once_free(a);
+        once_free(b);
+    }
+}
+
+static void invalid_configs(void)
+{
+    once_filter *f = NULL;
+    once_config c;
+    once_config_init(&c, ONCE_TLBF);
+    CHECK_STATUS(once_create(&f, &c), ONCE_ERR_INVALID); /* no span */
+    c.span_ms = HOUR;
+    c.capacity = 0;
+    CHECK_STATUS(once_create(&f, &c), ONCE_ERR_INVALID);
+    c.capacity = 1000;
+    c.error = 0;
+    CHECK_STATUS(once_create(&f, &c), ONCE_ERR_INVALID);
+    c.error = 0.01;
+    c.max_bytes = 100;
+    CHECK_STATUS(once_create(&f, &c), ONCE_ERR_TOO_LARGE);
+    c.max_bytes = 0;
+    CHECK_OK(once_create(&f, &c));
+    once_stats s = stats_of(f);
+    CHECK(s.span_ms == HOUR && s.window == HOUR);
+    CHECK(s.slack == s.hashes * HOUR / s.age_slices);
+    CHECK(s.slices == s.hashes + s.age_slices);
+    CHECK(s.design_fpr <= 0.01);
+    once_free(f);
+}
+
+static const testing_case cases[] = {
+    {"no_false_negatives", no_false_negatives},
+    {"idle_gaps_and_one_millisecond_bursts", idle_gaps_and_one_millisecond_bursts},
+    {"backwards_clock_is_clamped", backwards_clock_is_clamped},
+    {"trickle_expiry", trickle_expiry},
+    {"fidelity_under_rate_changes", fidelity_under_rate_changes},
+    {"memory_cap_refuses_and_keeps_state", memory_cap_refuses_and_keeps_state},
+    {"save_mid_stream_then_continue", save_mid_stream_then_continue},
+    {"invalid_configs", invalid_configs},
+};
+
+TESTING_MAIN(cases)
