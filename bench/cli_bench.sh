@@ -112,6 +112,11 @@ measure awk "$lines distinct" "awk '!seen[\$0]++' unique.txt > /dev/null"
 measure sort "$lines distinct" "sort -u unique.txt > /dev/null"
 measure once_dup "$lines, 50% repeats" \
   "$once_bin --capacity $lines --error 0.001 dup50.txt > /dev/null"
+# Windows: the last 10^6 delivered lines (APBF, level 2), and the last hour on the clock.
+measure once_window "$lines, 50% repeats" \
+  "$once_bin --window 1000000 --error 0.001 dup50.txt > /dev/null"
+measure once_span "$lines, 50% repeats" \
+  "$once_bin --span 1h --capacity $lines --error 0.001 dup50.txt > /dev/null"
 
 awk_version=$(awk -W version 2>/dev/null | head -n 1 || true)
 [ -n "$awk_version" ] || awk_version=$(awk --version 2>/dev/null | head -n 1 || echo unknown)

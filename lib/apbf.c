@@ -420,11 +420,8 @@ static bool segments_tail_clear(const age_filter *a)
 static once_status age_load(const once_filter_ops *ops, once_filter **out, const uint8_t *params,
                             size_t params_len, const uint8_t *payload, size_t payload_len)
 {
-    once_reader r = {params, params_len, 0};
     uint64_t v[P_COUNT];
-    for (int i = 0; i < P_COUNT; i++)
-        v[i] = once_reader_u64(&r);
-    if (r.failed || r.left != 0)
+    if (!once_read_params(params, params_len, v, P_COUNT))
         return ONCE_ERR_CORRUPT;
     bool blocked = ops == &once_apbbf_ops;
     if (v[P_K] == 0 || v[P_K] > ONCE_MAX_AGE_SLICES || v[P_L] == 0 ||

@@ -277,6 +277,15 @@ static inline uint64_t once_reader_u64(once_reader *r)
     return v;
 }
 
+/* Read exactly `count` parameter words; false if there are more or fewer. */
+static inline bool once_read_params(const uint8_t *params, size_t len, uint64_t *v, size_t count)
+{
+    once_reader r = {params, len, 0};
+    for (size_t i = 0; i < count; i++)
+        v[i] = once_reader_u64(&r);
+    return !r.failed && r.left == 0;
+}
+
 /* Fill the common fields of a freshly built filter. */
 static inline void once_filter_init(once_filter *f, const once_filter_ops *ops)
 {

@@ -902,11 +902,8 @@ static bool tail_clear(const uint64_t *a, uint64_t words, uint64_t used)
 static once_status timer_load(once_filter **out, const uint8_t *params, size_t params_len,
                               const uint8_t *payload, size_t payload_len)
 {
-    once_reader r = {params, params_len, 0};
     uint64_t v[P_COUNT];
-    for (int i = 0; i < P_COUNT; i++)
-        v[i] = once_reader_u64(&r);
-    if (r.failed || r.left != 0)
+    if (!once_read_params(params, params_len, v, P_COUNT))
         return ONCE_ERR_CORRUPT;
     double sub_error;
     memcpy(&sub_error, &v[P_SUB_ERROR], sizeof sub_error);

@@ -483,11 +483,8 @@ static bool tail_clear(const tlbf_slice *s)
 static once_status tlbf_load(once_filter **out, const uint8_t *params, size_t params_len,
                              const uint8_t *payload, size_t payload_len)
 {
-    once_reader r = {params, params_len, 0};
     uint64_t v[P_FIELDS];
-    for (int i = 0; i < P_FIELDS; i++)
-        v[i] = once_reader_u64(&r);
-    if (r.failed || r.left != 0)
+    if (!once_read_params(params, params_len, v, P_FIELDS))
         return ONCE_ERR_CORRUPT;
     uint64_t k = v[P_K], l = v[P_L], count = v[P_COUNT_SLICES];
     if (k == 0 || k > ONCE_MAX_AGE_SLICES || l == 0 || l > ONCE_MAX_AGE_SLICES ||

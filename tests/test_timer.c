@@ -76,14 +76,6 @@ static once_filter *make_timer(const timer_opts *o)
     return f;
 }
 
-static once_stats stats_of(const once_filter *f)
-{
-    once_stats s;
-    memset(&s, 0, sizeof s);
-    once_get_stats(f, &s);
-    return s;
-}
-
 static uint64_t rng(uint64_t *state)
 {
     *state = testing_mix(*state);
@@ -149,40 +141,6 @@ static bool same_save(const once_filter *a, const once_filter *b)
     return same;
 }
 
-/* Zipf(s) over [0, n) by inversion of the cumulative weights. */
-typedef struct zipf {
-    double *cdf;
-    uint64_t n;
-} zipf;
-
-static zipf zipf_make(uint64_t n, double s)
-{
-    zipf z = {malloc(n * sizeof(double)), n};
-    double total = 0;
-    for (uint64_t i = 0; i < n; i++)
-        total += pow((double)(i + 1), -s);
-    double run = 0;
-    for (uint64_t i = 0; i < n; i++) {
-        run += pow((double)(i + 1), -s) / total;
-        z.cdf[i] = run;
-    }
-    return z;
-}
-
-static uint64_t zipf_draw(const zipf *z, uint64_t *state)
-{
-    double u = uniform01(state);
-    uint64_t lo = 0, hi = z->n - 1;
-    while (lo < hi) {
-        uint64_t mid = (lo + hi) / 2;
-        if (z->cdf[mid] < u)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* ------------------------------------------------------ no false negatives */
 
 typedef struct stream_opts {
@@ -213,11 +171,11 @@ static uint64_t run_stream(const stream_opts *o, double *fp_rate, uint32_t *max_
         CHECK(0);
         return 0;
     }
-    uint64_t span = o->filter.span, tick = stats_of(f).slack;
+    uint64_t span = o->filter.span, tick = testing_stats(f).slack;
     uint64_t *expiry = calloc(o->universe, sizeof(uint64_t));
-    zipf z = {NULL, 0};
+    testing_zipf z = {NULL, 0};
     if (o->zipf_s > 0)
-        z = zipf_make(o->universe, o->zipf_s);
+        z = testing_zipf_make(o->universe, o->zipf_s);
     uint64_t state = o->seed, latest = 0, misses = 0, late_seen = 0, late_expired = 0;
     uint64_t dead = 0, false_pos = 0, delivered = 0;
     uint32_t filters_max = 1;
@@ -238,7 +196,7 @@ static uint64_t run_stream(const stream_opts *o, double *fp_rate, uint32_t *max_
             uint64_t late = rng(&state) % (most + 1);
             t = t > late ? t - late : 0;
         }
-        uint64_t id = o->zipf_s > 0 ? zipf_draw(&z, &state) : rng(&state) % o->universe;
+        uint64_t id = o->zipf_s > 0 ? testing_zipf_draw(&z, &state) : rng(&state) % o->universe;
         bool seen = tand(f, o->seed, id, t);
         uint64_t r = t > latest ? t : latest;
         if (t < latest && latest - t >= span) {
@@ -259,11 +217,11 @@ static uint64_t run_stream(const stream_opts *o, double *fp_rate, uint32_t *max_
         delivered += !seen;
         latest = r;
         if (o->filter.dynamic && e % 2000 == 0) {
-            uint32_t now = stats_of(f).filters;
+            uint32_t now = testing_stats(f).filters;
             filters_max = now > filters_max ? now : filters_max;
         }
     }
-    once_stats s = stats_of(f);
+    once_stats s = testing_stats(f);
     double rate_fp = dead ? (double)false_pos / (double)dead : 0.0;
     fprintf(stderr,
             "%-34s %7" PRIu64 " events, %7" PRIu64 " delivered, %" PRIu64
@@ -354,7 +312,7 @@ static void no_false_negatives_dynamic(void)
     total += run_stream(&a, &fp, &grew);
     CHECK(grew >= 3);
     CHECK(fp <= 0.05);
-    stream_opts b = base_stream("dynamic zipf W=16 refresh", 16, ONCE_POLICY_REFRESH);
+    stream_opts b = base_stream("dynamic testing_zipf W=16 refresh", 16, ONCE_POLICY_REFRESH);
     b.filter.dynamic = true;
     b.filter.capacity = 4000;
     b.universe = 200000;
@@ -423,7 +381,7 @@ static void keys_expire_after_span_and_one_tick(void)
                             .seed = 5};
             once_filter *f = make_timer(&o);
             REQUIRE(f != NULL);
-            once_stats st = stats_of(f);
+            once_stats st = testing_stats(f);
             uint64_t tick = st.slack;
             uint64_t per = UINT64_C(1) << (widths[w] - 2);
             CHECK(tick == (span + per - 1) / per);
@@ -461,7 +419,7 @@ static void late_events_expire_on_time(void)
                         .seed = 6};
         once_filter *f = make_timer(&o);
         REQUIRE(f != NULL);
-        uint64_t tick = stats_of(f).slack;
+        uint64_t tick = testing_stats(f).slack;
         uint64_t t0 = 1000000;
         CHECK(!tand(f, 5, 0, t0)); /* the latest time is now t0 */
         /* Already expired (t_u + T <= t0): reported new, not inserted. */
@@ -519,7 +477,7 @@ static void false_positive_rate_matches_formula(void)
                         .error = errors[w], .seed = 31};
         once_filter *f = make_timer(&o);
         REQUIRE(f != NULL);
-        once_stats s = stats_of(f);
+        once_stats s = testing_stats(f);
         uint64_t tick = s.slack, keys = 2 * capacity, last = 0;
         uint64_t *when = malloc(keys * sizeof(uint64_t));
         for (uint64_t i = 0; i < keys; i++) {
@@ -531,7 +489,7 @@ static void false_positive_rate_matches_formula(void)
         uint64_t alive = 0;
         for (uint64_t i = 0; i < keys; i++)
             alive += !surely_dead(when[i] + span, last, tick);
-        s = stats_of(f);
+        s = testing_stats(f);
         double p = once_fpr_standard(s.bits, s.hashes, alive);
         uint64_t next = 0, probes = (uint64_t)(1000.0 / p);
         uint64_t hits = probe_absent(f, &next, probes, last);
@@ -572,7 +530,7 @@ static void equal_timers_trade_off(void)
     timer_opts o = {.width = 16, .span = span, .capacity = capacity, .error = 0.01, .seed = 41};
     once_filter *plain = make_timer(&o);
     REQUIRE(plain != NULL);
-    uint32_t k = stats_of(plain).hashes;
+    uint32_t k = testing_stats(plain).hashes;
     once_free(plain);
     REQUIRE(k >= 3);
     uint64_t probes = 200000, last = (keys - 1) * 4;
@@ -666,7 +624,7 @@ static void wrap_safety(void)
                         .seed = 51};
         once_filter *f = make_timer(&o);
         REQUIRE(f != NULL);
-        uint64_t tick = stats_of(f).slack;
+        uint64_t tick = testing_stats(f).slack;
         uint64_t period = tick * ((UINT64_C(1) << widths[w]) - 1);
         enum { POOL = 64 };
         uint64_t expiry[POOL] = {0};
@@ -777,7 +735,7 @@ static void dynamic_grows_and_shrinks(void)
                     .dynamic = true, .seed = 61};
     once_filter *f = make_timer(&o);
     REQUIRE(f != NULL);
-    once_stats s = stats_of(f);
+    once_stats s = testing_stats(f);
     CHECK(s.filters == 1);
     CHECK(s.design_fpr <= error);
     uint64_t one = once_bytes(f);
@@ -791,14 +749,14 @@ static void dynamic_grows_and_shrinks(void)
     uint64_t t = 0, next_probe = 0;
     /* Base rate: half a sub-filter per span: one filter. */
     CHECK_OK(dyn_run(&d, &t, 3000, 1000, NULL));
-    s = stats_of(f);
+    s = testing_stats(f);
     CHECK(s.filters == 1);
     /* A burst at five times the rate for two spans: it grows.  Measure the rate at
      * checkpoints against the estimate and the per-filter target. */
     uint32_t most = 1;
     for (int part = 0; part < 10; part++) {
         CHECK_OK(dyn_run(&d, &t, 1000, 5000, NULL));
-        s = stats_of(f);
+        s = testing_stats(f);
         most = s.filters > most ? s.filters : most;
         uint64_t probes = 40000, hits = probe_absent(f, &next_probe, probes, d.latest);
         double measured = (double)hits / (double)probes;
@@ -815,7 +773,7 @@ static void dynamic_grows_and_shrinks(void)
     CHECK(most >= 3);
     /* Back to the base rate: after the burst has expired, one filter again. */
     CHECK_OK(dyn_run(&d, &t, 4000, 1000, NULL));
-    s = stats_of(f);
+    s = testing_stats(f);
     fprintf(stderr, "after the burst: %u filter(s), %" PRIu64 " bytes (one: %" PRIu64 ")\n",
             s.filters, once_bytes(f), one);
     CHECK(s.filters == 1);
@@ -824,7 +782,7 @@ static void dynamic_grows_and_shrinks(void)
     /* An idle gap longer than the span: everything expired, still one filter. */
     t += 3 * span;
     CHECK_OK(dyn_run(&d, &t, 500, 1000, NULL));
-    CHECK(stats_of(f).filters == 1);
+    CHECK(testing_stats(f).filters == 1);
     CHECK(d.misses == 0);
     free(d.expiry);
     once_free(f);
@@ -845,7 +803,7 @@ static void dynamic_memory_cap_refuses_and_keeps_state(void)
     uint64_t t = 0;
     while (two == 0 && d.next_id < 20000) {
         CHECK_OK(dyn_run(&d, &t, 100, 5000, NULL));
-        if (stats_of(f).filters == 2)
+        if (testing_stats(f).filters == 2)
             two = once_bytes(f);
     }
     REQUIRE(two > one);
@@ -869,7 +827,7 @@ static void dynamic_memory_cap_refuses_and_keeps_state(void)
         once_status st = dyn_run(&e, &tt, 40000, 5000, &at);
         CHECK_STATUS(st, ONCE_ERR_FULL);
         CHECK(e.misses == 0);
-        CHECK(stats_of(g).filters == 2);
+        CHECK(testing_stats(g).filters == 2);
         failed_at = at;
         first_t = tt;
         free(e.expiry);
@@ -904,7 +862,7 @@ static void dynamic_memory_cap_refuses_and_keeps_state(void)
     tt += span + span / 2;
     CHECK_OK(once_test_and_add(g, &k, sizeof k, tt, &seen));
     CHECK(!seen);
-    CHECK(stats_of(g).filters == 1);
+    CHECK(testing_stats(g).filters == 1);
     free(before);
     free(after);
     free(e.expiry);
@@ -983,7 +941,7 @@ static once_status load_and_vet(const uint8_t *file, size_t len)
     uint8_t *again = save(f, &again_len);
     CHECK(again && again_len == len && memcmp(again, file, len) == 0);
     free(again);
-    once_stats s = stats_of(f);
+    once_stats s = testing_stats(f);
     CHECK(s.filters >= 1 && s.bits_set <= s.bits);
     for (uint64_t i = 0; i < 50; i++) {
         testing_key k = testing_key_make(11, i);
@@ -1054,7 +1012,7 @@ static void save_mid_stream_then_continue(void)
             /* Bursty: 10 events per second to start, then 5 per ms. */
             feed(a, &state, &t, 5000, 60000, span, 100, NULL);
             feed(a, &state, &t, 60000, 60000, span, 1, NULL);
-            once_stats sa = stats_of(a);
+            once_stats sa = testing_stats(a);
             if (dynamic)
                 CHECK(sa.filters > 1);
             size_t len = 0;
@@ -1065,8 +1023,8 @@ static void save_mid_stream_then_continue(void)
             CHECK_OK(once_load(&b, buf, len));
             REQUIRE(b != NULL);
             CHECK(once_get_type(b) == ONCE_TIMER);
-            CHECK(strcmp(stats_of(b).structure, "timer") == 0);
-            once_stats sb = stats_of(b);
+            CHECK(strcmp(testing_stats(b).structure, "timer") == 0);
+            once_stats sb = testing_stats(b);
             CHECK(sb.filters == sa.filters && sb.bits == sa.bits &&
                   sb.bits_set == sa.bits_set && sb.fpr_estimate == sa.fpr_estimate &&
                   sb.items == sa.items && sb.capacity == sa.capacity &&
@@ -1164,7 +1122,7 @@ static void hostile_params_refused(void)
         feed(f, &state, &t, dynamic ? 3000 : 600, 5000, 5000, 2, NULL);
         size_t len = 0;
         uint8_t *file = save(f, &len);
-        once_stats s = stats_of(f);
+        once_stats s = testing_stats(f);
         once_free(f);
         REQUIRE(file != NULL);
         if (dynamic)
@@ -1321,11 +1279,11 @@ static void union_intersection_and_clear(void)
     /* The union keeps each key's own expiry: a's keys leave first. */
     uint64_t gone = 0;
     for (uint64_t i = 0; i < 500; i++)
-        gone += !present(u, 13, i, 1000 + i + span + stats_of(u).slack);
+        gone += !present(u, 13, i, 1000 + i + span + testing_stats(u).slack);
     CHECK(gone == 500);
     CHECK(present(u, 13, 1499, 4999 + span - 1));
     /* Intersection keeps the earlier expiry of the two. */
-    CHECK(!present(a, 13, 999, 1999 + span + stats_of(a).slack));
+    CHECK(!present(a, 13, 999, 1999 + span + testing_stats(a).slack));
 
     /* Dynamic filters and other spans or widths do not combine. */
     timer_opts other = o;
@@ -1346,15 +1304,15 @@ static void union_intersection_and_clear(void)
     /* Clear: empty, one filter, time back to zero. */
     for (uint64_t i = 0; i < 20000; i++)
         tand(e, 14, i, i);
-    CHECK(stats_of(e).filters > 1);
+    CHECK(testing_stats(e).filters > 1);
     CHECK_OK(once_clear(e));
-    once_stats s = stats_of(e);
+    once_stats s = testing_stats(e);
     CHECK(s.filters == 1 && s.bits_set == 0 && s.items == 0);
     CHECK(!present(e, 14, 19999, 19999));
     CHECK(!tand(e, 14, 5, 10));
     CHECK(tand(e, 14, 5, 11));
     CHECK_OK(once_clear(u));
-    CHECK(stats_of(u).bits_set == 0);
+    CHECK(testing_stats(u).bits_set == 0);
     once_free(a);
     once_free(b);
     once_free(c);
@@ -1371,7 +1329,7 @@ static void invalid_configs(void)
     timer_opts good = {.width = 16, .span = 1000, .capacity = 1000, .error = 0.01, .seed = 1};
     once_filter *f = NULL;
     CHECK_OK(try_make(&good, &f));
-    once_stats s = stats_of(f);
+    once_stats s = testing_stats(f);
     CHECK(s.type == ONCE_TIMER && s.window == 1000 && s.span_ms == 1000 && s.slack == 1);
     CHECK(s.capacity == 1000 && s.error == 0.01 && s.design_fpr <= 0.01 && s.filters == 1);
     uint64_t m;
@@ -1398,7 +1356,7 @@ static void invalid_configs(void)
     o = good;
     o.width = 0; /* 16 */
     CHECK_OK(try_make(&o, &f));
-    CHECK(stats_of(f).slack == 1);
+    CHECK(testing_stats(f).slack == 1);
     once_free(f);
     o = good;
     o.equal = k + 1;
@@ -1420,13 +1378,13 @@ static void invalid_configs(void)
     CHECK_STATUS(try_make(&o, &f), ONCE_ERR_INVALID);
     o.equal = 0;
     CHECK_OK(try_make(&o, &f));
-    s = stats_of(f);
+    s = testing_stats(f);
     CHECK(s.bits == 5000 && s.hashes == 4);
     CHECK(s.error == s.design_fpr && s.design_fpr == once_fpr_standard(5000, 4, 1000));
     once_free(f);
     o.hashes = 0; /* k from m and the capacity */
     CHECK_OK(try_make(&o, &f));
-    CHECK(stats_of(f).hashes == once_optimal_hashes(5000, 1000));
+    CHECK(testing_stats(f).hashes == once_optimal_hashes(5000, 1000));
     once_free(f);
     o.bits = (UINT64_C(1) << 40) + 1;
     CHECK_STATUS(try_make(&o, &f), ONCE_ERR_TOO_LARGE);

@@ -38,14 +38,6 @@ static once_filter *make_tlbf(uint64_t span, uint64_t capacity, double error, ui
     return f;
 }
 
-static once_stats stats_of(const once_filter *f)
-{
-    once_stats s;
-    memset(&s, 0, sizeof s);
-    once_get_stats(f, &s);
-    return s;
-}
-
 /*
  * A stream: event e happens at time(e) with key id(e).  The checker keeps, per key, the
  * filter-clock time of its last insertion and asserts that a key inserted within the
@@ -161,7 +153,7 @@ static void idle_gaps_and_one_millisecond_bursts(void)
         t += 25 * MINUTE;
     }
     checker_done(&c, "gaps and bursts");
-    once_stats s = stats_of(f);
+    once_stats s = testing_stats(f);
     CHECK(s.slices <= 64 * (s.hashes + s.age_slices));
     once_free(f);
 }
@@ -196,7 +188,7 @@ static void trickle_expiry(void)
 {
     once_filter *f = make_tlbf(HOUR, 100000, 0.001, 2, 0, ONCE_POLICY_FIRST, 8);
     REQUIRE(f != NULL);
-    once_stats s = stats_of(f);
+    once_stats s = testing_stats(f);
     uint64_t t = 0, limit = HOUR + s.slack + HOUR / 10;
     uint64_t returned = 0, keys = 0, hot_delivered_at = 0, hot_deliveries = 0;
     /* Three events an hour, each a new key, and "hot" at every event: its window counts
@@ -279,7 +271,7 @@ static size_t run_rates(const phase *phases, int count, sample *out, size_t room
                     in_span += per_minute[b];
                 out[n].minute = minute;
                 out[n].fpr = measure_fpr(f, t, &probe, 40000);
-                out[n].bits_per_key = (double)stats_of(f).bits / in_span;
+                out[n].bits_per_key = (double)testing_stats(f).bits / in_span;
                 n++;
             }
         }
@@ -376,7 +368,7 @@ static void memory_cap_refuses_and_keeps_state(void)
     size_t after_len = 0;
     CHECK_OK(once_save_to_buffer(f, &after, &after_len));
     CHECK(before_len == after_len && memcmp(before, after, after_len) == 0);
-    CHECK(stats_of(f).bytes <= 64 * 1024 + 256 * 1024); /* slices within the cap */
+    CHECK(testing_stats(f).bytes <= 64 * 1024 + 256 * 1024); /* slices within the cap */
     /* Keys inserted before the refusal are all still seen. */
     uint64_t missing = 0;
     for (uint64_t j = 0; j + 1 < i; j++) {
@@ -455,7 +447,7 @@ static void invalid_configs(void)
     CHECK_STATUS(once_create(&f, &c), ONCE_ERR_TOO_LARGE);
     c.max_bytes = 0;
     CHECK_OK(once_create(&f, &c));
-    once_stats s = stats_of(f);
+    once_stats s = testing_stats(f);
     CHECK(s.span_ms == HOUR && s.window == HOUR);
     CHECK(s.slack == s.hashes * HOUR / s.age_slices);
     CHECK(s.slices == s.hashes + s.age_slices);

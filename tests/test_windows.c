@@ -76,13 +76,6 @@ static once_filter *make_window(once_type type, uint32_t k, uint32_t l, uint32_t
     return f;
 }
 
-static once_stats stats_of(const once_filter *f)
-{
-    once_stats s;
-    once_get_stats(f, &s);
-    return s;
-}
-
 /* --------------------------------------------------------- recurrences */
 
 static void apbf_recurrence_reproduces_table2(void)
@@ -125,7 +118,7 @@ static void apbbf_rates_reproduce_table3(void)
         once_filter *f = make_window(ONCE_APBBF, row->k, row->l, row->block_bits,
                                      row->block_hashes, 100000, ONCE_POLICY_FIRST, 1);
         REQUIRE(f != NULL);
-        once_stats s = stats_of(f);
+        once_stats s = testing_stats(f);
         if (fabs(s.design_fpr - row->apbbf) > 0.5e-7 + 1e-12) {
             fprintf(stderr, "APBBF (%u,%u,%u,%u): %.8f, table %.7f\n", row->k, row->l,
                     row->block_bits, row->block_hashes, s.design_fpr, row->apbbf);
@@ -139,41 +132,6 @@ static void apbbf_rates_reproduce_table3(void)
 }
 
 /* ------------------------------------------------------ no false negatives */
-
-/* Zipf(s) over [0, n) by inversion of the cumulative weights. */
-typedef struct zipf {
-    double *cdf;
-    uint64_t n;
-} zipf;
-
-static zipf zipf_make(uint64_t n, double s)
-{
-    zipf z = {malloc(n * sizeof(double)), n};
-    double total = 0;
-    for (uint64_t i = 0; i < n; i++)
-        total += pow((double)(i + 1), -s);
-    double run = 0;
-    for (uint64_t i = 0; i < n; i++) {
-        run += pow((double)(i + 1), -s) / total;
-        z.cdf[i] = run;
-    }
-    return z;
-}
-
-static uint64_t zipf_draw(const zipf *z, uint64_t *state)
-{
-    *state = testing_mix(*state);
-    double u = (double)(*state >> 11) * 0x1.0p-53;
-    uint64_t lo = 0, hi = z->n - 1;
-    while (lo < hi) {
-        uint64_t mid = (lo + hi) / 2;
-        if (z->cdf[mid] < u)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
 
 /*
  * Run `events` events over a universe of keys through test-and-add and check the
@@ -196,18 +154,18 @@ static uint64_t check_window_stream(once_type type, once_policy policy, int zipf
     CHECK_OK(once_create(&f, &c));
     if (f == NULL)
         return 0;
-    uint64_t guaranteed = stats_of(f).window;
+    uint64_t guaranteed = testing_stats(f).window;
     CHECK(guaranteed >= window);
     uint64_t *last = malloc(universe * sizeof(uint64_t)); /* insertion index + 1, 0 = never */
     memset(last, 0, universe * sizeof(uint64_t));
-    zipf z = {NULL, 0};
+    testing_zipf z = {NULL, 0};
     if (zipfian)
-        z = zipf_make(universe, 1.05);
+        z = testing_zipf_make(universe, 1.05);
     uint64_t state = seed, insertions = 0, misses = 0, delivered = 0;
     for (uint64_t e = 0; e < events; e++) {
         uint64_t id;
         if (zipfian) {
-            id = zipf_draw(&z, &state);
+            id = testing_zipf_draw(&z, &state);
         } else {
             state = testing_mix(state);
             id = state % universe;
@@ -293,7 +251,7 @@ static uint64_t probe_absent(const once_filter *f, uint64_t *next_probe, uint64_
 static void check_measured_rate(once_filter *f, double paper, double exact, uint64_t probes,
                                 const char *label)
 {
-    once_stats s = stats_of(f);
+    once_stats s = testing_stats(f);
     uint64_t g = s.generation, next = 0, next_probe = 0;
     insert_fresh(f, &next, (uint64_t)(s.slices + 1) * g);
     uint64_t hits = 0, samples = 0, peak_hits = 0;
@@ -337,7 +295,7 @@ static void apbf_measured_rate_matches_table2(void)
         REQUIRE(f != NULL);
         char label[64];
         snprintf(label, sizeof label, "APBF (%u,%u)", row->k, row->l);
-        check_measured_rate(f, once_apbf_fpr(row->k, row->l), stats_of(f).design_fpr,
+        check_measured_rate(f, once_apbf_fpr(row->k, row->l), testing_stats(f).design_fpr,
                             probes_for(row->fp), label);
         once_free(f);
     }
@@ -356,7 +314,7 @@ static void apbbf_measured_rate_matches_table3(void)
         char label[64];
         snprintf(label, sizeof label, "APBBF (%u,%u,%u,%u)", row->k, row->l, row->block_bits,
                  row->block_hashes);
-        check_measured_rate(f, row->apbbf, stats_of(f).design_fpr, probes_for(row->apbbf), label);
+        check_measured_rate(f, row->apbbf, testing_stats(f).design_fpr, probes_for(row->apbbf), label);
         once_free(f);
     }
 }
@@ -380,7 +338,7 @@ static void planner_meets_target(void)
                 once_filter *f = NULL;
                 CHECK_OK(once_create(&f, &c));
                 REQUIRE(f != NULL);
-                once_stats s = stats_of(f);
+                once_stats s = testing_stats(f);
                 CHECK(s.window >= 100000 && s.window < 100000 + s.age_slices);
                 CHECK(s.design_fpr <= targets[e]);
                 CHECK(s.slack == (uint64_t)(s.slices - s.age_slices) * s.generation);
@@ -402,7 +360,7 @@ static void planner_meets_target(void)
     CHECK_STATUS(once_create(&f, &c), ONCE_ERR_INVALID);
     c.age_slices = 3;
     CHECK_OK(once_create(&f, &c));
-    once_stats s = stats_of(f);
+    once_stats s = testing_stats(f);
     CHECK(s.hashes == 4 && s.age_slices == 3 && s.generation == 334);
     once_free(f);
     once_config_init(&c, ONCE_APBBF);
@@ -431,7 +389,7 @@ static void keys_expire_after_window_and_slack(void)
         c.seed_is_set = true;
         CHECK_OK(once_create(&f, &c));
         REQUIRE(f != NULL);
-        once_stats s = stats_of(f);
+        once_stats s = testing_stats(f);
         uint64_t next = 0;
         /* 2000 old keys, then w + slack + g newer ones. */
         insert_fresh(f, &next, 2000);
