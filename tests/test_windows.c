@@ -202,10 +202,10 @@ static void no_false_negatives_in_window(void)
         for (int policy = 0; policy < 2; policy++) {
             /* Uniform over a universe twice the window: about half the events repeat a
              * key still inside the window, the rest return after it expired. */
-            total += check_window_stream(types[t], (once_policy)policy, 0, 20000, 600000, 10000,
+            total += check_window_stream(types[t], (once_policy)policy, 0, 20000, 800000, 10000,
                                          0.01, 11 + (uint64_t)policy);
             /* Zipf: hot keys repeat inside the window, the tail arrives once. */
-            total += check_window_stream(types[t], (once_policy)policy, 1, 200000, 600000, 5000,
+            total += check_window_stream(types[t], (once_policy)policy, 1, 200000, 800000, 5000,
                                          0.001, 21 + (uint64_t)policy);
         }
     }
