@@ -63,6 +63,7 @@
 #define TLBF_MAX_SLICES 65536u
 #define TLBF_MAX_SPAN_MS (UINT64_C(1) << 56)
 #define SLICE_FIELDS 5
+#define TLBF_GROWTH 8 /* a new slice holds at most 8x the largest current one */
 
 typedef struct tlbf_slice {
     uint64_t bits;     /* m_i */
@@ -196,6 +197,16 @@ static once_status shift(tlbf *t, uint64_t now)
         target = ceiling;
     if (target < 1.0)
         target = 1.0;
+    /* A new slice is at most GROWTH times the largest current one: a rate estimate
+     * from one short generation (or a hostile saved state) cannot claim the whole
+     * memory cap in one step; a real surge reaches its size within a few shifts. */
+    uint64_t largest = 0;
+    for (uint32_t i = 0; i < t->count; i++)
+        if (t->slices[i].capacity > largest)
+            largest = t->slices[i].capacity;
+    double growth_limit = (double)largest * TLBF_GROWTH / t->k + 1.0;
+    if (target > growth_limit)
+        target = growth_limit;
     uint64_t capacity = new_slice_capacity(t, (uint64_t)target);
     uint64_t bits = bits_for_capacity(capacity, t->k);
     /* More than k + l slices (a rate increase keeps old live slices) give a query more
