@@ -15,7 +15,8 @@
  *   largest event time written so far; clocks that go backwards never move it back.
  *   An event is stamped with its own expiry t_u + T (T = span_ms), so a late event
  *   expires on time (paper 000: timers set to w - (t_i - t_u)); a late event with
- *   t_u + T <= L is already expired: it is reported not seen and inserts nothing.
+ *   t_u + T <= L is already expired: it inserts nothing, and is answered as a query
+ *   at L would be (so test-and-add never disagrees with query).
  *   Reads and writes are answered at the reference time R = max(L, now_ms).
  *
  *   Ticks.  tick = ceil(T / 2^(W-2)) ms, S = ceil(T / tick) <= 2^(W-2) ticks per
@@ -474,9 +475,13 @@ static once_status timer_write(timer_filter *t, const once_hash *h, uint64_t ms,
         return ONCE_ERR_INVALID;
     uint64_t old = t->latest;
     if (ms < old && old - ms >= t->span) {
-        /* Late and already expired: t_u + T <= L. */
-        if (seen)
-            *seen = false;
+        /* Late and already expired: t_u + T <= L.  Nothing is inserted; the answer is
+         * still the filter's answer now, as a query would give it. */
+        if (seen) {
+            uint64_t late_pos[ONCE_MAX_HASHES];
+            probe_positions(t, h, late_pos);
+            *seen = test && holds_any(t, late_pos, t->now.res);
+        }
         return ONCE_OK;
     }
     uint64_t latest = ms > old ? ms : old;
