@@ -66,6 +66,11 @@ typedef struct age_filter {
     uint32_t head;       /* physical index of logical segment 0 */
     uint32_t policy;
     uint64_t *array; /* segments * segment_words words */
+    /* Derived from the geometry once, so probes do not divide. */
+    uint64_t blocks;      /* APBBF: blocks per segment */
+    uint32_t block_words; /* APBBF: 64-bit words per block */
+    uint32_t part_bits;   /* APBBF: bits per in-block part, B / b */
+    uint32_t part_shift;  /* log2(part_bits) */
 } age_filter;
 
 #define AGE(f) ((age_filter *)(f))
@@ -84,20 +89,28 @@ static inline uint32_t physical_of(const age_filter *a, uint32_t logical)
 
 /* ---------------------------------------------------------- segment probes */
 
-/* APBBF: the b one-bit masks of a key in its block of physical segment j.  The block
- * comes from the high bits of x (multiply-shift); the in-part offsets from a
- * remix of x, log2(B/b) bits each. */
+/* APBBF: the block of a key in physical segment j (from the high bits of x_j,
+ * multiply-shift), and the b one-bit masks inside it (from a remix of x_j, log2(B/b)
+ * bits per part). */
+static inline uint64_t segment_hash(const once_hash *h, uint32_t j)
+{
+    return h->lo + (uint64_t)j * (h->hi | 1) + (uint64_t)j * (j - 1) * (j - 2) / 6;
+}
+
+static inline uint64_t *block_address(const age_filter *a, uint64_t x, uint32_t j)
+{
+    return segment_at(a, j) + once_reduce(x, a->blocks) * a->block_words;
+}
+
 static inline uint64_t *block_masks(const age_filter *a, const once_hash *h, uint32_t j,
                                     uint64_t masks[8])
 {
-    uint64_t blocks = a->segment_bits / a->block_bits;
-    uint64_t x = h->lo + (uint64_t)j * (h->hi | 1) + (uint64_t)j * (j - 1) * (j - 2) / 6;
-    uint64_t *block = segment_at(a, j) + once_reduce(x, blocks) * (a->block_bits / 64);
+    uint64_t x = segment_hash(h, j);
+    uint64_t *block = block_address(a, x, j);
     uint64_t y = (x ^ (x >> 31)) * UINT64_C(0x9FB21C651E98DF25);
     y ^= y >> 29;
-    uint32_t part = a->block_bits / a->block_hashes;
-    uint32_t shift = (uint32_t)__builtin_ctz(part);
-    for (uint32_t w = 0; w < a->block_bits / 64; w++)
+    uint32_t part = a->part_bits, shift = a->part_shift;
+    for (uint32_t w = 0; w < a->block_words; w++)
         masks[w] = 0;
     for (uint32_t t = 0; t < a->block_hashes; t++) {
         uint32_t bit = t * part + (uint32_t)((y >> (t * shift)) & (part - 1));
@@ -106,13 +119,21 @@ static inline uint64_t *block_masks(const age_filter *a, const once_hash *h, uin
     return block;
 }
 
+/* The line a key uses in physical segment j. */
+static inline const uint64_t *segment_line(const age_filter *a, const once_hash *h, uint32_t j)
+{
+    if (a->block_bits == 0)
+        return segment_at(a, j) + (once_probe_at(h, j, a->segment_bits) >> 6);
+    return block_address(a, segment_hash(h, j), j);
+}
+
 static bool segment_match(const age_filter *a, const once_hash *h, uint32_t j)
 {
     if (a->block_bits == 0)
         return once_bit_get(segment_at(a, j), once_probe_at(h, j, a->segment_bits));
     uint64_t masks[8];
     const uint64_t *block = block_masks(a, h, j, masks);
-    for (uint32_t w = 0; w < a->block_bits / 64; w++)
+    for (uint32_t w = 0; w < a->block_words; w++)
         if ((block[w] & masks[w]) != masks[w])
             return false;
     return true;
@@ -126,7 +147,7 @@ static void segment_set(age_filter *a, const once_hash *h, uint32_t j)
     }
     uint64_t masks[8];
     uint64_t *block = block_masks(a, h, j, masks);
-    for (uint32_t w = 0; w < a->block_bits / 64; w++)
+    for (uint32_t w = 0; w < a->block_words; w++)
         block[w] |= masks[w];
 }
 
@@ -188,20 +209,22 @@ static once_status age_test_and_add(once_filter *f, const once_hash *h, uint64_t
     return ONCE_OK;
 }
 
+/*
+ * Prefetch for the batch loop: the line of every segment a negative query reads first
+ * after each jump (s_l, s_{l-k}, ...) and the lines the insertion writes (s_0 ..
+ * s_{k-1}), at most PREFETCH_LINES of them: the skip-back search would otherwise wait
+ * for each miss in turn.
+ */
+#define PREFETCH_LINES 8
+
 static void age_prefetch(const once_filter *f, const once_hash *h)
 {
-    /* The first line a query reads (s_l) and the first it writes (s_0). */
     const age_filter *a = CAGE(f);
-    uint32_t probes[2] = {physical_of(a, a->l), physical_of(a, 0)};
-    for (int t = 0; t < 2; t++) {
-        uint32_t j = probes[t];
-        if (a->block_bits == 0) {
-            once_prefetch_write(segment_at(a, j) + (once_probe_at(h, j, a->segment_bits) >> 6));
-        } else {
-            uint64_t masks[8];
-            once_prefetch_write(block_masks(a, h, j, masks));
-        }
-    }
+    int budget = PREFETCH_LINES;
+    for (int i = (int)a->l; i >= 0 && budget > 0; i -= (int)a->k, budget--)
+        once_prefetch_read(segment_line(a, h, physical_of(a, (uint32_t)i)));
+    for (uint32_t i = 0; i < a->k && budget > 0; i++, budget--)
+        once_prefetch_write(segment_line(a, h, physical_of(a, i)));
 }
 
 static void age_clear(once_filter *f)
@@ -394,6 +417,12 @@ static once_status age_new(once_filter **out, const once_filter_ops *ops, uint32
     a->segment_bits = segment_bits;
     a->segment_words = once_words_for_bits(segment_bits);
     a->generation = generation;
+    if (block_bits) {
+        a->blocks = segment_bits / block_bits;
+        a->block_words = block_bits / 64;
+        a->part_bits = block_bits / block_hashes;
+        a->part_shift = (uint32_t)__builtin_ctz(a->part_bits);
+    }
     a->array = once_words_alloc(a->segment_words * a->segments);
     if (a->array == NULL) {
         free(a);
