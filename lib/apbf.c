@@ -158,6 +158,11 @@ static bool age_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
 {
     (void)now_ms;
     const age_filter *a = CAGE(f);
+    /* The search reads s_l, then after each miss s_{l-k}, s_{l-2k}, ...: for an absent
+     * key that is a chain of dependent misses.  Request those lines up front so they
+     * arrive together. */
+    for (int j = (int)a->l, lines = 0; j >= 0 && lines < 8; j -= (int)a->k, lines++)
+        once_prefetch_read(segment_line(a, h, physical_of(a, (uint32_t)j)));
     int i = (int)a->l;
     uint32_t before = 0, run = 0;
     while (i >= 0) {
