@@ -30,10 +30,14 @@ test-asan: deps
 	@cmake --build $(ASAN_BUILD) -j$(JOBS)
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j$(JOBS)
 
-# The main job on the embedded default: deduplicate the shipped sample stream.
+# The main job on the embedded default: deduplicate the shipped sample stream, whole
+# lines over all time, then event ids (field 2) over the last hour of event time.
 run: build
 	@echo "once --stats $(SAMPLE) > /dev/null"
 	@$(BUILD)/programs/once --stats $(SAMPLE) > /dev/null
+	@echo "once --span 1h --time-field 1 --time-format iso8601 -f 2 --stats $(SAMPLE) > /dev/null"
+	@$(BUILD)/programs/once --span 1h --time-field 1 --time-format iso8601 -f 2 --stats \
+	    $(SAMPLE) > /dev/null
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
