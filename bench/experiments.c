@@ -15,6 +15,8 @@
  */
 #include <once.h>
 
+#include "paper_tables.h"
+
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -47,26 +49,6 @@ static void key_of(uint64_t domain, uint64_t i, uint64_t out[2])
     out[1] = mix(domain * 0x100000001ull + i);
 }
 
-static const struct {
-    double aimed;
-    uint32_t k, l;
-    double fp, accesses;
-} table2[] = {
-    {0.1, 4, 3, 0.100586, 2.16},      {0.1, 5, 7, 0.101603, 3.42},
-    {0.1, 6, 14, 0.098623, 5.42},     {0.1, 7, 28, 0.099033, 9.10},
-    {0.1, 8, 56, 0.100234, 15.60},    {0.01, 7, 5, 0.011232, 2.02},
-    {0.01, 8, 8, 0.010244, 3.09},     {0.01, 9, 14, 0.010212, 3.79},
-    {0.01, 10, 25, 0.010076, 5.85},   {0.01, 11, 46, 0.009948, 9.55},
-    {0.001, 10, 7, 0.001211, 1.85},   {0.001, 11, 9, 0.000918, 2.15},
-    {0.001, 12, 14, 0.000981, 3.21},  {0.001, 13, 23, 0.000928, 4.20},
-    {0.001, 14, 40, 0.000988, 6.75},  {1e-4, 14, 11, 0.000099, 1.93},
-    {1e-4, 15, 15, 0.000100, 3.08},   {1e-4, 16, 22, 0.000097, 3.36},
-    {1e-4, 17, 36, 0.000099, 5.19},   {1e-4, 18, 63, 0.000099, 7.68},
-    {1e-5, 17, 13, 0.000011, 1.81},   {1e-5, 18, 16, 0.000009, 2.20},
-    {1e-5, 19, 22, 0.000010, 3.16},   {1e-5, 20, 33, 0.000010, 3.68},
-    {1e-5, 21, 54, 0.000010, 5.63},
-};
-
 static void write_table2(const char *dir)
 {
     FILE *f = open_out(dir, "apbf_table2.md");
@@ -75,53 +57,41 @@ static void write_table2(const char *dir)
                "`once_apbf_accesses_absent(k, l)` (recurrence A) beside the printed values.\n\n"
                "| aimed | k | l | printed fp | F | printed accesses (false) | A |\n"
                "|---|---|---|---|---|---|---|\n");
-    for (size_t i = 0; i < sizeof table2 / sizeof table2[0]; i++) {
-        double F = once_apbf_fpr(table2[i].k, table2[i].l);
-        fprintf(f, "| %g | %u | %u | %.6f | %.6f%s | %.2f | %.2f |\n", table2[i].aimed,
-                table2[i].k, table2[i].l, table2[i].fp, F,
-                fabs(F - table2[i].fp) > 0.6e-6 ? " (printed value is F(13, 22))" : "",
-                table2[i].accesses, once_apbf_accesses_absent(table2[i].k, table2[i].l));
+    for (size_t i = 0; i < PAPER_TABLE2_ROWS; i++) {
+        const paper_table2_row *row = &paper_table2[i];
+        double F = once_apbf_fpr(row->k, row->l);
+        fprintf(f, "| %g | %u | %u | %.6f | %.6f%s | %.2f | %.2f |\n", row->aimed, row->k, row->l,
+                row->fp, F, fabs(F - row->fp) > 0.6e-6 ? " (printed value is F(13, 22))" : "",
+                row->accesses_false, once_apbf_accesses_absent(row->k, row->l));
     }
     fclose(f);
 }
 
 static void write_table3(const char *dir)
 {
-    static const struct {
-        uint32_t k, l, B, b;
-        double apbbf, apbf;
-    } rows[] = {
-        {2, 3, 64, 4, 0.0159865, 0.0180539},  {2, 3, 512, 4, 0.0121825, 0.0180539},
-        {2, 5, 64, 4, 0.0257532, 0.0335359},  {2, 5, 512, 4, 0.0197654, 0.0335359},
-        {3, 5, 64, 4, 0.0016005, 0.0017134},  {3, 5, 512, 4, 0.0010688, 0.0017134},
-        {3, 8, 64, 4, 0.0026767, 0.0031769},  {3, 8, 512, 4, 0.0017993, 0.0031769},
-        {2, 3, 64, 8, 0.0005608, 0.0001122},  {2, 3, 512, 8, 0.0000738, 0.0001122},
-        {2, 5, 64, 8, 0.0009231, 0.0002342},  {2, 5, 512, 8, 0.0001226, 0.0002342},
-        {3, 5, 64, 8, 0.0000104, 0.0000007},  {3, 5, 512, 8, 0.0000005, 0.0000007},
-        {3, 8, 64, 8, 0.0000178, 0.0000014},  {3, 8, 512, 8, 0.0000009, 0.0000014},
-    };
     FILE *f = open_out(dir, "apbbf_table3.md");
     fprintf(f, "# Paper 001 Table 3, recomputed\n\n"
                "The APBBF's peak rate from `once_get_stats` (`design_fpr`) and the rate of the\n"
                "APBF with (k b, l b) slices, beside the printed values.\n\n"
                "| k | l | B | b | printed APBBF | ours | printed APBF | ours |\n"
                "|---|---|---|---|---|---|---|---|\n");
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    for (size_t i = 0; i < PAPER_TABLE3_ROWS; i++) {
+        const paper_table3_row *row = &paper_table3[i];
         once_config c;
         once_config_init(&c, ONCE_APBBF);
-        c.hashes = rows[i].k;
-        c.age_slices = rows[i].l;
-        c.block_bits = rows[i].B;
-        c.block_hashes = rows[i].b;
+        c.hashes = row->k;
+        c.age_slices = row->l;
+        c.block_bits = row->block_bits;
+        c.block_hashes = row->block_hashes;
         c.window = 100000;
         c.seed_is_set = true;
         once_filter *flt = NULL;
         once_stats s;
         if (once_create(&flt, &c) != ONCE_OK || once_get_stats(flt, &s) != ONCE_OK)
             exit(2);
-        fprintf(f, "| %u | %u | %u | %u | %.7f | %.7f | %.7f | %.7f |\n", rows[i].k, rows[i].l,
-                rows[i].B, rows[i].b, rows[i].apbbf, s.design_fpr, rows[i].apbf,
-                once_apbf_fpr(rows[i].k * rows[i].b, rows[i].l * rows[i].b));
+        fprintf(f, "| %u | %u | %u | %u | %.7f | %.7f | %.7f | %.7f |\n", row->k, row->l,
+                row->block_bits, row->block_hashes, row->apbbf, s.design_fpr, row->apbf,
+                once_apbf_fpr(row->k * row->block_hashes, row->l * row->block_hashes));
         once_free(flt);
     }
     fclose(f);

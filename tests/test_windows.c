@@ -13,46 +13,10 @@
  *     loaded continues exactly as the original.
  */
 #include "once.h"
+#include "paper_tables.h"
 #include "testing.h"
 
 /* ------------------------------------------------------------- tables */
-
-typedef struct table2_row {
-    uint32_t k, l;
-    double fp, accesses_false;
-} table2_row;
-
-/* Paper 001, Table 2: k, l, actual fp, expected accesses of a query answering false. */
-static const table2_row table2[] = {
-    {4, 3, 0.100586, 2.16},   {5, 7, 0.101603, 3.42},   {6, 14, 0.098623, 5.42},
-    {7, 28, 0.099033, 9.10},  {8, 56, 0.100234, 15.60}, {7, 5, 0.011232, 2.02},
-    {8, 8, 0.010244, 3.09},   {9, 14, 0.010212, 3.79},  {10, 25, 0.010076, 5.85},
-    {11, 46, 0.009948, 9.55}, {10, 7, 0.001211, 1.85},  {11, 9, 0.000918, 2.15},
-    {12, 14, 0.000981, 3.21}, {13, 23, 0.000928, 4.20}, {14, 40, 0.000988, 6.75},
-    {14, 11, 0.000099, 1.93}, {15, 15, 0.000100, 3.08}, {16, 22, 0.000097, 3.36},
-    {17, 36, 0.000099, 5.19}, {18, 63, 0.000099, 7.68}, {17, 13, 0.000011, 1.81},
-    {18, 16, 0.000009, 2.20}, {19, 22, 0.000010, 3.16}, {20, 33, 0.000010, 3.68},
-    {21, 54, 0.000010, 5.63},
-};
-#define TABLE2_ROWS (sizeof table2 / sizeof table2[0])
-
-typedef struct table3_row {
-    uint32_t k, l, block_bits, block_hashes;
-    double apbbf, apbf;
-} table3_row;
-
-/* Paper 001, Table 3: k, l, B, b, APBBF fp, fp of the APBF (k*b, l*b). */
-static const table3_row table3[] = {
-    {2, 3, 64, 4, 0.0159865, 0.0180539},  {2, 3, 512, 4, 0.0121825, 0.0180539},
-    {2, 5, 64, 4, 0.0257532, 0.0335359},  {2, 5, 512, 4, 0.0197654, 0.0335359},
-    {3, 5, 64, 4, 0.0016005, 0.0017134},  {3, 5, 512, 4, 0.0010688, 0.0017134},
-    {3, 8, 64, 4, 0.0026767, 0.0031769},  {3, 8, 512, 4, 0.0017993, 0.0031769},
-    {2, 3, 64, 8, 0.0005608, 0.0001122},  {2, 3, 512, 8, 0.0000738, 0.0001122},
-    {2, 5, 64, 8, 0.0009231, 0.0002342},  {2, 5, 512, 8, 0.0001226, 0.0002342},
-    {3, 5, 64, 8, 0.0000104, 0.0000007},  {3, 5, 512, 8, 0.0000005, 0.0000007},
-    {3, 8, 64, 8, 0.0000178, 0.0000014},  {3, 8, 512, 8, 0.0000009, 0.0000014},
-};
-#define TABLE3_ROWS (sizeof table3 / sizeof table3[0])
 
 static once_filter *make_window(once_type type, uint32_t k, uint32_t l, uint32_t block_bits,
                                 uint32_t block_hashes, uint64_t window, once_policy policy,
@@ -80,8 +44,8 @@ static once_filter *make_window(once_type type, uint32_t k, uint32_t l, uint32_t
 
 static void apbf_recurrence_reproduces_table2(void)
 {
-    for (size_t r = 0; r < TABLE2_ROWS; r++) {
-        const table2_row *row = &table2[r];
+    for (size_t r = 0; r < PAPER_TABLE2_ROWS; r++) {
+        const paper_table2_row *row = &paper_table2[r];
         double f = once_apbf_fpr(row->k, row->l);
         /* The table prints six decimals; F must round to the printed value. */
         double printed = f;
@@ -113,8 +77,8 @@ static void apbf_recurrence_reproduces_table2(void)
 
 static void apbbf_rates_reproduce_table3(void)
 {
-    for (size_t r = 0; r < TABLE3_ROWS; r++) {
-        const table3_row *row = &table3[r];
+    for (size_t r = 0; r < PAPER_TABLE3_ROWS; r++) {
+        const paper_table3_row *row = &paper_table3[r];
         once_filter *f = make_window(ONCE_APBBF, row->k, row->l, row->block_bits,
                                      row->block_hashes, 100000, ONCE_POLICY_FIRST, 1);
         REQUIRE(f != NULL);
@@ -285,8 +249,8 @@ static uint64_t probes_for(double p)
 
 static void apbf_measured_rate_matches_table2(void)
 {
-    for (size_t r = 0; r < TABLE2_ROWS; r++) {
-        const table2_row *row = &table2[r];
+    for (size_t r = 0; r < PAPER_TABLE2_ROWS; r++) {
+        const paper_table2_row *row = &paper_table2[r];
         if (r >= 15)
             continue; /* the rows aimed at 1e-1, 1e-2 and 1e-3 (the first fifteen) */
         /* A window of 2000 l keys: slices of about 2900 k bits. */
@@ -303,8 +267,8 @@ static void apbf_measured_rate_matches_table2(void)
 
 static void apbbf_measured_rate_matches_table3(void)
 {
-    for (size_t r = 0; r < TABLE3_ROWS; r++) {
-        const table3_row *row = &table3[r];
+    for (size_t r = 0; r < PAPER_TABLE3_ROWS; r++) {
+        const paper_table3_row *row = &paper_table3[r];
         if (row->apbbf < 1e-4)
             continue;
         once_filter *f = make_window(ONCE_APBBF, row->k, row->l, row->block_bits,
