@@ -154,30 +154,48 @@ static void segment_set(age_filter *a, const once_hash *h, uint32_t j)
 /* ---------------------------------------------------------------- ops */
 
 /* Algorithm 1 of paper 001: k consecutive matching segments among s_0..s_{k+l-1}. */
-static bool age_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
+/* Algorithm 1; *reads counts the segments it read. */
+static bool age_search(const age_filter *a, const once_hash *h, uint32_t *reads)
 {
-    (void)now_ms;
-    const age_filter *a = CAGE(f);
     /* The search reads s_l, then after each miss s_{l-k}, s_{l-2k}, ...: for an absent
      * key that is a chain of dependent misses.  Request those lines up front so they
      * arrive together. */
     for (int j = (int)a->l, lines = 0; j >= 0 && lines < 8; j -= (int)a->k, lines++)
         once_prefetch_read(segment_line(a, h, physical_of(a, (uint32_t)j)));
     int i = (int)a->l;
-    uint32_t before = 0, run = 0;
+    uint32_t before = 0, run = 0, count = 0;
+    bool found = false;
     while (i >= 0) {
+        count++;
         if (segment_match(a, h, physical_of(a, (uint32_t)i))) {
             run++;
             i++;
-            if (before + run == a->k)
-                return true;
+            if (before + run == a->k) {
+                found = true;
+                break;
+            }
         } else {
             i -= (int)a->k;
             before = run;
             run = 0;
         }
     }
-    return false;
+    *reads = count;
+    return found;
+}
+
+static bool age_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
+{
+    (void)now_ms;
+    uint32_t reads;
+    return age_search(CAGE(f), h, &reads);
+}
+
+static bool age_query_reads(const once_filter *f, const once_hash *h, uint64_t now_ms,
+                            uint32_t *reads)
+{
+    (void)now_ms;
+    return age_search(CAGE(f), h, reads);
 }
 
 static void age_shift(age_filter *a)
@@ -617,6 +635,7 @@ once_status once_age_create(once_filter **out, const once_config *c)
         .name = LABEL,                                                                          \
         .destroy = age_destroy,                                                                 \
         .query = age_query,                                                                     \
+        .query_reads = age_query_reads,                                                         \
         .add = age_add,                                                                         \
         .test_and_add = age_test_and_add,                                                       \
         .prefetch = age_prefetch,                                                               \

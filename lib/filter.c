@@ -270,6 +270,19 @@ once_status once_query(const once_filter *f, const void *key, size_t len, uint64
     return ONCE_OK;
 }
 
+once_status once_query_reads(const once_filter *f, const void *key, size_t len, uint64_t now_ms,
+                             bool *present, uint32_t *reads)
+{
+    CHECK_KEY(f, key, len);
+    if (present == NULL || reads == NULL)
+        return ONCE_ERR_INVALID;
+    if (f->ops->query_reads == NULL)
+        return ONCE_ERR_UNSUPPORTED;
+    once_hash h = once_hash_key(key, len, f->seed);
+    *present = f->ops->query_reads(f, &h, now_ms, reads);
+    return ONCE_OK;
+}
+
 once_status once_test_and_add(once_filter *f, const void *key, size_t len, uint64_t now_ms,
                               bool *seen)
 {

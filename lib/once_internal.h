@@ -104,6 +104,10 @@ typedef struct once_filter_ops {
     void (*destroy)(once_filter *f);
     /* The probe operations.  `now_ms` is for windowed structures. */
     bool (*query)(const once_filter *f, const once_hash *h, uint64_t now_ms);
+    /* The query, also counting the memory segments (lines) it read; NULL where that
+     * is fixed by the layout (see once_query_reads). */
+    bool (*query_reads)(const once_filter *f, const once_hash *h, uint64_t now_ms,
+                        uint32_t *reads);
     once_status (*add)(once_filter *f, const once_hash *h, uint64_t now_ms);
     once_status (*test_and_add)(once_filter *f, const once_hash *h, uint64_t now_ms, bool *seen);
     void (*prefetch)(const once_filter *f, const once_hash *h);

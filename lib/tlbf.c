@@ -284,26 +284,42 @@ static once_status insert(tlbf *t, const once_hash *h, uint64_t now)
 
 /* ------------------------------------------------------------------ ops */
 
-static bool tlbf_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
+static bool tlbf_search(const tlbf *t, const once_hash *h, uint64_t now_ms, uint32_t *reads)
 {
-    const tlbf *t = CTL(f);
     uint64_t now = clamp_time(t, now_ms);
     int l = (int)(t->count - t->k);
     int i = l;
-    uint32_t before = 0, run = 0;
+    uint32_t before = 0, run = 0, count = 0;
+    bool found = false;
     while (i >= 0) {
+        count++;
         if (slice_match(&t->slices[i], h, now, t->span)) {
             run++;
             i++;
-            if (before + run == t->k)
-                return true;
+            if (before + run == t->k) {
+                found = true;
+                break;
+            }
         } else {
             i -= (int)t->k;
             before = run;
             run = 0;
         }
     }
-    return false;
+    *reads = count;
+    return found;
+}
+
+static bool tlbf_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
+{
+    uint32_t reads;
+    return tlbf_search(CTL(f), h, now_ms, &reads);
+}
+
+static bool tlbf_query_reads(const once_filter *f, const once_hash *h, uint64_t now_ms,
+                             uint32_t *reads)
+{
+    return tlbf_search(CTL(f), h, now_ms, reads);
 }
 
 static once_status tlbf_add(once_filter *f, const once_hash *h, uint64_t now_ms)
@@ -618,6 +634,7 @@ const once_filter_ops once_tlbf_ops = {
     .name = "tlbf",
     .destroy = tlbf_destroy,
     .query = tlbf_query,
+    .query_reads = tlbf_query_reads,
     .add = tlbf_add,
     .test_and_add = tlbf_test_and_add,
     .prefetch = tlbf_prefetch,

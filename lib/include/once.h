@@ -151,6 +151,11 @@ ONCE_API once_status once_add(once_filter *filter, const void *key, size_t len, 
 /* Is the key (probably) present?  *present is false only if it was never added. */
 ONCE_API once_status once_query(const once_filter *filter, const void *key, size_t len,
                                 uint64_t now_ms, bool *present);
+/* The query, also reporting how many memory segments it read: slices or blocks for the
+ * age-partitioned windows (their skip-back search stops early), otherwise
+ * ONCE_ERR_UNSUPPORTED.  For capacity planning and for checking the access model. */
+ONCE_API once_status once_query_reads(const once_filter *filter, const void *key, size_t len,
+                                      uint64_t now_ms, bool *present, uint32_t *reads);
 /* Dedup in one call: *seen = "already present"; inserts the key when it was not. */
 ONCE_API once_status once_test_and_add(once_filter *filter, const void *key, size_t len,
                                        uint64_t now_ms, bool *seen);
