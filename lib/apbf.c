@@ -102,21 +102,17 @@ static inline uint64_t *block_address(const age_filter *a, uint64_t x, uint32_t 
     return segment_at(a, j) + once_reduce(x, a->blocks) * a->block_words;
 }
 
-static inline uint64_t *block_masks(const age_filter *a, const once_hash *h, uint32_t j,
-                                    uint64_t masks[8])
+/* The in-block bits come from a remix of x_j, log2(B/b) bits per part; part t's bit
+ * is t * (B/b) + those bits. */
+static inline uint64_t block_bit_source(uint64_t x)
 {
-    uint64_t x = segment_hash(h, j);
-    uint64_t *block = block_address(a, x, j);
     uint64_t y = (x ^ (x >> 31)) * UINT64_C(0x9FB21C651E98DF25);
-    y ^= y >> 29;
-    uint32_t part = a->part_bits, shift = a->part_shift;
-    for (uint32_t w = 0; w < a->block_words; w++)
-        masks[w] = 0;
-    for (uint32_t t = 0; t < a->block_hashes; t++) {
-        uint32_t bit = t * part + (uint32_t)((y >> (t * shift)) & (part - 1));
-        masks[bit >> 6] |= UINT64_C(1) << (bit & 63);
-    }
-    return block;
+    return y ^ (y >> 29);
+}
+
+static inline uint32_t block_bit(const age_filter *a, uint64_t y, uint32_t t)
+{
+    return t * a->part_bits + (uint32_t)((y >> (t * a->part_shift)) & (a->part_bits - 1));
 }
 
 /* The line a key uses in physical segment j. */
@@ -131,10 +127,13 @@ static bool segment_match(const age_filter *a, const once_hash *h, uint32_t j)
 {
     if (a->block_bits == 0)
         return once_bit_get(segment_at(a, j), once_probe_at(h, j, a->segment_bits));
-    uint64_t masks[8];
-    const uint64_t *block = block_masks(a, h, j, masks);
-    for (uint32_t w = 0; w < a->block_words; w++)
-        if ((block[w] & masks[w]) != masks[w])
+    /* Test part by part and stop at the first clear bit: an absent key's search reads
+     * one or two bits of most blocks it visits. */
+    uint64_t x = segment_hash(h, j);
+    const uint64_t *block = block_address(a, x, j);
+    uint64_t y = block_bit_source(x);
+    for (uint32_t t = 0; t < a->block_hashes; t++)
+        if (!once_bit_get(block, block_bit(a, y, t)))
             return false;
     return true;
 }
@@ -145,10 +144,11 @@ static void segment_set(age_filter *a, const once_hash *h, uint32_t j)
         once_bit_set(segment_at(a, j), once_probe_at(h, j, a->segment_bits));
         return;
     }
-    uint64_t masks[8];
-    uint64_t *block = block_masks(a, h, j, masks);
-    for (uint32_t w = 0; w < a->block_words; w++)
-        block[w] |= masks[w];
+    uint64_t x = segment_hash(h, j);
+    uint64_t *block = block_address(a, x, j);
+    uint64_t y = block_bit_source(x);
+    for (uint32_t t = 0; t < a->block_hashes; t++)
+        once_bit_set(block, block_bit(a, y, t));
 }
 
 /* ---------------------------------------------------------------- ops */
