@@ -153,8 +153,18 @@ static void segment_set(age_filter *a, const once_hash *h, uint32_t j)
 
 /* ---------------------------------------------------------------- ops */
 
-/* Algorithm 1 of paper 001: k consecutive matching segments among s_0..s_{k+l-1}. */
-/* Algorithm 1; *reads counts the segments it read. */
+/* A key and filter for the shared skip-back search (once_skip_back_search). */
+typedef struct age_probe {
+    const age_filter *a;
+    const once_hash *h;
+} age_probe;
+
+static inline bool age_segment_matches(const void *ctx, uint32_t logical)
+{
+    const age_probe *p = ctx;
+    return segment_match(p->a, p->h, physical_of(p->a, logical));
+}
+
 static bool age_search(const age_filter *a, const once_hash *h, uint32_t *reads)
 {
     /* The search reads s_l, then after each miss s_{l-k}, s_{l-2k}, ...: for an absent
@@ -162,26 +172,8 @@ static bool age_search(const age_filter *a, const once_hash *h, uint32_t *reads)
      * arrive together. */
     for (int j = (int)a->l, lines = 0; j >= 0 && lines < 8; j -= (int)a->k, lines++)
         once_prefetch_read(segment_line(a, h, physical_of(a, (uint32_t)j)));
-    int i = (int)a->l;
-    uint32_t before = 0, run = 0, count = 0;
-    bool found = false;
-    while (i >= 0) {
-        count++;
-        if (segment_match(a, h, physical_of(a, (uint32_t)i))) {
-            run++;
-            i++;
-            if (before + run == a->k) {
-                found = true;
-                break;
-            }
-        } else {
-            i -= (int)a->k;
-            before = run;
-            run = 0;
-        }
-    }
-    *reads = count;
-    return found;
+    age_probe probe = {a, h};
+    return once_skip_back_search(a->k, a->l, age_segment_matches, &probe, reads);
 }
 
 static bool age_query(const once_filter *f, const once_hash *h, uint64_t now_ms)

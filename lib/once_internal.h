@@ -160,6 +160,40 @@ once_status once_partitioned_new(once_filter **out, uint64_t bits, uint32_t hash
 once_status once_blocked_new(once_filter **out, uint64_t bits, uint32_t hashes);
 once_status once_counting_new(once_filter **out, uint64_t counters, uint32_t hashes);
 
+/*
+ * The skip-back search of paper 001, Algorithm 1, over `k + l` logical segments:
+ * "do k consecutive segments match?", starting at segment l, walking forward while
+ * segments match and jumping back k on a miss with the matches already found kept.
+ * The one search of every age-partitioned layout (APBF, APBBF, TLBF); `match(ctx, i)`
+ * says whether logical segment i matches the key.  Always inlined, so the layout's
+ * match function is inlined into it.  *reads counts the segments tested.
+ */
+static inline __attribute__((always_inline)) bool
+once_skip_back_search(uint32_t k, uint32_t l, bool (*match)(const void *ctx, uint32_t i),
+                      const void *ctx, uint32_t *reads)
+{
+    int i = (int)l;
+    uint32_t before = 0, run = 0, count = 0;
+    bool found = false;
+    while (i >= 0) {
+        count++;
+        if (match(ctx, (uint32_t)i)) {
+            run++;
+            i++;
+            if (before + run == k) {
+                found = true;
+                break;
+            }
+        } else {
+            i -= (int)k;
+            before = run;
+            run = 0;
+        }
+    }
+    *reads = count;
+    return found;
+}
+
 /* Windowed structures are built from the whole config (apbf.c, tlbf.c, timer.c). */
 once_status once_age_create(once_filter **out, const once_config *config);
 once_status once_tlbf_create(once_filter **out, const once_config *config);

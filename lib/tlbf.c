@@ -284,30 +284,23 @@ static once_status insert(tlbf *t, const once_hash *h, uint64_t now)
 
 /* ------------------------------------------------------------------ ops */
 
+typedef struct tlbf_probe {
+    const tlbf *t;
+    const once_hash *h;
+    uint64_t now;
+} tlbf_probe;
+
+static inline bool tlbf_slice_matches(const void *ctx, uint32_t i)
+{
+    const tlbf_probe *p = ctx;
+    return slice_match(&p->t->slices[i], p->h, p->now, p->t->span);
+}
+
+/* The APBF search over the current slices (l = slices - k), expired slices missing. */
 static bool tlbf_search(const tlbf *t, const once_hash *h, uint64_t now_ms, uint32_t *reads)
 {
-    uint64_t now = clamp_time(t, now_ms);
-    int l = (int)(t->count - t->k);
-    int i = l;
-    uint32_t before = 0, run = 0, count = 0;
-    bool found = false;
-    while (i >= 0) {
-        count++;
-        if (slice_match(&t->slices[i], h, now, t->span)) {
-            run++;
-            i++;
-            if (before + run == t->k) {
-                found = true;
-                break;
-            }
-        } else {
-            i -= (int)t->k;
-            before = run;
-            run = 0;
-        }
-    }
-    *reads = count;
-    return found;
+    tlbf_probe probe = {t, h, clamp_time(t, now_ms)};
+    return once_skip_back_search(t->k, t->count - t->k, tlbf_slice_matches, &probe, reads);
 }
 
 static bool tlbf_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
