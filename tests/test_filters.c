@@ -20,21 +20,6 @@ static const once_type all_types[] = {ONCE_STANDARD, ONCE_PARTITIONED, ONCE_BLOC
                                       ONCE_COUNTING};
 #define NTYPES (sizeof all_types / sizeof all_types[0])
 
-static once_filter *make(once_type type, uint64_t capacity, double error, uint64_t seed)
-{
-    once_config c;
-    once_config_init(&c, type);
-    c.capacity = capacity;
-    c.error = error;
-    c.seed = seed;
-    c.seed_is_set = true;
-    once_filter *f = NULL;
-    once_status st = once_create(&f, &c);
-    if (st != ONCE_OK)
-        fprintf(stderr, "create %s: %s\n", once_type_name(type), once_strerror(st));
-    return f;
-}
-
 static void add_keys(once_filter *f, uint64_t domain, uint64_t n)
 {
     for (uint64_t i = 0; i < n; i++) {
@@ -75,7 +60,7 @@ static void no_false_negatives(void)
     const uint64_t seeds[] = {1, 0xdeadbeef, UINT64_MAX};
     for (size_t t = 0; t < NTYPES; t++) {
         for (size_t s = 0; s < 3; s++) {
-            once_filter *f = make(all_types[t], n, 0.01, seeds[s]);
+            once_filter *f = testing_make(all_types[t], n, 0.01, seeds[s]);
             REQUIRE(f != NULL);
             add_keys(f, 100 + s, n);
             uint64_t present = count_present(f, 100 + s, n);
@@ -92,7 +77,7 @@ static void no_false_negatives(void)
 static void test_and_add_semantics(void)
 {
     for (size_t t = 0; t < NTYPES; t++) {
-        once_filter *f = make(all_types[t], 1000, 0.001, 42);
+        once_filter *f = testing_make(all_types[t], 1000, 0.001, 42);
         REQUIRE(f != NULL);
         bool seen = true;
         CHECK_OK(once_test_and_add(f, "alpha", 5, 0, &seen));
@@ -127,7 +112,7 @@ static void false_positive_rate_matches_formula(void)
     const double targets[] = {0.01, 0.001};
     for (size_t t = 0; t < NTYPES; t++) {
         for (size_t e = 0; e < 2; e++) {
-            once_filter *f = make(all_types[t], n, targets[e], 7 + e);
+            once_filter *f = testing_make(all_types[t], n, targets[e], 7 + e);
             REQUIRE(f != NULL);
             once_stats st;
             CHECK_OK(once_get_stats(f, &st));
@@ -192,30 +177,30 @@ static void union_and_intersection_laws(void)
 {
     for (size_t t = 0; t < NTYPES; t++) {
         once_type type = all_types[t];
-        once_filter *a = make(type, 20000, 0.01, 5), *b = make(type, 20000, 0.01, 5);
-        once_filter *c = make(type, 20000, 0.01, 5);
+        once_filter *a = testing_make(type, 20000, 0.01, 5), *b = testing_make(type, 20000, 0.01, 5);
+        once_filter *c = testing_make(type, 20000, 0.01, 5);
         REQUIRE(a && b && c);
         add_keys(a, 10, 8000);
         add_keys(b, 11, 8000);
         add_keys(c, 12, 8000);
 
         /* Union holds everything either held. */
-        once_filter *ab = make(type, 20000, 0.01, 5);
+        once_filter *ab = testing_make(type, 20000, 0.01, 5);
         REQUIRE(ab != NULL);
         CHECK_OK(once_union(ab, a));
         CHECK_OK(once_union(ab, b));
         CHECK(count_present(ab, 10, 8000) == 8000);
         CHECK(count_present(ab, 11, 8000) == 8000);
         /* Commutative. */
-        once_filter *ba = make(type, 20000, 0.01, 5);
+        once_filter *ba = testing_make(type, 20000, 0.01, 5);
         CHECK_OK(once_union(ba, b));
         CHECK_OK(once_union(ba, a));
         CHECK(same_bits(ab, ba));
         /* Associative: (a|b)|c == a|(b|c). */
-        once_filter *bc = make(type, 20000, 0.01, 5);
+        once_filter *bc = testing_make(type, 20000, 0.01, 5);
         CHECK_OK(once_union(bc, b));
         CHECK_OK(once_union(bc, c));
-        once_filter *left = make(type, 20000, 0.01, 5), *right = make(type, 20000, 0.01, 5);
+        once_filter *left = testing_make(type, 20000, 0.01, 5), *right = testing_make(type, 20000, 0.01, 5);
         CHECK_OK(once_union(left, ab));
         CHECK_OK(once_union(left, c));
         CHECK_OK(once_union(right, a));
@@ -223,9 +208,9 @@ static void union_and_intersection_laws(void)
         CHECK(same_bits(left, right));
 
         /* Intersection: every key in both stays present; a & a == a for bit arrays. */
-        once_filter *i1 = make(type, 20000, 0.01, 5);
+        once_filter *i1 = testing_make(type, 20000, 0.01, 5);
         CHECK_OK(once_union(i1, ab));
-        once_filter *shared = make(type, 20000, 0.01, 5);
+        once_filter *shared = testing_make(type, 20000, 0.01, 5);
         add_keys(shared, 13, 1000);
         CHECK_OK(once_union(i1, shared));
         CHECK_OK(once_union(c, shared));
@@ -238,11 +223,11 @@ static void union_and_intersection_laws(void)
         CHECK(si.bits_set <= sc.bits_set);
         if (type != ONCE_COUNTING) {
             /* Idempotent and absorbing on bits: (a | b) & a == a. */
-            once_filter *absorb = make(type, 20000, 0.01, 5);
+            once_filter *absorb = testing_make(type, 20000, 0.01, 5);
             CHECK_OK(once_union(absorb, ab));
             CHECK_OK(once_intersect(absorb, a));
             CHECK(same_bits(absorb, a));
-            once_filter *twice = make(type, 20000, 0.01, 5);
+            once_filter *twice = testing_make(type, 20000, 0.01, 5);
             CHECK_OK(once_union(twice, a));
             CHECK_OK(once_union(twice, a));
             CHECK(same_bits(twice, a));
@@ -251,9 +236,9 @@ static void union_and_intersection_laws(void)
         }
 
         /* Refusals: another seed, another geometry, another structure. */
-        once_filter *other_seed = make(type, 20000, 0.01, 6);
-        once_filter *other_size = make(type, 40000, 0.01, 5);
-        once_filter *other_type = make(type == ONCE_STANDARD ? ONCE_COUNTING : ONCE_STANDARD,
+        once_filter *other_seed = testing_make(type, 20000, 0.01, 6);
+        once_filter *other_size = testing_make(type, 40000, 0.01, 5);
+        once_filter *other_type = testing_make(type == ONCE_STANDARD ? ONCE_COUNTING : ONCE_STANDARD,
                                        20000, 0.01, 5);
         CHECK_STATUS(once_union(a, other_seed), ONCE_ERR_MISMATCH);
         CHECK_STATUS(once_intersect(a, other_size), ONCE_ERR_MISMATCH);
@@ -269,7 +254,7 @@ static void union_and_intersection_laws(void)
 
 static void counting_delete(void)
 {
-    once_filter *f = make(ONCE_COUNTING, 100000, 0.01, 3);
+    once_filter *f = testing_make(ONCE_COUNTING, 100000, 0.01, 3);
     REQUIRE(f != NULL);
     add_keys(f, 20, 50000);
     add_keys(f, 21, 50000);
@@ -336,7 +321,7 @@ static void counting_delete(void)
     CHECK(present);
 
     CHECK_STATUS(once_remove(f, NULL, 1, 0), ONCE_ERR_INVALID);
-    once_filter *plain = make(ONCE_STANDARD, 100, 0.01, 1);
+    once_filter *plain = testing_make(ONCE_STANDARD, 100, 0.01, 1);
     CHECK_STATUS(once_remove(plain, "x", 1, 0), ONCE_ERR_UNSUPPORTED);
     once_free(plain);
     once_free(tiny);
@@ -356,7 +341,7 @@ static void batch_matches_single(void)
         keys[i].time_ms = 0;
     }
     for (size_t t = 0; t < NTYPES; t++) {
-        once_filter *a = make(all_types[t], 4000, 0.01, 9), *b = make(all_types[t], 4000, 0.01, 9);
+        once_filter *a = testing_make(all_types[t], 4000, 0.01, 9), *b = testing_make(all_types[t], 4000, 0.01, 9);
         REQUIRE(a && b);
         CHECK_OK(once_test_and_add_batch(a, keys, N, out_batch));
         for (int i = 0; i < N; i++) {
@@ -371,7 +356,7 @@ static void batch_matches_single(void)
         CHECK_OK(once_query_batch(a, keys, N, out_query));
         for (int i = 0; i < N; i++)
             CHECK(out_query[i] == 1);
-        once_filter *c = make(all_types[t], 4000, 0.01, 9);
+        once_filter *c = testing_make(all_types[t], 4000, 0.01, 9);
         CHECK_OK(once_add_batch(c, keys, 3000));
         CHECK(same_bits(a, c));
         CHECK_OK(once_add_batch(c, keys, 0));

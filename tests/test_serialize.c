@@ -95,26 +95,7 @@ static once_filter *make_geometry(once_type type, uint64_t bits, uint32_t hashes
     c.capacity = capacity;
     c.seed = seed;
     c.seed_is_set = true;
-    once_filter *f = NULL;
-    once_status st = once_create(&f, &c);
-    if (st != ONCE_OK)
-        fprintf(stderr, "create %s: %s\n", once_type_name(type), once_strerror(st));
-    return f;
-}
-
-static once_filter *make_capacity(once_type type, uint64_t capacity, double error, uint64_t seed)
-{
-    once_config c;
-    once_config_init(&c, type);
-    c.capacity = capacity;
-    c.error = error;
-    c.seed = seed;
-    c.seed_is_set = true;
-    once_filter *f = NULL;
-    once_status st = once_create(&f, &c);
-    if (st != ONCE_OK)
-        fprintf(stderr, "create %s: %s\n", once_type_name(type), once_strerror(st));
-    return f;
+    return testing_create(&c);
 }
 
 static void add_keys(once_filter *f, uint64_t domain, uint64_t first, uint64_t n)
@@ -135,18 +116,6 @@ static once_filter *small_filter(once_type type, uint64_t keys)
     if (f != NULL)
         add_keys(f, 1, 0, keys);
     return f;
-}
-
-static uint8_t *save(const once_filter *f, size_t *len)
-{
-    void *buf = NULL;
-    *len = 0;
-    once_status st = once_save_to_buffer(f, &buf, len);
-    if (st != ONCE_OK) {
-        fprintf(stderr, "save: %s\n", once_strerror(st));
-        return NULL;
-    }
-    return buf;
 }
 
 /* A growing sink for once_save: records how many writes it saw and can be told to fail
@@ -202,7 +171,7 @@ static int valid_error_status(once_status st)
 static int accepted_file_is_sound(once_filter *f, const uint8_t *file, size_t len)
 {
     size_t saved_len = 0;
-    uint8_t *saved = save(f, &saved_len);
+    uint8_t *saved = testing_save(f, &saved_len);
     if (saved == NULL)
         return 0;
     int ok = saved_len == len && memcmp(saved, file, len) == 0;
@@ -227,7 +196,7 @@ static int accepted_file_is_sound(once_filter *f, const uint8_t *file, size_t le
         fprintf(stderr, "accepted filter reports impossible statistics\n");
         return 0;
     }
-    saved = save(f, &saved_len);
+    saved = testing_save(f, &saved_len);
     if (saved == NULL)
         return 0;
     once_filter *again = NULL;
@@ -266,7 +235,7 @@ static once_status load_and_vet(const uint8_t *file, size_t len)
 static void round_trip_one(once_filter *f, uint64_t added)
 {
     size_t len = 0;
-    uint8_t *buf = save(f, &len);
+    uint8_t *buf = testing_save(f, &len);
     REQUIRE(buf != NULL);
     CHECK(len == once_saved_size(f));
 
@@ -316,7 +285,7 @@ static void round_trip_one(once_filter *f, uint64_t added)
         CHECK(positives == 0);
 
     size_t len2 = 0;
-    uint8_t *buf2 = save(g, &len2);
+    uint8_t *buf2 = testing_save(g, &len2);
     CHECK(buf2 != NULL && len2 == len && memcmp(buf2, buf, len) == 0);
     free(buf2);
 
@@ -338,7 +307,7 @@ static void round_trip_one(once_filter *f, uint64_t added)
         }
     }
     size_t lf = 0, lg = 0;
-    uint8_t *bf = save(f, &lf), *bg = save(g, &lg);
+    uint8_t *bf = testing_save(f, &lf), *bg = testing_save(g, &lg);
     CHECK(bf != NULL && bg != NULL && lf == lg && memcmp(bf, bg, lf) == 0);
     free(bf);
     free(bg);
@@ -351,7 +320,7 @@ static void round_trip(void)
 {
     for (size_t t = 0; t < NTYPES; t++) {
         /* Sized for capacity and half filled; counting also after deletes. */
-        once_filter *f = make_capacity(all_types[t], 20000, 0.01, 0xfeedface);
+        once_filter *f = testing_make(all_types[t], 20000, 0.01, 0xfeedface);
         REQUIRE(f != NULL);
         add_keys(f, 1, 0, 10000);
         if (all_types[t] == ONCE_COUNTING) {
@@ -371,7 +340,7 @@ static void round_trip(void)
         once_free(f);
 
         /* Overfilled far past capacity: a dense array is still just bits. */
-        f = make_capacity(all_types[t], 100, 0.01, 0);
+        f = testing_make(all_types[t], 100, 0.01, 0);
         REQUIRE(f != NULL);
         add_keys(f, 1, 0, 3000);
         round_trip_one(f, 3000);
@@ -387,7 +356,7 @@ static void every_byte_corruption(void)
         once_filter *f = small_filter(all_types[t], 50);
         REQUIRE(f != NULL);
         size_t len = 0;
-        uint8_t *orig = save(f, &len);
+        uint8_t *orig = testing_save(f, &len);
         once_free(f);
         REQUIRE(orig != NULL);
         uint8_t *buf = malloc(len);
@@ -460,7 +429,7 @@ static void every_truncation(void)
             once_filter *f = small_filter(all_types[t], keys);
             REQUIRE(f != NULL);
             size_t len = 0;
-            uint8_t *orig = save(f, &len);
+            uint8_t *orig = testing_save(f, &len);
             once_free(f);
             REQUIRE(orig != NULL);
             CHECK(load_and_vet(orig, len) == ONCE_OK);
@@ -786,7 +755,7 @@ static void hostile_headers(void)
         CHECK_OK(once_get_stats(f, &st));
         base_file b = {all_types[t], NULL, 0, st.bits, st.hashes, 0,
                        all_types[t] == ONCE_COUNTING ? 4 : 1};
-        b.bytes = save(f, &b.len);
+        b.bytes = testing_save(f, &b.len);
         once_free(f);
         REQUIRE(b.bytes != NULL);
         b.payload_len = get_le(b.bytes + OFF_PAYLOAD_LEN, 8);
@@ -812,7 +781,7 @@ static void endianness(void)
         once_stats st;
         CHECK_OK(once_get_stats(f, &st));
         size_t len = 0;
-        uint8_t *b = save(f, &len);
+        uint8_t *b = testing_save(f, &len);
         once_free(f);
         REQUIRE(b != NULL);
         uint64_t payload = type == ONCE_COUNTING ? 256 : 64;
@@ -857,7 +826,7 @@ static void endianness(void)
         testing_key k = testing_key_make(9, i);
         CHECK_OK(once_add(f, &k, sizeof k, 0));
         size_t len = 0;
-        uint8_t *b = save(f, &len);
+        uint8_t *b = testing_save(f, &len);
         once_free(f);
         REQUIRE(b != NULL);
         REQUIRE(len == OFF_PAYLOAD + 64 + 8);
@@ -877,7 +846,7 @@ static void invalid_arguments(void)
     once_filter *f = small_filter(ONCE_COUNTING, 10);
     REQUIRE(f != NULL);
     size_t len = 0;
-    uint8_t *buf = save(f, &len);
+    uint8_t *buf = testing_save(f, &len);
     REQUIRE(buf != NULL);
 
     once_filter *g = NULL;
@@ -917,7 +886,7 @@ static void invalid_arguments(void)
     }
     /* The filter is untouched by failed saves. */
     size_t len2 = 0;
-    uint8_t *buf2 = save(f, &len2);
+    uint8_t *buf2 = testing_save(f, &len2);
     CHECK(buf2 != NULL && len2 == len && memcmp(buf2, buf, len) == 0);
     free(buf2);
     free(buf);

@@ -120,22 +120,10 @@ static uint64_t probe_absent(const once_filter *f, uint64_t *next, uint64_t prob
     return hits;
 }
 
-static uint8_t *save(const once_filter *f, size_t *len)
-{
-    void *buf = NULL;
-    *len = 0;
-    once_status st = once_save_to_buffer(f, &buf, len);
-    if (st != ONCE_OK) {
-        fprintf(stderr, "save: %s\n", once_strerror(st));
-        return NULL;
-    }
-    return buf;
-}
-
 static bool same_save(const once_filter *a, const once_filter *b)
 {
     size_t la = 0, lb = 0;
-    uint8_t *ba = save(a, &la), *bb = save(b, &lb);
+    uint8_t *ba = testing_save(a, &la), *bb = testing_save(b, &lb);
     bool same = ba && bb && la == lb && memcmp(ba, bb, la) == 0;
     free(ba);
     free(bb);
@@ -842,7 +830,7 @@ static void dynamic_memory_cap_refuses_and_keeps_state(void)
     uint64_t tt = 0;
     CHECK_OK(dyn_run(&e, &tt, failed_at, 5000, NULL));
     size_t before_len = 0, after_len = 0;
-    uint8_t *before = save(g, &before_len);
+    uint8_t *before = testing_save(g, &before_len);
     uint64_t items = once_items(g);
     CHECK_STATUS(dyn_run(&e, &tt, 1, 5000, NULL), ONCE_ERR_FULL);
     CHECK(tt == first_t);
@@ -855,7 +843,7 @@ static void dynamic_memory_cap_refuses_and_keeps_state(void)
     bool p = false;
     CHECK_OK(once_query(g, &old, sizeof old, tt, &p));
     CHECK(p);
-    uint8_t *after = save(g, &after_len);
+    uint8_t *after = testing_save(g, &after_len);
     CHECK(before && after && before_len == after_len &&
           memcmp(before, after, before_len) == 0);
     CHECK(once_items(g) == items);
@@ -940,7 +928,7 @@ static once_status load_and_vet(const uint8_t *file, size_t len)
         return st;
     }
     size_t again_len = 0;
-    uint8_t *again = save(f, &again_len);
+    uint8_t *again = testing_save(f, &again_len);
     CHECK(again && again_len == len && memcmp(again, file, len) == 0);
     free(again);
     once_stats s = testing_stats(f);
@@ -1018,7 +1006,7 @@ static void save_mid_stream_then_continue(void)
             if (dynamic)
                 CHECK(sa.filters > 1);
             size_t len = 0;
-            uint8_t *buf = save(a, &len);
+            uint8_t *buf = testing_save(a, &len);
             REQUIRE(buf != NULL);
             CHECK(len == once_saved_size(a));
             once_filter *b = NULL;
@@ -1073,7 +1061,7 @@ static void every_truncation_and_byte(void)
         uint64_t state = 5, t = 0;
         feed(f, &state, &t, 300, 200, 1000, 3, NULL);
         size_t len = 0;
-        uint8_t *buf = save(f, &len);
+        uint8_t *buf = testing_save(f, &len);
         once_free(f);
         REQUIRE(buf != NULL);
         for (size_t cut = 0; cut < len; cut++) {
@@ -1123,7 +1111,7 @@ static void hostile_params_refused(void)
         uint64_t state = 6, t = 0;
         feed(f, &state, &t, dynamic ? 3000 : 600, 5000, 5000, 2, NULL);
         size_t len = 0;
-        uint8_t *file = save(f, &len);
+        uint8_t *file = testing_save(f, &len);
         once_stats s = testing_stats(f);
         once_free(f);
         REQUIRE(file != NULL);

@@ -107,6 +107,42 @@ static inline int testing_within_sigmas(uint64_t hits, uint64_t trials, double p
     return fabs(observed - p) <= sigmas * sd;
 }
 
+/* once_create, saying why on stderr when it refuses; NULL then. */
+static inline once_filter *testing_create(const once_config *config)
+{
+    once_filter *f = NULL;
+    once_status st = once_create(&f, config);
+    if (st != ONCE_OK)
+        fprintf(stderr, "create %s: %s\n", once_type_name(config->type), once_strerror(st));
+    return f;
+}
+
+/* A filter for (capacity, error) under a fixed seed. */
+static inline once_filter *testing_make(once_type type, uint64_t capacity, double error,
+                                        uint64_t seed)
+{
+    once_config c;
+    once_config_init(&c, type);
+    c.capacity = capacity;
+    c.error = error;
+    c.seed = seed;
+    c.seed_is_set = true;
+    return testing_create(&c);
+}
+
+/* The saved form in a new buffer (free() it), or NULL after saying why. */
+static inline uint8_t *testing_save(const once_filter *f, size_t *len)
+{
+    void *buf = NULL;
+    *len = 0;
+    once_status st = once_save_to_buffer(f, &buf, len);
+    if (st != ONCE_OK) {
+        fprintf(stderr, "save: %s\n", once_strerror(st));
+        return NULL;
+    }
+    return (uint8_t *)buf;
+}
+
 /* A filter's statistics, zeroed first (a failed call leaves zeros). */
 static inline once_stats testing_stats(const once_filter *f)
 {
