@@ -132,9 +132,11 @@ static bool slice_match(const tlbf_slice *s, const once_hash *h, uint64_t now, u
     return !expired(s, now, span) && once_bit_get(s->array, slice_position(s, h));
 }
 
+/* The clock never goes back past the latest time seen (0 for a new filter), whatever
+ * state the filter came from: slice stamps are never later than `latest`. */
 static uint64_t clamp_time(const tlbf *t, uint64_t now)
 {
-    return t->started && now < t->latest ? t->latest : now;
+    return now < t->latest ? t->latest : now;
 }
 
 /* ------------------------------------------------------------ sizing */
