@@ -108,6 +108,8 @@ void once_config_init(once_config *config, once_type type)
     config->type = type;
     config->capacity = 1000000;
     config->error = 0.001;
+    config->expansion = 2;
+    config->tightening = 0.5;
 }
 
 static once_status new_by_geometry(once_filter **out, once_type type, uint64_t bits,
@@ -122,11 +124,8 @@ static once_status new_by_geometry(once_filter **out, once_type type, uint64_t b
         return once_blocked_new(out, bits, hashes);
     case ONCE_COUNTING:
         return once_counting_new(out, bits, hashes);
-    case ONCE_APBF:
-    case ONCE_APBBF:
-    case ONCE_TLBF:
-    case ONCE_TIMER:
-        break; /* built by create_windowed */
+    default:
+        break; /* built from the whole config by create_from_config */
     }
     return ONCE_ERR_INVALID;
 }
@@ -137,20 +136,28 @@ static once_status seed_from(const once_config *config, uint64_t *seed)
     return config->seed_is_set ? ONCE_OK : once_random_seed(seed);
 }
 
-/* Windowed structures take their geometry from the whole config. */
-static once_status create_windowed(once_filter **out, const once_config *config)
+/* Windowed and growing structures take their geometry from the whole config. */
+static once_status create_from_config(once_filter **out, const once_config *config)
 {
     uint64_t seed;
     once_status st = seed_from(config, &seed);
     if (st != ONCE_OK)
         return st;
     once_filter *f = NULL;
-    if (config->type == ONCE_TLBF)
+    switch (config->type) {
+    case ONCE_TLBF:
         st = once_tlbf_create(&f, config);
-    else if (config->type == ONCE_TIMER)
+        break;
+    case ONCE_TIMER:
         st = once_timer_create(&f, config);
-    else
+        break;
+    case ONCE_APBF:
+    case ONCE_APBBF:
         st = once_age_create(&f, config);
+        break;
+    default:
+        return ONCE_ERR_INVALID;
+    }
     if (st != ONCE_OK)
         return st;
     f->seed = seed;
@@ -174,7 +181,7 @@ once_status once_create(once_filter **out, const once_config *config)
     if (once_ops_for_type(config->type) == NULL)
         return ONCE_ERR_INVALID;
     if (config->type >= ONCE_APBF)
-        return create_windowed(out, config);
+        return create_from_config(out, config);
 
     uint64_t bits = config->bits;
     uint32_t hashes = config->hashes;
@@ -476,6 +483,51 @@ once_status once_get_stats(const once_filter *f, once_stats *s)
     f->ops->stats(f, s);
     s->fill_ratio = s->bits ? (double)s->bits_set / (double)s->bits : 0.0;
     return ONCE_OK;
+}
+
+/* ----------------------------------------------------------- cardinality */
+
+static bool confidence_ok(double confidence)
+{
+    return confidence > 0.0 && confidence < 1.0;
+}
+
+once_status once_estimate_cardinality(const once_filter *f, double confidence,
+                                      once_cardinality *out)
+{
+    if (f == NULL || out == NULL || !confidence_ok(confidence))
+        return ONCE_ERR_INVALID;
+    if (f->ops->cardinality == NULL)
+        return ONCE_ERR_UNSUPPORTED;
+    memset(out, 0, sizeof *out);
+    out->confidence = confidence;
+    return f->ops->cardinality(f, confidence, out);
+}
+
+static once_status estimate_pair(const once_filter *a, const once_filter *b, once_combine_op op,
+                                 double confidence, once_cardinality *out)
+{
+    if (a == NULL || b == NULL || out == NULL || !confidence_ok(confidence))
+        return ONCE_ERR_INVALID;
+    if (a->ops != b->ops || a->seed != b->seed || !a->ops->same_geometry(a, b))
+        return ONCE_ERR_MISMATCH;
+    if (a->ops->cardinality_pair == NULL)
+        return ONCE_ERR_UNSUPPORTED;
+    memset(out, 0, sizeof *out);
+    out->confidence = confidence;
+    return a->ops->cardinality_pair(a, b, op, confidence, out);
+}
+
+once_status once_estimate_union(const once_filter *a, const once_filter *b, double confidence,
+                                once_cardinality *out)
+{
+    return estimate_pair(a, b, ONCE_COMBINE_UNION, confidence, out);
+}
+
+once_status once_estimate_intersection(const once_filter *a, const once_filter *b,
+                                       double confidence, once_cardinality *out)
+{
+    return estimate_pair(a, b, ONCE_COMBINE_INTERSECT, confidence, out);
 }
 
 uint64_t once_items(const once_filter *f)

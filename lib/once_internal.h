@@ -123,6 +123,13 @@ typedef struct once_filter_ops {
     bool (*same_geometry)(const once_filter *a, const once_filter *b);
     void (*combine)(once_filter *dst, const once_filter *src, once_combine_op op);
     void (*stats)(const once_filter *f, once_stats *s);
+    /* Distinct keys from the cells (paper 002, section 5); NULL = unsupported.  The
+     * pair form estimates |a union b| or |a intersect b| for two filters already checked
+     * to share structure, geometry and seed; NULL = unsupported. */
+    once_status (*cardinality)(const once_filter *f, double confidence, once_cardinality *out);
+    once_status (*cardinality_pair)(const once_filter *a, const once_filter *b,
+                                    once_combine_op op, double confidence,
+                                    once_cardinality *out);
     uint64_t (*memory)(const once_filter *f);
     /* Serialization: the type parameters and the payload. */
     uint64_t (*saved_params_size)(const once_filter *f);

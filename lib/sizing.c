@@ -56,11 +56,8 @@ double once_fpr_for(once_type type, uint64_t bits, uint32_t hashes, uint64_t ite
         return once_fpr_partitioned(bits, hashes, items);
     case ONCE_BLOCKED:
         return once_fpr_blocked(bits, hashes, items);
-    case ONCE_APBF:
-    case ONCE_APBBF:
-    case ONCE_TLBF:
-    case ONCE_TIMER:
-        break; /* windows have no single-filter formula: see once_apbf_fpr */
+    default:
+        break; /* windows and growing filters have no single-array formula */
     }
     return 1.0;
 }

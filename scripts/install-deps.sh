@@ -3,7 +3,7 @@
 # Usage: scripts/install-deps.sh [extra-package...]
 set -euo pipefail
 
-packages=(cmake make gcc clang libclang-rt-14-dev libxxhash-dev libbloom-dev pkg-config jq
+packages=(cmake make gcc clang libclang-rt-14-dev libxxhash-dev libbloom-dev libzstd-dev pkg-config jq
           "$@")
 
 missing=()

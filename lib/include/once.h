@@ -76,7 +76,11 @@ typedef enum once_type {
     ONCE_APBF = 5,        /* count window: Age-Partitioned Bloom filter (k + l slices) */
     ONCE_APBBF = 6,       /* count window: Age-Partitioned Blocked Bloom filter */
     ONCE_TLBF = 7,        /* time window: Time-limited Bloom filter (variable slices) */
-    ONCE_TIMER = 8        /* time window: timers instead of bits (paper 000, section 4) */
+    ONCE_TIMER = 8,       /* time window: timers instead of bits (paper 000, section 4) */
+    ONCE_SCALABLE = 9,    /* growing: a chain of filters, each larger and stricter (BF.* semantics) */
+    ONCE_DBF = 10,        /* growing: Dynamic Bloom Filter, rows of counting filters (paper 003) */
+    ONCE_BPBF = 11,       /* block-partitioned: reducible length without rehashing (paper 002, s. 3) */
+    ONCE_DBPBF = 12       /* dynamic block-partitioned: grows by batches of blocks (paper 002, s. 4) */
 } once_type;
 
 /*
@@ -132,6 +136,18 @@ typedef struct once_config {
     uint32_t timer_bits;     /* timer filter: width of a timer, 8, 16 or 32 (0 = 16) */
     uint32_t equal_timers;   /* timer filter: k' of the equal-timers heuristic (0 = off) */
     bool dynamic;            /* timer filter: grow by whole filters (paper 000, section 5) */
+
+    /* Growing structures (scalable, DBF, block-partitioned). */
+    uint32_t expansion;       /* scalable: each new sub-filter holds `expansion` times the
+                                 keys of the last; 0 = non-scaling, a full filter refuses
+                                 adds with ONCE_ERR_FULL (once_config_init sets 2) */
+    double tightening;        /* scalable: each new sub-filter's error is the last's times
+                                 this, in (0, 1) (0 = 0.5) */
+    bool query_before_insert; /* DBF: insert only keys not already present (paper 003, 3.5.1) */
+    bool bit_slice;           /* DBF: bit-slice row storage (paper 003, 3.5.3) */
+    uint64_t block_length;    /* block-partitioned: m_b, bits per block (0 = derive) */
+    uint32_t blocks;          /* block-partitioned: mu, blocks (0 = derive) */
+    uint64_t batch_threshold; /* dynamic block-partitioned: n_thres keys per batch (0 = derive) */
 } once_config;
 
 /* Fill `config` with the defaults: capacity 1,000,000, error 0.001, random seed. */
@@ -215,7 +231,8 @@ typedef struct once_stats {
     double design_fpr;     /* the structure's own formula for its peak rate */
     uint64_t span_ms;      /* time windows: the span T (window and slack are then in ms) */
     uint64_t newest_bits;  /* TLBF: size of the newest slice, the one sized for the rate */
-    uint32_t filters;      /* dynamic structures: sub-filters alive */
+    uint32_t filters;      /* dynamic structures: sub-filters (rows, batches) alive */
+    uint32_t expansion;    /* scalable: capacity factor between sub-filters (0 = non-scaling) */
 } once_stats;
 
 ONCE_API once_status once_get_stats(const once_filter *filter, once_stats *stats);
@@ -225,6 +242,30 @@ ONCE_API uint64_t once_capacity(const once_filter *filter);
 ONCE_API uint64_t once_bytes(const once_filter *filter);
 ONCE_API once_type once_get_type(const once_filter *filter);
 ONCE_API uint64_t once_seed(const once_filter *filter);
+
+/* ------------------------------------------------------------ cardinality */
+
+/*
+ * How many distinct keys a filter holds, estimated from its cells alone (paper 002,
+ * section 5): an estimate and an interval (low, high) that holds the true count with
+ * at least the requested probability `confidence` (e.g. 0.9).  The estimate counts
+ * distinct keys, so it differs from `items` when keys were added twice or when two
+ * filters were combined.  ONCE_ERR_UNSUPPORTED for structures without an estimator.
+ */
+typedef struct once_cardinality {
+    double estimate;
+    double low, high;
+    double confidence;
+} once_cardinality;
+
+ONCE_API once_status once_estimate_cardinality(const once_filter *filter, double confidence,
+                                               once_cardinality *out);
+/* |A union B| and |A intersect B| of two filters of the same structure, geometry and
+ * seed, without materializing either set (paper 002, section 5.2). */
+ONCE_API once_status once_estimate_union(const once_filter *a, const once_filter *b,
+                                         double confidence, once_cardinality *out);
+ONCE_API once_status once_estimate_intersection(const once_filter *a, const once_filter *b,
+                                                double confidence, once_cardinality *out);
 
 /* ---------------------------------------------------------- serialization */
 
