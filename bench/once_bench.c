@@ -96,19 +96,25 @@ enum {
     S_APBBF,
     S_TLBF,
     S_TIMER,
+    S_BPBF,
+    S_DBPBF,
     S_COUNT
 };
 
 static const char *const structure_name[S_COUNT] = {
     "standard", "partitioned", "blocked", "counting", "libbloom", "memory_floor",
-    "apbf", "apbbf", "tlbf", "timer",
+    "apbf", "apbbf", "tlbf", "timer", "bpbf", "dbpbf",
 };
 static const once_type structure_type[S_COUNT] = {
     ONCE_STANDARD, ONCE_PARTITIONED, ONCE_BLOCKED, ONCE_COUNTING, 0, 0,
-    ONCE_APBF, ONCE_APBBF, ONCE_TLBF, ONCE_TIMER,
+    ONCE_APBF, ONCE_APBBF, ONCE_TLBF, ONCE_TIMER, ONCE_BPBF, ONCE_DBPBF,
 };
 #define WINDOW_STRUCTURES                                                                      \
     ((1u << S_APBF) | (1u << S_APBBF) | (1u << S_TLBF) | (1u << S_TIMER))
+
+/* Block-partitioned filters touch one line per block (7 at 1%) to insert: they run at
+ * 10^6 and 10^7 only, like the windows. */
+#define BLOCK_PARTITIONED_STRUCTURES ((1u << S_BPBF) | (1u << S_DBPBF))
 
 #define ALL_STRUCTURES ((1u << S_COUNT) - 1)
 
@@ -158,7 +164,7 @@ static void usage(FILE *out)
             "                 memory_floor (under a minute)\n"
             "  --n            key counts (integers or forms like 1e7); default 1e6,1e7,1e8\n"
             "  --structures   any of standard,partitioned,blocked,counting,libbloom,\n"
-            "                 memory_floor,apbf,apbbf,tlbf,timer; default all\n"
+            "                 memory_floor,apbf,apbbf,tlbf,timer,bpbf,dbpbf; default all\n"
             "  --reps         repetitions per measurement, median reported; default 3\n");
 }
 
@@ -494,6 +500,70 @@ static void bench_window(int s, uint64_t n, int reps, const key16 *in, const key
     emit(s, "query_batch", n, median(query_batch, reps), fpr, bits_per_key);
 }
 
+/* -------------------------------------------------- block-partitioned */
+
+/*
+ * Block-partitioned filters (paper 002) at 1% for N keys, beside the blocked filter:
+ *   bpbf   the static filter for N keys: m_b = N / ln2 bits a block, one hash function
+ *          a block, 7 blocks (2^-7 < 1%), so 7 random lines to insert and about two
+ *          (the blocks an absent key gets through) to query;
+ *   dbpbf  the dynamic filter started for N/4 keys at 0.25% a batch, so that N keys
+ *          open four batches and the rate after them is about 1%: a query reads every
+ *          batch, the cost of growing without knowing N.
+ * Same timing as the other static filters (fresh filter per timed insert pass; absent
+ * keys queried; batch answers must equal one-key answers).
+ */
+static once_filter *new_block_partitioned(int s, uint64_t n)
+{
+    once_config c;
+    once_config_init(&c, structure_type[s]);
+    c.capacity = s == S_DBPBF ? (n + 3) / 4 : n;
+    c.error = s == S_DBPBF ? TARGET_FPR / 4 : TARGET_FPR;
+    c.seed = BENCH_SEED;
+    c.seed_is_set = true;
+    once_filter *f = NULL;
+    once_status st = once_create(&f, &c);
+    if (st != ONCE_OK)
+        die("cannot build %s for %" PRIu64 " keys: %s", structure_name[s], n, once_strerror(st));
+    return f;
+}
+
+static void bench_block_partitioned(int s, uint64_t n, int reps, const key16 *in,
+                                    const key16 *out)
+{
+    double add[MAX_REPS], query[MAX_REPS], add_batch[MAX_REPS], query_batch[MAX_REPS];
+    uint64_t positives = 0, batch_positives = 0;
+    once_bpbf_state state;
+    memset(&state, 0, sizeof state);
+    for (int r = 0; r < reps; r++) {
+        once_filter *f = new_block_partitioned(s, n);
+        add[r] = time_add(f, in, n);
+        query[r] = time_query(f, out, n, &positives);
+        once_bpbf_get_state(f, &state);
+        once_free(f);
+
+        f = new_block_partitioned(s, n);
+        add_batch[r] = time_add_batch(f, in, n);
+        query_batch[r] = time_query_batch(f, out, n, &batch_positives);
+        once_free(f);
+        if (batch_positives != positives)
+            die("%s at n=%" PRIu64 ": batch query found %" PRIu64
+                " positives, one-key query %" PRIu64,
+                structure_name[s], n, batch_positives, positives);
+    }
+    double bits_per_key = (double)state.bits / (double)n;
+    printf("# %s n=%" PRIu64 ": %u blocks of %" PRIu64 " bits, %u hash a block, %u batches "
+           "(n_thres %" PRIu64 "); formula rate %.4f\n",
+           structure_name[s], n, state.geometry.blocks, state.geometry.block_length,
+           state.geometry.block_hashes, state.batches, state.geometry.batch_threshold,
+           state.fpr_formula);
+    double fpr = (double)positives / (double)n;
+    emit(s, "insert", n, median(add, reps), -1, bits_per_key);
+    emit(s, "query", n, median(query, reps), fpr, bits_per_key);
+    emit(s, "insert_batch", n, median(add_batch, reps), -1, bits_per_key);
+    emit(s, "query_batch", n, median(query_batch, reps), fpr, bits_per_key);
+}
+
 /* ----------------------------------------------------------- libbloom */
 
 static void bench_libbloom(uint64_t n, int reps, const key16 *in, const key16 *out)
@@ -794,7 +864,7 @@ static unsigned parse_structures(const char *arg)
             s++;
         if (s == S_COUNT)
             die("unknown structure '%s' (known: standard, partitioned, blocked, counting, "
-                "libbloom, memory_floor, apbf, apbbf, tlbf, timer)",
+                "libbloom, memory_floor, apbf, apbbf, tlbf, timer, bpbf, dbpbf)",
                 name);
         mask |= 1u << s;
     }
@@ -871,9 +941,9 @@ int main(int argc, char **argv)
         /* Windows at 10^6 and 10^7 keys (a window of 10^8 is a different product). */
         cases[case_count++] = (bench_case){1000000, structures, reps};
         cases[case_count++] = (bench_case){10000000, structures, reps};
-        if (structures & ~WINDOW_STRUCTURES)
-            cases[case_count++] =
-                (bench_case){100000000, structures & ~WINDOW_STRUCTURES, reps};
+        unsigned at_1e8 = structures & ~(WINDOW_STRUCTURES | BLOCK_PARTITIONED_STRUCTURES);
+        if (at_1e8)
+            cases[case_count++] = (bench_case){100000000, at_1e8, reps};
     }
 
     uint64_t max_n = 0;
@@ -908,6 +978,8 @@ int main(int argc, char **argv)
                 bench_memory_floor(bc->n, bc->reps, out);
             else if ((1u << s) & WINDOW_STRUCTURES)
                 bench_window(s, bc->n, bc->reps, in, out);
+            else if ((1u << s) & BLOCK_PARTITIONED_STRUCTURES)
+                bench_block_partitioned(s, bc->n, bc->reps, in, out);
             else
                 bench_once(s, bc->n, bc->reps, in, out);
         }

@@ -53,6 +53,8 @@ static const once_filter_ops *const all_ops[] = {
     &once_apbbf_ops,
     &once_tlbf_ops,
     &once_timer_ops,
+    &once_bpbf_ops,
+    &once_dbpbf_ops,
 };
 
 const once_filter_ops *once_ops_for_type(once_type type)
@@ -155,6 +157,10 @@ static once_status create_from_config(once_filter **out, const once_config *conf
     case ONCE_APBBF:
         st = once_age_create(&f, config);
         break;
+    case ONCE_BPBF:
+    case ONCE_DBPBF:
+        st = once_bpbf_create(&f, config);
+        break;
     default:
         return ONCE_ERR_INVALID;
     }
@@ -168,7 +174,9 @@ static once_status create_from_config(once_filter **out, const once_config *conf
         f->capacity = config->window ? config->window : s.window; /* as requested */
     else
         f->capacity = config->capacity;
-    f->error = (config->hashes || config->bits) && s.design_fpr > 0 ? s.design_fpr : config->error;
+    bool explicit_geometry = config->hashes || config->bits || config->block_length ||
+                             config->blocks || config->batch_threshold;
+    f->error = explicit_geometry && s.design_fpr > 0 ? s.design_fpr : config->error;
     *out = f;
     return ONCE_OK;
 }

@@ -215,6 +215,11 @@ double once_age_accesses_absent(uint32_t k, uint32_t l, const double *fill);
 /* Geometry planning for the blocked layout (bloom_blocked.c). */
 once_status once_blocked_plan(uint64_t capacity, double error, uint64_t *bits, uint32_t *hashes);
 
+/* Block-partitioned filters, static and dynamic (bpbf.c), built from the whole config. */
+extern const once_filter_ops once_bpbf_ops;
+extern const once_filter_ops once_dbpbf_ops;
+once_status once_bpbf_create(once_filter **out, const once_config *config);
+
 /* -------------------------------------------------------- array filters */
 
 /*

@@ -42,5 +42,39 @@ set ylabel "false-positive rate"
 plot "$out/tlbf_fig12.dat" using 1:6 with lines lw 2 title "start 10x under", \
      "$out/tlbf_fig12.dat" using 1:7 with lines lw 2 title "start 10x over", \
      0.01 with lines dt 2 title "target"
+
+set output "$out/bpbf_fig1.png"
+set title "Reducing a filter's length: 100000 keys (paper 002 Fig. 1)"
+set xlabel "reduced length (Kbits)"
+set ylabel "false-positive rate"
+set logscale x 2
+set logscale y
+set yrange [1e-10:1.5]
+set format y "%.0e"
+set key inside bottom right
+plot "$out/bpbf_fig1.dat" using 1:(\$2 > 0 ? \$2 : 1/0) with linespoints lw 2 title "BPBF, 64 x 128 Kbits, measured", \
+     "$out/bpbf_fig1.dat" using 1:4 with linespoints lw 2 title "standard k=60 folded (mod), measured", \
+     "$out/bpbf_fig1.dat" using 1:3 with lines dt 3 lw 1 title "BPBF, Eq. 1", \
+     "$out/bpbf_fig1.dat" using 1:5 with lines dt 3 lw 1 title "folded, section 3.1 formula", \
+     "$out/bpbf_fig1.dat" using 1:6 with lines dt 2 lw 2 title "optimal standard filter"
+
+set output "$out/dbpbf_fig4.png"
+set terminal pngcairo size 1100,800 noenhanced
+unset logscale x
+unset logscale y
+set format y "%g"
+set yrange [0:1]
+set xtics 100000
+set key inside top left
+set xlabel "set cardinality"
+set ylabel "false-positive rate"
+set multiplot layout 2,2 title "D-BBF vs standard filter, both for 100000 keys (paper 002 Fig. 4)"
+do for [t=0:3] {
+  p = word("0.1 0.05 0.01 0.005", t+1)
+  set title "initial target ".p
+  plot "$out/dbpbf_fig4.dat" using 1:(column(2+3*t)) with linespoints lw 2 title "D-BBF (reduced)", \
+       "$out/dbpbf_fig4.dat" using 1:(column(3+3*t)) with linespoints lw 2 title "standard filter"
+}
+unset multiplot
 GP
 echo "wrote $out"

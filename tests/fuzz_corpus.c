@@ -4,7 +4,7 @@
  * cell, the largest k each layout allows).  Small seeds keep the fuzzer's mutations
  * dense in the header and parameters, where the validation is.
  *
- *   fuzz_corpus DIR    writes DIR/<structure>-<bits>-<k>-<keys>.once
+ *   fuzz_corpus DIR    writes DIR/<structure>-<geometry>-<keys>.once
  */
 #include "once.h"
 
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 static int write_config(const char *dir, const once_config *config, uint64_t keys,
-                        const char *label);
+                        const char *label, uint32_t reduce_to);
 
 static int write_seed(const char *dir, once_type type, uint64_t bits, uint32_t hashes,
                       uint64_t keys)
@@ -26,7 +26,7 @@ static int write_seed(const char *dir, once_type type, uint64_t bits, uint32_t h
     c.seed_is_set = true;
     char label[64];
     snprintf(label, sizeof label, "%llu-%u", (unsigned long long)bits, hashes);
-    return write_config(dir, &c, keys, label);
+    return write_config(dir, &c, keys, label, 0);
 }
 
 /* Windowed seeds: small windows, keys spread over a few spans of virtual time. */
@@ -51,11 +51,12 @@ static int write_window(const char *dir, once_type type, int variant, uint64_t k
     }
     char label[64];
     snprintf(label, sizeof label, "window-%d", variant);
-    return write_config(dir, &c, keys, label);
+    return write_config(dir, &c, keys, label, 0);
 }
 
+/* `reduce_to`: block-partitioned filters are reduced to that many blocks (0 = not). */
 static int write_config(const char *dir, const once_config *config, uint64_t keys,
-                        const char *label)
+                        const char *label, uint32_t reduce_to)
 {
     once_config c = *config;
     once_type type = c.type;
@@ -67,6 +68,11 @@ static int write_config(const char *dir, const once_config *config, uint64_t key
     }
     for (uint64_t i = 0; i < keys; i++)
         once_add(f, &i, sizeof i, i * 97); /* about ten keys a 1000 ms span */
+    if (reduce_to != 0 && once_bpbf_reduce(f, reduce_to) != ONCE_OK) {
+        fprintf(stderr, "fuzz_corpus: reduce %s\n", once_type_name(type));
+        once_free(f);
+        return -1;
+    }
     void *buf = NULL;
     size_t len = 0;
     st = once_save_to_buffer(f, &buf, &len);
@@ -110,6 +116,38 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         failed |= write_seed(argv[1], shapes[i].type, shapes[i].bits, shapes[i].hashes, 0);
         failed |= write_seed(argv[1], shapes[i].type, shapes[i].bits, shapes[i].hashes, 20);
+    }
+    /* Block-partitioned: static and dynamic, blocks not a multiple of 64 bits (padding),
+     * several hashes a block, a D-BBF past its first batches and one reduced. */
+    static const struct {
+        once_type type;
+        uint64_t block_length;
+        uint32_t blocks, hashes;
+        uint64_t threshold;
+        uint32_t reduce_to;
+    } block_shapes[] = {
+        {ONCE_BPBF, 64, 4, 1, 0, 0},   {ONCE_BPBF, 100, 3, 2, 0, 0},
+        {ONCE_BPBF, 700, 6, 1, 0, 2},  {ONCE_DBPBF, 100, 3, 2, 15, 0},
+        {ONCE_DBPBF, 128, 5, 1, 25, 3},
+    };
+    for (size_t i = 0; i < sizeof block_shapes / sizeof block_shapes[0]; i++) {
+        for (uint64_t keys = 0; keys <= 60; keys += 60) {
+            once_config c;
+            once_config_init(&c, block_shapes[i].type);
+            c.capacity = 40;
+            c.block_length = block_shapes[i].block_length;
+            c.blocks = block_shapes[i].blocks;
+            c.hashes = block_shapes[i].hashes;
+            c.batch_threshold = block_shapes[i].threshold;
+            c.max_bytes = block_shapes[i].threshold ? 4096 : 0;
+            c.seed = 0x5eed2000u + i;
+            c.seed_is_set = true;
+            char label[64];
+            snprintf(label, sizeof label, "%llu-%u-%u-r%u",
+                     (unsigned long long)c.block_length, c.blocks, c.hashes,
+                     block_shapes[i].reduce_to);
+            failed |= write_config(argv[1], &c, keys, label, block_shapes[i].reduce_to);
+        }
     }
     static const once_type windows[] = {ONCE_APBF, ONCE_APBBF, ONCE_TLBF, ONCE_TIMER};
     for (size_t i = 0; i < sizeof windows / sizeof windows[0]; i++)

@@ -313,6 +313,83 @@ ONCE_API uint32_t once_optimal_hashes(uint64_t bits, uint64_t capacity);
 ONCE_API once_status once_plan(once_type type, uint64_t capacity, double error, uint64_t *bits,
                                uint32_t *hashes);
 
+/* ------------------------------------------------ block-partitioned filters */
+
+/*
+ * ONCE_BPBF and ONCE_DBPBF (paper 002, sections 3 and 4).  A block-partitioned filter
+ * is mu blocks of m_b bits, each a small Bloom filter with its own k_b hash functions;
+ * a key is in the filter when every block holds it.  Block j's hash functions depend
+ * only on the seed and j, so keeping the first m' blocks is a valid filter of fewer
+ * hash functions: the length shrinks without rehashing, at a near-optimal rate
+ * (Eq. 1: Pfp = (1 - (1 - 1/m_b)^(k_b n))^(k_b mu)).  The dynamic variant (D-BBF) is a
+ * list of such batches: a batch takes n_thres keys, then a new empty batch opens.
+ *
+ * Construction (once_create with the config fields block_length = m_b, blocks = mu,
+ * hashes = k_b, batch_threshold = n_thres; zero fields are derived):
+ *   BPBF   k_b = 1 (paper's default) or, when m_b is given with a capacity n,
+ *          max(1, floor(m_b ln2 / n)); m_b = ceil(k_b n / ln2) (density 1/2 per block);
+ *          mu = bits / m_b when `bits` (the maximum length m) is given, else the fewest
+ *          blocks whose Eq. 1 rate at `capacity` is at most `error`.
+ *   DBPBF  each batch is `bits` long (default: the standard filter's length for
+ *          capacity and error) and the search of section 4 picks mu, m_b = floor(m/mu)
+ *          and the n_thres that keeps a batch at `error` (once_bpbf_search); explicit
+ *          block_length/blocks skip the search.  `max_bytes` caps the batches' memory
+ *          (default 1 GiB): an insertion that needs a batch past it fails with
+ *          ONCE_ERR_FULL and changes nothing.
+ *
+ * Combining: once_union / once_intersect need equal geometry (blocks, m_b, k_b, and
+ * for the D-BBF n_thres and the batch count).  once_bpbf_union / once_bpbf_intersect
+ * also take a `src` of another resolution (other block count, and for the D-BBF other
+ * batch count) that shares seed, m_b, k_b (and n_thres): `dst` first drops to the
+ * lower resolution, as the paper prescribes, then combines.  D-BBF union is batch-wise
+ * OR; D-BBF intersection keeps in batch i the bits of dst's batch i that are set in
+ * any batch of src, so a key held by both, in whatever batches, is never lost.
+ */
+typedef struct once_bpbf_geometry {
+    uint64_t block_length;    /* m_b, bits per block */
+    uint32_t blocks;          /* mu, blocks per batch */
+    uint32_t block_hashes;    /* k_b, hash functions per block */
+    uint64_t batch_threshold; /* n_thres, keys per batch (0 for the static BPBF) */
+} once_bpbf_geometry;
+
+typedef struct once_bpbf_state {
+    once_bpbf_geometry geometry; /* current: blocks drops with each reduction */
+    uint32_t batches;            /* lambda (1 for the BPBF) */
+    uint64_t last_batch_items;   /* keys in the open batch */
+    uint64_t bits;               /* logical length: batches * blocks * m_b */
+    double fpr_formula;          /* Eq. 1 (BPBF) / Eq. 2 (D-BBF) at the batches' counts */
+    double fpr_fill;             /* the same from the measured block fills */
+} once_bpbf_state;
+
+/* Eq. 1: the rate of one batch of `blocks` blocks holding `items` keys. */
+ONCE_API double once_bpbf_fpr(uint64_t block_length, uint32_t block_hashes, uint32_t blocks,
+                              uint64_t items);
+/* Eq. 2 (exact form): a D-BBF of this geometry after `items` keys. */
+ONCE_API double once_bpbf_dynamic_fpr(const once_bpbf_geometry *geometry, uint64_t items);
+/* The most keys a batch takes with its Eq. 1 rate at most `error` (0 if none). */
+ONCE_API uint64_t once_bpbf_threshold(uint64_t block_length, uint32_t block_hashes,
+                                      uint32_t blocks, double error);
+/* Section 4's configuration search: over mu = 1, 2, ... with m_b = floor(batch_bits / mu),
+ * the mu whose n_thres (above) is largest; hill climbing, n_thres being concave in mu. */
+ONCE_API once_status once_bpbf_search(uint64_t batch_bits, double batch_error,
+                                      uint32_t block_hashes, once_bpbf_geometry *out);
+/* The geometry once_create builds for a ONCE_BPBF / ONCE_DBPBF config. */
+ONCE_API once_status once_bpbf_plan(const once_config *config, once_bpbf_geometry *out);
+
+ONCE_API once_status once_bpbf_get_state(const once_filter *filter, once_bpbf_state *out);
+/* The rate, from the measured fills, the filter would have reduced to `blocks`. */
+ONCE_API once_status once_bpbf_fpr_at(const once_filter *filter, uint32_t blocks, double *fpr);
+/* Keep the first `blocks` blocks of every batch (1 <= blocks <= current), no rehashing.
+ * The filter stays fully usable: it answers, takes keys and reduces again. */
+ONCE_API once_status once_bpbf_reduce(once_filter *filter, uint32_t blocks);
+/* Reduce to the fewest blocks whose measured rate is at most `error`; a filter already
+ * above `error` keeps its blocks.  *blocks (may be NULL) gets the blocks kept. */
+ONCE_API once_status once_bpbf_reduce_to_error(once_filter *filter, double error,
+                                               uint32_t *blocks);
+/* Union / intersection across resolutions (see above); the result has the lower one. */
+ONCE_API once_status once_bpbf_union(once_filter *dst, const once_filter *src);
+ONCE_API once_status once_bpbf_intersect(once_filter *dst, const once_filter *src);
+
 /* ------------------------------------------------------------- utilities */
 
 /* Which SIMD path the blocked filter uses on this CPU: "avx512", "avx2" or "scalar". */

@@ -1,0 +1,932 @@
+/*
+ * bpbf.c - block-partitioned Bloom filters (BPBF, paper 002 section 3) and dynamic
+ * block-partitioned Bloom filters (D-BBF, section 4): filters whose length shrinks
+ * after the keys are in, without the keys.
+ *
+ * Why blocks
+ *   Folding a standard filter (bit i -> i mod m') keeps its k hash functions, so the
+ *   reduced filter is far denser than 1/2 and its rate explodes (section 3.1: with
+ *   ratio r = m'/m it is (1 - e^(-kn/(mr)))^k against the optimal Pfp^r).  A BPBF is mu
+ *   independent blocks of m_b bits, each with its own k_b hash functions; a key is set
+ *   in every block and present when every block holds it.  Dropping blocks drops their
+ *   hash functions with them, so each remaining block keeps its density and the rate
+ *   of the first m' blocks is Eq. 1 with mu = m':
+ *       Pfp = (1 - (1 - 1/m_b)^(k_b n))^(k_b mu)                       (section 3.2)
+ *   With k_b = 1 and m_b = ceil(n / ln2) every block sits at density 1/2 at n keys,
+ *   the information-theoretic optimum, and Pfp = 2^-mu: each dropped block doubles it.
+ *
+ * Hash functions per block
+ *   Block j's k_b functions are probes j*k_b .. j*k_b + k_b - 1 of the key's enhanced
+ *   double-hashing sequence (once_probe_next), each reduced onto [0, m_b).  They depend
+ *   on the seed and j only, never on how many blocks the filter has now: a reduced
+ *   filter, and any two filters of the same seed, m_b and k_b, agree on every block
+ *   they both have.  That is what makes reduction free and lets filters of different
+ *   resolutions combine (the result has the lower one, section 3.2).
+ *
+ * D-BBF (section 4)
+ *   A list of batches, each a BPBF of the same geometry.  Keys go to the last batch;
+ *   once it holds n_thres keys the next insertion opens a new empty batch (so no empty
+ *   batch is ever kept but the first).  A key is present when some batch holds it.
+ *   With lambda batches and x keys in the last,
+ *       Pfp = 1 - (1 - Pfp_batch(x)) * prod_{i<lambda} (1 - Pfp_batch(n_thres))  (Eq. 2)
+ *   Reduction keeps the first m' blocks of every batch.  n_thres stays: it bounds each
+ *   block's density, which reduction does not change; a reduced batch's rate is then
+ *   that density to the power m'.
+ *   Configuration (section 4): for a batch of m bits and a per-batch rate p, try
+ *   mu = 1, 2, ... with m_b = floor(m / mu) and keep the mu whose n_thres - the most
+ *   keys with Eq. 1 at most p - is largest.  n_thres is concave in mu, so the search
+ *   stops at the first decrease (hill climbing).  The paper takes only mu dividing m;
+ *   we take m_b = floor(m/mu) so any m works (at most mu - 1 bits of m go unused).
+ *
+ * Layout
+ *   Each block is padded to whole 64-bit words (`stride`), so a block's bits and
+ *   popcount never straddle another block; a batch is one 64-byte aligned array of
+ *   blocks * stride words.  Padding bits are always zero (the loader checks).
+ *
+ * Invariants
+ *   - 1 <= batches; the BPBF has exactly one and n_thres = 0;
+ *   - every D-BBF batch but the last holds at least n_thres keys (counts are upper
+ *     bounds after a union or intersection);
+ *   - reduction, union and intersection never clear a bit a held key needs in the
+ *     blocks that remain, so there are no false negatives;
+ *   - a refused operation (ONCE_ERR_FULL, ONCE_ERR_NOMEM) changes nothing;
+ *   - queries never change state.
+ */
+#include "once_internal.h"
+
+#include <math.h>
+
+#define BPBF_MAX_BLOCKS 65536u
+#define BPBF_MAX_BATCHES (1u << 20)
+#define DBPBF_DEFAULT_MAX_BYTES (UINT64_C(1) << 30)
+#define PREFETCH_BATCHES 4 /* newest batches whose first blocks a prefetch touches */
+#define PREFETCH_BLOCKS 8  /* blocks an insertion prefetches (static filter's batch) */
+#define BATCH_AHEAD 8      /* keys hashed and prefetched ahead in a batch */
+#define BATCH_RING 16      /* a power of two above BATCH_AHEAD */
+
+typedef struct bpbf_batch {
+    uint64_t items;  /* keys hashed into this batch (x of Eq. 2) */
+    uint64_t *words; /* blocks * stride words */
+} bpbf_batch;
+
+typedef struct bpbf {
+    once_filter base;
+    uint64_t block_length; /* m_b */
+    uint64_t stride;       /* words per block */
+    uint32_t blocks;       /* mu, now */
+    uint32_t block_hashes; /* k_b */
+    uint64_t threshold;    /* n_thres; 0 = static BPBF */
+    uint64_t max_bytes;    /* cap on the batches' arrays; 0 = none (BPBF) */
+    uint32_t count;        /* batches in use */
+    uint32_t room;         /* batches allocated */
+    bpbf_batch *batches;
+} bpbf;
+
+#define BP(f) ((bpbf *)(f))
+#define CBP(f) ((const bpbf *)(f))
+
+static uint64_t stride_for(uint64_t block_length)
+{
+    return (block_length + 63) / 64;
+}
+
+/* Words once_words_alloc really allocates for `words` (whole 64-byte lines). */
+static uint64_t allocated_words(uint64_t words)
+{
+    return (words + 7) & ~UINT64_C(7);
+}
+
+static uint64_t batch_words(const bpbf *b)
+{
+    return (uint64_t)b->blocks * b->stride;
+}
+
+static uint64_t batch_bytes(const bpbf *b)
+{
+    return allocated_words(batch_words(b)) * 8;
+}
+
+/* ------------------------------------------------------------ formulas */
+
+double once_bpbf_fpr(uint64_t block_length, uint32_t block_hashes, uint32_t blocks,
+                     uint64_t items)
+{
+    if (block_length == 0 || block_hashes == 0 || blocks == 0)
+        return 1.0;
+    /* (1 - 1/m_b)^(k_b n) as exp(k_b n log1p(-1/m_b)): precise for large m_b. */
+    double unset = exp((double)block_hashes * (double)items * log1p(-1.0 / (double)block_length));
+    return pow(1.0 - unset, (double)block_hashes * blocks);
+}
+
+double once_bpbf_dynamic_fpr(const once_bpbf_geometry *g, uint64_t items)
+{
+    if (g == NULL || g->batch_threshold == 0)
+        return g ? once_bpbf_fpr(g->block_length, g->block_hashes, g->blocks, items) : 1.0;
+    uint64_t full = items / g->batch_threshold, last = items % g->batch_threshold;
+    if (full > 0 && last == 0) { /* the last batch is full, not a new empty one */
+        full--;
+        last = g->batch_threshold;
+    }
+    double keep_full = 1.0 - once_bpbf_fpr(g->block_length, g->block_hashes, g->blocks,
+                                           g->batch_threshold);
+    double keep_last = 1.0 - once_bpbf_fpr(g->block_length, g->block_hashes, g->blocks, last);
+    return 1.0 - keep_last * pow(keep_full, (double)full);
+}
+
+uint64_t once_bpbf_threshold(uint64_t block_length, uint32_t block_hashes, uint32_t blocks,
+                             double error)
+{
+    if (block_length < 2 || block_hashes == 0 || blocks == 0 || !(error > 0.0 && error < 1.0))
+        return 0;
+    /* Eq. 1 <= p  <=>  (1 - 1/m_b)^(k_b n) >= 1 - p^(1/(k_b mu)). */
+    double per_bit = pow(error, 1.0 / ((double)block_hashes * blocks));
+    double n = log1p(-per_bit) / ((double)block_hashes * log1p(-1.0 / (double)block_length));
+    if (!(n >= 0.0))
+        return 0;
+    if (n > (double)ONCE_MAX_CELLS)
+        n = (double)ONCE_MAX_CELLS;
+    uint64_t t = (uint64_t)floor(n);
+    /* Settle the rounding of the closed form against the formula itself. */
+    while (t > 0 && once_bpbf_fpr(block_length, block_hashes, blocks, t) > error)
+        t--;
+    while (t < ONCE_MAX_CELLS && once_bpbf_fpr(block_length, block_hashes, blocks, t + 1) <= error)
+        t++;
+    return t;
+}
+
+once_status once_bpbf_search(uint64_t batch_bits, double batch_error, uint32_t block_hashes,
+                             once_bpbf_geometry *out)
+{
+    if (out == NULL || batch_bits < 2 || batch_bits > ONCE_MAX_CELLS || block_hashes == 0 ||
+        block_hashes > ONCE_MAX_HASHES || !(batch_error > 0.0 && batch_error < 1.0))
+        return ONCE_ERR_INVALID;
+    once_bpbf_geometry best = {0, 0, block_hashes, 0};
+    for (uint64_t mu = 1; mu <= BPBF_MAX_BLOCKS && batch_bits / mu >= 2; mu++) {
+        uint64_t m_b = batch_bits / mu;
+        uint64_t n = once_bpbf_threshold(m_b, block_hashes, (uint32_t)mu, batch_error);
+        if (best.blocks != 0 && n < best.batch_threshold)
+            break; /* concave: past the top */
+        if (n > best.batch_threshold || best.blocks == 0) {
+            best.blocks = (uint32_t)mu;
+            best.block_length = m_b;
+            best.batch_threshold = n;
+        }
+    }
+    if (best.batch_threshold == 0)
+        return ONCE_ERR_INVALID; /* not even one key fits at this rate */
+    *out = best;
+    return ONCE_OK;
+}
+
+static bool valid_geometry(uint64_t block_length, uint64_t blocks, uint64_t block_hashes)
+{
+    return block_length >= 1 && block_length <= ONCE_MAX_CELLS && blocks >= 1 &&
+           blocks <= BPBF_MAX_BLOCKS && blocks * block_length <= ONCE_MAX_CELLS &&
+           block_hashes >= 1 && block_hashes <= ONCE_MAX_HASHES;
+}
+
+static once_status plan_static(const once_config *c, once_bpbf_geometry *g)
+{
+    const double ln2 = log(2.0);
+    uint64_t n = c->capacity;
+    g->batch_threshold = 0;
+    g->block_hashes = c->hashes;
+    if (g->block_hashes == 0) /* section 3.2: k_b = max(1, floor(m_b/n ln2)) for a given m_b */
+        g->block_hashes = c->block_length && n
+                              ? (uint32_t)fmax(1.0, fmin(ONCE_MAX_HASHES,
+                                                         floor((double)c->block_length / n * ln2)))
+                              : 1;
+    g->block_length = c->block_length;
+    if (g->block_length == 0) { /* m_b = ceil(k_b n / ln2): density 1/2 at n keys */
+        if (n == 0)
+            return ONCE_ERR_INVALID;
+        double m_b = ceil((double)g->block_hashes * (double)n / ln2);
+        if (m_b > (double)ONCE_MAX_CELLS)
+            return ONCE_ERR_TOO_LARGE;
+        g->block_length = (uint64_t)m_b;
+    }
+    g->blocks = c->blocks;
+    if (g->blocks == 0 && c->bits) { /* mu = m / m_b: the most blocks within length m */
+        uint64_t mu = c->bits / g->block_length;
+        if (mu == 0 || mu > BPBF_MAX_BLOCKS)
+            return ONCE_ERR_INVALID;
+        g->blocks = (uint32_t)mu;
+    } else if (g->blocks == 0) { /* the fewest blocks whose Eq. 1 rate meets `error` */
+        if (n == 0 || !(c->error > 0.0 && c->error < 1.0))
+            return ONCE_ERR_INVALID;
+        double one = once_bpbf_fpr(g->block_length, g->block_hashes, 1, n);
+        if (!(one < 1.0))
+            return ONCE_ERR_INVALID;
+        double mu = one > 0.0 ? ceil(log(c->error) / log(one)) : 1.0;
+        if (mu < 1.0)
+            mu = 1.0;
+        if (mu > BPBF_MAX_BLOCKS)
+            return ONCE_ERR_TOO_LARGE;
+        g->blocks = (uint32_t)mu;
+        /* ceil of a quotient of logs can land one off; settle against Eq. 1. */
+        while (g->blocks > 1 &&
+               once_bpbf_fpr(g->block_length, g->block_hashes, g->blocks - 1, n) <= c->error)
+            g->blocks--;
+        while (g->blocks < BPBF_MAX_BLOCKS &&
+               once_bpbf_fpr(g->block_length, g->block_hashes, g->blocks, n) > c->error)
+            g->blocks++;
+    }
+    return ONCE_OK;
+}
+
+static once_status plan_dynamic(const once_config *c, once_bpbf_geometry *g)
+{
+    uint32_t k_b = c->hashes ? c->hashes : 1; /* section 4: k_b = 1 by default */
+    if (k_b > ONCE_MAX_HASHES)
+        return ONCE_ERR_INVALID;
+    bool error_ok = c->error > 0.0 && c->error < 1.0;
+    if (c->block_length && c->blocks) {
+        g->block_length = c->block_length;
+        g->blocks = c->blocks;
+        g->block_hashes = k_b;
+    } else {
+        /* The batch length m: given, or the standard filter's for (capacity, error). */
+        uint64_t m = c->bits ? c->bits : once_optimal_bits(c->capacity, c->error);
+        if (m < 2)
+            return ONCE_ERR_INVALID;
+        if (c->block_length || c->blocks) { /* one of the two given: the other from m */
+            uint64_t m_b = c->block_length ? c->block_length : m / c->blocks;
+            uint64_t mu = c->blocks ? c->blocks : m / c->block_length;
+            if (m_b == 0 || mu == 0 || mu > BPBF_MAX_BLOCKS)
+                return ONCE_ERR_INVALID;
+            g->block_length = m_b;
+            g->blocks = (uint32_t)mu;
+            g->block_hashes = k_b;
+        } else {
+            if (!error_ok)
+                return ONCE_ERR_INVALID;
+            once_status st = once_bpbf_search(m, c->error, k_b, g);
+            if (st != ONCE_OK)
+                return st;
+        }
+    }
+    if (c->batch_threshold) {
+        g->batch_threshold = c->batch_threshold;
+    } else {
+        g->batch_threshold =
+            error_ok ? once_bpbf_threshold(g->block_length, g->block_hashes, g->blocks, c->error)
+                     : 0;
+        if (g->batch_threshold == 0)
+            return ONCE_ERR_INVALID;
+    }
+    return ONCE_OK;
+}
+
+once_status once_bpbf_plan(const once_config *c, once_bpbf_geometry *out)
+{
+    if (c == NULL || out == NULL || (c->type != ONCE_BPBF && c->type != ONCE_DBPBF))
+        return ONCE_ERR_INVALID;
+    once_bpbf_geometry g;
+    memset(&g, 0, sizeof g);
+    once_status st = c->type == ONCE_BPBF ? plan_static(c, &g) : plan_dynamic(c, &g);
+    if (st != ONCE_OK)
+        return st;
+    if (g.block_length > ONCE_MAX_CELLS || (uint64_t)g.blocks * g.block_length > ONCE_MAX_CELLS)
+        return ONCE_ERR_TOO_LARGE;
+    if (!valid_geometry(g.block_length, g.blocks, g.block_hashes))
+        return ONCE_ERR_INVALID;
+    *out = g;
+    return ONCE_OK;
+}
+
+/* ------------------------------------------------------- the probe loop */
+
+typedef enum probe_mode { PROBE_TEST, PROBE_SET } probe_mode;
+
+/*
+ * The one loop over a batch's blocks: block j, hash i uses probe j*k_b + i of the key's
+ * sequence.  PROBE_TEST stops at the first clear bit (an absent key usually leaves
+ * after a block or two); PROBE_SET sets every bit.  Always inlined, so each caller
+ * gets the branch-free version of its mode.
+ */
+static inline __attribute__((always_inline)) bool
+probe_blocks(const bpbf *b, uint64_t *words, uint32_t blocks, const once_hash *h, probe_mode mode)
+{
+    once_probe p = once_probe_start(h);
+    uint64_t *block = words;
+    for (uint32_t j = 0; j < blocks; j++, block += b->stride) {
+        for (uint32_t i = 0; i < b->block_hashes; i++) {
+            uint64_t pos = once_probe_next(&p, b->block_length);
+            if (mode == PROBE_SET)
+                once_bit_set(block, pos);
+            else if (!once_bit_get(block, pos))
+                return false;
+        }
+    }
+    return true;
+}
+
+static bool batch_holds(const bpbf *b, const bpbf_batch *batch, const once_hash *h)
+{
+    return probe_blocks(b, batch->words, b->blocks, h, PROBE_TEST);
+}
+
+static bool bpbf_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
+{
+    (void)now_ms;
+    const bpbf *b = CBP(f);
+    /* Newest first: in a dedup stream a repeated key is most often a recent one. */
+    for (uint32_t i = b->count; i-- > 0;)
+        if (batch_holds(b, &b->batches[i], h))
+            return true;
+    return false;
+}
+
+/* ------------------------------------------------------------ batches */
+
+static once_status ensure_room(bpbf *b, uint32_t want)
+{
+    if (want <= b->room)
+        return ONCE_OK;
+    uint32_t room = b->room ? b->room : 1;
+    while (room < want)
+        room = room > BPBF_MAX_BATCHES / 2 ? BPBF_MAX_BATCHES : room * 2;
+    bpbf_batch *grown = realloc(b->batches, (size_t)room * sizeof *grown);
+    if (grown == NULL)
+        return ONCE_ERR_NOMEM;
+    memset(grown + b->room, 0, (size_t)(room - b->room) * sizeof *grown);
+    b->batches = grown;
+    b->room = room;
+    return ONCE_OK;
+}
+
+static bool within_cap(const bpbf *b, uint64_t batches)
+{
+    if (batches > BPBF_MAX_BATCHES)
+        return false;
+    return b->max_bytes == 0 || batches * batch_bytes(b) <= b->max_bytes;
+}
+
+/* Open a new empty batch; ONCE_ERR_FULL past the cap, nothing changed on failure. */
+static once_status open_batch(bpbf *b)
+{
+    if (!within_cap(b, (uint64_t)b->count + 1))
+        return ONCE_ERR_FULL;
+    once_status st = ensure_room(b, b->count + 1);
+    if (st != ONCE_OK)
+        return st;
+    uint64_t *words = once_words_alloc(batch_words(b));
+    if (words == NULL)
+        return ONCE_ERR_NOMEM;
+    b->batches[b->count].words = words;
+    b->batches[b->count].items = 0;
+    b->count++;
+    return ONCE_OK;
+}
+
+static once_status insert(bpbf *b, const once_hash *h)
+{
+    bpbf_batch *last = &b->batches[b->count - 1];
+    if (b->threshold && last->items >= b->threshold) {
+        once_status st = open_batch(b);
+        if (st != ONCE_OK)
+            return st;
+        last = &b->batches[b->count - 1];
+    }
+    probe_blocks(b, last->words, b->blocks, h, PROBE_SET);
+    last->items++;
+    return ONCE_OK;
+}
+
+static once_status bpbf_add(once_filter *f, const once_hash *h, uint64_t now_ms)
+{
+    (void)now_ms;
+    return insert(BP(f), h);
+}
+
+static once_status bpbf_test_and_add(once_filter *f, const once_hash *h, uint64_t now_ms,
+                                     bool *seen)
+{
+    *seen = bpbf_query(f, h, now_ms);
+    return *seen ? ONCE_OK : insert(BP(f), h);
+}
+
+/* Bit offsets (within a batch) of the first probe of blocks 0 .. n-1. */
+static uint32_t first_probes(const bpbf *b, const once_hash *h, uint64_t *first, uint32_t n)
+{
+    once_probe p = once_probe_start(h);
+    uint32_t blocks = b->blocks < n ? b->blocks : n;
+    for (uint32_t j = 0; j < blocks; j++) {
+        first[j] = once_probe_next(&p, b->block_length) + j * b->stride * 64;
+        for (uint32_t i = 1; i < b->block_hashes; i++)
+            once_probe_next(&p, b->block_length);
+    }
+    return blocks;
+}
+
+/* For the generic batch loop (D-BBF): a query of an absent key usually leaves a batch
+ * after its first block or two, in every batch; an insertion starts on the same two
+ * lines of the last batch.  So the first two blocks of the newest batches. */
+static void bpbf_prefetch(const once_filter *f, const once_hash *h)
+{
+    const bpbf *b = CBP(f);
+    uint64_t first[2];
+    uint32_t blocks = first_probes(b, h, first, 2);
+    uint32_t older = b->count > PREFETCH_BATCHES ? b->count - PREFETCH_BATCHES : 0;
+    for (uint32_t i = older; i < b->count; i++)
+        for (uint32_t j = 0; j < blocks; j++)
+            once_prefetch_read(b->batches[i].words + (first[j] >> 6));
+}
+
+/*
+ * The static filter's fused batch (it never grows, so no insertion can fail): hash
+ * BATCH_AHEAD keys ahead and prefetch what the operation will touch - every block (up
+ * to PREFETCH_BLOCKS) for an insertion or a dedup test-and-add of a mostly new stream,
+ * the first two blocks for a query - then probe in array order.
+ */
+static void bpbf_fused_batch(once_filter *f, const once_key *keys, size_t count,
+                             once_batch_op op, uint8_t *out)
+{
+    bpbf *b = BP(f);
+    bpbf_batch *batch = &b->batches[0];
+    uint32_t want = op == ONCE_OP_QUERY ? 2 : PREFETCH_BLOCKS;
+    once_hash ring[BATCH_RING];
+    for (size_t i = 0; i < count + BATCH_AHEAD; i++) {
+        if (i < count) {
+            once_hash *h = &ring[i % BATCH_RING];
+            *h = once_hash_key(keys[i].data, keys[i].len, f->seed);
+            uint64_t first[PREFETCH_BLOCKS];
+            uint32_t blocks = first_probes(b, h, first, want);
+            for (uint32_t j = 0; j < blocks; j++) {
+                if (op == ONCE_OP_QUERY)
+                    once_prefetch_read(batch->words + (first[j] >> 6));
+                else
+                    once_prefetch_write(batch->words + (first[j] >> 6));
+            }
+        }
+        if (i < BATCH_AHEAD)
+            continue;
+        size_t k = i - BATCH_AHEAD;
+        const once_hash *h = &ring[k % BATCH_RING];
+        if (op == ONCE_OP_ADD) {
+            probe_blocks(b, batch->words, b->blocks, h, PROBE_SET);
+            batch->items++;
+            continue;
+        }
+        bool present = probe_blocks(b, batch->words, b->blocks, h, PROBE_TEST);
+        out[k] = present;
+        if (op == ONCE_OP_TEST_AND_ADD && !present) {
+            probe_blocks(b, batch->words, b->blocks, h, PROBE_SET);
+            batch->items++;
+        }
+    }
+}
+
+/* --------------------------------------------------------- reduction */
+
+/* Replace every batch's array by one of `blocks` blocks (<= current) and extend to
+ * `count` batches (>= current; new ones empty), allocating everything first so that
+ * a failure changes nothing. */
+static once_status reshape(bpbf *b, uint32_t blocks, uint32_t count)
+{
+    uint32_t old_blocks = b->blocks;
+    b->blocks = blocks;
+    bool fits = within_cap(b, count);
+    uint64_t words = batch_words(b);
+    b->blocks = old_blocks;
+    if (!fits)
+        return ONCE_ERR_FULL;
+    once_status st = ensure_room(b, count);
+    if (st != ONCE_OK)
+        return st;
+    uint64_t **fresh = calloc(count, sizeof *fresh);
+    if (fresh == NULL)
+        return ONCE_ERR_NOMEM;
+    bool shrink = blocks != old_blocks;
+    for (uint32_t i = 0; i < count; i++) {
+        if (i < b->count && !shrink)
+            continue; /* kept as it is */
+        fresh[i] = once_words_alloc(words);
+        if (fresh[i] == NULL) {
+            for (uint32_t j = 0; j < i; j++)
+                once_words_free(fresh[j]);
+            free(fresh);
+            return ONCE_ERR_NOMEM;
+        }
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        if (fresh[i] == NULL)
+            continue;
+        if (i < b->count) {
+            /* The first blocks keep their bits and, by construction, their functions. */
+            memcpy(fresh[i], b->batches[i].words, (size_t)(words * 8));
+            once_words_free(b->batches[i].words);
+        } else {
+            b->batches[i].items = 0;
+        }
+        b->batches[i].words = fresh[i];
+    }
+    free(fresh);
+    b->blocks = blocks;
+    b->count = count;
+    return ONCE_OK;
+}
+
+static bpbf *as_bpbf(const once_filter *f)
+{
+    if (f == NULL || (f->ops->type != ONCE_BPBF && f->ops->type != ONCE_DBPBF))
+        return NULL;
+    return (bpbf *)f;
+}
+
+once_status once_bpbf_reduce(once_filter *f, uint32_t blocks)
+{
+    bpbf *b = as_bpbf(f);
+    if (b == NULL || blocks == 0 || blocks > b->blocks)
+        return ONCE_ERR_INVALID;
+    if (blocks == b->blocks)
+        return ONCE_OK;
+    return reshape(b, blocks, b->count);
+}
+
+/* Fill of block j of a batch: set bits / m_b. */
+static double block_fill(const bpbf *b, const bpbf_batch *batch, uint32_t j)
+{
+    return (double)once_words_popcount(batch->words + (uint64_t)j * b->stride, b->stride) /
+           (double)b->block_length;
+}
+
+/* The rate from the fills: a batch matches an absent key with prod_j fill_j^k_b, and
+ * the filter when any batch does (section 2: (t/m)^k per independent filter). */
+static double fill_fpr(const bpbf *b, uint32_t blocks)
+{
+    double keep = 1.0;
+    for (uint32_t i = 0; i < b->count; i++) {
+        double batch = 1.0;
+        for (uint32_t j = 0; j < blocks && batch > 0.0; j++)
+            batch *= pow(block_fill(b, &b->batches[i], j), (double)b->block_hashes);
+        keep *= 1.0 - batch;
+    }
+    return 1.0 - keep;
+}
+
+once_status once_bpbf_fpr_at(const once_filter *f, uint32_t blocks, double *fpr)
+{
+    const bpbf *b = as_bpbf(f);
+    if (b == NULL || fpr == NULL || blocks == 0 || blocks > b->blocks)
+        return ONCE_ERR_INVALID;
+    *fpr = fill_fpr(b, blocks);
+    return ONCE_OK;
+}
+
+once_status once_bpbf_reduce_to_error(once_filter *f, double error, uint32_t *blocks)
+{
+    bpbf *b = as_bpbf(f);
+    if (b == NULL || !(error > 0.0 && error < 1.0))
+        return ONCE_ERR_INVALID;
+    /* The rate falls as blocks are added: the first count that meets `error` is the
+     * shortest filter that does. */
+    uint32_t keep = b->blocks;
+    for (uint32_t m = 1; m < b->blocks; m++) {
+        if (fill_fpr(b, m) <= error) {
+            keep = m;
+            break;
+        }
+    }
+    once_status st = once_bpbf_reduce(f, keep);
+    if (st == ONCE_OK && blocks != NULL)
+        *blocks = keep;
+    return st;
+}
+
+/* ------------------------------------------------------------ combine */
+
+static uint64_t saturating_add(uint64_t a, uint64_t b)
+{
+    return a + b < a ? UINT64_MAX : a + b;
+}
+
+/*
+ * dst op= src over dst's blocks (src has at least as many; both share m_b, k_b, seed).
+ * Union: batch-wise OR over src's batches (dst has at least as many).  Intersection:
+ * dst's batch i keeps the bits set in any src batch, so a key held by both - in any
+ * batches - keeps all its bits in the dst batch that held it.
+ */
+static void combine_blocks(bpbf *dst, const bpbf *src, once_combine_op op)
+{
+    uint64_t words = batch_words(dst);
+    if (op == ONCE_COMBINE_UNION) {
+        for (uint32_t i = 0; i < src->count; i++) {
+            once_words_combine(dst->batches[i].words, src->batches[i].words, words, op);
+            dst->batches[i].items = saturating_add(dst->batches[i].items, src->batches[i].items);
+        }
+        return;
+    }
+    /* Counts stay: dst's are upper bounds of what its batches now hold. */
+    for (uint64_t w = 0; w < words; w++) {
+        uint64_t any = 0;
+        for (uint32_t j = 0; j < src->count; j++)
+            any |= src->batches[j].words[w];
+        for (uint32_t i = 0; i < dst->count; i++)
+            dst->batches[i].words[w] &= any;
+    }
+}
+
+static bool bpbf_same_geometry(const once_filter *a, const once_filter *b)
+{
+    const bpbf *x = CBP(a), *y = CBP(b);
+    return x->block_length == y->block_length && x->blocks == y->blocks &&
+           x->block_hashes == y->block_hashes && x->threshold == y->threshold &&
+           x->count == y->count;
+}
+
+static void bpbf_combine(once_filter *dst, const once_filter *src, once_combine_op op)
+{
+    combine_blocks(BP(dst), CBP(src), op);
+}
+
+static once_status combine_resolutions(once_filter *dst_f, const once_filter *src_f,
+                                       once_combine_op op)
+{
+    bpbf *dst = as_bpbf(dst_f);
+    const bpbf *src = as_bpbf(src_f);
+    if (dst == NULL || src == NULL)
+        return ONCE_ERR_INVALID;
+    if (dst_f->ops != src_f->ops || dst_f->seed != src_f->seed ||
+        dst->block_length != src->block_length || dst->block_hashes != src->block_hashes ||
+        dst->threshold != src->threshold)
+        return ONCE_ERR_MISMATCH;
+    uint32_t blocks = src->blocks < dst->blocks ? src->blocks : dst->blocks;
+    uint32_t count = dst->count;
+    if (op == ONCE_COMBINE_UNION && src->count > count)
+        count = src->count;
+    if (blocks != dst->blocks || count != dst->count) {
+        once_status st = reshape(dst, blocks, count);
+        if (st != ONCE_OK)
+            return st;
+    }
+    combine_blocks(dst, src, op);
+    if (op == ONCE_COMBINE_UNION)
+        dst_f->items = saturating_add(dst_f->items, src_f->items);
+    else if (src_f->items < dst_f->items)
+        dst_f->items = src_f->items;
+    return ONCE_OK;
+}
+
+once_status once_bpbf_union(once_filter *dst, const once_filter *src)
+{
+    return combine_resolutions(dst, src, ONCE_COMBINE_UNION);
+}
+
+once_status once_bpbf_intersect(once_filter *dst, const once_filter *src)
+{
+    return combine_resolutions(dst, src, ONCE_COMBINE_INTERSECT);
+}
+
+/* -------------------------------------------------------------- stats */
+
+static double formula_fpr(const bpbf *b)
+{
+    double keep = 1.0;
+    for (uint32_t i = 0; i < b->count; i++)
+        keep *= 1.0 - once_bpbf_fpr(b->block_length, b->block_hashes, b->blocks,
+                                    b->batches[i].items);
+    return 1.0 - keep;
+}
+
+static void bpbf_stats(const once_filter *f, once_stats *s)
+{
+    const bpbf *b = CBP(f);
+    s->bits = (uint64_t)b->count * b->blocks * b->block_length;
+    s->bits_set = 0;
+    for (uint32_t i = 0; i < b->count; i++)
+        s->bits_set += once_words_popcount(b->batches[i].words, batch_words(b));
+    s->hashes = b->blocks * b->block_hashes;
+    s->filters = b->count;
+    s->fpr_estimate = fill_fpr(b, b->blocks);
+    /* The design rate: Eq. 1 at capacity (BPBF), or one full batch (D-BBF). */
+    if (b->threshold)
+        s->design_fpr = once_bpbf_fpr(b->block_length, b->block_hashes, b->blocks, b->threshold);
+    else
+        s->design_fpr = f->capacity ? once_bpbf_fpr(b->block_length, b->block_hashes, b->blocks,
+                                                    f->capacity)
+                                    : 0.0;
+}
+
+once_status once_bpbf_get_state(const once_filter *f, once_bpbf_state *out)
+{
+    const bpbf *b = as_bpbf(f);
+    if (b == NULL || out == NULL)
+        return ONCE_ERR_INVALID;
+    memset(out, 0, sizeof *out);
+    out->geometry.block_length = b->block_length;
+    out->geometry.blocks = b->blocks;
+    out->geometry.block_hashes = b->block_hashes;
+    out->geometry.batch_threshold = b->threshold;
+    out->batches = b->count;
+    out->last_batch_items = b->batches[b->count - 1].items;
+    out->bits = (uint64_t)b->count * b->blocks * b->block_length;
+    out->fpr_formula = formula_fpr(b);
+    out->fpr_fill = fill_fpr(b, b->blocks);
+    return ONCE_OK;
+}
+
+static uint64_t bpbf_memory(const once_filter *f)
+{
+    const bpbf *b = CBP(f);
+    return sizeof(bpbf) + (uint64_t)b->room * sizeof(bpbf_batch) + b->count * batch_bytes(b);
+}
+
+/* -------------------------------------------------------- lifecycle */
+
+static void bpbf_destroy(once_filter *f)
+{
+    bpbf *b = BP(f);
+    for (uint32_t i = 0; i < b->count; i++)
+        once_words_free(b->batches[i].words);
+    free(b->batches);
+    free(b);
+}
+
+static void bpbf_clear(once_filter *f)
+{
+    bpbf *b = BP(f);
+    /* Back to one empty batch: a D-BBF gives its grown memory back. */
+    for (uint32_t i = 1; i < b->count; i++)
+        once_words_free(b->batches[i].words);
+    b->count = 1;
+    memset(b->batches[0].words, 0, (size_t)(batch_words(b) * 8));
+    b->batches[0].items = 0;
+}
+
+/* A filter with its first (empty) batch. */
+static once_status bpbf_new(bpbf **out, const once_filter_ops *ops, const once_bpbf_geometry *g,
+                            uint64_t max_bytes)
+{
+    bpbf *b = calloc(1, sizeof *b);
+    if (b == NULL)
+        return ONCE_ERR_NOMEM;
+    once_filter_init(&b->base, ops);
+    b->block_length = g->block_length;
+    b->stride = stride_for(g->block_length);
+    b->blocks = g->blocks;
+    b->block_hashes = g->block_hashes;
+    b->threshold = g->batch_threshold;
+    b->max_bytes = max_bytes;
+    once_status st = within_cap(b, 1) ? open_batch(b) : ONCE_ERR_TOO_LARGE;
+    if (st != ONCE_OK) {
+        bpbf_destroy(&b->base);
+        return st;
+    }
+    *out = b;
+    return ONCE_OK;
+}
+
+once_status once_bpbf_create(once_filter **out, const once_config *c)
+{
+    once_bpbf_geometry g;
+    once_status st = once_bpbf_plan(c, &g);
+    if (st != ONCE_OK)
+        return st;
+    bool dynamic = c->type == ONCE_DBPBF;
+    uint64_t max_bytes = c->max_bytes ? c->max_bytes : dynamic ? DBPBF_DEFAULT_MAX_BYTES : 0;
+    bpbf *b = NULL;
+    st = bpbf_new(&b, dynamic ? &once_dbpbf_ops : &once_bpbf_ops, &g, max_bytes);
+    if (st != ONCE_OK)
+        return st;
+    b->base.capacity = c->capacity; /* the design rate (stats) is Eq. 1 at capacity */
+    *out = &b->base;
+    return ONCE_OK;
+}
+
+/* ------------------------------------------------------- serialization */
+
+enum { P_BLOCK_LENGTH, P_BLOCKS, P_BLOCK_HASHES, P_THRESHOLD, P_MAX_BYTES, P_BATCHES, P_FIELDS };
+
+static uint64_t bpbf_params_size(const once_filter *f)
+{
+    (void)f;
+    return P_FIELDS * 8;
+}
+
+/* Per batch: its count, then all batches' words (blocks * stride each). */
+static uint64_t bpbf_payload_size(const once_filter *f)
+{
+    const bpbf *b = CBP(f);
+    return (uint64_t)b->count * 8 + (uint64_t)b->count * batch_words(b) * 8;
+}
+
+static void bpbf_save_params(const once_filter *f, once_writer *w)
+{
+    const bpbf *b = CBP(f);
+    uint64_t v[P_FIELDS] = {b->block_length, b->blocks,    b->block_hashes,
+                            b->threshold,    b->max_bytes, b->count};
+    for (int i = 0; i < P_FIELDS; i++)
+        once_writer_u64(w, v[i]);
+}
+
+static void bpbf_save_payload(const once_filter *f, once_writer *w)
+{
+    const bpbf *b = CBP(f);
+    for (uint32_t i = 0; i < b->count; i++)
+        once_writer_u64(w, b->batches[i].items);
+    for (uint32_t i = 0; i < b->count; i++)
+        once_writer_words(w, b->batches[i].words, batch_words(b));
+}
+
+/* No bit past m_b in any block (the padding up to the block's last word). */
+static bool padding_clear(const bpbf *b, const uint64_t *words)
+{
+    if (b->block_length % 64 == 0)
+        return true;
+    for (uint32_t j = 0; j < b->blocks; j++)
+        if (words[(uint64_t)j * b->stride + b->stride - 1] >> (b->block_length % 64))
+            return false;
+    return true;
+}
+
+static once_status load_as(const once_filter_ops *ops, once_filter **out, const uint8_t *params,
+                           size_t params_len, const uint8_t *payload, size_t payload_len)
+{
+    uint64_t v[P_FIELDS];
+    if (!once_read_params(params, params_len, v, P_FIELDS))
+        return ONCE_ERR_CORRUPT;
+    bool dynamic = ops->type == ONCE_DBPBF;
+    uint64_t count = v[P_BATCHES];
+    if (!valid_geometry(v[P_BLOCK_LENGTH], v[P_BLOCKS], v[P_BLOCK_HASHES]) || count == 0 ||
+        count > BPBF_MAX_BATCHES || (dynamic ? v[P_THRESHOLD] == 0 || v[P_MAX_BYTES] == 0
+                                             : v[P_THRESHOLD] != 0 || count != 1))
+        return ONCE_ERR_CORRUPT;
+    once_bpbf_geometry g = {v[P_BLOCK_LENGTH], (uint32_t)v[P_BLOCKS], (uint32_t)v[P_BLOCK_HASHES],
+                            v[P_THRESHOLD]};
+    /* Sizes before any allocation: the payload must be exactly what the params say. */
+    uint64_t words = v[P_BLOCKS] * stride_for(v[P_BLOCK_LENGTH]);
+    if (payload_len / 8 < count || (payload_len - count * 8) / 8 / words != count ||
+        (payload_len - count * 8) % (words * 8) != 0)
+        return ONCE_ERR_CORRUPT;
+    bpbf *b = NULL;
+    once_status st = bpbf_new(&b, ops, &g, v[P_MAX_BYTES]);
+    if (st == ONCE_ERR_TOO_LARGE || st == ONCE_ERR_FULL)
+        return ONCE_ERR_CORRUPT;
+    if (st != ONCE_OK)
+        return st;
+    if (!within_cap(b, count)) {
+        bpbf_destroy(&b->base);
+        return ONCE_ERR_CORRUPT;
+    }
+    const uint8_t *bits = payload + count * 8;
+    for (uint64_t i = 0; i < count && st == ONCE_OK; i++) {
+        if (i > 0)
+            st = open_batch(b);
+        if (st != ONCE_OK)
+            break;
+        bpbf_batch *batch = &b->batches[i];
+        batch->items = once_le64_read(payload + i * 8);
+        once_words_from_le(batch->words, bits + i * words * 8, words);
+        if (!padding_clear(b, batch->words) || (i + 1 < count && batch->items < b->threshold))
+            st = ONCE_ERR_CORRUPT;
+    }
+    if (st != ONCE_OK) {
+        bpbf_destroy(&b->base);
+        return st;
+    }
+    *out = &b->base;
+    return ONCE_OK;
+}
+
+static once_status bpbf_load(once_filter **out, const uint8_t *params, size_t params_len,
+                             const uint8_t *payload, size_t payload_len)
+{
+    return load_as(&once_bpbf_ops, out, params, params_len, payload, payload_len);
+}
+
+static once_status dbpbf_load(once_filter **out, const uint8_t *params, size_t params_len,
+                              const uint8_t *payload, size_t payload_len)
+{
+    return load_as(&once_dbpbf_ops, out, params, params_len, payload, payload_len);
+}
+
+#define BPBF_OPS(NAME, TYPE, LABEL, LOAD, BATCH)                                                       \
+    const once_filter_ops NAME = {                                                              \
+        .type = TYPE,                                                                           \
+        .name = LABEL,                                                                          \
+        .destroy = bpbf_destroy,                                                                \
+        .query = bpbf_query,                                                                    \
+        .query_reads = NULL,                                                                    \
+        .add = bpbf_add,                                                                        \
+        .test_and_add = bpbf_test_and_add,                                                      \
+        .prefetch = bpbf_prefetch,                                                              \
+        .batch = BATCH,                                                                         \
+        .remove = NULL,                                                                         \
+        .clear = bpbf_clear,                                                                    \
+        .same_geometry = bpbf_same_geometry,                                                    \
+        .combine = bpbf_combine,                                                                \
+        .stats = bpbf_stats,                                                                    \
+        .cardinality = NULL,                                                                    \
+        .cardinality_pair = NULL,                                                               \
+        .memory = bpbf_memory,                                                                  \
+        .saved_params_size = bpbf_params_size,                                                  \
+        .saved_payload_size = bpbf_payload_size,                                                \
+        .save_params = bpbf_save_params,                                                        \
+        .save_payload = bpbf_save_payload,                                                      \
+        .load = LOAD,                                                                           \
+    }
+
+BPBF_OPS(once_bpbf_ops, ONCE_BPBF, "bpbf", bpbf_load, bpbf_fused_batch);
+/* The dynamic filter takes filter.c's generic loop: its insertions can fail (the cap). */
+BPBF_OPS(once_dbpbf_ops, ONCE_DBPBF, "dbpbf", dbpbf_load, NULL);

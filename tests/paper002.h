@@ -1,0 +1,135 @@
+/*
+ * paper002.h - what paper 002's block-partitioned sections print and compare against,
+ * typed in once for the tests and `make experiments`:
+ *   - Table 2 (section 4.1): D-BBF and standard filter rates and lengths, both built
+ *     for 100000 keys at 0.05 and at 0.005, against the set's cardinality;
+ *   - the baseline of Fig. 1 (section 3.1): a standard filter of m bits and k hash
+ *     functions reduced to m' bits by folding, map(x) = x mod m'.  It is not a library
+ *     structure (the paper shows why it fails), so it lives here.
+ */
+#ifndef ONCE_PAPER002_H
+#define ONCE_PAPER002_H
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A printed rate of "~0" (below the table's 0.001 resolution). */
+#define PAPER002_ABOUT_ZERO (-1.0)
+
+/* One row of Table 2: lengths in Kbits (1024 bits), rates as printed. */
+typedef struct paper002_table2_row {
+    uint64_t cardinality;
+    double dbbf_kbits_05, dbbf_fpr_05, bf_fpr_05;    /* optimized for 0.05; BF 610 Kbits */
+    double dbbf_kbits_005, dbbf_fpr_005, bf_fpr_005; /* optimized for 0.005; BF 1078 Kbits */
+} paper002_table2_row;
+
+static const paper002_table2_row paper002_table2[] = {
+    {25000, 305, 0.022, PAPER002_ABOUT_ZERO, 404, 0.005, PAPER002_ABOUT_ZERO},
+    {50000, 458, 0.021, 0.006, 674, 0.003, PAPER002_ABOUT_ZERO},
+    {100000, 1220, 0.050, 0.050, 2155, 0.005, 0.005},
+    {150000, 1220, 0.055, 0.145, 2155, 0.005, 0.037},
+    {200000, 1830, 0.097, 0.272, 3232, 0.010, 0.117},
+    {300000, 2440, 0.142, 0.531, 4310, 0.015, 0.380},
+    {400000, 3050, 0.185, 0.726, 5388, 0.020, 0.635},
+    {500000, 3660, 0.226, 0.847, 6466, 0.025, 0.805},
+};
+#define PAPER002_TABLE2_ROWS (sizeof paper002_table2 / sizeof paper002_table2[0])
+/* Table 2's setup: expected cardinality and the standard filters' geometry. */
+#define PAPER002_TABLE2_CAPACITY 100000u
+#define PAPER002_BF_BITS_05 (610u * 1024u)
+#define PAPER002_BF_HASHES_05 4u
+#define PAPER002_BF_BITS_005 (1078u * 1024u)
+#define PAPER002_BF_HASHES_005 8u
+
+/* Fig. 1's setup (section 3.3): 100000 keys; a standard filter of 8192 Kbits with 60
+ * hash functions; a BPBF of 64 blocks of 128 Kbits with one hash function each. */
+#define PAPER002_FIG1_KEYS 100000u
+#define PAPER002_FIG1_BITS (8192u * 1024u)
+#define PAPER002_FIG1_HASHES 60u
+#define PAPER002_FIG1_BLOCKS 64u
+#define PAPER002_FIG1_BLOCK_BITS (128u * 1024u)
+
+/* ------------------------------------------------- folded standard filter */
+
+typedef struct folded_bloom {
+    uint64_t bits; /* current length m' (a power-of-two divisor of the original) */
+    uint32_t hashes;
+    uint64_t *words;
+} folded_bloom;
+
+static inline uint64_t paper002_mix(uint64_t x)
+{
+    x += UINT64_C(0x9E3779B97F4A7C15);
+    x = (x ^ (x >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    x = (x ^ (x >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return x ^ (x >> 31);
+}
+
+/* Position i of key (a, b) in the original m bits (double hashing of a 128-bit key
+ * digest); folding then maps it to position mod m'. */
+static inline uint64_t folded_position(uint64_t a, uint64_t b, uint32_t i, uint64_t bits)
+{
+    uint64_t h1 = paper002_mix(a ^ paper002_mix(b)), h2 = paper002_mix(h1 + b) | 1;
+    return (h1 + i * h2) % bits;
+}
+
+static inline bool folded_make(folded_bloom *f, uint64_t bits, uint32_t hashes)
+{
+    f->bits = bits;
+    f->hashes = hashes;
+    f->words = (uint64_t *)calloc(bits / 64, sizeof(uint64_t));
+    return f->words != NULL;
+}
+
+static inline void folded_add(folded_bloom *f, uint64_t a, uint64_t b)
+{
+    for (uint32_t i = 0; i < f->hashes; i++) {
+        uint64_t pos = folded_position(a, b, i, f->bits);
+        f->words[pos / 64] |= UINT64_C(1) << (pos % 64);
+    }
+}
+
+static inline bool folded_query(const folded_bloom *f, uint64_t original_bits, uint64_t a,
+                                uint64_t b)
+{
+    for (uint32_t i = 0; i < f->hashes; i++) {
+        uint64_t pos = folded_position(a, b, i, original_bits) % f->bits;
+        if (!(f->words[pos / 64] >> (pos % 64) & 1))
+            return false;
+    }
+    return true;
+}
+
+/* Fold to `bits` (a multiple of 64 dividing the current length): bit x -> x mod m'. */
+static inline void folded_reduce(folded_bloom *f, uint64_t bits)
+{
+    uint64_t keep = bits / 64;
+    for (uint64_t w = keep; w < f->bits / 64; w++)
+        f->words[w % keep] |= f->words[w];
+    f->bits = bits;
+}
+
+/* Section 3.1: a standard filter's rate, (1 - (1 - 1/m)^(kn))^k, at m' = m r. */
+static inline double folded_fpr(uint64_t bits, uint32_t hashes, uint64_t keys)
+{
+    return pow(1.0 - exp((double)hashes * (double)keys * log1p(-1.0 / (double)bits)),
+               (double)hashes);
+}
+
+/* The optimal standard filter of `bits` for `keys`: the best integer k rebuilt from
+ * scratch (Fig. 1's "optimal" baseline). */
+static inline double optimal_fpr(uint64_t bits, uint64_t keys)
+{
+    double best = 1.0;
+    for (uint32_t k = 1; k <= 64; k++) {
+        double p = folded_fpr(bits, k, keys);
+        if (p < best)
+            best = p;
+    }
+    return best;
+}
+
+#endif
