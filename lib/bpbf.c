@@ -544,6 +544,15 @@ once_status once_bpbf_reduce(once_filter *f, uint32_t blocks)
     return reshape(b, blocks, b->count);
 }
 
+once_status once_bpbf_reduce_to_length(once_filter *f, uint64_t bits)
+{
+    bpbf *b = as_bpbf(f);
+    if (b == NULL || bits == 0 || bits > (uint64_t)b->blocks * b->block_length)
+        return ONCE_ERR_INVALID;
+    uint64_t blocks = (bits + b->block_length / 2) / b->block_length; /* nearest */
+    return once_bpbf_reduce(f, blocks == 0 ? 1 : (uint32_t)blocks);
+}
+
 /* Fill of block j of a batch: set bits / m_b. */
 static double block_fill(const bpbf *b, const bpbf_batch *batch, uint32_t j)
 {

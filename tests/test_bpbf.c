@@ -304,7 +304,18 @@ static void reduce_then_continue_inserting(void)
     double eq1 = once_bpbf_fpr(st.geometry.block_length, 1, 6, 10000);
     uint64_t hits = false_hits(f, 0, 300000);
     CHECK(rate_within(hits, 300000, eq1, fill_sigma(st.geometry.block_length, 1, 6, 10000)));
-    CHECK_OK(once_bpbf_reduce(f, 3));
+    /* By length: round(m' / m_b) blocks, at least one. */
+    uint64_t m_b = st.geometry.block_length;
+    CHECK_STATUS(once_bpbf_reduce_to_length(f, 6 * m_b + 1), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_bpbf_reduce_to_length(f, 0), ONCE_ERR_INVALID);
+    CHECK_OK(once_bpbf_reduce_to_length(f, 5 * m_b + m_b / 2 - 1));
+    CHECK(state_of(f).geometry.blocks == 5);
+    CHECK_OK(once_bpbf_reduce_to_length(f, 3 * m_b + m_b / 2 + 1));
+    CHECK(state_of(f).geometry.blocks == 4);
+    CHECK_OK(once_bpbf_reduce_to_length(f, 2 * m_b + m_b / 3));
+    CHECK(state_of(f).geometry.blocks == 2);
+    CHECK_OK(once_bpbf_reduce_to_length(f, 1));
+    CHECK(state_of(f).geometry.blocks == 1);
     add_range(f, 4, 10000, 11000);
     CHECK(missing_in_range(f, 4, 0, 11000) == 0);
     once_free(f);

@@ -382,6 +382,9 @@ ONCE_API once_status once_bpbf_fpr_at(const once_filter *filter, uint32_t blocks
 /* Keep the first `blocks` blocks of every batch (1 <= blocks <= current), no rehashing.
  * The filter stays fully usable: it answers, takes keys and reduces again. */
 ONCE_API once_status once_bpbf_reduce(once_filter *filter, uint32_t blocks);
+/* Reduce to a length of m' bits a batch (m' <= blocks * m_b): the first round(m'/m_b)
+ * blocks, at least one (section 3.2). */
+ONCE_API once_status once_bpbf_reduce_to_length(once_filter *filter, uint64_t bits);
 /* Reduce to the fewest blocks whose measured rate is at most `error`; a filter already
  * above `error` keeps its blocks.  *blocks (may be NULL) gets the blocks kept. */
 ONCE_API once_status once_bpbf_reduce_to_error(once_filter *filter, double error,
