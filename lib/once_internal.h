@@ -245,6 +245,14 @@ once_status once_card_estimate_intersection(const once_occupancy *o, uint64_t se
                                             uint64_t set2, uint64_t set_and, double confidence,
                                             once_cardinality *out);
 
+/* Distinct keys inside the window of an age-partitioned layout: generations
+ * 0 .. last_generation, from the disjoint segment groups that hold them (see
+ * cardinality.c).  `segment` gives logical segment i's set cells and occupancy. */
+once_status once_card_age_window(uint32_t k, uint32_t last_generation,
+                                 once_status (*segment)(const void *ctx, uint32_t logical,
+                                                        uint64_t *set, once_occupancy *o),
+                                 const void *ctx, double confidence, once_cardinality *out);
+
 /* -------------------------------------------------------- array filters */
 
 /*
