@@ -63,8 +63,8 @@ static void write_fig5(const char *dir)
                 once_filter *f = card_trial_filter(ONCE_STANDARD, bits, 2, testing_mix(items + rep));
                 card_trial_fill(f, testing_mix(rep * 977 + items), 0, items);
                 once_cardinality c70, c90;
-                once_estimate_cardinality(f, 0.7, &c70);
-                once_estimate_cardinality(f, 0.9, &c90);
+                once_estimate_cardinality(f, 0, 0.7, &c70);
+                once_estimate_cardinality(f, 0, 0.9, &c90);
                 fprintf(out, "%u %" PRIu64 " %.1f %.0f %.0f %.0f %.0f\n", kbits[s], items,
                         c70.estimate, c70.low, c70.high, c90.low, c90.high);
                 once_free(f);

@@ -181,9 +181,10 @@ static once_status array_occupancy(const once_filter *f, once_occupancy *o)
     }
 }
 
-once_status once_array_cardinality(const once_filter *f, double confidence,
+once_status once_array_cardinality(const once_filter *f, uint64_t now_ms, double confidence,
                                    once_cardinality *out)
 {
+    (void)now_ms;
     once_occupancy o;
     once_status st = array_occupancy(f, &o);
     if (st != ONCE_OK)

@@ -126,7 +126,8 @@ typedef struct once_filter_ops {
     /* Distinct keys from the cells (paper 002, section 5); NULL = unsupported.  The
      * pair form estimates |a union b| or |a intersect b| for two filters already checked
      * to share structure, geometry and seed; NULL = unsupported. */
-    once_status (*cardinality)(const once_filter *f, double confidence, once_cardinality *out);
+    once_status (*cardinality)(const once_filter *f, uint64_t now_ms, double confidence,
+                               once_cardinality *out);
     once_status (*cardinality_pair)(const once_filter *a, const once_filter *b,
                                     once_combine_op op, double confidence,
                                     once_cardinality *out);
@@ -296,7 +297,7 @@ once_status once_array_load(once_filter **out, const uint8_t *params, size_t par
 uint64_t once_array_cells_set(const once_filter *f);
 /* Distinct keys of one array filter, or of the union / intersection of two of the
  * same geometry, under the layout's occupancy model (paper 002, section 5). */
-once_status once_array_cardinality(const once_filter *f, double confidence,
+once_status once_array_cardinality(const once_filter *f, uint64_t now_ms, double confidence,
                                    once_cardinality *out);
 once_status once_array_cardinality_pair(const once_filter *a, const once_filter *b,
                                         once_combine_op op, double confidence,

@@ -50,7 +50,9 @@ static void json_string(FILE *out, const char *s)
 int card_print(const cli_options *o, const char *name, const once_filter *filter)
 {
     once_cardinality c;
-    once_status st = once_estimate_cardinality(filter, o->confidence, &c);
+    /* Time 0: windows clamp it to the latest event they saw, so a window is counted as
+     * of its last event, whether the run was live or replayed history. */
+    once_status st = once_estimate_cardinality(filter, 0, o->confidence, &c);
     if (st != ONCE_OK && st != ONCE_ERR_UNSUPPORTED) {
         fprintf(stderr, "once card: %s: %s\n", name, once_strerror(st));
         return EXIT_IO;

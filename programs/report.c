@@ -53,7 +53,8 @@ void report_stats(stats_mode mode, const run_counters *c, const once_filter *fil
         return;
     /* Distinct keys in the filter, from its cells, with a 90% interval. */
     once_cardinality card;
-    bool card_known = once_estimate_cardinality(filter, 0.9, &card) == ONCE_OK;
+    /* Time 0: a window counts as of the latest event it saw (see card.c). */
+    bool card_known = once_estimate_cardinality(filter, 0, 0.9, &card) == ONCE_OK;
     char card_estimate[32], card_low[32], card_high[32];
     json_number_or_null(card_estimate, sizeof card_estimate, card_known, card.estimate);
     json_number_or_null(card_low, sizeof card_low, card_known, card.low);

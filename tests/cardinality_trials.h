@@ -87,8 +87,8 @@ static inline card_trials card_trials_run(once_type type, uint64_t bits, uint32_
             s90 = once_estimate_intersection(a, b, 0.9, &c90);
             once_intersect(a, b); /* for the density of the AND */
         } else {
-            s70 = once_estimate_cardinality(a, 0.7, &c70);
-            s90 = once_estimate_cardinality(a, 0.9, &c90);
+            s70 = once_estimate_cardinality(a, 0, 0.7, &c70);
+            s90 = once_estimate_cardinality(a, 0, 0.9, &c90);
         }
         if (s70 != ONCE_OK || s90 != ONCE_OK) {
             r.failures++;

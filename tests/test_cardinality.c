@@ -106,10 +106,10 @@ static void duplicates_count_once(void)
     REQUIRE(f != NULL);
     fill(f, 1, 5000);
     once_cardinality once_added, twice_added;
-    CHECK_OK(once_estimate_cardinality(f, 0.9, &once_added));
+    CHECK_OK(once_estimate_cardinality(f, 0, 0.9, &once_added));
     fill(f, 1, 5000);
     CHECK(once_items(f) == 10000);
-    CHECK_OK(once_estimate_cardinality(f, 0.9, &twice_added));
+    CHECK_OK(once_estimate_cardinality(f, 0, 0.9, &twice_added));
     CHECK(once_added.estimate == twice_added.estimate);
     CHECK(twice_added.low <= 5000 && 5000 <= twice_added.high);
     CHECK(twice_added.confidence == 0.9);
@@ -131,7 +131,7 @@ static void union_is_the_or_filter(void)
     CHECK(inter.low <= 10000 && 10000 <= inter.high);
     CHECK(fabs(inter.estimate - 10000) < 0.05 * 10000);
     CHECK_OK(once_union(a, b));
-    CHECK_OK(once_estimate_cardinality(a, 0.9, &ored));
+    CHECK_OK(once_estimate_cardinality(a, 0, 0.9, &ored));
     CHECK(u.estimate == ored.estimate && u.low == ored.low && u.high == ored.high);
     once_free(a);
     once_free(b);
@@ -147,7 +147,7 @@ static void counting_after_deletes(void)
         CHECK_OK(once_remove(f, &k, sizeof k, 0));
     }
     once_cardinality c;
-    CHECK_OK(once_estimate_cardinality(f, 0.9, &c));
+    CHECK_OK(once_estimate_cardinality(f, 0, 0.9, &c));
     CHECK(c.low <= 5000 && 5000 <= c.high);
     once_free(f);
 }
@@ -157,11 +157,11 @@ static void empty_and_saturated(void)
     once_filter *f = card_trial_filter(ONCE_STANDARD, 4096, 2, 13);
     REQUIRE(f != NULL);
     once_cardinality c;
-    CHECK_OK(once_estimate_cardinality(f, 0.9, &c));
+    CHECK_OK(once_estimate_cardinality(f, 0, 0.9, &c));
     CHECK(c.estimate == 0 && c.low == 0 && isfinite(c.high) && c.high < 10);
     fill(f, 1, 100000); /* every bit set */
     REQUIRE(testing_stats(f).bits_set == 4096);
-    CHECK_OK(once_estimate_cardinality(f, 0.9, &c));
+    CHECK_OK(once_estimate_cardinality(f, 0, 0.9, &c));
     CHECK(isfinite(c.estimate) && c.estimate > 4096);
     CHECK(isinf(c.high) && c.low <= c.estimate);
     once_free(f);
@@ -176,7 +176,7 @@ static void wider_with_confidence(void)
     const double levels[] = {0.5, 0.7, 0.9, 0.99, 0.999999};
     for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++) {
         once_cardinality c;
-        CHECK_OK(once_estimate_cardinality(f, levels[i], &c));
+        CHECK_OK(once_estimate_cardinality(f, 0, levels[i], &c));
         CHECK(c.low <= c.estimate && c.estimate <= c.high);
         CHECK(c.high - c.low > previous_width);
         previous_width = c.high - c.low;
@@ -192,11 +192,11 @@ static void refused_arguments(void)
     once_filter *d = card_trial_filter(ONCE_PARTITIONED, 4096, 2, 1); /* other layout */
     REQUIRE(a && b && c && d);
     once_cardinality out;
-    CHECK_STATUS(once_estimate_cardinality(NULL, 0.9, &out), ONCE_ERR_INVALID);
-    CHECK_STATUS(once_estimate_cardinality(a, 0.9, NULL), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_estimate_cardinality(NULL, 0, 0.9, &out), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_estimate_cardinality(a, 0, 0.9, NULL), ONCE_ERR_INVALID);
     const double bad[] = {0, 1, -0.5, 2, NAN};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        CHECK_STATUS(once_estimate_cardinality(a, bad[i], &out), ONCE_ERR_INVALID);
+        CHECK_STATUS(once_estimate_cardinality(a, 0, bad[i], &out), ONCE_ERR_INVALID);
         CHECK_STATUS(once_estimate_union(a, a, bad[i], &out), ONCE_ERR_INVALID);
     }
     CHECK_STATUS(once_estimate_union(a, b, 0.9, &out), ONCE_ERR_MISMATCH);
