@@ -145,19 +145,75 @@ void once_array_save_payload(const once_filter *f, once_writer *w)
     once_writer_words(w, CARRAY(f)->array, CARRAY(f)->words);
 }
 
+/* One bit per non-zero cell of a word: the word itself for bit arrays; for counters
+ * a nibble is non-zero iff the OR of its four bits is set. */
+static inline uint64_t cells_nonzero(uint64_t w, uint32_t cell_bits)
+{
+    if (cell_bits == 1)
+        return w;
+    return (w | w >> 1 | w >> 2 | w >> 3) & UINT64_C(0x1111111111111111);
+}
+
 uint64_t once_array_cells_set(const once_filter *f)
 {
     const once_array_filter *a = CARRAY(f);
     if (a->cell_bits == 1)
         return once_words_popcount(a->array, a->words);
-    /* Counters: a nibble is non-zero iff the OR of its four bits is set. */
     uint64_t total = 0;
-    for (uint64_t i = 0; i < a->words; i++) {
-        uint64_t w = a->array[i];
-        w = (w | w >> 1 | w >> 2 | w >> 3) & UINT64_C(0x1111111111111111);
-        total += (uint64_t)__builtin_popcountll(w);
-    }
+    for (uint64_t i = 0; i < a->words; i++)
+        total += (uint64_t)__builtin_popcountll(cells_nonzero(a->array[i], a->cell_bits));
     return total;
+}
+
+/* The occupancy model of each flat layout (cardinality.c): the chance that one key
+ * leaves a given cell clear. */
+static once_status array_occupancy(const once_filter *f, once_occupancy *o)
+{
+    const once_array_filter *a = CARRAY(f);
+    switch (f->ops->type) {
+    case ONCE_PARTITIONED: /* one probe in each of k slices of m/k cells */
+        return once_occupancy_for(o, a->cells, 1, a->cells / a->hashes);
+    case ONCE_BLOCKED: /* k distinct lanes of one of m/512 blocks: k/m per cell */
+        return once_occupancy_make(o, (double)a->cells,
+                                   1.0 - (double)a->hashes / (double)a->cells);
+    default: /* standard and counting: k probes over all m cells */
+        return once_occupancy_for(o, a->cells, a->hashes, a->cells);
+    }
+}
+
+once_status once_array_cardinality(const once_filter *f, uint64_t now_ms, double confidence,
+                                   once_cardinality *out)
+{
+    (void)now_ms;
+    once_occupancy o;
+    once_status st = array_occupancy(f, &o);
+    if (st != ONCE_OK)
+        return st;
+    return once_card_estimate(&o, once_array_cells_set(f), confidence, out);
+}
+
+/* Set cells of a, of b, and of their AND, in one pass and without building either
+ * combined filter (paper 002, section 5.2). */
+once_status once_array_cardinality_pair(const once_filter *fa, const once_filter *fb,
+                                        once_combine_op op, double confidence,
+                                        once_cardinality *out)
+{
+    once_occupancy occupancy, *o = &occupancy;
+    once_status st = array_occupancy(fa, o);
+    if (st != ONCE_OK)
+        return st;
+    const once_array_filter *a = CARRAY(fa), *b = CARRAY(fb);
+    uint64_t set_a = 0, set_b = 0, set_and = 0;
+    for (uint64_t i = 0; i < a->words; i++) {
+        uint64_t x = cells_nonzero(a->array[i], a->cell_bits);
+        uint64_t y = cells_nonzero(b->array[i], b->cell_bits);
+        set_a += (uint64_t)__builtin_popcountll(x);
+        set_b += (uint64_t)__builtin_popcountll(y);
+        set_and += (uint64_t)__builtin_popcountll(x & y);
+    }
+    if (op == ONCE_COMBINE_UNION) /* the OR is the filter of the union: Theorem 1 */
+        return once_card_estimate(o, set_a + set_b - set_and, confidence, out);
+    return once_card_estimate_intersection(o, set_a, set_b, set_and, confidence, out);
 }
 
 /* True when no bit at or past `used` is set. */

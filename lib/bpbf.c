@@ -735,6 +735,71 @@ once_status once_bpbf_get_state(const once_filter *f, once_bpbf_state *out)
     return ONCE_OK;
 }
 
+/* ------------------------------------------------------- cardinality */
+
+/*
+ * Distinct keys (paper 002, section 5.3).  A batch is a BPBF: mu blocks of m_b cells,
+ * each key leaving a cell clear with probability (1 - 1/m_b)^k_b, so Theorem 3 is
+ * cardinality.c's occupancy estimate with cells = mu m_b and range m_b (Lemma 4).
+ * The batches of a D-BBF hold disjoint keys (a key goes to one batch; under
+ * test-and-add a key already present is not inserted again), so the D-BBF's count is
+ * the sum over batches, and its interval the sum of the batches' intervals at
+ * 1 - (1 - c)/lambda each (Bonferroni) - the disjoint-groups sum cardinality.c already
+ * does for age windows, with one batch a group.  Keys added with once_add again after
+ * their batch closed are counted once per batch: the estimate is then an upper bound.
+ */
+static once_status batch_occupancy(const bpbf *b, once_occupancy *o)
+{
+    return once_occupancy_for(o, (uint64_t)b->blocks * b->block_length, b->block_hashes,
+                              b->block_length);
+}
+
+static once_status batch_segment(const void *ctx, uint32_t index, uint64_t *set, once_occupancy *o)
+{
+    const bpbf *b = ctx;
+    *set = once_words_popcount(b->batches[index].words, batch_words(b));
+    return batch_occupancy(b, o);
+}
+
+static once_status bpbf_cardinality(const once_filter *f, uint64_t now_ms, double confidence,
+                                    once_cardinality *out)
+{
+    (void)now_ms;
+    const bpbf *b = CBP(f);
+    /* Groups 0 .. count-1, one batch each (k = 1: a group is one logical segment). */
+    return once_card_age_window(1, b->count - 1, batch_segment, b, confidence, out);
+}
+
+/*
+ * |A union B| and |A intersect B| of two static filters of the same geometry (section
+ * 5.2): the OR of the two is the filter of the union (Theorem 1 / 3 on its set cells),
+ * the AND goes through Eq. 6 and Theorem 2 with the cells of both and of the AND.
+ * Counted word by word, without building the combined filter.  D-BBFs batch their keys
+ * in arrival order, so two D-BBFs' batches do not line up and no pair estimate is
+ * offered for them.
+ */
+static once_status bpbf_cardinality_pair(const once_filter *fa, const once_filter *fb,
+                                         once_combine_op op, double confidence,
+                                         once_cardinality *out)
+{
+    const bpbf *a = CBP(fa), *b = CBP(fb);
+    const uint64_t *x = a->batches[0].words, *y = b->batches[0].words;
+    uint64_t words = batch_words(a), set_a = 0, set_b = 0, set_op = 0;
+    for (uint64_t w = 0; w < words; w++) {
+        set_a += (uint64_t)__builtin_popcountll(x[w]);
+        set_b += (uint64_t)__builtin_popcountll(y[w]);
+        set_op += (uint64_t)__builtin_popcountll(op == ONCE_COMBINE_UNION ? x[w] | y[w]
+                                                                          : x[w] & y[w]);
+    }
+    once_occupancy o;
+    once_status st = batch_occupancy(a, &o);
+    if (st != ONCE_OK)
+        return st;
+    if (op == ONCE_COMBINE_UNION)
+        return once_card_estimate(&o, set_op, confidence, out);
+    return once_card_estimate_intersection(&o, set_a, set_b, set_op, confidence, out);
+}
+
 static uint64_t bpbf_memory(const once_filter *f)
 {
     const bpbf *b = CBP(f);
@@ -910,7 +975,7 @@ static once_status dbpbf_load(once_filter **out, const uint8_t *params, size_t p
     return load_as(&once_dbpbf_ops, out, params, params_len, payload, payload_len);
 }
 
-#define BPBF_OPS(NAME, TYPE, LABEL, LOAD, BATCH)                                                       \
+#define BPBF_OPS(NAME, TYPE, LABEL, LOAD, BATCH, PAIR)                                                       \
     const once_filter_ops NAME = {                                                              \
         .type = TYPE,                                                                           \
         .name = LABEL,                                                                          \
@@ -926,8 +991,8 @@ static once_status dbpbf_load(once_filter **out, const uint8_t *params, size_t p
         .same_geometry = bpbf_same_geometry,                                                    \
         .combine = bpbf_combine,                                                                \
         .stats = bpbf_stats,                                                                    \
-        .cardinality = NULL,                                                                    \
-        .cardinality_pair = NULL,                                                               \
+        .cardinality = bpbf_cardinality,                                                        \
+        .cardinality_pair = PAIR,                                                               \
         .memory = bpbf_memory,                                                                  \
         .saved_params_size = bpbf_params_size,                                                  \
         .saved_payload_size = bpbf_payload_size,                                                \
@@ -936,6 +1001,8 @@ static once_status dbpbf_load(once_filter **out, const uint8_t *params, size_t p
         .load = LOAD,                                                                           \
     }
 
-BPBF_OPS(once_bpbf_ops, ONCE_BPBF, "bpbf", bpbf_load, bpbf_fused_batch);
-/* The dynamic filter takes filter.c's generic loop: its insertions can fail (the cap). */
-BPBF_OPS(once_dbpbf_ops, ONCE_DBPBF, "dbpbf", dbpbf_load, NULL);
+BPBF_OPS(once_bpbf_ops, ONCE_BPBF, "bpbf", bpbf_load, bpbf_fused_batch,
+         bpbf_cardinality_pair);
+/* The dynamic filter takes filter.c's generic loop (its insertions can fail: the cap)
+ * and has no pair estimate (its batches do not line up across filters). */
+BPBF_OPS(once_dbpbf_ops, ONCE_DBPBF, "dbpbf", dbpbf_load, NULL, NULL);

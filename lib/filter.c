@@ -500,7 +500,7 @@ static bool confidence_ok(double confidence)
     return confidence > 0.0 && confidence < 1.0;
 }
 
-once_status once_estimate_cardinality(const once_filter *f, double confidence,
+once_status once_estimate_cardinality(const once_filter *f, uint64_t now_ms, double confidence,
                                       once_cardinality *out)
 {
     if (f == NULL || out == NULL || !confidence_ok(confidence))
@@ -509,7 +509,7 @@ once_status once_estimate_cardinality(const once_filter *f, double confidence,
         return ONCE_ERR_UNSUPPORTED;
     memset(out, 0, sizeof *out);
     out->confidence = confidence;
-    return f->ops->cardinality(f, confidence, out);
+    return f->ops->cardinality(f, now_ms, confidence, out);
 }
 
 static once_status estimate_pair(const once_filter *a, const once_filter *b, once_combine_op op,

@@ -126,7 +126,8 @@ typedef struct once_filter_ops {
     /* Distinct keys from the cells (paper 002, section 5); NULL = unsupported.  The
      * pair form estimates |a union b| or |a intersect b| for two filters already checked
      * to share structure, geometry and seed; NULL = unsupported. */
-    once_status (*cardinality)(const once_filter *f, double confidence, once_cardinality *out);
+    once_status (*cardinality)(const once_filter *f, uint64_t now_ms, double confidence,
+                               once_cardinality *out);
     once_status (*cardinality_pair)(const once_filter *a, const once_filter *b,
                                     once_combine_op op, double confidence,
                                     once_cardinality *out);
@@ -215,6 +216,44 @@ double once_age_accesses_absent(uint32_t k, uint32_t l, const double *fill);
 /* Geometry planning for the blocked layout (bloom_blocked.c). */
 once_status once_blocked_plan(uint64_t capacity, double error, uint64_t *bits, uint32_t *hashes);
 
+/* ---------------------------------------------------------- cardinality */
+
+/*
+ * The occupancy model behind every distinct-key estimate (cardinality.c, paper 002
+ * section 5): `cells` cells, each left clear by one key with probability
+ * q = exp(log_clear).
+ */
+typedef struct once_occupancy {
+    double cells;
+    double log_clear; /* ln q < 0 */
+} once_occupancy;
+
+/* From q directly (the blocked layout: q = 1 - k/m). */
+once_status once_occupancy_make(once_occupancy *o, double cells, double clear_per_key);
+/* `cells` cells in ranges of `cell_range`, each key setting `hashes` random cells of
+ * each range: q = (1 - 1/range)^hashes.  Standard: (m, k, m); partitioned (m, 1, m/k);
+ * block-partitioned (lambda m_b, k_b, m_b). */
+once_status once_occupancy_for(once_occupancy *o, uint64_t cells, uint32_t hashes,
+                               uint64_t cell_range);
+/* S(n), the expected set cells after n keys (Lemma 1, Lemma 4), and its inverse. */
+double once_card_expected_set(const once_occupancy *o, double keys);
+double once_card_inverse(const once_occupancy *o, double set);
+/* Theorem 1 / 3: estimate and equal-tailed interval from `set` set cells. */
+once_status once_card_estimate(const once_occupancy *o, uint64_t set, double confidence,
+                               once_cardinality *out);
+/* Theorem 2: |A intersect B| from the set cells of A, of B and of A AND B (Eq. 6). */
+once_status once_card_estimate_intersection(const once_occupancy *o, uint64_t set1,
+                                            uint64_t set2, uint64_t set_and, double confidence,
+                                            once_cardinality *out);
+
+/* Distinct keys inside the window of an age-partitioned layout: generations
+ * 0 .. last_generation, from the disjoint segment groups that hold them (see
+ * cardinality.c).  `segment` gives logical segment i's set cells and occupancy. */
+once_status once_card_age_window(uint32_t k, uint32_t last_generation,
+                                 once_status (*segment)(const void *ctx, uint32_t logical,
+                                                        uint64_t *set, once_occupancy *o),
+                                 const void *ctx, double confidence, once_cardinality *out);
+
 /* Block-partitioned filters, static and dynamic (bpbf.c), built from the whole config. */
 extern const once_filter_ops once_bpbf_ops;
 extern const once_filter_ops once_dbpbf_ops;
@@ -261,6 +300,13 @@ once_status once_array_load(once_filter **out, const uint8_t *params, size_t par
                             once_status (*make)(once_filter **, uint64_t, uint32_t));
 /* Set cells in the whole array (popcount for bits; non-zero nibbles for counters). */
 uint64_t once_array_cells_set(const once_filter *f);
+/* Distinct keys of one array filter, or of the union / intersection of two of the
+ * same geometry, under the layout's occupancy model (paper 002, section 5). */
+once_status once_array_cardinality(const once_filter *f, uint64_t now_ms, double confidence,
+                                   once_cardinality *out);
+once_status once_array_cardinality_pair(const once_filter *a, const once_filter *b,
+                                        once_combine_op op, double confidence,
+                                        once_cardinality *out);
 
 /* ---------------------------------------------------------- bit arrays */
 

@@ -651,14 +651,58 @@ static void timer_combine(once_filter *dst, const once_filter *src, once_combine
     sub_rebuild(d, &d->subs[0]);
 }
 
-static uint64_t sub_alive_exact(const timer_filter *t, const timer_sub *s)
+/* Alive timers of a sub-filter at the tick residue `res` (a full scan). */
+static uint64_t sub_alive_at(const timer_filter *t, const timer_sub *s, uint64_t res)
 {
     if (!s->dirty)
         return 0;
     uint64_t alive = 0;
     for (uint64_t i = 0; i < t->cells; i++)
-        alive += timer_left(t, cell_get(t, s->array, i), t->now.res) != 0;
+        alive += timer_left(t, cell_get(t, s->array, i), res) != 0;
     return alive;
+}
+
+static uint64_t sub_alive_exact(const timer_filter *t, const timer_sub *s)
+{
+    return sub_alive_at(t, s, t->now.res);
+}
+
+/*
+ * Distinct keys alive at now_ms (delivered within the span before it).  The alive
+ * timers of a sub-filter are exactly the standard filter of its alive keys (see the
+ * design note), so Theorem 1 of paper 002 applies to their count with the standard
+ * occupancy; a dynamic filter inserts each key into one sub-filter, so the count is
+ * the sum over sub-filters, with each interval at 1 - (1 - c)/count so that all hold
+ * together with probability c (union bound).
+ */
+static once_status timer_cardinality(const once_filter *f, uint64_t now_ms, double confidence,
+                                     once_cardinality *out)
+{
+    const timer_filter *t = CTIMER(f);
+    uint64_t res = t->now.res;
+    bool all_expired = false;
+    if (now_ms > t->latest) {
+        all_expired = now_ms - t->latest >= t->span + t->tick;
+        res = (now_ms / t->tick) % t->period;
+    }
+    once_occupancy o;
+    once_status st = once_occupancy_for(&o, t->cells, t->hashes, t->cells);
+    if (st != ONCE_OK)
+        return st;
+    double each = 1 - (1 - confidence) / t->count;
+    once_cardinality total = {0, 0, 0, confidence};
+    for (uint32_t i = 0; i < t->count; i++) {
+        once_cardinality c;
+        uint64_t alive = all_expired ? 0 : sub_alive_at(t, &t->subs[i], res);
+        st = once_card_estimate(&o, alive, each, &c);
+        if (st != ONCE_OK)
+            return st;
+        total.estimate += c.estimate;
+        total.low += c.low;
+        total.high += c.high;
+    }
+    *out = total;
+    return ONCE_OK;
 }
 
 static double design_fpr(const timer_filter *t)
@@ -1004,6 +1048,7 @@ const once_filter_ops once_timer_ops = {
     .same_geometry = timer_same_geometry,
     .combine = timer_combine,
     .stats = timer_stats,
+    .cardinality = timer_cardinality,
     .memory = timer_memory,
     .saved_params_size = timer_params_size,
     .saved_payload_size = timer_payload_size,

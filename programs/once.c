@@ -15,6 +15,7 @@
  *     output, save the state, and exit 128+signal; with a live stream (a pipe) the
  *     output is flushed whenever the input would block, so consumers see lines promptly.
  */
+#include "card.h"
 #include "lines.h"
 #include "options.h"
 #include "report.h"
@@ -167,7 +168,7 @@ typedef struct run {
     run_counters counters;
     bool progress;
     bool warned_capacity;
-    bool windowed; /* forgets by design: passing the capacity is normal */
+    bool fixed_size; /* a static filter: passing its capacity raises the error rate */
     bool timed;    /* a time window: every key needs an event time */
     double started, last_progress;
 } run;
@@ -264,7 +265,7 @@ static int run_input(run *r, const char *path)
             if (action[i] == LINE_SKIP)
                 continue;
             duplicate = action[i] == LINE_FILTER ? seen[j++] : false;
-            if (duplicate == o->print_duplicates &&
+            if (!o->card && duplicate == o->print_duplicates &&
                 writer_line(&r->out, lines[i].data, lines[i].len) != 0)
                 break;
             r->counters.duplicates += duplicate;
@@ -279,7 +280,7 @@ static int run_input(run *r, const char *path)
         if (code != 0)
             break;
 
-        if (!r->warned_capacity && !r->windowed && once_capacity(r->filter) > 0 &&
+        if (!r->warned_capacity && r->fixed_size && once_capacity(r->filter) > 0 &&
             once_items(r->filter) > once_capacity(r->filter)) {
             r->warned_capacity = true;
             if (r->progress)
@@ -323,6 +324,25 @@ int main(int argc, char **argv)
         }
     }
 
+    /* once card over saved filters: estimate each, change nothing. */
+    if (o.card && o.input_count > 0) {
+        size_t states = 0;
+        for (size_t i = 0; i < o.input_count; i++)
+            states += card_is_state_file(o.inputs[i]);
+        if (states == o.input_count) {
+            if (o.state_path) {
+                fprintf(stderr, "once card: --state applies to a stream, not to state files\n");
+                return EXIT_USAGE;
+            }
+            return card_files(&o);
+        }
+        if (states > 0) {
+            fprintf(stderr, "once card: give either saved state files or input streams, not "
+                            "both\n");
+            return EXIT_USAGE;
+        }
+    }
+
     install_signals(o.state_path != NULL);
     run r;
     memset(&r, 0, sizeof r);
@@ -335,7 +355,8 @@ int main(int argc, char **argv)
         once_free(r.filter);
         return EXIT_IO;
     }
-    r.windowed = once_get_type(r.filter) >= ONCE_APBF;
+    once_type type = once_get_type(r.filter);
+    r.fixed_size = type == ONCE_STANDARD || type == ONCE_PARTITIONED || type == ONCE_BLOCKED;
     r.timed = once_get_type(r.filter) == ONCE_TLBF || once_get_type(r.filter) == ONCE_TIMER;
     r.progress = o.progress == PROGRESS_ON || (o.progress == PROGRESS_AUTO && isatty(STDERR_FILENO));
     r.started = r.last_progress = monotonic_seconds();
@@ -361,6 +382,12 @@ int main(int argc, char **argv)
         code = EXIT_IO;
     if (code == 0)
         report_stats(o.stats, &r.counters, r.filter);
+    if (code == 0 && o.card) {
+        code = card_print(&o, o.input_count == 1 ? o.inputs[0] : o.input_count ? "(inputs)" : "-",
+                          r.filter);
+        if (fflush(stdout) != 0 && code == 0)
+            code = EXIT_IO;
+    }
     if (code == 0 && stop_signal)
         code = 128 + stop_signal;
 

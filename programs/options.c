@@ -14,18 +14,25 @@
 static void usage(FILE *out)
 {
     fputs("Usage: once [OPTIONS] [FILE...]\n"
+          "       once card [OPTIONS] [FILE...]\n"
           "Print each line of the input whose key was not seen before, in input order.\n"
           "With no FILE, or when FILE is -, read standard input.\n"
+          "`once card` prints how many distinct keys the input holds instead (estimated\n"
+          "from the filter's cells, with an interval); given saved state files (--state),\n"
+          "it reads each and prints its estimate.\n"
           "\n"
           "Key:\n"
           "  -f, --field N          use field N (1-based) as the key instead of the whole line\n"
           "  -t, --delimiter C      field delimiter (one byte; default: tab)\n"
           "\n"
           "Filter:\n"
-          "      --capacity N       expected number of distinct keys (default 1000000;\n"
-          "                         suffixes k, M, G multiply by 10^3, 10^6, 10^9)\n"
-          "      --error P          target false-positive rate at capacity (default 0.001)\n"
-          "      --filter NAME      standard, partitioned or blocked (default blocked);\n"
+          "      --capacity N       expected number of distinct keys: a fixed-size blocked\n"
+          "                         filter (suffixes k, M, G multiply by 10^3, 10^6, 10^9);\n"
+          "                         without it a scalable filter starts at 1000000 keys and\n"
+          "                         grows, keeping the error target at any size\n"
+          "      --error P          target false-positive rate (default 0.001)\n"
+          "      --filter NAME      scalable, standard, partitioned or blocked (default\n"
+          "                         scalable, or blocked with --capacity);\n"
           "                         with --window: apbf (default) or apbbf;\n"
           "                         with --span: tlbf (default) or timer\n"
           "      --seed S           hash seed (decimal or 0x hex; default random)\n"
@@ -41,8 +48,10 @@ static void usage(FILE *out)
           "      --time-format F    epoch (seconds, default), epoch_ms or iso8601\n"
           "      --on-bad-time A    a line whose time does not parse: fail (default, exit 2),\n"
           "                         skip (drop it) or keep (print it, unfiltered)\n"
-          "      --max-memory SIZE  cap on a time window's memory (e.g. 512M, 4G); past it the\n"
-          "                         run stops with exit 2 (default 1G)\n"
+          "      --max-memory SIZE  cap on the memory of a filter that grows, the scalable\n"
+          "                         filter or a time window (e.g. 512M, 4G); past it the run\n"
+          "                         stops with exit 2 (default: none for the scalable filter,\n"
+          "                         1G for time windows)\n"
           "      --level L          window layout: 0 uses the fewest slices; higher levels cut\n"
           "                         the slack past the window and the memory per key for more\n"
           "                         memory accesses (default 2)\n"
@@ -58,6 +67,8 @@ static void usage(FILE *out)
           "      --stats[=FORMAT]   summary on stderr at the end: human (default) or json\n"
           "      --progress         progress line on stderr (default: when it is a terminal)\n"
           "      --no-progress      never print the progress line\n"
+          "      --confidence C     once card: probability of the interval (default 0.9)\n"
+          "      --json             once card: one JSON object per estimate\n"
           "  -h, --help             this help\n"
           "  -V, --version          version\n"
           "\n"
@@ -127,12 +138,21 @@ enum {
     OPT_TIME_FORMAT,
     OPT_ON_BAD_TIME,
     OPT_MAX_MEMORY,
+    OPT_CONFIDENCE,
+    OPT_JSON,
 };
 
 int options_parse(cli_options *o, int argc, char **argv)
 {
     memset(o, 0, sizeof *o);
-    o->type = ONCE_BLOCKED;
+    if (argc > 1 && strcmp(argv[1], "card") == 0) {
+        o->card = true;
+        argv[1] = argv[0]; /* parse the rest as the options of the command */
+        argv++;
+        argc--;
+    }
+    o->confidence = 0.9;
+    o->type = ONCE_SCALABLE;
     o->capacity = 1000000;
     o->error = 0.001;
     o->delimiter = '\t';
@@ -142,6 +162,7 @@ int options_parse(cli_options *o, int argc, char **argv)
     o->time_format = TIME_EPOCH;
     o->on_bad_time = BAD_TIME_FAIL;
     bool level_given = false, time_format_given = false, bad_time_given = false;
+    bool confidence_given = false;
 
     static const struct option longs[] = {
         {"field", required_argument, NULL, 'f'},
@@ -163,6 +184,8 @@ int options_parse(cli_options *o, int argc, char **argv)
         {"time-format", required_argument, NULL, OPT_TIME_FORMAT},
         {"on-bad-time", required_argument, NULL, OPT_ON_BAD_TIME},
         {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
+        {"confidence", required_argument, NULL, OPT_CONFIDENCE},
+        {"json", no_argument, NULL, OPT_JSON},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -211,8 +234,8 @@ int options_parse(cli_options *o, int argc, char **argv)
         }
         case OPT_FILTER:
             if (once_type_from_name(optarg, &o->type) != ONCE_OK || o->type == ONCE_COUNTING)
-                return fail("unknown filter '%s' (standard, partitioned, blocked; with "
-                            "--window: apbf, apbbf; with --span: tlbf, timer)",
+                return fail("unknown filter '%s' (scalable, standard, partitioned, blocked; "
+                            "with --window: apbf, apbbf; with --span: tlbf, timer)",
                             optarg);
             o->type_given = true;
             break;
@@ -266,6 +289,20 @@ int options_parse(cli_options *o, int argc, char **argv)
                 o->on_bad_time = BAD_TIME_KEEP;
             else
                 return fail("unknown --on-bad-time action '%s' (fail, skip or keep)", optarg);
+            break;
+        case OPT_CONFIDENCE: {
+            char *end = NULL;
+            errno = 0;
+            double level = strtod(optarg, &end);
+            if (errno != 0 || end == optarg || *end != '\0' || !(level > 0.0 && level < 1.0))
+                return fail("invalid confidence '%s' (a probability between 0 and 1, e.g. 0.9)",
+                            optarg);
+            o->confidence = level;
+            confidence_given = true;
+            break;
+        }
+        case OPT_JSON:
+            o->json = true;
             break;
         case OPT_MAX_MEMORY: {
             char *end = NULL;
@@ -344,12 +381,19 @@ int options_parse(cli_options *o, int argc, char **argv)
                     once_type_name(o->type));
     } else if (o->refresh || level_given) {
         return fail("%s", "--refresh and --level apply to windows: add --window or --span");
+    } else if (o->capacity_given && !o->type_given) {
+        o->type = ONCE_BLOCKED; /* a stated capacity asks for a fixed size */
     }
     if (o->type == ONCE_APBBF && !level_given)
         o->level = 0;
-    if (!o->span_given && (o->time_field || time_format_given || bad_time_given || o->max_memory))
-        return fail("%s", "--time-field, --time-format, --on-bad-time and --max-memory apply to "
-                          "time windows: add --span");
+    if (!o->span_given && (o->time_field || time_format_given || bad_time_given))
+        return fail("%s", "--time-field, --time-format and --on-bad-time apply to time windows: "
+                          "add --span");
+    if (o->max_memory && !o->span_given && o->type != ONCE_SCALABLE)
+        return fail("%s", "--max-memory applies to the filters that grow: the scalable filter "
+                          "(the default without --capacity) and time windows (--span)");
+    if (!o->card && (confidence_given || o->json))
+        return fail("%s", "--confidence and --json are options of `once card`");
     if ((time_format_given || bad_time_given) && !o->time_field)
         return fail("%s", "--time-format and --on-bad-time need --time-field N");
     o->inputs = argv + optind;

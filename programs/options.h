@@ -48,6 +48,11 @@ typedef struct cli_options {
     char delimiter;
 
     bool print_duplicates; /* -D: print the lines seen before instead */
+    /* `once card`: print the distinct-key estimate (of the stream, or of each state
+     * file named) instead of lines. */
+    bool card;
+    double confidence; /* of the estimate's interval (default 0.9) */
+    bool json;         /* card output as JSON lines */
     stats_mode stats;
     progress_mode progress;
     const char *state_path;

@@ -37,11 +37,28 @@ void report_progress_done(void)
     fflush(stderr);
 }
 
+/* A JSON number, or null where there is none (JSON has no infinity). */
+static void json_number_or_null(char *buf, size_t size, bool known, double x)
+{
+    if (known && isfinite(x))
+        snprintf(buf, size, "%.0f", x);
+    else
+        snprintf(buf, size, "null");
+}
+
 void report_stats(stats_mode mode, const run_counters *c, const once_filter *filter)
 {
     once_stats s;
     if (mode == STATS_NONE || once_get_stats(filter, &s) != ONCE_OK)
         return;
+    /* Distinct keys in the filter, from its cells, with a 90% interval. */
+    once_cardinality card;
+    /* Time 0: a window counts as of the latest event it saw (see card.c). */
+    bool card_known = once_estimate_cardinality(filter, 0, 0.9, &card) == ONCE_OK;
+    char card_estimate[32], card_low[32], card_high[32];
+    json_number_or_null(card_estimate, sizeof card_estimate, card_known, card.estimate);
+    json_number_or_null(card_low, sizeof card_low, card_known, card.low);
+    json_number_or_null(card_high, sizeof card_high, card_known, card.high);
     double rate = c->seconds > 0 ? (double)c->lines / c->seconds : 0.0;
     double bits_per_key = s.items ? (double)s.bytes * 8.0 / (double)s.items : 0.0;
     if (mode == STATS_JSON) {
@@ -51,7 +68,9 @@ void report_stats(stats_mode mode, const run_counters *c, const once_filter *fil
                 "\"lines_per_second\":%.1f,\"input_bytes\":%llu,\"structure\":\"%s\","
                 "\"items\":%llu,\"capacity\":%llu,\"error\":%.6g,\"hashes\":%u,"
                 "\"fill_ratio\":%.6f,\"seed\":%llu,\"window\":%llu,\"slack\":%llu,"
-                "\"k\":%u,\"l\":%u,\"slices\":%u,\"window_unit\":\"%s\",\"bad_time\":%llu}\n",
+                "\"k\":%u,\"l\":%u,\"slices\":%u,\"window_unit\":\"%s\",\"bad_time\":%llu,"
+                "\"filters\":%u,\"cardinality_estimate\":%s,\"cardinality_low\":%s,"
+                "\"cardinality_high\":%s}\n",
                 (unsigned long long)c->lines, (unsigned long long)c->distinct,
                 (unsigned long long)c->duplicates, (unsigned long long)s.bytes,
                 finite_or_zero(bits_per_key), finite_or_zero(s.fpr_estimate),
@@ -61,7 +80,7 @@ void report_stats(stats_mode mode, const run_counters *c, const once_filter *fil
                 finite_or_zero(s.fill_ratio), (unsigned long long)s.seed,
                 (unsigned long long)s.window, (unsigned long long)s.slack, s.hashes, s.age_slices,
                 s.slices, s.span_ms ? "ms" : s.window ? "events" : "none",
-                (unsigned long long)c->bad_time);
+                (unsigned long long)c->bad_time, s.filters, card_estimate, card_low, card_high);
         return;
     }
     fprintf(stderr, "once: %llu lines, %llu distinct, %llu duplicates in %.3f s (%.2f M lines/s)\n",
@@ -81,6 +100,12 @@ void report_stats(stats_mode mode, const run_counters *c, const once_filter *fil
                 s.slices, s.design_fpr);
     if (c->bad_time)
         fprintf(stderr, "once: %llu lines had no readable time\n", (unsigned long long)c->bad_time);
+    if (card_known)
+        fprintf(stderr, "once: about %s distinct keys in the filter (90%%: %s-%s)\n", card_estimate,
+                card_low, isfinite(card.high) ? card_high : "unbounded");
+    if (s.filters > 1 && s.type == ONCE_SCALABLE)
+        fprintf(stderr, "once: %u sub-filters, each %ux the keys of the one before\n", s.filters,
+                s.expansion);
     if (s.window && !s.span_ms)
         fprintf(stderr,
                 "once: window %llu keys (slack %llu more), k=%u l=%u (%u slices of %llu keys a "

@@ -6,6 +6,7 @@ build=$1
 out=docs/experiments
 mkdir -p "$out"
 "$build/bench/once-experiments" "$out"
+"$build/bench/once-card-experiments" "$out"
 
 gnuplot <<GP
 set terminal pngcairo size 900,540 noenhanced
@@ -42,6 +43,20 @@ set ylabel "false-positive rate"
 plot "$out/tlbf_fig12.dat" using 1:6 with lines lw 2 title "start 10x under", \
      "$out/tlbf_fig12.dat" using 1:7 with lines lw 2 title "start 10x over", \
      0.01 with lines dt 2 title "target"
+
+set output "$out/card_fig5.png"
+unset logscale y
+set title "Estimated vs true distinct keys, 2 hashes, with 70% and 90% bounds (paper 002 Fig. 5)"
+set xlabel "true distinct keys"
+set ylabel "estimate"
+set key left top
+plot "$out/card_fig5.dat" index 0 using 2:3 with points pt 7 ps 0.4 title "8 Kbit estimates", \
+     "$out/card_fig5.dat" index 0 using 2:6 with lines dt 2 title "8 Kbit 90% low", \
+     "$out/card_fig5.dat" index 0 using 2:7 with lines dt 2 title "8 Kbit 90% high", \
+     "$out/card_fig5.dat" index 1 using 2:3 with points pt 7 ps 0.4 title "32 Kbit estimates", \
+     "$out/card_fig5.dat" index 1 using 2:6 with lines dt 3 title "32 Kbit 90% low", \
+     "$out/card_fig5.dat" index 1 using 2:7 with lines dt 3 title "32 Kbit 90% high", \
+     x with lines lc rgb "black" title "true"
 
 set output "$out/bpbf_fig1.png"
 set title "Reducing a filter's length: 100000 keys (paper 002 Fig. 1)"

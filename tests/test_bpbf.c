@@ -10,9 +10,13 @@
  *     reproduces Table 2's lengths and false-positive columns at its cardinalities;
  *   - union and intersection across resolutions give the lower resolution and obey
  *     the set laws; reduce then insert works; saved state continues exactly; hostile
- *     files are refused; the memory cap refuses and changes nothing.
+ *     files are refused; the memory cap refuses and changes nothing;
+ *   - distinct keys (Theorem 3): Table 6's relative errors, intervals that hold at
+ *     least as often as promised for the BPBF, a union, an intersection and a D-BBF
+ *     (the sum over its batches).
  */
 #include "once.h"
+#include "cardinality_trials.h"
 #include "paper002.h"
 #include "testing.h"
 
@@ -1042,6 +1046,126 @@ static void invalid_arguments(void)
     CHECK(type == ONCE_DBPBF);
 }
 
+/* ------------------------------------------------------------ cardinality */
+
+typedef struct block_geometry {
+    uint64_t block_length;
+    uint32_t blocks;
+} block_geometry;
+
+static once_filter *make_blocks(const void *context, uint64_t seed)
+{
+    const block_geometry *g = context;
+    opts o = {.type = ONCE_BPBF, .block_length = g->block_length, .blocks = g->blocks,
+              .hashes = 1, .seed = seed};
+    return make(&o);
+}
+
+/*
+ * Table 6 (Theorem 3, section 5.3): BPBFs of one hash function a block.  The average
+ * relative error and its standard deviation are the printed ones within 15%, or within
+ * 4 standard errors of the mean where fewer repetitions are run (the relative error's
+ * sd is about 0.75 of its mean, so R repetitions give the mean to 0.75/sqrt(R)); the
+ * density within 0.01; the 70% and 90% intervals hold at least that often.  The small
+ * rows run the paper's 1000 repetitions, the large ones fewer to stay within the time
+ * budget; the 4096-Kbit row (10^10 insertions at 1000 repetitions) is not run.
+ */
+static void table6_block_partitioned_estimates(void)
+{
+    for (size_t i = 0; i < PAPER002_TABLE6_ROWS; i++) {
+        const paper002_table6_row *row = &paper002_table6[i];
+        if (row->block_kbits >= 4096)
+            continue;
+        uint64_t work = row->items * row->blocks;
+        uint32_t reps = work <= 20000 ? 1000 : work <= 400000 ? 200 : 60;
+        block_geometry g = {(uint64_t)llround(row->block_kbits * 1024), row->blocks};
+        card_trials t = card_trials_run_with(make_blocks, &g, row->items, 0, reps, 600 + i);
+        printf("table 6 %6.1f Kbit x %2u n=%-7" PRIu64 " density %.3f (paper %.3f)  avg %.3g "
+               "(%.3g)  sd %.3g (%.3g)  max %.3g (%.3g)  90%%: %.0f-%.0f (%.0f-%.0f)  "
+               "covered 70%%: %u/%u  90%%: %u/%u\n",
+               row->block_kbits, row->blocks, row->items, t.density, row->density, t.avg,
+               row->avg, t.sd, row->sd, t.max, row->max, t.low90, t.high90, row->low90,
+               row->high90, t.covered70, t.reps, t.covered90, t.reps);
+        double tolerance = fmax(0.15, 4 * 0.75 / sqrt((double)reps));
+        CHECK(t.failures == 0 && t.reps == reps);
+        CHECK(fabs(t.density - row->density) < 0.01);
+        CHECK(fabs(t.avg - row->avg) <= tolerance * row->avg);
+        CHECK(fabs(t.sd - row->sd) <= tolerance * row->sd);
+        CHECK(t.covered70 >= 0.70 * t.reps);
+        CHECK(t.covered90 >= 0.90 * t.reps);
+    }
+}
+
+/* Pairs of static filters (section 5.2 on blocks): the union estimate is the estimate
+ * of the OR'ed filter, intersections cover their true size; D-BBFs sum their batches,
+ * count a key once under test-and-add, and offer no pair estimate. */
+static void cardinality_of_pairs_and_batches(void)
+{
+    block_geometry g = {1 << 15, 4};
+    card_trials t = card_trials_run_with(make_blocks, &g, 20000, 10000, 300, 700);
+    printf("intersection 4 x 32 Kbit, 20000 each, 10000 shared: avg %.3g sd %.3g covered "
+           "70%%: %u/%u 90%%: %u/%u\n",
+           t.avg, t.sd, t.covered70, t.reps, t.covered90, t.reps);
+    CHECK(t.failures == 0 && t.reps == 300);
+    CHECK(t.covered70 >= 0.70 * t.reps && t.covered90 >= 0.90 * t.reps);
+    CHECK(t.avg < 0.05);
+
+    once_filter *a = make_blocks(&g, 7), *b = make_blocks(&g, 7);
+    REQUIRE(a && b);
+    add_range(a, 20, 0, 15000);
+    add_range(b, 20, 10000, 25000);
+    once_cardinality u, ref, x;
+    CHECK_OK(once_estimate_union(a, b, 0.9, &u));
+    CHECK_OK(once_estimate_intersection(a, b, 0.9, &x));
+    CHECK(x.low <= 5000 && 5000 <= x.high);
+    CHECK(u.low <= 25000 && 25000 <= u.high);
+    CHECK_OK(once_union(a, b));
+    CHECK_OK(once_estimate_cardinality(a, 0, 0.9, &ref));
+    CHECK(u.estimate == ref.estimate && u.low == ref.low && u.high == ref.high);
+    once_free(a);
+    once_free(b);
+
+    /* D-BBF: 6 batches of 2000; 300 trials of 11000 distinct keys fed twice through
+     * test-and-add. */
+    uint32_t covered70 = 0, covered90 = 0;
+    double error = 0;
+    for (uint32_t rep = 0; rep < 300; rep++) {
+        opts d = {.type = ONCE_DBPBF, .block_length = 4000, .blocks = 5, .threshold = 2000,
+                  .seed = 800 + rep};
+        once_filter *f = make(&d);
+        REQUIRE(f != NULL);
+        for (int pass = 0; pass < 2; pass++) {
+            for (uint64_t i = 0; i < 11000; i++) {
+                testing_key k = testing_key_make(21 + rep, i);
+                bool seen;
+                CHECK_OK(once_test_and_add(f, &k, sizeof k, 0, &seen));
+            }
+        }
+        /* The keys held: a first sighting that tested present (a false positive) was
+         * not inserted, so the truth is the filter's count of insertions. */
+        double truth = (double)once_items(f);
+        once_cardinality c70, c90;
+        CHECK_OK(once_estimate_cardinality(f, 0, 0.7, &c70));
+        CHECK_OK(once_estimate_cardinality(f, 0, 0.9, &c90));
+        covered70 += c70.low <= truth && truth <= c70.high;
+        covered90 += c90.low <= truth && truth <= c90.high;
+        error += fabs(c70.estimate - truth) / truth;
+        if (rep == 0) {
+            CHECK(state_of(f).batches == 6);
+            once_filter *other = make(&d);
+            CHECK_STATUS(once_estimate_union(f, other, 0.9, &c70), ONCE_ERR_MISMATCH);
+            add_range(other, 22, 0, 11000);
+            CHECK_STATUS(once_estimate_union(f, other, 0.9, &c70), ONCE_ERR_UNSUPPORTED);
+            once_free(other);
+        }
+        once_free(f);
+    }
+    printf("D-BBF 11000 keys in 6 batches: avg error %.3g covered 70%%: %u/300 90%%: %u/300\n",
+           error / 300, covered70, covered90);
+    CHECK(covered70 >= 0.70 * 300 && covered90 >= 0.90 * 300);
+    CHECK(error / 300 < 0.01);
+}
+
 static const testing_case cases[] = {
     {"no_false_negatives", no_false_negatives},
     {"rate_after_reduction_is_eq1", rate_after_reduction_is_eq1},
@@ -1056,6 +1180,8 @@ static const testing_case cases[] = {
     {"memory_cap_refuses_and_keeps_state", memory_cap_refuses_and_keeps_state},
     {"batch_matches_single", batch_matches_single},
     {"invalid_arguments", invalid_arguments},
+    {"table6_block_partitioned_estimates", table6_block_partitioned_estimates},
+    {"cardinality_of_pairs_and_batches", cardinality_of_pairs_and_batches},
 };
 
 TESTING_MAIN(cases)

@@ -1404,6 +1404,62 @@ static void invalid_configs(void)
     CHECK(type == ONCE_TIMER && strcmp(once_type_name(ONCE_TIMER), "timer") == 0);
 }
 
+/* ------------------------------------------------------------ cardinality */
+
+/*
+ * The distinct keys alive at the latest time, estimated from the alive timers, against
+ * the exact count: keys whose last insertion expires (rounded up to a tick) after it.
+ * Zipf keys with duplicates, fixed and dynamic size; the 90% interval must hold at
+ * least 90% of the checkpoints and the estimate stay within a few percent.
+ */
+static void distinct_alive_keys_match_exact_count(void)
+{
+    enum { UNIVERSE = 50000, CHECKPOINTS = 80, EVERY = 2500, WARMUP = 20000 };
+    testing_zipf zipf = testing_zipf_make(UNIVERSE, 0.8);
+    uint64_t *expiry = calloc(UNIVERSE, sizeof *expiry); /* t_u + T of the last insertion */
+    REQUIRE(zipf.cdf != NULL && expiry != NULL);
+    for (int dynamic = 0; dynamic < 2; dynamic++) {
+        timer_opts o = {.width = 16, .span = 10000, .capacity = dynamic ? 4000 : 20000,
+                        .error = 0.01, .dynamic = dynamic, .seed = 77 + dynamic};
+        once_filter *f = make_timer(&o);
+        REQUIRE(f != NULL);
+        uint64_t tick = testing_stats(f).slack;
+        memset(expiry, 0, UNIVERSE * sizeof *expiry);
+        uint64_t state = 5 + dynamic, t = 1000;
+        uint32_t covered = 0, checks = 0;
+        double worst = 0;
+        for (uint64_t e = 1; e <= WARMUP + (uint64_t)CHECKPOINTS * EVERY; e++) {
+            t += rng(&state) % 3; /* about one event per ms: ~10^4 events a span */
+            uint64_t id = testing_zipf_draw(&zipf, &state);
+            if (!tand(f, 1, id, t))
+                expiry[id] = t + o.span;
+            if (e <= WARMUP || e % EVERY != 0)
+                continue;
+            uint64_t truth = 0;
+            for (uint64_t i = 0; i < UNIVERSE; i++)
+                truth += !surely_dead(expiry[i], t, tick);
+            once_cardinality c;
+            CHECK_OK(once_estimate_cardinality(f, t, 0.9, &c));
+            covered += c.low <= (double)truth && (double)truth <= c.high;
+            checks++;
+            double err = fabs(c.estimate - (double)truth) / (double)truth;
+            worst = err > worst ? err : worst;
+        }
+        /* Later than everything: nothing is alive. */
+        once_cardinality gone;
+        CHECK_OK(once_estimate_cardinality(f, t + 2 * o.span, 0.9, &gone));
+        CHECK(gone.estimate == 0 && gone.low == 0);
+        printf("%s: 90%% interval held %u of %u checkpoints, worst relative error %.4f\n",
+               dynamic ? "dynamic" : "fixed", covered, checks, worst);
+        CHECK(checks == CHECKPOINTS);
+        CHECK(covered >= 0.9 * checks);
+        CHECK(worst < 0.05);
+        once_free(f);
+    }
+    free(expiry);
+    free(zipf.cdf);
+}
+
 static const testing_case cases[] = {
     {"no_false_negatives_uniform", no_false_negatives_uniform},
     {"no_false_negatives_zipf", no_false_negatives_zipf},
@@ -1421,6 +1477,7 @@ static const testing_case cases[] = {
     {"hostile_params_refused", hostile_params_refused},
     {"union_intersection_and_clear", union_intersection_and_clear},
     {"invalid_configs", invalid_configs},
+    {"distinct_alive_keys_match_exact_count", distinct_alive_keys_match_exact_count},
 };
 
 TESTING_MAIN(cases)

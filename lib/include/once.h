@@ -251,6 +251,8 @@ ONCE_API uint64_t once_seed(const once_filter *filter);
  * at least the requested probability `confidence` (e.g. 0.9).  The estimate counts
  * distinct keys, so it differs from `items` when keys were added twice or when two
  * filters were combined.  ONCE_ERR_UNSUPPORTED for structures without an estimator.
+ * Windowed structures count the distinct keys inside their window at `now_ms` (see
+ * docs/CARDINALITY.md); the others ignore it.
  */
 typedef struct once_cardinality {
     double estimate;
@@ -258,8 +260,8 @@ typedef struct once_cardinality {
     double confidence;
 } once_cardinality;
 
-ONCE_API once_status once_estimate_cardinality(const once_filter *filter, double confidence,
-                                               once_cardinality *out);
+ONCE_API once_status once_estimate_cardinality(const once_filter *filter, uint64_t now_ms,
+                                               double confidence, once_cardinality *out);
 /* |A union B| and |A intersect B| of two filters of the same structure, geometry and
  * seed, without materializing either set (paper 002, section 5.2). */
 ONCE_API once_status once_estimate_union(const once_filter *a, const once_filter *b,

@@ -105,12 +105,65 @@ case_stats_json() {
   [ "$(wc -l < err)" -eq 1 ] || fail "stats json is not one line"
   jq -e '.lines == 4 and .distinct == 3 and .duplicates == 1 and .bytes > 0
          and .bits_per_key > 0 and .fpr_estimate >= 0 and .seconds >= 0
-         and .lines_per_second >= 0 and .structure == "blocked" and .capacity == 1000000
-         and .error == 0.001' err > /dev/null || fail "stats json: $(cat err)"
+         and .lines_per_second >= 0 and .structure == "scalable" and .capacity == 1000000
+         and .error == 0.001 and .filters == 1
+         and .cardinality_low <= 3 and 3 <= .cardinality_high
+         and .cardinality_estimate >= .cardinality_low
+         and .cardinality_estimate <= .cardinality_high' err > /dev/null || fail "stats json: $(cat err)"
+  "$ONCE" --capacity 1000 --stats=json in > /dev/null 2> err
+  jq -e '.structure == "blocked" and .capacity == 1000 and .filters == 0
+         and .cardinality_low <= 3 and 3 <= .cardinality_high' err > /dev/null \
+    || fail "stats json with --capacity: $(cat err)"
   "$ONCE" --stats in > /dev/null 2> err
   grep -q '4 lines, 3 distinct, 1 duplicates' err || fail "human stats: $(cat err)"
   "$ONCE" in > /dev/null 2> err
   [ ! -s err ] || fail "stderr not quiet without --stats: $(cat err)"
+}
+
+# Without --capacity the filter grows: no warning, the error target holds, and the
+# output is exactly awk's when the target is strict enough to make a false positive
+# improbable (expected false positives here: under 0.001).
+case_scalable_default() {
+  seq 1 2500000 > in
+  "$ONCE" --error 1e-9 --stats=json in > got 2> err
+  cmp -s got in || fail "scalable filter dropped or changed lines"
+  [ "$(wc -l < err)" -eq 1 ] || fail "unexpected stderr: $(cat err)"
+  jq -e '.structure == "scalable" and .filters == 2 and .items == 2500000
+         and .capacity == 3000000' err > /dev/null || fail "stats: $(cat err)"
+  # --max-memory caps the growth: the run stops with exit 2 and a clear message.
+  expect_status 2 "$ONCE" --max-memory 4M in > /dev/null 2> err
+  grep -q 'memory' err || fail "no memory-cap message: $(cat err)"
+}
+
+# once card: distinct keys of a stream or of saved filters, with an interval.
+case_card() {
+  seq 1 50000 > a
+  seq 30001 70000 > b
+  "$ONCE" card a > got || fail "card exited non-zero"
+  grep -q '^a: [0-9]* distinct keys (90% interval' got || fail "card output: $(cat got)"
+  cat a a | "$ONCE" card --json > got
+  jq -e '.name == "-" and .low <= 50000 and 50000 <= .high and .items == 50000
+         and .confidence == 0.9' got > /dev/null || fail "card json: $(cat got)"
+  "$ONCE" card --json --confidence 0.5 a b > got
+  jq -e '.low <= 70000 and 70000 <= .high and .confidence == 0.5' got > /dev/null \
+    || fail "card over two inputs: $(cat got)"
+  # From saved state files: one line each, and the files are left as they were.
+  "$ONCE" --capacity 100000 --state sa a > /dev/null
+  "$ONCE" --filter standard --capacity 100000 --state sb b > /dev/null
+  cp sa sa.before
+  "$ONCE" card --json sa sb > got
+  [ "$(wc -l < got)" -eq 2 ] || fail "one line per state file: $(cat got)"
+  jq -se '.[0].name == "sa" and .[0].low <= 50000 and 50000 <= .[0].high
+          and .[1].structure == "standard" and .[1].low <= 40000 and 40000 <= .[1].high' got \
+    > /dev/null || fail "card over state files: $(cat got)"
+  same_file sa sa.before
+  # Refusals: a damaged state file, state files mixed with streams, bad options.
+  head -c 100 sa > damaged
+  expect_status 2 "$ONCE" card damaged > /dev/null 2> err
+  grep -q "damaged" err || fail "no message naming the damaged file: $(cat err)"
+  expect_status 1 "$ONCE" card sa a > /dev/null 2> err
+  expect_status 1 "$ONCE" card --confidence 1.5 a > /dev/null 2> err
+  expect_status 1 "$ONCE" --json a > /dev/null 2> err
 }
 
 case_capacity_warning() {
