@@ -38,6 +38,22 @@
  *   stops at the first decrease (hill climbing).  The paper takes only mu dividing m;
  *   we take m_b = floor(m/mu) so any m works (at most mu - 1 bits of m go unused).
  *
+ *   (Whole-bit block lengths make n_thres wiggle by a key far past the top, where m/mu
+ *   is small; the climb stops long before, and the tests check it against brute force.)
+ *
+ * Combining (section 3.2)
+ *   once_union / once_intersect take equal geometry (and, for the D-BBF, equal batch
+ *   counts) and never allocate.  once_bpbf_union / once_bpbf_intersect also take a
+ *   source of another resolution sharing seed, m_b and k_b: dst first keeps only the
+ *   blocks both have (the lower resolution), and a D-BBF union grows dst to the
+ *   source's batch count - allocations that can fail, which the void combine hook
+ *   cannot report, hence the separate calls.  Union is batch-wise OR.  A D-BBF
+ *   intersection cannot be batch-wise AND: a key both hold may sit in batch 1 of one
+ *   and batch 3 of the other.  So dst's batch i keeps its bits that are set in any
+ *   batch of src, which keeps every common key and only clears bits.
+ *
+ * Distinct keys (section 5.3): see "cardinality" below.
+ *
  * Layout
  *   Each block is padded to whole 64-bit words (`stride`), so a block's bits and
  *   popcount never straddle another block; a batch is one 64-byte aligned array of

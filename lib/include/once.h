@@ -346,6 +346,10 @@ ONCE_API once_status once_plan(once_type type, uint64_t capacity, double error, 
  * lower resolution, as the paper prescribes, then combines.  D-BBF union is batch-wise
  * OR; D-BBF intersection keeps in batch i the bits of dst's batch i that are set in
  * any batch of src, so a key held by both, in whatever batches, is never lost.
+ *
+ * Distinct keys: once_estimate_cardinality uses Theorem 3 (section 5.3), summed over
+ * the batches of a D-BBF (its keys are counted once when fed through test-and-add);
+ * once_estimate_union / once_estimate_intersection are offered for the static BPBF.
  */
 typedef struct once_bpbf_geometry {
     uint64_t block_length;    /* m_b, bits per block */
