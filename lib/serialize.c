@@ -221,6 +221,10 @@ once_status once_load(once_filter **out, const void *buffer, size_t len)
     f->items = items;
     f->capacity = capacity;
     f->error = error;
+    if (ops->check_header != NULL && !ops->check_header(f)) {
+        ops->destroy(f);
+        return ONCE_ERR_CORRUPT;
+    }
     *out = f;
     return ONCE_OK;
 }
