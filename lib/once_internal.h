@@ -102,8 +102,8 @@ typedef struct once_filter_ops {
     once_type type;
     const char *name;
     /* Insertions go through test_and_add and count only keys not already present
-     * (BF.ADD semantics): filter.c then never calls `add` and never uses the fused
-     * `batch` loop for insertions. */
+     * (BF.ADD semantics): filter.c then never calls `add` (which may be NULL) and
+     * never uses the fused `batch` loop for insertions. */
     bool add_tests_first;
     void (*destroy)(once_filter *f);
     /* The probe operations.  `now_ms` is for windowed structures. */

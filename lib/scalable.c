@@ -14,13 +14,15 @@
  *   into the newest only.  The newest is full when it holds n_i keys; the next
  *   insertion of a new key then adds F_{c} and goes there.  This is BF.ADD: a key
  *   already reported present is neither inserted nor counted, so `items` counts the
- *   keys the filter took as new.  A false positive therefore also suppresses an add:
- *   the key is reported present (correctly, as far as any caller can tell later, since
- *   the filter then answers "present" for it) and not counted.  So `items` equals the
- *   number of distinct keys added minus the distinct keys that were false positives
- *   when first added, at most `error` of them.
+ *   keys the filter took as new.  A false positive therefore also suppresses an add,
+ *   exactly as in RedisBloom: the new key is answered "already present", is not
+ *   inserted (it needs no bits: it already tests present, and keeps doing so since
+ *   bits are never cleared) and is not counted.  So `items` is the number of distinct
+ *   keys added minus those that were false positives on their first add, an expected
+ *   fraction of at most `error` of them; the sub-filters fill by keys actually taken.
  *
- * Error budget (Almeida et al., the compounded error of the series)
+ * Error budget (Almeida et al., the compounded error probability of the series; the
+ * paper is not in the project's paper set, so no section number is quoted)
  *   An absent key is a false positive when any sub-filter reports it, so with every
  *   F_i at its design load the rate is
  *       P = 1 - prod_i (1 - p_i)  <=  sum_i p_i  =  p_0 (1 + r + r^2 + ...)
@@ -28,7 +30,10 @@
  *   for ANY number of sub-filters, hence p_0 = error * (1 - r): however far the filter
  *   grows, its compound rate stays below the requested one.  The bound uses only the
  *   union bound, so it holds whatever the correlation between sub-filters (they all
- *   probe with the same 128-bit key hash).  With RedisBloom's fixed r = 1/2 this is
+ *   probe with the same 128-bit key hash).  p_i is the expected rate of F_i at n_i
+ *   keys (the planner's exact formula for the blocked layout); one particular small
+ *   sub-filter (tens of blocks) can realize a rate some percent above it, fixed for its
+ *   life, so the bound is on the expected rate.  With RedisBloom's fixed r = 1/2 this is
  *   its documented choice of error/2 for the first sub-filter, halved again for each
  *   new one.  e = 1 keeps every sub-filter the size of the first (least memory when
  *   the final count is near the initial one); e = 2, the default, keeps the number of
@@ -238,14 +243,6 @@ static once_status scalable_test_and_add(once_filter *f, const once_hash *h, uin
     return ONCE_OK;
 }
 
-/* filter.c routes every add through test_and_add (add_tests_first), so that a key
- * already present is not counted; this entry point only keeps the table complete. */
-static once_status scalable_add(once_filter *f, const once_hash *h, uint64_t now_ms)
-{
-    bool seen;
-    return scalable_test_and_add(f, h, now_ms, &seen);
-}
-
 static void scalable_prefetch(const once_filter *f, const once_hash *h)
 {
     const scalable_filter *s = CSCALABLE(f);
@@ -390,7 +387,7 @@ static bool record_valid(const uint64_t *v, const uint64_t *prev, bool newest, u
         return false;
     if (prev == NULL)
         return true;
-    return prev[S_CAPACITY] <= ONCE_MAX_CELLS / expansion &&
+    return expansion != 0 && prev[S_CAPACITY] <= ONCE_MAX_CELLS / expansion &&
            v[S_CAPACITY] == prev[S_CAPACITY] * expansion &&
            error == bits_f64(prev[S_ERROR]) * tightening;
 }
@@ -486,7 +483,7 @@ const once_filter_ops once_scalable_ops = {
     .add_tests_first = true,
     .destroy = scalable_destroy,
     .query = scalable_query,
-    .add = scalable_add,
+    .add = NULL, /* add_tests_first: filter.c inserts through test_and_add */
     .test_and_add = scalable_test_and_add,
     .prefetch = scalable_prefetch,
     .batch = NULL, /* insertions can fail (ONCE_ERR_FULL) and a fused loop cannot say so */
