@@ -877,6 +877,26 @@ static void print_summary(const bench_case *cases, int case_count)
                ratio(d, sizeof d, ib, fl), ratio(e, sizeof e, qb, fl),
                ratio(g, sizeof g, ib, fh), ratio(h, sizeof h, qb, fh));
     }
+    for (int c = 0; c < case_count; c++) {
+        uint64_t n = cases[c].n;
+        const result *si = find_result(S_SCALABLE, "insert", n);
+        if (si == NULL)
+            continue;
+        const result *st = find_result(S_SCALABLE, "test_and_add", n);
+        const result *sq = find_result(S_SCALABLE, "query", n);
+        const result *bi = find_result(S_BLOCKED, "insert", n);
+        const result *bt = find_result(S_BLOCKED, "test_and_add", n);
+        const result *bq = find_result(S_BLOCKED, "query", n);
+        const result *li = find_result(S_LIBBLOOM, "insert", n);
+        const result *lq = find_result(S_LIBBLOOM, "query", n);
+        char a[32], b[32], d[32], e[32], g[32];
+        printf("# n=%" PRIu64 ": scalable grown from n/%d over blocked sized for n (one-key "
+               "calls): insert %s, test_and_add %s, query %s; over libbloom: insert %s, "
+               "query %s; memory %.1f vs %.1f bits/key\n",
+               n, SCALABLE_GROWTH, ratio(a, sizeof a, si, bi), ratio(b, sizeof b, st, bt),
+               ratio(d, sizeof d, sq, bq), ratio(e, sizeof e, si, li), ratio(g, sizeof g, sq, lq),
+               si->bits_per_key, bt ? bt->bits_per_key : -1.0);
+    }
 }
 
 /* ------------------------------------------------------------ arguments */
