@@ -101,6 +101,10 @@ typedef enum once_batch_op { ONCE_OP_QUERY, ONCE_OP_ADD, ONCE_OP_TEST_AND_ADD } 
 typedef struct once_filter_ops {
     once_type type;
     const char *name;
+    /* Insertions go through test_and_add and count only keys not already present
+     * (BF.ADD semantics): filter.c then never calls `add` (which may be NULL) and
+     * never uses the fused `batch` loop for insertions. */
+    bool add_tests_first;
     void (*destroy)(once_filter *f);
     /* The probe operations.  `now_ms` is for windowed structures. */
     bool (*query)(const once_filter *f, const once_hash *h, uint64_t now_ms);
@@ -140,6 +144,10 @@ typedef struct once_filter_ops {
     /* Build a filter from validated header fields and raw params/payload bytes. */
     once_status (*load)(once_filter **out, const uint8_t *params, size_t params_len,
                         const uint8_t *payload, size_t payload_len);
+    /* Optional (NULL: nothing to check): after a load, do the common header's items,
+     * capacity and error, already set on f, agree with the structure's own state?
+     * false makes the load fail with ONCE_ERR_CORRUPT. */
+    bool (*check_header)(const once_filter *f);
 } once_filter_ops;
 
 struct once_filter {
@@ -159,6 +167,7 @@ extern const once_filter_ops once_apbf_ops;
 extern const once_filter_ops once_apbbf_ops;
 extern const once_filter_ops once_tlbf_ops;
 extern const once_filter_ops once_timer_ops;
+extern const once_filter_ops once_scalable_ops;
 
 const once_filter_ops *once_ops_for_type(once_type type);
 
@@ -206,6 +215,7 @@ once_skip_back_search(uint32_t k, uint32_t l, bool (*match)(const void *ctx, uin
 once_status once_age_create(once_filter **out, const once_config *config);
 once_status once_tlbf_create(once_filter **out, const once_config *config);
 once_status once_timer_create(once_filter **out, const once_config *config);
+once_status once_scalable_create(once_filter **out, const once_config *config);
 /* The (k, l) an age-partitioned layout needs for rate p at `level` (apbf.c). */
 once_status once_age_plan(double error, uint32_t level, uint32_t *k, uint32_t *l);
 

@@ -1,8 +1,9 @@
 /*
  * fuzz_corpus.c - seed inputs for fuzz_load: small saved filters of every structure,
  * empty and with keys, in a few geometries (with and without padding past the last
- * cell, the largest k each layout allows).  Small seeds keep the fuzzer's mutations
- * dense in the header and parameters, where the validation is.
+ * cell, the largest k each layout allows; scalable chains of one to four sub-filters).
+ * Small seeds keep the fuzzer's mutations dense in the header and parameters, where
+ * the validation is.
  *
  *   fuzz_corpus DIR    writes DIR/<structure>-<bits>-<k>-<keys>.once
  */
@@ -13,6 +14,7 @@
 
 static int write_config(const char *dir, const once_config *config, uint64_t keys,
                         const char *label);
+static int write_scalable(const char *dir, int variant, uint64_t keys);
 
 static int write_seed(const char *dir, once_type type, uint64_t bits, uint32_t hashes,
                       uint64_t keys)
@@ -51,6 +53,29 @@ static int write_window(const char *dir, once_type type, int variant, uint64_t k
     }
     char label[64];
     snprintf(label, sizeof label, "window-%d", variant);
+    return write_config(dir, &c, keys, label);
+}
+
+/* Scalable seeds: small sub-filters, so 60 keys make a chain of three or four, or fill a
+ * non-scaling or memory-capped one and have the rest refused. */
+static int write_scalable(const char *dir, int variant, uint64_t keys)
+{
+    static const struct {
+        uint32_t expansion;
+        double tightening;
+        uint64_t max_bytes;
+    } variants[] = {{2, 0.5, 0}, {0, 0.5, 0}, {3, 0.7, 0}, {1, 0.9, 1024}};
+    once_config c;
+    once_config_init(&c, ONCE_SCALABLE);
+    c.error = 0.05;
+    c.capacity = 10;
+    c.expansion = variants[variant].expansion;
+    c.tightening = variants[variant].tightening;
+    c.max_bytes = variants[variant].max_bytes;
+    c.seed = 0x5eed2000u + (uint64_t)variant;
+    c.seed_is_set = true;
+    char label[64];
+    snprintf(label, sizeof label, "chain-%d", variant);
     return write_config(dir, &c, keys, label);
 }
 
@@ -116,5 +141,8 @@ int main(int argc, char **argv)
         for (int variant = 0; variant < 4; variant++)
             for (uint64_t keys = 0; keys <= 60; keys += 60)
                 failed |= write_window(argv[1], windows[i], variant, keys);
+    for (int variant = 0; variant < 4; variant++)
+        for (uint64_t keys = 0; keys <= 60; keys += 60)
+            failed |= write_scalable(argv[1], variant, keys);
     return failed ? 1 : 0;
 }
