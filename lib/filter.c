@@ -53,6 +53,7 @@ static const once_filter_ops *const all_ops[] = {
     &once_apbbf_ops,
     &once_tlbf_ops,
     &once_timer_ops,
+    &once_dbf_ops,
 };
 
 const once_filter_ops *once_ops_for_type(once_type type)
@@ -154,6 +155,9 @@ static once_status create_from_config(once_filter **out, const once_config *conf
     case ONCE_APBF:
     case ONCE_APBBF:
         st = once_age_create(&f, config);
+        break;
+    case ONCE_DBF:
+        st = once_dbf_create(&f, config);
         break;
     default:
         return ONCE_ERR_INVALID;

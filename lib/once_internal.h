@@ -158,6 +158,7 @@ extern const once_filter_ops once_apbf_ops;
 extern const once_filter_ops once_apbbf_ops;
 extern const once_filter_ops once_tlbf_ops;
 extern const once_filter_ops once_timer_ops;
+extern const once_filter_ops once_dbf_ops;
 
 const once_filter_ops *once_ops_for_type(once_type type);
 
@@ -166,6 +167,9 @@ once_status once_standard_new(once_filter **out, uint64_t bits, uint32_t hashes)
 once_status once_partitioned_new(once_filter **out, uint64_t bits, uint32_t hashes);
 once_status once_blocked_new(once_filter **out, uint64_t bits, uint32_t hashes);
 once_status once_counting_new(once_filter **out, uint64_t counters, uint32_t hashes);
+/* The value of one counter of a counting filter (the DBF's rows keep their bit-slice
+ * index in step with it). */
+unsigned once_counting_counter(const once_filter *f, uint64_t cell);
 
 /*
  * The skip-back search of paper 001, Algorithm 1, over `k + l` logical segments:
@@ -205,6 +209,7 @@ once_skip_back_search(uint32_t k, uint32_t l, bool (*match)(const void *ctx, uin
 once_status once_age_create(once_filter **out, const once_config *config);
 once_status once_tlbf_create(once_filter **out, const once_config *config);
 once_status once_timer_create(once_filter **out, const once_config *config);
+once_status once_dbf_create(once_filter **out, const once_config *config);
 /* The (k, l) an age-partitioned layout needs for rate p at `level` (apbf.c). */
 once_status once_age_plan(double error, uint32_t level, uint32_t *k, uint32_t *l);
 
