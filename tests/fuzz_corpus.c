@@ -1,7 +1,7 @@
 /*
  * fuzz_corpus.c - seed inputs for fuzz_load: small saved filters of every structure,
  * empty and with keys, in a few geometries (with and without padding past the last
- * cell, the largest k each layout allows).  Small seeds keep the fuzzer's mutations
+ * cell, the largest k each layout allows), and DBFs of one and several rows.  Small seeds keep the fuzzer's mutations
  * dense in the header and parameters, where the validation is.
  *
  *   fuzz_corpus DIR    writes DIR/<structure>-<bits>-<k>-<keys>.once
@@ -51,6 +51,24 @@ static int write_window(const char *dir, once_type type, int variant, uint64_t k
     }
     char label[64];
     snprintf(label, sizeof label, "window-%d", variant);
+    return write_config(dir, &c, keys, label);
+}
+
+/* DBF seeds: rows of 100 counters (k = 3, c = 10), so 35 keys make four rows; the
+ * variants add bit-slice storage and query-before-insert. */
+static int write_dbf(const char *dir, int variant, uint64_t keys)
+{
+    once_config c;
+    once_config_init(&c, ONCE_DBF);
+    c.capacity = 10;
+    c.bits = variant >= 2 ? 64 : 100;
+    c.hashes = 3;
+    c.bit_slice = (variant & 1) != 0;
+    c.query_before_insert = variant == 2;
+    c.seed = 0x5eed2000u + (uint64_t)variant;
+    c.seed_is_set = true;
+    char label[64];
+    snprintf(label, sizeof label, "rows-%d", variant);
     return write_config(dir, &c, keys, label);
 }
 
@@ -116,5 +134,8 @@ int main(int argc, char **argv)
         for (int variant = 0; variant < 4; variant++)
             for (uint64_t keys = 0; keys <= 60; keys += 60)
                 failed |= write_window(argv[1], windows[i], variant, keys);
+    for (int variant = 0; variant < 4; variant++)
+        for (uint64_t keys = 0; keys <= 35; keys += 35)
+            failed |= write_dbf(argv[1], variant, keys);
     return failed ? 1 : 0;
 }
