@@ -153,15 +153,12 @@ uint64_t once_array_cells_set(const once_filter *f)
     /* Counters: a nibble is non-zero iff the OR of its four bits is set. */
     uint64_t total = 0;
     for (uint64_t i = 0; i < a->words; i++) {
-        uint64_t w = a->array[i];
-        w = (w | w >> 1 | w >> 2 | w >> 3) & UINT64_C(0x1111111111111111);
-        total += (uint64_t)__builtin_popcountll(w);
+        total += (uint64_t)__builtin_popcountll(once_nibbles_nonzero(a->array[i]));
     }
     return total;
 }
 
-/* True when no bit at or past `used` is set. */
-static bool tail_is_clear(const uint64_t *array, uint64_t words, uint64_t used)
+bool once_words_tail_clear(const uint64_t *array, uint64_t words, uint64_t used)
 {
     uint64_t first = used / 64;
     if (used % 64 != 0) {
@@ -201,7 +198,7 @@ once_status once_array_load(once_filter **out, const uint8_t *params, size_t par
         return ONCE_ERR_CORRUPT;
     }
     once_words_from_le(a->array, payload, a->words);
-    if (!tail_is_clear(a->array, a->words, cells * cell_bits)) {
+    if (!once_words_tail_clear(a->array, a->words, cells * cell_bits)) {
         f->ops->destroy(f);
         return ONCE_ERR_CORRUPT;
     }

@@ -31,11 +31,19 @@
  *   false positive from then on); no row at all: ONCE_ERR_NOT_PRESENT.  After a delete
  *   the row that shrank is merged with another row when their nr sum to at most c
  *   (Merge(); counters add, so the merged row is the row both key sets would have
- *   built), and a row left with nr = 0 is dropped while other rows remain.
+ *   built), and a row left with nr = 0 is dropped while other rows remain.  The paper's
+ *   text says "not greater than c", its listing "< c"; the text is followed: a merged
+ *   row of exactly c keys is a full row, as good as any other.  Before a delete no two
+ *   rows fit together (inserts only fill rows), so only the shrunken row needs a
+ *   partner: one scan, as the paper notes ("at most one pair").
  *
  *   Union (Definition 3): the rows of the other DBF are appended, then rows are merged
- *   wherever counts allow.  Intersection is not in the paper; here dst keeps its rows
- *   and clears the counters that no row of src sets, which keeps every key both hold.
+ *   wherever counts allow.  once_union cannot report failure, so when appending would
+ *   pass the memory cap the other rows are added counter-wise into the emptiest rows
+ *   instead (no key is lost; those rows then hold more than c keys and never merge);
+ *   once_dbf_union refuses with ONCE_ERR_FULL instead.  Intersection is not in the
+ *   paper; here dst keeps its rows and clears the counters that no row of src sets,
+ *   which keeps every key both hold.
  *
  *   Bit-slice storage (section 3.5.3): rows are also kept transposed, as one 64-bit
  *   word per counter position and group of 64 rows whose bit r says "row r's counter is
@@ -44,6 +52,8 @@
  *   slices are for rows of bits), and the index is kept in step by every operation that
  *   moves a counter between zero and non-zero, so both storages answer identically.
  *   Rows are removed by moving the last row into the hole, so the index never shifts.
+ *   The index costs 64 bits per counter position per group of 64 rows: as much as the
+ *   counters at 16 rows, a quarter of them at 64, so it is for DBFs of many rows.
  *
  *   Incremental updates (sections 4.4 and 3.5.2): every change advances `version` and
  *   stamps the rows it touches.  An export sends, for each row stamped after the base
@@ -51,11 +61,17 @@
  *   that copy; a new row is xor-ed with zeros), zstd-compressed, and makes the current
  *   rows the new base.  The replica, at the base version with the same rows, xors the
  *   rows in and takes the source's counts, version and row count, so it ends up with
- *   the same rows in the same order and answers exactly like the source.
+ *   the same rows in the same order and answers exactly like the source.  A delta is
+ *   checked like a saved filter (sizes before allocations, a checksum, every field);
+ *   its decompressed size follows from the header and must fit the replica's cap, so
+ *   a small hostile frame cannot make it allocate more than its cap allows.
  *
  * Invariants
- *   - 1 <= rows; every row has m counters, k probes and nr <= its true key count
+ *   - 1 <= rows <= 2^20; every row has m counters and k probes; nr counts the keys
+ *     inserted into the row minus those deleted from it (merges add them), exact
  *     when callers delete only keys they added;
+ *   - the active row is a function of the rows alone (no cursor), so a loaded filter
+ *     and a replica insert exactly where the original would;
  *   - bit-slice: index bit (r, j) == (counter j of row r != 0), and the bits of rows
  *     at or past `rows` are zero;
  *   - a row's `changed` <= version; rows unchanged since the base version equal the
@@ -188,15 +204,14 @@ static void slice_clear_row(dbf_filter *d, uint32_t r)
         *slice_word(d, r, j) &= ~bit;
 }
 
-/* Index bits of row r from its counters (a nibble is non-zero iff any of its bits is). */
+/* Index bits of row r from its counters. */
 static void slice_rebuild_row(dbf_filter *d, uint32_t r)
 {
     const uint64_t *a = row_array(&d->row[r]);
     uint64_t bit = UINT64_C(1) << (r & 63);
     slice_clear_row(d, r);
     for (uint64_t w = 0; w < d->row_words; w++) {
-        uint64_t x = a[w];
-        x = (x | x >> 1 | x >> 2 | x >> 3) & UINT64_C(0x1111111111111111);
+        uint64_t x = once_nibbles_nonzero(a[w]);
         while (x) {
             uint64_t j = w * 16 + (uint64_t)__builtin_ctzll(x) / 4;
             *slice_word(d, r, j) |= bit;
@@ -327,7 +342,7 @@ static void absorb_row(dbf_filter *d, uint32_t i, uint32_t j)
 }
 
 /* Merge() for one row that just shrank: drop it if empty, else join it with the first
- * row it fits with.  Before the delete no pair fitted, so no other pair can now. */
+ * row it fits with. */
 static void merge_after_delete(dbf_filter *d, uint32_t r)
 {
     if (d->rows < 2 || d->row[r].count > d->row_capacity)
@@ -565,8 +580,7 @@ static void intersect_rows(dbf_filter *d, const dbf_filter *s)
     for (uint64_t w = 0; w < d->row_words; w++) {
         uint64_t occupied = 0;
         for (uint32_t i = 0; i < s->rows; i++) {
-            uint64_t x = row_array(&s->row[i])[w];
-            occupied |= (x | x >> 1 | x >> 2 | x >> 3) & UINT64_C(0x1111111111111111);
+            occupied |= once_nibbles_nonzero(row_array(&s->row[i])[w]);
         }
         uint64_t keep = occupied * 15; /* each 1 nibble becomes 0xF, without carries */
         for (uint32_t r = 0; r < d->rows; r++)
@@ -730,21 +744,6 @@ static void dbf_save_payload(const once_filter *f, once_writer *w)
     }
 }
 
-/* True when no bit at or past `used` is set. */
-static bool tail_clear(const uint64_t *a, uint64_t words, uint64_t used)
-{
-    uint64_t first = used / 64;
-    if (used % 64 != 0) {
-        if (a[first] >> (used % 64))
-            return false;
-        first++;
-    }
-    for (uint64_t i = first; i < words; i++)
-        if (a[i] != 0)
-            return false;
-    return true;
-}
-
 static once_status dbf_load(once_filter **out, const uint8_t *params, size_t params_len,
                             const uint8_t *payload, size_t payload_len)
 {
@@ -789,7 +788,7 @@ static once_status dbf_load(once_filter **out, const uint8_t *params, size_t par
         row->changed = once_le64_read(p + 8);
         once_words_from_le(row_array(row), p + 16, row_words);
         if (row->count > ONCE_MAX_CELLS || row->changed > v[P_VERSION] ||
-            !tail_clear(row_array(row), row_words, d->cells * 4)) {
+            !once_words_tail_clear(row_array(row), row_words, d->cells * 4)) {
             dbf_destroy(f);
             return ONCE_ERR_CORRUPT;
         }
@@ -1201,7 +1200,7 @@ once_status once_dbf_apply_delta(once_filter *f, const void *delta, size_t len)
             a[w] ^= once_le64_read(p + DELTA_ROW_HEADER + 8 * w);
         rows[r].count = count;
         rows[r].changed = changed;
-        if (!tail_clear(a, d->row_words, d->cells * 4))
+        if (!once_words_tail_clear(a, d->row_words, d->cells * 4))
             st = ONCE_ERR_CORRUPT;
     }
     for (uint32_t r = 0; r < new_rows && st == ONCE_OK; r++) {

@@ -261,6 +261,15 @@ once_status once_array_load(once_filter **out, const uint8_t *params, size_t par
                             once_status (*make)(once_filter **, uint64_t, uint32_t));
 /* Set cells in the whole array (popcount for bits; non-zero nibbles for counters). */
 uint64_t once_array_cells_set(const once_filter *f);
+/* True when no bit at or past bit `used` of the `words` words is set (loaders check
+ * the padding past the last cell). */
+bool once_words_tail_clear(const uint64_t *array, uint64_t words, uint64_t used);
+
+/* Bit 4i of the result is set iff 4-bit counter i of w is non-zero. */
+static inline uint64_t once_nibbles_nonzero(uint64_t w)
+{
+    return (w | w >> 1 | w >> 2 | w >> 3) & UINT64_C(0x1111111111111111);
+}
 
 /* ---------------------------------------------------------- bit arrays */
 
