@@ -28,6 +28,9 @@
  *   load_dependent  a pointer chase over a random cyclic permutation of the lines: the
  *                   cost of one miss at a time, i.e. of a one-key call on a cold line.
  *
+ * The DBF (paper 003) is measured apart, as query cost against its number of rows
+ * with row and bit-slice storage (see bench_dbf).
+ *
  * Output: '#' lines (host, parameters, geometry), then one line per measurement,
  *     structure op n ns_per_op fpr bits_per_key
  * with '-' for the fields that do not apply, then a '#' summary.  Every time is the
@@ -97,23 +100,24 @@ enum {
     S_TLBF,
     S_TIMER,
     S_SCALABLE,
+    S_DBF,
     S_COUNT
 };
 
 static const char *const structure_name[S_COUNT] = {
     "standard", "partitioned", "blocked", "counting", "libbloom", "memory_floor",
-    "apbf", "apbbf", "tlbf", "timer", "scalable",
+    "apbf", "apbbf", "tlbf", "timer", "scalable", "dbf",
 };
 static const once_type structure_type[S_COUNT] = {
     ONCE_STANDARD, ONCE_PARTITIONED, ONCE_BLOCKED, ONCE_COUNTING, 0, 0,
-    ONCE_APBF, ONCE_APBBF, ONCE_TLBF, ONCE_TIMER, ONCE_SCALABLE,
+    ONCE_APBF, ONCE_APBBF, ONCE_TLBF, ONCE_TIMER, ONCE_SCALABLE, ONCE_DBF,
 };
 #define WINDOW_STRUCTURES                                                                      \
     ((1u << S_APBF) | (1u << S_APBBF) | (1u << S_TLBF) | (1u << S_TIMER))
 
 #define ALL_STRUCTURES ((1u << S_COUNT) - 1)
 /* Structures the full plan runs at 10^6 and 10^7 keys only. */
-#define NOT_AT_1E8 (WINDOW_STRUCTURES | (1u << S_SCALABLE))
+#define NOT_AT_1E8 (WINDOW_STRUCTURES | (1u << S_SCALABLE) | (1u << S_DBF))
 /* The scalable filter starts at N / SCALABLE_GROWTH keys and grows to N. */
 #define SCALABLE_GROWTH 100
 
@@ -163,7 +167,7 @@ static void usage(FILE *out)
             "                 memory_floor (under a minute)\n"
             "  --n            key counts (integers or forms like 1e7); default 1e6,1e7,1e8\n"
             "  --structures   any of standard,partitioned,blocked,counting,libbloom,\n"
-            "                 memory_floor,apbf,apbbf,tlbf,timer,scalable; default all\n"
+            "                 memory_floor,apbf,apbbf,tlbf,timer,scalable,dbf; default all\n"
             "  --reps         repetitions per measurement, median reported; default 3\n");
 }
 
@@ -614,6 +618,63 @@ static void bench_scalable(uint64_t n, int reps, const key16 *in, const key16 *o
     emit(S_BLOCKED, "test_and_add", n, median(blocked_tand, reps), -1, blocked_bits);
 }
 
+/* ----------------------------------------------------------------- DBF */
+
+/*
+ * Dynamic Bloom filter (paper 003): query cost against the number of rows, with rows
+ * stored as rows and as bit slices (section 3.5.3).  Rows hold c = N/128 keys at 1%
+ * each (at least 1000); for s = 1, 2, 4, ..., 128 rows a DBF gets s c keys, then
+ * answers min(N, 200000) queries of absent keys (every row is asked) and as many of
+ * present keys.  Lines: "dbf query_absent/rows|slices s_ROWS ..." with n = the keys
+ * held; bits_per_key is the memory (all of it) per key held.
+ */
+static void bench_dbf(uint64_t n, int reps, const key16 *in, const key16 *out)
+{
+    uint64_t c = n / 128 > 1000 ? n / 128 : 1000;
+    uint64_t probes = n < 200000 ? n : 200000;
+    static const char *const ops[2][3] = {
+        {"insert/rows", "query_absent/rows", "query_present/rows"},
+        {"insert/slices", "query_absent/slices", "query_present/slices"},
+    };
+    printf("# dbf: rows of c=%" PRIu64 " keys at %g; columns as above, n = keys held = rows x c\n",
+           c, TARGET_FPR);
+    for (uint64_t rows = 1; rows <= 128 && rows * c <= max_keys; rows *= 2) {
+        uint64_t held = rows * c;
+        for (int slice = 0; slice < 2; slice++) {
+            double add[MAX_REPS], absent[MAX_REPS], present[MAX_REPS];
+            uint64_t positives = 0, found = 0;
+            once_stats st;
+            memset(&st, 0, sizeof st);
+            for (int r = 0; r < reps; r++) {
+                once_config config;
+                once_config_init(&config, ONCE_DBF);
+                config.capacity = c;
+                config.error = TARGET_FPR;
+                config.bit_slice = slice;
+                config.seed = BENCH_SEED;
+                config.seed_is_set = true;
+                once_filter *f = NULL;
+                if (once_create(&f, &config) != ONCE_OK)
+                    die("creating a DBF of rows of %" PRIu64 " keys", c);
+                add[r] = time_add(f, in, held);
+                absent[r] = time_query(f, out, probes, &positives);
+                present[r] = time_query(f, in, probes < held ? probes : held, &found);
+                once_get_stats(f, &st);
+                once_free(f);
+            }
+            if (st.filters != rows || found != (probes < held ? probes : held))
+                die("dbf: %u rows (wanted %" PRIu64 "), %" PRIu64 " present keys found",
+                    st.filters, rows, found);
+            double bits_per_key = (double)st.bytes * 8.0 / (double)held;
+            printf("# dbf rows=%" PRIu64 " %s\n", rows, slice ? "bit slices" : "row storage");
+            emit(S_DBF, ops[slice][0], held, median(add, reps), -1, bits_per_key);
+            emit(S_DBF, ops[slice][1], held, median(absent, reps),
+                 (double)positives / (double)probes, bits_per_key);
+            emit(S_DBF, ops[slice][2], held, median(present, reps), -1, bits_per_key);
+        }
+    }
+}
+
 /* ----------------------------------------------------------- libbloom */
 
 static void bench_libbloom(uint64_t n, int reps, const key16 *in, const key16 *out)
@@ -934,7 +995,7 @@ static unsigned parse_structures(const char *arg)
             s++;
         if (s == S_COUNT)
             die("unknown structure '%s' (known: standard, partitioned, blocked, counting, "
-                "libbloom, memory_floor, apbf, apbbf, tlbf, timer, scalable)",
+                "libbloom, memory_floor, apbf, apbbf, tlbf, timer, scalable, dbf)",
                 name);
         mask |= 1u << s;
     }
@@ -1050,6 +1111,8 @@ int main(int argc, char **argv)
                 bench_window(s, bc->n, bc->reps, in, out);
             else if (s == S_SCALABLE)
                 bench_scalable(bc->n, bc->reps, in, out);
+            else if (s == S_DBF)
+                bench_dbf(bc->n, bc->reps, in, out);
             else
                 bench_once(s, bc->n, bc->reps, in, out);
         }

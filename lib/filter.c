@@ -57,6 +57,7 @@ static const once_filter_ops *const all_ops[] = {
     &once_tlbf_ops,
     &once_timer_ops,
     &once_scalable_ops,
+    &once_dbf_ops,
 };
 
 const once_filter_ops *once_ops_for_type(once_type type)
@@ -161,6 +162,9 @@ static once_status create_from_config(once_filter **out, const once_config *conf
         break;
     case ONCE_SCALABLE:
         st = once_scalable_create(&f, config);
+        break;
+    case ONCE_DBF:
+        st = once_dbf_create(&f, config);
         break;
     default:
         return ONCE_ERR_INVALID;

@@ -312,16 +312,14 @@ static once_status scalable_cardinality(const once_filter *f, uint64_t now_ms, d
                                         once_cardinality *out)
 {
     const scalable_filter *s = CSCALABLE(f);
-    double each = 1 - (1 - confidence) / s->count;
+    double each = once_card_part_confidence(confidence, s->count);
     once_cardinality total = {0, 0, 0, confidence};
     for (uint32_t i = 0; i < s->count; i++) {
         once_cardinality c;
         once_status st = s->subs[i]->ops->cardinality(s->subs[i], now_ms, each, &c);
         if (st != ONCE_OK)
             return st;
-        total.estimate += c.estimate;
-        total.low += c.low;
-        total.high += c.high;
+        once_card_accumulate(&total, &c);
     }
     *out = total;
     return ONCE_OK;

@@ -1,9 +1,9 @@
 /*
  * fuzz_corpus.c - seed inputs for fuzz_load: small saved filters of every structure,
  * empty and with keys, in a few geometries (with and without padding past the last
- * cell, the largest k each layout allows; scalable chains of one to four sub-filters).
- * Small seeds keep the fuzzer's mutations dense in the header and parameters, where
- * the validation is.
+ * cell, the largest k each layout allows; scalable chains of one to four sub-filters;
+ * DBFs of one and several rows).  Small seeds keep the fuzzer's mutations dense in the
+ * header and parameters, where the validation is.
  *
  *   fuzz_corpus DIR    writes DIR/<structure>-<bits>-<k>-<keys>.once
  */
@@ -15,6 +15,7 @@
 static int write_config(const char *dir, const once_config *config, uint64_t keys,
                         const char *label);
 static int write_scalable(const char *dir, int variant, uint64_t keys);
+static int write_dbf(const char *dir, int variant, uint64_t keys);
 
 static int write_seed(const char *dir, once_type type, uint64_t bits, uint32_t hashes,
                       uint64_t keys)
@@ -76,6 +77,24 @@ static int write_scalable(const char *dir, int variant, uint64_t keys)
     c.seed_is_set = true;
     char label[64];
     snprintf(label, sizeof label, "chain-%d", variant);
+    return write_config(dir, &c, keys, label);
+}
+
+/* DBF seeds: rows of 100 counters (k = 3, c = 10), so 35 keys make four rows; the
+ * variants add bit-slice storage and query-before-insert. */
+static int write_dbf(const char *dir, int variant, uint64_t keys)
+{
+    once_config c;
+    once_config_init(&c, ONCE_DBF);
+    c.capacity = 10;
+    c.bits = variant >= 2 ? 64 : 100;
+    c.hashes = 3;
+    c.bit_slice = (variant & 1) != 0;
+    c.query_before_insert = variant == 2;
+    c.seed = 0x5eed2000u + (uint64_t)variant;
+    c.seed_is_set = true;
+    char label[64];
+    snprintf(label, sizeof label, "rows-%d", variant);
     return write_config(dir, &c, keys, label);
 }
 
@@ -144,5 +163,8 @@ int main(int argc, char **argv)
     for (int variant = 0; variant < 4; variant++)
         for (uint64_t keys = 0; keys <= 60; keys += 60)
             failed |= write_scalable(argv[1], variant, keys);
+    for (int variant = 0; variant < 4; variant++)
+        for (uint64_t keys = 0; keys <= 35; keys += 35)
+            failed |= write_dbf(argv[1], variant, keys);
     return failed ? 1 : 0;
 }
