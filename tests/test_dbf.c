@@ -89,16 +89,6 @@ static uint32_t rows_of(const once_filter *f)
     return testing_stats(f).filters;
 }
 
-static bool same_save(const once_filter *a, const once_filter *b)
-{
-    size_t la = 0, lb = 0;
-    uint8_t *ba = testing_save(a, &la), *bb = testing_save(b, &lb);
-    bool same = ba && bb && la == lb && memcmp(ba, bb, la) == 0;
-    free(ba);
-    free(bb);
-    return same;
-}
-
 /* Do a and b answer the same for `probes` absent keys and the keys [0, inserted)? */
 static bool same_answers(const once_filter *a, const once_filter *b, uint64_t inserted,
                          uint64_t probes)
@@ -635,7 +625,7 @@ static void delta_round_trips(void)
         free(delta);
         since = once_dbf_version(src);
         CHECK(once_dbf_version(plain) == since);
-        CHECK(same_save(src, plain)); /* byte for byte, counts and versions included */
+        CHECK(testing_same_save(src, plain)); /* byte for byte, counts and versions included */
         CHECK(same_answers(src, sliced, next, 5000));
         once_stats a = testing_stats(src), b = testing_stats(sliced);
         CHECK(a.filters == b.filters && a.items == b.items && a.bits_set == b.bits_set);
@@ -651,7 +641,7 @@ static void delta_round_trips(void)
         CHECK_OK(add_key(src, 1, next));
         CHECK_OK(add_key(plain, 1, next));
     }
-    CHECK(same_save(src, plain));
+    CHECK(testing_same_save(src, plain));
     /* Only the last export's version (or 0) is a base. */
     void *delta = NULL;
     size_t len = 0;
@@ -663,7 +653,7 @@ static void delta_round_trips(void)
     REQUIRE(late != NULL);
     CHECK_OK(once_dbf_export_delta(src, 0, &delta, &len));
     CHECK_OK(once_dbf_apply_delta(late, delta, len));
-    CHECK(same_save(src, late));
+    CHECK(testing_same_save(src, late));
     /* ... and a replica with another seed or row geometry refuses it. */
     dbf_opts other = o;
     other.seed = 62;
@@ -736,29 +726,23 @@ static uint8_t *rebuild_delta(const uint8_t *delta, size_t len, size_t *out_len,
     return out;
 }
 
-static void put64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
 static void edit_changed_future(uint8_t *body, size_t len, uint8_t *header)
 {
     (void)header;
     if (len > 0)
-        put64(body + 16, UINT64_C(1) << 60); /* changed after the delta's version */
+        testing_put_le(body + 16, UINT64_C(1) << 60, 8); /* changed after the delta's version */
 }
 static void edit_index_backwards(uint8_t *body, size_t len, uint8_t *header)
 {
     (void)header;
     if (len > 0)
-        put64(body, 1000000); /* row index past the rows */
+        testing_put_le(body, 1000000, 8); /* row index past the rows */
 }
 static void edit_count_huge(uint8_t *body, size_t len, uint8_t *header)
 {
     (void)header;
     if (len > 0)
-        put64(body + 8, UINT64_C(1) << 62);
+        testing_put_le(body + 8, UINT64_C(1) << 62, 8);
 }
 static void edit_tail_bits(uint8_t *body, size_t len, uint8_t *header)
 {
@@ -769,13 +753,13 @@ static void edit_short_body(uint8_t *body, size_t len, uint8_t *header)
 {
     (void)body;
     (void)len;
-    put64(header + 72, 0); /* says no rows sent, but the frame holds some */
+    testing_put_le(header + 72, 0, 8); /* says no rows sent, but the frame holds some */
 }
 static void edit_many_rows(uint8_t *body, size_t len, uint8_t *header)
 {
     (void)body;
     (void)len;
-    put64(header + 64, UINT64_C(1) << 40);
+    testing_put_le(header + 64, UINT64_C(1) << 40, 8);
 }
 static void edit_nothing(uint8_t *body, size_t len, uint8_t *header)
 {
@@ -807,7 +791,7 @@ static void delta_hostile(void)
         /* ... and resealed at the cut. */
         if (cut >= 104) {
             uint64_t sum = XXH3_64bits(part, cut - 8);
-            put64(part + cut - 8, sum);
+            testing_put_le(part + cut - 8, sum, 8);
             CHECK(once_dbf_apply_delta(replica, part, cut) != ONCE_OK);
         }
         free(part);
@@ -820,7 +804,7 @@ static void delta_hostile(void)
             b[at] ^= masks[m];
             CHECK(once_dbf_apply_delta(replica, b, len) != ONCE_OK); /* as damaged */
             if (at + 8 < len) {                                       /* resealed */
-                put64(b + len - 8, XXH3_64bits(b, len - 8));
+                testing_put_le(b + len - 8, XXH3_64bits(b, len - 8), 8);
                 once_filter *r = make_dbf(&o);
                 if (once_dbf_apply_delta(r, b, len) == ONCE_OK) {
                     accepted++;
@@ -865,9 +849,9 @@ static void delta_hostile(void)
         once_filter *r = make_dbf(&o);
         CHECK_STATUS(once_dbf_apply_delta(r, b, n), crafted[i].want);
         if (crafted[i].want == ONCE_OK)
-            CHECK(same_save(r, src));
+            CHECK(testing_same_save(r, src));
         once_filter *r2 = make_dbf(&o);
-        CHECK(same_save(r2, r) == (crafted[i].want != ONCE_OK)); /* unchanged on error */
+        CHECK(testing_same_save(r2, r) == (crafted[i].want != ONCE_OK)); /* unchanged on error */
         once_free(r2);
         once_free(r);
         free(b);
@@ -926,7 +910,7 @@ static void save_mid_stream_then_continue(void)
                 diff += remove_key(f, 1, rng(&s1) % next) != remove_key(g, 1, rng(&s2) % next);
         }
         CHECK(diff == 0);
-        CHECK(same_save(f, g));
+        CHECK(testing_same_save(f, g));
         /* Every truncation, and every byte resealed, is refused or loads sanely. */
         for (size_t cut = 0; cut < len; cut += (cut < 200 ? 1 : 97)) {
             once_filter *x = NULL;
@@ -936,12 +920,6 @@ static void save_mid_stream_then_continue(void)
         once_free(f);
         once_free(g);
     }
-}
-
-static uint8_t *reseal(uint8_t *b, size_t len)
-{
-    put64(b + len - 8, XXH3_64bits(b, len - 8));
-    return b;
 }
 
 static void hostile_params_refused(void)
@@ -967,9 +945,10 @@ static void hostile_params_refused(void)
     for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
         uint8_t *b = malloc(len);
         memcpy(b, buf, len);
-        put64(b + edits[i].at, edits[i].value);
+        testing_put_le(b + edits[i].at, edits[i].value, 8);
+        testing_reseal(b, len);
         once_filter *x = NULL;
-        once_status st = once_load(&x, reseal(b, len), len);
+        once_status st = once_load(&x, b, len);
         if (st == ONCE_OK)
             fprintf(stderr, "edit %zu accepted\n", i);
         CHECK(st != ONCE_OK);
@@ -980,8 +959,9 @@ static void hostile_params_refused(void)
     uint8_t *b = malloc(len);
     memcpy(b, buf, len);
     b[112 + 16 + 63] |= 0x10;
+    testing_reseal(b, len);
     once_filter *x = NULL;
-    CHECK_STATUS(once_load(&x, reseal(b, len), len), ONCE_ERR_CORRUPT);
+    CHECK_STATUS(once_load(&x, b, len), ONCE_ERR_CORRUPT);
     free(b);
     free(buf);
     once_free(f);
@@ -1082,7 +1062,7 @@ static void batch_matches_single(void)
     for (uint64_t i = 0; i < N; i++)
         diff += present_b[i] != 1;
     CHECK(diff == 0);
-    CHECK(same_save(a, b));
+    CHECK(testing_same_save(a, b));
     free(keys);
     free(batch);
     free(seen);

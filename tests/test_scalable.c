@@ -91,25 +91,6 @@ static uint64_t probe_absent(const once_filter *f, uint64_t *next, uint64_t prob
     return hits;
 }
 
-static void put_le(uint8_t *p, uint64_t v, int bytes)
-{
-    for (int i = 0; i < bytes; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_le(const uint8_t *p, int bytes)
-{
-    uint64_t v = 0;
-    for (int i = bytes - 1; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-
-static void reseal(uint8_t *buf, size_t len)
-{
-    put_le(buf + len - 8, XXH3_64bits(buf, len - 8), 8);
-}
-
 static uint64_t double_bits(double v)
 {
     uint64_t b;
@@ -161,7 +142,7 @@ static size_t sub_field(uint32_t sub, int field)
 
 static size_t payload_offset(const uint8_t *file)
 {
-    return HEADER + get_le(file + OFF_PARAMS_LEN, 4) + 8;
+    return HEADER + testing_get_le(file + OFF_PARAMS_LEN, 4) + 8;
 }
 
 /* Load, and if accepted use and save again (the fuzz target's checks, in short). */
@@ -194,8 +175,8 @@ static once_status load_and_vet(const uint8_t *buf, size_t len)
 static once_status with_word(const uint8_t *file, size_t len, size_t offset, uint64_t value)
 {
     uint8_t *b = copy_exact(file, len);
-    put_le(b + offset, value, 8);
-    reseal(b, len);
+    testing_put_le(b + offset, value, 8);
+    testing_reseal(b, len);
     once_status st = load_and_vet(b, len);
     free(b);
     return st;
@@ -437,7 +418,7 @@ static void nonscaling_refuses_when_full(void)
 /* Sub-filter i of a saved chain: its record words. */
 static uint64_t sub_word(const uint8_t *file, uint32_t i, int field)
 {
-    return get_le(file + sub_field(i, field), 8);
+    return testing_get_le(file + sub_field(i, field), 8);
 }
 
 static void expansion_and_tightening_progression(void)
@@ -461,9 +442,9 @@ static void expansion_and_tightening_progression(void)
         size_t len = 0;
         uint8_t *file = testing_save(f, &len);
         REQUIRE(file != NULL);
-        CHECK(get_le(file + P_FILTERS, 8) == 5);
-        CHECK(get_le(file + P_EXPANSION, 8) == configs[c].expansion);
-        CHECK(bits_double(get_le(file + P_TIGHTENING, 8)) == r);
+        CHECK(testing_get_le(file + P_FILTERS, 8) == 5);
+        CHECK(testing_get_le(file + P_EXPANSION, 8) == configs[c].expansion);
+        CHECK(bits_double(testing_get_le(file + P_TIGHTENING, 8)) == r);
         uint64_t n = n0, total = 0, items = 0;
         double p = configs[c].error * (1.0 - r), clear = 1.0;
         for (uint32_t i = 0; i < 5; i++) {
@@ -737,7 +718,7 @@ static void every_truncation_and_byte(void)
         CHECK(load_and_vet(file, cut) != ONCE_OK);
         if (cut >= 8) { /* truncated, then resealed as a hostile writer would */
             uint8_t *b = copy_exact(file, cut);
-            reseal(b, cut);
+            testing_reseal(b, cut);
             CHECK(load_and_vet(b, cut) != ONCE_OK);
             free(b);
         }
@@ -752,7 +733,7 @@ static void every_truncation_and_byte(void)
             uint8_t *b = copy_exact(file, len);
             b[at] ^= flip ? 0x80 : 0x01;
             CHECK(load_and_vet(b, len) != ONCE_OK);
-            reseal(b, len);
+            testing_reseal(b, len);
             once_status st = load_and_vet(b, len);
             bool free_field = (at >= 8 && at < 16) || (at >= P_MAX_BYTES && at < P_MAX_BYTES + 8) ||
                               at >= payload;
@@ -783,11 +764,11 @@ static void hostile_params_refused(void)
     size_t len = 0;
     uint8_t *file = small_chain(&len, 200, 3);
     REQUIRE(file != NULL);
-    REQUIRE(get_le(file + 6, 2) == ONCE_SCALABLE && get_le(file + P_FILTERS, 8) == 3);
+    REQUIRE(testing_get_le(file + 6, 2) == ONCE_SCALABLE && testing_get_le(file + P_FILTERS, 8) == 3);
     CHECK_OK(with_word(file, len, P_EXPANSION, 2)); /* resealed, unchanged: accepted */
     uint64_t n0 = sub_word(file, 0, S_CAPACITY), n2 = sub_word(file, 2, S_CAPACITY);
     uint64_t items2 = sub_word(file, 2, S_ITEMS), p1 = sub_word(file, 1, S_ERROR);
-    uint64_t items = get_le(file + OFF_ITEMS, 8), cells0 = sub_word(file, 0, S_CELLS);
+    uint64_t items = testing_get_le(file + OFF_ITEMS, 8), cells0 = sub_word(file, 0, S_CELLS);
     struct {
         size_t offset;
         uint64_t value;
@@ -849,12 +830,12 @@ static void hostile_params_refused(void)
         REQUIRE(cut >= 64);
         uint8_t *b = copy_exact(file, len);
         size_t payload = payload_offset(file);
-        put_le(b + sub_field(0, S_CELLS), cut * 8, 8);
-        put_le(b + sub_field(0, S_PAYLOAD_BYTES), cut, 8);
-        put_le(b + payload - 8, get_le(file + payload - 8, 8) - cut, 8);
+        testing_put_le(b + sub_field(0, S_CELLS), cut * 8, 8);
+        testing_put_le(b + sub_field(0, S_PAYLOAD_BYTES), cut, 8);
+        testing_put_le(b + payload - 8, testing_get_le(file + payload - 8, 8) - cut, 8);
         memmove(b + payload + cut, b + payload + 2 * cut, len - payload - 2 * cut);
         size_t shorter = len - cut;
-        reseal(b, shorter);
+        testing_reseal(b, shorter);
         CHECK_STATUS(load_and_vet(b, shorter), ONCE_ERR_CORRUPT);
         free(b);
     }
