@@ -28,6 +28,9 @@
  *   load_dependent  a pointer chase over a random cyclic permutation of the lines: the
  *                   cost of one miss at a time, i.e. of a one-key call on a cold line.
  *
+ * The DBF (paper 003) is measured apart, as query cost against its number of rows
+ * with row and bit-slice storage (see bench_dbf).
+ *
  * Output: '#' lines (host, parameters, geometry), then one line per measurement,
  *     structure op n ns_per_op fpr bits_per_key
  * with '-' for the fields that do not apply, then a '#' summary.  Every time is the
@@ -96,6 +99,8 @@ enum {
     S_APBBF,
     S_TLBF,
     S_TIMER,
+    S_SCALABLE,
+    S_DBF,
     S_BPBF,
     S_DBPBF,
     S_COUNT
@@ -103,20 +108,25 @@ enum {
 
 static const char *const structure_name[S_COUNT] = {
     "standard", "partitioned", "blocked", "counting", "libbloom", "memory_floor",
-    "apbf", "apbbf", "tlbf", "timer", "bpbf", "dbpbf",
+    "apbf", "apbbf", "tlbf", "timer", "scalable", "dbf", "bpbf", "dbpbf",
 };
 static const once_type structure_type[S_COUNT] = {
     ONCE_STANDARD, ONCE_PARTITIONED, ONCE_BLOCKED, ONCE_COUNTING, 0, 0,
-    ONCE_APBF, ONCE_APBBF, ONCE_TLBF, ONCE_TIMER, ONCE_BPBF, ONCE_DBPBF,
+    ONCE_APBF, ONCE_APBBF, ONCE_TLBF, ONCE_TIMER, ONCE_SCALABLE, ONCE_DBF, ONCE_BPBF,
+    ONCE_DBPBF,
 };
 #define WINDOW_STRUCTURES                                                                      \
     ((1u << S_APBF) | (1u << S_APBBF) | (1u << S_TLBF) | (1u << S_TIMER))
 
-/* Block-partitioned filters touch one line per block (7 at 1%) to insert: they run at
- * 10^6 and 10^7 only, like the windows. */
-#define BLOCK_PARTITIONED_STRUCTURES ((1u << S_BPBF) | (1u << S_DBPBF))
-
 #define ALL_STRUCTURES ((1u << S_COUNT) - 1)
+/* Block-partitioned filters (paper 002); bench_block_partitioned. */
+#define BLOCK_PARTITIONED_STRUCTURES ((1u << S_BPBF) | (1u << S_DBPBF))
+/* Structures the full plan runs at 10^6 and 10^7 keys only (the block-partitioned
+ * ones touch one line per block, 7 at 1%, to insert). */
+#define NOT_AT_1E8                                                                             \
+    (WINDOW_STRUCTURES | (1u << S_SCALABLE) | (1u << S_DBF) | BLOCK_PARTITIONED_STRUCTURES)
+/* The scalable filter starts at N / SCALABLE_GROWTH keys and grows to N. */
+#define SCALABLE_GROWTH 100
 
 /* One N of the plan: which structures run there and how many repetitions. */
 typedef struct bench_case {
@@ -164,7 +174,8 @@ static void usage(FILE *out)
             "                 memory_floor (under a minute)\n"
             "  --n            key counts (integers or forms like 1e7); default 1e6,1e7,1e8\n"
             "  --structures   any of standard,partitioned,blocked,counting,libbloom,\n"
-            "                 memory_floor,apbf,apbbf,tlbf,timer,bpbf,dbpbf; default all\n"
+            "                 memory_floor,apbf,apbbf,tlbf,timer,scalable,dbf,bpbf,dbpbf;\n"
+            "                 default all\n"
             "  --reps         repetitions per measurement, median reported; default 3\n");
 }
 
@@ -500,6 +511,178 @@ static void bench_window(int s, uint64_t n, int reps, const key16 *in, const key
     emit(s, "query_batch", n, median(query_batch, reps), fpr, bits_per_key);
 }
 
+/* ------------------------------------------------------------ scalable */
+
+/*
+ * A scalable filter (BF.* semantics: expansion 2, tightening 1/2, compound rate 1%)
+ * created for N / 100 keys and grown to N by the timed inserts, so the insert times
+ * include its seven growths (each a plan and a zeroed allocation) and the queries
+ * test every sub-filter.  Beside it, a blocked filter sized for N at 1% from the
+ * start: what knowing the final count would buy.  Ops: insert (once_add, which is a
+ * test-and-add here: BF.ADD), test_and_add (once_test_and_add of new keys, into
+ * another fresh filter), query (absent keys), and their batch forms; bits_per_key is
+ * the filter's whole memory over N.
+ */
+static once_filter *new_scalable(uint64_t n)
+{
+    once_config c;
+    once_config_init(&c, ONCE_SCALABLE);
+    c.capacity = n / SCALABLE_GROWTH ? n / SCALABLE_GROWTH : 1;
+    c.error = TARGET_FPR;
+    c.expansion = 2;
+    c.tightening = 0.5;
+    c.seed = BENCH_SEED;
+    c.seed_is_set = true;
+    once_filter *f = NULL;
+    once_status st = once_create(&f, &c);
+    if (st != ONCE_OK)
+        die("creating a scalable filter for %" PRIu64 " keys: %s", c.capacity, once_strerror(st));
+    return f;
+}
+
+static double time_test_and_add(once_filter *f, const key16 *keys, uint64_t n)
+{
+    uint64_t seen_count = 0;
+    double t0 = now_ns();
+    for (uint64_t i = 0; i < n; i++) {
+        bool seen;
+        if (once_test_and_add(f, &keys[i], KEY_LEN, 0, &seen) != ONCE_OK)
+            die("once_test_and_add failed");
+        seen_count += seen;
+    }
+    sink += seen_count;
+    return (now_ns() - t0) / (double)n;
+}
+
+static double time_test_and_add_batch(once_filter *f, const key16 *keys, uint64_t n)
+{
+    once_key chunk[CHUNK];
+    uint8_t seen[CHUNK];
+    uint64_t seen_count = 0;
+    double t0 = now_ns();
+    for (uint64_t i = 0; i < n; i += CHUNK) {
+        size_t c = fill_chunk(chunk, keys, i, n);
+        if (once_test_and_add_batch(f, chunk, c, seen) != ONCE_OK)
+            die("once_test_and_add_batch failed");
+        for (size_t j = 0; j < c; j++)
+            seen_count += seen[j];
+    }
+    sink += seen_count;
+    return (now_ns() - t0) / (double)n;
+}
+
+static void bench_scalable(uint64_t n, int reps, const key16 *in, const key16 *out)
+{
+    double add[MAX_REPS], query[MAX_REPS], tand[MAX_REPS], add_batch[MAX_REPS];
+    double query_batch[MAX_REPS], tand_batch[MAX_REPS], blocked_tand[MAX_REPS];
+    uint64_t positives = 0, batch_positives = 0;
+    once_stats st;
+    memset(&st, 0, sizeof st);
+    for (int r = 0; r < reps; r++) {
+        once_filter *f = new_scalable(n);
+        add[r] = time_add(f, in, n);
+        query[r] = time_query(f, out, n, &positives);
+        once_get_stats(f, &st);
+        once_free(f);
+
+        f = new_scalable(n);
+        tand[r] = time_test_and_add(f, in, n);
+        once_free(f);
+
+        f = new_scalable(n);
+        add_batch[r] = time_add_batch(f, in, n);
+        query_batch[r] = time_query_batch(f, out, n, &batch_positives);
+        once_free(f);
+        if (batch_positives != positives)
+            die("scalable at n=%" PRIu64 ": batch query found %" PRIu64
+                " positives, one-key query %" PRIu64,
+                n, batch_positives, positives);
+
+        f = new_scalable(n);
+        tand_batch[r] = time_test_and_add_batch(f, in, n);
+        once_free(f);
+
+        f = new_filter(ONCE_BLOCKED, n);
+        blocked_tand[r] = time_test_and_add(f, in, n);
+        once_free(f);
+    }
+    double bits_per_key = (double)st.bytes * 8.0 / (double)n;
+    double fpr = (double)positives / (double)n;
+    uint64_t cells;
+    uint32_t k;
+    double blocked_bits = once_plan(ONCE_BLOCKED, n, TARGET_FPR, &cells, &k) == ONCE_OK
+                              ? (double)cells / (double)n
+                              : -1;
+    printf("# scalable n=%" PRIu64 ": from %" PRIu64 " keys, %u sub-filters, capacity %" PRIu64
+           ", items %" PRIu64 ", design bound %.5f; blocked sized for n: %.2f bits/key\n",
+           n, n / SCALABLE_GROWTH, st.filters, st.capacity, st.items, st.design_fpr,
+           blocked_bits);
+    emit(S_SCALABLE, "insert", n, median(add, reps), -1, bits_per_key);
+    emit(S_SCALABLE, "test_and_add", n, median(tand, reps), -1, bits_per_key);
+    emit(S_SCALABLE, "query", n, median(query, reps), fpr, bits_per_key);
+    emit(S_SCALABLE, "insert_batch", n, median(add_batch, reps), -1, bits_per_key);
+    emit(S_SCALABLE, "test_and_add_batch", n, median(tand_batch, reps), -1, bits_per_key);
+    emit(S_SCALABLE, "query_batch", n, median(query_batch, reps), fpr, bits_per_key);
+    emit(S_BLOCKED, "test_and_add", n, median(blocked_tand, reps), -1, blocked_bits);
+}
+
+/* ----------------------------------------------------------------- DBF */
+
+/*
+ * Dynamic Bloom filter (paper 003): query cost against the number of rows, with rows
+ * stored as rows and as bit slices (section 3.5.3).  Rows hold c = N/128 keys at 1%
+ * each (at least 1000); for s = 1, 2, 4, ..., 128 rows a DBF gets s c keys, then
+ * answers min(N, 200000) queries of absent keys (every row is asked) and as many of
+ * present keys.  Lines: "dbf query_absent/rows|slices s_ROWS ..." with n = the keys
+ * held; bits_per_key is the memory (all of it) per key held.
+ */
+static void bench_dbf(uint64_t n, int reps, const key16 *in, const key16 *out)
+{
+    uint64_t c = n / 128 > 1000 ? n / 128 : 1000;
+    uint64_t probes = n < 200000 ? n : 200000;
+    static const char *const ops[2][3] = {
+        {"insert/rows", "query_absent/rows", "query_present/rows"},
+        {"insert/slices", "query_absent/slices", "query_present/slices"},
+    };
+    printf("# dbf: rows of c=%" PRIu64 " keys at %g; columns as above, n = keys held = rows x c\n",
+           c, TARGET_FPR);
+    for (uint64_t rows = 1; rows <= 128 && rows * c <= max_keys; rows *= 2) {
+        uint64_t held = rows * c;
+        for (int slice = 0; slice < 2; slice++) {
+            double add[MAX_REPS], absent[MAX_REPS], present[MAX_REPS];
+            uint64_t positives = 0, found = 0;
+            once_stats st;
+            memset(&st, 0, sizeof st);
+            for (int r = 0; r < reps; r++) {
+                once_config config;
+                once_config_init(&config, ONCE_DBF);
+                config.capacity = c;
+                config.error = TARGET_FPR;
+                config.bit_slice = slice;
+                config.seed = BENCH_SEED;
+                config.seed_is_set = true;
+                once_filter *f = NULL;
+                if (once_create(&f, &config) != ONCE_OK)
+                    die("creating a DBF of rows of %" PRIu64 " keys", c);
+                add[r] = time_add(f, in, held);
+                absent[r] = time_query(f, out, probes, &positives);
+                present[r] = time_query(f, in, probes < held ? probes : held, &found);
+                once_get_stats(f, &st);
+                once_free(f);
+            }
+            if (st.filters != rows || found != (probes < held ? probes : held))
+                die("dbf: %u rows (wanted %" PRIu64 "), %" PRIu64 " present keys found",
+                    st.filters, rows, found);
+            double bits_per_key = (double)st.bytes * 8.0 / (double)held;
+            printf("# dbf rows=%" PRIu64 " %s\n", rows, slice ? "bit slices" : "row storage");
+            emit(S_DBF, ops[slice][0], held, median(add, reps), -1, bits_per_key);
+            emit(S_DBF, ops[slice][1], held, median(absent, reps),
+                 (double)positives / (double)probes, bits_per_key);
+            emit(S_DBF, ops[slice][2], held, median(present, reps), -1, bits_per_key);
+        }
+    }
+}
+
 /* -------------------------------------------------- block-partitioned */
 
 /*
@@ -827,6 +1010,26 @@ static void print_summary(const bench_case *cases, int case_count)
                ratio(d, sizeof d, ib, fl), ratio(e, sizeof e, qb, fl),
                ratio(g, sizeof g, ib, fh), ratio(h, sizeof h, qb, fh));
     }
+    for (int c = 0; c < case_count; c++) {
+        uint64_t n = cases[c].n;
+        const result *si = find_result(S_SCALABLE, "insert", n);
+        if (si == NULL)
+            continue;
+        const result *st = find_result(S_SCALABLE, "test_and_add", n);
+        const result *sq = find_result(S_SCALABLE, "query", n);
+        const result *bi = find_result(S_BLOCKED, "insert", n);
+        const result *bt = find_result(S_BLOCKED, "test_and_add", n);
+        const result *bq = find_result(S_BLOCKED, "query", n);
+        const result *li = find_result(S_LIBBLOOM, "insert", n);
+        const result *lq = find_result(S_LIBBLOOM, "query", n);
+        char a[32], b[32], d[32], e[32], g[32];
+        printf("# n=%" PRIu64 ": scalable grown from n/%d over blocked sized for n (one-key "
+               "calls): insert %s, test_and_add %s, query %s; over libbloom: insert %s, "
+               "query %s; memory %.1f vs %.1f bits/key\n",
+               n, SCALABLE_GROWTH, ratio(a, sizeof a, si, bi), ratio(b, sizeof b, st, bt),
+               ratio(d, sizeof d, sq, bq), ratio(e, sizeof e, si, li), ratio(g, sizeof g, sq, lq),
+               si->bits_per_key, bt ? bt->bits_per_key : -1.0);
+    }
 }
 
 /* ------------------------------------------------------------ arguments */
@@ -864,7 +1067,8 @@ static unsigned parse_structures(const char *arg)
             s++;
         if (s == S_COUNT)
             die("unknown structure '%s' (known: standard, partitioned, blocked, counting, "
-                "libbloom, memory_floor, apbf, apbbf, tlbf, timer, bpbf, dbpbf)",
+                "libbloom, memory_floor, apbf, apbbf, tlbf, timer, scalable, dbf, bpbf, "
+                "dbpbf)",
                 name);
         mask |= 1u << s;
     }
@@ -938,12 +1142,12 @@ int main(int argc, char **argv)
         if (structures & big)
             cases[case_count++] = (bench_case){10000000, structures & big, reps};
     } else {
-        /* Windows at 10^6 and 10^7 keys (a window of 10^8 is a different product). */
+        /* Windows and the scalable filter at 10^6 and 10^7 keys only (a window of 10^8 is
+         * a different product; the scalable filter runs six timed passes). */
         cases[case_count++] = (bench_case){1000000, structures, reps};
         cases[case_count++] = (bench_case){10000000, structures, reps};
-        unsigned at_1e8 = structures & ~(WINDOW_STRUCTURES | BLOCK_PARTITIONED_STRUCTURES);
-        if (at_1e8)
-            cases[case_count++] = (bench_case){100000000, at_1e8, reps};
+        if (structures & ~NOT_AT_1E8)
+            cases[case_count++] = (bench_case){100000000, structures & ~NOT_AT_1E8, reps};
     }
 
     uint64_t max_n = 0;
@@ -978,6 +1182,10 @@ int main(int argc, char **argv)
                 bench_memory_floor(bc->n, bc->reps, out);
             else if ((1u << s) & WINDOW_STRUCTURES)
                 bench_window(s, bc->n, bc->reps, in, out);
+            else if (s == S_SCALABLE)
+                bench_scalable(bc->n, bc->reps, in, out);
+            else if (s == S_DBF)
+                bench_dbf(bc->n, bc->reps, in, out);
             else if ((1u << s) & BLOCK_PARTITIONED_STRUCTURES)
                 bench_block_partitioned(s, bc->n, bc->reps, in, out);
             else

@@ -145,13 +145,11 @@ void once_array_save_payload(const once_filter *f, once_writer *w)
     once_writer_words(w, CARRAY(f)->array, CARRAY(f)->words);
 }
 
-/* One bit per non-zero cell of a word: the word itself for bit arrays; for counters
- * a nibble is non-zero iff the OR of its four bits is set. */
+/* One bit per non-zero cell of a word: the word itself for bit arrays, the non-zero
+ * nibbles for counters. */
 static inline uint64_t cells_nonzero(uint64_t w, uint32_t cell_bits)
 {
-    if (cell_bits == 1)
-        return w;
-    return (w | w >> 1 | w >> 2 | w >> 3) & UINT64_C(0x1111111111111111);
+    return cell_bits == 1 ? w : once_nibbles_nonzero(w);
 }
 
 uint64_t once_array_cells_set(const once_filter *f)
@@ -216,8 +214,7 @@ once_status once_array_cardinality_pair(const once_filter *fa, const once_filter
     return once_card_estimate_intersection(o, set_a, set_b, set_and, confidence, out);
 }
 
-/* True when no bit at or past `used` is set. */
-static bool tail_is_clear(const uint64_t *array, uint64_t words, uint64_t used)
+bool once_words_tail_clear(const uint64_t *array, uint64_t words, uint64_t used)
 {
     uint64_t first = used / 64;
     if (used % 64 != 0) {
@@ -257,7 +254,7 @@ once_status once_array_load(once_filter **out, const uint8_t *params, size_t par
         return ONCE_ERR_CORRUPT;
     }
     once_words_from_le(a->array, payload, a->words);
-    if (!tail_is_clear(a->array, a->words, cells * cell_bits)) {
+    if (!once_words_tail_clear(a->array, a->words, cells * cell_bits)) {
         f->ops->destroy(f);
         return ONCE_ERR_CORRUPT;
     }

@@ -39,6 +39,11 @@ static inline void counter_put(uint64_t *array, uint64_t i, unsigned v)
     array[i >> 4] = (array[i >> 4] & ~(UINT64_C(15) << shift)) | (uint64_t)v << shift;
 }
 
+unsigned once_counting_counter(const once_filter *f, uint64_t cell)
+{
+    return counter_get(CARRAY(f)->array, cell);
+}
+
 /* The k counter positions of a key. */
 static void counting_positions(const once_array_filter *a, const once_hash *h, uint64_t *pos)
 {

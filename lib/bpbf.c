@@ -760,9 +760,9 @@ once_status once_bpbf_get_state(const once_filter *f, once_bpbf_state *out)
  * The batches of a D-BBF hold disjoint keys (a key goes to one batch; under
  * test-and-add a key already present is not inserted again), so the D-BBF's count is
  * the sum over batches, and its interval the sum of the batches' intervals at
- * 1 - (1 - c)/lambda each (Bonferroni) - the disjoint-groups sum cardinality.c already
- * does for age windows, with one batch a group.  Keys added with once_add again after
- * their batch closed are counted once per batch: the estimate is then an upper bound.
+ * 1 - (1 - c)/lambda each (Bonferroni; cardinality.c's sum over parts).  Keys added
+ * with once_add again after their batch closed are counted once per batch: the
+ * estimate is then an upper bound.
  */
 static once_status batch_occupancy(const bpbf *b, once_occupancy *o)
 {
@@ -770,20 +770,27 @@ static once_status batch_occupancy(const bpbf *b, once_occupancy *o)
                               b->block_length);
 }
 
-static once_status batch_segment(const void *ctx, uint32_t index, uint64_t *set, once_occupancy *o)
-{
-    const bpbf *b = ctx;
-    *set = once_words_popcount(b->batches[index].words, batch_words(b));
-    return batch_occupancy(b, o);
-}
-
 static once_status bpbf_cardinality(const once_filter *f, uint64_t now_ms, double confidence,
                                     once_cardinality *out)
 {
     (void)now_ms;
     const bpbf *b = CBP(f);
-    /* Groups 0 .. count-1, one batch each (k = 1: a group is one logical segment). */
-    return once_card_age_window(1, b->count - 1, batch_segment, b, confidence, out);
+    once_occupancy o;
+    once_status st = batch_occupancy(b, &o);
+    if (st != ONCE_OK)
+        return st;
+    double each = once_card_part_confidence(confidence, b->count);
+    once_cardinality total = {0, 0, 0, confidence};
+    for (uint32_t i = 0; i < b->count; i++) {
+        once_cardinality part;
+        st = once_card_estimate(&o, once_words_popcount(b->batches[i].words, batch_words(b)),
+                                each, &part);
+        if (st != ONCE_OK)
+            return st;
+        once_card_accumulate(&total, &part);
+    }
+    *out = total;
+    return ONCE_OK;
 }
 
 /*

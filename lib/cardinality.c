@@ -215,6 +215,25 @@ once_status once_card_estimate_intersection(const once_occupancy *o, uint64_t se
 }
 
 /*
+ * Sums of parts.  Structures made of sub-filters that hold disjoint sets of keys (a
+ * scalable chain, DBF rows, timer sub-filters, the segment groups of a window) add up
+ * their parts' estimates.  For the sum's interval to hold with probability c, each of
+ * the P parts' intervals is taken at 1 - (1 - c)/P: all hold together with probability
+ * at least c (the union bound), and then so does the sum of their ends.
+ */
+double once_card_part_confidence(double confidence, uint32_t parts)
+{
+    return parts > 1 ? 1 - (1 - confidence) / parts : confidence;
+}
+
+void once_card_accumulate(once_cardinality *total, const once_cardinality *part)
+{
+    total->estimate += part->estimate;
+    total->low += part->low;
+    total->high += part->high; /* +infinity stays so */
+}
+
+/*
  * Windows (our design; the papers give no estimator for them)
  *
  * In an age-partitioned layout (APBF, APBBF, TLBF) every insertion goes into the k
@@ -249,7 +268,7 @@ once_status once_card_age_window(uint32_t k, uint32_t last_generation,
     if (k == 0 || segment == NULL || out == NULL || !(confidence > 0 && confidence < 1))
         return ONCE_ERR_INVALID;
     uint32_t groups = last_generation / k + 1;
-    double each = 1 - (1 - confidence) / groups;
+    double each = once_card_part_confidence(confidence, groups);
     once_cardinality total = {0, 0, 0, confidence};
     for (uint32_t g = 0; g < groups; g++) {
         uint32_t logical = last_generation - g * k;
@@ -262,9 +281,7 @@ once_status once_card_age_window(uint32_t k, uint32_t last_generation,
         st = once_card_estimate(&o, set, each, &c);
         if (st != ONCE_OK)
             return st;
-        total.estimate += c.estimate;
-        total.low += c.low;
-        total.high += c.high; /* +infinity stays so */
+        once_card_accumulate(&total, &c);
     }
     *out = total;
     return ONCE_OK;

@@ -5,7 +5,10 @@
  * Invariants kept here for every structure:
  *   - a key is hashed exactly once per call, under the filter's seed;
  *   - `items` counts successful insertions of keys the filter did not report present
- *     (test-and-add) or every add (plain add), minus successful deletes;
+ *     (test-and-add) or every add (plain add), minus successful deletes; a structure
+ *     whose add must not count a key it already holds (add_tests_first, the scalable
+ *     filter's BF.ADD semantics) has every add, one-key or batch, made as a
+ *     test-and-add;
  *   - a batch gives exactly the answers of the one-key calls in array order: it only
  *     hashes a few keys ahead and prefetches their cache lines, it never reorders.
  */
@@ -53,6 +56,8 @@ static const once_filter_ops *const all_ops[] = {
     &once_apbbf_ops,
     &once_tlbf_ops,
     &once_timer_ops,
+    &once_scalable_ops,
+    &once_dbf_ops,
     &once_bpbf_ops,
     &once_dbpbf_ops,
 };
@@ -156,6 +161,12 @@ static once_status create_from_config(once_filter **out, const once_config *conf
     case ONCE_APBF:
     case ONCE_APBBF:
         st = once_age_create(&f, config);
+        break;
+    case ONCE_SCALABLE:
+        st = once_scalable_create(&f, config);
+        break;
+    case ONCE_DBF:
+        st = once_dbf_create(&f, config);
         break;
     case ONCE_BPBF:
     case ONCE_DBPBF:
@@ -264,14 +275,28 @@ void once_free(once_filter *f)
             return ONCE_ERR_INVALID;                                                            \
     } while (0)
 
+/* One insertion of a hashed key, counted as the invariants above say. */
+static once_status add_hashed(once_filter *f, const once_hash *h, uint64_t now_ms)
+{
+    once_status st;
+    if (f->ops->add_tests_first) {
+        bool seen = false;
+        st = f->ops->test_and_add(f, h, now_ms, &seen);
+        if (st == ONCE_OK && !seen)
+            f->items++;
+        return st;
+    }
+    st = f->ops->add(f, h, now_ms);
+    if (st == ONCE_OK)
+        f->items++;
+    return st;
+}
+
 once_status once_add(once_filter *f, const void *key, size_t len, uint64_t now_ms)
 {
     CHECK_KEY(f, key, len);
     once_hash h = once_hash_key(key, len, f->seed);
-    once_status st = f->ops->add(f, &h, now_ms);
-    if (st == ONCE_OK)
-        f->items++;
-    return st;
+    return add_hashed(f, &h, now_ms);
 }
 
 once_status once_query(const once_filter *f, const void *key, size_t len, uint64_t now_ms,
@@ -406,7 +431,7 @@ once_status once_add_batch(once_filter *f, const once_key *keys, size_t count)
     once_status st = check_batch(f, keys, count);
     if (st != ONCE_OK)
         return st;
-    if (f->ops->batch) {
+    if (f->ops->batch && !f->ops->add_tests_first) {
         f->ops->batch(f, keys, count, ONCE_OP_ADD, NULL);
         f->items += count;
         return ONCE_OK;
@@ -415,10 +440,9 @@ once_status once_add_batch(once_filter *f, const once_key *keys, size_t count)
     batch_prime(f, keys, count, ring);
     for (size_t i = 0; i < count; i++) {
         batch_advance(f, keys, count, ring, i);
-        st = f->ops->add(f, &ring[i & (BATCH_RING - 1)], keys[i].time_ms);
+        st = add_hashed(f, &ring[i & (BATCH_RING - 1)], keys[i].time_ms);
         if (st != ONCE_OK)
             return st;
-        f->items++;
     }
     return ONCE_OK;
 }

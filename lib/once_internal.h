@@ -101,6 +101,10 @@ typedef enum once_batch_op { ONCE_OP_QUERY, ONCE_OP_ADD, ONCE_OP_TEST_AND_ADD } 
 typedef struct once_filter_ops {
     once_type type;
     const char *name;
+    /* Insertions go through test_and_add and count only keys not already present
+     * (BF.ADD semantics): filter.c then never calls `add` (which may be NULL) and
+     * never uses the fused `batch` loop for insertions. */
+    bool add_tests_first;
     void (*destroy)(once_filter *f);
     /* The probe operations.  `now_ms` is for windowed structures. */
     bool (*query)(const once_filter *f, const once_hash *h, uint64_t now_ms);
@@ -140,6 +144,10 @@ typedef struct once_filter_ops {
     /* Build a filter from validated header fields and raw params/payload bytes. */
     once_status (*load)(once_filter **out, const uint8_t *params, size_t params_len,
                         const uint8_t *payload, size_t payload_len);
+    /* Optional (NULL: nothing to check): after a load, do the common header's items,
+     * capacity and error, already set on f, agree with the structure's own state?
+     * false makes the load fail with ONCE_ERR_CORRUPT. */
+    bool (*check_header)(const once_filter *f);
 } once_filter_ops;
 
 struct once_filter {
@@ -159,6 +167,8 @@ extern const once_filter_ops once_apbf_ops;
 extern const once_filter_ops once_apbbf_ops;
 extern const once_filter_ops once_tlbf_ops;
 extern const once_filter_ops once_timer_ops;
+extern const once_filter_ops once_scalable_ops;
+extern const once_filter_ops once_dbf_ops;
 
 const once_filter_ops *once_ops_for_type(once_type type);
 
@@ -167,6 +177,9 @@ once_status once_standard_new(once_filter **out, uint64_t bits, uint32_t hashes)
 once_status once_partitioned_new(once_filter **out, uint64_t bits, uint32_t hashes);
 once_status once_blocked_new(once_filter **out, uint64_t bits, uint32_t hashes);
 once_status once_counting_new(once_filter **out, uint64_t counters, uint32_t hashes);
+/* The value of one counter of a counting filter (the DBF's rows keep their bit-slice
+ * index in step with it). */
+unsigned once_counting_counter(const once_filter *f, uint64_t cell);
 
 /*
  * The skip-back search of paper 001, Algorithm 1, over `k + l` logical segments:
@@ -206,6 +219,8 @@ once_skip_back_search(uint32_t k, uint32_t l, bool (*match)(const void *ctx, uin
 once_status once_age_create(once_filter **out, const once_config *config);
 once_status once_tlbf_create(once_filter **out, const once_config *config);
 once_status once_timer_create(once_filter **out, const once_config *config);
+once_status once_scalable_create(once_filter **out, const once_config *config);
+once_status once_dbf_create(once_filter **out, const once_config *config);
 /* The (k, l) an age-partitioned layout needs for rate p at `level` (apbf.c). */
 once_status once_age_plan(double error, uint32_t level, uint32_t *k, uint32_t *l);
 
@@ -246,6 +261,10 @@ once_status once_card_estimate_intersection(const once_occupancy *o, uint64_t se
                                             uint64_t set2, uint64_t set_and, double confidence,
                                             once_cardinality *out);
 
+/* Sums over parts holding disjoint keys: each part's confidence, and the running sum
+ * of estimates and interval ends (start from {0, 0, 0, confidence}). */
+double once_card_part_confidence(double confidence, uint32_t parts);
+void once_card_accumulate(once_cardinality *total, const once_cardinality *part);
 /* Distinct keys inside the window of an age-partitioned layout: generations
  * 0 .. last_generation, from the disjoint segment groups that hold them (see
  * cardinality.c).  `segment` gives logical segment i's set cells and occupancy. */
@@ -307,6 +326,15 @@ once_status once_array_cardinality(const once_filter *f, uint64_t now_ms, double
 once_status once_array_cardinality_pair(const once_filter *a, const once_filter *b,
                                         once_combine_op op, double confidence,
                                         once_cardinality *out);
+/* True when no bit at or past bit `used` of the `words` words is set (loaders check
+ * the padding past the last cell). */
+bool once_words_tail_clear(const uint64_t *array, uint64_t words, uint64_t used);
+
+/* Bit 4i of the result is set iff 4-bit counter i of w is non-zero. */
+static inline uint64_t once_nibbles_nonzero(uint64_t w)
+{
+    return (w | w >> 1 | w >> 2 | w >> 3) & UINT64_C(0x1111111111111111);
+}
 
 /* ---------------------------------------------------------- bit arrays */
 

@@ -21,8 +21,10 @@
  * goes.  The loader trusts nothing: each length is checked against the buffer before it
  * is used, the checksum is checked, then each field against its range, and finally the
  * structure's own loader checks its parameters and that the payload has exactly the
- * size those parameters imply.  A hostile file therefore cannot make the loader allocate
- * more than about its own size.
+ * size those parameters imply; a structure that keeps its own copy of a header field
+ * (the scalable filter's counts) then checks the header against it (check_header).
+ * A hostile file therefore cannot make the loader allocate more than about its own
+ * size.
  */
 #include "once_internal.h"
 
@@ -221,6 +223,10 @@ once_status once_load(once_filter **out, const void *buffer, size_t len)
     f->items = items;
     f->capacity = capacity;
     f->error = error;
+    if (ops->check_header != NULL && !ops->check_header(f)) {
+        ops->destroy(f);
+        return ONCE_ERR_CORRUPT;
+    }
     *out = f;
     return ONCE_OK;
 }

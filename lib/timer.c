@@ -689,7 +689,7 @@ static once_status timer_cardinality(const once_filter *f, uint64_t now_ms, doub
     once_status st = once_occupancy_for(&o, t->cells, t->hashes, t->cells);
     if (st != ONCE_OK)
         return st;
-    double each = 1 - (1 - confidence) / t->count;
+    double each = once_card_part_confidence(confidence, t->count);
     once_cardinality total = {0, 0, 0, confidence};
     for (uint32_t i = 0; i < t->count; i++) {
         once_cardinality c;
@@ -697,9 +697,7 @@ static once_status timer_cardinality(const once_filter *f, uint64_t now_ms, doub
         st = once_card_estimate(&o, alive, each, &c);
         if (st != ONCE_OK)
             return st;
-        total.estimate += c.estimate;
-        total.low += c.low;
-        total.high += c.high;
+        once_card_accumulate(&total, &c);
     }
     *out = total;
     return ONCE_OK;

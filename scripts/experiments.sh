@@ -57,6 +57,21 @@ plot "$out/card_fig5.dat" index 0 using 2:3 with points pt 7 ps 0.4 title "8 Kbi
      "$out/card_fig5.dat" index 1 using 2:6 with lines dt 3 title "32 Kbit 90% low", \
      "$out/card_fig5.dat" index 1 using 2:7 with lines dt 3 title "32 Kbit 90% high", \
      x with lines lc rgb "black" title "true"
+set datafile missing "-"
+set output "$out/dbf_fig5.png"
+set title "DBF vs a one-row standard filter, m=1280 k=7 c=133 (paper 003 Figs. 1, 5)"
+set xlabel "keys n"
+set ylabel "false-positive rate"
+set logscale y
+set yrange [1e-6:1.5]
+set key right bottom
+plot "$out/dbf_fig5.dat" using 1:2 with points pt 7 ps 0.6 title "DBF measured", \
+     "$out/dbf_fig5.dat" using 1:3 with lines lw 2 title "DBF Eq. 3", \
+     "$out/dbf_fig5.dat" using 1:4 with points pt 5 ps 0.6 title "standard measured", \
+     "$out/dbf_fig5.dat" using 1:5 with lines lw 2 title "standard Eq. 1", \
+     "$out/dbf_fig5.dat" using 1:6 with linespoints pt 9 title "several addresses", \
+     "$out/dbf_fig5.dat" using 1:7 with lines dt 2 title "f2 (Eq. 10)", \
+     "$out/dbf_fig5.dat" using 1:8 with linespoints pt 11 title "real r"
 
 set output "$out/bpbf_fig1.png"
 set title "Reducing a filter's length: 100000 keys (paper 002 Fig. 1)"

@@ -1,10 +1,11 @@
 /*
  * fuzz_corpus.c - seed inputs for fuzz_load: small saved filters of every structure,
  * empty and with keys, in a few geometries (with and without padding past the last
- * cell, the largest k each layout allows).  Small seeds keep the fuzzer's mutations
- * dense in the header and parameters, where the validation is.
+ * cell, the largest k each layout allows; scalable chains of one to four sub-filters;
+ * DBFs of one and several rows).  Small seeds keep the fuzzer's mutations dense in the
+ * header and parameters, where the validation is.
  *
- *   fuzz_corpus DIR    writes DIR/<structure>-<geometry>-<keys>.once
+ *   fuzz_corpus DIR    writes DIR/<structure>-<bits>-<k>-<keys>.once
  */
 #include "once.h"
 
@@ -12,7 +13,9 @@
 #include <stdlib.h>
 
 static int write_config(const char *dir, const once_config *config, uint64_t keys,
-                        const char *label, uint32_t reduce_to);
+                        const char *label);
+static int write_scalable(const char *dir, int variant, uint64_t keys);
+static int write_dbf(const char *dir, int variant, uint64_t keys);
 
 static int write_seed(const char *dir, once_type type, uint64_t bits, uint32_t hashes,
                       uint64_t keys)
@@ -26,7 +29,7 @@ static int write_seed(const char *dir, once_type type, uint64_t bits, uint32_t h
     c.seed_is_set = true;
     char label[64];
     snprintf(label, sizeof label, "%llu-%u", (unsigned long long)bits, hashes);
-    return write_config(dir, &c, keys, label, 0);
+    return write_config(dir, &c, keys, label);
 }
 
 /* Windowed seeds: small windows, keys spread over a few spans of virtual time. */
@@ -51,31 +54,72 @@ static int write_window(const char *dir, once_type type, int variant, uint64_t k
     }
     char label[64];
     snprintf(label, sizeof label, "window-%d", variant);
-    return write_config(dir, &c, keys, label, 0);
+    return write_config(dir, &c, keys, label);
 }
 
-/* `reduce_to`: block-partitioned filters are reduced to that many blocks (0 = not). */
-static int write_config(const char *dir, const once_config *config, uint64_t keys,
-                        const char *label, uint32_t reduce_to)
+/* Scalable seeds: small sub-filters, so 60 keys make a chain of three or four, or fill a
+ * non-scaling or memory-capped one and have the rest refused. */
+static int write_scalable(const char *dir, int variant, uint64_t keys)
 {
-    once_config c = *config;
-    once_type type = c.type;
+    static const struct {
+        uint32_t expansion;
+        double tightening;
+        uint64_t max_bytes;
+    } variants[] = {{2, 0.5, 0}, {0, 0.5, 0}, {3, 0.7, 0}, {1, 0.9, 1024}};
+    once_config c;
+    once_config_init(&c, ONCE_SCALABLE);
+    c.error = 0.05;
+    c.capacity = 10;
+    c.expansion = variants[variant].expansion;
+    c.tightening = variants[variant].tightening;
+    c.max_bytes = variants[variant].max_bytes;
+    c.seed = 0x5eed2000u + (uint64_t)variant;
+    c.seed_is_set = true;
+    char label[64];
+    snprintf(label, sizeof label, "chain-%d", variant);
+    return write_config(dir, &c, keys, label);
+}
+
+/* DBF seeds: rows of 100 counters (k = 3, c = 10), so 35 keys make four rows; the
+ * variants add bit-slice storage and query-before-insert. */
+static int write_dbf(const char *dir, int variant, uint64_t keys)
+{
+    once_config c;
+    once_config_init(&c, ONCE_DBF);
+    c.capacity = 10;
+    c.bits = variant >= 2 ? 64 : 100;
+    c.hashes = 3;
+    c.bit_slice = (variant & 1) != 0;
+    c.query_before_insert = variant == 2;
+    c.seed = 0x5eed2000u + (uint64_t)variant;
+    c.seed_is_set = true;
+    char label[64];
+    snprintf(label, sizeof label, "rows-%d", variant);
+    return write_config(dir, &c, keys, label);
+}
+
+/* A filter of `config` holding keys 0 .. keys-1, or NULL after saying why. */
+static once_filter *build(const once_config *config, uint64_t keys)
+{
     once_filter *f = NULL;
-    once_status st = once_create(&f, &c);
+    once_status st = once_create(&f, config);
     if (st != ONCE_OK) {
-        fprintf(stderr, "fuzz_corpus: create %s: %s\n", once_type_name(type), once_strerror(st));
-        return -1;
+        fprintf(stderr, "fuzz_corpus: create %s: %s\n", once_type_name(config->type),
+                once_strerror(st));
+        return NULL;
     }
     for (uint64_t i = 0; i < keys; i++)
         once_add(f, &i, sizeof i, i * 97); /* about ten keys a 1000 ms span */
-    if (reduce_to != 0 && once_bpbf_reduce(f, reduce_to) != ONCE_OK) {
-        fprintf(stderr, "fuzz_corpus: reduce %s\n", once_type_name(type));
-        once_free(f);
-        return -1;
-    }
+    return f;
+}
+
+/* Save `f` (and free it) as DIR/<structure>-<label>-<keys>.once. */
+static int write_filter(const char *dir, once_filter *f, uint64_t keys, const char *label)
+{
+    once_type type = once_get_type(f);
     void *buf = NULL;
     size_t len = 0;
-    st = once_save_to_buffer(f, &buf, &len);
+    once_status st = once_save_to_buffer(f, &buf, &len);
     once_free(f);
     if (st != ONCE_OK) {
         fprintf(stderr, "fuzz_corpus: save: %s\n", once_strerror(st));
@@ -94,6 +138,52 @@ static int write_config(const char *dir, const once_config *config, uint64_t key
         return -1;
     }
     return 0;
+}
+
+static int write_config(const char *dir, const once_config *config, uint64_t keys,
+                        const char *label)
+{
+    once_filter *f = build(config, keys);
+    return f ? write_filter(dir, f, keys, label) : -1;
+}
+
+/* Block-partitioned seeds: static and dynamic, blocks not a multiple of 64 bits
+ * (padding), several hashes a block, a D-BBF past its first batches, reduced ones. */
+static int write_block_partitioned(const char *dir, int variant, uint64_t keys)
+{
+    static const struct {
+        once_type type;
+        uint64_t block_length;
+        uint32_t blocks, hashes;
+        uint64_t threshold;
+        uint32_t reduce_to;
+    } variants[] = {
+        {ONCE_BPBF, 64, 4, 1, 0, 0},   {ONCE_BPBF, 100, 3, 2, 0, 0},
+        {ONCE_BPBF, 700, 6, 1, 0, 2},  {ONCE_DBPBF, 100, 3, 2, 15, 0},
+        {ONCE_DBPBF, 128, 5, 1, 25, 3},
+    };
+    once_config c;
+    once_config_init(&c, variants[variant].type);
+    c.capacity = 40;
+    c.block_length = variants[variant].block_length;
+    c.blocks = variants[variant].blocks;
+    c.hashes = variants[variant].hashes;
+    c.batch_threshold = variants[variant].threshold;
+    c.max_bytes = variants[variant].threshold ? 4096 : 0;
+    c.seed = 0x5eed3000u + (uint64_t)variant;
+    c.seed_is_set = true;
+    once_filter *f = build(&c, keys);
+    if (f == NULL)
+        return -1;
+    uint32_t reduce_to = variants[variant].reduce_to;
+    if (reduce_to != 0 && once_bpbf_reduce(f, reduce_to) != ONCE_OK) {
+        fprintf(stderr, "fuzz_corpus: reduce %s\n", once_type_name(c.type));
+        once_free(f);
+        return -1;
+    }
+    char label[64];
+    snprintf(label, sizeof label, "blocks-%d", variant);
+    return write_filter(dir, f, keys, label);
 }
 
 int main(int argc, char **argv)
@@ -117,42 +207,19 @@ int main(int argc, char **argv)
         failed |= write_seed(argv[1], shapes[i].type, shapes[i].bits, shapes[i].hashes, 0);
         failed |= write_seed(argv[1], shapes[i].type, shapes[i].bits, shapes[i].hashes, 20);
     }
-    /* Block-partitioned: static and dynamic, blocks not a multiple of 64 bits (padding),
-     * several hashes a block, a D-BBF past its first batches and one reduced. */
-    static const struct {
-        once_type type;
-        uint64_t block_length;
-        uint32_t blocks, hashes;
-        uint64_t threshold;
-        uint32_t reduce_to;
-    } block_shapes[] = {
-        {ONCE_BPBF, 64, 4, 1, 0, 0},   {ONCE_BPBF, 100, 3, 2, 0, 0},
-        {ONCE_BPBF, 700, 6, 1, 0, 2},  {ONCE_DBPBF, 100, 3, 2, 15, 0},
-        {ONCE_DBPBF, 128, 5, 1, 25, 3},
-    };
-    for (size_t i = 0; i < sizeof block_shapes / sizeof block_shapes[0]; i++) {
-        for (uint64_t keys = 0; keys <= 60; keys += 60) {
-            once_config c;
-            once_config_init(&c, block_shapes[i].type);
-            c.capacity = 40;
-            c.block_length = block_shapes[i].block_length;
-            c.blocks = block_shapes[i].blocks;
-            c.hashes = block_shapes[i].hashes;
-            c.batch_threshold = block_shapes[i].threshold;
-            c.max_bytes = block_shapes[i].threshold ? 4096 : 0;
-            c.seed = 0x5eed2000u + i;
-            c.seed_is_set = true;
-            char label[64];
-            snprintf(label, sizeof label, "%llu-%u-%u-r%u",
-                     (unsigned long long)c.block_length, c.blocks, c.hashes,
-                     block_shapes[i].reduce_to);
-            failed |= write_config(argv[1], &c, keys, label, block_shapes[i].reduce_to);
-        }
-    }
     static const once_type windows[] = {ONCE_APBF, ONCE_APBBF, ONCE_TLBF, ONCE_TIMER};
     for (size_t i = 0; i < sizeof windows / sizeof windows[0]; i++)
         for (int variant = 0; variant < 4; variant++)
             for (uint64_t keys = 0; keys <= 60; keys += 60)
                 failed |= write_window(argv[1], windows[i], variant, keys);
+    for (int variant = 0; variant < 4; variant++)
+        for (uint64_t keys = 0; keys <= 60; keys += 60)
+            failed |= write_scalable(argv[1], variant, keys);
+    for (int variant = 0; variant < 4; variant++)
+        for (uint64_t keys = 0; keys <= 35; keys += 35)
+            failed |= write_dbf(argv[1], variant, keys);
+    for (int variant = 0; variant < 5; variant++)
+        for (uint64_t keys = 0; keys <= 60; keys += 60)
+            failed |= write_block_partitioned(argv[1], variant, keys);
     return failed ? 1 : 0;
 }

@@ -33,7 +33,7 @@ export PKG_CONFIG_PATH="$libdir/pkgconfig"
 cc -o "$PREFIX/example-shared" "$PREFIX/example.c" $(pkg-config --cflags --libs once)
 LD_LIBRARY_PATH="$libdir" "$PREFIX/example-shared"
 cc -o "$PREFIX/example-static" "$PREFIX/example.c" $(pkg-config --cflags once) \
-   "$libdir/libonce.a" -lm
+   "$libdir/libonce.a" $(pkg-config --static --libs-only-l once | sed "s/-lonce//")
 "$PREFIX/example-static"
 # Only the public API is exported from the shared library.
 if nm -D --defined-only "$libdir/libonce.so" | awk '{print $3}' | grep -v '^once_' | grep -v '^_' | grep -q .; then

@@ -20,9 +20,6 @@
 #include "paper002.h"
 #include "testing.h"
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
 typedef struct opts {
     once_type type;
     uint64_t capacity;
@@ -103,16 +100,6 @@ static once_filter *copy_of(const once_filter *f)
         CHECK_OK(once_load(&g, buf, len));
     free(buf);
     return g;
-}
-
-static bool same_bytes(const once_filter *a, const once_filter *b)
-{
-    size_t la = 0, lb = 0;
-    uint8_t *x = testing_save(a, &la), *y = testing_save(b, &lb);
-    bool same = x && y && la == lb && memcmp(x, y, la) == 0;
-    free(x);
-    free(y);
-    return same;
 }
 
 /*
@@ -579,7 +566,7 @@ static void union_and_intersection_across_resolutions(void)
     once_filter *ref = copy_of(a);
     CHECK_OK(once_bpbf_reduce(ref, 8));
     CHECK_OK(once_intersect(ref, b));
-    CHECK(same_bytes(ref, x));
+    CHECK(testing_same_save(ref, x));
     once_filter *x2 = copy_of(b);
     CHECK_OK(once_bpbf_intersect(x2, a));
     CHECK(testing_stats(x2).bits_set == testing_stats(x).bits_set);
@@ -677,7 +664,7 @@ static void save_mid_stream_then_continue(void)
             CHECK(once_load(&t, buf, cut) != ONCE_OK && t == NULL);
         }
         free(buf);
-        CHECK(same_bytes(a, b));
+        CHECK(testing_same_save(a, b));
         uint64_t differ = 0;
         for (int i = 0; i < 6000; i++) {
             state = testing_mix(state);
@@ -688,7 +675,7 @@ static void save_mid_stream_then_continue(void)
             differ += sa != sb;
         }
         CHECK(differ == 0);
-        CHECK(same_bytes(a, b));
+        CHECK(testing_same_save(a, b));
         once_stats sa = testing_stats(a), sb = testing_stats(b);
         CHECK(sa.items == sb.items && sa.bits_set == sb.bits_set && sa.filters == sb.filters);
         once_free(a);
@@ -709,25 +696,6 @@ enum {
     P_COUNT,
     OFF_PAYLOAD = HEADER + 8 * P_COUNT + 8,
 };
-
-static void put_le(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_le(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-
-static void reseal(uint8_t *buf, size_t len)
-{
-    put_le(buf + len - 8, XXH3_64bits(buf, len - 8));
-}
 
 /* Load a copy; a filter that loads must save back to the same bytes and work. */
 static once_status load_and_vet(const uint8_t *file, size_t len)
@@ -763,8 +731,8 @@ static once_status with_word(const uint8_t *file, size_t len, size_t offset, uin
 {
     uint8_t *b = malloc(len);
     memcpy(b, file, len);
-    put_le(b + offset, value);
-    reseal(b, len);
+    testing_put_le(b + offset, value, 8);
+    testing_reseal(b, len);
     once_status st = load_and_vet(b, len);
     free(b);
     return st;
@@ -794,9 +762,9 @@ static void hostile_loads(void)
         once_free(f);
         REQUIRE(file != NULL);
         CHECK_OK(load_and_vet(file, len));
-        uint64_t batches = get_le(file + HEADER + 8 * P_BATCHES);
+        uint64_t batches = testing_get_le(file + HEADER + 8 * P_BATCHES, 8);
         CHECK(batches == (dynamic ? 4u : 1u));
-        uint64_t max_bytes = get_le(file + HEADER + 8 * P_MAX_BYTES);
+        uint64_t max_bytes = testing_get_le(file + HEADER + 8 * P_MAX_BYTES, 8);
 
         for (size_t at = 0; at + 8 < len; at++) {
             for (int bit = 0; bit < 8; bit += 3) {
@@ -804,7 +772,7 @@ static void hostile_loads(void)
                 memcpy(b, file, len);
                 b[at] ^= (uint8_t)(1u << bit);
                 CHECK(once_load(&f, b, len) != ONCE_OK || (once_free(f), true));
-                reseal(b, len);
+                testing_reseal(b, len);
                 load_and_vet(b, len); /* sound if it loads (bits of the payload may flip) */
                 free(b);
             }
@@ -855,7 +823,7 @@ static void hostile_loads(void)
             memcpy(b, file, len);
             size_t words_at = OFF_PAYLOAD + 8 * batches;
             b[words_at + 8 + 4] |= 0x10;
-            reseal(b, len);
+            testing_reseal(b, len);
             CHECK(load_and_vet(b, len) == ONCE_ERR_CORRUPT);
             free(b);
         }
@@ -866,8 +834,9 @@ static void hostile_loads(void)
             size_t blen = (size_t)((long)len + extra);
             uint8_t *b = calloc(1, blen);
             memcpy(b, file, extra < 0 ? blen : len);
-            put_le(b + HEADER + 8 * P_COUNT, get_le(file + HEADER + 8 * P_COUNT) + (uint64_t)extra);
-            reseal(b, blen);
+            uint64_t payload_len = testing_get_le(file + HEADER + 8 * P_COUNT, 8);
+            testing_put_le(b + HEADER + 8 * P_COUNT, payload_len + (uint64_t)extra, 8);
+            testing_reseal(b, blen);
             CHECK(load_and_vet(b, blen) != ONCE_OK);
             free(b);
         }
@@ -960,11 +929,11 @@ static void batch_matches_single(void)
             differ += seen != (out[i] != 0);
         }
         CHECK(differ == 0);
-        CHECK(same_bytes(one, many));
+        CHECK(testing_same_save(one, many));
         CHECK_OK(once_add_batch(many, batch, N));
         for (int i = 0; i < N; i++)
             CHECK_OK(once_add(one, &keys[i], sizeof keys[i], 0));
-        CHECK(same_bytes(one, many));
+        CHECK(testing_same_save(one, many));
         for (int i = 0; i < N; i++)
             keys[i] = testing_key_make(16, (uint64_t)i);
         CHECK_OK(once_query_batch(many, batch, N, out));

@@ -48,33 +48,11 @@ enum {
 
 /* ----------------------------------------------------------------- helpers */
 
-static void put_le(uint8_t *p, uint64_t v, int bytes)
-{
-    for (int i = 0; i < bytes; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_le(const uint8_t *p, int bytes)
-{
-    uint64_t v = 0;
-    for (int i = bytes - 1; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-
 static uint64_t double_bits(double d)
 {
     uint64_t bits;
     memcpy(&bits, &d, sizeof bits);
     return bits;
-}
-
-/* Recompute the trailing checksum, as a writer who means harm would. */
-static void reseal(uint8_t *buf, size_t len)
-{
-    if (len < 8)
-        return;
-    put_le(buf + len - 8, XXH3_64bits(buf, len - 8), 8);
 }
 
 static uint8_t *copy_exact(const void *src, size_t len)
@@ -392,7 +370,7 @@ static void every_byte_corruption(void)
                     continue;
                 memcpy(buf, orig, len);
                 buf[off] = (uint8_t)v;
-                reseal(buf, len);
+                testing_reseal(buf, len);
                 trials++;
                 once_status st = load_and_vet(buf, len);
                 int framing = off < OFF_TYPE || (off >= OFF_PARAMS_LEN && off < HEADER) ||
@@ -443,7 +421,7 @@ static void every_truncation(void)
                 CHECK(st == ONCE_ERR_TRUNCATED);
                 /* ... even with a checksum that fits the shortened bytes. */
                 uint8_t *sealed = copy_exact(orig, n);
-                reseal(sealed, n);
+                testing_reseal(sealed, n);
                 CHECK(load_and_vet(sealed, n) != ONCE_OK);
                 free(sealed);
             }
@@ -459,7 +437,7 @@ static void every_truncation(void)
                 size_t tail = extra[e] < 8 ? extra[e] : 8;
                 memcpy(longer + len + extra[e] - tail, orig + len - tail, tail);
                 CHECK(load_and_vet(longer, len + extra[e]) == ONCE_ERR_CORRUPT);
-                reseal(longer, len + extra[e]);
+                testing_reseal(longer, len + extra[e]);
                 CHECK(load_and_vet(longer, len + extra[e]) == ONCE_ERR_CORRUPT);
                 free(longer);
             }
@@ -484,13 +462,13 @@ static uint8_t *compose(const uint8_t *header, uint32_t params_len, const uint64
     if (buf == NULL)
         return NULL;
     memcpy(buf, header, HEADER);
-    put_le(buf + OFF_PARAMS_LEN, params_len, 4);
+    testing_put_le(buf + OFF_PARAMS_LEN, params_len, 4);
     for (size_t i = 0; i < nparams; i++)
-        put_le(buf + HEADER + i * 8, params[i], 8);
-    put_le(buf + HEADER + nparams * 8, payload_len, 8);
+        testing_put_le(buf + HEADER + i * 8, params[i], 8);
+    testing_put_le(buf + HEADER + nparams * 8, payload_len, 8);
     if (payload_bytes != 0 && payload != NULL)
         memcpy(buf + HEADER + nparams * 8 + 8, payload, payload_bytes);
-    reseal(buf, *len);
+    testing_reseal(buf, *len);
     return buf;
 }
 
@@ -525,8 +503,8 @@ static void expect_field(const base_file *b, size_t off, int bytes, uint64_t v, 
 {
     uint8_t *buf = copy_exact(b->bytes, b->len);
     if (buf != NULL) {
-        put_le(buf + off, v, bytes);
-        reseal(buf, b->len);
+        testing_put_le(buf + off, v, bytes);
+        testing_reseal(buf, b->len);
     }
     expect_status(buf, b->len, want, b, what);
 }
@@ -559,7 +537,7 @@ static void hostile_common(const base_file *b)
 {
     const uint64_t max_cells = UINT64_C(1) << 40;
 
-    expect_field(b, OFF_SEED, 8, get_le(b->bytes + OFF_SEED, 8), ONCE_OK, "unchanged, resealed");
+    expect_field(b, OFF_SEED, 8, testing_get_le(b->bytes + OFF_SEED, 8), ONCE_OK, "unchanged, resealed");
     /* The checksum itself: wrong, or written big-endian. */
     {
         uint8_t *buf = copy_exact(b->bytes, b->len);
@@ -568,7 +546,7 @@ static void hostile_common(const base_file *b)
         expect_status(buf, b->len, ONCE_ERR_CHECKSUM, b, "checksum changed");
         buf = copy_exact(b->bytes, b->len);
         if (buf != NULL) {
-            uint64_t sum = get_le(buf + b->len - 8, 8);
+            uint64_t sum = testing_get_le(buf + b->len - 8, 8);
             for (int i = 0; i < 8; i++)
                 buf[b->len - 8 + (size_t)i] = (uint8_t)(sum >> (56 - 8 * i));
         }
@@ -667,7 +645,7 @@ static void hostile_common(const base_file *b)
             uint8_t *buf = copy_exact(b->bytes, b->len);
             if (buf != NULL) {
                 buf[OFF_PAYLOAD + bits[i] / 8] |= (uint8_t)(1u << (bits[i] % 8));
-                reseal(buf, b->len);
+                testing_reseal(buf, b->len);
             }
             expect_status(buf, b->len, ONCE_ERR_CORRUPT, b, "padding bit set");
         }
@@ -675,7 +653,7 @@ static void hostile_common(const base_file *b)
         uint8_t *buf = copy_exact(b->bytes, b->len);
         if (buf != NULL) {
             buf[OFF_PAYLOAD + (used - 1) / 8] |= (uint8_t)(1u << ((used - 1) % 8));
-            reseal(buf, b->len);
+            testing_reseal(buf, b->len);
         }
         expect_status(buf, b->len, ONCE_OK, b, "last cell set");
     } else {
@@ -755,8 +733,8 @@ static void hostile_headers(void)
         b.bytes = testing_save(f, &b.len);
         once_free(f);
         REQUIRE(b.bytes != NULL);
-        b.payload_len = get_le(b.bytes + OFF_PAYLOAD_LEN, 8);
-        REQUIRE(get_le(b.bytes + OFF_CELLS, 8) == b.cells);
+        b.payload_len = testing_get_le(b.bytes + OFF_PAYLOAD_LEN, 8);
+        REQUIRE(testing_get_le(b.bytes + OFF_CELLS, 8) == b.cells);
         REQUIRE(b.len == OFF_PAYLOAD + b.payload_len + 8);
         REQUIRE(b.payload_len == payload_for(&b, b.cells));
         hostile_common(&b);

@@ -120,16 +120,6 @@ static uint64_t probe_absent(const once_filter *f, uint64_t *next, uint64_t prob
     return hits;
 }
 
-static bool same_save(const once_filter *a, const once_filter *b)
-{
-    size_t la = 0, lb = 0;
-    uint8_t *ba = testing_save(a, &la), *bb = testing_save(b, &lb);
-    bool same = ba && bb && la == lb && memcmp(ba, bb, la) == 0;
-    free(ba);
-    free(bb);
-    return same;
-}
-
 /* ------------------------------------------------------ no false negatives */
 
 typedef struct stream_opts {
@@ -352,7 +342,7 @@ static void batch_matches_single(void)
             differ += out[i] != p;
         }
         CHECK(differ == 0);
-        CHECK(same_save(a, b));
+        CHECK(testing_same_save(a, b));
         once_free(a);
         once_free(b);
     }
@@ -887,26 +877,6 @@ enum {
     OFF_PAYLOAD = OFF_PAYLOAD_LEN + 8,
 };
 
-static void put_le(uint8_t *p, uint64_t v, int bytes)
-{
-    for (int i = 0; i < bytes; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_le(const uint8_t *p, int bytes)
-{
-    uint64_t v = 0;
-    for (int i = bytes - 1; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-
-/* Recompute the trailing checksum, as a writer who means harm would. */
-static void reseal(uint8_t *buf, size_t len)
-{
-    put_le(buf + len - 8, XXH3_64bits(buf, len - 8), 8);
-}
-
 static uint8_t *copy_exact(const void *src, size_t len)
 {
     uint8_t *p = malloc(len ? len : 1);
@@ -948,8 +918,8 @@ static once_status load_and_vet(const uint8_t *file, size_t len)
 static once_status with_param(const uint8_t *file, size_t len, int param, uint64_t value)
 {
     uint8_t *b = copy_exact(file, len);
-    put_le(b + HEADER + 8 * param, value, 8);
-    reseal(b, len);
+    testing_put_le(b + HEADER + 8 * param, value, 8);
+    testing_reseal(b, len);
     once_status st = load_and_vet(b, len);
     free(b);
     return st;
@@ -957,7 +927,7 @@ static once_status with_param(const uint8_t *file, size_t len, int param, uint64
 
 static uint64_t param_of(const uint8_t *file, int param)
 {
-    return get_le(file + HEADER + 8 * param, 8);
+    return testing_get_le(file + HEADER + 8 * param, 8);
 }
 
 static uint64_t double_bits(double d)
@@ -1020,7 +990,7 @@ static void save_mid_stream_then_continue(void)
                   sb.items == sa.items && sb.capacity == sa.capacity &&
                   sb.span_ms == sa.span_ms && sb.slack == sa.slack);
             CHECK(once_bytes(a) == once_bytes(b));
-            CHECK(same_save(a, b));
+            CHECK(testing_same_save(a, b));
             /* Every truncation is refused. */
             for (size_t cut = 0; cut < len; cut += 1 + cut / 61) {
                 uint8_t *part = copy_exact(buf, cut);
@@ -1039,7 +1009,7 @@ static void save_mid_stream_then_continue(void)
                 feed(b, &sb_state, &tb, MORE, 60000, span, round == 2 ? 400 : 2, rb);
                 for (int i = 0; i < MORE; i++)
                     differ += ra[i] != rb[i];
-                CHECK(same_save(a, b));
+                CHECK(testing_same_save(a, b));
             }
             CHECK(differ == 0);
             fprintf(stderr, "%s W=%u: %u filters at the save, continued alike\n",
@@ -1072,7 +1042,7 @@ static void every_truncation_and_byte(void)
             /* ... even with a checksum that fits the shorter bytes. */
             if (cut >= 8) {
                 uint8_t *sealed = copy_exact(buf, cut);
-                reseal(sealed, cut);
+                testing_reseal(sealed, cut);
                 CHECK(load_and_vet(sealed, cut) != ONCE_OK);
                 free(sealed);
             }
@@ -1085,7 +1055,7 @@ static void every_truncation_and_byte(void)
                 b[at] ^= masks[m];
                 once_filter *x = NULL;
                 CHECK(once_load(&x, b, len) != ONCE_OK); /* as damaged */
-                reseal(b, len);
+                testing_reseal(b, len);
                 if (load_and_vet(b, len) == ONCE_OK)
                     accepted++;
                 else
@@ -1117,8 +1087,8 @@ static void hostile_params_refused(void)
         REQUIRE(file != NULL);
         if (dynamic)
             REQUIRE(s.filters >= 2);
-        REQUIRE(get_le(file + OFF_TYPE, 2) == ONCE_TIMER);
-        REQUIRE(get_le(file + OFF_PAYLOAD_LEN, 8) + OFF_PAYLOAD + 8 == len);
+        REQUIRE(testing_get_le(file + OFF_TYPE, 2) == ONCE_TIMER);
+        REQUIRE(testing_get_le(file + OFF_PAYLOAD_LEN, 8) + OFF_PAYLOAD + 8 == len);
         CHECK_OK(load_and_vet(file, len));
         CHECK_OK(with_param(file, len, P_CURSOR, param_of(file, P_CURSOR))); /* resealed */
 
@@ -1181,22 +1151,22 @@ static void hostile_params_refused(void)
             }
         }
         /* Payload: a timer that is expired at the latest time, and a bit past m. */
-        uint64_t payload = get_le(file + OFF_PAYLOAD_LEN, 8), words = payload / 8 / filters;
+        uint64_t payload = testing_get_le(file + OFF_PAYLOAD_LEN, 8), words = payload / 8 / filters;
         int expired_done = 0;
         for (size_t at = OFF_PAYLOAD; at + 1 < OFF_PAYLOAD + payload && !expired_done; at += 2) {
-            uint64_t v = get_le(file + at, 2);
+            uint64_t v = testing_get_le(file + at, 2);
             if (v == 0)
                 continue;
             uint8_t *b = copy_exact(file, len);
             uint64_t n = latest / tick, dead = (n % 65535) + 1; /* expires exactly now */
-            put_le(b + at, dead, 2);
-            reseal(b, len);
+            testing_put_le(b + at, dead, 2);
+            testing_reseal(b, len);
             CHECK_STATUS(load_and_vet(b, len), ONCE_ERR_CORRUPT);
-            put_le(b + at, (n + span / tick + 2) % 65535 + 1, 2); /* beyond the span */
-            reseal(b, len);
+            testing_put_le(b + at, (n + span / tick + 2) % 65535 + 1, 2); /* beyond the span */
+            testing_reseal(b, len);
             CHECK_STATUS(load_and_vet(b, len), ONCE_ERR_CORRUPT);
-            put_le(b + at, (n + 1) % 65535 + 1, 2); /* alive: a valid (if forged) timer */
-            reseal(b, len);
+            testing_put_le(b + at, (n + 1) % 65535 + 1, 2); /* alive: a valid (if forged) timer */
+            testing_reseal(b, len);
             CHECK_OK(load_and_vet(b, len));
             free(b);
             expired_done = 1;
@@ -1205,7 +1175,7 @@ static void hostile_params_refused(void)
         if (cells * 16 < words * 64) {
             uint8_t *b = copy_exact(file, len);
             b[OFF_PAYLOAD + words * 8 - 1] |= 0x80; /* the padding of the first filter */
-            reseal(b, len);
+            testing_reseal(b, len);
             CHECK_STATUS(load_and_vet(b, len), ONCE_ERR_CORRUPT);
             free(b);
         }
@@ -1216,16 +1186,16 @@ static void hostile_params_refused(void)
             memcpy(b, file, HEADER + 8 * (P_COUNT - 1));
             memcpy(b + HEADER + 8 * (P_COUNT - 1), file + OFF_PAYLOAD_LEN,
                    len - OFF_PAYLOAD_LEN);
-            put_le(b + 40, 8 * (P_COUNT - 1), 4);
-            reseal(b, short_len);
+            testing_put_le(b + 40, 8 * (P_COUNT - 1), 4);
+            testing_reseal(b, short_len);
             CHECK_STATUS(load_and_vet(b, short_len), ONCE_ERR_CORRUPT);
             free(b);
         }
         /* Header capacity beyond the limit. */
         {
             uint8_t *b = copy_exact(file, len);
-            put_le(b + OFF_CAPACITY, (UINT64_C(1) << 40) + 1, 8);
-            reseal(b, len);
+            testing_put_le(b + OFF_CAPACITY, (UINT64_C(1) << 40) + 1, 8);
+            testing_reseal(b, len);
             CHECK_STATUS(load_and_vet(b, len), ONCE_ERR_CORRUPT);
             free(b);
         }

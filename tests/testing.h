@@ -10,6 +10,9 @@
 
 #include "once.h"
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -186,6 +189,42 @@ static inline uint64_t testing_zipf_draw(const testing_zipf *z, uint64_t *state)
             hi = mid;
     }
     return lo;
+}
+
+/* ------------------------------------------------------ saved-file surgery */
+
+/* Little-endian fields of a saved filter, for tests that edit files as an attacker
+ * would. */
+static inline void testing_put_le(uint8_t *p, uint64_t v, int bytes)
+{
+    for (int i = 0; i < bytes; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline uint64_t testing_get_le(const uint8_t *p, int bytes)
+{
+    uint64_t v = 0;
+    for (int i = bytes - 1; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+/* Recompute the trailing XXH3-64 checksum, as a writer who means harm would. */
+static inline void testing_reseal(uint8_t *buf, size_t len)
+{
+    if (len >= 8)
+        testing_put_le(buf + len - 8, XXH3_64bits(buf, len - 8), 8);
+}
+
+/* Do two filters save to the same bytes? */
+static inline bool testing_same_save(const once_filter *a, const once_filter *b)
+{
+    size_t la = 0, lb = 0;
+    uint8_t *ba = testing_save(a, &la), *bb = testing_save(b, &lb);
+    bool same = ba && bb && la == lb && memcmp(ba, bb, la) == 0;
+    free(ba);
+    free(bb);
+    return same;
 }
 
 #endif

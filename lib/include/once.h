@@ -409,6 +409,122 @@ ONCE_API once_status once_force_simd_path(const char *name);
 /* A seed from the kernel's random source. */
 ONCE_API once_status once_random_seed(uint64_t *seed);
 
+
+/* ---------------------------------------------------- Dynamic Bloom Filters */
+
+/*
+ * ONCE_DBF (paper 003): rows of counting Bloom filters of one geometry (m counters, k
+ * probes), each holding at most `capacity` = c keys at `error` = its own rate at c.
+ * Keys go into the active row (a new row once it holds c keys); a query asks every row;
+ * a delete acts only when exactly one row holds the key's address.  When several rows
+ * do (the multiple-address problem, paper 003 section 3.1) the delete is refused with
+ * ONCE_ERR_UNSUPPORTED and nothing changes: acting on the wrong row could create false
+ * negatives.  ONCE_ERR_NOT_PRESENT when no row holds it.  Rows whose counts fit in one
+ * are merged and empty rows dropped after deletes and unions.  With query_before_insert
+ * (paper 003 section 3.5.1, meant for DBFs without deletion) a key that already tests
+ * present is not inserted, and deletes are refused with ONCE_ERR_UNSUPPORTED: a key
+ * skipped as a false positive would become a false negative once its cover is deleted.
+ *
+ * once_union appends the rows of a DBF of the same m, k, c and seed (paper 003,
+ * Definition 3).  It cannot report failure, so when appending would pass dst's memory
+ * cap it adds the remaining rows counter-wise into dst's rows instead (every key stays
+ * present; those rows' rate rises).  once_dbf_union refuses with ONCE_ERR_FULL instead
+ * and changes nothing.  once_intersect keeps dst's rows and clears the counters no row
+ * of src sets: every key of both sets stays present.
+ *
+ * Stats: filters = rows, bits = rows * m counters, items = keys the rows hold (with
+ * query_before_insert a key already present is not inserted again), fpr_estimate =
+ * paper 003 Eq. 3 over the rows' actual counts, design_fpr = one row's rate at c.
+ */
+
+/* Paper 003 Eq. 3: the false-positive rate of a DBF of rows (bits, hashes) with row
+ * capacity c holding n keys: floor(n/c) full rows and one row of n mod c keys. */
+ONCE_API double once_dbf_fpr(uint64_t bits, uint32_t hashes, uint64_t row_capacity,
+                             uint64_t items);
+/* Paper 003 Eq. 10: f2(n) = 1 - (1 - f(c))^(s-1), s = ceil(n/c), the bound on the share
+ * of n keys that have more than one row address (and may survive their delete). */
+ONCE_API double once_dbf_multiple_address_bound(uint64_t bits, uint32_t hashes,
+                                                uint64_t row_capacity, uint64_t items);
+/* Paper 003 section 3.5.1: ratio = n f2(n) / c = s (1 - (1 - f)^(s-1)) for s full rows
+ * at row rate f.  Query-before-insert pays off when it is at least 1 (plain inserts then
+ * waste at least one row). */
+ONCE_API double once_dbf_query_first_ratio(uint32_t rows, double row_error);
+
+/* Sizing for a set of at most N keys whose size has probability pmf[n] (n = 0..N, any
+ * non-negative weights, normalized here), under a bound `error` on the DBF's rate
+ * (paper 003 section 4.2).  With s rows each row gets c = ceil(N/s), rate
+ * 1 - (1 - error)^(1/s) and m = ceil(c ln(rate) / ln(0.6185)) bits; row i is used with
+ * probability r_i = P(n > c(i-1)) (r_1 = 1) and the expected size is m * sum r_i. */
+typedef struct once_dbf_plan {
+    uint32_t rows;         /* s minimizing the expected size */
+    uint64_t row_capacity; /* c */
+    uint64_t row_bits;     /* m */
+    uint32_t hashes;       /* k = ceil(m/c ln 2) */
+    double row_error;      /* 1 - (1 - error)^(1/s) */
+    double expected_bits;  /* m * sum r_i at this s */
+    double sbf_bits;       /* one standard filter for N keys: ceil(N ln(error) / ln 0.6185) */
+} once_dbf_plan;
+
+/* The plan for a given number of rows s (1 <= s <= N). */
+ONCE_API once_status once_dbf_plan_for_rows(const double *pmf, uint64_t max_items, double error,
+                                            uint32_t rows, once_dbf_plan *out);
+/* The plan with the least expected size over s = 1..max_rows (at most N). */
+ONCE_API once_status once_dbf_plan_rows(const double *pmf, uint64_t max_items, double error,
+                                        uint32_t max_rows, once_dbf_plan *out);
+
+/*
+ * Unbounded sets (paper 003 section 4.3): filters are designed for n0 keys at the left
+ * bound alpha and must never pass the right bound beta > alpha.  A standard filter for
+ * n0 at alpha passes beta after floor(n0 ln(alpha) / ln(beta)) keys; a DBF with rows of
+ * c = n0 at alpha only after floor(ln(1 - beta) / ln(1 - alpha)) full rows.  (The paper
+ * prints the ceiling; the floor is what keeps the rate at or below beta.)  At that point
+ * both are rebuilt for a larger n0; the policy here is the smallest n0 the paper allows,
+ * limit + 1, so each rebuild multiplies n0 by the same factor and the number of rebuilds
+ * to reach n keys is logarithmic in n with that factor as base.
+ */
+typedef struct once_dbf_bounds {
+    uint64_t sbf_limit;  /* keys a standard filter for n0 at alpha holds within beta */
+    uint64_t dbf_limit;  /* keys a DBF of rows c = n0 at alpha holds within beta */
+    uint32_t dbf_rows;   /* its full rows at that point */
+    uint64_t next_sbf_n0; /* n0 after a rebuild of the standard filter */
+    uint64_t next_dbf_n0; /* row capacity after a rebuild of the DBF */
+} once_dbf_bounds;
+
+ONCE_API once_status once_dbf_two_bounds(uint64_t n0, double alpha, double beta,
+                                         once_dbf_bounds *out);
+/* Rebuilds needed while a set grows from 0 to n keys, starting at n0 (same policy). */
+ONCE_API once_status once_dbf_rebuilds(uint64_t n0, double alpha, double beta, uint64_t items,
+                                       uint64_t *sbf_rebuilds, uint64_t *dbf_rebuilds);
+
+/* How many rows hold the key's address (0, 1, or more: then a delete is refused). */
+ONCE_API once_status once_dbf_matching_rows(const once_filter *filter, const void *key,
+                                            size_t len, uint32_t *rows);
+/* Merge rows whose counts fit in one row and drop empty rows (paper 003, Merge()). */
+ONCE_API once_status once_dbf_merge(once_filter *filter);
+/* once_union that refuses (ONCE_ERR_FULL, dst unchanged) what dst's cap cannot hold. */
+ONCE_API once_status once_dbf_union(once_filter *dst, const once_filter *src);
+
+/*
+ * Incremental updates between nodes (paper 003 sections 4.4 and 3.5.2).  Every change
+ * of a DBF advances its version; each row remembers the version of its last change.
+ * once_dbf_export_delta(f, v, ...) writes, for the rows changed since version v, the
+ * bitwise xor of the row's counters with the row as it was at v (a new row: itself),
+ * zstd-compressed, and makes the current state the new base.  v is either 0 (the state
+ * of a new, empty DBF) or the version of the last export; anything else is
+ * ONCE_ERR_MISMATCH (send a full once_save instead).  The exporter keeps one copy of
+ * the rows as last exported, counted in its bytes and its memory cap.
+ * once_dbf_apply_delta checks the delta like any loader (ONCE_ERR_TRUNCATED, _CORRUPT,
+ * _CHECKSUM, _BAD_MAGIC, _VERSION), that the replica has the same m, k, c and seed
+ * (ONCE_ERR_MISMATCH) and is at the delta's base version with its rows
+ * (ONCE_ERR_MISMATCH), and that the result fits the replica's cap (ONCE_ERR_FULL); on
+ * any error the replica is unchanged.  Afterwards the replica answers every query,
+ * insert and delete exactly as the source.
+ */
+ONCE_API uint64_t once_dbf_version(const once_filter *filter);
+ONCE_API once_status once_dbf_export_delta(once_filter *filter, uint64_t since_version,
+                                           void **delta, size_t *len);
+ONCE_API once_status once_dbf_apply_delta(once_filter *replica, const void *delta, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

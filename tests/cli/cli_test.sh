@@ -122,10 +122,10 @@ case_stats_json() {
 
 # Without --capacity the filter grows: no warning, the error target holds, and the
 # output is exactly awk's when the target is strict enough to make a false positive
-# improbable (expected false positives here: under 0.001).
+# improbable (expected false positives here: under 0.03).
 case_scalable_default() {
   seq 1 2500000 > in
-  "$ONCE" --error 1e-9 --stats=json in > got 2> err
+  "$ONCE" --error 1e-8 --stats=json in > got 2> err
   cmp -s got in || fail "scalable filter dropped or changed lines"
   [ "$(wc -l < err)" -eq 1 ] || fail "unexpected stderr: $(cat err)"
   jq -e '.structure == "scalable" and .filters == 2 and .items == 2500000
@@ -184,7 +184,7 @@ case_state_resume() {
   "$ONCE" --state st < p3 >> got
   same_file got want
   # The saved parameters win; restating them is fine, contradicting them is an error.
-  expect_status 0 "$ONCE" --state st --seed 9 --filter blocked p1 > /dev/null
+  expect_status 0 "$ONCE" --state st --seed 9 --filter scalable p1 > /dev/null
   expect_status 1 "$ONCE" --state st --capacity 5000 p1 > /dev/null 2> err
   grep -q 'conflicts with state file' err || fail "conflict message: $(cat err)"
   expect_status 1 "$ONCE" --state st --filter standard p1 > /dev/null 2>&1

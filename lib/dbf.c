@@ -1,0 +1,1279 @@
+/*
+ * dbf.c - the Dynamic Bloom Filter (paper 003): a list of counting Bloom filters of one
+ * geometry that grows with the set and shrinks as keys are deleted.
+ *
+ * Design
+ *   A DBF holds s >= 1 rows.  Every row is a counting Bloom filter of bloom_counting.c
+ *   (m 4-bit counters, k probes of the shared probe sequence, its add/remove/union
+ *   used as they are), plus the number of keys it holds, nr, and the version of its
+ *   last change.  All rows share m, k and the hash of a key, so a key has the same k
+ *   positions in every row (paper 003 section 2.3: "the Bloom filter address of items in
+ *   each SBF is the same").  Row capacity c is the design capacity of the filter; the
+ *   configured error is one row's rate at c, and (m, k) come from once_plan for
+ *   (c, error) unless given.
+ *
+ *   Insert (Algorithm 1): into the active row, the first with nr < c; when every row is
+ *   full a new row is appended.  With query_before_insert (section 3.5.1) a key that
+ *   already tests present is not inserted at all, so duplicates and false positives
+ *   never open rows; once_dbf_query_first_ratio is the paper's rule for when that pays.
+ *   As the paper says of its optimizations (section 3.5), this is for DBFs without
+ *   deletion: a key skipped as a false positive has no counters of its own, and a later
+ *   delete of the keys that covered it would turn it into a false negative.  Such a
+ *   DBF refuses deletes with ONCE_ERR_UNSUPPORTED.
+ *   Query (Algorithm 2): present iff some row has all k counters non-zero.  Its rate is
+ *   Eq. 3: 1 - (1 - f(c))^floor(n/c) (1 - f(n mod c)) with f the row rate of Eq. 1
+ *   (once_dbf_fpr); the stats evaluate the same product over the rows' actual nr.
+ *
+ *   Delete (Algorithm 3): only when exactly one row holds the key's address.  If
+ *   several do (the multiple-address problem, section 3.4) any of them may be the
+ *   wrong one, and decrementing it could zero a counter another key needs: a false
+ *   negative.  So the delete is refused with ONCE_ERR_UNSUPPORTED and the key stays (a
+ *   false positive from then on); no row at all: ONCE_ERR_NOT_PRESENT.  After a delete
+ *   the row that shrank is merged with another row when their nr sum to at most c
+ *   (Merge(); counters add, so the merged row is the row both key sets would have
+ *   built), and a row left with nr = 0 is dropped while other rows remain.  The paper's
+ *   text says "not greater than c", its listing "< c"; the text is followed: a merged
+ *   row of exactly c keys is a full row, as good as any other.  Before a delete no two
+ *   rows fit together (inserts only fill rows), so only the shrunken row needs a
+ *   partner: one scan, as the paper notes ("at most one pair").
+ *
+ *   Union (Definition 3): the rows of the other DBF are appended, then rows are merged
+ *   wherever counts allow.  once_union cannot report failure, so when appending would
+ *   pass the memory cap the other rows are added counter-wise into the emptiest rows
+ *   instead (no key is lost; those rows then hold more than c keys and never merge);
+ *   once_dbf_union refuses with ONCE_ERR_FULL instead.  Intersection is not in the
+ *   paper; here dst keeps its rows and clears the counters that no row of src sets,
+ *   which keeps every key both hold.
+ *
+ *   Bit-slice storage (section 3.5.3): rows are also kept transposed, as one 64-bit
+ *   word per counter position and group of 64 rows whose bit r says "row r's counter is
+ *   non-zero".  A query then ANDs k words per 64 rows instead of reading k counters in
+ *   each row.  The counters stay in their rows (deletes need them; the paper's bit
+ *   slices are for rows of bits), and the index is kept in step by every operation that
+ *   moves a counter between zero and non-zero, so both storages answer identically.
+ *   Rows are removed by moving the last row into the hole, so the index never shifts.
+ *   The index costs 64 bits per counter position per group of 64 rows: as much as the
+ *   counters at 16 rows, a quarter of them at 64, so it is for DBFs of many rows.
+ *
+ *   Incremental updates (sections 4.4 and 3.5.2): every change advances `version` and
+ *   stamps the rows it touches.  An export sends, for each row stamped after the base
+ *   version, the xor of its counters with the row as last exported (the exporter keeps
+ *   that copy; a new row is xor-ed with zeros), zstd-compressed, and makes the current
+ *   rows the new base.  The replica, at the base version with the same rows, xors the
+ *   rows in and takes the source's counts, version and row count, so it ends up with
+ *   the same rows in the same order and answers exactly like the source.  A delta is
+ *   checked like a saved filter (sizes before allocations, a checksum, every field);
+ *   its decompressed size follows from the header and must fit the replica's cap, so
+ *   a small hostile frame cannot make it allocate more than its cap allows.
+ *
+ * Invariants
+ *   - 1 <= rows <= 2^20; every row has m counters and k probes; nr counts the keys
+ *     inserted into the row minus those deleted from it (merges add them), exact
+ *     when callers delete only keys they added;
+ *   - the active row is a function of the rows alone (no cursor), so a loaded filter
+ *     and a replica insert exactly where the original would;
+ *   - bit-slice: index bit (r, j) == (counter j of row r != 0), and the bits of rows
+ *     at or past `rows` are zero;
+ *   - a row's `changed` <= version; rows unchanged since the base version equal the
+ *     base copy;
+ *   - the rows, the index and the base copy together stay within max_bytes (default 1
+ *     GiB): an insertion that needs a new row past it fails with ONCE_ERR_FULL and
+ *     changes nothing.
+ */
+#include "once_internal.h"
+
+#include <math.h>
+#include <zstd.h>
+
+#define DBF_DEFAULT_MAX_BYTES (UINT64_C(1) << 30)
+#define DBF_MAX_ROWS (UINT32_C(1) << 20)
+#define DBF_FLAG_QUERY_FIRST 1u
+#define DBF_FLAG_BIT_SLICE 2u
+
+/* Delta format (all integers little-endian):
+ *   0 magic "ODLT", 4 u32 format, 8 seed, 16 m, 24 k, 32 c, 40 base version,
+ *   48 new version, 56 rows at base, 64 rows now, 72 rows sent, 80 items,
+ *   88 compressed length L, 96 zstd frame of L bytes, 96+L XXH3-64 of [0, 96+L).
+ * The frame holds, for each row sent in increasing row order: row index, nr, the
+ * version of the row's last change, and the row's counter words xor the base row. */
+#define DELTA_ROW_HEADER 24
+#define DELTA_FORMAT 1
+#define DELTA_HEADER 96
+#define DELTA_ZSTD_LEVEL 3
+static const uint8_t delta_magic[4] = {'O', 'D', 'L', 'T'};
+
+typedef struct dbf_row {
+    once_filter *counters; /* a counting Bloom filter (bloom_counting.c) */
+    uint64_t count;        /* nr: keys inserted into this row, minus deletes */
+    uint64_t changed;      /* version of the row's last change */
+} dbf_row;
+
+typedef struct dbf_filter {
+    once_filter base;
+    uint64_t cells;        /* m counters per row */
+    uint32_t hashes;       /* k */
+    uint64_t row_capacity; /* c */
+    uint64_t row_words;    /* 64-bit words of one row's counters */
+    uint64_t max_bytes;
+    bool query_first, bit_slice;
+    uint32_t rows, rows_room;
+    dbf_row *row;
+    uint64_t *slices;       /* bit-slice index: slices[g * m + j], bit r = row 64g + r */
+    uint32_t slice_groups;  /* groups of 64 rows the index has room for */
+    uint64_t version;
+    /* The rows as last exported (incremental updates). */
+    bool has_base;
+    uint64_t base_version;
+    uint32_t base_rows;
+    uint64_t **base_words;
+} dbf_filter;
+
+#define DBF(f) ((dbf_filter *)(f))
+#define CDBF(f) ((const dbf_filter *)(f))
+
+static inline uint64_t *row_array(const dbf_row *r)
+{
+    return ARRAY(r->counters)->array;
+}
+
+static uint32_t groups_for(uint32_t rows)
+{
+    return (rows + 63) / 64;
+}
+
+/* Bytes held with `rows` rows and `base_rows` exported rows. */
+static uint64_t memory_for(const dbf_filter *d, uint64_t rows, uint64_t base_rows)
+{
+    uint64_t row_bytes = sizeof(dbf_row) + sizeof(once_array_filter) + d->row_words * 8;
+    uint64_t bytes = sizeof(dbf_filter) + rows * row_bytes + base_rows * (d->row_words * 8 + 8);
+    if (d->bit_slice) {
+        uint64_t groups = groups_for((uint32_t)rows);
+        if (groups < d->slice_groups)
+            groups = d->slice_groups;
+        bytes += groups * d->cells * 8;
+    }
+    return bytes;
+}
+
+static uint64_t dbf_memory(const once_filter *f)
+{
+    const dbf_filter *d = CDBF(f);
+    return memory_for(d, d->rows, d->has_base ? d->base_rows : 0);
+}
+
+static void touch(dbf_filter *d, uint32_t r)
+{
+    d->row[r].changed = ++d->version;
+}
+
+static void positions(const dbf_filter *d, const once_hash *h, uint64_t *pos)
+{
+    once_probe p = once_probe_start(h);
+    for (uint32_t i = 0; i < d->hashes; i++)
+        pos[i] = once_probe_next(&p, d->cells);
+}
+
+/* ------------------------------------------------------------ bit slices */
+
+static inline uint64_t *slice_word(const dbf_filter *d, uint32_t r, uint64_t cell)
+{
+    return &d->slices[(uint64_t)(r >> 6) * d->cells + cell];
+}
+
+/* Grow the index to hold `rows` rows (zeroed); false on allocation failure. */
+static bool slices_reserve(dbf_filter *d, uint32_t rows)
+{
+    uint32_t groups = groups_for(rows);
+    if (!d->bit_slice || groups <= d->slice_groups)
+        return true;
+    uint64_t *grown = once_words_alloc((uint64_t)groups * d->cells);
+    if (grown == NULL)
+        return false;
+    if (d->slices != NULL)
+        memcpy(grown, d->slices, (size_t)((uint64_t)d->slice_groups * d->cells * 8));
+    once_words_free(d->slices);
+    d->slices = grown;
+    d->slice_groups = groups;
+    return true;
+}
+
+static void slice_clear_row(dbf_filter *d, uint32_t r)
+{
+    uint64_t bit = UINT64_C(1) << (r & 63);
+    for (uint64_t j = 0; j < d->cells; j++)
+        *slice_word(d, r, j) &= ~bit;
+}
+
+/* Index bits of row r from its counters. */
+static void slice_rebuild_row(dbf_filter *d, uint32_t r)
+{
+    const uint64_t *a = row_array(&d->row[r]);
+    uint64_t bit = UINT64_C(1) << (r & 63);
+    slice_clear_row(d, r);
+    for (uint64_t w = 0; w < d->row_words; w++) {
+        uint64_t x = once_nibbles_nonzero(a[w]);
+        while (x) {
+            uint64_t j = w * 16 + (uint64_t)__builtin_ctzll(x) / 4;
+            *slice_word(d, r, j) |= bit;
+            x &= x - 1;
+        }
+    }
+}
+
+/* Row `from`'s index bits move to row `to`; `from`'s become zero. */
+static void slice_move_row(dbf_filter *d, uint32_t from, uint32_t to)
+{
+    uint64_t fbit = UINT64_C(1) << (from & 63), tbit = UINT64_C(1) << (to & 63);
+    for (uint64_t j = 0; j < d->cells; j++) {
+        uint64_t *fw = slice_word(d, from, j), *tw = slice_word(d, to, j);
+        bool set = (*fw & fbit) != 0;
+        *fw &= ~fbit;
+        *tw = set ? *tw | tbit : *tw & ~tbit;
+    }
+}
+
+/* ------------------------------------------------------------------ rows */
+
+static uint32_t matching_rows(const dbf_filter *d, const once_hash *h, uint32_t limit,
+                              uint32_t *first)
+{
+    uint32_t found = 0;
+    if (d->bit_slice) {
+        uint64_t pos[ONCE_MAX_HASHES];
+        positions(d, h, pos);
+        for (uint32_t g = 0; g < groups_for(d->rows); g++) {
+            const uint64_t *s = d->slices + (uint64_t)g * d->cells;
+            uint64_t acc = ~UINT64_C(0);
+            for (uint32_t i = 0; i < d->hashes && acc; i++)
+                acc &= s[pos[i]];
+            while (acc) {
+                if (found++ == 0)
+                    *first = g * 64 + (uint32_t)__builtin_ctzll(acc);
+                if (found >= limit)
+                    return found;
+                acc &= acc - 1;
+            }
+        }
+        return found;
+    }
+    for (uint32_t r = 0; r < d->rows; r++) {
+        if (once_counting_ops.query(d->row[r].counters, h, 0)) {
+            if (found++ == 0)
+                *first = r;
+            if (found >= limit)
+                return found;
+        }
+    }
+    return found;
+}
+
+static bool dbf_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
+{
+    (void)now_ms;
+    uint32_t first = 0;
+    return matching_rows(CDBF(f), h, 1, &first) != 0;
+}
+
+static once_status row_make(const dbf_filter *d, once_filter **out)
+{
+    return once_counting_new(out, d->cells, d->hashes);
+}
+
+static bool rows_reserve(dbf_filter *d, uint32_t rows)
+{
+    if (rows <= d->rows_room)
+        return true;
+    uint32_t room = d->rows_room ? d->rows_room : 4;
+    while (room < rows)
+        room *= 2;
+    dbf_row *grown = realloc(d->row, (size_t)room * sizeof *grown);
+    if (grown == NULL)
+        return false;
+    d->row = grown;
+    d->rows_room = room;
+    return true;
+}
+
+/* Append an empty row, within the cap (ONCE_ERR_FULL) and limits; nothing changes on
+ * failure. */
+static once_status append_row(dbf_filter *d)
+{
+    if (d->rows >= DBF_MAX_ROWS || (uint64_t)(d->rows + 1) * d->cells > ONCE_MAX_CELLS ||
+        memory_for(d, d->rows + 1, d->has_base ? d->base_rows : 0) > d->max_bytes)
+        return ONCE_ERR_FULL;
+    if (!rows_reserve(d, d->rows + 1) || !slices_reserve(d, d->rows + 1))
+        return ONCE_ERR_NOMEM;
+    once_filter *counters = NULL;
+    once_status st = row_make(d, &counters);
+    if (st != ONCE_OK)
+        return st;
+    d->row[d->rows].counters = counters;
+    d->row[d->rows].count = 0;
+    d->rows++;
+    touch(d, d->rows - 1);
+    return ONCE_OK;
+}
+
+/* Remove row r: the last row moves into its place. */
+static void drop_row(dbf_filter *d, uint32_t r)
+{
+    uint32_t last = d->rows - 1;
+    once_counting_ops.destroy(d->row[r].counters);
+    if (r != last) {
+        d->row[r] = d->row[last];
+        if (d->bit_slice)
+            slice_move_row(d, last, r);
+        touch(d, r);
+    } else if (d->bit_slice) {
+        slice_clear_row(d, last);
+    }
+    d->rows--;
+}
+
+/* Row j's keys join row i (counters add, saturating) and row j goes. */
+static void absorb_row(dbf_filter *d, uint32_t i, uint32_t j)
+{
+    once_counting_ops.combine(d->row[i].counters, d->row[j].counters, ONCE_COMBINE_UNION);
+    d->row[i].count += d->row[j].count;
+    if (d->bit_slice)
+        slice_rebuild_row(d, i);
+    touch(d, i);
+    drop_row(d, j);
+}
+
+/* Merge() for one row that just shrank: drop it if empty, else join it with the first
+ * row it fits with. */
+static void merge_after_delete(dbf_filter *d, uint32_t r)
+{
+    if (d->rows < 2 || d->row[r].count > d->row_capacity)
+        return;
+    if (d->row[r].count == 0) {
+        drop_row(d, r);
+        return;
+    }
+    for (uint32_t o = 0; o < d->rows; o++) {
+        if (o != r && d->row[o].count <= d->row_capacity - d->row[r].count) {
+            absorb_row(d, o < r ? o : r, o < r ? r : o);
+            return;
+        }
+    }
+}
+
+/* Merge() over every pair, for states that may hold several fitting pairs. */
+static void merge_all(dbf_filter *d)
+{
+    bool merged = true;
+    while (merged && d->rows > 1) {
+        merged = false;
+        for (uint32_t i = 0; i < d->rows && !merged; i++) {
+            if (d->row[i].count == 0) {
+                drop_row(d, i);
+                merged = true;
+                break;
+            }
+            for (uint32_t j = i + 1; j < d->rows; j++) {
+                if (d->row[i].count <= d->row_capacity &&
+                    d->row[j].count <= d->row_capacity - d->row[i].count) {
+                    absorb_row(d, i, j);
+                    merged = true;
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/* GetActiveStandardBF(): the first row with nr < c, or rows if none.  A function of
+ * the rows alone (no cursor), so a loaded filter or a replica picks the same row. */
+static uint32_t active_row(const dbf_filter *d)
+{
+    for (uint32_t r = 0; r < d->rows; r++)
+        if (d->row[r].count < d->row_capacity)
+            return r;
+    return d->rows;
+}
+
+static once_status insert(dbf_filter *d, const once_hash *h)
+{
+    uint32_t r = active_row(d);
+    if (r == d->rows) {
+        once_status st = append_row(d);
+        if (st != ONCE_OK)
+            return st;
+    }
+    dbf_row *row = &d->row[r];
+    once_counting_ops.add(row->counters, h, 0);
+    if (d->bit_slice) {
+        uint64_t pos[ONCE_MAX_HASHES];
+        positions(d, h, pos);
+        for (uint32_t i = 0; i < d->hashes; i++)
+            *slice_word(d, r, pos[i]) |= UINT64_C(1) << (r & 63);
+    }
+    row->count++;
+    touch(d, r);
+    return ONCE_OK;
+}
+
+static once_status dbf_add(once_filter *f, const once_hash *h, uint64_t now_ms)
+{
+    dbf_filter *d = DBF(f);
+    if (d->query_first && dbf_query(f, h, now_ms))
+        return ONCE_OK;
+    return insert(d, h);
+}
+
+static once_status dbf_test_and_add(once_filter *f, const once_hash *h, uint64_t now_ms,
+                                    bool *seen)
+{
+    *seen = dbf_query(f, h, now_ms);
+    return *seen ? ONCE_OK : insert(DBF(f), h);
+}
+
+static once_status dbf_remove(once_filter *f, const once_hash *h, uint64_t now_ms)
+{
+    (void)now_ms;
+    dbf_filter *d = DBF(f);
+    if (d->query_first)
+        return ONCE_ERR_UNSUPPORTED; /* see query_before_insert above */
+    uint32_t r = 0;
+    uint32_t found = matching_rows(d, h, 2, &r);
+    if (found == 0)
+        return ONCE_ERR_NOT_PRESENT;
+    if (found > 1)
+        return ONCE_ERR_UNSUPPORTED; /* the multiple-address rule */
+    dbf_row *row = &d->row[r];
+    once_status st = once_counting_ops.remove(row->counters, h, 0);
+    if (st != ONCE_OK)
+        return st;
+    if (d->bit_slice) {
+        uint64_t pos[ONCE_MAX_HASHES];
+        positions(d, h, pos);
+        for (uint32_t i = 0; i < d->hashes; i++)
+            if (once_counting_counter(row->counters, pos[i]) == 0)
+                *slice_word(d, r, pos[i]) &= ~(UINT64_C(1) << (r & 63));
+    }
+    if (row->count > 0)
+        row->count--;
+    touch(d, r);
+    merge_after_delete(d, r);
+    return ONCE_OK;
+}
+
+static void dbf_prefetch(const once_filter *f, const once_hash *h)
+{
+    const dbf_filter *d = CDBF(f);
+    uint64_t pos[ONCE_MAX_HASHES];
+    positions(d, h, pos);
+    for (uint32_t i = 0; i < d->hashes; i++) {
+        if (d->bit_slice)
+            once_prefetch_read(slice_word(d, 0, pos[i]));
+        else
+            once_prefetch_read(&row_array(&d->row[d->rows - 1])[pos[i] >> 4]);
+    }
+}
+
+static void free_base(dbf_filter *d)
+{
+    if (d->base_words != NULL)
+        for (uint32_t r = 0; r < d->base_rows; r++)
+            once_words_free(d->base_words[r]);
+    free(d->base_words);
+    d->base_words = NULL;
+    d->base_rows = 0;
+    d->has_base = false;
+}
+
+static void dbf_destroy(once_filter *f)
+{
+    dbf_filter *d = DBF(f);
+    for (uint32_t r = 0; r < d->rows; r++)
+        once_counting_ops.destroy(d->row[r].counters);
+    free(d->row);
+    once_words_free(d->slices);
+    free_base(d);
+    free(d);
+}
+
+static void dbf_clear(once_filter *f)
+{
+    dbf_filter *d = DBF(f);
+    while (d->rows > 1)
+        drop_row(d, d->rows - 1);
+    once_counting_ops.clear(d->row[0].counters);
+    d->row[0].count = 0;
+    if (d->bit_slice)
+        memset(d->slices, 0, (size_t)((uint64_t)d->slice_groups * d->cells * 8));
+    touch(d, 0);
+}
+
+static bool dbf_same_geometry(const once_filter *a, const once_filter *b)
+{
+    return CDBF(a)->cells == CDBF(b)->cells && CDBF(a)->hashes == CDBF(b)->hashes &&
+           CDBF(a)->row_capacity == CDBF(b)->row_capacity;
+}
+
+/* ---------------------------------------------------------- union, meet */
+
+/* Append copies of src's rows (Definition 3), all or nothing, then merge. */
+static once_status append_rows(dbf_filter *d, const dbf_filter *s)
+{
+    uint32_t n = s->rows, before = d->rows;
+    if ((uint64_t)before + n > DBF_MAX_ROWS ||
+        ((uint64_t)before + n) * d->cells > ONCE_MAX_CELLS ||
+        memory_for(d, (uint64_t)before + n, d->has_base ? d->base_rows : 0) > d->max_bytes)
+        return ONCE_ERR_FULL;
+    once_filter **copies = calloc(n, sizeof *copies);
+    if (copies == NULL)
+        return ONCE_ERR_NOMEM;
+    once_status st = ONCE_OK;
+    for (uint32_t i = 0; i < n && st == ONCE_OK; i++) {
+        st = row_make(d, &copies[i]);
+        if (st == ONCE_OK)
+            memcpy(ARRAY(copies[i])->array, row_array(&s->row[i]), (size_t)(d->row_words * 8));
+    }
+    if (st == ONCE_OK && (!rows_reserve(d, before + n) || !slices_reserve(d, before + n)))
+        st = ONCE_ERR_NOMEM;
+    if (st != ONCE_OK) {
+        for (uint32_t i = 0; i < n; i++)
+            if (copies[i] != NULL)
+                once_counting_ops.destroy(copies[i]);
+        free(copies);
+        return st;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        d->row[before + i].counters = copies[i];
+        d->row[before + i].count = s->row[i].count;
+        d->rows++;
+        if (d->bit_slice)
+            slice_rebuild_row(d, before + i);
+        touch(d, before + i);
+    }
+    free(copies);
+    merge_all(d);
+    return ONCE_OK;
+}
+
+/* The fallback of once_union, which cannot fail: src's rows are added counter-wise into
+ * dst's emptiest rows.  No key is lost; those rows hold more than c keys. */
+static void fold_rows(dbf_filter *d, const dbf_filter *s)
+{
+    uint32_t n = s->rows;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t target = 0;
+        for (uint32_t r = 1; r < d->rows; r++)
+            if (d->row[r].count < d->row[target].count)
+                target = r;
+        once_counting_ops.combine(d->row[target].counters, s->row[i].counters,
+                                  ONCE_COMBINE_UNION);
+        d->row[target].count += s->row[i].count;
+        if (d->bit_slice)
+            slice_rebuild_row(d, target);
+        touch(d, target);
+    }
+    merge_all(d);
+}
+
+/* dst keeps its rows but only the counters some row of src also sets: a key of both
+ * sets has all its counters set in one row of each, so it stays present. */
+static void intersect_rows(dbf_filter *d, const dbf_filter *s)
+{
+    for (uint64_t w = 0; w < d->row_words; w++) {
+        uint64_t occupied = 0;
+        for (uint32_t i = 0; i < s->rows; i++) {
+            occupied |= once_nibbles_nonzero(row_array(&s->row[i])[w]);
+        }
+        uint64_t keep = occupied * 15; /* each 1 nibble becomes 0xF, without carries */
+        for (uint32_t r = 0; r < d->rows; r++)
+            row_array(&d->row[r])[w] &= keep;
+    }
+    for (uint32_t r = 0; r < d->rows; r++) {
+        if (d->bit_slice)
+            slice_rebuild_row(d, r);
+        touch(d, r);
+    }
+}
+
+static void dbf_combine(once_filter *dst, const once_filter *src, once_combine_op op)
+{
+    dbf_filter *d = DBF(dst);
+    const dbf_filter *s = CDBF(src);
+    if (op == ONCE_COMBINE_INTERSECT) {
+        intersect_rows(d, s);
+        return;
+    }
+    if (append_rows(d, s) != ONCE_OK)
+        fold_rows(d, s);
+}
+
+/* ------------------------------------------------------------- stats */
+
+static void dbf_stats(const once_filter *f, once_stats *st)
+{
+    const dbf_filter *d = CDBF(f);
+    double absent = 1.0;
+    uint64_t set = 0, items = 0;
+    for (uint32_t r = 0; r < d->rows; r++) {
+        set += once_array_cells_set(d->row[r].counters);
+        items += d->row[r].count;
+        absent *= 1.0 - once_fpr_standard(d->cells, d->hashes, d->row[r].count);
+    }
+    st->bits = d->cells * d->rows;
+    st->bits_set = set;
+    st->items = items;
+    st->hashes = d->hashes;
+    st->filters = d->rows;
+    st->fpr_estimate = 1.0 - absent;
+    st->design_fpr = once_fpr_standard(d->cells, d->hashes, d->row_capacity);
+}
+
+/*
+ * Distinct keys (paper 002, Theorem 1 over each row's non-zero counters): a key lives
+ * in the one row it was inserted into, so the count is the sum over rows (intervals by
+ * the union bound, once_card_accumulate).  A key added again after its row filled goes
+ * into another row and counts there too, unless query_before_insert keeps it out.
+ */
+static once_status dbf_cardinality(const once_filter *f, uint64_t now_ms, double confidence,
+                                   once_cardinality *out)
+{
+    const dbf_filter *d = CDBF(f);
+    double each = once_card_part_confidence(confidence, d->rows);
+    once_cardinality total = {0, 0, 0, confidence};
+    for (uint32_t r = 0; r < d->rows; r++) {
+        once_cardinality c;
+        once_status st = once_array_cardinality(d->row[r].counters, now_ms, each, &c);
+        if (st != ONCE_OK)
+            return st;
+        once_card_accumulate(&total, &c);
+    }
+    *out = total;
+    return ONCE_OK;
+}
+
+/* ------------------------------------------------------- construction */
+
+typedef struct dbf_geometry {
+    uint64_t cells, row_capacity, max_bytes;
+    uint32_t hashes;
+    bool query_first, bit_slice;
+} dbf_geometry;
+
+/* One empty row of a checked geometry; ONCE_ERR_TOO_LARGE past limits or the cap. */
+static once_status dbf_new(once_filter **out, const dbf_geometry *g)
+{
+    if (g->cells == 0 || g->hashes == 0 || g->hashes > ONCE_MAX_HASHES ||
+        g->row_capacity == 0 || g->max_bytes == 0)
+        return ONCE_ERR_INVALID;
+    if (g->cells > ONCE_MAX_CELLS || g->row_capacity > ONCE_MAX_CELLS)
+        return ONCE_ERR_TOO_LARGE;
+    dbf_filter *d = calloc(1, sizeof *d);
+    if (d == NULL)
+        return ONCE_ERR_NOMEM;
+    once_filter_init(&d->base, &once_dbf_ops);
+    d->cells = g->cells;
+    d->hashes = g->hashes;
+    d->row_capacity = g->row_capacity;
+    d->row_words = once_words_for_bits(g->cells * 4);
+    d->max_bytes = g->max_bytes;
+    d->query_first = g->query_first;
+    d->bit_slice = g->bit_slice;
+    if (memory_for(d, 1, 0) > d->max_bytes) {
+        free(d);
+        return ONCE_ERR_TOO_LARGE;
+    }
+    once_status st = append_row(d);
+    if (st != ONCE_OK) {
+        dbf_destroy(&d->base);
+        return st == ONCE_ERR_FULL ? ONCE_ERR_TOO_LARGE : st;
+    }
+    d->version = 0; /* a new DBF is the base every replica starts from */
+    d->row[0].changed = 0;
+    *out = &d->base;
+    return ONCE_OK;
+}
+
+once_status once_dbf_create(once_filter **out, const once_config *c)
+{
+    dbf_geometry g;
+    memset(&g, 0, sizeof g);
+    g.row_capacity = c->capacity;
+    g.max_bytes = c->max_bytes ? c->max_bytes : DBF_DEFAULT_MAX_BYTES;
+    g.query_first = c->query_before_insert;
+    g.bit_slice = c->bit_slice;
+    g.cells = c->bits;
+    g.hashes = c->hashes;
+    if (c->capacity == 0)
+        return ONCE_ERR_INVALID;
+    if (g.cells == 0) {
+        if (g.hashes != 0)
+            return ONCE_ERR_INVALID; /* a probe count alone says nothing of the size */
+        once_status st = once_plan(ONCE_COUNTING, c->capacity, c->error, &g.cells, &g.hashes);
+        if (st != ONCE_OK)
+            return st;
+    } else if (g.hashes == 0) {
+        g.hashes = once_optimal_hashes(g.cells, c->capacity);
+    }
+    return dbf_new(out, &g);
+}
+
+/* ------------------------------------------------------- serialization */
+
+enum {
+    P_CELLS,
+    P_HASHES,
+    P_ROW_CAPACITY,
+    P_FLAGS,
+    P_MAX_BYTES,
+    P_ROWS,
+    P_VERSION,
+    P_COUNT
+};
+
+static uint64_t dbf_params_size(const once_filter *f)
+{
+    (void)f;
+    return P_COUNT * 8;
+}
+
+static uint64_t dbf_payload_size(const once_filter *f)
+{
+    return (uint64_t)CDBF(f)->rows * (2 + CDBF(f)->row_words) * 8;
+}
+
+static void dbf_save_params(const once_filter *f, once_writer *w)
+{
+    const dbf_filter *d = CDBF(f);
+    uint64_t v[P_COUNT] = {
+        [P_CELLS] = d->cells,
+        [P_HASHES] = d->hashes,
+        [P_ROW_CAPACITY] = d->row_capacity,
+        [P_FLAGS] = (d->query_first ? DBF_FLAG_QUERY_FIRST : 0) |
+                    (d->bit_slice ? DBF_FLAG_BIT_SLICE : 0),
+        [P_MAX_BYTES] = d->max_bytes,
+        [P_ROWS] = d->rows,
+        [P_VERSION] = d->version,
+    };
+    for (int i = 0; i < P_COUNT; i++)
+        once_writer_u64(w, v[i]);
+}
+
+/* Each row: nr, the version of its last change, its counter words. */
+static void dbf_save_payload(const once_filter *f, once_writer *w)
+{
+    const dbf_filter *d = CDBF(f);
+    for (uint32_t r = 0; r < d->rows; r++) {
+        once_writer_u64(w, d->row[r].count);
+        once_writer_u64(w, d->row[r].changed);
+        once_writer_words(w, row_array(&d->row[r]), d->row_words);
+    }
+}
+
+static once_status dbf_load(once_filter **out, const uint8_t *params, size_t params_len,
+                            const uint8_t *payload, size_t payload_len)
+{
+    uint64_t v[P_COUNT];
+    if (!once_read_params(params, params_len, v, P_COUNT))
+        return ONCE_ERR_CORRUPT;
+    if (v[P_CELLS] == 0 || v[P_CELLS] > ONCE_MAX_CELLS || v[P_HASHES] == 0 ||
+        v[P_HASHES] > ONCE_MAX_HASHES || v[P_ROW_CAPACITY] == 0 ||
+        v[P_ROW_CAPACITY] > ONCE_MAX_CELLS ||
+        v[P_FLAGS] > (DBF_FLAG_QUERY_FIRST | DBF_FLAG_BIT_SLICE) || v[P_MAX_BYTES] == 0 ||
+        v[P_ROWS] == 0 || v[P_ROWS] > DBF_MAX_ROWS || v[P_ROWS] * v[P_CELLS] > ONCE_MAX_CELLS)
+        return ONCE_ERR_CORRUPT;
+    uint64_t row_words = once_words_for_bits(v[P_CELLS] * 4);
+    if (payload_len != v[P_ROWS] * (2 + row_words) * 8)
+        return ONCE_ERR_CORRUPT;
+    dbf_geometry g = {
+        .cells = v[P_CELLS],
+        .row_capacity = v[P_ROW_CAPACITY],
+        .max_bytes = v[P_MAX_BYTES],
+        .hashes = (uint32_t)v[P_HASHES],
+        .query_first = (v[P_FLAGS] & DBF_FLAG_QUERY_FIRST) != 0,
+        .bit_slice = (v[P_FLAGS] & DBF_FLAG_BIT_SLICE) != 0,
+    };
+    once_filter *f = NULL;
+    once_status st = dbf_new(&f, &g);
+    if (st != ONCE_OK)
+        return st == ONCE_ERR_INVALID || st == ONCE_ERR_TOO_LARGE ? ONCE_ERR_CORRUPT : st;
+    dbf_filter *d = DBF(f);
+    if (memory_for(d, v[P_ROWS], 0) > d->max_bytes) { /* a file we would not write */
+        dbf_destroy(f);
+        return ONCE_ERR_CORRUPT;
+    }
+    d->version = v[P_VERSION];
+    for (uint32_t r = 0; r < v[P_ROWS]; r++) {
+        if (r > 0 && (st = append_row(d)) != ONCE_OK) {
+            dbf_destroy(f);
+            return st == ONCE_ERR_FULL ? ONCE_ERR_CORRUPT : st;
+        }
+        const uint8_t *p = payload + (size_t)r * (2 + row_words) * 8;
+        dbf_row *row = &d->row[r];
+        row->count = once_le64_read(p);
+        row->changed = once_le64_read(p + 8);
+        once_words_from_le(row_array(row), p + 16, row_words);
+        if (row->count > ONCE_MAX_CELLS || row->changed > v[P_VERSION] ||
+            !once_words_tail_clear(row_array(row), row_words, d->cells * 4)) {
+            dbf_destroy(f);
+            return ONCE_ERR_CORRUPT;
+        }
+        if (d->bit_slice)
+            slice_rebuild_row(d, r);
+    }
+    d->version = v[P_VERSION];
+    *out = f;
+    return ONCE_OK;
+}
+
+const once_filter_ops once_dbf_ops = {
+    .type = ONCE_DBF,
+    .name = "dbf",
+    .destroy = dbf_destroy,
+    .query = dbf_query,
+    .add = dbf_add,
+    .test_and_add = dbf_test_and_add,
+    .prefetch = dbf_prefetch,
+    .batch = NULL,
+    .remove = dbf_remove,
+    .clear = dbf_clear,
+    .same_geometry = dbf_same_geometry,
+    .combine = dbf_combine,
+    .stats = dbf_stats,
+    .cardinality = dbf_cardinality,
+    .memory = dbf_memory,
+    .saved_params_size = dbf_params_size,
+    .saved_payload_size = dbf_payload_size,
+    .save_params = dbf_save_params,
+    .save_payload = dbf_save_payload,
+    .load = dbf_load,
+};
+
+/* ------------------------------------------------------- public helpers */
+
+static bool is_dbf(const once_filter *f)
+{
+    return f != NULL && f->ops == &once_dbf_ops;
+}
+
+once_status once_dbf_matching_rows(const once_filter *f, const void *key, size_t len,
+                                   uint32_t *rows)
+{
+    if (f == NULL || rows == NULL || (key == NULL && len != 0))
+        return ONCE_ERR_INVALID;
+    if (!is_dbf(f))
+        return ONCE_ERR_UNSUPPORTED;
+    once_hash h = once_hash_key(key, len, f->seed);
+    uint32_t first = 0;
+    *rows = matching_rows(CDBF(f), &h, UINT32_MAX, &first);
+    return ONCE_OK;
+}
+
+once_status once_dbf_merge(once_filter *f)
+{
+    if (f == NULL)
+        return ONCE_ERR_INVALID;
+    if (!is_dbf(f))
+        return ONCE_ERR_UNSUPPORTED;
+    merge_all(DBF(f));
+    return ONCE_OK;
+}
+
+once_status once_dbf_union(once_filter *dst, const once_filter *src)
+{
+    if (dst == NULL || src == NULL)
+        return ONCE_ERR_INVALID;
+    if (!is_dbf(dst))
+        return ONCE_ERR_UNSUPPORTED;
+    if (dst->ops != src->ops || dst->seed != src->seed || !dbf_same_geometry(dst, src))
+        return ONCE_ERR_MISMATCH;
+    once_status st = append_rows(DBF(dst), CDBF(src));
+    if (st == ONCE_OK)
+        dst->items = dst->items + src->items < dst->items ? UINT64_MAX : dst->items + src->items;
+    return st;
+}
+
+uint64_t once_dbf_version(const once_filter *f)
+{
+    return is_dbf(f) ? CDBF(f)->version : 0;
+}
+
+/* ------------------------------------------------------------- formulas */
+
+double once_dbf_fpr(uint64_t bits, uint32_t hashes, uint64_t row_capacity, uint64_t items)
+{
+    if (row_capacity == 0)
+        return 1.0;
+    double full = (double)(items / row_capacity);
+    double rest = once_fpr_standard(bits, hashes, items % row_capacity);
+    double row = once_fpr_standard(bits, hashes, row_capacity);
+    return 1.0 - pow(1.0 - row, full) * (1.0 - rest);
+}
+
+double once_dbf_multiple_address_bound(uint64_t bits, uint32_t hashes, uint64_t row_capacity,
+                                       uint64_t items)
+{
+    if (row_capacity == 0 || items == 0)
+        return 0.0;
+    uint64_t rows = items / row_capacity + (items % row_capacity != 0);
+    double row = once_fpr_standard(bits, hashes, row_capacity);
+    return 1.0 - pow(1.0 - row, (double)(rows - 1));
+}
+
+double once_dbf_query_first_ratio(uint32_t rows, double row_error)
+{
+    if (rows == 0 || !(row_error >= 0.0 && row_error <= 1.0))
+        return 0.0;
+    return (double)rows * (1.0 - pow(1.0 - row_error, (double)rows - 1.0));
+}
+
+/* ln(0.6185...): the rate of an optimally loaded filter is 0.6185^(m/n), 0.6185 =
+ * (1/2)^ln 2 (paper 003 section 4, from Eq. 1 at k = (m/n) ln 2). */
+static double log_optimal_base(void)
+{
+    return log(2.0) * log(0.5);
+}
+
+/* suffix[i] = P(n >= i) for i = 0..N+1 from non-negative weights; false if invalid. */
+static bool tail_sums(const double *pmf, uint64_t max_items, double *suffix)
+{
+    double total = 0;
+    for (uint64_t i = 0; i <= max_items; i++) {
+        if (!isfinite(pmf[i]) || pmf[i] < 0)
+            return false;
+        total += pmf[i];
+    }
+    if (!(total > 0) || !isfinite(total))
+        return false;
+    suffix[max_items + 1] = 0;
+    for (uint64_t i = max_items + 1; i-- > 0;)
+        suffix[i] = suffix[i + 1] + pmf[i] / total;
+    return true;
+}
+
+static void plan_eval(const double *suffix, uint64_t max_items, double error, uint32_t rows,
+                      once_dbf_plan *out)
+{
+    uint64_t c = max_items / rows + (max_items % rows != 0);
+    double row_error = -expm1(log1p(-error) / rows);
+    double m = ceil((double)c * log(row_error) / log_optimal_base());
+    double used = 0;
+    for (uint32_t i = 1; i <= rows; i++) {
+        uint64_t first = c * (i - 1) + 1; /* row i is used iff n > c(i - 1) */
+        used += i == 1 ? 1.0 : (first <= max_items ? suffix[first] : 0.0);
+    }
+    out->rows = rows;
+    out->row_capacity = c;
+    out->row_bits = (uint64_t)m;
+    out->hashes = (uint32_t)ceil(m / (double)c * log(2.0));
+    out->row_error = row_error;
+    out->expected_bits = m * used;
+    out->sbf_bits = ceil((double)max_items * log(error) / log_optimal_base());
+}
+
+static once_status plan_check(const double *pmf, uint64_t max_items, double error,
+                              uint32_t rows, once_dbf_plan *out)
+{
+    if (pmf == NULL || out == NULL || max_items == 0 || max_items > ONCE_MAX_CELLS ||
+        !(error > 0.0 && error < 1.0) || rows == 0 || rows > max_items)
+        return ONCE_ERR_INVALID;
+    return ONCE_OK;
+}
+
+static once_status plan_search(const double *pmf, uint64_t max_items, double error,
+                               uint32_t first, uint32_t last, once_dbf_plan *out)
+{
+    once_status st = plan_check(pmf, max_items, error, last, out);
+    if (st != ONCE_OK)
+        return st;
+    double *suffix = malloc((size_t)(max_items + 2) * sizeof *suffix);
+    if (suffix == NULL)
+        return ONCE_ERR_NOMEM;
+    if (!tail_sums(pmf, max_items, suffix)) {
+        free(suffix);
+        return ONCE_ERR_INVALID;
+    }
+    for (uint32_t s = first; s <= last; s++) {
+        once_dbf_plan p;
+        plan_eval(suffix, max_items, error, s, &p);
+        if (s == first || p.expected_bits < out->expected_bits)
+            *out = p;
+    }
+    free(suffix);
+    return ONCE_OK;
+}
+
+once_status once_dbf_plan_for_rows(const double *pmf, uint64_t max_items, double error,
+                                   uint32_t rows, once_dbf_plan *out)
+{
+    return plan_search(pmf, max_items, error, rows, rows, out);
+}
+
+once_status once_dbf_plan_rows(const double *pmf, uint64_t max_items, double error,
+                               uint32_t max_rows, once_dbf_plan *out)
+{
+    return plan_search(pmf, max_items, error, 1, max_rows, out);
+}
+
+once_status once_dbf_two_bounds(uint64_t n0, double alpha, double beta, once_dbf_bounds *out)
+{
+    if (out == NULL || n0 == 0 || !(alpha > 0.0 && alpha < beta && beta < 1.0))
+        return ONCE_ERR_INVALID;
+    double sbf = floor((double)n0 * log(alpha) / log(beta));
+    double rows = floor(log1p(-beta) / log1p(-alpha));
+    double dbf = (double)n0 * rows;
+    if (sbf >= 0x1p62 || dbf >= 0x1p62 || rows > DBF_MAX_ROWS)
+        return ONCE_ERR_TOO_LARGE;
+    out->sbf_limit = (uint64_t)sbf;
+    out->dbf_rows = (uint32_t)rows;
+    out->dbf_limit = (uint64_t)dbf;
+    out->next_sbf_n0 = out->sbf_limit + 1;
+    out->next_dbf_n0 = out->dbf_limit + 1;
+    return ONCE_OK;
+}
+
+once_status once_dbf_rebuilds(uint64_t n0, double alpha, double beta, uint64_t items,
+                              uint64_t *sbf_rebuilds, uint64_t *dbf_rebuilds)
+{
+    if (sbf_rebuilds == NULL || dbf_rebuilds == NULL)
+        return ONCE_ERR_INVALID;
+    uint64_t counts[2] = {0, 0};
+    for (int which = 0; which < 2; which++) {
+        uint64_t size = n0;
+        for (;;) {
+            once_dbf_bounds b;
+            once_status st = once_dbf_two_bounds(size, alpha, beta, &b);
+            if (st != ONCE_OK)
+                return st;
+            uint64_t limit = which == 0 ? b.sbf_limit : b.dbf_limit;
+            if (items <= limit)
+                break;
+            if (++counts[which] > 1000000)
+                return ONCE_ERR_TOO_LARGE; /* bounds too close to make progress */
+            size = which == 0 ? b.next_sbf_n0 : b.next_dbf_n0;
+        }
+    }
+    *sbf_rebuilds = counts[0];
+    *dbf_rebuilds = counts[1];
+    return ONCE_OK;
+}
+
+/* ---------------------------------------------------------------- deltas */
+
+static void put_le64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+once_status once_dbf_export_delta(once_filter *f, uint64_t since, void **delta, size_t *len)
+{
+    if (f == NULL || delta == NULL || len == NULL)
+        return ONCE_ERR_INVALID;
+    if (!is_dbf(f))
+        return ONCE_ERR_UNSUPPORTED;
+    dbf_filter *d = DBF(f);
+    /* The base: a new DBF (one empty row) or the last export. */
+    bool from_new = since == 0;
+    if (!from_new && !(d->has_base && d->base_version == since))
+        return ONCE_ERR_MISMATCH;
+    uint32_t base_rows = from_new ? 1 : d->base_rows;
+    if (memory_for(d, d->rows, d->rows) > d->max_bytes)
+        return ONCE_ERR_FULL;
+
+    uint64_t row_bytes = d->row_words * 8;
+    uint32_t sent = 0;
+    for (uint32_t r = 0; r < d->rows; r++)
+        sent += r >= base_rows || d->row[r].changed > since;
+    uint64_t body_len = (uint64_t)sent * (DELTA_ROW_HEADER + row_bytes);
+    uint8_t *body = malloc(body_len ? (size_t)body_len : 1);
+    uint64_t **next_base = calloc(d->rows, sizeof *next_base);
+    size_t bound = ZSTD_compressBound((size_t)body_len);
+    uint8_t *out = malloc(DELTA_HEADER + bound + 8);
+    bool ok = body != NULL && next_base != NULL && out != NULL;
+    for (uint32_t r = 0; r < d->rows && ok; r++) {
+        next_base[r] = once_words_alloc(d->row_words);
+        ok = next_base[r] != NULL;
+    }
+    if (!ok) {
+        if (next_base != NULL)
+            for (uint32_t r = 0; r < d->rows; r++)
+                once_words_free(next_base[r]);
+        free(next_base);
+        free(body);
+        free(out);
+        return ONCE_ERR_NOMEM;
+    }
+
+    uint8_t *p = body;
+    for (uint32_t r = 0; r < d->rows; r++) {
+        const uint64_t *now = row_array(&d->row[r]);
+        memcpy(next_base[r], now, (size_t)row_bytes);
+        if (!(r >= base_rows || d->row[r].changed > since))
+            continue;
+        const uint64_t *was = !from_new && r < base_rows ? d->base_words[r] : NULL;
+        put_le64(p, r);
+        put_le64(p + 8, d->row[r].count);
+        put_le64(p + 16, d->row[r].changed);
+        p += DELTA_ROW_HEADER;
+        for (uint64_t w = 0; w < d->row_words; w++, p += 8)
+            put_le64(p, now[w] ^ (was ? was[w] : 0));
+    }
+    size_t packed = ZSTD_compress(out + DELTA_HEADER, bound, body, (size_t)body_len,
+                                  DELTA_ZSTD_LEVEL);
+    free(body);
+    if (ZSTD_isError(packed)) {
+        for (uint32_t r = 0; r < d->rows; r++)
+            once_words_free(next_base[r]);
+        free(next_base);
+        free(out);
+        return ONCE_ERR_NOMEM;
+    }
+    memcpy(out, delta_magic, 4);
+    out[4] = DELTA_FORMAT;
+    out[5] = out[6] = out[7] = 0;
+    uint64_t header[11] = {f->seed,   d->cells, d->hashes, d->row_capacity, since, d->version,
+                           base_rows, d->rows,  sent,      f->items,        packed};
+    for (int i = 0; i < 11; i++)
+        put_le64(out + 8 + 8 * i, header[i]);
+    put_le64(out + DELTA_HEADER + packed, XXH3_64bits(out, DELTA_HEADER + packed));
+
+    free_base(d);
+    d->base_words = next_base;
+    d->base_rows = d->rows;
+    d->base_version = d->version;
+    d->has_base = true;
+    *delta = out;
+    *len = DELTA_HEADER + packed + 8;
+    return ONCE_OK;
+}
+
+once_status once_dbf_apply_delta(once_filter *f, const void *delta, size_t len)
+{
+    if (f == NULL || (delta == NULL && len != 0))
+        return ONCE_ERR_INVALID;
+    if (!is_dbf(f))
+        return ONCE_ERR_UNSUPPORTED;
+    dbf_filter *d = DBF(f);
+    const uint8_t *b = delta;
+    if (len < 4)
+        return ONCE_ERR_TRUNCATED;
+    if (memcmp(b, delta_magic, 4) != 0)
+        return ONCE_ERR_BAD_MAGIC;
+    if (len < DELTA_HEADER + 8)
+        return ONCE_ERR_TRUNCATED;
+    if (once_le32_read(b + 4) != DELTA_FORMAT)
+        return ONCE_ERR_VERSION;
+    uint64_t h[11];
+    for (int i = 0; i < 11; i++)
+        h[i] = once_le64_read(b + 8 + 8 * i);
+    enum { SEED, CELLS, HASHES, CAPACITY, FROM, TO, OLD_ROWS, NEW_ROWS, SENT, ITEMS, PACKED };
+    if (h[PACKED] > len - DELTA_HEADER - 8)
+        return ONCE_ERR_TRUNCATED;
+    if (h[PACKED] < len - DELTA_HEADER - 8)
+        return ONCE_ERR_CORRUPT; /* bytes after the checksum */
+    if (XXH3_64bits(b, len - 8) != once_le64_read(b + len - 8))
+        return ONCE_ERR_CHECKSUM;
+    if (h[SEED] != f->seed || h[CELLS] != d->cells || h[HASHES] != d->hashes ||
+        h[CAPACITY] != d->row_capacity)
+        return ONCE_ERR_MISMATCH;
+    if (h[TO] < h[FROM] || h[NEW_ROWS] == 0 || h[NEW_ROWS] > DBF_MAX_ROWS ||
+        h[NEW_ROWS] * d->cells > ONCE_MAX_CELLS || h[SENT] > h[NEW_ROWS] || h[OLD_ROWS] == 0)
+        return ONCE_ERR_CORRUPT;
+    if (h[FROM] != d->version || h[OLD_ROWS] != d->rows)
+        return ONCE_ERR_MISMATCH;
+    if (memory_for(d, h[NEW_ROWS], d->has_base ? d->base_rows : 0) > d->max_bytes)
+        return ONCE_ERR_FULL;
+
+    uint64_t row_bytes = d->row_words * 8;
+    uint64_t body_len = h[SENT] * (DELTA_ROW_HEADER + row_bytes);
+    const uint8_t *frame = b + DELTA_HEADER;
+    size_t packed = (size_t)h[PACKED];
+    if (ZSTD_getFrameContentSize(frame, packed) != body_len ||
+        ZSTD_findFrameCompressedSize(frame, packed) != packed)
+        return ONCE_ERR_CORRUPT;
+    uint8_t *body = malloc(body_len ? (size_t)body_len : 1);
+    if (body == NULL)
+        return ONCE_ERR_NOMEM;
+    size_t got = ZSTD_decompress(body, (size_t)body_len, frame, packed);
+    if (ZSTD_isError(got) || got != body_len) {
+        free(body);
+        return ONCE_ERR_CORRUPT;
+    }
+
+    /* Build the new rows aside; the replica changes only once all are valid. */
+    uint32_t new_rows = (uint32_t)h[NEW_ROWS];
+    dbf_row *rows = calloc(new_rows, sizeof *rows);
+    bool *fresh = calloc(new_rows, sizeof *fresh);
+    once_status st = rows != NULL && fresh != NULL ? ONCE_OK : ONCE_ERR_NOMEM;
+    const uint8_t *p = body;
+    uint64_t next_index = 0;
+    for (uint64_t i = 0; i < h[SENT] && st == ONCE_OK; i++, p += DELTA_ROW_HEADER + row_bytes) {
+        uint64_t r = once_le64_read(p), count = once_le64_read(p + 8);
+        uint64_t changed = once_le64_read(p + 16);
+        if (r < next_index || r >= new_rows || count > ONCE_MAX_CELLS || changed > h[TO]) {
+            st = ONCE_ERR_CORRUPT;
+            break;
+        }
+        next_index = r + 1;
+        if ((st = row_make(d, &rows[r].counters)) != ONCE_OK)
+            break;
+        fresh[r] = true;
+        uint64_t *a = row_array(&rows[r]);
+        if (r < d->rows)
+            memcpy(a, row_array(&d->row[r]), (size_t)row_bytes);
+        for (uint64_t w = 0; w < d->row_words; w++)
+            a[w] ^= once_le64_read(p + DELTA_ROW_HEADER + 8 * w);
+        rows[r].count = count;
+        rows[r].changed = changed;
+        if (!once_words_tail_clear(a, d->row_words, d->cells * 4))
+            st = ONCE_ERR_CORRUPT;
+    }
+    for (uint32_t r = 0; r < new_rows && st == ONCE_OK; r++) {
+        if (fresh[r])
+            continue;
+        if (r < d->rows) {
+            rows[r] = d->row[r]; /* unchanged: taken over below */
+        } else if ((st = row_make(d, &rows[r].counters)) == ONCE_OK) {
+            fresh[r] = true; /* a new row the source left empty */
+            rows[r].changed = h[TO];
+        }
+    }
+    free(body);
+    uint64_t *slices = NULL;
+    if (st == ONCE_OK && d->bit_slice) {
+        uint32_t groups = groups_for(new_rows);
+        if (groups < d->slice_groups)
+            groups = d->slice_groups;
+        slices = once_words_alloc((uint64_t)groups * d->cells);
+        if (slices == NULL)
+            st = ONCE_ERR_NOMEM;
+    }
+    if (st != ONCE_OK) {
+        if (rows != NULL && fresh != NULL)
+            for (uint32_t r = 0; r < new_rows; r++)
+                if (fresh[r])
+                    once_counting_ops.destroy(rows[r].counters);
+        free(rows);
+        free(fresh);
+        return st;
+    }
+
+    /* Commit: rows the delta replaced or dropped go. */
+    for (uint32_t r = 0; r < d->rows; r++)
+        if (r >= new_rows || fresh[r])
+            once_counting_ops.destroy(d->row[r].counters);
+    free(d->row);
+    free(fresh);
+    d->row = rows;
+    d->rows = d->rows_room = new_rows;
+    if (d->bit_slice) {
+        uint32_t groups = groups_for(new_rows);
+        d->slice_groups = groups > d->slice_groups ? groups : d->slice_groups;
+        once_words_free(d->slices);
+        d->slices = slices;
+        for (uint32_t r = 0; r < new_rows; r++)
+            slice_rebuild_row(d, r);
+    }
+    d->version = h[TO];
+    free_base(d); /* the replica's own exports start again from a new DBF */
+    f->items = h[ITEMS];
+    return ONCE_OK;
+}
