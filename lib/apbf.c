@@ -89,25 +89,44 @@ static inline uint32_t physical_of(const age_filter *a, uint32_t logical)
 
 /* ---------------------------------------------------------- segment probes */
 
-/* APBBF: the block of a key in physical segment j (from the high bits of x_j,
- * multiply-shift), and the b one-bit masks inside it (from a remix of x_j, log2(B/b)
- * bits per part). */
+/*
+ * Where a key lives in physical segment j: a spot, the words it uses and the bits in
+ * them.  Both layouts start from x_j, probe j of the shared sequence (once_probe_at's
+ * closed form).  APBF: bit reduce(x_j, m) of the slice.  APBBF: the block
+ * reduce(x_j, blocks) (multiply-shift on the high bits) and the b in-block bits from a
+ * remix of x_j, log2(B/b) bits per part; part t's bit is t * (B/b) + those bits.  A
+ * spot depends on the key and the physical segment only, never on the head: a shift
+ * changes which segments a key's operation visits, not where it lives in each.
+ */
+typedef struct segment_spot {
+    uint64_t *words; /* APBF: the word holding the bit; APBBF: the block */
+    uint64_t bits;   /* APBF: the bit in that word; APBBF: the in-block bit source */
+} segment_spot;
+
 static inline uint64_t segment_hash(const once_hash *h, uint32_t j)
 {
     return h->lo + (uint64_t)j * (h->hi | 1) + (uint64_t)j * (j - 1) * (j - 2) / 6;
 }
 
-static inline uint64_t *block_address(const age_filter *a, uint64_t x, uint32_t j)
-{
-    return segment_at(a, j) + once_reduce(x, a->blocks) * a->block_words;
-}
-
-/* The in-block bits come from a remix of x_j, log2(B/b) bits per part; part t's bit
- * is t * (B/b) + those bits. */
 static inline uint64_t block_bit_source(uint64_t x)
 {
     uint64_t y = (x ^ (x >> 31)) * UINT64_C(0x9FB21C651E98DF25);
     return y ^ (y >> 29);
+}
+
+static inline segment_spot spot_of(const age_filter *a, const once_hash *h, uint32_t j)
+{
+    uint64_t x = segment_hash(h, j);
+    segment_spot spot;
+    if (a->block_bits == 0) {
+        uint64_t pos = once_reduce(x, a->segment_bits);
+        spot.words = segment_at(a, j) + (pos >> 6);
+        spot.bits = pos & 63;
+    } else {
+        spot.words = segment_at(a, j) + once_reduce(x, a->blocks) * a->block_words;
+        spot.bits = block_bit_source(x);
+    }
+    return spot;
 }
 
 static inline uint32_t block_bit(const age_filter *a, uint64_t y, uint32_t t)
@@ -115,65 +134,99 @@ static inline uint32_t block_bit(const age_filter *a, uint64_t y, uint32_t t)
     return t * a->part_bits + (uint32_t)((y >> (t * a->part_shift)) & (a->part_bits - 1));
 }
 
-/* The line a key uses in physical segment j. */
-static inline const uint64_t *segment_line(const age_filter *a, const once_hash *h, uint32_t j)
+static inline bool spot_matches(const age_filter *a, segment_spot spot)
 {
     if (a->block_bits == 0)
-        return segment_at(a, j) + (once_probe_at(h, j, a->segment_bits) >> 6);
-    return block_address(a, segment_hash(h, j), j);
+        return (*spot.words >> spot.bits) & 1;
+    /* All b bits, without a branch per bit: at the fill where each part-bit is set
+     * with probability 1/2, stopping at the first clear bit would mispredict about
+     * once a block, which costs more than reading the other bits of a line at hand. */
+    uint64_t all = 1;
+    for (uint32_t t = 0; t < a->block_hashes; t++) {
+        uint32_t bit = block_bit(a, spot.bits, t);
+        all &= spot.words[bit >> 6] >> (bit & 63);
+    }
+    return all & 1;
 }
 
-static bool segment_match(const age_filter *a, const once_hash *h, uint32_t j)
-{
-    if (a->block_bits == 0)
-        return once_bit_get(segment_at(a, j), once_probe_at(h, j, a->segment_bits));
-    /* Test part by part and stop at the first clear bit: an absent key's search reads
-     * one or two bits of most blocks it visits. */
-    uint64_t x = segment_hash(h, j);
-    const uint64_t *block = block_address(a, x, j);
-    uint64_t y = block_bit_source(x);
-    for (uint32_t t = 0; t < a->block_hashes; t++)
-        if (!once_bit_get(block, block_bit(a, y, t)))
-            return false;
-    return true;
-}
-
-static void segment_set(age_filter *a, const once_hash *h, uint32_t j)
+static inline void spot_set(const age_filter *a, segment_spot spot)
 {
     if (a->block_bits == 0) {
-        once_bit_set(segment_at(a, j), once_probe_at(h, j, a->segment_bits));
+        *spot.words |= UINT64_C(1) << spot.bits;
         return;
     }
-    uint64_t x = segment_hash(h, j);
-    uint64_t *block = block_address(a, x, j);
-    uint64_t y = block_bit_source(x);
     for (uint32_t t = 0; t < a->block_hashes; t++)
-        once_bit_set(block, block_bit(a, y, t));
+        once_bit_set(spot.words, block_bit(a, spot.bits, t));
+}
+
+/*
+ * A key's spots as its operations see them.  The one-key calls compute each spot when
+ * it is needed.  The batch computes them when it requests the key's lines, keeps them
+ * in a per-key cache indexed by physical segment (so a shift in between cannot make
+ * them stale) and computes there only what the prefetch did not.
+ */
+#define SPOT_CACHE 32 /* physical segments cached; beyond, spots are computed each time */
+
+typedef struct key_spots {
+    once_hash h;
+    uint32_t cached; /* bit j: spot[j] holds physical segment j's spot */
+    segment_spot spot[SPOT_CACHE];
+} key_spots;
+
+typedef struct age_probe {
+    const age_filter *a;
+    const once_hash *h;
+    key_spots *spots; /* NULL: compute every spot */
+} age_probe;
+
+static inline __attribute__((always_inline)) segment_spot probe_spot(const age_probe *p,
+                                                                     uint32_t j)
+{
+    key_spots *ks = p->spots;
+    if (ks == NULL || j >= SPOT_CACHE)
+        return spot_of(p->a, p->h, j);
+    if (!((ks->cached >> j) & 1)) {
+        ks->spot[j] = spot_of(p->a, p->h, j);
+        ks->cached |= UINT32_C(1) << j;
+    }
+    return ks->spot[j];
 }
 
 /* ---------------------------------------------------------------- ops */
 
-/* A key and filter for the shared skip-back search (once_skip_back_search). */
-typedef struct age_probe {
-    const age_filter *a;
-    const once_hash *h;
-} age_probe;
-
 static inline bool age_segment_matches(const void *ctx, uint32_t logical)
 {
     const age_probe *p = ctx;
-    return segment_match(p->a, p->h, physical_of(p->a, logical));
+    return spot_matches(p->a, probe_spot(p, physical_of(p->a, logical)));
+}
+
+/* The skip-back search alone: the lines are expected to be on their way already. */
+static inline __attribute__((always_inline)) bool age_find(const age_probe *p, uint32_t *reads)
+{
+    return once_skip_back_search(p->a->k, p->a->l, age_segment_matches, p, reads);
+}
+
+static inline void age_prefetch_segment(const void *ctx, uint32_t logical, bool write)
+{
+    const age_probe *p = ctx;
+    const uint64_t *line = probe_spot(p, physical_of(p->a, logical)).words;
+    if (write)
+        once_prefetch_write(line);
+    else
+        once_prefetch_read(line);
+}
+
+static inline __attribute__((always_inline)) void age_prefetch_lines(const age_probe *p,
+                                                                     once_batch_op op)
+{
+    once_age_prefetch(p->a->k, p->a->l, op, age_prefetch_segment, p);
 }
 
 static bool age_search(const age_filter *a, const once_hash *h, uint32_t *reads)
 {
-    /* The search reads s_l, then after each miss s_{l-k}, s_{l-2k}, ...: for an absent
-     * key that is a chain of dependent misses.  Request those lines up front so they
-     * arrive together. */
-    for (int j = (int)a->l, lines = 0; j >= 0 && lines < 8; j -= (int)a->k, lines++)
-        once_prefetch_read(segment_line(a, h, physical_of(a, (uint32_t)j)));
-    age_probe probe = {a, h};
-    return once_skip_back_search(a->k, a->l, age_segment_matches, &probe, reads);
+    age_probe probe = {a, h, NULL};
+    age_prefetch_lines(&probe, ONCE_OP_QUERY);
+    return age_find(&probe, reads);
 }
 
 static bool age_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
@@ -190,7 +243,7 @@ static bool age_query_reads(const once_filter *f, const once_hash *h, uint64_t n
     return age_search(CAGE(f), h, reads);
 }
 
-static void age_shift(age_filter *a)
+static __attribute__((noinline)) void age_shift(age_filter *a)
 {
     a->head = a->head == 0 ? a->segments - 1 : a->head - 1;
     memset(segment_at(a, a->head), 0, (size_t)(a->segment_words * 8));
@@ -198,19 +251,20 @@ static void age_shift(age_filter *a)
     a->shifts++;
 }
 
-static void age_insert(age_filter *a, const once_hash *h)
+static inline __attribute__((always_inline)) void age_insert(age_filter *a, const age_probe *p)
 {
     if (a->filled == a->generation)
         age_shift(a);
     for (uint32_t i = 0; i < a->k; i++)
-        segment_set(a, h, physical_of(a, i));
+        spot_set(a, probe_spot(p, physical_of(a, i)));
     a->filled++;
 }
 
 static once_status age_add(once_filter *f, const once_hash *h, uint64_t now_ms)
 {
     (void)now_ms;
-    age_insert(AGE(f), h);
+    age_probe probe = {AGE(f), h, NULL};
+    age_insert(AGE(f), &probe);
     return ONCE_OK;
 }
 
@@ -219,27 +273,68 @@ static once_status age_test_and_add(once_filter *f, const once_hash *h, uint64_t
 {
     age_filter *a = AGE(f);
     *seen = age_query(f, h, now_ms);
-    if (!*seen || a->policy == ONCE_POLICY_REFRESH)
-        age_insert(a, h);
+    if (!*seen || a->policy == ONCE_POLICY_REFRESH) {
+        age_probe probe = {a, h, NULL};
+        age_insert(a, &probe);
+    }
     return ONCE_OK;
 }
 
-/*
- * Prefetch for the batch loop: the line of every segment a negative query reads first
- * after each jump (s_l, s_{l-k}, ...) and the lines the insertion writes (s_0 ..
- * s_{k-1}), at most PREFETCH_LINES of them: the skip-back search would otherwise wait
- * for each miss in turn.
- */
-#define PREFETCH_LINES 8
+/* ---------------------------------------------------------------- batch */
 
-static void age_prefetch(const once_filter *f, const once_hash *h)
+/*
+ * The batch runs once_batch_pipeline: `distance` keys before a key is probed, it is
+ * hashed, its spots in the segments its operation will visit under the current head
+ * are computed and cached, and their lines requested (age_prefetch_lines).  The probe
+ * is the one-key search and insertion, which map logical segments to physical ones
+ * with the head they find and compute any spot not cached.  A shift in between moves
+ * the insertion segments by one: the new s_0 was not requested (a miss, not a wrong
+ * answer), and since spots are cached by physical segment none is stale.
+ */
+static inline __attribute__((always_inline)) void
+age_batch_prepare(const once_filter *f, void *record, const once_hash *h, once_batch_op op)
 {
-    const age_filter *a = CAGE(f);
-    int budget = PREFETCH_LINES;
-    for (int i = (int)a->l; i >= 0 && budget > 0; i -= (int)a->k, budget--)
-        once_prefetch_read(segment_line(a, h, physical_of(a, (uint32_t)i)));
-    for (uint32_t i = 0; i < a->k && budget > 0; i++, budget--)
-        once_prefetch_write(segment_line(a, h, physical_of(a, i)));
+    key_spots *ks = record;
+    ks->h = *h;
+    ks->cached = 0;
+    age_probe probe = {CAGE(f), &ks->h, ks};
+    age_prefetch_lines(&probe, op);
+}
+
+static inline __attribute__((always_inline)) once_status
+age_batch_step(once_filter *f, void *record, uint64_t now_ms, once_batch_op op, bool *answer)
+{
+    (void)now_ms;
+    age_filter *a = AGE(f);
+    key_spots *ks = record;
+    age_probe probe = {a, &ks->h, ks};
+    uint32_t reads;
+    bool seen = op != ONCE_OP_ADD && age_find(&probe, &reads);
+    if (op == ONCE_OP_ADD ||
+        (op == ONCE_OP_TEST_AND_ADD && (!seen || a->policy == ONCE_POLICY_REFRESH)))
+        age_insert(a, &probe);
+    *answer = seen;
+    return ONCE_OK;
+}
+
+static __attribute__((flatten)) once_status age_batch(once_filter *f, const once_key *keys,
+                                                      size_t count, once_batch_op op,
+                                                      uint8_t *out, size_t *done)
+{
+    key_spots ring[ONCE_PIPELINE_RING];
+    size_t distance = once_age_batch_distance(CAGE(f)->k, CAGE(f)->l, op);
+    switch (op) {
+    case ONCE_OP_QUERY:
+        return once_batch_pipeline(f, keys, count, ONCE_OP_QUERY, out, done, distance, ring,
+                                   sizeof ring[0], age_batch_prepare, age_batch_step);
+    case ONCE_OP_ADD:
+        return once_batch_pipeline(f, keys, count, ONCE_OP_ADD, out, done, distance, ring,
+                                   sizeof ring[0], age_batch_prepare, age_batch_step);
+    case ONCE_OP_TEST_AND_ADD:
+        break;
+    }
+    return once_batch_pipeline(f, keys, count, ONCE_OP_TEST_AND_ADD, out, done, distance, ring,
+                               sizeof ring[0], age_batch_prepare, age_batch_step);
 }
 
 static void age_clear(once_filter *f)
@@ -630,8 +725,8 @@ once_status once_age_create(once_filter **out, const once_config *c)
         .query_reads = age_query_reads,                                                         \
         .add = age_add,                                                                         \
         .test_and_add = age_test_and_add,                                                       \
-        .prefetch = age_prefetch,                                                               \
-        .batch = NULL,                                                                          \
+        .prefetch = NULL,                                                                       \
+        .batch = age_batch,                                                                     \
         .remove = NULL,                                                                         \
         .clear = age_clear,                                                                     \
         .same_geometry = age_same_geometry,                                                     \

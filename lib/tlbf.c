@@ -334,13 +334,76 @@ static once_status tlbf_test_and_add(once_filter *f, const once_hash *h, uint64_
     return insert(t, h, now);
 }
 
-static void tlbf_prefetch(const once_filter *f, const once_hash *h)
+/* ---------------------------------------------------------------- batch */
+
+/*
+ * The batch runs once_batch_pipeline with the one-key operations as its step: a key's
+ * slice lines are requested `distance` keys ahead under the slices of the moment
+ * (once_age_prefetch: the search chain, the k insertion slices, or both), and the
+ * step recomputes every position from the slices it finds.  A shift between the two
+ * moves every slice down one place (and may retire the oldest), so the lines requested
+ * for the keys already ahead partly miss; their answers cannot, and each key's time is
+ * clamped and its shifts decided at its own turn, exactly as in one-key calls.  A
+ * refused shift stops the batch at that key with ONCE_ERR_FULL.
+ */
+typedef struct tlbf_lines {
+    const tlbf *t;
+    const once_hash *h;
+} tlbf_lines;
+
+static inline void tlbf_prefetch_slice(const void *ctx, uint32_t i, bool write)
+{
+    const tlbf_lines *p = ctx;
+    const tlbf_slice *s = &p->t->slices[i];
+    const uint64_t *line = s->array + (slice_position(s, p->h) >> 6);
+    if (write)
+        once_prefetch_write(line);
+    else
+        once_prefetch_read(line);
+}
+
+static inline __attribute__((always_inline)) void
+tlbf_batch_prepare(const once_filter *f, void *record, const once_hash *h, once_batch_op op)
 {
     const tlbf *t = CTL(f);
-    const tlbf_slice *s = &t->slices[t->count - t->k];
-    once_prefetch_read(s->array + (slice_position(s, h) >> 6));
-    s = &t->slices[0];
-    once_prefetch_write(s->array + (slice_position(s, h) >> 6));
+    once_hash *key = record;
+    *key = *h;
+    tlbf_lines lines = {t, key};
+    once_age_prefetch(t->k, t->count - t->k, op, tlbf_prefetch_slice, &lines);
+}
+
+static inline __attribute__((always_inline)) once_status
+tlbf_batch_step(once_filter *f, void *record, uint64_t now_ms, once_batch_op op, bool *answer)
+{
+    const once_hash *h = record;
+    if (op == ONCE_OP_QUERY) {
+        *answer = tlbf_query(f, h, now_ms);
+        return ONCE_OK;
+    }
+    if (op == ONCE_OP_ADD)
+        return tlbf_add(f, h, now_ms);
+    return tlbf_test_and_add(f, h, now_ms, answer);
+}
+
+static __attribute__((flatten)) once_status tlbf_batch(once_filter *f, const once_key *keys,
+                                                       size_t count, once_batch_op op,
+                                                       uint8_t *out, size_t *done)
+{
+    once_hash ring[ONCE_PIPELINE_RING];
+    const tlbf *t = CTL(f);
+    size_t distance = once_age_batch_distance(t->k, t->count - t->k, op);
+    switch (op) {
+    case ONCE_OP_QUERY:
+        return once_batch_pipeline(f, keys, count, ONCE_OP_QUERY, out, done, distance, ring,
+                                   sizeof ring[0], tlbf_batch_prepare, tlbf_batch_step);
+    case ONCE_OP_ADD:
+        return once_batch_pipeline(f, keys, count, ONCE_OP_ADD, out, done, distance, ring,
+                                   sizeof ring[0], tlbf_batch_prepare, tlbf_batch_step);
+    case ONCE_OP_TEST_AND_ADD:
+        break;
+    }
+    return once_batch_pipeline(f, keys, count, ONCE_OP_TEST_AND_ADD, out, done, distance, ring,
+                               sizeof ring[0], tlbf_batch_prepare, tlbf_batch_step);
 }
 
 static void free_slices(tlbf *t)
@@ -632,8 +695,8 @@ const once_filter_ops once_tlbf_ops = {
     .query_reads = tlbf_query_reads,
     .add = tlbf_add,
     .test_and_add = tlbf_test_and_add,
-    .prefetch = tlbf_prefetch,
-    .batch = NULL,
+    .prefetch = NULL,
+    .batch = tlbf_batch,
     .remove = NULL,
     .clear = tlbf_clear,
     .same_geometry = tlbf_same_geometry,
