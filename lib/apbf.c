@@ -103,6 +103,23 @@ typedef struct segment_spot {
     uint64_t bits;   /* APBF: the bit in that word; APBBF: the in-block bit source */
 } segment_spot;
 
+/* The block geometry, as a value: the one-key calls read it from the filter, the batch
+ * passes the supported shapes as constants so their bit loops unroll (block_shape_of). */
+typedef struct block_shape {
+    uint32_t bits;   /* B: 0 for APBF slices, else 64 or 512 */
+    uint32_t hashes; /* b */
+    uint32_t part_bits, part_shift, words;
+} block_shape;
+
+#define BLOCK_SHAPE(B, b) ((block_shape){(B), (b), (B) / (b), (uint32_t)__builtin_ctz((B) / (b)), (B) / 64})
+
+static inline block_shape block_shape_of(const age_filter *a)
+{
+    block_shape shape = {a->block_bits, a->block_hashes, a->part_bits, a->part_shift,
+                         a->block_words};
+    return shape;
+}
+
 static inline uint64_t segment_hash(const once_hash *h, uint32_t j)
 {
     return h->lo + (uint64_t)j * (h->hi | 1) + (uint64_t)j * (j - 1) * (j - 2) / 6;
@@ -114,90 +131,66 @@ static inline uint64_t block_bit_source(uint64_t x)
     return y ^ (y >> 29);
 }
 
-static inline segment_spot spot_of(const age_filter *a, const once_hash *h, uint32_t j)
+static inline __attribute__((always_inline)) segment_spot
+spot_of(const age_filter *a, block_shape shape, const once_hash *h, uint32_t j)
 {
     uint64_t x = segment_hash(h, j);
     segment_spot spot;
-    if (a->block_bits == 0) {
+    if (shape.bits == 0) {
         uint64_t pos = once_reduce(x, a->segment_bits);
         spot.words = segment_at(a, j) + (pos >> 6);
         spot.bits = pos & 63;
     } else {
-        spot.words = segment_at(a, j) + once_reduce(x, a->blocks) * a->block_words;
+        spot.words = segment_at(a, j) + once_reduce(x, a->blocks) * shape.words;
         spot.bits = block_bit_source(x);
     }
     return spot;
 }
 
-static inline uint32_t block_bit(const age_filter *a, uint64_t y, uint32_t t)
+static inline uint32_t block_bit(block_shape shape, uint64_t y, uint32_t t)
 {
-    return t * a->part_bits + (uint32_t)((y >> (t * a->part_shift)) & (a->part_bits - 1));
+    return t * shape.part_bits + (uint32_t)((y >> (t * shape.part_shift)) & (shape.part_bits - 1));
 }
 
-static inline bool spot_matches(const age_filter *a, segment_spot spot)
+static inline __attribute__((always_inline)) bool spot_matches(block_shape shape,
+                                                               segment_spot spot)
 {
-    if (a->block_bits == 0)
+    if (shape.bits == 0)
         return (*spot.words >> spot.bits) & 1;
     /* All b bits, without a branch per bit: at the fill where each part-bit is set
      * with probability 1/2, stopping at the first clear bit would mispredict about
      * once a block, which costs more than reading the other bits of a line at hand. */
     uint64_t all = 1;
-    for (uint32_t t = 0; t < a->block_hashes; t++) {
-        uint32_t bit = block_bit(a, spot.bits, t);
+    for (uint32_t t = 0; t < shape.hashes; t++) {
+        uint32_t bit = block_bit(shape, spot.bits, t);
         all &= spot.words[bit >> 6] >> (bit & 63);
     }
     return all & 1;
 }
 
-static inline void spot_set(const age_filter *a, segment_spot spot)
+static inline __attribute__((always_inline)) void spot_set(block_shape shape, segment_spot spot)
 {
-    if (a->block_bits == 0) {
+    if (shape.bits == 0) {
         *spot.words |= UINT64_C(1) << spot.bits;
         return;
     }
-    for (uint32_t t = 0; t < a->block_hashes; t++)
-        once_bit_set(spot.words, block_bit(a, spot.bits, t));
+    for (uint32_t t = 0; t < shape.hashes; t++)
+        once_bit_set(spot.words, block_bit(shape, spot.bits, t));
 }
-
-/*
- * A key's spots as its operations see them.  The one-key calls compute each spot when
- * it is needed.  The batch computes them when it requests the key's lines, keeps them
- * in a per-key cache indexed by physical segment (so a shift in between cannot make
- * them stale) and computes there only what the prefetch did not.
- */
-#define SPOT_CACHE 32 /* physical segments cached; beyond, spots are computed each time */
-
-typedef struct key_spots {
-    once_hash h;
-    uint32_t cached; /* bit j: spot[j] holds physical segment j's spot */
-    segment_spot spot[SPOT_CACHE];
-} key_spots;
 
 typedef struct age_probe {
     const age_filter *a;
+    block_shape shape;
     const once_hash *h;
-    key_spots *spots; /* NULL: compute every spot */
 } age_probe;
-
-static inline __attribute__((always_inline)) segment_spot probe_spot(const age_probe *p,
-                                                                     uint32_t j)
-{
-    key_spots *ks = p->spots;
-    if (ks == NULL || j >= SPOT_CACHE)
-        return spot_of(p->a, p->h, j);
-    if (!((ks->cached >> j) & 1)) {
-        ks->spot[j] = spot_of(p->a, p->h, j);
-        ks->cached |= UINT32_C(1) << j;
-    }
-    return ks->spot[j];
-}
 
 /* ---------------------------------------------------------------- ops */
 
-static inline bool age_segment_matches(const void *ctx, uint32_t logical)
+static inline __attribute__((always_inline)) bool age_segment_matches(const void *ctx,
+                                                                      uint32_t logical)
 {
     const age_probe *p = ctx;
-    return spot_matches(p->a, probe_spot(p, physical_of(p->a, logical)));
+    return spot_matches(p->shape, spot_of(p->a, p->shape, p->h, physical_of(p->a, logical)));
 }
 
 /* The skip-back search alone: the lines are expected to be on their way already. */
@@ -206,26 +199,32 @@ static inline __attribute__((always_inline)) bool age_find(const age_probe *p, u
     return once_skip_back_search(p->a->k, p->a->l, age_segment_matches, p, reads);
 }
 
-static inline void age_prefetch_segment(const void *ctx, uint32_t logical, bool write)
+static inline __attribute__((always_inline)) void age_prefetch_segment(const void *ctx,
+                                                                       uint32_t logical,
+                                                                       bool write)
 {
     const age_probe *p = ctx;
-    const uint64_t *line = probe_spot(p, physical_of(p->a, logical)).words;
+    const uint64_t *line = spot_of(p->a, p->shape, p->h, physical_of(p->a, logical)).words;
     if (write)
         once_prefetch_write(line);
     else
         once_prefetch_read(line);
 }
 
-static inline __attribute__((always_inline)) void age_prefetch_lines(const age_probe *p,
-                                                                     once_batch_op op)
+/* What a search reads ahead (once_age_prefetch_search): the segment after each chain
+ * head too for the APBF, whose slices match an absent key about half the time, not for
+ * the APBBF, whose blocks match one rarely (2^-b per full part set at 1/2). */
+static inline __attribute__((always_inline)) once_age_reach age_reach(const age_filter *a,
+                                                                      block_shape shape)
 {
-    once_age_prefetch(p->a->k, p->a->l, op, age_prefetch_segment, p);
+    once_age_reach reach = {a->k, a->l, shape.bits == 0 ? 1 : 0};
+    return reach;
 }
 
 static bool age_search(const age_filter *a, const once_hash *h, uint32_t *reads)
 {
-    age_probe probe = {a, h, NULL};
-    age_prefetch_lines(&probe, ONCE_OP_QUERY);
+    age_probe probe = {a, block_shape_of(a), h};
+    once_age_prefetch(age_reach(a, probe.shape), ONCE_OP_QUERY, age_prefetch_segment, &probe);
     return age_find(&probe, reads);
 }
 
@@ -251,90 +250,154 @@ static __attribute__((noinline)) void age_shift(age_filter *a)
     a->shifts++;
 }
 
-static inline __attribute__((always_inline)) void age_insert(age_filter *a, const age_probe *p)
+/* Spots of the insertion segments computed ahead (the batch), valid while the head is
+ * still `head`: a spot depends on the physical segment only. */
+#define READY_SPOTS ONCE_AGE_INSERT_LINES
+
+typedef struct ready_spots {
+    uint32_t head;
+    segment_spot spot[READY_SPOTS];
+} ready_spots;
+
+/* Set the key in s_0 .. s_{k-1}, after the shift that is due, if any.  `ready`: the
+ * spots computed ahead, used if the head has not moved since; NULL or stale, computed
+ * here. */
+static inline __attribute__((always_inline)) void age_insert(age_filter *a, block_shape shape,
+                                                             const once_hash *h,
+                                                             const ready_spots *ready)
 {
     if (a->filled == a->generation)
         age_shift(a);
-    for (uint32_t i = 0; i < a->k; i++)
-        spot_set(a, probe_spot(p, physical_of(a, i)));
+    uint32_t i = 0;
+    if (ready != NULL && ready->head == a->head)
+        for (; i < a->k && i < READY_SPOTS; i++)
+            spot_set(shape, ready->spot[i]);
+    for (; i < a->k; i++)
+        spot_set(shape, spot_of(a, shape, h, physical_of(a, i)));
     a->filled++;
 }
 
 static once_status age_add(once_filter *f, const once_hash *h, uint64_t now_ms)
 {
     (void)now_ms;
-    age_probe probe = {AGE(f), h, NULL};
-    age_insert(AGE(f), &probe);
+    age_insert(AGE(f), block_shape_of(AGE(f)), h, NULL);
     return ONCE_OK;
 }
 
+/* The insertion's lines are requested with the search's: a new key (the common case
+ * of a dedup stream) then waits for one round of misses, not two. */
 static once_status age_test_and_add(once_filter *f, const once_hash *h, uint64_t now_ms,
                                     bool *seen)
 {
+    (void)now_ms;
     age_filter *a = AGE(f);
-    *seen = age_query(f, h, now_ms);
-    if (!*seen || a->policy == ONCE_POLICY_REFRESH) {
-        age_probe probe = {a, h, NULL};
-        age_insert(a, &probe);
-    }
+    age_probe probe = {a, block_shape_of(a), h};
+    once_age_prefetch(age_reach(a, probe.shape), ONCE_OP_TEST_AND_ADD, age_prefetch_segment,
+                      &probe);
+    uint32_t reads;
+    *seen = age_find(&probe, &reads);
+    if (!*seen || a->policy == ONCE_POLICY_REFRESH)
+        age_insert(a, probe.shape, h, NULL);
     return ONCE_OK;
 }
 
 /* ---------------------------------------------------------------- batch */
 
 /*
- * The batch runs once_batch_pipeline: `distance` keys before a key is probed, it is
- * hashed, its spots in the segments its operation will visit under the current head
- * are computed and cached, and their lines requested (age_prefetch_lines).  The probe
- * is the one-key search and insertion, which map logical segments to physical ones
- * with the head they find and compute any spot not cached.  A shift in between moves
- * the insertion segments by one: the new s_0 was not requested (a miss, not a wrong
- * answer), and since spots are cached by physical segment none is stale.
+ * The batch runs once_batch_pipeline: `distance` keys before a key is probed it is
+ * hashed and the lines its operation will touch under the current head are requested
+ * (once_age_prefetch); for an insertion, the spots in s_0 .. s_{k-1} are kept with the
+ * head they were computed for.  The probe is the one-key search and insertion: the
+ * search computes its spots from the head it finds (it reads few segments, and which
+ * depends on the bits), the insertion uses the kept spots only if the head has not
+ * moved since.  So a shift in between costs a few wasted prefetches and a recomputation,
+ * never a wrong answer.  Each block shape the library builds gets its own loops, with
+ * the shape a constant, so the in-block bit loops unroll.
  */
+typedef struct key_record {
+    once_hash h;
+    ready_spots ready;
+} key_record;
+
+typedef struct age_batch_context {
+    age_filter *a;
+    block_shape shape;
+} age_batch_context;
+
 static inline __attribute__((always_inline)) void
-age_batch_prepare(const once_filter *f, void *record, const once_hash *h, once_batch_op op)
+age_batch_prepare(const void *ctx, void *record, const once_hash *h, once_batch_op op)
 {
-    key_spots *ks = record;
-    ks->h = *h;
-    ks->cached = 0;
-    age_probe probe = {CAGE(f), &ks->h, ks};
-    age_prefetch_lines(&probe, op);
+    const age_batch_context *c = ctx;
+    const age_filter *a = c->a;
+    key_record *r = record;
+    r->h = *h;
+    age_probe probe = {a, c->shape, &r->h};
+    if (op != ONCE_OP_ADD)
+        once_age_prefetch_search(age_reach(a, c->shape), op == ONCE_OP_TEST_AND_ADD,
+                                 age_prefetch_segment, &probe);
+    if (op != ONCE_OP_QUERY) {
+        r->ready.head = a->head;
+        for (uint32_t i = 0; i < a->k && i < READY_SPOTS; i++) {
+            r->ready.spot[i] = spot_of(a, c->shape, &r->h, physical_of(a, i));
+            once_prefetch_write(r->ready.spot[i].words);
+        }
+    }
 }
 
 static inline __attribute__((always_inline)) once_status
-age_batch_step(once_filter *f, void *record, uint64_t now_ms, once_batch_op op, bool *answer)
+age_batch_step(const void *ctx, void *record, uint64_t now_ms, once_batch_op op, bool *answer)
 {
     (void)now_ms;
-    age_filter *a = AGE(f);
-    key_spots *ks = record;
-    age_probe probe = {a, &ks->h, ks};
+    const age_batch_context *c = ctx;
+    age_filter *a = c->a;
+    const key_record *r = record;
+    age_probe probe = {a, c->shape, &r->h};
     uint32_t reads;
     bool seen = op != ONCE_OP_ADD && age_find(&probe, &reads);
     if (op == ONCE_OP_ADD ||
         (op == ONCE_OP_TEST_AND_ADD && (!seen || a->policy == ONCE_POLICY_REFRESH)))
-        age_insert(a, &probe);
+        age_insert(a, c->shape, &r->h, &r->ready);
     *answer = seen;
     return ONCE_OK;
+}
+
+static inline __attribute__((always_inline)) once_status
+age_batch_shaped(age_filter *a, block_shape shape, const once_key *keys, size_t count,
+                 once_batch_op op, uint8_t *out, size_t *done)
+{
+    key_record ring[ONCE_PIPELINE_RING];
+    const age_batch_context c = {a, shape};
+    size_t distance = once_age_batch_distance(age_reach(a, shape), op);
+    uint64_t seed = a->base.seed;
+    switch (op) {
+    case ONCE_OP_QUERY:
+        return once_batch_pipeline(seed, keys, count, ONCE_OP_QUERY, out, done, distance, ring,
+                                   sizeof ring[0], &c, age_batch_prepare, age_batch_step);
+    case ONCE_OP_ADD:
+        return once_batch_pipeline(seed, keys, count, ONCE_OP_ADD, out, done, distance, ring,
+                                   sizeof ring[0], &c, age_batch_prepare, age_batch_step);
+    case ONCE_OP_TEST_AND_ADD:
+        break;
+    }
+    return once_batch_pipeline(seed, keys, count, ONCE_OP_TEST_AND_ADD, out, done, distance,
+                               ring, sizeof ring[0], &c, age_batch_prepare, age_batch_step);
 }
 
 static __attribute__((flatten)) once_status age_batch(once_filter *f, const once_key *keys,
                                                       size_t count, once_batch_op op,
                                                       uint8_t *out, size_t *done)
 {
-    key_spots ring[ONCE_PIPELINE_RING];
-    size_t distance = once_age_batch_distance(CAGE(f)->k, CAGE(f)->l, op);
-    switch (op) {
-    case ONCE_OP_QUERY:
-        return once_batch_pipeline(f, keys, count, ONCE_OP_QUERY, out, done, distance, ring,
-                                   sizeof ring[0], age_batch_prepare, age_batch_step);
-    case ONCE_OP_ADD:
-        return once_batch_pipeline(f, keys, count, ONCE_OP_ADD, out, done, distance, ring,
-                                   sizeof ring[0], age_batch_prepare, age_batch_step);
-    case ONCE_OP_TEST_AND_ADD:
-        break;
-    }
-    return once_batch_pipeline(f, keys, count, ONCE_OP_TEST_AND_ADD, out, done, distance, ring,
-                               sizeof ring[0], age_batch_prepare, age_batch_step);
+    age_filter *a = AGE(f);
+    block_shape shape = block_shape_of(a);
+    if (shape.bits == 0)
+        return age_batch_shaped(a, (block_shape){0, 0, 0, 0, 0}, keys, count, op, out, done);
+    if (shape.bits == 512 && shape.hashes == 4)
+        return age_batch_shaped(a, BLOCK_SHAPE(512, 4), keys, count, op, out, done);
+    if (shape.bits == 512 && shape.hashes == 8)
+        return age_batch_shaped(a, BLOCK_SHAPE(512, 8), keys, count, op, out, done);
+    if (shape.bits == 64 && shape.hashes == 4)
+        return age_batch_shaped(a, BLOCK_SHAPE(64, 4), keys, count, op, out, done);
+    return age_batch_shaped(a, BLOCK_SHAPE(64, 8), keys, count, op, out, done);
 }
 
 static void age_clear(once_filter *f)

@@ -351,6 +351,14 @@ typedef struct tlbf_lines {
     const once_hash *h;
 } tlbf_lines;
 
+/* The search runs over all current slices; a slice at fill up to 1/2 matches an absent
+ * key about half the time, so the slice after each chain head is requested too. */
+static inline once_age_reach tlbf_reach(const tlbf *t)
+{
+    once_age_reach reach = {t->k, t->count - t->k, 1};
+    return reach;
+}
+
 static inline void tlbf_prefetch_slice(const void *ctx, uint32_t i, bool write)
 {
     const tlbf_lines *p = ctx;
@@ -363,18 +371,19 @@ static inline void tlbf_prefetch_slice(const void *ctx, uint32_t i, bool write)
 }
 
 static inline __attribute__((always_inline)) void
-tlbf_batch_prepare(const once_filter *f, void *record, const once_hash *h, once_batch_op op)
+tlbf_batch_prepare(const void *ctx, void *record, const once_hash *h, once_batch_op op)
 {
-    const tlbf *t = CTL(f);
+    const tlbf *t = ctx;
     once_hash *key = record;
     *key = *h;
     tlbf_lines lines = {t, key};
-    once_age_prefetch(t->k, t->count - t->k, op, tlbf_prefetch_slice, &lines);
+    once_age_prefetch(tlbf_reach(t), op, tlbf_prefetch_slice, &lines);
 }
 
 static inline __attribute__((always_inline)) once_status
-tlbf_batch_step(once_filter *f, void *record, uint64_t now_ms, once_batch_op op, bool *answer)
+tlbf_batch_step(const void *ctx, void *record, uint64_t now_ms, once_batch_op op, bool *answer)
 {
+    once_filter *f = (once_filter *)ctx; /* the batch's own, writable filter */
     const once_hash *h = record;
     if (op == ONCE_OP_QUERY) {
         *answer = tlbf_query(f, h, now_ms);
@@ -391,19 +400,19 @@ static __attribute__((flatten)) once_status tlbf_batch(once_filter *f, const onc
 {
     once_hash ring[ONCE_PIPELINE_RING];
     const tlbf *t = CTL(f);
-    size_t distance = once_age_batch_distance(t->k, t->count - t->k, op);
+    size_t distance = once_age_batch_distance(tlbf_reach(t), op);
     switch (op) {
     case ONCE_OP_QUERY:
-        return once_batch_pipeline(f, keys, count, ONCE_OP_QUERY, out, done, distance, ring,
-                                   sizeof ring[0], tlbf_batch_prepare, tlbf_batch_step);
+        return once_batch_pipeline(f->seed, keys, count, ONCE_OP_QUERY, out, done, distance,
+                                   ring, sizeof ring[0], f, tlbf_batch_prepare, tlbf_batch_step);
     case ONCE_OP_ADD:
-        return once_batch_pipeline(f, keys, count, ONCE_OP_ADD, out, done, distance, ring,
-                                   sizeof ring[0], tlbf_batch_prepare, tlbf_batch_step);
+        return once_batch_pipeline(f->seed, keys, count, ONCE_OP_ADD, out, done, distance, ring,
+                                   sizeof ring[0], f, tlbf_batch_prepare, tlbf_batch_step);
     case ONCE_OP_TEST_AND_ADD:
         break;
     }
-    return once_batch_pipeline(f, keys, count, ONCE_OP_TEST_AND_ADD, out, done, distance, ring,
-                               sizeof ring[0], tlbf_batch_prepare, tlbf_batch_step);
+    return once_batch_pipeline(f->seed, keys, count, ONCE_OP_TEST_AND_ADD, out, done, distance,
+                               ring, sizeof ring[0], f, tlbf_batch_prepare, tlbf_batch_step);
 }
 
 static void free_slices(tlbf *t)
