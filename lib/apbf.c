@@ -32,6 +32,21 @@
  *   w = l*g insertions (the guaranteed window), and may be reported for up to k more
  *   generations (slack s = k*g) with probability halving per lost slice.
  *
+ * Batches (once_add_batch, once_query_batch, once_test_and_add_batch)
+ *   A key's spot in a segment (its word and bit, or its block and in-block bits)
+ *   depends only on the key and the physical segment, never on the head; which
+ *   segments an operation visits depends on the head.  The batch loop
+ *   (once_batch_pipeline) hashes each key some keys ahead and requests the lines its
+ *   operation will visit under the head of that moment: the search chain s_l, s_{l-k},
+ *   ... (with the slice after each head for the APBF, whose slices match an absent key
+ *   half the time) and, for insertions, s_0 .. s_{k-1}, whose spots it keeps with that
+ *   head.  The key is then probed by the one-key search and insertion, which use the
+ *   kept spots only if the head has not moved since and compute everything else from
+ *   the head they find.  A shift inside a batch therefore wastes a few prefetches and
+ *   never changes an answer: a batch answers exactly as one-key calls in array order,
+ *   duplicates included.  The blocked shapes get their own loops with the shape a
+ *   constant, so the in-block loops unroll.
+ *
  * Choosing (k, l) from a target rate p (the "level" knob)
  *   k = ceil(log2(1/p)) + level for the APBF (ceil(log2(1/p) / b) + level for the APBBF),
  *   then the largest l whose false-positive rate F(k, l) at the *actual* peak fills
