@@ -477,9 +477,23 @@ static void batch_matches_single(void)
         keys[i] = (once_key){&raw[i], sizeof raw[i], t};
     }
     static const size_t sizes[] = {1, 2, 15, 16, 17, 255, 256, 1000, 3};
-    for (int policy = 0; policy < 2; policy++) {
-        once_filter *a = make_tlbf(1000, 100, 0.01, 1, 0, (once_policy)policy, 17);
-        once_filter *b = make_tlbf(1000, 100, 0.01, 1, 0, (once_policy)policy, 17);
+    for (int variant = 0; variant < 3; variant++) {
+        once_policy policy = variant == 1 ? ONCE_POLICY_REFRESH : ONCE_POLICY_FIRST;
+        once_config c;
+        once_config_init(&c, ONCE_TLBF);
+        c.span_ms = 1000;
+        c.capacity = 100;
+        c.error = 0.01;
+        c.level = 1;
+        c.policy = policy;
+        c.seed = 17;
+        c.seed_is_set = true;
+        if (variant == 2) { /* more insertion slices than a batch computes ahead */
+            c.hashes = 18;
+            c.age_slices = 3;
+        }
+        once_filter *a = testing_create(&c);
+        once_filter *b = testing_create(&c);
         REQUIRE(a && b);
         once_status stopped;
         CHECK(testing_batch_replay(a, b, keys, EVENTS, sizes, 9, &stopped) == 0);

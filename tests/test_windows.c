@@ -551,6 +551,7 @@ static void batch_spanning_shifts_matches_single(void)
         {ONCE_APBF, 5, 4, 0, 0},
         {ONCE_APBBF, 3, 3, 512, 4},
         {ONCE_APBBF, 2, 3, 64, 8},
+        {ONCE_APBF, 18, 4, 0, 0}, /* more insertion slices than a batch computes ahead */
     };
     for (size_t t = 0; t < sizeof layouts / sizeof layouts[0]; t++) {
         for (int policy = 0; policy < 2; policy++) {
