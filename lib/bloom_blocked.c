@@ -355,10 +355,12 @@ static void blocked_prefetch(const once_filter *f, const once_hash *h)
     once_prefetch_write(block_of(CARRAY(f), h->lo));
 }
 
-static void blocked_batch(once_filter *f, const once_key *keys, size_t count, once_batch_op op,
-                          uint8_t *out)
+static once_status blocked_batch(once_filter *f, const once_key *keys, size_t count,
+                                 once_batch_op op, uint8_t *out, size_t *done)
 {
-    impl_of(f)->batch(f, keys, count, op, out);
+    impl_of(f)->batch(f, keys, count, op, out); /* a blocked probe cannot fail */
+    *done = count;
+    return ONCE_OK;
 }
 
 static void blocked_stats(const once_filter *f, once_stats *st)

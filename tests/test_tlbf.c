@@ -451,6 +451,89 @@ static void invalid_configs(void)
     once_free(f);
 }
 
+/*
+ * Batches against one-key calls on a clock that does everything a caller's may: steady
+ * steps, bursts inside one millisecond, times going backwards inside a batch, idle gaps
+ * longer than the span (whole slices expire between two keys of one batch), with keys
+ * repeated inside and across batches.  Shifts by fill and by time both happen inside
+ * batches.  Answers and the final state must be those of the one-key calls.
+ */
+static void batch_matches_single(void)
+{
+    enum { EVENTS = 40000, UNIVERSE = 400 };
+    static testing_key raw[EVENTS];
+    static once_key keys[EVENTS];
+    uint64_t state = 7, t = 1000;
+    for (int i = 0; i < EVENTS; i++) {
+        state = testing_mix(state);
+        uint64_t r = state >> 32;
+        if (r % 97 == 0)
+            t += 5000; /* idle for more than the span */
+        else if (r % 13 == 0 && t > 200)
+            t -= 1 + r % 150; /* backwards */
+        else if (r % 3 != 0)
+            t += r % 4; /* steady, or a burst when 0 */
+        raw[i] = i % 6 == 5 ? raw[i - 1] : testing_key_make(23, state % UNIVERSE);
+        keys[i] = (once_key){&raw[i], sizeof raw[i], t};
+    }
+    static const size_t sizes[] = {1, 2, 15, 16, 17, 255, 256, 1000, 3};
+    for (int variant = 0; variant < 3; variant++) {
+        once_policy policy = variant == 1 ? ONCE_POLICY_REFRESH : ONCE_POLICY_FIRST;
+        once_config c;
+        once_config_init(&c, ONCE_TLBF);
+        c.span_ms = 1000;
+        c.capacity = 100;
+        c.error = 0.01;
+        c.level = 1;
+        c.policy = policy;
+        c.seed = 17;
+        c.seed_is_set = true;
+        if (variant == 2) { /* more insertion slices than a batch computes ahead */
+            c.hashes = 18;
+            c.age_slices = 3;
+        }
+        once_filter *a = testing_create(&c);
+        once_filter *b = testing_create(&c);
+        REQUIRE(a && b);
+        once_status stopped;
+        CHECK(testing_batch_replay(a, b, keys, EVENTS, sizes, 9, &stopped) == 0);
+        CHECK_OK(stopped);
+        CHECK(testing_same_save(a, b));
+        CHECK(testing_stats(a).slices > testing_stats(a).hashes); /* it shifted */
+        uint64_t items = once_items(a);
+        CHECK(items > EVENTS / 10 && items < EVENTS);
+        once_free(a);
+        once_free(b);
+    }
+}
+
+/* A batch that meets the memory cap stops at the key whose shift is refused, with
+ * ONCE_ERR_FULL, the keys before it inserted and nothing after: as one-key calls do. */
+static void batch_stops_where_single_stops(void)
+{
+    enum { EVENTS = 400000 };
+    testing_key *raw = malloc(EVENTS * sizeof *raw);
+    once_key *keys = malloc(EVENTS * sizeof *keys);
+    REQUIRE(raw && keys);
+    for (int i = 0; i < EVENTS; i++) {
+        raw[i] = testing_key_make(24, (uint64_t)i);
+        keys[i] = (once_key){&raw[i], sizeof raw[i], (uint64_t)i};
+    }
+    static const size_t sizes[] = {256, 77, 1000};
+    once_filter *a = make_tlbf(HOUR, 1000, 0.01, 0, 64 * 1024, ONCE_POLICY_FIRST, 12);
+    once_filter *b = make_tlbf(HOUR, 1000, 0.01, 0, 64 * 1024, ONCE_POLICY_FIRST, 12);
+    REQUIRE(a && b);
+    once_status stopped;
+    CHECK(testing_batch_replay(a, b, keys, EVENTS, sizes, 3, &stopped) == 0);
+    CHECK_STATUS(stopped, ONCE_ERR_FULL);
+    CHECK(once_items(a) > 0 && once_items(a) < EVENTS);
+    CHECK(testing_same_save(a, b));
+    once_free(a);
+    once_free(b);
+    free(raw);
+    free(keys);
+}
+
 static const testing_case cases[] = {
     {"no_false_negatives", no_false_negatives},
     {"idle_gaps_and_one_millisecond_bursts", idle_gaps_and_one_millisecond_bursts},
@@ -460,6 +543,8 @@ static const testing_case cases[] = {
     {"memory_cap_refuses_and_keeps_state", memory_cap_refuses_and_keeps_state},
     {"save_mid_stream_then_continue", save_mid_stream_then_continue},
     {"invalid_configs", invalid_configs},
+    {"batch_matches_single", batch_matches_single},
+    {"batch_stops_where_single_stops", batch_stops_where_single_stops},
 };
 
 TESTING_MAIN(cases)

@@ -524,6 +524,90 @@ static void batch_matches_single(void)
     }
 }
 
+/*
+ * Batches that span many shifts: generations of 10 to 20 insertions against batches of
+ * up to 1000 keys, so the insertion segments move many times inside one call (and the
+ * lines requested ahead go stale), with repeats inside a batch and across batches.
+ * Both the answers and the final state must be those of the one-key calls.
+ */
+static void batch_spanning_shifts_matches_single(void)
+{
+    enum { EVENTS = 30000, UNIVERSE = 500 };
+    static testing_key raw[EVENTS];
+    static once_key keys[EVENTS];
+    uint64_t state = 99;
+    for (int i = 0; i < EVENTS; i++) {
+        state = testing_mix(state);
+        /* Every fifth event repeats its predecessor: duplicates next to each other. */
+        uint64_t id = i % 5 == 4 ? raw[i - 1].w[0] : state % UNIVERSE;
+        raw[i] = i % 5 == 4 ? raw[i - 1] : testing_key_make(21, id);
+        keys[i] = (once_key){&raw[i], sizeof raw[i], 0};
+    }
+    static const size_t sizes[] = {1, 2, 3, 16, 17, 100, 255, 256, 1000, 7};
+    const struct {
+        once_type type;
+        uint32_t k, l, block_bits, block_hashes;
+    } layouts[] = {
+        {ONCE_APBF, 5, 4, 0, 0},
+        {ONCE_APBBF, 3, 3, 512, 4},
+        {ONCE_APBBF, 2, 3, 64, 8},
+        {ONCE_APBF, 18, 4, 0, 0}, /* more insertion slices than a batch computes ahead */
+    };
+    for (size_t t = 0; t < sizeof layouts / sizeof layouts[0]; t++) {
+        for (int policy = 0; policy < 2; policy++) {
+            once_filter *a = make_window(layouts[t].type, layouts[t].k, layouts[t].l,
+                                         layouts[t].block_bits, layouts[t].block_hashes, 60,
+                                         (once_policy)policy, 5);
+            once_filter *b = make_window(layouts[t].type, layouts[t].k, layouts[t].l,
+                                         layouts[t].block_bits, layouts[t].block_hashes, 60,
+                                         (once_policy)policy, 5);
+            REQUIRE(a && b);
+            CHECK(testing_stats(a).generation <= 20);
+            once_status stopped;
+            CHECK(testing_batch_replay(a, b, keys, EVENTS, sizes, 10, &stopped) == 0);
+            CHECK_OK(stopped);
+            CHECK(testing_same_save(a, b));
+            /* The stream is not trivial: both answers occur. */
+            uint64_t items = once_items(a);
+            CHECK(items > EVENTS / 10 && items < EVENTS);
+            once_free(a);
+            once_free(b);
+        }
+    }
+}
+
+/* One key 300 times in one batch: the first is new, every later copy is seen (under
+ * refresh each copy is inserted again, so the batch also shifts many times). */
+static void batch_of_one_repeated_key(void)
+{
+    enum { N = 300 };
+    testing_key raw = testing_key_make(22, 1);
+    static once_key keys[N];
+    static uint8_t out[N];
+    for (int i = 0; i < N; i++)
+        keys[i] = (once_key){&raw, sizeof raw, 0};
+    const once_type types[] = {ONCE_APBF, ONCE_APBBF};
+    for (int t = 0; t < 2; t++) {
+        for (int policy = 0; policy < 2; policy++) {
+            once_filter *a = make_window(types[t], 3, 3, 0, 0, 30, (once_policy)policy, 6);
+            once_filter *b = make_window(types[t], 3, 3, 0, 0, 30, (once_policy)policy, 6);
+            REQUIRE(a && b);
+            CHECK_OK(once_test_and_add_batch(a, keys, N, out));
+            CHECK(out[0] == 0);
+            for (int i = 1; i < N; i++)
+                CHECK(out[i] == 1);
+            CHECK(once_items(a) == 1);
+            for (int i = 0; i < N; i++) {
+                bool seen;
+                CHECK_OK(once_test_and_add(b, &raw, sizeof raw, 0, &seen));
+            }
+            CHECK(testing_same_save(a, b));
+            once_free(a);
+            once_free(b);
+        }
+    }
+}
+
 static const testing_case cases[] = {
     {"apbf_recurrence_reproduces_table2", apbf_recurrence_reproduces_table2},
     {"apbbf_rates_reproduce_table3", apbbf_rates_reproduce_table3},
@@ -535,6 +619,8 @@ static const testing_case cases[] = {
     {"keys_expire_after_window_and_slack", keys_expire_after_window_and_slack},
     {"save_mid_stream_then_continue", save_mid_stream_then_continue},
     {"batch_matches_single", batch_matches_single},
+    {"batch_spanning_shifts_matches_single", batch_spanning_shifts_matches_single},
+    {"batch_of_one_repeated_key", batch_of_one_repeated_key},
 };
 
 TESTING_MAIN(cases)
