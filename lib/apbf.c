@@ -541,6 +541,32 @@ static void age_stats(const once_filter *f, once_stats *st)
     st->fpr_estimate = once_age_fpr(a->k, a->l, fill);
 }
 
+/*
+ * Distinct keys in the window (docs/CARDINALITY.md, cardinality.c): logical segment i
+ * holds generations max(0, i-k+1) .. i, and the window is generations 0 .. l (fewer
+ * while the filter is younger than l shifts).  A key sets one bit of an APBF slice of m
+ * bits, or one bit in each of the b parts of one block of an APBBF segment: either way
+ * a given bit with probability b/m (b = 1 for slices).
+ */
+static once_status age_segment_cells(const void *ctx, uint32_t logical, uint64_t *set,
+                                     once_occupancy *o)
+{
+    const age_filter *a = ctx;
+    *set = once_words_popcount(segment_at(a, physical_of(a, logical)), a->segment_words);
+    double bits_per_key = a->block_bits ? (double)a->block_hashes : 1.0;
+    return once_occupancy_make(o, (double)a->segment_bits,
+                               1.0 - bits_per_key / (double)a->segment_bits);
+}
+
+static once_status age_cardinality(const once_filter *f, uint64_t now_ms, double confidence,
+                                   once_cardinality *out)
+{
+    (void)now_ms; /* a count window ages by insertions, not by time */
+    const age_filter *a = CAGE(f);
+    uint32_t last = a->shifts < a->l ? (uint32_t)a->shifts : a->l;
+    return once_card_age_window(a->k, last, age_segment_cells, a, confidence, out);
+}
+
 static uint64_t age_memory(const once_filter *f)
 {
     return sizeof(age_filter) + CAGE(f)->segment_words * CAGE(f)->segments * 8;
@@ -810,6 +836,7 @@ once_status once_age_create(once_filter **out, const once_config *c)
         .same_geometry = age_same_geometry,                                                     \
         .combine = age_combine,                                                                 \
         .stats = age_stats,                                                                     \
+        .cardinality = age_cardinality,                                                         \
         .memory = age_memory,                                                                   \
         .saved_params_size = age_params_size,                                                   \
         .saved_payload_size = age_payload_size,                                                 \

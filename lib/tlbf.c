@@ -533,6 +533,38 @@ static void tlbf_stats(const once_filter *f, once_stats *st)
     st->accesses_absent = once_age_accesses_absent(t->k, t->l, peak);
 }
 
+/*
+ * Distinct keys the filter still holds at now_ms (docs/CARDINALITY.md): slice i holds
+ * the keys of generations max(0, i-k+1) .. i, a key is found while its k slices are
+ * live, and live slices are a prefix of the list (stamps fall with age).  With P live
+ * slices the window is generations 0 .. P-k: the keys delivered in the last T ms and
+ * those of the slack beyond it that are still reported seen.  Each slice is one hash
+ * over its own m_i bits.
+ */
+static once_status tlbf_slice_cells(const void *ctx, uint32_t logical, uint64_t *set,
+                                    once_occupancy *o)
+{
+    const tlbf_slice *s = &((const tlbf *)ctx)->slices[logical];
+    *set = once_words_popcount(s->array, slice_words(s->bits));
+    return once_occupancy_for(o, s->bits, 1, s->bits);
+}
+
+static once_status tlbf_cardinality(const once_filter *f, uint64_t now_ms, double confidence,
+                                    once_cardinality *out)
+{
+    const tlbf *t = CTL(f);
+    uint64_t now = clamp_time(t, now_ms);
+    uint32_t live = 0;
+    while (live < t->count && !expired(&t->slices[live], now, t->span))
+        live++;
+    if (live < t->k) { /* no generation has all its slices live: nothing is held */
+        once_cardinality none = {0, 0, 0, confidence};
+        *out = none;
+        return ONCE_OK;
+    }
+    return once_card_age_window(t->k, live - t->k, tlbf_slice_cells, t, confidence, out);
+}
+
 static uint64_t tlbf_memory(const once_filter *f)
 {
     const tlbf *t = CTL(f);
@@ -753,6 +785,7 @@ const once_filter_ops once_tlbf_ops = {
     .same_geometry = tlbf_same_geometry,
     .combine = NULL,
     .stats = tlbf_stats,
+    .cardinality = tlbf_cardinality,
     .memory = tlbf_memory,
     .saved_params_size = tlbf_params_size,
     .saved_payload_size = tlbf_payload_size,

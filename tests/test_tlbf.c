@@ -534,6 +534,85 @@ static void batch_stops_where_single_stops(void)
     free(keys);
 }
 
+/*
+ * Distinct keys the filter holds at a time, estimated from its live slices
+ * (docs/CARDINALITY.md), against exact counts.  The estimate covers the generations
+ * whose k slices are all live: every key inserted within the last span, and those of
+ * the older part of the generation that straddles the span's start, at most T / l
+ * earlier (a generation lasts at most T / l, then the next insertion shifts).  So the
+ * exact count is bracketed by the keys inserted within T and the keys offered within
+ * T + T / l (offered: a false positive is not inserted, but the bits that made it one
+ * are set, and count about as if it had been).  Zipf keys with repeats at about one
+ * event a millisecond, then a rate change; at 90% the interval must meet the bracket at
+ * 90% of the checkpoints and the estimate stay within 3% of it.  Under refresh a key
+ * inserted again in two slice groups counts once per group (an upper bound), so there
+ * only the lower side holds.  Past everything, nothing is held.
+ */
+static void distinct_keys_held_match_exact_count(void)
+{
+    enum { UNIVERSE = 50000, EVENTS = 300000, EVERY = 5000 };
+    const uint64_t span = 10000;
+    testing_zipf zipf = testing_zipf_make(UNIVERSE, 0.9);
+    uint64_t *inserted_at = calloc(UNIVERSE, sizeof *inserted_at); /* time + 1 */
+    uint64_t *offered_at = calloc(UNIVERSE, sizeof *offered_at);   /* time + 1 */
+    REQUIRE(zipf.cdf && inserted_at && offered_at);
+    for (int refresh = 0; refresh < 2; refresh++) {
+        once_filter *f = make_tlbf(span, 5000, 0.001, 2, 0,
+                                   refresh ? ONCE_POLICY_REFRESH : ONCE_POLICY_FIRST, 61);
+        REQUIRE(f != NULL);
+        once_stats st = testing_stats(f);
+        uint64_t generation_ms = span / st.age_slices + 10; /* T / l, and the next event */
+        memset(inserted_at, 0, UNIVERSE * sizeof *inserted_at);
+        memset(offered_at, 0, UNIVERSE * sizeof *offered_at);
+        uint64_t state = 3 + (uint64_t)refresh, t = 1000;
+        uint32_t checks = 0, met = 0;
+        double worst = 0;
+        for (uint64_t e = 1; e <= EVENTS; e++) {
+            state = testing_mix(state);
+            t += state % (e < EVENTS / 2 ? 3 : 6); /* about 1 event a ms, then 1 in 2.5 ms */
+            uint64_t id = testing_zipf_draw(&zipf, &state);
+            testing_key key = testing_key_make(12, id);
+            bool seen = false;
+            CHECK_OK(once_test_and_add(f, &key, sizeof key, t, &seen));
+            offered_at[id] = t + 1;
+            if (!seen || refresh)
+                inserted_at[id] = t + 1;
+            if (e % EVERY != 0 || t < 3 * span)
+                continue;
+            uint64_t in = 0, offered = 0;
+            for (uint64_t i = 0; i < UNIVERSE; i++) {
+                in += inserted_at[i] > t - span + 1;          /* t_i > t - T */
+                offered += offered_at[i] > t - span - generation_ms; /* t_i >= t - T - T/l */
+            }
+            once_cardinality card;
+            CHECK_OK(once_estimate_cardinality(f, t, 0.9, &card));
+            checks++;
+            double upper = refresh ? INFINITY : (double)offered;
+            met += card.low <= upper && card.high >= (double)in;
+            if (checks == 20)
+                printf("at %" PRIu64 " ms: %" PRIu64 " keys inserted in the span, %" PRIu64
+                       " offered in it and T/l before, estimate %.0f\n",
+                       t, in, offered, card.estimate);
+            double below = ((double)in - card.estimate) / (double)in;
+            double above = (card.estimate - upper) / upper;
+            double err = below > above ? below : above;
+            worst = err > worst ? err : worst;
+        }
+        once_cardinality gone;
+        CHECK_OK(once_estimate_cardinality(f, t + 3 * span, 0.9, &gone));
+        CHECK(gone.estimate == 0 && gone.high == 0);
+        printf("%s: interval met the exact counts at %u of %u, worst error outside them %.4f\n",
+               refresh ? "refresh" : "first", met, checks, worst);
+        CHECK(checks > 30);
+        CHECK(met >= 0.9 * checks);
+        CHECK(worst < 0.03);
+        once_free(f);
+    }
+    free(offered_at);
+    free(inserted_at);
+    free(zipf.cdf);
+}
+
 static const testing_case cases[] = {
     {"no_false_negatives", no_false_negatives},
     {"idle_gaps_and_one_millisecond_bursts", idle_gaps_and_one_millisecond_bursts},
@@ -545,6 +624,7 @@ static const testing_case cases[] = {
     {"invalid_configs", invalid_configs},
     {"batch_matches_single", batch_matches_single},
     {"batch_stops_where_single_stops", batch_stops_where_single_stops},
+    {"distinct_keys_held_match_exact_count", distinct_keys_held_match_exact_count},
 };
 
 TESTING_MAIN(cases)
