@@ -512,8 +512,8 @@ static void write_bpbf_fig1(const char *dir)
                 "formula of its section 3.1 gives 0.82) while the BPBF stays under 0.01 and the\n"
                 "optimal filter is 0.007; at 512 Kbits the BPBF and the optimal filter stay under\n"
                 "0.1. It reports the BPBF within 1e-4 of the optimal at every length; with\n"
-                "128-Kbit blocks (not n / ln 2 = 141 Kbits) the exact formulas put it 1.3e-4 above\n"
-                "at 1024 Kbits.\n");
+                "128-Kbit blocks (not n / ln 2 = 141 Kbits) the exact formulas put it\n"
+                "1.3e-4 above at 1024 Kbits.\n");
     free(folded.words);
     once_free(bbf);
     fclose(dat);

@@ -101,6 +101,7 @@ enum {
     S_TIMER,
     S_SCALABLE,
     S_DBF,
+    S_BLOCKED_WINDOW,
     S_BPBF,
     S_DBPBF,
     S_COUNT
@@ -108,15 +109,16 @@ enum {
 
 static const char *const structure_name[S_COUNT] = {
     "standard", "partitioned", "blocked", "counting", "libbloom", "memory_floor",
-    "apbf", "apbbf", "tlbf", "timer", "scalable", "dbf", "bpbf", "dbpbf",
+    "apbf", "apbbf", "tlbf", "timer", "scalable", "dbf", "blocked_window", "bpbf", "dbpbf",
 };
 static const once_type structure_type[S_COUNT] = {
     ONCE_STANDARD, ONCE_PARTITIONED, ONCE_BLOCKED, ONCE_COUNTING, 0, 0,
-    ONCE_APBF, ONCE_APBBF, ONCE_TLBF, ONCE_TIMER, ONCE_SCALABLE, ONCE_DBF, ONCE_BPBF,
-    ONCE_DBPBF,
+    ONCE_APBF, ONCE_APBBF, ONCE_TLBF, ONCE_TIMER, ONCE_SCALABLE, ONCE_DBF, ONCE_BLOCKED,
+    ONCE_BPBF, ONCE_DBPBF,
 };
 #define WINDOW_STRUCTURES                                                                      \
-    ((1u << S_APBF) | (1u << S_APBBF) | (1u << S_TLBF) | (1u << S_TIMER))
+    ((1u << S_APBF) | (1u << S_APBBF) | (1u << S_TLBF) | (1u << S_TIMER) |                     \
+     (1u << S_BLOCKED_WINDOW))
 
 #define ALL_STRUCTURES ((1u << S_COUNT) - 1)
 /* Block-partitioned filters (paper 002); bench_block_partitioned. */
@@ -174,8 +176,8 @@ static void usage(FILE *out)
             "                 memory_floor (under a minute)\n"
             "  --n            key counts (integers or forms like 1e7); default 1e6,1e7,1e8\n"
             "  --structures   any of standard,partitioned,blocked,counting,libbloom,\n"
-            "                 memory_floor,apbf,apbbf,tlbf,timer,scalable,dbf,bpbf,dbpbf;\n"
-            "                 default all\n"
+            "                 memory_floor,apbf,apbbf,tlbf,timer,scalable,dbf,\n"
+            "                 blocked_window,bpbf,dbpbf; default all\n"
             "  --reps         repetitions per measurement, median reported; default 3\n");
 }
 
@@ -378,14 +380,24 @@ static void bench_once(int s, uint64_t n, int reps, const key16 *in, const key16
 
 /*
  * A window of N keys: a count window of N (APBF, APBBF) or a time window of N ms fed
- * one key a millisecond (TLBF, timer filter), all at 1% and the CLI's level 2.  The
- * first N keys fill the window (not timed); then N one-key inserts of new keys, N
- * queries of absent keys, and the same through the batch calls on a second filter.
- * bits_per_key is the filter's memory (all of it, in bits) per key in the window.  A '#' line gives the lines a key
- * touches: k to insert, and the model's expected count for a query answering false.
+ * one key a millisecond (TLBF, timer filter), all at 1% and the CLI's level 2 (0 for
+ * the APBBF).  The first N keys fill the window (not timed); then N one-key inserts of
+ * new keys, N queries of absent keys, N test-and-adds of those absent keys (new keys,
+ * so each is inserted: the dedup stream's common case), and the same through the batch
+ * calls on a second filter.  bits_per_key is the filter's memory (all of it, in bits)
+ * per key in the window.  A '#' line gives the lines a key touches: k to insert, and
+ * the model's expected count for a query answering false.
+ *
+ * blocked_window is the baseline of the windows' targets: the blocked filter built for
+ * N keys at 1% (what a window of N at 1% would be without aging), timed on the same key
+ * streams with the same calls.  It skips the fill, so that it holds N keys when queried
+ * and its fpr column is at design capacity like the windows'; its probe costs the same
+ * whatever the filter holds.  A final '#' line per N gives each window's time over it.
  */
 static once_filter *new_window(int s, uint64_t n)
 {
+    if (s == S_BLOCKED_WINDOW)
+        return new_filter(ONCE_BLOCKED, n);
     once_config c;
     once_config_init(&c, structure_type[s]);
     c.error = TARGET_FPR;
@@ -406,47 +418,41 @@ static once_filter *new_window(int s, uint64_t n)
     return f;
 }
 
-static double time_window_inserts(once_filter *f, const key16 *keys, uint64_t n, uint64_t t0,
-                                  int batch)
-{
-    once_key chunk[CHUNK];
-    double t = now_ns();
-    for (uint64_t i = 0; i < n; i += CHUNK) {
-        size_t count = n - i < CHUNK ? (size_t)(n - i) : CHUNK;
-        if (batch) {
-            for (size_t j = 0; j < count; j++)
-                chunk[j] = (once_key){&keys[i + j], KEY_LEN, t0 + i + j};
-            if (once_add_batch(f, chunk, count) != ONCE_OK)
-                die("once_add_batch failed");
-        } else {
-            for (size_t j = 0; j < count; j++)
-                if (once_add(f, &keys[i + j], KEY_LEN, t0 + i + j) != ONCE_OK)
-                    die("once_add failed");
-        }
-    }
-    return (now_ns() - t) / (double)n;
-}
+typedef enum window_op { W_INSERT, W_QUERY, W_TEST_AND_ADD } window_op;
 
-static double time_window_queries(const once_filter *f, const key16 *keys, uint64_t n,
-                                  uint64_t now, int batch, uint64_t *positives)
+/* N calls of one operation over keys[0..n), key i at time t0 + i (t0 for queries);
+ * one-key calls or batches of CHUNK.  Returns ns a key; *positives counts the keys
+ * reported present (seen). */
+static double time_window_op(once_filter *f, window_op op, const key16 *keys, uint64_t n,
+                             uint64_t t0, int batch, uint64_t *positives)
 {
     once_key chunk[CHUNK];
-    uint8_t present[CHUNK];
+    uint8_t answer[CHUNK];
     uint64_t count_present = 0;
     double t = now_ns();
     for (uint64_t i = 0; i < n; i += CHUNK) {
         size_t count = n - i < CHUNK ? (size_t)(n - i) : CHUNK;
         if (batch) {
             for (size_t j = 0; j < count; j++)
-                chunk[j] = (once_key){&keys[i + j], KEY_LEN, now};
-            if (once_query_batch(f, chunk, count, present) != ONCE_OK)
-                die("once_query_batch failed");
-            for (size_t j = 0; j < count; j++)
-                count_present += present[j];
+                chunk[j] = (once_key){&keys[i + j], KEY_LEN, op == W_QUERY ? t0 : t0 + i + j};
+            once_status st = op == W_INSERT  ? once_add_batch(f, chunk, count)
+                             : op == W_QUERY ? once_query_batch(f, chunk, count, answer)
+                                             : once_test_and_add_batch(f, chunk, count, answer);
+            if (st != ONCE_OK)
+                die("batch call failed: %s", once_strerror(st));
+            if (op != W_INSERT)
+                for (size_t j = 0; j < count; j++)
+                    count_present += answer[j];
         } else {
             for (size_t j = 0; j < count; j++) {
+                const void *key = &keys[i + j];
                 bool p = false;
-                once_query(f, &keys[i + j], KEY_LEN, now, &p);
+                once_status st = op == W_INSERT ? once_add(f, key, KEY_LEN, t0 + i + j)
+                                 : op == W_QUERY
+                                     ? once_query(f, key, KEY_LEN, t0, &p)
+                                     : once_test_and_add(f, key, KEY_LEN, t0 + i + j, &p);
+                if (st != ONCE_OK)
+                    die("one-key call failed: %s", once_strerror(st));
                 count_present += p;
             }
         }
@@ -455,60 +461,73 @@ static double time_window_queries(const once_filter *f, const key16 *keys, uint6
     return (now_ns() - t) / (double)n;
 }
 
+/* Mean lines read by a query answering false, over up to 200,000 absent keys. */
+static double measured_reads(const once_filter *f, const key16 *out, uint64_t n, uint64_t now)
+{
+    uint64_t sum = 0, count = 0;
+    for (uint64_t i = 0; i < n && i < 200000; i++) {
+        bool p = false;
+        uint32_t reads = 0;
+        if (once_query_reads(f, &out[i], KEY_LEN, now, &p, &reads) != ONCE_OK)
+            return -1;
+        if (!p) {
+            sum += reads;
+            count++;
+        }
+    }
+    return count ? (double)sum / (double)count : -1;
+}
+
 static void bench_window(int s, uint64_t n, int reps, const key16 *in, const key16 *out)
 {
     if (2 * n > max_keys)
         die("windows need 2N keys; N = %" PRIu64 " is too large here", n);
-    double add[MAX_REPS], query[MAX_REPS], add_batch[MAX_REPS], query_batch[MAX_REPS];
-    uint64_t positives = 0, batch_positives = 0;
-    double measured_reads = -1;
+    enum { OPS = 6 }; /* insert, query, test_and_add; one-key then batch */
+    static const char *const op_name[OPS] = {"insert",       "query",       "test_and_add",
+                                             "insert_batch", "query_batch", "test_and_add_batch"};
+    double ns[OPS][MAX_REPS];
+    uint64_t positives[OPS] = {0};
+    double reads = -1;
     once_stats st;
     memset(&st, 0, sizeof st);
     for (int r = 0; r < reps; r++) {
         for (int batch = 0; batch < 2; batch++) {
             once_filter *f = new_window(s, n);
-            time_window_inserts(f, in, n, 1, batch); /* fill the window */
-            double ins = time_window_inserts(f, in + n, n, 1 + n, batch);
-            uint64_t pos = 0;
-            double qry = time_window_queries(f, out, n, 2 * n, batch, &pos);
+            uint64_t unused;
+            if (s != S_BLOCKED_WINDOW) /* fill the window */
+                time_window_op(f, W_INSERT, in, n, 1, batch, &unused);
+            double *row[3] = {ns[3 * batch], ns[3 * batch + 1], ns[3 * batch + 2]};
+            uint64_t *pos = &positives[3 * batch];
+            row[W_INSERT][r] = time_window_op(f, W_INSERT, in + n, n, 1 + n, batch, &unused);
+            row[W_QUERY][r] = time_window_op(f, W_QUERY, out, n, 2 * n, batch, &pos[W_QUERY]);
+            if (r == 0 && batch == 0)
+                reads = measured_reads(f, out, n, 2 * n);
+            row[W_TEST_AND_ADD][r] =
+                time_window_op(f, W_TEST_AND_ADD, out, n, 2 * n + 1, batch, &pos[W_TEST_AND_ADD]);
             once_get_stats(f, &st);
-            if (r == 0 && batch == 0) { /* lines a negative query read, measured */
-                uint64_t sum = 0, count = 0;
-                for (uint64_t i = 0; i < n && i < 200000; i++) {
-                    bool p = false;
-                    uint32_t reads = 0;
-                    if (once_query_reads(f, &out[i], KEY_LEN, 2 * n, &p, &reads) != ONCE_OK)
-                        break;
-                    if (!p) {
-                        sum += reads;
-                        count++;
-                    }
-                }
-                measured_reads = count ? (double)sum / (double)count : -1;
-            }
             once_free(f);
-            (batch ? add_batch : add)[r] = ins;
-            (batch ? query_batch : query)[r] = qry;
-            *(batch ? &batch_positives : &positives) = pos;
         }
-        if (batch_positives != positives)
-            die("%s: batch query found %" PRIu64 " positives, one-key query %" PRIu64,
-                structure_name[s], batch_positives, positives);
+        for (int op = W_QUERY; op <= W_TEST_AND_ADD; op++)
+            if (positives[3 + op] != positives[op])
+                die("%s: %s batch found %" PRIu64 " positives, one-key calls %" PRIu64,
+                    structure_name[s], op_name[op], positives[3 + op], positives[op]);
     }
     /* Memory per key in the window: bytes, since a timer cell is 8-32 bits. */
     double bits_per_key = (double)st.bytes * 8.0 / (double)n;
-    double fpr = (double)positives / (double)n;
-    char measured[32] = "n/a";
-    if (measured_reads >= 0)
-        snprintf(measured, sizeof measured, "%.2f", measured_reads);
-    printf("# %s n=%" PRIu64 ": k=%u l=%u slices=%u; lines touched: insert %u, query "
-           "answering false %s measured, %.2f model\n",
-           structure_name[s], n, st.hashes, st.age_slices, st.slices, st.hashes, measured,
-           st.accesses_absent > 0 ? st.accesses_absent : 1.0 / (1.0 - st.fill_ratio));
-    emit(s, "insert", n, median(add, reps), -1, bits_per_key);
-    emit(s, "query", n, median(query, reps), fpr, bits_per_key);
-    emit(s, "insert_batch", n, median(add_batch, reps), -1, bits_per_key);
-    emit(s, "query_batch", n, median(query_batch, reps), fpr, bits_per_key);
+    if (s != S_BLOCKED_WINDOW) {
+        char measured[32] = "n/a";
+        if (reads >= 0)
+            snprintf(measured, sizeof measured, "%.2f", reads);
+        printf("# %s n=%" PRIu64 ": k=%u l=%u slices=%u; lines touched: insert %u, query "
+               "answering false %s measured, %.2f model\n",
+               structure_name[s], n, st.hashes, st.age_slices, st.slices, st.hashes, measured,
+               st.accesses_absent > 0 ? st.accesses_absent : 1.0 / (1.0 - st.fill_ratio));
+    }
+    for (int op = 0; op < OPS; op++) {
+        bool answers = op % 3 != W_INSERT;
+        emit(s, op_name[op], n, median(ns[op], reps),
+             answers ? (double)positives[op] / (double)n : -1, bits_per_key);
+    }
 }
 
 /* ------------------------------------------------------------ scalable */
@@ -1032,6 +1051,41 @@ static void print_summary(const bench_case *cases, int case_count)
     }
 }
 
+static void print_window_summary(const bench_case *cases, int case_count)
+{
+    static const char *const ops[] = {"insert",       "query",       "test_and_add",
+                                      "insert_batch", "query_batch", "test_and_add_batch"};
+    for (int c = 0; c < case_count; c++) {
+        uint64_t n = cases[c].n;
+        if (find_result(S_BLOCKED_WINDOW, "insert", n) == NULL)
+            continue;
+        for (int s = S_APBF; s <= S_TIMER; s++) {
+            if (find_result(s, "insert", n) == NULL)
+                continue;
+            printf("# n=%" PRIu64 ": %s time over blocked_window:", n, structure_name[s]);
+            for (size_t op = 0; op < sizeof ops / sizeof ops[0]; op++) {
+                char buf[32];
+                printf(" %s %s", ops[op],
+                       ratio(buf, sizeof buf, find_result(s, ops[op], n),
+                             find_result(S_BLOCKED_WINDOW, ops[op], n)));
+            }
+            printf("\n");
+        }
+        for (int s = S_APBF; s <= S_TIMER; s++) {
+            if (find_result(s, "insert", n) == NULL)
+                continue;
+            printf("# n=%" PRIu64 ": %s batch time over one-key time:", n, structure_name[s]);
+            for (size_t op = 0; op < 3; op++) {
+                char buf[32];
+                printf(" %s %s", ops[op],
+                       ratio(buf, sizeof buf, find_result(s, ops[op + 3], n),
+                             find_result(s, ops[op], n)));
+            }
+            printf("\n");
+        }
+    }
+}
+
 /* ------------------------------------------------------------ arguments */
 
 static int parse_ns(const char *arg, uint64_t *ns)
@@ -1067,8 +1121,8 @@ static unsigned parse_structures(const char *arg)
             s++;
         if (s == S_COUNT)
             die("unknown structure '%s' (known: standard, partitioned, blocked, counting, "
-                "libbloom, memory_floor, apbf, apbbf, tlbf, timer, scalable, dbf, bpbf, "
-                "dbpbf)",
+                "libbloom, memory_floor, apbf, apbbf, tlbf, timer, scalable, dbf, blocked_window, "
+                "bpbf, dbpbf)",
                 name);
         mask |= 1u << s;
     }
@@ -1196,6 +1250,7 @@ int main(int argc, char **argv)
     free(out);
 
     print_summary(cases, case_count);
+    print_window_summary(cases, case_count);
     free(results);
     return 0;
 }

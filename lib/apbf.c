@@ -32,6 +32,21 @@
  *   w = l*g insertions (the guaranteed window), and may be reported for up to k more
  *   generations (slack s = k*g) with probability halving per lost slice.
  *
+ * Batches (once_add_batch, once_query_batch, once_test_and_add_batch)
+ *   A key's spot in a segment (its word and bit, or its block and in-block bits)
+ *   depends only on the key and the physical segment, never on the head; which
+ *   segments an operation visits depends on the head.  The batch loop
+ *   (once_batch_pipeline) hashes each key some keys ahead and requests the lines its
+ *   operation will visit under the head of that moment: the search chain s_l, s_{l-k},
+ *   ... (with the slice after each head for the APBF, whose slices match an absent key
+ *   half the time) and, for insertions, s_0 .. s_{k-1}, whose spots it keeps with that
+ *   head.  The key is then probed by the one-key search and insertion, which use the
+ *   kept spots only if the head has not moved since and compute everything else from
+ *   the head they find.  A shift inside a batch therefore wastes a few prefetches and
+ *   never changes an answer: a batch answers exactly as one-key calls in array order,
+ *   duplicates included.  The blocked shapes get their own loops with the shape a
+ *   constant, so the in-block loops unroll.
+ *
  * Choosing (k, l) from a target rate p (the "level" knob)
  *   k = ceil(log2(1/p)) + level for the APBF (ceil(log2(1/p) / b) + level for the APBBF),
  *   then the largest l whose false-positive rate F(k, l) at the *actual* peak fills
@@ -89,91 +104,143 @@ static inline uint32_t physical_of(const age_filter *a, uint32_t logical)
 
 /* ---------------------------------------------------------- segment probes */
 
-/* APBBF: the block of a key in physical segment j (from the high bits of x_j,
- * multiply-shift), and the b one-bit masks inside it (from a remix of x_j, log2(B/b)
- * bits per part). */
+/*
+ * Where a key lives in physical segment j: a spot, the words it uses and the bits in
+ * them.  Both layouts start from x_j, probe j of the shared sequence (once_probe_at's
+ * closed form).  APBF: bit reduce(x_j, m) of the slice.  APBBF: the block
+ * reduce(x_j, blocks) (multiply-shift on the high bits) and the b in-block bits from a
+ * remix of x_j, log2(B/b) bits per part; part t's bit is t * (B/b) + those bits.  A
+ * spot depends on the key and the physical segment only, never on the head: a shift
+ * changes which segments a key's operation visits, not where it lives in each.
+ */
+typedef struct segment_spot {
+    uint64_t *words; /* APBF: the word holding the bit; APBBF: the block */
+    uint64_t bits;   /* APBF: the bit in that word; APBBF: the in-block bit source */
+} segment_spot;
+
+/* The block geometry, as a value: the one-key calls read it from the filter, the batch
+ * passes the supported shapes as constants so their bit loops unroll (block_shape_of). */
+typedef struct block_shape {
+    uint32_t bits;   /* B: 0 for APBF slices, else 64 or 512 */
+    uint32_t hashes; /* b */
+    uint32_t part_bits, part_shift, words;
+} block_shape;
+
+#define BLOCK_SHAPE(B, b) ((block_shape){(B), (b), (B) / (b), (uint32_t)__builtin_ctz((B) / (b)), (B) / 64})
+
+static inline block_shape block_shape_of(const age_filter *a)
+{
+    block_shape shape = {a->block_bits, a->block_hashes, a->part_bits, a->part_shift,
+                         a->block_words};
+    return shape;
+}
+
 static inline uint64_t segment_hash(const once_hash *h, uint32_t j)
 {
     return h->lo + (uint64_t)j * (h->hi | 1) + (uint64_t)j * (j - 1) * (j - 2) / 6;
 }
 
-static inline uint64_t *block_address(const age_filter *a, uint64_t x, uint32_t j)
-{
-    return segment_at(a, j) + once_reduce(x, a->blocks) * a->block_words;
-}
-
-/* The in-block bits come from a remix of x_j, log2(B/b) bits per part; part t's bit
- * is t * (B/b) + those bits. */
 static inline uint64_t block_bit_source(uint64_t x)
 {
     uint64_t y = (x ^ (x >> 31)) * UINT64_C(0x9FB21C651E98DF25);
     return y ^ (y >> 29);
 }
 
-static inline uint32_t block_bit(const age_filter *a, uint64_t y, uint32_t t)
+static inline __attribute__((always_inline)) segment_spot
+spot_of(const age_filter *a, block_shape shape, const once_hash *h, uint32_t j)
 {
-    return t * a->part_bits + (uint32_t)((y >> (t * a->part_shift)) & (a->part_bits - 1));
-}
-
-/* The line a key uses in physical segment j. */
-static inline const uint64_t *segment_line(const age_filter *a, const once_hash *h, uint32_t j)
-{
-    if (a->block_bits == 0)
-        return segment_at(a, j) + (once_probe_at(h, j, a->segment_bits) >> 6);
-    return block_address(a, segment_hash(h, j), j);
-}
-
-static bool segment_match(const age_filter *a, const once_hash *h, uint32_t j)
-{
-    if (a->block_bits == 0)
-        return once_bit_get(segment_at(a, j), once_probe_at(h, j, a->segment_bits));
-    /* Test part by part and stop at the first clear bit: an absent key's search reads
-     * one or two bits of most blocks it visits. */
     uint64_t x = segment_hash(h, j);
-    const uint64_t *block = block_address(a, x, j);
-    uint64_t y = block_bit_source(x);
-    for (uint32_t t = 0; t < a->block_hashes; t++)
-        if (!once_bit_get(block, block_bit(a, y, t)))
-            return false;
-    return true;
+    segment_spot spot;
+    if (shape.bits == 0) {
+        uint64_t pos = once_reduce(x, a->segment_bits);
+        spot.words = segment_at(a, j) + (pos >> 6);
+        spot.bits = pos & 63;
+    } else {
+        spot.words = segment_at(a, j) + once_reduce(x, a->blocks) * shape.words;
+        spot.bits = block_bit_source(x);
+    }
+    return spot;
 }
 
-static void segment_set(age_filter *a, const once_hash *h, uint32_t j)
+static inline uint32_t block_bit(block_shape shape, uint64_t y, uint32_t t)
 {
-    if (a->block_bits == 0) {
-        once_bit_set(segment_at(a, j), once_probe_at(h, j, a->segment_bits));
+    return t * shape.part_bits + (uint32_t)((y >> (t * shape.part_shift)) & (shape.part_bits - 1));
+}
+
+static inline __attribute__((always_inline)) bool spot_matches(block_shape shape,
+                                                               segment_spot spot)
+{
+    if (shape.bits == 0)
+        return (*spot.words >> spot.bits) & 1;
+    /* All b bits, without a branch per bit: at the fill where each part-bit is set
+     * with probability 1/2, stopping at the first clear bit would mispredict about
+     * once a block, which costs more than reading the other bits of a line at hand. */
+    uint64_t all = 1;
+    for (uint32_t t = 0; t < shape.hashes; t++) {
+        uint32_t bit = block_bit(shape, spot.bits, t);
+        all &= spot.words[bit >> 6] >> (bit & 63);
+    }
+    return all & 1;
+}
+
+static inline __attribute__((always_inline)) void spot_set(block_shape shape, segment_spot spot)
+{
+    if (shape.bits == 0) {
+        *spot.words |= UINT64_C(1) << spot.bits;
         return;
     }
-    uint64_t x = segment_hash(h, j);
-    uint64_t *block = block_address(a, x, j);
-    uint64_t y = block_bit_source(x);
-    for (uint32_t t = 0; t < a->block_hashes; t++)
-        once_bit_set(block, block_bit(a, y, t));
+    for (uint32_t t = 0; t < shape.hashes; t++)
+        once_bit_set(spot.words, block_bit(shape, spot.bits, t));
 }
 
-/* ---------------------------------------------------------------- ops */
-
-/* A key and filter for the shared skip-back search (once_skip_back_search). */
 typedef struct age_probe {
     const age_filter *a;
+    block_shape shape;
     const once_hash *h;
 } age_probe;
 
-static inline bool age_segment_matches(const void *ctx, uint32_t logical)
+/* ---------------------------------------------------------------- ops */
+
+static inline __attribute__((always_inline)) bool age_segment_matches(const void *ctx,
+                                                                      uint32_t logical)
 {
     const age_probe *p = ctx;
-    return segment_match(p->a, p->h, physical_of(p->a, logical));
+    return spot_matches(p->shape, spot_of(p->a, p->shape, p->h, physical_of(p->a, logical)));
+}
+
+/* The skip-back search alone: the lines are expected to be on their way already. */
+static inline __attribute__((always_inline)) bool age_find(const age_probe *p, uint32_t *reads)
+{
+    return once_skip_back_search(p->a->k, p->a->l, age_segment_matches, p, reads);
+}
+
+static inline __attribute__((always_inline)) void age_prefetch_segment(const void *ctx,
+                                                                       uint32_t logical,
+                                                                       bool write)
+{
+    const age_probe *p = ctx;
+    const uint64_t *line = spot_of(p->a, p->shape, p->h, physical_of(p->a, logical)).words;
+    if (write)
+        once_prefetch_write(line);
+    else
+        once_prefetch_read(line);
+}
+
+/* What a search reads ahead (once_age_prefetch_search): the segment after each chain
+ * head too for the APBF, whose slices match an absent key about half the time, not for
+ * the APBBF, whose blocks match one rarely (2^-b per full part set at 1/2). */
+static inline __attribute__((always_inline)) once_age_reach age_reach(const age_filter *a,
+                                                                      block_shape shape)
+{
+    once_age_reach reach = {a->k, a->l, shape.bits == 0 ? 1 : 0};
+    return reach;
 }
 
 static bool age_search(const age_filter *a, const once_hash *h, uint32_t *reads)
 {
-    /* The search reads s_l, then after each miss s_{l-k}, s_{l-2k}, ...: for an absent
-     * key that is a chain of dependent misses.  Request those lines up front so they
-     * arrive together. */
-    for (int j = (int)a->l, lines = 0; j >= 0 && lines < 8; j -= (int)a->k, lines++)
-        once_prefetch_read(segment_line(a, h, physical_of(a, (uint32_t)j)));
-    age_probe probe = {a, h};
-    return once_skip_back_search(a->k, a->l, age_segment_matches, &probe, reads);
+    age_probe probe = {a, block_shape_of(a), h};
+    once_age_prefetch(age_reach(a, probe.shape), ONCE_OP_QUERY, age_prefetch_segment, &probe);
+    return age_find(&probe, reads);
 }
 
 static bool age_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
@@ -190,7 +257,7 @@ static bool age_query_reads(const once_filter *f, const once_hash *h, uint64_t n
     return age_search(CAGE(f), h, reads);
 }
 
-static void age_shift(age_filter *a)
+static __attribute__((noinline)) void age_shift(age_filter *a)
 {
     a->head = a->head == 0 ? a->segments - 1 : a->head - 1;
     memset(segment_at(a, a->head), 0, (size_t)(a->segment_words * 8));
@@ -198,48 +265,154 @@ static void age_shift(age_filter *a)
     a->shifts++;
 }
 
-static void age_insert(age_filter *a, const once_hash *h)
+/* Spots of the insertion segments computed ahead (the batch), valid while the head is
+ * still `head`: a spot depends on the physical segment only. */
+#define READY_SPOTS ONCE_AGE_INSERT_LINES
+
+typedef struct ready_spots {
+    uint32_t head;
+    segment_spot spot[READY_SPOTS];
+} ready_spots;
+
+/* Set the key in s_0 .. s_{k-1}, after the shift that is due, if any.  `ready`: the
+ * spots computed ahead, used if the head has not moved since; NULL or stale, computed
+ * here. */
+static inline __attribute__((always_inline)) void age_insert(age_filter *a, block_shape shape,
+                                                             const once_hash *h,
+                                                             const ready_spots *ready)
 {
     if (a->filled == a->generation)
         age_shift(a);
-    for (uint32_t i = 0; i < a->k; i++)
-        segment_set(a, h, physical_of(a, i));
+    uint32_t i = 0;
+    if (ready != NULL && ready->head == a->head)
+        for (; i < a->k && i < READY_SPOTS; i++)
+            spot_set(shape, ready->spot[i]);
+    for (; i < a->k; i++)
+        spot_set(shape, spot_of(a, shape, h, physical_of(a, i)));
     a->filled++;
 }
 
 static once_status age_add(once_filter *f, const once_hash *h, uint64_t now_ms)
 {
     (void)now_ms;
-    age_insert(AGE(f), h);
+    age_insert(AGE(f), block_shape_of(AGE(f)), h, NULL);
     return ONCE_OK;
 }
 
+/* The insertion's lines are requested with the search's: a new key (the common case
+ * of a dedup stream) then waits for one round of misses, not two. */
 static once_status age_test_and_add(once_filter *f, const once_hash *h, uint64_t now_ms,
                                     bool *seen)
 {
+    (void)now_ms;
     age_filter *a = AGE(f);
-    *seen = age_query(f, h, now_ms);
+    age_probe probe = {a, block_shape_of(a), h};
+    once_age_prefetch(age_reach(a, probe.shape), ONCE_OP_TEST_AND_ADD, age_prefetch_segment,
+                      &probe);
+    uint32_t reads;
+    *seen = age_find(&probe, &reads);
     if (!*seen || a->policy == ONCE_POLICY_REFRESH)
-        age_insert(a, h);
+        age_insert(a, probe.shape, h, NULL);
     return ONCE_OK;
 }
 
-/*
- * Prefetch for the batch loop: the line of every segment a negative query reads first
- * after each jump (s_l, s_{l-k}, ...) and the lines the insertion writes (s_0 ..
- * s_{k-1}), at most PREFETCH_LINES of them: the skip-back search would otherwise wait
- * for each miss in turn.
- */
-#define PREFETCH_LINES 8
+/* ---------------------------------------------------------------- batch */
 
-static void age_prefetch(const once_filter *f, const once_hash *h)
+/*
+ * The batch runs once_batch_pipeline: `distance` keys before a key is probed it is
+ * hashed and the lines its operation will touch under the current head are requested
+ * (once_age_prefetch); for an insertion, the spots in s_0 .. s_{k-1} are kept with the
+ * head they were computed for.  The probe is the one-key search and insertion: the
+ * search computes its spots from the head it finds (it reads few segments, and which
+ * depends on the bits), the insertion uses the kept spots only if the head has not
+ * moved since.  So a shift in between costs a few wasted prefetches and a recomputation,
+ * never a wrong answer.  Each block shape the library builds gets its own loops, with
+ * the shape a constant, so the in-block bit loops unroll.
+ */
+typedef struct key_record {
+    once_hash h;
+    ready_spots ready;
+} key_record;
+
+typedef struct age_batch_context {
+    age_filter *a;
+    block_shape shape;
+} age_batch_context;
+
+static inline __attribute__((always_inline)) void
+age_batch_prepare(const void *ctx, void *record, const once_hash *h, once_batch_op op)
 {
-    const age_filter *a = CAGE(f);
-    int budget = PREFETCH_LINES;
-    for (int i = (int)a->l; i >= 0 && budget > 0; i -= (int)a->k, budget--)
-        once_prefetch_read(segment_line(a, h, physical_of(a, (uint32_t)i)));
-    for (uint32_t i = 0; i < a->k && budget > 0; i++, budget--)
-        once_prefetch_write(segment_line(a, h, physical_of(a, i)));
+    const age_batch_context *c = ctx;
+    const age_filter *a = c->a;
+    key_record *r = record;
+    r->h = *h;
+    age_probe probe = {a, c->shape, &r->h};
+    if (op != ONCE_OP_ADD)
+        once_age_prefetch_search(age_reach(a, c->shape), op == ONCE_OP_TEST_AND_ADD,
+                                 age_prefetch_segment, &probe);
+    if (op != ONCE_OP_QUERY) {
+        r->ready.head = a->head;
+        for (uint32_t i = 0; i < a->k && i < READY_SPOTS; i++) {
+            r->ready.spot[i] = spot_of(a, c->shape, &r->h, physical_of(a, i));
+            once_prefetch_write(r->ready.spot[i].words);
+        }
+    }
+}
+
+static inline __attribute__((always_inline)) once_status
+age_batch_step(const void *ctx, void *record, uint64_t now_ms, once_batch_op op, bool *answer)
+{
+    (void)now_ms;
+    const age_batch_context *c = ctx;
+    age_filter *a = c->a;
+    const key_record *r = record;
+    age_probe probe = {a, c->shape, &r->h};
+    uint32_t reads;
+    bool seen = op != ONCE_OP_ADD && age_find(&probe, &reads);
+    if (op == ONCE_OP_ADD ||
+        (op == ONCE_OP_TEST_AND_ADD && (!seen || a->policy == ONCE_POLICY_REFRESH)))
+        age_insert(a, c->shape, &r->h, &r->ready);
+    *answer = seen;
+    return ONCE_OK;
+}
+
+static inline __attribute__((always_inline)) once_status
+age_batch_shaped(age_filter *a, block_shape shape, const once_key *keys, size_t count,
+                 once_batch_op op, uint8_t *out, size_t *done)
+{
+    key_record ring[ONCE_PIPELINE_RING];
+    const age_batch_context c = {a, shape};
+    size_t distance = once_age_batch_distance(age_reach(a, shape), op);
+    uint64_t seed = a->base.seed;
+    switch (op) {
+    case ONCE_OP_QUERY:
+        return once_batch_pipeline(seed, keys, count, ONCE_OP_QUERY, out, done, distance, ring,
+                                   sizeof ring[0], &c, age_batch_prepare, age_batch_step);
+    case ONCE_OP_ADD:
+        return once_batch_pipeline(seed, keys, count, ONCE_OP_ADD, out, done, distance, ring,
+                                   sizeof ring[0], &c, age_batch_prepare, age_batch_step);
+    case ONCE_OP_TEST_AND_ADD:
+        break;
+    }
+    return once_batch_pipeline(seed, keys, count, ONCE_OP_TEST_AND_ADD, out, done, distance,
+                               ring, sizeof ring[0], &c, age_batch_prepare, age_batch_step);
+}
+
+static __attribute__((flatten)) once_status age_batch(once_filter *f, const once_key *keys,
+                                                      size_t count, once_batch_op op,
+                                                      uint8_t *out, size_t *done)
+{
+    age_filter *a = AGE(f);
+    block_shape shape = block_shape_of(a);
+    if (shape.bits == 0)
+        return age_batch_shaped(a, (block_shape){0, 0, 0, 0, 0}, keys, count, op, out, done);
+    if (shape.bits == 512 && shape.hashes == 4)
+        return age_batch_shaped(a, BLOCK_SHAPE(512, 4), keys, count, op, out, done);
+    if (shape.bits == 512 && shape.hashes == 8)
+        return age_batch_shaped(a, BLOCK_SHAPE(512, 8), keys, count, op, out, done);
+    if (shape.bits == 64 && shape.hashes == 4)
+        return age_batch_shaped(a, BLOCK_SHAPE(64, 4), keys, count, op, out, done);
+    return age_batch_shaped(a, BLOCK_SHAPE(64, 8), keys, count, op, out, done);
 }
 
 static void age_clear(once_filter *f)
@@ -366,6 +539,32 @@ static void age_stats(const once_filter *f, once_stats *st)
     for (uint32_t i = 0; i < a->segments; i++)
         fill[i] = segment_rate(a, physical_of(a, i));
     st->fpr_estimate = once_age_fpr(a->k, a->l, fill);
+}
+
+/*
+ * Distinct keys in the window (docs/CARDINALITY.md, cardinality.c): logical segment i
+ * holds generations max(0, i-k+1) .. i, and the window is generations 0 .. l (fewer
+ * while the filter is younger than l shifts).  A key sets one bit of an APBF slice of m
+ * bits, or one bit in each of the b parts of one block of an APBBF segment: either way
+ * a given bit with probability b/m (b = 1 for slices).
+ */
+static once_status age_segment_cells(const void *ctx, uint32_t logical, uint64_t *set,
+                                     once_occupancy *o)
+{
+    const age_filter *a = ctx;
+    *set = once_words_popcount(segment_at(a, physical_of(a, logical)), a->segment_words);
+    double bits_per_key = a->block_bits ? (double)a->block_hashes : 1.0;
+    return once_occupancy_make(o, (double)a->segment_bits,
+                               1.0 - bits_per_key / (double)a->segment_bits);
+}
+
+static once_status age_cardinality(const once_filter *f, uint64_t now_ms, double confidence,
+                                   once_cardinality *out)
+{
+    (void)now_ms; /* a count window ages by insertions, not by time */
+    const age_filter *a = CAGE(f);
+    uint32_t last = a->shifts < a->l ? (uint32_t)a->shifts : a->l;
+    return once_card_age_window(a->k, last, age_segment_cells, a, confidence, out);
 }
 
 static uint64_t age_memory(const once_filter *f)
@@ -630,13 +829,14 @@ once_status once_age_create(once_filter **out, const once_config *c)
         .query_reads = age_query_reads,                                                         \
         .add = age_add,                                                                         \
         .test_and_add = age_test_and_add,                                                       \
-        .prefetch = age_prefetch,                                                               \
-        .batch = NULL,                                                                          \
+        .prefetch = NULL,                                                                       \
+        .batch = age_batch,                                                                     \
         .remove = NULL,                                                                         \
         .clear = age_clear,                                                                     \
         .same_geometry = age_same_geometry,                                                     \
         .combine = age_combine,                                                                 \
         .stats = age_stats,                                                                     \
+        .cardinality = age_cardinality,                                                         \
         .memory = age_memory,                                                                   \
         .saved_params_size = age_params_size,                                                   \
         .saved_payload_size = age_payload_size,                                                 \

@@ -35,6 +35,8 @@
  */
 #include "once_internal.h"
 
+#include <stdatomic.h>
+
 #include <math.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -353,10 +355,12 @@ static void blocked_prefetch(const once_filter *f, const once_hash *h)
     once_prefetch_write(block_of(CARRAY(f), h->lo));
 }
 
-static void blocked_batch(once_filter *f, const once_key *keys, size_t count, once_batch_op op,
-                          uint8_t *out)
+static once_status blocked_batch(once_filter *f, const once_key *keys, size_t count,
+                                 once_batch_op op, uint8_t *out, size_t *done)
 {
-    impl_of(f)->batch(f, keys, count, op, out);
+    impl_of(f)->batch(f, keys, count, op, out); /* a blocked probe cannot fail */
+    *done = count;
+    return ONCE_OK;
 }
 
 static void blocked_stats(const once_filter *f, once_stats *st)
@@ -471,6 +475,46 @@ static size_t blocked_terms(uint32_t hashes, fpr_term **out)
     return groups;
 }
 
+/*
+ * The terms depend on k alone, cost up to a few milliseconds to build for k = 16, and
+ * every plan and check of a blocked geometry needs them (a growing scalable filter
+ * plans each new sub-filter, a loader checks each saved one): build them once per k
+ * for the process.  Lock-free: a thread that loses the race to publish frees its copy.
+ * The tables live as long as the process (at most MAX_BLOCKED_HASHES small arrays).
+ */
+typedef struct fpr_terms {
+    size_t groups;
+    fpr_term term[];
+} fpr_terms;
+
+static _Atomic(fpr_terms *) terms_cache[MAX_BLOCKED_HASHES + 1];
+
+static const fpr_terms *blocked_terms_cached(uint32_t hashes)
+{
+    fpr_terms *t = atomic_load_explicit(&terms_cache[hashes], memory_order_acquire);
+    if (t != NULL)
+        return t;
+    fpr_term *raw = NULL;
+    size_t groups = blocked_terms(hashes, &raw);
+    if (groups == 0)
+        return NULL;
+    t = malloc(sizeof *t + groups * sizeof t->term[0]);
+    if (t == NULL) {
+        free(raw);
+        return NULL;
+    }
+    t->groups = groups;
+    memcpy(t->term, raw, groups * sizeof t->term[0]);
+    free(raw);
+    fpr_terms *expected = NULL;
+    if (!atomic_compare_exchange_strong_explicit(&terms_cache[hashes], &expected, t,
+                                                 memory_order_acq_rel, memory_order_acquire)) {
+        free(t);
+        return expected;
+    }
+    return t;
+}
+
 static double blocked_rate(const fpr_term *terms, size_t groups, uint64_t blocks, uint64_t items)
 {
     double sum = 0.0;
@@ -488,13 +532,8 @@ double once_fpr_blocked(uint64_t bits, uint32_t hashes, uint64_t items)
     uint64_t blocks = bits / BLOCK_BITS;
     if (hashes == 0 || hashes > MAX_BLOCKED_HASHES || blocks == 0)
         return 1.0;
-    fpr_term *terms = NULL;
-    size_t groups = blocked_terms(hashes, &terms);
-    if (groups == 0)
-        return 1.0;
-    double rate = blocked_rate(terms, groups, blocks, items);
-    free(terms);
-    return rate;
+    const fpr_terms *t = blocked_terms_cached(hashes);
+    return t != NULL ? blocked_rate(t->term, t->groups, blocks, items) : 1.0;
 }
 
 /* Below this the alternating sum loses its precision in double arithmetic. */
@@ -511,10 +550,11 @@ once_status once_blocked_plan(uint64_t capacity, double error, uint64_t *bits, u
     uint64_t best = 0;
     uint32_t best_k = 0;
     for (int k = 1; k <= k_limit; k++) {
-        fpr_term *terms = NULL;
-        size_t groups = blocked_terms((uint32_t)k, &terms);
-        if (groups == 0)
+        const fpr_terms *cached = blocked_terms_cached((uint32_t)k);
+        if (cached == NULL)
             return ONCE_ERR_NOMEM;
+        const fpr_term *terms = cached->term;
+        size_t groups = cached->groups;
         uint64_t hi = 1;
         while (hi < max_blocks && blocked_rate(terms, groups, hi, capacity) > error)
             hi = hi * 2 < max_blocks ? hi * 2 : max_blocks;
@@ -532,7 +572,6 @@ once_status once_blocked_plan(uint64_t capacity, double error, uint64_t *bits, u
                 best_k = (uint32_t)k;
             }
         }
-        free(terms);
     }
     if (best == 0)
         return ONCE_ERR_TOO_LARGE;

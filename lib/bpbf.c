@@ -455,8 +455,8 @@ static void bpbf_prefetch(const once_filter *f, const once_hash *h)
  * to PREFETCH_BLOCKS) for an insertion or a dedup test-and-add of a mostly new stream,
  * the first two blocks for a query - then probe in array order.
  */
-static void bpbf_fused_batch(once_filter *f, const once_key *keys, size_t count,
-                             once_batch_op op, uint8_t *out)
+static once_status bpbf_fused_batch(once_filter *f, const once_key *keys, size_t count,
+                                    once_batch_op op, uint8_t *out, size_t *done)
 {
     bpbf *b = BP(f);
     bpbf_batch *batch = &b->batches[0];
@@ -491,6 +491,8 @@ static void bpbf_fused_batch(once_filter *f, const once_key *keys, size_t count,
             batch->items++;
         }
     }
+    *done = count;
+    return ONCE_OK;
 }
 
 /* --------------------------------------------------------- reduction */
@@ -998,34 +1000,35 @@ static once_status dbpbf_load(once_filter **out, const uint8_t *params, size_t p
     return load_as(&once_dbpbf_ops, out, params, params_len, payload, payload_len);
 }
 
-#define BPBF_OPS(NAME, TYPE, LABEL, LOAD, BATCH, PAIR)                                                       \
-    const once_filter_ops NAME = {                                                              \
-        .type = TYPE,                                                                           \
-        .name = LABEL,                                                                          \
-        .destroy = bpbf_destroy,                                                                \
-        .query = bpbf_query,                                                                    \
-        .query_reads = NULL,                                                                    \
-        .add = bpbf_add,                                                                        \
-        .test_and_add = bpbf_test_and_add,                                                      \
-        .prefetch = bpbf_prefetch,                                                              \
-        .batch = BATCH,                                                                         \
-        .remove = NULL,                                                                         \
-        .clear = bpbf_clear,                                                                    \
-        .same_geometry = bpbf_same_geometry,                                                    \
-        .combine = bpbf_combine,                                                                \
-        .stats = bpbf_stats,                                                                    \
-        .cardinality = bpbf_cardinality,                                                        \
-        .cardinality_pair = PAIR,                                                               \
-        .memory = bpbf_memory,                                                                  \
-        .saved_params_size = bpbf_params_size,                                                  \
-        .saved_payload_size = bpbf_payload_size,                                                \
-        .save_params = bpbf_save_params,                                                        \
-        .save_payload = bpbf_save_payload,                                                      \
-        .load = LOAD,                                                                           \
+#define BPBF_OPS(NAME, TYPE, LABEL, LOAD, BATCH, PAIR)                                         \
+    const once_filter_ops NAME = {                                                             \
+        .type = TYPE,                                                                          \
+        .name = LABEL,                                                                         \
+        .destroy = bpbf_destroy,                                                               \
+        .query = bpbf_query,                                                                   \
+        .query_reads = NULL,                                                                   \
+        .add = bpbf_add,                                                                       \
+        .test_and_add = bpbf_test_and_add,                                                     \
+        .prefetch = bpbf_prefetch,                                                             \
+        .batch = BATCH,                                                                        \
+        .remove = NULL,                                                                        \
+        .clear = bpbf_clear,                                                                   \
+        .same_geometry = bpbf_same_geometry,                                                   \
+        .combine = bpbf_combine,                                                               \
+        .stats = bpbf_stats,                                                                   \
+        .cardinality = bpbf_cardinality,                                                       \
+        .cardinality_pair = PAIR,                                                              \
+        .memory = bpbf_memory,                                                                 \
+        .saved_params_size = bpbf_params_size,                                                 \
+        .saved_payload_size = bpbf_payload_size,                                               \
+        .save_params = bpbf_save_params,                                                       \
+        .save_payload = bpbf_save_payload,                                                     \
+        .load = LOAD,                                                                          \
     }
 
 BPBF_OPS(once_bpbf_ops, ONCE_BPBF, "bpbf", bpbf_load, bpbf_fused_batch,
          bpbf_cardinality_pair);
-/* The dynamic filter takes filter.c's generic loop (its insertions can fail: the cap)
- * and has no pair estimate (its batches do not line up across filters). */
+/* The dynamic filter takes filter.c's generic loop (its prefetch, the first blocks of
+ * the newest batches, serves every operation) and has no pair estimate (its batches do
+ * not line up across filters). */
 BPBF_OPS(once_dbpbf_ops, ONCE_DBPBF, "dbpbf", dbpbf_load, NULL, NULL);

@@ -432,9 +432,10 @@ once_status once_add_batch(once_filter *f, const once_key *keys, size_t count)
     if (st != ONCE_OK)
         return st;
     if (f->ops->batch && !f->ops->add_tests_first) {
-        f->ops->batch(f, keys, count, ONCE_OP_ADD, NULL);
-        f->items += count;
-        return ONCE_OK;
+        size_t done = 0;
+        st = f->ops->batch(f, keys, count, ONCE_OP_ADD, NULL, &done);
+        f->items += done;
+        return st;
     }
     once_hash ring[BATCH_RING];
     batch_prime(f, keys, count, ring);
@@ -457,8 +458,8 @@ once_status once_query_batch(const once_filter *f, const once_key *keys, size_t 
         return ONCE_ERR_INVALID;
     if (f->ops->batch) {
         /* The fused loops never write through a query. */
-        f->ops->batch((once_filter *)f, keys, count, ONCE_OP_QUERY, present);
-        return ONCE_OK;
+        size_t done = 0;
+        return f->ops->batch((once_filter *)f, keys, count, ONCE_OP_QUERY, present, &done);
     }
     once_hash ring[BATCH_RING];
     batch_prime(f, keys, count, ring);
@@ -478,10 +479,11 @@ once_status once_test_and_add_batch(once_filter *f, const once_key *keys, size_t
     if (seen == NULL && count != 0)
         return ONCE_ERR_INVALID;
     if (f->ops->batch) {
-        f->ops->batch(f, keys, count, ONCE_OP_TEST_AND_ADD, seen);
-        for (size_t i = 0; i < count; i++)
+        size_t done = 0;
+        st = f->ops->batch(f, keys, count, ONCE_OP_TEST_AND_ADD, seen, &done);
+        for (size_t i = 0; i < done; i++)
             f->items += !seen[i];
-        return ONCE_OK;
+        return st;
     }
     once_hash ring[BATCH_RING];
     batch_prime(f, keys, count, ring);

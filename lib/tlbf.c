@@ -45,6 +45,13 @@
  *   backwards is clamped to the latest time seen; nothing subtracts times without
  *   ordering them first.
  *
+ * Batches
+ *   The batch loop (once_batch_pipeline) requests a key's slice lines some keys ahead
+ *   under the slices of that moment and then runs the one-key operation, which clamps
+ *   the key's own time, decides its shifts and recomputes every position: answers are
+ *   exactly those of one-key calls in array order, and a refused shift stops the batch
+ *   at that key.
+ *
  * Bounded memory
  *   A cap on the number of slices and on their bytes, set at construction.  A shift
  *   that would pass either fails with ONCE_ERR_FULL and changes nothing; the key is
@@ -256,9 +263,19 @@ static once_status shift(tlbf *t, uint64_t now)
     return ONCE_OK;
 }
 
+/* A key's bit positions in slices 0 .. k-1 computed ahead (the batch), right while no
+ * shift has happened since: `serial` is the filter's serial when they were computed. */
+#define READY_SLICES ONCE_AGE_INSERT_LINES
+
+typedef struct tlbf_ready {
+    uint64_t serial;
+    uint64_t position[READY_SLICES];
+} tlbf_ready;
+
 /* Insert at `now` (already clamped).  Either everything happens or, when a needed
- * shift is refused, nothing does. */
-static once_status insert(tlbf *t, const once_hash *h, uint64_t now)
+ * shift is refused, nothing does.  `ready`: positions computed ahead, or NULL. */
+static inline __attribute__((always_inline)) once_status
+insert(tlbf *t, const once_hash *h, uint64_t now, const tlbf_ready *ready)
 {
     bool out_of_time = t->started && t->generation_size > 0 &&
                        now - t->generation_start >= (t->span + t->l - 1) / t->l;
@@ -272,9 +289,11 @@ static once_status insert(tlbf *t, const once_hash *h, uint64_t now)
         t->generation_start = now;
     }
     t->latest = now;
+    bool fresh = ready != NULL && ready->serial == t->serial;
     for (uint32_t i = 0; i < t->k; i++) {
         tlbf_slice *s = &t->slices[i];
-        once_bit_set(s->array, slice_position(s, h));
+        once_bit_set(s->array, fresh && i < READY_SLICES ? ready->position[i]
+                                                          : slice_position(s, h));
         s->count++;
         s->stamp = now;
         s->stamped = true;
@@ -320,27 +339,122 @@ static bool tlbf_query_reads(const once_filter *f, const once_hash *h, uint64_t 
 static once_status tlbf_add(once_filter *f, const once_hash *h, uint64_t now_ms)
 {
     tlbf *t = TL(f);
-    return insert(t, h, clamp_time(t, now_ms));
+    return insert(t, h, clamp_time(t, now_ms), NULL);
+}
+
+static inline __attribute__((always_inline)) once_status
+test_and_insert(tlbf *t, const once_hash *h, uint64_t now_ms, const tlbf_ready *ready,
+                bool *seen)
+{
+    uint64_t now = clamp_time(t, now_ms);
+    uint32_t reads;
+    *seen = tlbf_search(t, h, now, &reads);
+    if (*seen && t->policy != ONCE_POLICY_REFRESH)
+        return ONCE_OK;
+    return insert(t, h, now, ready);
 }
 
 static once_status tlbf_test_and_add(once_filter *f, const once_hash *h, uint64_t now_ms,
                                      bool *seen)
 {
-    tlbf *t = TL(f);
-    uint64_t now = clamp_time(t, now_ms);
-    *seen = tlbf_query(f, h, now);
-    if (*seen && t->policy != ONCE_POLICY_REFRESH)
-        return ONCE_OK;
-    return insert(t, h, now);
+    return test_and_insert(TL(f), h, now_ms, NULL, seen);
 }
 
-static void tlbf_prefetch(const once_filter *f, const once_hash *h)
+/* ---------------------------------------------------------------- batch */
+
+/*
+ * The batch runs once_batch_pipeline with the one-key operations as its step: a key's
+ * slice lines are requested `distance` keys ahead under the slices of the moment
+ * (once_age_prefetch: the search chain, the k insertion slices, or both), and the
+ * step recomputes every position from the slices it finds.  A shift between the two
+ * moves every slice down one place (and may retire the oldest), so the lines requested
+ * for the keys already ahead partly miss; their answers cannot, and each key's time is
+ * clamped and its shifts decided at its own turn, exactly as in one-key calls.  A
+ * refused shift stops the batch at that key with ONCE_ERR_FULL.
+ */
+typedef struct tlbf_lines {
+    const tlbf *t;
+    const once_hash *h;
+} tlbf_lines;
+
+/* The search runs over all current slices; a slice at fill up to 1/2 matches an absent
+ * key about half the time, so the slice after each chain head is requested too. */
+static inline once_age_reach tlbf_reach(const tlbf *t)
 {
+    once_age_reach reach = {t->k, t->count - t->k, 1};
+    return reach;
+}
+
+static inline void tlbf_prefetch_slice(const void *ctx, uint32_t i, bool write)
+{
+    const tlbf_lines *p = ctx;
+    const tlbf_slice *s = &p->t->slices[i];
+    const uint64_t *line = s->array + (slice_position(s, p->h) >> 6);
+    if (write)
+        once_prefetch_write(line);
+    else
+        once_prefetch_read(line);
+}
+
+typedef struct tlbf_record {
+    once_hash h;
+    tlbf_ready ready;
+} tlbf_record;
+
+static inline __attribute__((always_inline)) void
+tlbf_batch_prepare(const void *ctx, void *record, const once_hash *h, once_batch_op op)
+{
+    const tlbf *t = ctx;
+    tlbf_record *r = record;
+    r->h = *h;
+    tlbf_lines lines = {t, &r->h};
+    if (op != ONCE_OP_ADD)
+        once_age_prefetch_search(tlbf_reach(t), op == ONCE_OP_TEST_AND_ADD,
+                                 tlbf_prefetch_slice, &lines);
+    if (op != ONCE_OP_QUERY) {
+        r->ready.serial = t->serial;
+        for (uint32_t i = 0; i < t->k && i < READY_SLICES; i++) {
+            const tlbf_slice *s = &t->slices[i];
+            r->ready.position[i] = slice_position(s, &r->h);
+            once_prefetch_write(s->array + (r->ready.position[i] >> 6));
+        }
+    }
+}
+
+static inline __attribute__((always_inline)) once_status
+tlbf_batch_step(const void *ctx, void *record, uint64_t now_ms, once_batch_op op, bool *answer)
+{
+    tlbf *t = (tlbf *)ctx; /* the batch's own, writable filter */
+    const tlbf_record *r = record;
+    if (op == ONCE_OP_QUERY) {
+        uint32_t reads;
+        *answer = tlbf_search(t, &r->h, now_ms, &reads);
+        return ONCE_OK;
+    }
+    if (op == ONCE_OP_ADD)
+        return insert(t, &r->h, clamp_time(t, now_ms), &r->ready);
+    return test_and_insert(t, &r->h, now_ms, &r->ready, answer);
+}
+
+static __attribute__((flatten)) once_status tlbf_batch(once_filter *f, const once_key *keys,
+                                                       size_t count, once_batch_op op,
+                                                       uint8_t *out, size_t *done)
+{
+    tlbf_record ring[ONCE_PIPELINE_RING];
     const tlbf *t = CTL(f);
-    const tlbf_slice *s = &t->slices[t->count - t->k];
-    once_prefetch_read(s->array + (slice_position(s, h) >> 6));
-    s = &t->slices[0];
-    once_prefetch_write(s->array + (slice_position(s, h) >> 6));
+    size_t distance = once_age_batch_distance(tlbf_reach(t), op);
+    switch (op) {
+    case ONCE_OP_QUERY:
+        return once_batch_pipeline(f->seed, keys, count, ONCE_OP_QUERY, out, done, distance,
+                                   ring, sizeof ring[0], f, tlbf_batch_prepare, tlbf_batch_step);
+    case ONCE_OP_ADD:
+        return once_batch_pipeline(f->seed, keys, count, ONCE_OP_ADD, out, done, distance, ring,
+                                   sizeof ring[0], f, tlbf_batch_prepare, tlbf_batch_step);
+    case ONCE_OP_TEST_AND_ADD:
+        break;
+    }
+    return once_batch_pipeline(f->seed, keys, count, ONCE_OP_TEST_AND_ADD, out, done, distance,
+                               ring, sizeof ring[0], f, tlbf_batch_prepare, tlbf_batch_step);
 }
 
 static void free_slices(tlbf *t)
@@ -417,6 +531,38 @@ static void tlbf_stats(const once_filter *f, once_stats *st)
         peak[i] = i < t->k ? 1.0 - exp2(-(double)(i + 1) / t->k) : 0.5;
     st->design_fpr = once_age_fpr(t->k, t->l, peak);
     st->accesses_absent = once_age_accesses_absent(t->k, t->l, peak);
+}
+
+/*
+ * Distinct keys the filter still holds at now_ms (docs/CARDINALITY.md): slice i holds
+ * the keys of generations max(0, i-k+1) .. i, a key is found while its k slices are
+ * live, and live slices are a prefix of the list (stamps fall with age).  With P live
+ * slices the window is generations 0 .. P-k: the keys delivered in the last T ms and
+ * those of the slack beyond it that are still reported seen.  Each slice is one hash
+ * over its own m_i bits.
+ */
+static once_status tlbf_slice_cells(const void *ctx, uint32_t logical, uint64_t *set,
+                                    once_occupancy *o)
+{
+    const tlbf_slice *s = &((const tlbf *)ctx)->slices[logical];
+    *set = once_words_popcount(s->array, slice_words(s->bits));
+    return once_occupancy_for(o, s->bits, 1, s->bits);
+}
+
+static once_status tlbf_cardinality(const once_filter *f, uint64_t now_ms, double confidence,
+                                    once_cardinality *out)
+{
+    const tlbf *t = CTL(f);
+    uint64_t now = clamp_time(t, now_ms);
+    uint32_t live = 0;
+    while (live < t->count && !expired(&t->slices[live], now, t->span))
+        live++;
+    if (live < t->k) { /* no generation has all its slices live: nothing is held */
+        once_cardinality none = {0, 0, 0, confidence};
+        *out = none;
+        return ONCE_OK;
+    }
+    return once_card_age_window(t->k, live - t->k, tlbf_slice_cells, t, confidence, out);
 }
 
 static uint64_t tlbf_memory(const once_filter *f)
@@ -632,13 +778,14 @@ const once_filter_ops once_tlbf_ops = {
     .query_reads = tlbf_query_reads,
     .add = tlbf_add,
     .test_and_add = tlbf_test_and_add,
-    .prefetch = tlbf_prefetch,
-    .batch = NULL,
+    .prefetch = NULL,
+    .batch = tlbf_batch,
     .remove = NULL,
     .clear = tlbf_clear,
     .same_geometry = tlbf_same_geometry,
     .combine = NULL,
     .stats = tlbf_stats,
+    .cardinality = tlbf_cardinality,
     .memory = tlbf_memory,
     .saved_params_size = tlbf_params_size,
     .saved_payload_size = tlbf_payload_size,

@@ -260,7 +260,8 @@ static void fig1_blocks_beat_folding(void)
         fprintf(stderr, "%5llu Kbits: BPBF %.6f (Eq. 1 %.6f)  folded %.6f (formula %.6f)  "
                         "optimal %.6f\n",
                 (unsigned long long)(bits / 1024), bbf, eq1, fd, fold, best);
-        CHECK(rate_within(bbf_hits, probes, eq1, fill_sigma(PAPER002_FIG1_BLOCK_BITS, 1, blocks, n)));
+        CHECK(rate_within(bbf_hits, probes, eq1,
+                          fill_sigma(PAPER002_FIG1_BLOCK_BITS, 1, blocks, n)));
         CHECK(rate_within(fold_hits, probes, fold,
                           fill_sigma(bits, PAPER002_FIG1_HASHES, 1, n)));
         CHECK(eq1 < fold);
@@ -340,8 +341,9 @@ static void reduce_then_continue_inserting(void)
  * Section 4's search.  For several batch lengths and rates: the search's n_thres is
  * the largest over every mu (brute force to 128), n_thres is concave - rises then
  * falls - in mu (up to 3x the best mu; beyond, whole-bit block lengths of a short
- * batch wiggle it by a key, which cannot mislead the climb that stopped long before), mu is within one of log2(1/p) and each block then sits near density
- * 1/2 (section 3.2's optimum).  Table 2's setup (batches of the standard filter's
+ * batch wiggle it by a key, which cannot mislead the climb that stopped long before),
+ * mu is within one of log2(1/p) and each block then sits near density 1/2 (section
+ * 3.2's optimum).  Table 2's setup (batches of the standard filter's
  * length for 100000 keys) gives 4 blocks at 0.05 and 8 at 0.005, and its length column
  * implies 83334 <= n_thres < 100000 (100000 keys take 2 batches, 500000 take 6).
  */
@@ -503,7 +505,8 @@ static void dbbf_reproduces_table2(void)
                                             st.geometry.batch_threshold);
             double bf_sigma = fill_sigma(bf_bits[t], bf_hashes[t], 1, row->cardinality);
             const double rounding = 0.0005;
-            double sd_d = sqrt(printed_dbbf * (1 - printed_dbbf) / probes + batch_sigma * batch_sigma);
+            double sd_d = sqrt(printed_dbbf * (1 - printed_dbbf) / probes +
+                               batch_sigma * batch_sigma);
             CHECK(fabs(rd - printed_dbbf) <= 4 * sd_d + rounding);
             if (printed_bf == PAPER002_ABOUT_ZERO) {
                 CHECK(rb <= rounding + 4 * sqrt(rounding / probes));

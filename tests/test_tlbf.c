@@ -451,6 +451,168 @@ static void invalid_configs(void)
     once_free(f);
 }
 
+/*
+ * Batches against one-key calls on a clock that does everything a caller's may: steady
+ * steps, bursts inside one millisecond, times going backwards inside a batch, idle gaps
+ * longer than the span (whole slices expire between two keys of one batch), with keys
+ * repeated inside and across batches.  Shifts by fill and by time both happen inside
+ * batches.  Answers and the final state must be those of the one-key calls.
+ */
+static void batch_matches_single(void)
+{
+    enum { EVENTS = 40000, UNIVERSE = 400 };
+    static testing_key raw[EVENTS];
+    static once_key keys[EVENTS];
+    uint64_t state = 7, t = 1000;
+    for (int i = 0; i < EVENTS; i++) {
+        state = testing_mix(state);
+        uint64_t r = state >> 32;
+        if (r % 97 == 0)
+            t += 5000; /* idle for more than the span */
+        else if (r % 13 == 0 && t > 200)
+            t -= 1 + r % 150; /* backwards */
+        else if (r % 3 != 0)
+            t += r % 4; /* steady, or a burst when 0 */
+        raw[i] = i % 6 == 5 ? raw[i - 1] : testing_key_make(23, state % UNIVERSE);
+        keys[i] = (once_key){&raw[i], sizeof raw[i], t};
+    }
+    static const size_t sizes[] = {1, 2, 15, 16, 17, 255, 256, 1000, 3};
+    for (int variant = 0; variant < 3; variant++) {
+        once_policy policy = variant == 1 ? ONCE_POLICY_REFRESH : ONCE_POLICY_FIRST;
+        once_config c;
+        once_config_init(&c, ONCE_TLBF);
+        c.span_ms = 1000;
+        c.capacity = 100;
+        c.error = 0.01;
+        c.level = 1;
+        c.policy = policy;
+        c.seed = 17;
+        c.seed_is_set = true;
+        if (variant == 2) { /* more insertion slices than a batch computes ahead */
+            c.hashes = 18;
+            c.age_slices = 3;
+        }
+        once_filter *a = testing_create(&c);
+        once_filter *b = testing_create(&c);
+        REQUIRE(a && b);
+        once_status stopped;
+        CHECK(testing_batch_replay(a, b, keys, EVENTS, sizes, 9, &stopped) == 0);
+        CHECK_OK(stopped);
+        CHECK(testing_same_save(a, b));
+        CHECK(testing_stats(a).slices > testing_stats(a).hashes); /* it shifted */
+        uint64_t items = once_items(a);
+        CHECK(items > EVENTS / 10 && items < EVENTS);
+        once_free(a);
+        once_free(b);
+    }
+}
+
+/* A batch that meets the memory cap stops at the key whose shift is refused, with
+ * ONCE_ERR_FULL, the keys before it inserted and nothing after: as one-key calls do. */
+static void batch_stops_where_single_stops(void)
+{
+    enum { EVENTS = 400000 };
+    testing_key *raw = malloc(EVENTS * sizeof *raw);
+    once_key *keys = malloc(EVENTS * sizeof *keys);
+    REQUIRE(raw && keys);
+    for (int i = 0; i < EVENTS; i++) {
+        raw[i] = testing_key_make(24, (uint64_t)i);
+        keys[i] = (once_key){&raw[i], sizeof raw[i], (uint64_t)i};
+    }
+    static const size_t sizes[] = {256, 77, 1000};
+    once_filter *a = make_tlbf(HOUR, 1000, 0.01, 0, 64 * 1024, ONCE_POLICY_FIRST, 12);
+    once_filter *b = make_tlbf(HOUR, 1000, 0.01, 0, 64 * 1024, ONCE_POLICY_FIRST, 12);
+    REQUIRE(a && b);
+    once_status stopped;
+    CHECK(testing_batch_replay(a, b, keys, EVENTS, sizes, 3, &stopped) == 0);
+    CHECK_STATUS(stopped, ONCE_ERR_FULL);
+    CHECK(once_items(a) > 0 && once_items(a) < EVENTS);
+    CHECK(testing_same_save(a, b));
+    once_free(a);
+    once_free(b);
+    free(raw);
+    free(keys);
+}
+
+/*
+ * Distinct keys the filter holds at a time, estimated from its live slices
+ * (docs/CARDINALITY.md), against exact counts.  The estimate covers the generations
+ * whose k slices are all live: every key inserted within the last span, and those of
+ * the older part of the generation that straddles the span's start, at most T / l
+ * earlier (a generation lasts at most T / l, then the next insertion shifts).  So the
+ * exact count is bracketed by the keys inserted within T and the keys offered within
+ * T + T / l (offered: a false positive is not inserted, but the bits that made it one
+ * are set, and count about as if it had been).  Zipf keys with repeats at about one
+ * event a millisecond, then a rate change; at 90% the interval must meet the bracket at
+ * 90% of the checkpoints and the estimate stay within 3% of it.  Under refresh a key
+ * inserted again in two slice groups counts once per group (an upper bound), so there
+ * only the lower side holds.  Past everything, nothing is held.
+ */
+static void distinct_keys_held_match_exact_count(void)
+{
+    enum { UNIVERSE = 50000, EVENTS = 300000, EVERY = 5000 };
+    const uint64_t span = 10000;
+    testing_zipf zipf = testing_zipf_make(UNIVERSE, 0.9);
+    uint64_t *inserted_at = calloc(UNIVERSE, sizeof *inserted_at); /* time + 1 */
+    uint64_t *offered_at = calloc(UNIVERSE, sizeof *offered_at);   /* time + 1 */
+    REQUIRE(zipf.cdf && inserted_at && offered_at);
+    for (int refresh = 0; refresh < 2; refresh++) {
+        once_filter *f = make_tlbf(span, 5000, 0.001, 2, 0,
+                                   refresh ? ONCE_POLICY_REFRESH : ONCE_POLICY_FIRST, 61);
+        REQUIRE(f != NULL);
+        once_stats st = testing_stats(f);
+        uint64_t generation_ms = span / st.age_slices + 10; /* T / l, and the next event */
+        memset(inserted_at, 0, UNIVERSE * sizeof *inserted_at);
+        memset(offered_at, 0, UNIVERSE * sizeof *offered_at);
+        uint64_t state = 3 + (uint64_t)refresh, t = 1000;
+        uint32_t checks = 0, met = 0;
+        double worst = 0;
+        for (uint64_t e = 1; e <= EVENTS; e++) {
+            state = testing_mix(state);
+            t += state % (e < EVENTS / 2 ? 3 : 6); /* about 1 event a ms, then 1 in 2.5 ms */
+            uint64_t id = testing_zipf_draw(&zipf, &state);
+            testing_key key = testing_key_make(12, id);
+            bool seen = false;
+            CHECK_OK(once_test_and_add(f, &key, sizeof key, t, &seen));
+            offered_at[id] = t + 1;
+            if (!seen || refresh)
+                inserted_at[id] = t + 1;
+            if (e % EVERY != 0 || t < 3 * span)
+                continue;
+            uint64_t in = 0, offered = 0;
+            for (uint64_t i = 0; i < UNIVERSE; i++) {
+                in += inserted_at[i] > t - span + 1;          /* t_i > t - T */
+                offered += offered_at[i] > t - span - generation_ms; /* t_i >= t - T - T/l */
+            }
+            once_cardinality card;
+            CHECK_OK(once_estimate_cardinality(f, t, 0.9, &card));
+            checks++;
+            double upper = refresh ? INFINITY : (double)offered;
+            met += card.low <= upper && card.high >= (double)in;
+            if (checks == 20)
+                printf("at %" PRIu64 " ms: %" PRIu64 " keys inserted in the span, %" PRIu64
+                       " offered in it and T/l before, estimate %.0f\n",
+                       t, in, offered, card.estimate);
+            double below = ((double)in - card.estimate) / (double)in;
+            double above = (card.estimate - upper) / upper;
+            double err = below > above ? below : above;
+            worst = err > worst ? err : worst;
+        }
+        once_cardinality gone;
+        CHECK_OK(once_estimate_cardinality(f, t + 3 * span, 0.9, &gone));
+        CHECK(gone.estimate == 0 && gone.high == 0);
+        printf("%s: interval met the exact counts at %u of %u, worst error outside them %.4f\n",
+               refresh ? "refresh" : "first", met, checks, worst);
+        CHECK(checks > 30);
+        CHECK(met >= 0.9 * checks);
+        CHECK(worst < 0.03);
+        once_free(f);
+    }
+    free(offered_at);
+    free(inserted_at);
+    free(zipf.cdf);
+}
+
 static const testing_case cases[] = {
     {"no_false_negatives", no_false_negatives},
     {"idle_gaps_and_one_millisecond_bursts", idle_gaps_and_one_millisecond_bursts},
@@ -460,6 +622,9 @@ static const testing_case cases[] = {
     {"memory_cap_refuses_and_keeps_state", memory_cap_refuses_and_keeps_state},
     {"save_mid_stream_then_continue", save_mid_stream_then_continue},
     {"invalid_configs", invalid_configs},
+    {"batch_matches_single", batch_matches_single},
+    {"batch_stops_where_single_stops", batch_stops_where_single_stops},
+    {"distinct_keys_held_match_exact_count", distinct_keys_held_match_exact_count},
 };
 
 TESTING_MAIN(cases)

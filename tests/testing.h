@@ -227,4 +227,55 @@ static inline bool testing_same_save(const once_filter *a, const once_filter *b)
     return same;
 }
 
+/*
+ * Batch calls must answer exactly as the one-key calls in array order.  Replays `count`
+ * events through `batched` in batches (sizes cycled from `sizes`; per batch the
+ * operation cycles test-and-add, test-and-add, add, query) and through `single` with
+ * one-key calls, and returns the number of disagreements: answers, statuses, items.
+ * A failing status must come from the same key in both, with the keys before it
+ * applied; the replay stops there and *stopped gets that status (ONCE_OK otherwise).
+ */
+static inline uint64_t testing_batch_replay(once_filter *batched, once_filter *single,
+                                            const once_key *keys, size_t count,
+                                            const size_t *sizes, size_t size_count,
+                                            once_status *stopped)
+{
+    uint64_t differ = 0;
+    uint8_t *out = malloc(count ? count : 1);
+    *stopped = ONCE_OK;
+    size_t at = 0;
+    for (size_t chunk = 0; at < count; chunk++) {
+        size_t n = sizes[chunk % size_count];
+        if (n > count - at)
+            n = count - at;
+        int op = (int)(chunk % 4); /* 0, 1: test-and-add; 2: add; 3: query */
+        const once_key *batch = keys + at;
+        memset(out, 0xAA, n);
+        once_status sb = op <= 1  ? once_test_and_add_batch(batched, batch, n, out)
+                         : op == 2 ? once_add_batch(batched, batch, n)
+                                   : once_query_batch(batched, batch, n, out);
+        once_status ss = ONCE_OK;
+        size_t j = 0;
+        for (; j < n && ss == ONCE_OK; j++) {
+            bool answer = false;
+            ss = op <= 1  ? once_test_and_add(single, batch[j].data, batch[j].len,
+                                              batch[j].time_ms, &answer)
+                 : op == 2 ? once_add(single, batch[j].data, batch[j].len, batch[j].time_ms)
+                           : once_query(single, batch[j].data, batch[j].len, batch[j].time_ms,
+                                        &answer);
+            if (ss == ONCE_OK && op != 2)
+                differ += out[j] != (uint8_t)answer;
+        }
+        differ += sb != ss;
+        differ += once_items(batched) != once_items(single);
+        if (ss != ONCE_OK) {
+            *stopped = ss;
+            break;
+        }
+        at += n;
+    }
+    free(out);
+    return differ;
+}
+
 #endif
