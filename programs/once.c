@@ -356,7 +356,8 @@ int main(int argc, char **argv)
         return EXIT_IO;
     }
     once_type type = once_get_type(r.filter);
-    r.fixed_size = type == ONCE_STANDARD || type == ONCE_PARTITIONED || type == ONCE_BLOCKED;
+    r.fixed_size = type == ONCE_STANDARD || type == ONCE_PARTITIONED || type == ONCE_BLOCKED ||
+                   type == ONCE_BPBF;
     r.timed = once_get_type(r.filter) == ONCE_TLBF || once_get_type(r.filter) == ONCE_TIMER;
     r.progress = o.progress == PROGRESS_ON || (o.progress == PROGRESS_AUTO && isatty(STDERR_FILENO));
     r.started = r.last_progress = monotonic_seconds();

@@ -32,7 +32,9 @@ static void usage(FILE *out)
           "                         grows, keeping the error target at any size\n"
           "      --error P          target false-positive rate (default 0.001)\n"
           "      --filter NAME      scalable, standard, partitioned or blocked (default\n"
-          "                         scalable, or blocked with --capacity);\n"
+          "                         scalable, or blocked with --capacity); also dbf\n"
+          "                         (dynamic, rows of --capacity keys), bpbf and dbpbf\n"
+          "                         (block-partitioned, static and dynamic);\n"
           "                         with --window: apbf (default) or apbbf;\n"
           "                         with --span: tlbf (default) or timer\n"
           "      --seed S           hash seed (decimal or 0x hex; default random)\n"
@@ -234,8 +236,9 @@ int options_parse(cli_options *o, int argc, char **argv)
         }
         case OPT_FILTER:
             if (once_type_from_name(optarg, &o->type) != ONCE_OK || o->type == ONCE_COUNTING)
-                return fail("unknown filter '%s' (scalable, standard, partitioned, blocked; "
-                            "with --window: apbf, apbbf; with --span: tlbf, timer)",
+                return fail("unknown filter '%s' (scalable, standard, partitioned, blocked, "
+                            "dbf, bpbf, dbpbf; with --window: apbf, apbbf; with --span: "
+                            "tlbf, timer)",
                             optarg);
             o->type_given = true;
             break;
