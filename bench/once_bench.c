@@ -104,17 +104,19 @@ enum {
     S_BLOCKED_WINDOW,
     S_BPBF,
     S_DBPBF,
+    S_CARDINALITY,
     S_COUNT
 };
 
 static const char *const structure_name[S_COUNT] = {
     "standard", "partitioned", "blocked", "counting", "libbloom", "memory_floor",
     "apbf", "apbbf", "tlbf", "timer", "scalable", "dbf", "blocked_window", "bpbf", "dbpbf",
+    "cardinality",
 };
 static const once_type structure_type[S_COUNT] = {
     ONCE_STANDARD, ONCE_PARTITIONED, ONCE_BLOCKED, ONCE_COUNTING, 0, 0,
     ONCE_APBF, ONCE_APBBF, ONCE_TLBF, ONCE_TIMER, ONCE_SCALABLE, ONCE_DBF, ONCE_BLOCKED,
-    ONCE_BPBF, ONCE_DBPBF,
+    ONCE_BPBF, ONCE_DBPBF, ONCE_BLOCKED,
 };
 #define WINDOW_STRUCTURES                                                                      \
     ((1u << S_APBF) | (1u << S_APBBF) | (1u << S_TLBF) | (1u << S_TIMER) |                     \
@@ -126,7 +128,8 @@ static const once_type structure_type[S_COUNT] = {
 /* Structures the full plan runs at 10^6 and 10^7 keys only (the block-partitioned
  * ones touch one line per block, 7 at 1%, to insert). */
 #define NOT_AT_1E8                                                                             \
-    (WINDOW_STRUCTURES | (1u << S_SCALABLE) | (1u << S_DBF) | BLOCK_PARTITIONED_STRUCTURES)
+    (WINDOW_STRUCTURES | (1u << S_SCALABLE) | (1u << S_DBF) | BLOCK_PARTITIONED_STRUCTURES |  \
+     (1u << S_CARDINALITY))
 /* The scalable filter starts at N / SCALABLE_GROWTH keys and grows to N. */
 #define SCALABLE_GROWTH 100
 
@@ -177,7 +180,7 @@ static void usage(FILE *out)
             "  --n            key counts (integers or forms like 1e7); default 1e6,1e7,1e8\n"
             "  --structures   any of standard,partitioned,blocked,counting,libbloom,\n"
             "                 memory_floor,apbf,apbbf,tlbf,timer,scalable,dbf,\n"
-            "                 blocked_window,bpbf,dbpbf; default all\n"
+            "                 blocked_window,bpbf,dbpbf,cardinality; default all\n"
             "  --reps         repetitions per measurement, median reported; default 3\n");
 }
 
@@ -766,6 +769,67 @@ static void bench_block_partitioned(int s, uint64_t n, int reps, const key16 *in
     emit(s, "query_batch", n, median(query_batch, reps), fpr, bits_per_key);
 }
 
+/* -------------------------------------------------------- cardinality */
+
+/*
+ * Distinct-key estimates (paper 002, section 5): a blocked filter for N keys at 1%
+ * holding N keys, and a second of the same geometry holding the other half of a 2N
+ * key set.  Ops: estimate (once_estimate_cardinality: one popcount pass over the
+ * array plus the interval's bisection), union and intersection (once_estimate_union /
+ * _intersection: one pass over both arrays).  ns is per call; the fpr column carries
+ * the estimate's relative error, bits_per_key the filter's.
+ */
+static void bench_cardinality(uint64_t n, int reps, const key16 *in)
+{
+    uint64_t cells;
+    uint32_t hashes;
+    if (once_plan(ONCE_BLOCKED, n, TARGET_FPR, &cells, &hashes) != ONCE_OK)
+        die("no blocked geometry for %" PRIu64 " keys", n);
+    once_filter *a = NULL, *b = NULL;
+    if (once_create_with_geometry(&a, ONCE_BLOCKED, cells, hashes) != ONCE_OK ||
+        once_create_with_geometry(&b, ONCE_BLOCKED, cells, hashes) != ONCE_OK)
+        die("creating blocked filters of %" PRIu64 " bits", cells);
+    /* Same seed for both, so they combine: b takes the second half of a's keys and as
+     * many of its own (the keys past N in `in`, which has 2N for the windows). */
+    once_free(b);
+    once_config c;
+    once_config_init(&c, ONCE_BLOCKED);
+    c.bits = cells;
+    c.hashes = hashes;
+    c.seed = once_seed(a);
+    c.seed_is_set = true;
+    if (once_create(&b, &c) != ONCE_OK)
+        die("creating a blocked filter of %" PRIu64 " bits", cells);
+    time_add_batch(a, in, n);
+    time_add_batch(b, in + n / 2, n);
+    double single[MAX_REPS], unions[MAX_REPS], inter[MAX_REPS];
+    once_cardinality est = {0, 0, 0, 0}, u = {0, 0, 0, 0}, x = {0, 0, 0, 0};
+    for (int r = 0; r < reps; r++) {
+        double t0 = now_ns();
+        once_estimate_cardinality(a, 0, 0.9, &est);
+        double t1 = now_ns();
+        once_estimate_union(a, b, 0.9, &u);
+        double t2 = now_ns();
+        once_estimate_intersection(a, b, 0.9, &x);
+        double t3 = now_ns();
+        single[r] = t1 - t0;
+        unions[r] = t2 - t1;
+        inter[r] = t3 - t2;
+    }
+    double bits_per_key = (double)cells / (double)n;
+    printf("# cardinality: blocked filters of %" PRIu64 " bits; estimates %.0f (true %" PRIu64
+           "), union %.0f (true %" PRIu64 "), intersection %.0f (true %" PRIu64 ")\n",
+           cells, est.estimate, n, u.estimate, n + n / 2, x.estimate, n / 2);
+    emit(S_CARDINALITY, "estimate", n, median(single, reps), fabs(est.estimate - (double)n) / (double)n,
+         bits_per_key);
+    emit(S_CARDINALITY, "union", n, median(unions, reps),
+         fabs(u.estimate - (double)(n + n / 2)) / (double)(n + n / 2), bits_per_key);
+    emit(S_CARDINALITY, "intersection", n, median(inter, reps),
+         fabs(x.estimate - (double)(n / 2)) / (double)(n / 2), bits_per_key);
+    once_free(a);
+    once_free(b);
+}
+
 /* ----------------------------------------------------------- libbloom */
 
 static void bench_libbloom(uint64_t n, int reps, const key16 *in, const key16 *out)
@@ -1122,7 +1186,7 @@ static unsigned parse_structures(const char *arg)
         if (s == S_COUNT)
             die("unknown structure '%s' (known: standard, partitioned, blocked, counting, "
                 "libbloom, memory_floor, apbf, apbbf, tlbf, timer, scalable, dbf, blocked_window, "
-                "bpbf, dbpbf)",
+                "bpbf, dbpbf, cardinality)",
                 name);
         mask |= 1u << s;
     }
@@ -1214,7 +1278,8 @@ int main(int argc, char **argv)
     /* Key arrays for the largest N (windows use 2N inserted keys); smaller N use their
      * prefixes. */
     for (int c = 0; c < case_count; c++)
-        if ((cases[c].structures & WINDOW_STRUCTURES) && 2 * cases[c].n > max_n)
+        if ((cases[c].structures & (WINDOW_STRUCTURES | (1u << S_CARDINALITY))) &&
+            2 * cases[c].n > max_n)
             max_n = 2 * cases[c].n;
     max_keys = max_n;
     key16 *in = malloc((size_t)max_n * sizeof *in);
@@ -1242,6 +1307,8 @@ int main(int argc, char **argv)
                 bench_dbf(bc->n, bc->reps, in, out);
             else if ((1u << s) & BLOCK_PARTITIONED_STRUCTURES)
                 bench_block_partitioned(s, bc->n, bc->reps, in, out);
+            else if (s == S_CARDINALITY)
+                bench_cardinality(bc->n, bc->reps, in);
             else
                 bench_once(s, bc->n, bc->reps, in, out);
         }
