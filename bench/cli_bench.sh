@@ -102,7 +102,7 @@ measure() {
   fi
   local seconds rss_kb
   read -r seconds rss_kb < <(tail -n 1 time.out)
-  rows+=("$label|$input|$command|$seconds|$rss_kb")
+  rows+=("$label|$input|${command//$once_bin/once}|$seconds|$rss_kb")
   seconds_of[$label]=$seconds
   rss_of[$label]=$rss_kb
 }
@@ -112,6 +112,10 @@ measure awk "$lines distinct" "awk '!seen[\$0]++' unique.txt > /dev/null"
 measure sort "$lines distinct" "sort -u unique.txt > /dev/null"
 measure once_dup "$lines, 50% repeats" \
   "$once_bin --capacity $lines --error 0.001 dup50.txt > /dev/null"
+# The default without --capacity: a scalable filter from 10^6 keys, grown as needed.
+measure once_scalable "$lines distinct" "$once_bin --error 0.001 unique.txt > /dev/null"
+# Counting instead of filtering.
+measure once_card "$lines, 50% repeats" "$once_bin card dup50.txt > /dev/null"
 # Windows: the last 10^6 delivered lines (APBF, level 2), and the last hour on the clock.
 measure once_window "$lines, 50% repeats" \
   "$once_bin --window 1000000 --error 0.001 dup50.txt > /dev/null"
