@@ -700,43 +700,13 @@ enum {
     OFF_PAYLOAD = HEADER + 8 * P_COUNT + 8,
 };
 
-/* Load a copy; a filter that loads must save back to the same bytes and work. */
-static once_status load_and_vet(const uint8_t *file, size_t len)
-{
-    uint8_t *copy = malloc(len);
-    memcpy(copy, file, len);
-    once_filter *f = NULL;
-    once_status st = once_load(&f, copy, len);
-    free(copy);
-    if (st != ONCE_OK) {
-        CHECK(f == NULL);
-        return st;
-    }
-    size_t again_len = 0;
-    uint8_t *again = testing_save(f, &again_len);
-    CHECK(again && again_len == len && memcmp(again, file, len) == 0);
-    free(again);
-    once_stats s = testing_stats(f);
-    CHECK(s.bits_set <= s.bits && s.filters >= 1);
-    for (uint64_t i = 0; i < 50; i++) {
-        testing_key k = testing_key_make(11, i);
-        bool seen = false;
-        once_status w = once_test_and_add(f, &k, sizeof k, 0, &seen);
-        CHECK(w == ONCE_OK || w == ONCE_ERR_FULL);
-        if (w == ONCE_OK)
-            CHECK(missing_in_range(f, 11, i, i + 1) == 0);
-    }
-    once_free(f);
-    return ONCE_OK;
-}
-
 static once_status with_word(const uint8_t *file, size_t len, size_t offset, uint64_t value)
 {
     uint8_t *b = malloc(len);
     memcpy(b, file, len);
     testing_put_le(b + offset, value, 8);
     testing_reseal(b, len);
-    once_status st = load_and_vet(b, len);
+    once_status st = testing_load_and_vet(b, len);
     free(b);
     return st;
 }
@@ -764,7 +734,7 @@ static void hostile_loads(void)
         uint8_t *file = testing_save(f, &len);
         once_free(f);
         REQUIRE(file != NULL);
-        CHECK_OK(load_and_vet(file, len));
+        CHECK_OK(testing_load_and_vet(file, len));
         uint64_t batches = testing_get_le(file + HEADER + 8 * P_BATCHES, 8);
         CHECK(batches == (dynamic ? 4u : 1u));
         uint64_t max_bytes = testing_get_le(file + HEADER + 8 * P_MAX_BYTES, 8);
@@ -776,7 +746,7 @@ static void hostile_loads(void)
                 b[at] ^= (uint8_t)(1u << bit);
                 CHECK(once_load(&f, b, len) != ONCE_OK || (once_free(f), true));
                 testing_reseal(b, len);
-                load_and_vet(b, len); /* sound if it loads (bits of the payload may flip) */
+                testing_load_and_vet(b, len); /* sound if it loads (bits of the payload may flip) */
                 free(b);
             }
         }
@@ -827,7 +797,7 @@ static void hostile_loads(void)
             size_t words_at = OFF_PAYLOAD + 8 * batches;
             b[words_at + 8 + 4] |= 0x10;
             testing_reseal(b, len);
-            CHECK(load_and_vet(b, len) == ONCE_ERR_CORRUPT);
+            CHECK(testing_load_and_vet(b, len) == ONCE_ERR_CORRUPT);
             free(b);
         }
         /* A payload length that disagrees with the parameters. */
@@ -840,7 +810,7 @@ static void hostile_loads(void)
             uint64_t payload_len = testing_get_le(file + HEADER + 8 * P_COUNT, 8);
             testing_put_le(b + HEADER + 8 * P_COUNT, payload_len + (uint64_t)extra, 8);
             testing_reseal(b, blen);
-            CHECK(load_and_vet(b, blen) != ONCE_OK);
+            CHECK(testing_load_and_vet(b, blen) != ONCE_OK);
             free(b);
         }
         free(file);

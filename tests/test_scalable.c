@@ -105,14 +105,6 @@ static double bits_double(uint64_t b)
     return v;
 }
 
-static uint8_t *copy_exact(const uint8_t *buf, size_t len)
-{
-    uint8_t *b = malloc(len);
-    if (b != NULL)
-        memcpy(b, buf, len);
-    return b;
-}
-
 /* Layout of a saved scalable filter (see lib/scalable.c and lib/serialize.c). */
 enum {
     HEADER = 48,
@@ -145,39 +137,13 @@ static size_t payload_offset(const uint8_t *file)
     return HEADER + testing_get_le(file + OFF_PARAMS_LEN, 4) + 8;
 }
 
-/* Load, and if accepted use and save again (the fuzz target's checks, in short). */
-static once_status load_and_vet(const uint8_t *buf, size_t len)
-{
-    uint8_t *exact = copy_exact(buf, len); /* exact size, so ASan sees any overread */
-    once_filter *g = NULL;
-    once_status st = once_load(&g, exact, len);
-    if (st == ONCE_OK) {
-        size_t again_len = 0;
-        uint8_t *again = testing_save(g, &again_len);
-        CHECK(again != NULL && again_len == len && memcmp(again, buf, len) == 0);
-        free(again);
-        for (uint64_t i = 0; i < 4; i++) {
-            bool seen = false, p = false;
-            once_status w = once_test_and_add(g, &i, sizeof i, 0, &seen);
-            CHECK(w == ONCE_OK || w == ONCE_ERR_FULL);
-            CHECK_OK(once_query(g, &i, sizeof i, 0, &p));
-            CHECK(w != ONCE_OK || p);
-        }
-        once_free(g);
-    } else {
-        CHECK(g == NULL);
-    }
-    free(exact);
-    return st;
-}
-
 /* The file with the 8-byte word at `offset` set to `value`, resealed, loaded. */
 static once_status with_word(const uint8_t *file, size_t len, size_t offset, uint64_t value)
 {
-    uint8_t *b = copy_exact(file, len);
+    uint8_t *b = testing_copy_exact(file, len);
     testing_put_le(b + offset, value, 8);
     testing_reseal(b, len);
-    once_status st = load_and_vet(b, len);
+    once_status st = testing_load_and_vet(b, len);
     free(b);
     return st;
 }
@@ -713,13 +679,13 @@ static void every_truncation_and_byte(void)
     size_t len = 0;
     uint8_t *file = small_chain(&len, 20, 3);
     REQUIRE(file != NULL);
-    CHECK_OK(load_and_vet(file, len));
+    CHECK_OK(testing_load_and_vet(file, len));
     for (size_t cut = 0; cut < len; cut++) {
-        CHECK(load_and_vet(file, cut) != ONCE_OK);
+        CHECK(testing_load_and_vet(file, cut) != ONCE_OK);
         if (cut >= 8) { /* truncated, then resealed as a hostile writer would */
-            uint8_t *b = copy_exact(file, cut);
+            uint8_t *b = testing_copy_exact(file, cut);
             testing_reseal(b, cut);
-            CHECK(load_and_vet(b, cut) != ONCE_OK);
+            CHECK(testing_load_and_vet(b, cut) != ONCE_OK);
             free(b);
         }
     }
@@ -730,11 +696,11 @@ static void every_truncation_and_byte(void)
     uint64_t accepted = 0, refused = 0;
     for (size_t at = 0; at + 8 < len; at++) {
         for (int flip = 0; flip < 2; flip++) {
-            uint8_t *b = copy_exact(file, len);
+            uint8_t *b = testing_copy_exact(file, len);
             b[at] ^= flip ? 0x80 : 0x01;
-            CHECK(load_and_vet(b, len) != ONCE_OK);
+            CHECK(testing_load_and_vet(b, len) != ONCE_OK);
             testing_reseal(b, len);
-            once_status st = load_and_vet(b, len);
+            once_status st = testing_load_and_vet(b, len);
             bool free_field = (at >= 8 && at < 16) || (at >= P_MAX_BYTES && at < P_MAX_BYTES + 8) ||
                               at >= payload;
             for (uint32_t i = 0; i < 3; i++) /* another k that also reaches p_i at n_i */
@@ -828,7 +794,7 @@ static void hostile_params_refused(void)
     {
         size_t cut = (size_t)(sub_word(file, 0, S_PAYLOAD_BYTES) / 2 / 64 * 64);
         REQUIRE(cut >= 64);
-        uint8_t *b = copy_exact(file, len);
+        uint8_t *b = testing_copy_exact(file, len);
         size_t payload = payload_offset(file);
         testing_put_le(b + sub_field(0, S_CELLS), cut * 8, 8);
         testing_put_le(b + sub_field(0, S_PAYLOAD_BYTES), cut, 8);
@@ -836,7 +802,7 @@ static void hostile_params_refused(void)
         memmove(b + payload + cut, b + payload + 2 * cut, len - payload - 2 * cut);
         size_t shorter = len - cut;
         testing_reseal(b, shorter);
-        CHECK_STATUS(load_and_vet(b, shorter), ONCE_ERR_CORRUPT);
+        CHECK_STATUS(testing_load_and_vet(b, shorter), ONCE_ERR_CORRUPT);
         free(b);
     }
     free(file);

@@ -55,14 +55,6 @@ static uint64_t double_bits(double d)
     return bits;
 }
 
-static uint8_t *copy_exact(const void *src, size_t len)
-{
-    uint8_t *p = malloc(len ? len : 1);
-    if (p != NULL && len != 0)
-        memcpy(p, src, len);
-    return p;
-}
-
 static once_filter *make_geometry(once_type type, uint64_t bits, uint32_t hashes, uint64_t seed,
                                   uint64_t capacity)
 {
@@ -191,7 +183,7 @@ static int accepted_file_is_sound(once_filter *f, const uint8_t *file, size_t le
  * sound.  Returns the status. */
 static once_status load_and_vet(const uint8_t *file, size_t len)
 {
-    uint8_t *copy = copy_exact(file, len);
+    uint8_t *copy = testing_copy_exact(file, len);
     static int sentinel;
     once_filter *f = (once_filter *)&sentinel; /* the loader must overwrite it */
     once_status st = once_load(&f, copy, len);
@@ -224,7 +216,7 @@ static void round_trip_one(once_filter *f, uint64_t added)
     free(s.data);
 
     once_filter *g = NULL;
-    uint8_t *exact = copy_exact(buf, len);
+    uint8_t *exact = testing_copy_exact(buf, len);
     CHECK_OK(once_load(&g, exact, len));
     free(exact);
     REQUIRE(g != NULL);
@@ -420,7 +412,7 @@ static void every_truncation(void)
                             once_strerror(st));
                 CHECK(st == ONCE_ERR_TRUNCATED);
                 /* ... even with a checksum that fits the shortened bytes. */
-                uint8_t *sealed = copy_exact(orig, n);
+                uint8_t *sealed = testing_copy_exact(orig, n);
                 testing_reseal(sealed, n);
                 CHECK(load_and_vet(sealed, n) != ONCE_OK);
                 free(sealed);
@@ -501,7 +493,7 @@ static void expect_status(uint8_t *buf, size_t len, once_status want, const base
 static void expect_field(const base_file *b, size_t off, int bytes, uint64_t v, once_status want,
                          const char *what)
 {
-    uint8_t *buf = copy_exact(b->bytes, b->len);
+    uint8_t *buf = testing_copy_exact(b->bytes, b->len);
     if (buf != NULL) {
         testing_put_le(buf + off, v, bytes);
         testing_reseal(buf, b->len);
@@ -540,11 +532,11 @@ static void hostile_common(const base_file *b)
     expect_field(b, OFF_SEED, 8, testing_get_le(b->bytes + OFF_SEED, 8), ONCE_OK, "unchanged, resealed");
     /* The checksum itself: wrong, or written big-endian. */
     {
-        uint8_t *buf = copy_exact(b->bytes, b->len);
+        uint8_t *buf = testing_copy_exact(b->bytes, b->len);
         if (buf != NULL)
             buf[b->len - 1] ^= 0x40;
         expect_status(buf, b->len, ONCE_ERR_CHECKSUM, b, "checksum changed");
-        buf = copy_exact(b->bytes, b->len);
+        buf = testing_copy_exact(b->bytes, b->len);
         if (buf != NULL) {
             uint64_t sum = testing_get_le(buf + b->len - 8, 8);
             for (int i = 0; i < 8; i++)
@@ -642,7 +634,7 @@ static void hostile_common(const base_file *b)
     if (used < total) {
         const uint64_t bits[] = {used, used + 1, total - 1};
         for (size_t i = 0; i < 3; i++) {
-            uint8_t *buf = copy_exact(b->bytes, b->len);
+            uint8_t *buf = testing_copy_exact(b->bytes, b->len);
             if (buf != NULL) {
                 buf[OFF_PAYLOAD + bits[i] / 8] |= (uint8_t)(1u << (bits[i] % 8));
                 testing_reseal(buf, b->len);
@@ -650,7 +642,7 @@ static void hostile_common(const base_file *b)
             expect_status(buf, b->len, ONCE_ERR_CORRUPT, b, "padding bit set");
         }
         /* The last real cell is not padding. */
-        uint8_t *buf = copy_exact(b->bytes, b->len);
+        uint8_t *buf = testing_copy_exact(b->bytes, b->len);
         if (buf != NULL) {
             buf[OFF_PAYLOAD + (used - 1) / 8] |= (uint8_t)(1u << ((used - 1) % 8));
             testing_reseal(buf, b->len);

@@ -877,50 +877,13 @@ enum {
     OFF_PAYLOAD = OFF_PAYLOAD_LEN + 8,
 };
 
-static uint8_t *copy_exact(const void *src, size_t len)
-{
-    uint8_t *p = malloc(len ? len : 1);
-    if (p != NULL && len != 0)
-        memcpy(p, src, len);
-    return p;
-}
-
-/* Load an exact heap copy; a filter that loads must work and save back to the same
- * bytes (the format is canonical). */
-static once_status load_and_vet(const uint8_t *file, size_t len)
-{
-    uint8_t *copy = copy_exact(file, len);
-    once_filter *f = NULL;
-    once_status st = once_load(&f, copy, len);
-    free(copy);
-    if (st != ONCE_OK) {
-        CHECK(f == NULL);
-        return st;
-    }
-    size_t again_len = 0;
-    uint8_t *again = testing_save(f, &again_len);
-    CHECK(again && again_len == len && memcmp(again, file, len) == 0);
-    free(again);
-    once_stats s = testing_stats(f);
-    CHECK(s.filters >= 1 && s.bits_set <= s.bits);
-    for (uint64_t i = 0; i < 50; i++) {
-        testing_key k = testing_key_make(11, i);
-        bool seen;
-        once_status w = once_test_and_add(f, &k, sizeof k, i * 37, &seen);
-        CHECK(w == ONCE_OK || w == ONCE_ERR_FULL);
-        CHECK_OK(once_query(f, &k, sizeof k, i * 37 + 5, &seen));
-    }
-    once_free(f);
-    return ONCE_OK;
-}
-
 /* The file with parameter word `param` set to `value`, resealed. */
 static once_status with_param(const uint8_t *file, size_t len, int param, uint64_t value)
 {
-    uint8_t *b = copy_exact(file, len);
+    uint8_t *b = testing_copy_exact(file, len);
     testing_put_le(b + HEADER + 8 * param, value, 8);
     testing_reseal(b, len);
-    once_status st = load_and_vet(b, len);
+    once_status st = testing_load_and_vet(b, len);
     free(b);
     return st;
 }
@@ -993,7 +956,7 @@ static void save_mid_stream_then_continue(void)
             CHECK(testing_same_save(a, b));
             /* Every truncation is refused. */
             for (size_t cut = 0; cut < len; cut += 1 + cut / 61) {
-                uint8_t *part = copy_exact(buf, cut);
+                uint8_t *part = testing_copy_exact(buf, cut);
                 once_filter *x = NULL;
                 CHECK(once_load(&x, part, cut) != ONCE_OK);
                 CHECK(x == NULL);
@@ -1035,15 +998,15 @@ static void every_truncation_and_byte(void)
         once_free(f);
         REQUIRE(buf != NULL);
         for (size_t cut = 0; cut < len; cut++) {
-            uint8_t *part = copy_exact(buf, cut);
+            uint8_t *part = testing_copy_exact(buf, cut);
             once_filter *x = NULL;
             CHECK(once_load(&x, part, cut) != ONCE_OK);
             free(part);
             /* ... even with a checksum that fits the shorter bytes. */
             if (cut >= 8) {
-                uint8_t *sealed = copy_exact(buf, cut);
+                uint8_t *sealed = testing_copy_exact(buf, cut);
                 testing_reseal(sealed, cut);
-                CHECK(load_and_vet(sealed, cut) != ONCE_OK);
+                CHECK(testing_load_and_vet(sealed, cut) != ONCE_OK);
                 free(sealed);
             }
         }
@@ -1051,12 +1014,12 @@ static void every_truncation_and_byte(void)
         const uint8_t masks[] = {0x01, 0x80, 0xFF};
         for (size_t at = 0; at + 8 < len; at++) {
             for (int m = 0; m < 3; m++) {
-                uint8_t *b = copy_exact(buf, len);
+                uint8_t *b = testing_copy_exact(buf, len);
                 b[at] ^= masks[m];
                 once_filter *x = NULL;
                 CHECK(once_load(&x, b, len) != ONCE_OK); /* as damaged */
                 testing_reseal(b, len);
-                if (load_and_vet(b, len) == ONCE_OK)
+                if (testing_load_and_vet(b, len) == ONCE_OK)
                     accepted++;
                 else
                     refused++;
@@ -1089,7 +1052,7 @@ static void hostile_params_refused(void)
             REQUIRE(s.filters >= 2);
         REQUIRE(testing_get_le(file + OFF_TYPE, 2) == ONCE_TIMER);
         REQUIRE(testing_get_le(file + OFF_PAYLOAD_LEN, 8) + OFF_PAYLOAD + 8 == len);
-        CHECK_OK(load_and_vet(file, len));
+        CHECK_OK(testing_load_and_vet(file, len));
         CHECK_OK(with_param(file, len, P_CURSOR, param_of(file, P_CURSOR))); /* resealed */
 
         uint64_t cells = param_of(file, P_CELLS), span = param_of(file, P_SPAN);
@@ -1157,26 +1120,26 @@ static void hostile_params_refused(void)
             uint64_t v = testing_get_le(file + at, 2);
             if (v == 0)
                 continue;
-            uint8_t *b = copy_exact(file, len);
+            uint8_t *b = testing_copy_exact(file, len);
             uint64_t n = latest / tick, dead = (n % 65535) + 1; /* expires exactly now */
             testing_put_le(b + at, dead, 2);
             testing_reseal(b, len);
-            CHECK_STATUS(load_and_vet(b, len), ONCE_ERR_CORRUPT);
+            CHECK_STATUS(testing_load_and_vet(b, len), ONCE_ERR_CORRUPT);
             testing_put_le(b + at, (n + span / tick + 2) % 65535 + 1, 2); /* beyond the span */
             testing_reseal(b, len);
-            CHECK_STATUS(load_and_vet(b, len), ONCE_ERR_CORRUPT);
+            CHECK_STATUS(testing_load_and_vet(b, len), ONCE_ERR_CORRUPT);
             testing_put_le(b + at, (n + 1) % 65535 + 1, 2); /* alive: a valid (if forged) timer */
             testing_reseal(b, len);
-            CHECK_OK(load_and_vet(b, len));
+            CHECK_OK(testing_load_and_vet(b, len));
             free(b);
             expired_done = 1;
         }
         CHECK(expired_done);
         if (cells * 16 < words * 64) {
-            uint8_t *b = copy_exact(file, len);
+            uint8_t *b = testing_copy_exact(file, len);
             b[OFF_PAYLOAD + words * 8 - 1] |= 0x80; /* the padding of the first filter */
             testing_reseal(b, len);
-            CHECK_STATUS(load_and_vet(b, len), ONCE_ERR_CORRUPT);
+            CHECK_STATUS(testing_load_and_vet(b, len), ONCE_ERR_CORRUPT);
             free(b);
         }
         /* A parameter block one word short (the payload length moved up). */
@@ -1188,15 +1151,15 @@ static void hostile_params_refused(void)
                    len - OFF_PAYLOAD_LEN);
             testing_put_le(b + 40, 8 * (P_COUNT - 1), 4);
             testing_reseal(b, short_len);
-            CHECK_STATUS(load_and_vet(b, short_len), ONCE_ERR_CORRUPT);
+            CHECK_STATUS(testing_load_and_vet(b, short_len), ONCE_ERR_CORRUPT);
             free(b);
         }
         /* Header capacity beyond the limit. */
         {
-            uint8_t *b = copy_exact(file, len);
+            uint8_t *b = testing_copy_exact(file, len);
             testing_put_le(b + OFF_CAPACITY, (UINT64_C(1) << 40) + 1, 8);
             testing_reseal(b, len);
-            CHECK_STATUS(load_and_vet(b, len), ONCE_ERR_CORRUPT);
+            CHECK_STATUS(testing_load_and_vet(b, len), ONCE_ERR_CORRUPT);
             free(b);
         }
         free(file);
