@@ -6,7 +6,6 @@ build=$1
 out=docs/experiments
 mkdir -p "$out"
 "$build/bench/once-experiments" "$out"
-"$build/bench/once-card-experiments" "$out"
 
 gnuplot <<GP
 set terminal pngcairo size 900,540 noenhanced

@@ -13,7 +13,7 @@
  *   - bad arguments are refused with a status, never a crash.
  */
 #include "cardinality_trials.h"
-#include "paper_tables.h"
+#include "paper002.h"
 
 /* The paper's 1000 repetitions.  The sanitizer build, which is there to check memory
  * safety and runs several times slower, uses a quarter of them: the sampling error of
@@ -26,7 +26,7 @@
 
 /* Relative error statistics within 15% of the paper's (the issue's tolerance); with
  * 1000 repetitions the sampling error of the average is about 2.5% of it. */
-static void check_row(const paper_card_row *row, const card_trials *t, const char *what)
+static void check_row(const paper002_card_row *row, const card_trials *t, const char *what)
 {
     printf("%s %6.0f Kbit k=%u n=%-8" PRIu64 " density %.3f (paper %.3f)  avg %.3g (%.3g)  "
            "sd %.3g (%.3g)  max %.3g (%.3g)  covered 70%%: %u/%u  90%%: %u/%u\n",
@@ -43,15 +43,15 @@ static void check_row(const paper_card_row *row, const card_trials *t, const cha
 
 /* The rows whose 1000 repetitions take a few seconds.  The 8192 Kbit rows (10^10
  * insertions at 1000 repetitions) run in `make experiments` only. */
-static bool row_in_suite(const paper_card_row *row)
+static bool row_in_suite(const paper002_card_row *row)
 {
     return row->kbits <= 2048;
 }
 
 static void table3_standard_filters(void)
 {
-    for (size_t i = 0; i < PAPER_CARD_TABLE3_ROWS; i++) {
-        const paper_card_row *row = &paper_card_table3[i];
+    for (size_t i = 0; i < PAPER002_TABLE3_ROWS; i++) {
+        const paper002_card_row *row = &paper002_table3[i];
         if (!row_in_suite(row))
             continue;
         card_trials t = card_trials_run(ONCE_STANDARD, (uint64_t)(row->kbits * 1024), row->hashes,
@@ -65,8 +65,8 @@ static void table3_standard_filters(void)
 
 static void table4_intersections(void)
 {
-    for (size_t i = 0; i < PAPER_CARD_TABLE4_ROWS; i++) {
-        const paper_card_row *row = &paper_card_table4[i];
+    for (size_t i = 0; i < PAPER002_TABLE4_ROWS; i++) {
+        const paper002_card_row *row = &paper002_table4[i];
         if (!row_in_suite(row))
             continue;
         /* |S| = |S'| = c with an overlap of c/2 (section 5.4.2). */
