@@ -179,15 +179,20 @@ static once_status array_occupancy(const once_filter *f, once_occupancy *o)
     }
 }
 
+once_status once_array_cells(const once_filter *f, uint64_t *set, once_occupancy *o)
+{
+    *set = once_array_cells_set(f);
+    return array_occupancy(f, o);
+}
+
 once_status once_array_cardinality(const once_filter *f, uint64_t now_ms, double confidence,
                                    once_cardinality *out)
 {
     (void)now_ms;
+    uint64_t set;
     once_occupancy o;
-    once_status st = array_occupancy(f, &o);
-    if (st != ONCE_OK)
-        return st;
-    return once_card_estimate(&o, once_array_cells_set(f), confidence, out);
+    once_status st = once_array_cells(f, &set, &o);
+    return st != ONCE_OK ? st : once_card_estimate(&o, set, confidence, out);
 }
 
 /* Set cells of a, of b, and of their AND, in one pass and without building either

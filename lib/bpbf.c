@@ -772,27 +772,19 @@ static once_status batch_occupancy(const bpbf *b, once_occupancy *o)
                               b->block_length);
 }
 
+static once_status bpbf_batch_cells(const void *ctx, uint32_t i, uint64_t *set, once_occupancy *o)
+{
+    const bpbf *b = ctx;
+    *set = once_words_popcount(b->batches[i].words, batch_words(b));
+    return batch_occupancy(b, o);
+}
+
 static once_status bpbf_cardinality(const once_filter *f, uint64_t now_ms, double confidence,
                                     once_cardinality *out)
 {
     (void)now_ms;
     const bpbf *b = CBP(f);
-    once_occupancy o;
-    once_status st = batch_occupancy(b, &o);
-    if (st != ONCE_OK)
-        return st;
-    double each = once_card_part_confidence(confidence, b->count);
-    once_cardinality total = {0, 0, 0, confidence};
-    for (uint32_t i = 0; i < b->count; i++) {
-        once_cardinality part;
-        st = once_card_estimate(&o, once_words_popcount(b->batches[i].words, batch_words(b)),
-                                each, &part);
-        if (st != ONCE_OK)
-            return st;
-        once_card_accumulate(&total, &part);
-    }
-    *out = total;
-    return ONCE_OK;
+    return once_card_sum(b->count, bpbf_batch_cells, b, confidence, out);
 }
 
 /*

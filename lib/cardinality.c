@@ -215,22 +215,37 @@ once_status once_card_estimate_intersection(const once_occupancy *o, uint64_t se
 }
 
 /*
- * Sums of parts.  Structures made of sub-filters that hold disjoint sets of keys (a
- * scalable chain, DBF rows, timer sub-filters, the segment groups of a window) add up
- * their parts' estimates.  For the sum's interval to hold with probability c, each of
- * the P parts' intervals is taken at 1 - (1 - c)/P: all hold together with probability
- * at least c (the union bound), and then so does the sum of their ends.
+ * Sums of parts.  Structures made of parts that hold disjoint sets of keys (a scalable
+ * chain's sub-filters, DBF rows, D-BBF batches, timer sub-filters, the segment groups
+ * of a window) add up their parts' estimates.  For the sum's interval to hold with
+ * probability c, each of the P parts' intervals is taken at 1 - (1 - c)/P: all hold
+ * together with probability at least c (the union bound), and then so does the sum of
+ * their ends (an infinite upper end stays so).
  */
-double once_card_part_confidence(double confidence, uint32_t parts)
+once_status once_card_sum(uint32_t parts,
+                          once_status (*part)(const void *ctx, uint32_t i, uint64_t *set,
+                                              once_occupancy *o),
+                          const void *ctx, double confidence, once_cardinality *out)
 {
-    return parts > 1 ? 1 - (1 - confidence) / parts : confidence;
-}
-
-void once_card_accumulate(once_cardinality *total, const once_cardinality *part)
-{
-    total->estimate += part->estimate;
-    total->low += part->low;
-    total->high += part->high; /* +infinity stays so */
+    if (part == NULL || out == NULL || !(confidence > 0 && confidence < 1))
+        return ONCE_ERR_INVALID;
+    double each = parts > 1 ? 1 - (1 - confidence) / parts : confidence;
+    once_cardinality total = {0, 0, 0, confidence};
+    for (uint32_t i = 0; i < parts; i++) {
+        uint64_t set;
+        once_occupancy o;
+        once_cardinality c;
+        once_status st = part(ctx, i, &set, &o);
+        if (st == ONCE_OK)
+            st = once_card_estimate(&o, set, each, &c);
+        if (st != ONCE_OK)
+            return st;
+        total.estimate += c.estimate;
+        total.low += c.low;
+        total.high += c.high;
+    }
+    *out = total;
+    return ONCE_OK;
 }
 
 /*
@@ -257,32 +272,30 @@ void once_card_accumulate(once_cardinality *total, const once_cardinality *part)
  * What it counts: distinct keys inserted within the window.  Under first-test-then-
  * set that is the delivered keys of the window; under the refresh policy a key
  * inserted again in two different groups counts once per group, so the estimate is
- * then an upper bound.  With l < k (every plan of our planner up to level 2, and most
- * of paper 001's Table 2) the window is one group and the question does not arise.
+ * then an upper bound.  With l < k (the APBF's default plan, and most of paper 001's
+ * Table 2) the window is one group and the question does not arise.
  */
+typedef struct age_window {
+    uint32_t k, last;
+    once_status (*segment)(const void *ctx, uint32_t logical, uint64_t *set, once_occupancy *o);
+    const void *ctx;
+} age_window;
+
+/* Part g of the window: segment L - g k. */
+static once_status age_window_group(const void *ctx, uint32_t g, uint64_t *set,
+                                    once_occupancy *o)
+{
+    const age_window *w = ctx;
+    return w->segment(w->ctx, w->last - g * w->k, set, o);
+}
+
 once_status once_card_age_window(uint32_t k, uint32_t last_generation,
                                  once_status (*segment)(const void *ctx, uint32_t logical,
                                                         uint64_t *set, once_occupancy *o),
                                  const void *ctx, double confidence, once_cardinality *out)
 {
-    if (k == 0 || segment == NULL || out == NULL || !(confidence > 0 && confidence < 1))
+    if (k == 0 || segment == NULL)
         return ONCE_ERR_INVALID;
-    uint32_t groups = last_generation / k + 1;
-    double each = once_card_part_confidence(confidence, groups);
-    once_cardinality total = {0, 0, 0, confidence};
-    for (uint32_t g = 0; g < groups; g++) {
-        uint32_t logical = last_generation - g * k;
-        uint64_t set;
-        once_occupancy o;
-        once_status st = segment(ctx, logical, &set, &o);
-        if (st != ONCE_OK)
-            return st;
-        once_cardinality c;
-        st = once_card_estimate(&o, set, each, &c);
-        if (st != ONCE_OK)
-            return st;
-        once_card_accumulate(&total, &c);
-    }
-    *out = total;
-    return ONCE_OK;
+    age_window w = {k, last_generation, segment, ctx};
+    return once_card_sum(last_generation / k + 1, age_window_group, &w, confidence, out);
 }

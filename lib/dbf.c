@@ -629,24 +629,20 @@ static void dbf_stats(const once_filter *f, once_stats *st)
 /*
  * Distinct keys (paper 002, Theorem 1 over each row's non-zero counters): a key lives
  * in the one row it was inserted into, so the count is the sum over rows (intervals by
- * the union bound, once_card_accumulate).  A key added again after its row filled goes
+ * the union bound, once_card_sum).  A key added again after its row filled goes
  * into another row and counts there too, unless query_before_insert keeps it out.
  */
+static once_status dbf_row_cells(const void *ctx, uint32_t r, uint64_t *set, once_occupancy *o)
+{
+    return once_array_cells(((const dbf_filter *)ctx)->row[r].counters, set, o);
+}
+
 static once_status dbf_cardinality(const once_filter *f, uint64_t now_ms, double confidence,
                                    once_cardinality *out)
 {
+    (void)now_ms;
     const dbf_filter *d = CDBF(f);
-    double each = once_card_part_confidence(confidence, d->rows);
-    once_cardinality total = {0, 0, 0, confidence};
-    for (uint32_t r = 0; r < d->rows; r++) {
-        once_cardinality c;
-        once_status st = once_array_cardinality(d->row[r].counters, now_ms, each, &c);
-        if (st != ONCE_OK)
-            return st;
-        once_card_accumulate(&total, &c);
-    }
-    *out = total;
-    return ONCE_OK;
+    return once_card_sum(d->rows, dbf_row_cells, d, confidence, out);
 }
 
 /* ------------------------------------------------------- construction */

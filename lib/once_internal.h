@@ -390,10 +390,12 @@ once_status once_card_estimate_intersection(const once_occupancy *o, uint64_t se
                                             uint64_t set2, uint64_t set_and, double confidence,
                                             once_cardinality *out);
 
-/* Sums over parts holding disjoint keys: each part's confidence, and the running sum
- * of estimates and interval ends (start from {0, 0, 0, confidence}). */
-double once_card_part_confidence(double confidence, uint32_t parts);
-void once_card_accumulate(once_cardinality *total, const once_cardinality *part);
+/* The sum over `parts` parts holding disjoint keys; `part` gives part i's set cells and
+ * occupancy (intervals combined by the union bound, see cardinality.c). */
+once_status once_card_sum(uint32_t parts,
+                          once_status (*part)(const void *ctx, uint32_t i, uint64_t *set,
+                                              once_occupancy *o),
+                          const void *ctx, double confidence, once_cardinality *out);
 /* Distinct keys inside the window of an age-partitioned layout: generations
  * 0 .. last_generation, from the disjoint segment groups that hold them (see
  * cardinality.c).  `segment` gives logical segment i's set cells and occupancy. */
@@ -448,6 +450,9 @@ once_status once_array_load(once_filter **out, const uint8_t *params, size_t par
                             once_status (*make)(once_filter **, uint64_t, uint32_t));
 /* Set cells in the whole array (popcount for bits; non-zero nibbles for counters). */
 uint64_t once_array_cells_set(const once_filter *f);
+/* An array filter's set cells and its layout's occupancy model (cardinality.c), for
+ * structures built of array filters that sum their parts (once_card_sum). */
+once_status once_array_cells(const once_filter *f, uint64_t *set, once_occupancy *o);
 /* Distinct keys of one array filter, or of the union / intersection of two of the
  * same geometry, under the layout's occupancy model (paper 002, section 5). */
 once_status once_array_cardinality(const once_filter *f, uint64_t now_ms, double confidence,

@@ -308,21 +308,18 @@ static void scalable_stats(const once_filter *f, once_stats *st)
  * sub-filters' estimates.  The interval is the sum of the sub-filters' intervals at
  * 1 - (1 - c)/count each, so that all hold together with probability c (union bound).
  */
+static once_status scalable_sub_cells(const void *ctx, uint32_t i, uint64_t *set,
+                                      once_occupancy *o)
+{
+    return once_array_cells(((const scalable_filter *)ctx)->subs[i], set, o);
+}
+
 static once_status scalable_cardinality(const once_filter *f, uint64_t now_ms, double confidence,
                                         once_cardinality *out)
 {
+    (void)now_ms;
     const scalable_filter *s = CSCALABLE(f);
-    double each = once_card_part_confidence(confidence, s->count);
-    once_cardinality total = {0, 0, 0, confidence};
-    for (uint32_t i = 0; i < s->count; i++) {
-        once_cardinality c;
-        once_status st = s->subs[i]->ops->cardinality(s->subs[i], now_ms, each, &c);
-        if (st != ONCE_OK)
-            return st;
-        once_card_accumulate(&total, &c);
-    }
-    *out = total;
-    return ONCE_OK;
+    return once_card_sum(s->count, scalable_sub_cells, s, confidence, out);
 }
 
 /* ---------------------------------------------------------- serialization */

@@ -675,32 +675,29 @@ static uint64_t sub_alive_exact(const timer_filter *t, const timer_sub *s)
  * the sum over sub-filters, with each interval at 1 - (1 - c)/count so that all hold
  * together with probability c (union bound).
  */
+typedef struct timer_alive_at {
+    const timer_filter *t;
+    uint64_t res;      /* tick residue of the reference time */
+    bool all_expired;  /* nothing can be alive then */
+} timer_alive_at;
+
+static once_status timer_sub_cells(const void *ctx, uint32_t i, uint64_t *set, once_occupancy *o)
+{
+    const timer_alive_at *at = ctx;
+    *set = at->all_expired ? 0 : sub_alive_at(at->t, &at->t->subs[i], at->res);
+    return once_occupancy_for(o, at->t->cells, at->t->hashes, at->t->cells);
+}
+
 static once_status timer_cardinality(const once_filter *f, uint64_t now_ms, double confidence,
                                      once_cardinality *out)
 {
     const timer_filter *t = CTIMER(f);
-    uint64_t res = t->now.res;
-    bool all_expired = false;
+    timer_alive_at at = {t, t->now.res, false};
     if (now_ms > t->latest) {
-        all_expired = now_ms - t->latest >= t->span + t->tick;
-        res = (now_ms / t->tick) % t->period;
+        at.all_expired = now_ms - t->latest >= t->span + t->tick;
+        at.res = (now_ms / t->tick) % t->period;
     }
-    once_occupancy o;
-    once_status st = once_occupancy_for(&o, t->cells, t->hashes, t->cells);
-    if (st != ONCE_OK)
-        return st;
-    double each = once_card_part_confidence(confidence, t->count);
-    once_cardinality total = {0, 0, 0, confidence};
-    for (uint32_t i = 0; i < t->count; i++) {
-        once_cardinality c;
-        uint64_t alive = all_expired ? 0 : sub_alive_at(t, &t->subs[i], res);
-        st = once_card_estimate(&o, alive, each, &c);
-        if (st != ONCE_OK)
-            return st;
-        once_card_accumulate(&total, &c);
-    }
-    *out = total;
-    return ONCE_OK;
+    return once_card_sum(t->count, timer_sub_cells, &at, confidence, out);
 }
 
 static double design_fpr(const timer_filter *t)
