@@ -689,7 +689,6 @@ static void save_mid_stream_then_continue(void)
 /* ------------------------------------------------------ hostile input */
 
 enum {
-    HEADER = 48,
     P_BLOCK_LENGTH = 0,
     P_BLOCKS,
     P_BLOCK_HASHES,

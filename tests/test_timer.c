@@ -851,11 +851,8 @@ static void dynamic_memory_cap_refuses_and_keeps_state(void)
 
 /* ------------------------------------------------------------ serialization */
 
-/* Layout offsets (serialize.c) and the timer's parameter words (timer.c). */
+/* The timer's parameter words (timer.c), after the common header (testing.h). */
 enum {
-    OFF_TYPE = 6,
-    OFF_CAPACITY = 24,
-    HEADER = 48,
     P_WIDTH = 0,
     P_HASHES,
     P_CELLS,

@@ -485,13 +485,7 @@ static void save_mid_stream_then_continue(void)
                 differ += sa != sb;
             }
             CHECK(differ == 0);
-            void *ba = NULL, *bb = NULL;
-            size_t la = 0, lb = 0;
-            once_save_to_buffer(a, &ba, &la);
-            once_save_to_buffer(b, &bb, &lb);
-            CHECK(la == lb && memcmp(ba, bb, la) == 0);
-            free(ba);
-            free(bb);
+            CHECK(testing_same_save(a, b));
             once_free(a);
             once_free(b);
         }

@@ -193,6 +193,21 @@ static inline uint64_t testing_zipf_draw(const testing_zipf *z, uint64_t *state)
 
 /* ------------------------------------------------------ saved-file surgery */
 
+/* The saved format's header (lib/serialize.c): field offsets, and where a structure's
+ * parameters begin. */
+enum {
+    OFF_MAGIC = 0,
+    OFF_VERSION = 4,
+    OFF_TYPE = 6,
+    OFF_SEED = 8,
+    OFF_ITEMS = 16,
+    OFF_CAPACITY = 24,
+    OFF_ERROR = 32,
+    OFF_PARAMS_LEN = 40,
+    OFF_FLAGS = 44,
+    HEADER = 48,
+};
+
 /* Little-endian fields of a saved filter, for tests that edit files as an attacker
  * would. */
 static inline void testing_put_le(uint8_t *p, uint64_t v, int bytes)
