@@ -57,18 +57,10 @@ static FILE *open_out(const char *dir, const char *name)
     return f;
 }
 
-static uint64_t mix(uint64_t x)
-{
-    x += UINT64_C(0x9E3779B97F4A7C15);
-    x = (x ^ (x >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    x = (x ^ (x >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return x ^ (x >> 31);
-}
-
 static void key_of(uint64_t domain, uint64_t i, uint64_t out[2])
 {
     out[0] = i;
-    out[1] = mix(domain * 0x100000001ull + i);
+    out[1] = testing_mix(domain * 0x100000001ull + i);
 }
 
 static void write_table2(const char *dir)
@@ -391,7 +383,7 @@ static void write_dbf_sizing(const char *dir)
         perm[i] = i;
     uint64_t state = 77;
     for (uint64_t i = N; i > 1; i--) {
-        state = mix(state);
+        state = testing_mix(state);
         uint64_t j = 1 + state % i, t = perm[i];
         perm[i] = perm[j];
         perm[j] = t;

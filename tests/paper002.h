@@ -11,6 +11,8 @@
 #ifndef ONCE_PAPER002_H
 #define ONCE_PAPER002_H
 
+#include "testing.h"
+
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -123,19 +125,11 @@ typedef struct folded_bloom {
     uint64_t *words;
 } folded_bloom;
 
-static inline uint64_t paper002_mix(uint64_t x)
-{
-    x += UINT64_C(0x9E3779B97F4A7C15);
-    x = (x ^ (x >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    x = (x ^ (x >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return x ^ (x >> 31);
-}
-
 /* Position i of key (a, b) in the original m bits (double hashing of a 128-bit key
  * digest); folding then maps it to position mod m'. */
 static inline uint64_t folded_position(uint64_t a, uint64_t b, uint32_t i, uint64_t bits)
 {
-    uint64_t h1 = paper002_mix(a ^ paper002_mix(b)), h2 = paper002_mix(h1 + b) | 1;
+    uint64_t h1 = testing_mix(a ^ testing_mix(b)), h2 = testing_mix(h1 + b) | 1;
     return (h1 + i * h2) % bits;
 }
 
