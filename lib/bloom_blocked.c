@@ -230,6 +230,7 @@ PROBE_INLINE void prefetch_for(once_batch_op op, const void *line)
 
 typedef struct blocked_impl {
     const char *name;
+    once_simd simd;
     bool (*one)(const once_filter *f, const once_hash *h, once_batch_op op);
     void (*batch)(once_filter *f, const once_key *keys, size_t count, once_batch_op op,
                   uint8_t *out);
@@ -237,16 +238,16 @@ typedef struct blocked_impl {
 
 DEFINE_BLOCKED_ONE(scalar_one, , scalar_probe)
 DEFINE_BLOCKED_BATCH(scalar_batch, , scalar_probe)
-static const blocked_impl scalar_impl = {"scalar", scalar_one, scalar_batch};
+static const blocked_impl scalar_impl = {"scalar", ONCE_SIMD_SCALAR, scalar_one, scalar_batch};
 
 #ifdef ONCE_X86
 DEFINE_BLOCKED_ONE(avx2_one, TARGET_AVX2, avx2_probe)
 DEFINE_BLOCKED_BATCH(avx2_batch, TARGET_AVX2, avx2_probe)
-static const blocked_impl avx2_impl = {"avx2", avx2_one, avx2_batch};
+static const blocked_impl avx2_impl = {"avx2", ONCE_SIMD_AVX2, avx2_one, avx2_batch};
 
 DEFINE_BLOCKED_ONE(avx512_one, TARGET_AVX512, avx512_probe)
 DEFINE_BLOCKED_BATCH(avx512_batch, TARGET_AVX512, avx512_probe)
-static const blocked_impl avx512_impl = {"avx512", avx512_one, avx512_batch};
+static const blocked_impl avx512_impl = {"avx512", ONCE_SIMD_AVX512, avx512_one, avx512_batch};
 #endif
 
 /* ------------------------------------------------------ run-time dispatch */
@@ -280,6 +281,11 @@ static const blocked_impl *current_impl(void)
 const char *once_simd_path(void)
 {
     return current_impl()->name;
+}
+
+once_simd once_simd_current(void)
+{
+    return current_impl()->simd;
 }
 
 once_status once_force_simd_path(const char *name)

@@ -189,33 +189,56 @@ unsigned once_counting_counter(const once_filter *f, uint64_t cell);
  * The skip-back search of paper 001, Algorithm 1, over `k + l` logical segments:
  * "do k consecutive segments match?", starting at segment l, walking forward while
  * segments match and jumping back k on a miss with the matches already found kept.
- * The one search of every age-partitioned layout (APBF, APBBF, TLBF); `match(ctx, i)`
- * says whether logical segment i matches the key.  Always inlined, so the layout's
- * match function is inlined into it.  *reads counts the segments tested.
+ * The one search of every age-partitioned layout (APBF, APBBF, TLBF).  It is kept as
+ * a state (once_skip_back) advanced one tested segment at a time, so a batch can park
+ * a search whose next segment is not cached yet and resume it later; and as the
+ * whole search, once_skip_back_search, where `match(ctx, i)` says whether logical
+ * segment i matches the key (always inlined, so the layout's match function is
+ * inlined into it).  reads counts the segments tested.
  */
+typedef struct once_skip_back {
+    int next;             /* the segment to test next */
+    uint32_t before, run; /* matches kept from before the last jump, and since */
+    uint32_t reads;
+} once_skip_back;
+
+static inline once_skip_back once_skip_back_start(uint32_t l)
+{
+    once_skip_back s = {(int)l, 0, 0, 0};
+    return s;
+}
+
+/* Record whether segment s->next matched; true when the search is over, with *found
+ * its answer. */
+static inline __attribute__((always_inline)) bool
+once_skip_back_step(once_skip_back *s, uint32_t k, bool matched, bool *found)
+{
+    s->reads++;
+    if (matched) {
+        s->run++;
+        s->next++;
+        if (s->before + s->run == k) {
+            *found = true;
+            return true;
+        }
+    } else {
+        s->next -= (int)k;
+        s->before = s->run;
+        s->run = 0;
+    }
+    *found = false;
+    return s->next < 0;
+}
+
 static inline __attribute__((always_inline)) bool
 once_skip_back_search(uint32_t k, uint32_t l, bool (*match)(const void *ctx, uint32_t i),
                       const void *ctx, uint32_t *reads)
 {
-    int i = (int)l;
-    uint32_t before = 0, run = 0, count = 0;
+    once_skip_back s = once_skip_back_start(l);
     bool found = false;
-    while (i >= 0) {
-        count++;
-        if (match(ctx, (uint32_t)i)) {
-            run++;
-            i++;
-            if (before + run == k) {
-                found = true;
-                break;
-            }
-        } else {
-            i -= (int)k;
-            before = run;
-            run = 0;
-        }
-    }
-    *reads = count;
+    while (s.next >= 0 && !once_skip_back_step(&s, k, match(ctx, (uint32_t)s.next), &found))
+        ;
+    *reads = s.reads;
     return found;
 }
 
@@ -356,6 +379,12 @@ once_status once_age_plan(double error, uint32_t level, uint32_t *k, uint32_t *l
 /* The age-partitioned recurrences (sizing.c) over explicit per-slice match rates. */
 double once_age_fpr(uint32_t k, uint32_t l, const double *fill);
 double once_age_accesses_absent(uint32_t k, uint32_t l, const double *fill);
+
+/* The SIMD path in use (bloom_blocked.c): the best this CPU has, or the one
+ * once_force_simd_path chose.  A filter records it when built, so forcing a path
+ * affects the filters built after. */
+typedef enum once_simd { ONCE_SIMD_SCALAR, ONCE_SIMD_AVX2, ONCE_SIMD_AVX512 } once_simd;
+once_simd once_simd_current(void);
 
 /* Geometry planning for the blocked layout (bloom_blocked.c). */
 once_status once_blocked_plan(uint64_t capacity, double error, uint64_t *bits, uint32_t *hashes);

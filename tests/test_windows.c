@@ -546,9 +546,22 @@ static void batch_spanning_shifts_matches_single(void)
         {ONCE_APBBF, 3, 3, 512, 4},
         {ONCE_APBBF, 2, 3, 64, 8},
         {ONCE_APBF, 18, 4, 0, 0}, /* more insertion slices than a batch computes ahead */
+        {ONCE_APBBF, 3, 4, 512, 8},
+        {ONCE_APBBF, 2, 5, 64, 4},
+        {ONCE_APBBF, 18, 4, 512, 4}, /* more insertion segments than a batch keeps */
     };
+    /* The APBBF's batch tests and sets 512-bit blocks on the SIMD path of the moment
+     * (recorded when a filter is built): every path this CPU has must agree with the
+     * one-key calls. */
+    static const char *const paths[] = {"scalar", "avx2", "avx512"};
     for (size_t t = 0; t < sizeof layouts / sizeof layouts[0]; t++) {
-        for (int policy = 0; policy < 2; policy++) {
+        for (int run = 0; run < 2 * 3; run++) {
+            int policy = run % 2;
+            const char *path = paths[run / 2];
+            if (layouts[t].type != ONCE_APBBF && run >= 2)
+                break;
+            if (once_force_simd_path(path) != ONCE_OK)
+                continue;
             once_filter *a = make_window(layouts[t].type, layouts[t].k, layouts[t].l,
                                          layouts[t].block_bits, layouts[t].block_hashes, 60,
                                          (once_policy)policy, 5);
@@ -568,6 +581,62 @@ static void batch_spanning_shifts_matches_single(void)
             once_free(b);
         }
     }
+    CHECK_OK(once_force_simd_path(NULL));
+}
+
+/*
+ * A query batch finishes its searches out of order (a search waiting for a segment's
+ * line is parked and resumed later), so the answers must still land on their keys:
+ * half present and half absent keys, in runs and interleaved, against one-key queries,
+ * on every SIMD path, with batches long enough to fill the parking (present keys in
+ * old segments all park).
+ */
+static void apbbf_query_batch_answers_in_place(void)
+{
+    enum { WINDOW = 20000, N = 8000 };
+    static testing_key raw[N];
+    static once_key keys[N];
+    static uint8_t out[N];
+    static const char *const paths[] = {"scalar", "avx2", "avx512"};
+    for (int p = 0; p < 3; p++) {
+        if (once_force_simd_path(paths[p]) != ONCE_OK)
+            continue;
+        once_filter *f = make_window(ONCE_APBBF, 2, 2, 512, 4, WINDOW, ONCE_POLICY_FIRST, 31);
+        REQUIRE(f != NULL);
+        for (uint64_t i = 0; i < WINDOW; i++) {
+            testing_key key = testing_key_make(31, i);
+            CHECK_OK(once_add(f, &key, sizeof key, 0));
+        }
+        /* Keys 0..3999: the oldest half of the window; then absent keys, interleaved
+         * with the newest ones. */
+        for (int i = 0; i < N; i++) {
+            uint64_t id = i < N / 2 ? (uint64_t)i
+                                    : (i % 2 ? WINDOW - 1 - (uint64_t)i : 1000000 + (uint64_t)i);
+            raw[i] = testing_key_make(31, id);
+            keys[i] = (once_key){&raw[i], sizeof raw[i], 0};
+        }
+        uint64_t positives = 0, differ = 0;
+        static const size_t sizes[] = {N, 1, 33, 500, 2};
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+            memset(out, 0xAA, sizeof out);
+            for (size_t at = 0; at < N; at += sizes[s]) {
+                size_t n = N - at < sizes[s] ? N - at : sizes[s];
+                CHECK_OK(once_query_batch(f, keys + at, n, out + at));
+            }
+            for (int i = 0; i < N; i++) {
+                bool seen;
+                CHECK_OK(once_query(f, keys[i].data, keys[i].len, 0, &seen));
+                differ += out[i] != (uint8_t)seen;
+                positives += seen;
+            }
+        }
+        CHECK(differ == 0);
+        /* Every window key is seen; the absent ones mostly not. */
+        CHECK(positives >= 5 * (uint64_t)(N / 2 + N / 4));
+        CHECK(positives < 5 * (uint64_t)(N / 2 + N / 4 + N / 20));
+        once_free(f);
+    }
+    CHECK_OK(once_force_simd_path(NULL));
 }
 
 /* One key 300 times in one batch: the first is new, every later copy is seen (under
@@ -704,6 +773,7 @@ static const testing_case cases[] = {
     {"batch_matches_single", batch_matches_single},
     {"batch_spanning_shifts_matches_single", batch_spanning_shifts_matches_single},
     {"batch_of_one_repeated_key", batch_of_one_repeated_key},
+    {"apbbf_query_batch_answers_in_place", apbbf_query_batch_answers_in_place},
     {"window_distinct_keys_match_exact_count", window_distinct_keys_match_exact_count},
 };
 
