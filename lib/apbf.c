@@ -35,18 +35,16 @@
  * Batches (once_add_batch, once_query_batch, once_test_and_add_batch)
  *   A key's spot in a segment (its word and bit, or its block and in-block bits)
  *   depends only on the key and the physical segment, never on the head; which
- *   segments an operation visits depends on the head.  The batch loop
- *   (once_batch_pipeline) hashes each key some keys ahead and requests the lines its
- *   operation will visit under the head of that moment: the search chain s_l, s_{l-k},
- *   ... (with the slice after each head for the APBF, whose slices match an absent key
- *   half the time) and, for insertions, s_0 .. s_{k-1}, whose spots it keeps with that
- *   head.  The key is then probed by the one-key search and insertion, which use the
- *   kept spots only if the head has not moved since and compute everything else from
- *   the head they find.  A shift inside a batch therefore wastes a few prefetches and
- *   never changes an answer: a batch answers exactly as one-key calls in array order,
- *   duplicates included.  The blocked shapes get their own loops with the shape a
- *   constant, so the in-block loops unroll.
- *
+ *   segments an operation visits depends on the head.  The batch loop hashes each key
+ *   some keys ahead, computes its spots in the segments its operation visits first
+ *   (s_0 .. s_{k-1} to insert; the search chain's heads s_l, s_{l-k}, ..., with the
+ *   segment after each for the APBF, whose slices match an absent key half the time)
+ *   under the head of that moment, and requests their lines.  When the key's turn
+ *   comes the spots are used if the head is still that one, computed afresh otherwise.
+ *   A query whose search goes on to a segment not requested is parked until its line
+ *   arrives, while the keys behind it go on.  A batch answers exactly as one-key calls
+ *   in array order, duplicates and shifts included (see "Batch" below).
+
  * Choosing (k, l) from a target rate p (the "level" knob)
  *   k = ceil(log2(1/p)) + level for the APBF (ceil(log2(1/p) / b) + level for the APBBF),
  *   then the largest l whose false-positive rate F(k, l) at the *actual* peak fills
@@ -283,29 +281,13 @@ static __attribute__((noinline)) void age_shift(age_filter *a)
     a->shifts++;
 }
 
-/* Spots of the insertion segments computed ahead (the batch), valid while the head is
- * still `head`: a spot depends on the physical segment only. */
-#define READY_SPOTS ONCE_AGE_INSERT_LINES
-
-typedef struct ready_spots {
-    uint32_t head;
-    segment_spot spot[READY_SPOTS];
-} ready_spots;
-
-/* Set the key in s_0 .. s_{k-1}, after the shift that is due, if any.  `ready`: the
- * spots computed ahead, used if the head has not moved since; NULL or stale, computed
- * here. */
+/* Set the key in s_0 .. s_{k-1}, after the shift that is due, if any. */
 static inline __attribute__((always_inline)) void age_insert(age_filter *a, block_shape shape,
-                                                             const once_hash *h,
-                                                             const ready_spots *ready)
+                                                             const once_hash *h)
 {
     if (a->filled == a->generation)
         age_shift(a);
-    uint32_t i = 0;
-    if (ready != NULL && ready->head == a->head)
-        for (; i < a->k && i < READY_SPOTS; i++)
-            spot_set(shape, ready->spot[i]);
-    for (; i < a->k; i++)
+    for (uint32_t i = 0; i < a->k; i++)
         spot_set(shape, spot_of(a, shape, h, physical_of(a, i)));
     a->filled++;
 }
@@ -313,7 +295,7 @@ static inline __attribute__((always_inline)) void age_insert(age_filter *a, bloc
 static once_status age_add(once_filter *f, const once_hash *h, uint64_t now_ms)
 {
     (void)now_ms;
-    age_insert(AGE(f), block_shape_of(AGE(f)), h, NULL);
+    age_insert(AGE(f), block_shape_of(AGE(f)), h);
     return ONCE_OK;
 }
 
@@ -330,113 +312,32 @@ static once_status age_test_and_add(once_filter *f, const once_hash *h, uint64_t
     uint32_t reads;
     *seen = age_find(&probe, &reads);
     if (!*seen || a->policy == ONCE_POLICY_REFRESH)
-        age_insert(a, probe.shape, h, NULL);
+        age_insert(a, probe.shape, h);
     return ONCE_OK;
 }
 
 /* ---------------------------------------------------------------- batch */
 
 /*
- * The batch runs once_batch_pipeline: `distance` keys before a key is probed it is
- * hashed and the lines its operation will touch under the current head are requested
- * (once_age_prefetch); for an insertion, the spots in s_0 .. s_{k-1} are kept with the
- * head they were computed for.  The probe is the one-key search and insertion: the
- * search computes its spots from the head it finds (it reads few segments, and which
- * depends on the bits), the insertion uses the kept spots only if the head has not
- * moved since.  So a shift in between costs a few wasted prefetches and a recomputation,
- * never a wrong answer.  Each block shape the library builds gets its own loops, with
- * the shape a constant, so the in-block bit loops unroll.
- */
-typedef struct key_record {
-    once_hash h;
-    ready_spots ready;
-} key_record;
-
-typedef struct age_batch_context {
-    age_filter *a;
-    block_shape shape;
-} age_batch_context;
-
-static inline __attribute__((always_inline)) void
-age_batch_prepare(const void *ctx, void *record, const once_hash *h, once_batch_op op)
-{
-    const age_batch_context *c = ctx;
-    const age_filter *a = c->a;
-    key_record *r = record;
-    r->h = *h;
-    age_probe probe = {a, c->shape, &r->h};
-    if (op != ONCE_OP_ADD)
-        once_age_prefetch_search(age_reach(a, c->shape), op == ONCE_OP_TEST_AND_ADD,
-                                 age_prefetch_segment, &probe);
-    if (op != ONCE_OP_QUERY) {
-        r->ready.head = a->head;
-        for (uint32_t i = 0; i < a->k && i < READY_SPOTS; i++) {
-            r->ready.spot[i] = spot_of(a, c->shape, &r->h, physical_of(a, i));
-            once_prefetch_write(r->ready.spot[i].words);
-        }
-    }
-}
-
-static inline __attribute__((always_inline)) once_status
-age_batch_step(const void *ctx, void *record, uint64_t now_ms, once_batch_op op, bool *answer)
-{
-    (void)now_ms;
-    const age_batch_context *c = ctx;
-    age_filter *a = c->a;
-    const key_record *r = record;
-    age_probe probe = {a, c->shape, &r->h};
-    uint32_t reads;
-    bool seen = op != ONCE_OP_ADD && age_find(&probe, &reads);
-    if (op == ONCE_OP_ADD ||
-        (op == ONCE_OP_TEST_AND_ADD && (!seen || a->policy == ONCE_POLICY_REFRESH)))
-        age_insert(a, c->shape, &r->h, &r->ready);
-    *answer = seen;
-    return ONCE_OK;
-}
-
-static inline __attribute__((always_inline)) once_status
-age_batch_shaped(age_filter *a, block_shape shape, const once_key *keys, size_t count,
-                 once_batch_op op, uint8_t *out, size_t *done)
-{
-    key_record ring[ONCE_PIPELINE_RING];
-    const age_batch_context c = {a, shape};
-    size_t distance = once_age_batch_distance(age_reach(a, shape), op);
-    uint64_t seed = a->base.seed;
-    switch (op) {
-    case ONCE_OP_QUERY:
-        return once_batch_pipeline(seed, keys, count, ONCE_OP_QUERY, out, done, distance, ring,
-                                   sizeof ring[0], &c, age_batch_prepare, age_batch_step);
-    case ONCE_OP_ADD:
-        return once_batch_pipeline(seed, keys, count, ONCE_OP_ADD, out, done, distance, ring,
-                                   sizeof ring[0], &c, age_batch_prepare, age_batch_step);
-    case ONCE_OP_TEST_AND_ADD:
-        break;
-    }
-    return once_batch_pipeline(seed, keys, count, ONCE_OP_TEST_AND_ADD, out, done, distance,
-                               ring, sizeof ring[0], &c, age_batch_prepare, age_batch_step);
-}
-
-/* ---------------------------------------------------------- APBBF batch */
-
-/*
- * The APBBF's own batch loop.  The generic pipeline above asks the one-key search for
- * every spot again when the key is probed; for blocks, where a spot costs more than
- * the bits it tests, that doubles the work.  Here a slot per key in flight keeps the
- * spots of the segments its operation visits first: the insertion segments
- * s_0 .. s_{k-1} and the heads of the search chain s_l, s_{l-k}, ... (the segments
- * after a head are visited only when the head matches, rarely for blocks).  The
- * spots are computed once, when the key is hashed `distance` keys ahead, under the
- * head of that moment, and used when the key is probed if the head is still that one
- * (a spot depends on the physical segment only); otherwise, and for segments not
- * kept, the probe computes them as the one-key calls do.  So a batch still answers
- * exactly as one-key calls in array order, shifts and duplicates included.
+ * The batch loop of both layouts.  A slot per key in flight keeps the spots of the
+ * segments its operation visits first: the insertion segments s_0 .. s_{k-1} and the
+ * heads of the search chain s_l, s_{l-k}, ... (with the segment after each head for
+ * the APBF; for blocks the segments after a head are visited only when the head
+ * matches, rarely).  The spots are computed once, when the key is hashed `distance`
+ * keys ahead, under the head of that moment, and used when the key is probed if the
+ * head is still that one (a spot depends on the physical segment only); otherwise,
+ * and for segments not kept, the probe computes them as the one-key calls do.  So a
+ * batch answers exactly as one-key calls in array order, shifts and duplicates
+ * included.  Asking the one-key search for every spot again would double the work of
+ * the blocked layout, where a spot costs more than the bits it tests.
  *
  * Per batch, the kept logical segments are chosen once; per head, their physical
  * segments' constants (the cubic term of the probe sequence, the segment's address)
- * are tabled, so a spot costs a multiply-add, a reduction and a remix.  A 512-bit
- * block is tested and set with one mask of the key's b bits built in SIMD registers
- * where the CPU has AVX-512 or AVX2 (lane w of the mask is word w of the block), bit
- * by bit otherwise: all paths touch the same bits.
+ * are tabled, so a spot costs a multiply-add, a reduction and, for blocks, a remix.
+ * A 512-bit block is tested and set with one mask of the key's b bits built in SIMD
+ * registers where the CPU has AVX-512 or AVX2 (lane w of the mask is word w of the
+ * block), bit by bit otherwise: all paths touch the same bits.  Each layout and block
+ * shape gets its own loops, with the shape a constant.
  */
 #define KEPT_SPOTS 16
 
@@ -485,10 +386,13 @@ static void kept_plan_init(kept_plan *plan, const age_filter *a, once_batch_op o
     if (op != ONCE_OP_QUERY)
         for (uint32_t i = 0; i < a->k; i++)
             kept_plan_keep(plan, i);
-    if (op != ONCE_OP_ADD)
+    if (op != ONCE_OP_ADD) {
+        uint32_t follow = age_reach(a, block_shape_of(a)).follow;
         for (int j = (int)a->l, heads = 0; j >= 0 && heads < ONCE_AGE_SEARCH_LINES;
              j -= (int)a->k, heads++)
-            kept_plan_keep(plan, (uint32_t)j);
+            for (uint32_t i = (uint32_t)j; i <= (uint32_t)j + follow && i < a->segments; i++)
+                kept_plan_keep(plan, i);
+    }
     kept_plan_at_head(plan, a);
 }
 
@@ -592,6 +496,8 @@ avx2_line_set(uint64_t *block, block_shape shape, uint64_t y)
 static inline __attribute__((always_inline)) bool kept_test(block_shape shape, line_test_fn test,
                                                             const uint64_t *block, uint64_t bits)
 {
+    if (shape.bits == 0)
+        return (*block >> bits) & 1;
     if (shape.bits == 64)
         return (*block & bits) == bits;
     return test(block, shape, bits);
@@ -600,7 +506,9 @@ static inline __attribute__((always_inline)) bool kept_test(block_shape shape, l
 static inline __attribute__((always_inline)) void kept_set(block_shape shape, line_set_fn set,
                                                            uint64_t *block, uint64_t bits)
 {
-    if (shape.bits == 64)
+    if (shape.bits == 0)
+        *block |= UINT64_C(1) << bits;
+    else if (shape.bits == 64)
         *block |= bits;
     else
         set(block, shape, bits);
@@ -633,13 +541,21 @@ kept_prepare(const age_filter *a, const kept_plan *plan, block_shape shape, kept
 {
     slot->h = once_hash_key(key->data, key->len, a->base.seed);
     slot->head = plan->head;
-    const uint64_t step = slot->h.hi | 1, blocks = a->blocks;
+    const uint64_t step = slot->h.hi | 1;
+    const uint64_t range = shape.bits == 0 ? a->segment_bits : a->blocks;
     for (uint32_t p = 0; p < plan->count; p++) {
         uint64_t x = slot->h.lo + plan->physical[p] * step + plan->cubic[p];
-        uint64_t *block = plan->segment[p] + once_reduce(x, blocks) * shape.words;
-        uint64_t y = block_bit_source(x);
+        uint64_t at = once_reduce(x, range);
+        uint64_t *block;
+        if (shape.bits == 0) { /* the slice's word and bit */
+            block = plan->segment[p] + (at >> 6);
+            slot->bits[p] = at & 63;
+        } else {
+            block = plan->segment[p] + at * shape.words;
+            uint64_t y = block_bit_source(x);
+            slot->bits[p] = shape.bits == 64 ? word_mask(shape, y) : y;
+        }
         slot->block[p] = block;
-        slot->bits[p] = shape.bits == 64 ? word_mask(shape, y) : y;
         if (op != ONCE_OP_QUERY && plan->logical[p] < a->k)
             once_prefetch_write(block);
         else
@@ -712,9 +628,13 @@ kept_loop(age_filter *a, block_shape shape, line_test_fn test, line_set_fn set,
 /*
  * Queries change nothing, so a batch of them need not finish in order.  A query whose
  * search goes on to a segment not kept (after a chain head matched: for a full block
- * segment about one key in 15) would wait for a line nobody requested, and with it
- * the keys behind it.  Instead the search is parked: the line is requested, and the
- * search resumes `distance` keys later, when the line should be there.
+ * segment about one key in 15; for the APBF after a head and the slice after it both
+ * matched, one in four) would wait for a line nobody requested, and with it the keys
+ * behind it.  Instead the search is parked: the line is requested, and the search
+ * resumes `distance` keys later, when the line should be there.  A test-and-add cannot
+ * be parked so simply (a later key may insert what it would read, or read what it
+ * would insert), and keeping the order by checking parked keys' blocks cost more than
+ * the waits it saved here: it waits.
  */
 typedef struct parked_query {
     size_t index; /* in the batch */
@@ -849,9 +769,21 @@ static __attribute__((noinline, flatten)) void word_batch(age_filter *a, const o
                    out);
 }
 
-static void apbbf_batch(age_filter *a, const once_key *keys, size_t count, once_batch_op op,
-                        uint8_t *out)
+static __attribute__((noinline, flatten)) void slice_batch(age_filter *a, const once_key *keys,
+                                                           size_t count, once_batch_op op,
+                                                           uint8_t *out)
 {
+    kept_loops(a, (block_shape){0, 0, 0, 0, 0}, scalar_line_test, scalar_line_set, keys, count,
+               op, out);
+}
+
+static void kept_batch(age_filter *a, const once_key *keys, size_t count, once_batch_op op,
+                       uint8_t *out)
+{
+    if (a->block_bits == 0) {
+        slice_batch(a, keys, count, op, out);
+        return;
+    }
     if (a->block_bits == 64) {
         word_batch(a, keys, count, op, out);
         return;
@@ -869,14 +801,10 @@ static void apbbf_batch(age_filter *a, const once_key *keys, size_t count, once_
     scalar_line_batch(a, keys, count, op, out);
 }
 
-static __attribute__((flatten)) once_status age_batch(once_filter *f, const once_key *keys,
-                                                      size_t count, once_batch_op op,
-                                                      uint8_t *out, size_t *done)
+static once_status age_batch(once_filter *f, const once_key *keys, size_t count,
+                             once_batch_op op, uint8_t *out, size_t *done)
 {
-    age_filter *a = AGE(f);
-    if (a->block_bits == 0)
-        return age_batch_shaped(a, (block_shape){0, 0, 0, 0, 0}, keys, count, op, out, done);
-    apbbf_batch(a, keys, count, op, out); /* an age-partitioned probe cannot fail */
+    kept_batch(AGE(f), keys, count, op, out); /* an age-partitioned probe cannot fail */
     *done = count;
     return ONCE_OK;
 }
