@@ -563,6 +563,22 @@ kept_prepare(const age_filter *a, const kept_plan *plan, block_shape shape, kept
     }
 }
 
+/* How many keys ahead a key is prepared (enough lines in flight to cover the memory's
+ * latency, see once_batch_pipeline), with the first keys prepared. */
+static inline __attribute__((always_inline)) size_t
+kept_start(const age_filter *a, const kept_plan *plan, block_shape shape, kept_slot *ring,
+           const once_key *keys, size_t count, once_batch_op op)
+{
+    size_t distance = once_age_batch_distance(age_reach(a, shape), op);
+    if (distance >= ONCE_PIPELINE_RING)
+        distance = ONCE_PIPELINE_RING - 1;
+    if (distance == 0)
+        distance = 1;
+    for (size_t i = 0; i < count && i < distance; i++)
+        kept_prepare(a, plan, shape, &ring[i], &keys[i], op);
+    return distance;
+}
+
 static inline __attribute__((always_inline)) bool
 kept_step(age_filter *a, kept_plan *plan, block_shape shape, line_test_fn test,
           line_set_fn set, const kept_slot *slot, once_batch_op op)
@@ -607,14 +623,7 @@ kept_loop(age_filter *a, block_shape shape, line_test_fn test, line_set_fn set,
     kept_plan plan;
     kept_plan_init(&plan, a, op);
     kept_slot ring[ONCE_PIPELINE_RING];
-    size_t distance = once_age_batch_distance(age_reach(a, shape), op);
-    if (distance >= ONCE_PIPELINE_RING)
-        distance = ONCE_PIPELINE_RING - 1;
-    if (distance == 0)
-        distance = 1;
-    size_t ahead = count < distance ? count : distance;
-    for (size_t i = 0; i < ahead; i++)
-        kept_prepare(a, &plan, shape, &ring[i % ONCE_PIPELINE_RING], &keys[i], op);
+    size_t distance = kept_start(a, &plan, shape, ring, keys, count, op);
     for (size_t i = 0; i < count; i++) {
         size_t next = i + distance;
         if (next < count)
@@ -691,12 +700,7 @@ kept_query_loop(const age_filter *a, block_shape shape, line_test_fn test,
     kept_slot ring[ONCE_PIPELINE_RING];
     parking lot;
     lot.first = lot.count = 0;
-    size_t distance = once_age_batch_distance(age_reach(a, shape), ONCE_OP_QUERY);
-    if (distance >= ONCE_PIPELINE_RING)
-        distance = ONCE_PIPELINE_RING - 1;
-    size_t ahead = count < distance ? count : distance;
-    for (size_t i = 0; i < ahead; i++)
-        kept_prepare(a, &plan, shape, &ring[i % ONCE_PIPELINE_RING], &keys[i], ONCE_OP_QUERY);
+    size_t distance = kept_start(a, &plan, shape, ring, keys, count, ONCE_OP_QUERY);
     for (size_t i = 0; i < count; i++) {
         size_t next = i + distance;
         if (next < count)
