@@ -311,9 +311,10 @@ static inline size_t once_age_batch_distance(once_age_reach r, once_batch_op op)
 }
 
 /*
- * The fused batch loop of the age-partitioned layouts (APBF, APBBF, TLBF), whose lines
- * for a key depend on state that an insertion can change (a shift moves the insertion
- * segments, the TLBF's clock expires slices).  Key i + distance is hashed and handed
+ * A fused batch loop for layouts whose lines for a key depend on state that an
+ * insertion can change (the TLBF: a shift moves the insertion slices, its clock
+ * expires slices; the APBF and APBBF run a loop of their own that also keeps the
+ * spots it computed ahead, apbf.c).  Key i + distance is hashed and handed
  * to `prepare`, which fills the layout's per-key record (`record_size` bytes in `ring`,
  * ONCE_PIPELINE_RING of them) and requests the key's lines under the state of the
  * moment: a guess that a shift in between makes partly stale (a wasted prefetch, never
