@@ -492,7 +492,8 @@ avx2_line_set(uint64_t *block, block_shape shape, uint64_t y)
 }
 #endif
 
-/* A kept spot's test and set: the word mask for B = 64, the path's line mask for 512. */
+/* A kept spot's test and set: the slice's bit, the word mask for B = 64, the path's
+ * line mask for B = 512. */
 static inline __attribute__((always_inline)) bool kept_test(block_shape shape, line_test_fn test,
                                                             const uint64_t *block, uint64_t bits)
 {
@@ -514,6 +515,16 @@ static inline __attribute__((always_inline)) void kept_set(block_shape shape, li
         set(block, shape, bits);
 }
 
+/* A spot computed on demand, in the kept form (for B = 64 the mask, not its source). */
+static inline __attribute__((always_inline)) segment_spot
+kept_spot_of(const age_filter *a, block_shape shape, const once_hash *h, uint32_t logical)
+{
+    segment_spot spot = spot_of(a, shape, h, physical_of(a, logical));
+    if (shape.bits == 64)
+        spot.bits = word_mask(shape, spot.bits);
+    return spot;
+}
+
 typedef struct kept_probe {
     const age_filter *a;
     const kept_plan *plan;
@@ -530,9 +541,8 @@ static inline __attribute__((always_inline)) bool kept_segment_matches(const voi
     int at = p->plan->where[logical];
     if (p->current && at >= 0)
         return kept_test(p->shape, p->test, p->slot->block[at], p->slot->bits[at]);
-    segment_spot spot = spot_of(p->a, p->shape, &p->slot->h, physical_of(p->a, logical));
-    return kept_test(p->shape, p->test, spot.words,
-                     p->shape.bits == 64 ? word_mask(p->shape, spot.bits) : spot.bits);
+    segment_spot spot = kept_spot_of(p->a, p->shape, &p->slot->h, logical);
+    return kept_test(p->shape, p->test, spot.words, spot.bits);
 }
 
 static inline __attribute__((always_inline)) void
@@ -594,22 +604,14 @@ kept_step(age_filter *a, kept_plan *plan, block_shape shape, line_test_fn test,
         age_shift(a);
         kept_plan_at_head(plan, a); /* for the keys prepared from now on */
     }
-    if (slot->head == a->head) {
-        for (uint32_t i = 0; i < a->k; i++) {
-            int at = plan->where[i];
-            if (at >= 0) {
-                kept_set(shape, set, slot->block[at], slot->bits[at]);
-            } else {
-                segment_spot spot = spot_of(a, shape, &slot->h, physical_of(a, i));
-                kept_set(shape, set, spot.words,
-                         shape.bits == 64 ? word_mask(shape, spot.bits) : spot.bits);
-            }
-        }
-    } else {
-        for (uint32_t i = 0; i < a->k; i++) {
-            segment_spot spot = spot_of(a, shape, &slot->h, physical_of(a, i));
-            kept_set(shape, set, spot.words,
-                     shape.bits == 64 ? word_mask(shape, spot.bits) : spot.bits);
+    bool current = slot->head == a->head;
+    for (uint32_t i = 0; i < a->k; i++) {
+        int at = plan->where[i];
+        if (current && at >= 0) {
+            kept_set(shape, set, slot->block[at], slot->bits[at]);
+        } else {
+            segment_spot spot = kept_spot_of(a, shape, &slot->h, i);
+            kept_set(shape, set, spot.words, spot.bits);
         }
     }
     a->filled++;
@@ -650,7 +652,7 @@ typedef struct parked_query {
     size_t due;   /* resume once the batch has reached this key */
     once_hash h;
     once_skip_back search;
-    segment_spot spot; /* of segment search.next, requested */
+    segment_spot spot; /* of segment search.next (kept form), requested */
 } parked_query;
 
 #define PARKED_QUERIES 32
@@ -669,7 +671,7 @@ park(const age_filter *a, block_shape shape, parking *lot, size_t index, size_t 
     q->due = due;
     q->h = *h;
     q->search = search;
-    q->spot = spot_of(a, shape, h, physical_of(a, (uint32_t)search.next));
+    q->spot = kept_spot_of(a, shape, h, (uint32_t)search.next);
     once_prefetch_read(q->spot.words);
 }
 
@@ -683,8 +685,7 @@ resume_oldest(const age_filter *a, block_shape shape, line_test_fn test, parking
     lot->first = (lot->first + 1) % PARKED_QUERIES;
     lot->count--;
     bool found;
-    bool matched = kept_test(shape, test, q.spot.words,
-                             shape.bits == 64 ? word_mask(shape, q.spot.bits) : q.spot.bits);
+    bool matched = kept_test(shape, test, q.spot.words, q.spot.bits);
     if (once_skip_back_step(&q.search, a->k, matched, &found))
         out[q.index] = found;
     else
