@@ -717,19 +717,19 @@ resume_oldest(const age_filter *a, block_shape shape, line_test_fn test, parking
 static inline __attribute__((always_inline)) bool
 chain_matches(block_shape shape, line_test_fn test, const kept_slot *slot, uint32_t heads)
 {
-#define HEAD(p) kept_test(shape, test, slot->block[p], slot->bits[p])
+#define HEAD(p) ((unsigned)kept_test(shape, test, slot->block[p], slot->bits[p]))
     switch (heads) {
     case 1:
         return HEAD(0);
     case 2:
-        return HEAD(0) | HEAD(1);
+        return (HEAD(0) | HEAD(1)) != 0;
     case 3:
-        return HEAD(0) | HEAD(1) | HEAD(2);
+        return (HEAD(0) | HEAD(1) | HEAD(2)) != 0;
     default: {
-        bool any = false;
+        unsigned any = 0;
         for (uint32_t p = 0; p < heads; p++)
             any |= HEAD(p);
-        return any;
+        return any != 0;
     }
     }
 #undef HEAD
