@@ -589,16 +589,16 @@ kept_start(const age_filter *a, const kept_plan *plan, block_shape shape, kept_s
     return distance;
 }
 
+/* An insertion or a test-and-add (queries run kept_query_loop, below). */
 static inline __attribute__((always_inline)) bool
 kept_step(age_filter *a, kept_plan *plan, block_shape shape, line_test_fn test,
           line_set_fn set, const kept_slot *slot, once_batch_op op)
 {
     kept_probe probe = {a, plan, slot, shape, test, slot->head == a->head};
     uint32_t reads;
-    bool seen = op != ONCE_OP_ADD &&
+    bool seen = op == ONCE_OP_TEST_AND_ADD &&
                 once_skip_back_search(a->k, a->l, kept_segment_matches, &probe, &reads);
-    if (op == ONCE_OP_QUERY || (op == ONCE_OP_TEST_AND_ADD && seen &&
-                                a->policy != ONCE_POLICY_REFRESH))
+    if (seen && a->policy != ONCE_POLICY_REFRESH)
         return seen;
     if (a->filled == a->generation) {
         age_shift(a);
@@ -631,7 +631,7 @@ kept_loop(age_filter *a, block_shape shape, line_test_fn test, line_set_fn set,
         if (next < count)
             kept_prepare(a, &plan, shape, &ring[next % ONCE_PIPELINE_RING], &keys[next], op);
         bool seen = kept_step(a, &plan, shape, test, set, &ring[i % ONCE_PIPELINE_RING], op);
-        if (op != ONCE_OP_ADD)
+        if (op == ONCE_OP_TEST_AND_ADD)
             out[i] = seen;
     }
 }
