@@ -33,6 +33,7 @@ static const char *const status_text[ONCE_STATUS_COUNT] = {
     [ONCE_ERR_CORRUPT] = "serialized filter is corrupt",
     [ONCE_ERR_CHECKSUM] = "serialized filter fails its checksum",
     [ONCE_ERR_IO] = "write failed",
+    [ONCE_ERR_TIME] = "event time refused: out of range, or too far ahead of the window's clock",
 };
 
 const char *once_strerror(once_status status)
@@ -117,6 +118,7 @@ void once_config_init(once_config *config, once_type type)
     config->error = 0.001;
     config->expansion = 2;
     config->tightening = 0.5;
+    config->max_time_jump_ms = ONCE_DEFAULT_MAX_TIME_JUMP_MS;
 }
 
 static once_status new_by_geometry(once_filter **out, once_type type, uint64_t bits,
@@ -275,6 +277,18 @@ void once_free(once_filter *f)
             return ONCE_ERR_INVALID;                                                            \
     } while (0)
 
+/* A read at `now_ms` is refused where a write at that time would be (once.h, "Event
+ * time"); writes are checked by the time windows themselves, key by key, because a
+ * batch moves the clock as it goes. */
+static once_status check_time(const once_filter *f, uint64_t now_ms)
+{
+    uint64_t latest = 0;
+    if (f->ops->clock == NULL)
+        return ONCE_OK;
+    bool started = f->ops->clock(f, &latest);
+    return once_time_admissible(f, latest, started, now_ms) ? ONCE_OK : ONCE_ERR_TIME;
+}
+
 /* One insertion of a hashed key, counted as the invariants above say. */
 static once_status add_hashed(once_filter *f, const once_hash *h, uint64_t now_ms)
 {
@@ -305,6 +319,9 @@ once_status once_query(const once_filter *f, const void *key, size_t len, uint64
     CHECK_KEY(f, key, len);
     if (present == NULL)
         return ONCE_ERR_INVALID;
+    once_status st = check_time(f, now_ms);
+    if (st != ONCE_OK)
+        return st;
     once_hash h = once_hash_key(key, len, f->seed);
     *present = f->ops->query(f, &h, now_ms);
     return ONCE_OK;
@@ -318,6 +335,9 @@ once_status once_query_reads(const once_filter *f, const void *key, size_t len, 
         return ONCE_ERR_INVALID;
     if (f->ops->query_reads == NULL)
         return ONCE_ERR_UNSUPPORTED;
+    once_status st = check_time(f, now_ms);
+    if (st != ONCE_OK)
+        return st;
     once_hash h = once_hash_key(key, len, f->seed);
     *present = f->ops->query_reads(f, &h, now_ms, reads);
     return ONCE_OK;
@@ -456,6 +476,9 @@ once_status once_query_batch(const once_filter *f, const once_key *keys, size_t 
         return st;
     if (present == NULL && count != 0)
         return ONCE_ERR_INVALID;
+    for (size_t i = 0; f->ops->clock != NULL && i < count; i++)
+        if ((st = check_time(f, keys[i].time_ms)) != ONCE_OK)
+            return st;
     if (f->ops->batch) {
         /* The fused loops never write through a query. */
         size_t done = 0;
@@ -519,6 +542,29 @@ once_status once_get_stats(const once_filter *f, once_stats *s)
     return ONCE_OK;
 }
 
+once_status once_clock(const once_filter *f, uint64_t *clock_ms, bool *started)
+{
+    if (f == NULL || clock_ms == NULL || started == NULL)
+        return ONCE_ERR_INVALID;
+    if (f->ops->clock == NULL)
+        return ONCE_ERR_UNSUPPORTED;
+    *clock_ms = 0;
+    *started = f->ops->clock(f, clock_ms);
+    return ONCE_OK;
+}
+
+once_status once_set_max_time_jump(once_filter *f, uint64_t max_time_jump_ms)
+{
+    if (f == NULL)
+        return ONCE_ERR_INVALID;
+    if (f->ops->clock == NULL)
+        return ONCE_ERR_UNSUPPORTED;
+    if (max_time_jump_ms > ONCE_MAX_TIME_MS)
+        return ONCE_ERR_INVALID;
+    f->max_time_jump = max_time_jump_ms;
+    return ONCE_OK;
+}
+
 /* ----------------------------------------------------------- cardinality */
 
 static bool confidence_ok(double confidence)
@@ -533,6 +579,9 @@ once_status once_estimate_cardinality(const once_filter *f, uint64_t now_ms, dou
         return ONCE_ERR_INVALID;
     if (f->ops->cardinality == NULL)
         return ONCE_ERR_UNSUPPORTED;
+    once_status st = check_time(f, now_ms);
+    if (st != ONCE_OK)
+        return st;
     memset(out, 0, sizeof *out);
     out->confidence = confidence;
     return f->ops->cardinality(f, now_ms, confidence, out);

@@ -152,12 +152,16 @@ typedef struct once_filter_ops {
      * capacity and error, already set on f, agree with the structure's own state?
      * false makes the load fail with ONCE_ERR_CORRUPT. */
     bool (*check_header)(const once_filter *f);
+    /* Time windows (NULL for the others): the clock, the latest event time accepted;
+     * returns false before the first event.  See once.h, "Event time". */
+    bool (*clock)(const once_filter *f, uint64_t *latest);
 } once_filter_ops;
 
 struct once_filter {
     const once_filter_ops *ops;
     uint64_t seed;
     uint64_t items;    /* keys inserted, minus deletes */
+    uint64_t max_time_jump; /* time windows: ms an event may be ahead of the clock (0: any) */
     uint64_t capacity; /* design capacity */
     double error;      /* design false-positive rate */
 };
@@ -582,6 +586,22 @@ static inline void once_filter_init(once_filter *f, const once_filter_ops *ops)
     f->items = 0;
     f->capacity = 0;
     f->error = 0;
+    f->max_time_jump = 0;
+}
+
+/*
+ * The event-time rule shared by the time windows (once.h, "Event time"): may an event
+ * at `now` be taken by a filter whose clock is `latest` (`started`: it has one)?  Late
+ * events are admissible (they are taken at the clock); an event past the clock by more
+ * than the filter's bound is not, and neither is a time past ONCE_MAX_TIME_MS.
+ */
+static inline bool once_time_admissible(const once_filter *f, uint64_t latest, bool started,
+                                        uint64_t now)
+{
+    if (now > ONCE_MAX_TIME_MS)
+        return false;
+    return !started || f->max_time_jump == 0 || now <= latest ||
+           now - latest <= f->max_time_jump;
 }
 
 /* Bytes for `cells` cells of `bits_per_cell` bits, rounded to whole 64-byte lines. */

@@ -111,7 +111,6 @@
 #include <math.h>
 
 #define TIMER_MAX_SPAN (UINT64_C(1) << 40)   /* ms, about 35 years */
-#define TIMER_MAX_TIME (UINT64_MAX >> 1)      /* event times are below 2^63 ms */
 #define TIMER_DEFAULT_MAX_BYTES (UINT64_C(1) << 30)
 #define TIMER_MAX_FILTERS 4096u
 #define TIMER_SPLIT 4u        /* dynamic: sub-filters of capacity / 4 keys at error / 4 */
@@ -152,7 +151,8 @@ typedef struct timer_filter {
     double sub_error;       /* rate per (sub-)filter aimed at */
     uint64_t threshold;     /* dynamic: alive timers at which the newest is full */
     uint64_t max_bytes;
-    uint64_t latest;        /* L, ms */
+    uint64_t latest;        /* L, ms: the clock */
+    bool started;           /* L was set by an event (once.h, "Event time") */
     timer_now now;          /* of L */
     uint64_t cursor;        /* next cell the sweep visits */
     uint64_t credit;        /* sweep remainder, < span */
@@ -471,19 +471,11 @@ static uint64_t memory_for(const timer_filter *t, uint64_t filters)
 static once_status timer_write(timer_filter *t, const once_hash *h, uint64_t ms, bool test,
                                bool *seen)
 {
-    if (ms > TIMER_MAX_TIME)
-        return ONCE_ERR_INVALID;
+    if (!once_time_admissible(&t->base, t->latest, t->started, ms))
+        return ONCE_ERR_TIME;
     uint64_t old = t->latest;
-    if (ms < old && old - ms >= t->span) {
-        /* Late and already expired: t_u + T <= L.  Nothing is inserted; the answer is
-         * still the filter's answer now, as a query would give it. */
-        if (seen) {
-            uint64_t late_pos[ONCE_MAX_HASHES];
-            probe_positions(t, h, late_pos);
-            *seen = test && holds_any(t, late_pos, t->now.res);
-        }
-        return ONCE_OK;
-    }
+    if (t->started && ms < old)
+        ms = old; /* a late event happens at the clock (once.h, "Event time") */
     uint64_t latest = ms > old ? ms : old;
     uint64_t advance = latest - old;
     bool wipe = advance >= t->span + t->tick;
@@ -518,6 +510,7 @@ static once_status timer_write(timer_filter *t, const once_hash *h, uint64_t ms,
     }
 
     t->latest = latest;
+    t->started = true;
     t->now = w;
     drop_expired(t, w.n);
     if (advance) {
@@ -602,9 +595,16 @@ static void timer_clear(once_filter *f)
     sub_wipe(t, s);
     s->max_expiry = 0;
     t->latest = 0;
+    t->started = false;
     t->now = now_of(t, 0);
     t->cursor = 0;
     t->credit = 0;
+}
+
+static bool timer_clock(const once_filter *f, uint64_t *latest)
+{
+    *latest = CTIMER(f)->latest;
+    return CTIMER(f)->started;
 }
 
 /* Combining is offered for fixed-size filters of one geometry and span. */
@@ -647,6 +647,7 @@ static void timer_combine(once_filter *dst, const once_filter *src, once_combine
         cell_put(d, d->subs[0].array, i, left ? (w.n + left) % d->period + 1 : 0);
     }
     d->latest = latest;
+    d->started = d->started || s->started;
     d->now = w;
     sub_rebuild(d, &d->subs[0]);
 }
@@ -839,7 +840,12 @@ once_status once_timer_create(once_filter **out, const once_config *c)
         double z = ceil((double)g.cells * pow(g.sub_error, 1.0 / g.hashes));
         g.threshold = z < 1.0 ? 1 : z > (double)g.cells ? g.cells : (uint64_t)z;
     }
-    return timer_new(out, &g);
+    if (c->max_time_jump_ms > ONCE_MAX_TIME_MS)
+        return ONCE_ERR_INVALID;
+    once_status st = timer_new(out, &g);
+    if (st == ONCE_OK)
+        (*out)->max_time_jump = c->max_time_jump_ms;
+    return st;
 }
 
 /* ---------------------------------------------------------- serialization */
@@ -862,8 +868,13 @@ enum {
     P_CURSOR,
     P_CREDIT,
     P_FILTERS,
+    P_STARTED,
+    P_MAX_TIME_JUMP,
     P_COUNT
 };
+/* States written before the clock's bound existed end at P_FILTERS; they load with no
+ * bound, as they ran, and a clock started if it ever moved. */
+#define P_COUNT_UNBOUNDED P_STARTED
 
 static uint64_t timer_params_size(const once_filter *f)
 {
@@ -898,6 +909,8 @@ static void timer_save_params(const once_filter *f, once_writer *w)
         [P_CURSOR] = t->cursor,
         [P_CREDIT] = t->credit,
         [P_FILTERS] = t->count,
+        [P_STARTED] = t->started,
+        [P_MAX_TIME_JUMP] = t->base.max_time_jump,
     };
     for (int i = 0; i < P_COUNT; i++)
         once_writer_u64(w, v[i]);
@@ -947,8 +960,12 @@ static once_status timer_load(once_filter **out, const uint8_t *params, size_t p
                               const uint8_t *payload, size_t payload_len)
 {
     uint64_t v[P_COUNT];
-    if (!once_read_params(params, params_len, v, P_COUNT))
+    if (once_read_params(params, params_len, v, P_COUNT_UNBOUNDED)) {
+        v[P_STARTED] = v[P_LATEST] != 0;
+        v[P_MAX_TIME_JUMP] = 0;
+    } else if (!once_read_params(params, params_len, v, P_COUNT)) {
         return ONCE_ERR_CORRUPT;
+    }
     double sub_error;
     memcpy(&sub_error, &v[P_SUB_ERROR], sizeof sub_error);
     /* Ranges first, so that the geometry arithmetic below cannot overflow. */
@@ -961,9 +978,10 @@ static once_status timer_load(once_filter **out, const uint8_t *params, size_t p
         sub_error >= 1.0 || (v[P_DYNAMIC] && sub_error == 0.0) ||
         (v[P_DYNAMIC] ? v[P_THRESHOLD] == 0 || v[P_THRESHOLD] > v[P_CELLS]
                       : v[P_THRESHOLD] != 0) ||
-        v[P_MAX_BYTES] == 0 || v[P_LATEST] > TIMER_MAX_TIME || v[P_CURSOR] >= v[P_CELLS] ||
+        v[P_MAX_BYTES] == 0 || v[P_LATEST] > ONCE_MAX_TIME_MS || v[P_CURSOR] >= v[P_CELLS] ||
         v[P_CREDIT] >= v[P_SPAN] || v[P_FILTERS] == 0 || v[P_FILTERS] > TIMER_MAX_FILTERS ||
-        (!v[P_DYNAMIC] && v[P_FILTERS] != 1))
+        (!v[P_DYNAMIC] && v[P_FILTERS] != 1) || v[P_STARTED] > 1 ||
+        (!v[P_STARTED] && v[P_LATEST] != 0) || v[P_MAX_TIME_JUMP] > ONCE_MAX_TIME_MS)
         return ONCE_ERR_CORRUPT;
     uint64_t words = once_words_for_bits(v[P_CELLS] * v[P_WIDTH]);
     if (payload_len != words * 8 * v[P_FILTERS])
@@ -1007,6 +1025,8 @@ static once_status timer_load(once_filter **out, const uint8_t *params, size_t p
         t->count++;
     }
     t->latest = v[P_LATEST];
+    t->started = v[P_STARTED] != 0;
+    t->base.max_time_jump = v[P_MAX_TIME_JUMP];
     t->now = now_of(t, t->latest);
     t->cursor = v[P_CURSOR];
     t->credit = v[P_CREDIT];
@@ -1050,4 +1070,5 @@ const once_filter_ops once_timer_ops = {
     .save_params = timer_save_params,
     .save_payload = timer_save_payload,
     .load = timer_load,
+    .clock = timer_clock,
 };

@@ -69,7 +69,8 @@
 #define TLBF_DEFAULT_MAX_BYTES (UINT64_C(1) << 30)
 #define TLBF_MAX_SLICES 65536u
 #define TLBF_MAX_SPAN_MS (UINT64_C(1) << 56)
-#define SLICE_FIELDS 5
+#define SLICE_FIELDS 6
+#define SLICE_FIELDS_UNBOUNDED 5 /* states without the clock's bound: no capacity field */
 #define TLBF_GROWTH 8 /* a new slice holds at most 8x the largest current one */
 
 typedef struct tlbf_slice {
@@ -124,9 +125,11 @@ static once_status slice_init(tlbf_slice *s, uint64_t bits, uint32_t hash)
     return s->array ? ONCE_OK : ONCE_ERR_NOMEM;
 }
 
+/* A slice stamped at s holds only deliveries made at or before s: at `now` they are all
+ * outside the window (now - T, now] once now - s >= T. */
 static bool expired(const tlbf_slice *s, uint64_t now, uint64_t span)
 {
-    return s->stamped && s->stamp <= now && now - s->stamp > span;
+    return s->stamped && s->stamp <= now && now - s->stamp >= span;
 }
 
 static inline uint64_t slice_position(const tlbf_slice *s, const once_hash *h)
@@ -193,13 +196,41 @@ static uint64_t bits_for_capacity(uint64_t capacity, uint32_t k)
 
 /* ------------------------------------------------------------ shift */
 
-static once_status shift(tlbf *t, uint64_t now)
+/* The time a generation may last, T / l rounded up: generation boundaries fall at
+ * multiples of it from the start of the generation that began on time. */
+static uint64_t generation_ms(const tlbf *t)
 {
+    return (t->span + t->l - 1) / t->l;
+}
+
+/* Target insertions for the next generation: the last one's rate over a generation's
+ * time, ceil(g_last (T / l) / dt) + 1.  dt is at most T / l (a generation that ended on
+ * time ended at its boundary, whatever the time of the insertion that noticed it) and
+ * at least 1 ms (a burst inside one clock tick). */
+static double generation_target(const tlbf *t, uint64_t now)
+{
+    uint64_t per_generation = generation_ms(t);
     uint64_t duration = now > t->generation_start ? now - t->generation_start : 0;
+    if (duration > per_generation)
+        duration = per_generation;
     if (duration == 0)
-        duration = 1; /* a burst inside one clock tick */
-    double per_generation = (double)t->span / t->l;
-    double target = ceil((double)t->generation_size * per_generation / (double)duration) + 1.0;
+        duration = 1;
+    return ceil((double)t->generation_size * (double)per_generation / (double)duration) + 1.0;
+}
+
+/* What one shift does: the new slice's size and the oldest slices it retires. */
+typedef struct shift_plan {
+    uint64_t bits;     /* of the new slice 0 */
+    uint64_t capacity; /* insertions it takes (its fill limit) */
+    uint64_t target; /* insertions per generation it was sized for */
+    uint32_t retire; /* oldest slices freed */
+    uint64_t freed;  /* their bytes */
+} shift_plan;
+
+/* Plan a shift at `now` for `target` insertions a generation, within the caps
+ * (ONCE_ERR_FULL otherwise).  Reads only the slices' sizes, counts and stamps. */
+static once_status plan_shift(const tlbf *t, uint64_t now, double target, shift_plan *p)
+{
     /* Never size a slice past what the memory cap could hold. */
     double ceiling = (double)t->max_bytes * 8.0 * log(2.0) / t->k;
     if (target > ceiling)
@@ -218,16 +249,23 @@ static once_status shift(tlbf *t, uint64_t now)
         target = growth_limit;
     uint64_t capacity = new_slice_capacity(t, (uint64_t)target);
     uint64_t bits = bits_for_capacity(capacity, t->k);
+    uint64_t fill_capacity = capacity_of(bits);
     /* More than k + l slices (a rate increase keeps old live slices) give a query more
      * places to find k false matches: F grows about like (slices - k + 1) r^k.  New
      * slices then aim at a lower fill r' = r ((l + 1) / (slices - k + 1))^(1/k), which
-     * holds the rate at the target once they age into the query's range. */
+     * holds the rate at the target once they age into the query's range.  The fill is
+     * a limit, not only a size: the slice's capacity (what the shift trigger lets in)
+     * is the insertions that bring it to r', so a rate that keeps rising meets more
+     * frequent shifts instead of slices filled past r'. */
     if (t->count + 1 > t->k + t->l) {
         double extra = (double)(t->l + 1) / (double)(t->count + 1 - t->k + 1);
         double fill = 0.5 * pow(extra, 1.0 / t->k);
         double scaled = ceil((double)capacity / -log1p(-fill));
         if (scaled > (double)bits)
             bits = scaled > (double)ONCE_MAX_CELLS ? ONCE_MAX_CELLS : (uint64_t)scaled;
+        fill_capacity = (uint64_t)floor((double)bits * -log1p(-fill));
+        if (fill_capacity == 0)
+            fill_capacity = 1;
     }
     uint64_t new_bytes = slice_words(bits) * 8;
 
@@ -243,23 +281,105 @@ static once_status shift(tlbf *t, uint64_t now)
     }
     if (t->count + 1 - retire > t->max_slices || t->bytes - freed + new_bytes > t->max_bytes)
         return ONCE_ERR_FULL;
+    p->bits = bits;
+    p->capacity = fill_capacity;
+    p->target = (uint64_t)target;
+    p->retire = retire;
+    p->freed = freed;
+    return ONCE_OK;
+}
 
-    tlbf_slice fresh;
-    once_status st = slice_init(&fresh, bits, (uint32_t)(t->serial % t->k));
-    if (st != ONCE_OK)
-        return st;
-    for (uint32_t r = 0; r < retire; r++)
-        once_words_free(t->slices[t->count - 1 - r].array);
-    t->count -= retire;
+/* Carry out a planned shift with the new slice's zeroed `array`.  `owner`: the slices'
+ * arrays belong to t, so the retired ones are freed (a plan's scratch copy frees none). */
+static void apply_shift(tlbf *t, uint64_t now, const shift_plan *p, uint64_t *array, bool owner)
+{
+    for (uint32_t r = 0; r < p->retire; r++)
+        if (owner)
+            once_words_free(t->slices[t->count - 1 - r].array);
+    t->count -= p->retire;
     memmove(&t->slices[1], &t->slices[0], t->count * sizeof t->slices[0]);
-    t->slices[0] = fresh;
+    tlbf_slice *fresh = &t->slices[0];
+    memset(fresh, 0, sizeof *fresh);
+    fresh->bits = p->bits;
+    fresh->capacity = p->capacity;
+    fresh->hash = (uint32_t)(t->serial % t->k);
+    fresh->array = array;
     t->count++;
     t->serial++;
-    t->bytes = t->bytes - freed + new_bytes;
-    t->target = (uint64_t)target;
+    t->bytes = t->bytes - p->freed + slice_words(p->bits) * 8;
+    t->target = p->target;
     t->generation_size = 0;
     t->generation_start = now;
     t->countdown = allowed_insertions(t);
+}
+
+/* One shift at `now`, the new generation starting at `start`. */
+static once_status shift(tlbf *t, uint64_t now, uint64_t start)
+{
+    shift_plan plan;
+    once_status st = plan_shift(t, now, generation_target(t, now), &plan);
+    if (st != ONCE_OK)
+        return st;
+    uint64_t *array = once_words_alloc(slice_words(plan.bits));
+    if (array == NULL)
+        return ONCE_ERR_NOMEM;
+    apply_shift(t, now, &plan, array, true);
+    t->generation_start = start;
+    return ONCE_OK;
+}
+
+/*
+ * The shifts owed by time: one for every generation boundary passed since the current
+ * generation started, at most k (after k, every insertion slice is new).  Doing them
+ * all, rather than one, is what keeps the slack bound after an idle stretch: an
+ * insertion refreshes the stamps of all k insertion slices, so an old slice left in an
+ * insertion position would carry keys from before the gap back into the window.  With
+ * every boundary counted, a slice created at c is an insertion slice only before
+ * c + k ceil(T / l), so a key delivered at t0 is reported at most until
+ * t0 + T + k ceil(T / l) (the reported slack).
+ *
+ * The generations skipped were empty; their slices are sized for the rate of the last
+ * generation that had traffic (the likeliest rate when it comes back; a lower one only
+ * leaves them emptier).  Either every owed shift happens or none: they are planned on
+ * a copy of the slice table first, then their arrays allocated, then applied.
+ */
+static once_status shift_by_time(tlbf *t, uint64_t now)
+{
+    uint64_t per_generation = generation_ms(t);
+    uint64_t due = (now - t->generation_start) / per_generation;
+    uint64_t start = t->generation_start + due * per_generation; /* the last boundary */
+    if (due == 1)
+        return shift(t, now, start);
+    uint32_t n = due < t->k ? (uint32_t)due : t->k;
+
+    shift_plan plans[ONCE_MAX_AGE_SLICES];
+    uint64_t *arrays[ONCE_MAX_AGE_SLICES];
+    tlbf scratch = *t;
+    scratch.slices = malloc(((size_t)t->count + n) * sizeof *scratch.slices);
+    if (scratch.slices == NULL)
+        return ONCE_ERR_NOMEM;
+    memcpy(scratch.slices, t->slices, t->count * sizeof *t->slices);
+    once_status st = ONCE_OK;
+    double target = generation_target(t, now);
+    for (uint32_t i = 0; i < n && st == ONCE_OK; i++) {
+        st = plan_shift(&scratch, now, target, &plans[i]);
+        if (st == ONCE_OK)
+            apply_shift(&scratch, now, &plans[i], NULL, false);
+    }
+    free(scratch.slices);
+    uint32_t ready = 0;
+    for (; st == ONCE_OK && ready < n; ready++)
+        if ((arrays[ready] = once_words_alloc(slice_words(plans[ready].bits))) == NULL)
+            st = ONCE_ERR_NOMEM;
+    if (st != ONCE_OK) {
+        for (uint32_t i = 0; i < ready; i++)
+            if (arrays[i] != NULL)
+                once_words_free(arrays[i]);
+        return st;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        apply_shift(t, now, &plans[i], arrays[i], true);
+    t->generation_start = start;
     return ONCE_OK;
 }
 
@@ -277,10 +397,12 @@ typedef struct tlbf_ready {
 static inline __attribute__((always_inline)) once_status
 insert(tlbf *t, const once_hash *h, uint64_t now, const tlbf_ready *ready)
 {
-    bool out_of_time = t->started && t->generation_size > 0 &&
-                       now - t->generation_start >= (t->span + t->l - 1) / t->l;
-    if (t->countdown == 0 || out_of_time) {
-        once_status st = shift(t, now);
+    if (t->started && t->generation_size > 0 && now - t->generation_start >= generation_ms(t)) {
+        once_status st = shift_by_time(t, now);
+        if (st != ONCE_OK)
+            return st;
+    } else if (t->countdown == 0) {
+        once_status st = shift(t, now, now);
         if (st != ONCE_OK)
             return st;
     }
@@ -336,21 +458,43 @@ static bool tlbf_query_reads(const once_filter *f, const once_hash *h, uint64_t 
     return tlbf_search(CTL(f), h, now_ms, reads);
 }
 
+/* The time a write at now_ms happens at (once.h, "Event time"): refused past the
+ * clock's bound, the clock itself for a late event. */
+static inline once_status write_time(const tlbf *t, uint64_t now_ms, uint64_t *now)
+{
+    if (!once_time_admissible(&t->base, t->latest, t->started, now_ms))
+        return ONCE_ERR_TIME;
+    *now = clamp_time(t, now_ms);
+    return ONCE_OK;
+}
+
+static inline __attribute__((always_inline)) once_status
+add_at(tlbf *t, const once_hash *h, uint64_t now_ms, const tlbf_ready *ready)
+{
+    uint64_t now;
+    once_status st = write_time(t, now_ms, &now);
+    return st != ONCE_OK ? st : insert(t, h, now, ready);
+}
+
 static once_status tlbf_add(once_filter *f, const once_hash *h, uint64_t now_ms)
 {
-    tlbf *t = TL(f);
-    return insert(t, h, clamp_time(t, now_ms), NULL);
+    return add_at(TL(f), h, now_ms, NULL);
 }
 
 static inline __attribute__((always_inline)) once_status
 test_and_insert(tlbf *t, const once_hash *h, uint64_t now_ms, const tlbf_ready *ready,
                 bool *seen)
 {
-    uint64_t now = clamp_time(t, now_ms);
+    uint64_t now;
+    once_status st = write_time(t, now_ms, &now);
+    if (st != ONCE_OK)
+        return st;
     uint32_t reads;
     *seen = tlbf_search(t, h, now, &reads);
-    if (*seen && t->policy != ONCE_POLICY_REFRESH)
+    if (*seen && t->policy != ONCE_POLICY_REFRESH) {
+        t->latest = now; /* every event accepted moves the clock, inserted or not */
         return ONCE_OK;
+    }
     return insert(t, h, now, ready);
 }
 
@@ -432,7 +576,7 @@ tlbf_batch_step(const void *ctx, void *record, uint64_t now_ms, once_batch_op op
         return ONCE_OK;
     }
     if (op == ONCE_OP_ADD)
-        return insert(t, &r->h, clamp_time(t, now_ms), &r->ready);
+        return add_at(t, &r->h, now_ms, &r->ready);
     return test_and_insert(t, &r->h, now_ms, &r->ready, answer);
 }
 
@@ -484,14 +628,24 @@ static void tlbf_clear(once_filter *f)
     }
     t->countdown = allowed_insertions(t);
     t->generation_size = 0;
+    t->generation_start = 0;
+    t->latest = 0; /* a cleared filter is a new one: the next event sets the clock */
     t->started = false;
 }
 
-static bool tlbf_same_geometry(const once_filter *a, const once_filter *b)
+/* Two TLBFs have slices of their own sizes, ages and stamps: there is no slice-wise
+ * union or intersection that keeps the window's promises, so combining is refused
+ * (ONCE_ERR_UNSUPPORTED, as `combine` is NULL) once the filters are known to match. */
+static bool tlbf_same_geometry(const once_filter *x, const once_filter *y)
 {
-    (void)a;
-    (void)b;
-    return false; /* slices of different sizes and ages: no slice-wise union */
+    const tlbf *a = CTL(x), *b = CTL(y);
+    return a->k == b->k && a->l == b->l && a->span == b->span;
+}
+
+static bool tlbf_clock(const once_filter *f, uint64_t *latest)
+{
+    *latest = CTL(f)->latest;
+    return CTL(f)->started;
 }
 
 static double slice_fill(const tlbf_slice *s)
@@ -520,7 +674,7 @@ static void tlbf_stats(const once_filter *f, once_stats *st)
     st->slices = t->count;
     st->span_ms = t->span;
     st->window = t->span;
-    st->slack = t->k * t->span / t->l;
+    st->slack = t->k * generation_ms(t); /* see shift_by_time */
     st->generation = t->target;
     st->newest_bits = t->slices[0].bits;
     st->npws = once_apbf_npws(t->k, t->l);
@@ -575,7 +729,10 @@ static uint64_t tlbf_memory(const once_filter *f)
 
 enum { P_K, P_L, P_SPAN, P_POLICY, P_MAX_BYTES, P_MAX_SLICES, P_COUNT_SLICES, P_COUNTDOWN,
        P_TARGET, P_GENERATION_SIZE, P_GENERATION_START, P_LATEST, P_STARTED, P_SERIAL,
-       P_FIELDS };
+       P_MAX_TIME_JUMP, P_FIELDS };
+/* States written before the clock's bound existed end at P_SERIAL; they load with no
+ * bound, as they ran. */
+#define P_FIELDS_UNBOUNDED P_MAX_TIME_JUMP
 
 static uint64_t tlbf_params_size(const once_filter *f)
 {
@@ -595,7 +752,8 @@ static void tlbf_save_params(const once_filter *f, once_writer *w)
     uint64_t v[P_FIELDS] = {t->k,          t->l,          t->span,           t->policy,
                             t->max_bytes,  t->max_slices, t->count,          t->countdown,
                             t->target,     t->generation_size, t->generation_start,
-                            t->latest,     t->started,    t->serial};
+                            t->latest,     t->started,    t->serial,
+                            t->base.max_time_jump};
     for (int i = 0; i < P_FIELDS; i++)
         once_writer_u64(w, v[i]);
 }
@@ -610,6 +768,7 @@ static void tlbf_save_payload(const once_filter *f, once_writer *w)
         once_writer_u64(w, s->stamp);
         once_writer_u64(w, s->stamped);
         once_writer_u64(w, s->hash);
+        once_writer_u64(w, s->capacity);
     }
     for (uint32_t i = 0; i < t->count; i++)
         once_writer_words(w, t->slices[i].array, slice_words(t->slices[i].bits));
@@ -652,16 +811,22 @@ static once_status tlbf_load(once_filter **out, const uint8_t *params, size_t pa
                              const uint8_t *payload, size_t payload_len)
 {
     uint64_t v[P_FIELDS];
-    if (!once_read_params(params, params_len, v, P_FIELDS))
-        return ONCE_ERR_CORRUPT;
+    bool current = once_read_params(params, params_len, v, P_FIELDS);
+    if (!current) {
+        if (!once_read_params(params, params_len, v, P_FIELDS_UNBOUNDED))
+            return ONCE_ERR_CORRUPT;
+        v[P_MAX_TIME_JUMP] = 0;
+    }
+    size_t fields = current ? SLICE_FIELDS : SLICE_FIELDS_UNBOUNDED;
     uint64_t k = v[P_K], l = v[P_L], count = v[P_COUNT_SLICES];
     if (k == 0 || k > ONCE_MAX_AGE_SLICES || l == 0 || l > ONCE_MAX_AGE_SLICES ||
         v[P_SPAN] == 0 || v[P_SPAN] > TLBF_MAX_SPAN_MS || v[P_POLICY] > ONCE_POLICY_REFRESH ||
         v[P_MAX_SLICES] < k + l || v[P_MAX_SLICES] > TLBF_MAX_SLICES || count < k + l ||
         count > v[P_MAX_SLICES] || v[P_MAX_BYTES] == 0 || v[P_STARTED] > 1 ||
-        v[P_GENERATION_START] > v[P_LATEST] || v[P_TARGET] == 0)
+        v[P_GENERATION_START] > v[P_LATEST] || v[P_TARGET] == 0 ||
+        v[P_LATEST] > ONCE_MAX_TIME_MS || v[P_MAX_TIME_JUMP] > ONCE_MAX_TIME_MS)
         return ONCE_ERR_CORRUPT;
-    if (payload_len / (SLICE_FIELDS * 8) < count)
+    if (payload_len / (fields * 8) < count)
         return ONCE_ERR_CORRUPT;
     tlbf *t = NULL;
     once_status st = tlbf_new(&t, (uint32_t)k, (uint32_t)l, v[P_SPAN], (uint32_t)v[P_POLICY],
@@ -675,16 +840,19 @@ static once_status tlbf_load(once_filter **out, const uint8_t *params, size_t pa
     t->latest = v[P_LATEST];
     t->started = v[P_STARTED] != 0;
     t->serial = v[P_SERIAL];
+    t->base.max_time_jump = v[P_MAX_TIME_JUMP];
 
     const uint8_t *p = payload;
-    size_t left = payload_len - (size_t)count * SLICE_FIELDS * 8;
-    const uint8_t *words = payload + (size_t)count * SLICE_FIELDS * 8;
+    size_t left = payload_len - (size_t)count * fields * 8;
+    const uint8_t *words = payload + (size_t)count * fields * 8;
     st = ONCE_OK;
-    for (uint32_t i = 0; i < count && st == ONCE_OK; i++, p += SLICE_FIELDS * 8) {
+    for (uint32_t i = 0; i < count && st == ONCE_OK; i++, p += fields * 8) {
         uint64_t bits = once_le64_read(p), n = once_le64_read(p + 8);
         uint64_t stamp = once_le64_read(p + 16), stamped = once_le64_read(p + 24);
         uint64_t hash = once_le64_read(p + 32);
+        uint64_t capacity = current ? once_le64_read(p + 40) : capacity_of(bits);
         if (bits < 2 * k || bits > ONCE_MAX_CELLS || stamped > 1 || hash >= k ||
+            capacity == 0 || capacity > capacity_of(bits) ||
             (stamped && stamp > t->latest) || (!stamped && stamp != 0) ||
             slice_words(bits) * 8 > left || t->bytes + slice_words(bits) * 8 > t->max_bytes) {
             st = ONCE_ERR_CORRUPT;
@@ -695,6 +863,7 @@ static once_status tlbf_load(once_filter **out, const uint8_t *params, size_t pa
             break;
         t->count = i + 1;
         tlbf_slice *s = &t->slices[i];
+        s->capacity = capacity;
         s->count = n;
         s->stamp = stamp;
         s->stamped = stamped != 0;
@@ -727,6 +896,7 @@ static once_status tlbf_load(once_filter **out, const uint8_t *params, size_t pa
 once_status once_tlbf_create(once_filter **out, const once_config *c)
 {
     if (c->span_ms == 0 || c->span_ms > TLBF_MAX_SPAN_MS || c->capacity == 0 ||
+        c->max_time_jump_ms > ONCE_MAX_TIME_MS ||
         (c->policy != ONCE_POLICY_FIRST && c->policy != ONCE_POLICY_REFRESH))
         return ONCE_ERR_INVALID;
     uint32_t k = c->hashes, l = c->age_slices;
@@ -764,6 +934,7 @@ once_status once_tlbf_create(once_filter **out, const once_config *c)
         t->bytes += slice_words(bits) * 8;
     }
     t->serial = k + l;
+    t->base.max_time_jump = c->max_time_jump_ms;
     t->target = generation;
     t->countdown = allowed_insertions(t);
     *out = &t->base;
@@ -792,4 +963,5 @@ const once_filter_ops once_tlbf_ops = {
     .save_params = tlbf_save_params,
     .save_payload = tlbf_save_payload,
     .load = tlbf_load,
+    .clock = tlbf_clock,
 };

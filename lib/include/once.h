@@ -4,7 +4,7 @@
  * libonce answers one question for a stream of keys: "have I delivered this key
  * before?" with bounded memory and a false-positive rate chosen by the caller, and
  * never a false negative.  Every structure in the library (standard, partitioned,
- * blocked and counting Bloom filters today; windowed and growing filters later) sits
+ * blocked and counting Bloom filters, count and time windows, growing filters) sits
  * behind the one opaque handle `once_filter` and the one set of calls below, so the
  * CLI, the Redis module and the cluster client share a single code path.
  *
@@ -12,9 +12,10 @@
  *   - Every call that can fail returns `once_status`; ONCE_OK is 0.  `once_strerror()`
  *     turns a status into a sentence.  Nothing aborts on bad input or failed malloc.
  *   - Keys are arbitrary bytes (NULs included) given as pointer + length.
- *   - Time is always an argument (`now_ms`, milliseconds on any monotone-ish clock the
- *     caller chooses).  Structures without a time window ignore it; the library never
- *     reads a clock.
+ *   - Time is always an argument (`now_ms`, milliseconds on a clock the caller
+ *     chooses).  Structures without a time window ignore it; the library never reads
+ *     a clock.  The time windows' rules (a watermark, late events, jumps, the
+ *     window's boundary) are under "Event time" below.
  *   - Every filter carries a 64-bit hash seed.  By default it is drawn from the
  *     kernel's random source, so crafted keys cannot aim at chosen bits; fix it for
  *     reproducible results.  The seed is saved with the filter.
@@ -60,6 +61,7 @@ typedef enum once_status {
     ONCE_ERR_CORRUPT,     /* serialized data has an invalid field */
     ONCE_ERR_CHECKSUM,    /* serialized data fails its checksum */
     ONCE_ERR_IO,          /* the caller's writer reported a failure */
+    ONCE_ERR_TIME,        /* an event time the window's clock refuses (see "Event time") */
     ONCE_STATUS_COUNT
 } once_status;
 
@@ -95,6 +97,34 @@ typedef enum once_type {
  * always reported seen (no false negatives); past the window plus the structure's
  * slack it is reported seen at most at the target false-positive rate.
  */
+/*
+ * Event time (ONCE_TLBF, ONCE_TIMER)
+ *
+ * A time window keeps a clock: the latest event time it accepted, a watermark that
+ * only moves forward.  Both time structures follow the same rules:
+ *   - Times are milliseconds in [0, ONCE_MAX_TIME_MS]; any other is ONCE_ERR_TIME.
+ *   - The first event of a new (or cleared) filter sets the clock wherever it is.
+ *   - An event at or after the clock moves the clock to it, unless it is more than
+ *     max_time_jump_ms ahead: then it is refused with ONCE_ERR_TIME and changes
+ *     nothing.  One outlier timestamp (a year 2100 in a stream of today) would
+ *     otherwise expire the whole window at once and freeze the clock far ahead.  A
+ *     stream that really jumps further (a replay with a gap of days) needs a larger
+ *     bound, or 0 for none.
+ *   - An event before the clock (late, or a clock that went backwards) is taken as
+ *     happening at the clock: it is tested against what the window holds now and, if
+ *     inserted, remembered as of the clock, so no key is forgotten sooner than T after
+ *     the moment it was delivered.
+ *   - Queries and estimates are answered at max(clock, now_ms) and never move the
+ *     clock; a time a write would refuse is refused for them too.
+ *
+ * The window's boundary: at clock t the window holds the deliveries made at times in
+ * (t - T, t].  A key delivered at t0 is reported seen while t - t0 < T; a repeat
+ * exactly T later is new again unless the structure's slack still holds it (stats
+ * `slack`: under one timer tick for ONCE_TIMER, k ceil(T / l) for ONCE_TLBF).
+ */
+#define ONCE_MAX_TIME_MS (UINT64_MAX >> 1)
+#define ONCE_DEFAULT_MAX_TIME_JUMP_MS (UINT64_C(24) * 3600 * 1000)
+
 typedef enum once_policy {
     ONCE_POLICY_FIRST = 0,  /* insert only keys not seen: the window counts deliveries */
     ONCE_POLICY_REFRESH = 1 /* re-insert seen keys: the window counts from the last one */
@@ -127,6 +157,8 @@ typedef struct once_config {
     uint32_t block_bits;     /* APBBF block size B: 64 or 512 (0 = 512) */
     uint32_t block_hashes;   /* APBBF bits per block b: 4 or 8 (0 = 4 for error >= 1e-3, else 8) */
     once_policy policy;      /* what test-and-add does with a key it reports seen */
+    uint64_t max_time_jump_ms; /* time windows: how far ahead of the clock an event may be
+                                  (see "Event time"; once_config_init sets a day; 0 = any) */
 
     /* Time windows (TLBF, timer).  `capacity` is then the expected keys per span, the
      * starting size; the structures adapt to the observed rate. */
@@ -150,7 +182,8 @@ typedef struct once_config {
     uint64_t batch_threshold; /* dynamic block-partitioned: n_thres keys per batch (0 = derive) */
 } once_config;
 
-/* Fill `config` with the defaults: capacity 1,000,000, error 0.001, random seed. */
+/* Fill `config` with the defaults: capacity 1,000,000, error 0.001, random seed, a
+ * maximum time jump of a day. */
 ONCE_API void once_config_init(once_config *config, once_type type);
 
 ONCE_API once_status once_create(once_filter **out, const once_config *config);
@@ -236,6 +269,12 @@ typedef struct once_stats {
 } once_stats;
 
 ONCE_API once_status once_get_stats(const once_filter *filter, once_stats *stats);
+/* Time windows: the clock (latest event time accepted; *started false before the first
+ * event) and the bound on how far ahead of it an event may be (0 = none).  The bound is
+ * saved with the filter; setting it is how a loaded filter takes a new one.
+ * ONCE_ERR_UNSUPPORTED for structures without a clock. */
+ONCE_API once_status once_clock(const once_filter *filter, uint64_t *clock_ms, bool *started);
+ONCE_API once_status once_set_max_time_jump(once_filter *filter, uint64_t max_time_jump_ms);
 /* Cheap accessors that do not scan the array. */
 ONCE_API uint64_t once_items(const once_filter *filter);
 ONCE_API uint64_t once_capacity(const once_filter *filter);
