@@ -229,7 +229,8 @@ typedef struct shift_plan {
 
 /* Plan a shift at `now` for `target` insertions a generation, within the caps
  * (ONCE_ERR_FULL otherwise).  Reads only the slices' sizes, counts and stamps. */
-static once_status plan_shift(const tlbf *t, uint64_t now, double target, shift_plan *p)
+static once_status plan_shift(const tlbf *t, uint64_t now, double target, uint32_t generations,
+                              shift_plan *p)
 {
     /* Never size a slice past what the memory cap could hold. */
     double ceiling = (double)t->max_bytes * 8.0 * log(2.0) / t->k;
@@ -247,7 +248,11 @@ static once_status plan_shift(const tlbf *t, uint64_t now, double target, shift_
     double growth_limit = (double)largest * TLBF_GROWTH / t->k + 1.0;
     if (target > growth_limit)
         target = growth_limit;
-    uint64_t capacity = new_slice_capacity(t, (uint64_t)target);
+    /* `generations`: the slice is one of a set that replaces every insertion slice at
+     * once and takes this many generations of `target` before it leaves them; 0: it
+     * shares them with the older insertion slices, within their room. */
+    uint64_t capacity = generations ? (uint64_t)target * generations
+                                    : new_slice_capacity(t, (uint64_t)target);
     uint64_t bits = bits_for_capacity(capacity, t->k);
     uint64_t fill_capacity = capacity_of(bits);
     /* More than k + l slices (a rate increase keeps old live slices) give a query more
@@ -317,7 +322,7 @@ static void apply_shift(tlbf *t, uint64_t now, const shift_plan *p, uint64_t *ar
 static once_status shift(tlbf *t, uint64_t now, uint64_t start)
 {
     shift_plan plan;
-    once_status st = plan_shift(t, now, generation_target(t, now), &plan);
+    once_status st = plan_shift(t, now, generation_target(t, now), 0, &plan);
     if (st != ONCE_OK)
         return st;
     uint64_t *array = once_words_alloc(slice_words(plan.bits));
@@ -329,29 +334,14 @@ static once_status shift(tlbf *t, uint64_t now, uint64_t start)
 }
 
 /*
- * The shifts owed by time: one for every generation boundary passed since the current
- * generation started, at most k (after k, every insertion slice is new).  Doing them
- * all, rather than one, is what keeps the slack bound after an idle stretch: an
- * insertion refreshes the stamps of all k insertion slices, so an old slice left in an
- * insertion position would carry keys from before the gap back into the window.  With
- * every boundary counted, a slice created at c is an insertion slice only before
- * c + k ceil(T / l), so a key delivered at t0 is reported at most until
- * t0 + T + k ceil(T / l) (the reported slack).
- *
- * The generations skipped were empty; their slices are sized for the rate of the last
- * generation that had traffic (the likeliest rate when it comes back; a lower one only
- * leaves them emptier).  Either every owed shift happens or none: they are planned on
- * a copy of the slice table first, then their arrays allocated, then applied.
+ * `n` shifts at once (at most k), all or none: they are planned on a copy of the slice
+ * table first, then their arrays allocated, then applied.  Every new slice is sized for
+ * `target` insertions a generation; when n = k they replace every insertion slice, and
+ * the one that ends at position p takes k - p generations of it.
  */
-static once_status shift_by_time(tlbf *t, uint64_t now)
+static once_status shift_several(tlbf *t, uint64_t now, uint32_t n, double target,
+                                 uint64_t start)
 {
-    uint64_t per_generation = generation_ms(t);
-    uint64_t due = (now - t->generation_start) / per_generation;
-    uint64_t start = t->generation_start + due * per_generation; /* the last boundary */
-    if (due == 1)
-        return shift(t, now, start);
-    uint32_t n = due < t->k ? (uint32_t)due : t->k;
-
     shift_plan plans[ONCE_MAX_AGE_SLICES];
     uint64_t *arrays[ONCE_MAX_AGE_SLICES];
     tlbf scratch = *t;
@@ -360,9 +350,8 @@ static once_status shift_by_time(tlbf *t, uint64_t now)
         return ONCE_ERR_NOMEM;
     memcpy(scratch.slices, t->slices, t->count * sizeof *t->slices);
     once_status st = ONCE_OK;
-    double target = generation_target(t, now);
     for (uint32_t i = 0; i < n && st == ONCE_OK; i++) {
-        st = plan_shift(&scratch, now, target, &plans[i]);
+        st = plan_shift(&scratch, now, target, n == t->k ? i + 1 : 0, &plans[i]);
         if (st == ONCE_OK)
             apply_shift(&scratch, now, &plans[i], NULL, false);
     }
@@ -381,6 +370,53 @@ static once_status shift_by_time(tlbf *t, uint64_t now)
         apply_shift(t, now, &plans[i], arrays[i], true);
     t->generation_start = start;
     return ONCE_OK;
+}
+
+/*
+ * The shifts owed by time: one for every generation boundary passed since the current
+ * generation started, at most k (after k, every insertion slice is new).  Doing them
+ * all, rather than one, is what keeps the slack bound after an idle stretch: an
+ * insertion refreshes the stamps of all k insertion slices, so an old slice left in an
+ * insertion position would carry keys from before the gap back into the window.  With
+ * every boundary counted, a slice created at c is an insertion slice only before
+ * c + k ceil(T / l), so a key delivered at t0 is reported at most until
+ * t0 + T + k ceil(T / l) (the reported slack).  The generations skipped were empty;
+ * their slices are sized for the rate of the last generation that had traffic (the
+ * likeliest rate when it comes back; a lower one only leaves them emptier).
+ */
+static once_status shift_by_time(tlbf *t, uint64_t now)
+{
+    uint64_t per_generation = generation_ms(t);
+    uint64_t due = (now - t->generation_start) / per_generation;
+    uint64_t start = t->generation_start + due * per_generation; /* the last boundary */
+    if (due == 1)
+        return shift(t, now, start);
+    return shift_several(t, now, due < t->k ? (uint32_t)due : t->k, generation_target(t, now),
+                         start);
+}
+
+/*
+ * A shift by fill.  When the generation filled at more than RATE_JUMP times the rate
+ * its slices were sized for, the older insertion slices are too small for the new
+ * rate: left in place, each would force short generations until it leaves, and the
+ * span fills with extra slices at fill 1/2 that a query can match.  They are replaced
+ * all at once instead, by k slices sized for the new rate: the old ones leave the
+ * insertion positions part-filled, which keeps the false-positive rate of a rate
+ * increase close to the target.
+ */
+#define RATE_JUMP 2.0
+#define RATE_JUMP_SAMPLE 32 /* insertions a generation needs to say the rate jumped */
+
+static once_status shift_by_fill(tlbf *t, uint64_t now)
+{
+    double target = generation_target(t, now);
+    if (t->generation_size < RATE_JUMP_SAMPLE || !(target > RATE_JUMP * (double)t->target))
+        return shift(t, now, now);
+    /* A burst inside a few milliseconds extrapolates to any rate over T / l: the k new
+     * slices are sized for at most GROWTH times the generation just seen, so a burst
+     * that goes on is followed through a few such steps rather than one guess. */
+    double seen = (double)t->generation_size * TLBF_GROWTH;
+    return shift_several(t, now, t->k, target < seen ? target : seen, now);
 }
 
 /* A key's bit positions in slices 0 .. k-1 computed ahead (the batch), right while no
@@ -402,7 +438,7 @@ insert(tlbf *t, const once_hash *h, uint64_t now, const tlbf_ready *ready)
         if (st != ONCE_OK)
             return st;
     } else if (t->countdown == 0) {
-        once_status st = shift(t, now, now);
+        once_status st = shift_by_fill(t, now);
         if (st != ONCE_OK)
             return st;
     }

@@ -611,6 +611,271 @@ static void distinct_keys_held_match_exact_count(void)
     free(zipf.cdf);
 }
 
+
+/*
+ * A stream of words whose rate changes by phase, as a click or log stream does: cycles
+ * of 400,000 events (150,000 at 1 ms apart, a 5x burst of 50,000 at 0.2 ms, a 25x drop
+ * to 5 ms apart for 50,000, 150,000 at 1 ms again), each followed by an idle hour.
+ * Half the events are new words, half are words seen before (any time before), so
+ * after the idle hour almost every repeat is a word last delivered over an hour ago.
+ * Span 60 s at target 0.001.  The checker keeps each word's delivery time on the
+ * filter's clock and sorts each answer:
+ *   - delivered within the span: must be seen (no false negatives);
+ *   - never delivered, or delivered at least span + slack ago: new to the window, seen
+ *     only as a false positive; the old ones are also counted apart for the 20,000
+ *     events after an idle hour and for the drop phase.
+ */
+typedef struct phased_result {
+    uint64_t misses;
+    uint64_t fresh, fresh_seen; /* new to the window: never delivered, or span + slack ago */
+    uint64_t after_gap, after_gap_seen;
+    uint64_t in_drop, in_drop_seen;
+} phased_result;
+
+static phased_result run_phased_words(uint64_t seed, int cycles)
+{
+    phased_result r;
+    memset(&r, 0, sizeof r);
+    const uint64_t span = MINUTE;
+    once_filter *f = make_tlbf(span, 60000, 0.001, 0, 0, ONCE_POLICY_FIRST, seed);
+    if (f == NULL) {
+        CHECK(0);
+        return r;
+    }
+    uint64_t slack = testing_stats(f).slack;
+    uint64_t words = (uint64_t)cycles * 400000;
+    uint64_t *delivered_at = calloc(words, sizeof *delivered_at); /* clock + 1; 0 = never */
+    uint64_t t = 1700000000000ull, clock = 0, state = seed, next = 0, fifth = 0;
+    for (int cycle = 0; cycle < cycles; cycle++) {
+        for (uint64_t e = 0; e < 400000; e++) {
+            if (e < 150000 || e >= 250000)
+                t += 1;
+            else if (e < 200000)
+                t += ++fifth % 5 == 0; /* five events a millisecond */
+            else
+                t += 5;
+            state = testing_mix(state);
+            uint64_t id = state % 2 == 0 || next == 0 ? next++ : testing_mix(state) % next;
+            testing_key k = testing_key_make(seed, id);
+            bool seen = false;
+            CHECK_OK(once_test_and_add(f, &k, sizeof k, t, &seen));
+            clock = t > clock ? t : clock;
+            uint64_t at = delivered_at[id];
+            if (at == 0) {
+                r.fresh++;
+                r.fresh_seen += seen;
+            } else if (clock - (at - 1) < span) {
+                r.misses += !seen;
+            } else if (clock - (at - 1) >= span + slack) {
+                r.fresh++;
+                r.fresh_seen += seen;
+                if (cycle > 0 && e < 20000) {
+                    r.after_gap++;
+                    r.after_gap_seen += seen;
+                } else if (e >= 200000 && e < 250000) {
+                    r.in_drop++;
+                    r.in_drop_seen += seen;
+                }
+            }
+            if (!seen)
+                delivered_at[id] = clock + 1;
+        }
+        t += HOUR;
+    }
+    free(delivered_at);
+    once_free(f);
+    return r;
+}
+
+/* Rate seen / n, and whether it is within `factor` times p plus three standard errors. */
+static bool within(uint64_t seen, uint64_t n, double factor, double p, double *rate)
+{
+    *rate = n ? (double)seen / (double)n : 0.0;
+    return n > 0 && *rate <= factor * p + 3.0 * sqrt(factor * p / (double)n);
+}
+
+static int phased_seeds(void)
+{
+#ifdef ONCE_TESTS_SANITIZED
+    return 4;
+#else
+    return 20;
+#endif
+}
+
+/* After an idle stretch longer than span + slack, or a drop of the rate after a
+ * burst, the words from before are new again: reported seen at most at the target. */
+static void idle_hour_and_rate_drops_forget_old_keys(void)
+{
+    const double p = 0.001;
+    double worst_gap = 0, worst_drop = 0, rate;
+    for (int s = 1; s <= phased_seeds(); s++) {
+        phased_result r = run_phased_words(1000 + s, 3);
+        CHECK(r.misses == 0);
+        CHECK(r.after_gap > 15000 && r.in_drop > 15000);
+        if (!within(r.after_gap_seen, r.after_gap, 1.0, p, &rate))
+            fprintf(stderr, "seed %d: after an idle hour, old words seen at %.5f\n", s, rate);
+        CHECK(within(r.after_gap_seen, r.after_gap, 1.0, p, &rate));
+        worst_gap = rate > worst_gap ? rate : worst_gap;
+        if (!within(r.in_drop_seen, r.in_drop, 1.0, p, &rate))
+            fprintf(stderr, "seed %d: after a 25x drop, old words seen at %.5f\n", s, rate);
+        CHECK(within(r.in_drop_seen, r.in_drop, 1.0, p, &rate));
+        worst_drop = rate > worst_drop ? rate : worst_drop;
+    }
+    printf("old words reported seen, worst over %d seeds: after an idle hour %.5f, after a "
+           "25x drop %.5f (target %.3f)\n",
+           phased_seeds(), worst_gap, worst_drop, p);
+}
+
+/* The false-positive rate of words new to the window over the whole phased stream,
+ * for every seed: within 1.5x the target plus three standard errors.  The rate runs
+ * above the target while a rate increase ages through the span (old slices sized for
+ * the lower rate stay live next to the new ones; see fidelity_under_rate_changes). */
+static void fresh_key_rate_over_bursts_and_drops_every_seed(void)
+{
+    const double p = 0.001;
+    double worst = 0, best = 1, rate;
+    for (int s = 1; s <= phased_seeds(); s++) {
+        phased_result r = run_phased_words(2000 + s, 3);
+        CHECK(r.misses == 0);
+        if (!within(r.fresh_seen, r.fresh, 1.5, p, &rate))
+            fprintf(stderr, "seed %d: words new to the window seen at %.5f\n", s, rate);
+        CHECK(within(r.fresh_seen, r.fresh, 1.5, p, &rate));
+        worst = rate > worst ? rate : worst;
+        best = rate < best ? rate : best;
+    }
+    printf("words new to the window reported seen over %d seeds: %.5f to %.5f (target %.3f)\n",
+           phased_seeds(), best, worst, p);
+}
+
+/*
+ * One clock for the whole stream (once.h, "Event time"): an outlier timestamp far
+ * ahead is refused and leaves the window working; a clock that goes backwards is taken
+ * at the latest time, so a late repeat is still a repeat; the window at t is
+ * (t - T, t], so a repeat exactly T after a delivery is new again.
+ */
+static void one_clock_for_outliers_backwards_and_the_boundary(void)
+{
+    const uint64_t s = 1000;
+    once_filter *f = make_tlbf(10 * s, 1000, 0.001, 0, 0, ONCE_POLICY_FIRST, 21);
+    REQUIRE(f != NULL);
+    bool seen = true;
+    CHECK_OK(once_test_and_add(f, "A", 1, 1000 * s, &seen));
+    CHECK(!seen);
+    CHECK_STATUS(once_test_and_add(f, "X", 1, 4102444800 * s, &seen), ONCE_ERR_TIME);
+    uint64_t clock = 0;
+    bool started = false;
+    CHECK_OK(once_clock(f, &clock, &started));
+    CHECK(started && clock == 1000 * s); /* the outlier did not move it */
+    CHECK_OK(once_test_and_add(f, "B", 1, 1002 * s, &seen));
+    CHECK(!seen);
+    CHECK_OK(once_test_and_add(f, "B", 1, 1003 * s, &seen));
+    CHECK(seen);
+    CHECK_OK(once_test_and_add(f, "B", 1, 5000 * s, &seen));
+    CHECK(!seen);
+    CHECK_OK(once_test_and_add(f, "B", 1, 90000 * s, &seen));
+    CHECK(!seen);
+    once_free(f);
+
+    f = make_tlbf(10 * s, 1000, 0.001, 0, 0, ONCE_POLICY_FIRST, 22);
+    REQUIRE(f != NULL);
+    CHECK_OK(once_test_and_add(f, "A", 1, 1000 * s, &seen));
+    CHECK_OK(once_test_and_add(f, "X", 1, 1100 * s, &seen));
+    CHECK_OK(once_test_and_add(f, "Y", 1, 1006 * s, &seen));
+    CHECK(!seen);
+    CHECK_OK(once_test_and_add(f, "Y", 1, 1007 * s, &seen));
+    CHECK(seen);
+    /* Y was delivered at the clock, 1100 s: kept until 1110 s, not 1016 s. */
+    CHECK_OK(once_query(f, "Y", 1, 1109 * s, &seen));
+    CHECK(seen);
+    once_free(f);
+
+    /* The boundary, with nothing else inserted (no slack can hold the key). */
+    f = make_tlbf(10 * s, 1000, 0.001, 0, 0, ONCE_POLICY_FIRST, 23);
+    REQUIRE(f != NULL);
+    CHECK_OK(once_test_and_add(f, "K", 1, 500 * s, &seen));
+    CHECK_OK(once_test_and_add(f, "K", 1, 510 * s - 1, &seen));
+    CHECK(seen);
+    CHECK_OK(once_test_and_add(f, "K", 1, 510 * s, &seen));
+    CHECK(!seen);
+    once_free(f);
+}
+
+/* Two TLBFs have slices of their own sizes and ages: combining them is refused as
+ * unsupported, even a filter with itself; filters that differ are a mismatch. */
+static void combining_is_unsupported(void)
+{
+    once_filter *a = make_tlbf(MINUTE, 1000, 0.01, 0, 0, ONCE_POLICY_FIRST, 24);
+    once_filter *b = make_tlbf(MINUTE, 1000, 0.01, 0, 0, ONCE_POLICY_FIRST, 24);
+    once_filter *c = make_tlbf(HOUR, 1000, 0.01, 0, 0, ONCE_POLICY_FIRST, 24);
+    REQUIRE(a != NULL && b != NULL && c != NULL);
+    CHECK_STATUS(once_union(a, a), ONCE_ERR_UNSUPPORTED);
+    CHECK_STATUS(once_intersect(a, a), ONCE_ERR_UNSUPPORTED);
+    CHECK_STATUS(once_union(a, b), ONCE_ERR_UNSUPPORTED);
+    CHECK_STATUS(once_intersect(a, b), ONCE_ERR_UNSUPPORTED);
+    CHECK_STATUS(once_union(a, c), ONCE_ERR_MISMATCH);
+    once_free(a);
+    once_free(b);
+    once_free(c);
+}
+
+/* A state written before the clock's bound existed (no bound field, five words a
+ * slice) loads, with no bound, and answers as the state it was built from. */
+static void state_without_time_bound_loads(void)
+{
+    once_filter *f = make_tlbf(MINUTE, 500, 0.01, 0, 0, ONCE_POLICY_FIRST, 25);
+    REQUIRE(f != NULL);
+    uint64_t t = 5000;
+    for (int i = 0; i < 3000; i++) {
+        testing_key k = testing_key_make(25, (uint64_t)i);
+        bool seen;
+        CHECK_OK(once_test_and_add(f, &k, sizeof k, t += 7, &seen));
+    }
+    size_t len = 0;
+    uint8_t *file = testing_save(f, &len);
+    REQUIRE(file != NULL);
+    uint64_t params = testing_get_le(file + OFF_PARAMS_LEN, 4);
+    uint64_t slices = testing_stats(f).slices;
+    REQUIRE(params == 15 * 8);
+    /* Rewrite as the older layout: 14 parameters, slices of 5 fields. */
+    uint8_t *old = malloc(len);
+    size_t at = HEADER, from = HEADER;
+    memcpy(old, file, HEADER);
+    testing_put_le(old + OFF_PARAMS_LEN, 14 * 8, 4);
+    memcpy(old + at, file + from, 14 * 8);
+    at += 14 * 8;
+    from += 15 * 8;
+    uint64_t payload = testing_get_le(file + from, 8);
+    size_t payload_at = at;
+    at += 8;
+    from += 8;
+    for (uint64_t i = 0; i < slices; i++, at += 40, from += 48)
+        memcpy(old + at, file + from, 40);
+    size_t words = payload - slices * 48;
+    memcpy(old + at, file + from, words);
+    at += words;
+    testing_put_le(old + payload_at, payload - slices * 8, 8);
+    size_t old_len = at + 8;
+    testing_reseal(old, old_len);
+    once_filter *g = NULL;
+    CHECK_OK(once_load(&g, old, old_len));
+    if (g != NULL) {
+        for (int i = 0; i < 3000; i++) {
+            testing_key k = testing_key_make(25, (uint64_t)i);
+            bool a, b;
+            CHECK_OK(once_query(f, &k, sizeof k, t, &a));
+            CHECK_OK(once_query(g, &k, sizeof k, t, &b));
+            CHECK(a == b);
+        }
+        bool seen;
+        CHECK_OK(once_test_and_add(g, "far", 3, t + 400 * 24 * HOUR, &seen)); /* no bound */
+        once_free(g);
+    }
+    free(old);
+    free(file);
+    once_free(f);
+}
+
 static const testing_case cases[] = {
     {"no_false_negatives", no_false_negatives},
     {"idle_gaps_and_one_millisecond_bursts", idle_gaps_and_one_millisecond_bursts},
@@ -623,6 +888,13 @@ static const testing_case cases[] = {
     {"batch_matches_single", batch_matches_single},
     {"batch_stops_where_single_stops", batch_stops_where_single_stops},
     {"distinct_keys_held_match_exact_count", distinct_keys_held_match_exact_count},
+    {"idle_hour_and_rate_drops_forget_old_keys", idle_hour_and_rate_drops_forget_old_keys},
+    {"fresh_key_rate_over_bursts_and_drops_every_seed",
+     fresh_key_rate_over_bursts_and_drops_every_seed},
+    {"one_clock_for_outliers_backwards_and_the_boundary",
+     one_clock_for_outliers_backwards_and_the_boundary},
+    {"combining_is_unsupported", combining_is_unsupported},
+    {"state_without_time_bound_loads", state_without_time_bound_loads},
 };
 
 TESTING_MAIN(cases)
