@@ -565,6 +565,17 @@ once_status once_set_max_time_jump(once_filter *f, uint64_t max_time_jump_ms)
     return ONCE_OK;
 }
 
+bool once_clock_step(const once_filter *f, uint64_t *clock_ms, bool *started, uint64_t time_ms)
+{
+    if (f == NULL || clock_ms == NULL || started == NULL || f->ops->clock == NULL ||
+        !once_time_admissible(f, *clock_ms, *started, time_ms))
+        return false;
+    if (!*started || time_ms > *clock_ms)
+        *clock_ms = time_ms;
+    *started = true;
+    return true;
+}
+
 /* ----------------------------------------------------------- cardinality */
 
 static bool confidence_ok(double confidence)

@@ -220,6 +220,10 @@ static int run_input(run *r, const char *path)
         /* Keys (and times) of the lines; a line whose time does not parse is held out
          * of the batch as the --on-bad-time policy says. */
         uint64_t wall = r->timed && !o->time_field ? wall_clock_ms() : 0;
+        uint64_t clock = 0;
+        bool clock_started = false;
+        if (r->timed && o->time_field)
+            once_clock(r->filter, &clock, &clock_started);
         size_t good = 0;
         for (size_t i = 0; i < n; i++) {
             r->counters.input_bytes += lines[i].len + 1;
@@ -229,13 +233,24 @@ static int run_input(run *r, const char *path)
             if (r->timed && o->time_field) {
                 once_key field;
                 select_field(o, o->time_field, lines[i].data, lines[i].len, &field);
-                if (parse_event_time(field.data, field.len, o->time_format, &when) != 0) {
+                bool parsed = parse_event_time(field.data, field.len, o->time_format, &when) == 0;
+                /* A time the window's clock would refuse (too far ahead) is a bad time
+                 * too; the step tracks the clock through the batch as the filter will. */
+                if (!parsed || !once_clock_step(r->filter, &clock, &clock_started, when)) {
                     r->counters.bad_time++;
                     if (o->on_bad_time == BAD_TIME_FAIL) {
-                        fprintf(stderr,
-                                "once: %s:%llu: cannot read a time from field %u "
-                                "(--on-bad-time skip or keep to go on)\n",
-                                name, (unsigned long long)line_number, o->time_field);
+                        if (!parsed)
+                            fprintf(stderr,
+                                    "once: %s:%llu: cannot read a time from field %u "
+                                    "(--on-bad-time skip or keep to go on)\n",
+                                    name, (unsigned long long)line_number, o->time_field);
+                        else
+                            fprintf(stderr,
+                                    "once: %s:%llu: time %llu ms is more than --max-time-jump "
+                                    "ahead of the latest event time, %llu ms (--max-time-jump "
+                                    "to allow it; --on-bad-time skip or keep to go on)\n",
+                                    name, (unsigned long long)line_number,
+                                    (unsigned long long)when, (unsigned long long)clock);
                         code = EXIT_IO;
                         n = i; /* lines before it are still answered and written */
                         break;
@@ -354,6 +369,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "once: out of memory\n");
         once_free(r.filter);
         return EXIT_IO;
+    }
+    /* Event times go by the stream's own clock, with the jump bound of the options
+     * (restated each run: it is how the run reads time, not what the state holds); the
+     * clock at reading is taken as it is. */
+    if (once_set_max_time_jump(r.filter, o.time_field ? o.max_time_jump_ms : 0) ==
+        ONCE_ERR_INVALID) {
+        fprintf(stderr, "once: invalid --max-time-jump\n");
+        once_free(r.filter);
+        return EXIT_USAGE;
     }
     once_type type = once_get_type(r.filter);
     r.fixed_size = type == ONCE_STANDARD || type == ONCE_PARTITIONED || type == ONCE_BLOCKED ||

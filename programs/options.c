@@ -48,8 +48,13 @@ static void usage(FILE *out)
           "                         --capacity is then a first guess of keys per span\n"
           "      --time-field N     event time from field N (default: the clock at reading)\n"
           "      --time-format F    epoch (seconds, default), epoch_ms or iso8601\n"
-          "      --on-bad-time A    a line whose time does not parse: fail (default, exit 2),\n"
-          "                         skip (drop it) or keep (print it, unfiltered)\n"
+          "      --on-bad-time A    a line whose time does not parse, or jumps too far ahead:\n"
+          "                         fail (default, exit 2), skip (drop it) or keep (print it,\n"
+          "                         unfiltered); neither moves the window's clock\n"
+          "      --max-time-jump D  how far past the latest event time a line's time may be\n"
+          "                         (default 1d; 0 for no bound); a line past it is a bad\n"
+          "                         time.  Earlier times than the latest are taken as the\n"
+          "                         latest: a late line is a repeat if its key is in the window\n"
           "      --max-memory SIZE  cap on the memory of a filter that grows, the scalable\n"
           "                         filter or a time window (e.g. 512M, 4G); past it the run\n"
           "                         stops with exit 2 (default: none for the scalable filter,\n"
@@ -139,6 +144,7 @@ enum {
     OPT_TIME_FIELD,
     OPT_TIME_FORMAT,
     OPT_ON_BAD_TIME,
+    OPT_MAX_TIME_JUMP,
     OPT_MAX_MEMORY,
     OPT_CONFIDENCE,
     OPT_JSON,
@@ -163,7 +169,9 @@ int options_parse(cli_options *o, int argc, char **argv)
     o->level = 2; /* count and time windows on slices; the blocked APBBF uses 0 */
     o->time_format = TIME_EPOCH;
     o->on_bad_time = BAD_TIME_FAIL;
+    o->max_time_jump_ms = ONCE_DEFAULT_MAX_TIME_JUMP_MS;
     bool level_given = false, time_format_given = false, bad_time_given = false;
+    bool time_jump_given = false;
     bool confidence_given = false;
 
     static const struct option longs[] = {
@@ -185,6 +193,7 @@ int options_parse(cli_options *o, int argc, char **argv)
         {"time-field", required_argument, NULL, OPT_TIME_FIELD},
         {"time-format", required_argument, NULL, OPT_TIME_FORMAT},
         {"on-bad-time", required_argument, NULL, OPT_ON_BAD_TIME},
+        {"max-time-jump", required_argument, NULL, OPT_MAX_TIME_JUMP},
         {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
         {"confidence", required_argument, NULL, OPT_CONFIDENCE},
         {"json", no_argument, NULL, OPT_JSON},
@@ -293,6 +302,16 @@ int options_parse(cli_options *o, int argc, char **argv)
             else
                 return fail("unknown --on-bad-time action '%s' (fail, skip or keep)", optarg);
             break;
+        case OPT_MAX_TIME_JUMP:
+            time_jump_given = true;
+            if (strcmp(optarg, "0") == 0)
+                o->max_time_jump_ms = 0;
+            else if (parse_duration_ms(optarg, &o->max_time_jump_ms) != 0 ||
+                     o->max_time_jump_ms > ONCE_MAX_TIME_MS)
+                return fail("invalid time jump '%s' (a duration such as 6h or 2d, or 0 for no "
+                            "bound)",
+                            optarg);
+            break;
         case OPT_CONFIDENCE: {
             char *end = NULL;
             errno = 0;
@@ -389,16 +408,18 @@ int options_parse(cli_options *o, int argc, char **argv)
     }
     if (o->type == ONCE_APBBF && !level_given)
         o->level = 0;
-    if (!o->span_given && (o->time_field || time_format_given || bad_time_given))
-        return fail("%s", "--time-field, --time-format and --on-bad-time apply to time windows: "
-                          "add --span");
+    if (!o->span_given && (o->time_field || time_format_given || bad_time_given ||
+                           time_jump_given))
+        return fail("%s", "--time-field, --time-format, --on-bad-time and --max-time-jump apply "
+                          "to time windows: add --span");
     if (o->max_memory && !o->span_given && o->type != ONCE_SCALABLE)
         return fail("%s", "--max-memory applies to the filters that grow: the scalable filter "
                           "(the default without --capacity) and time windows (--span)");
     if (!o->card && (confidence_given || o->json))
         return fail("%s", "--confidence and --json are options of `once card`");
-    if ((time_format_given || bad_time_given) && !o->time_field)
-        return fail("%s", "--time-format and --on-bad-time need --time-field N");
+    if ((time_format_given || bad_time_given || time_jump_given) && !o->time_field)
+        return fail("%s", "--time-format, --on-bad-time and --max-time-jump need --time-field N "
+                          "(the clock at reading is taken as it is)");
     o->inputs = argv + optind;
     o->input_count = (size_t)(argc - optind);
     return 0;

@@ -41,6 +41,7 @@ typedef struct cli_options {
     unsigned time_field; /* 0: the wall clock at reading time */
     time_format time_format;
     bad_time_policy on_bad_time;
+    uint64_t max_time_jump_ms; /* event times: how far ahead of the clock (0: any) */
     uint64_t max_memory; /* 0: the structure's default cap */
 
     /* Key selection: the whole line, or field `field` (1-based) split by `delimiter`. */

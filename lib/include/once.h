@@ -275,6 +275,13 @@ ONCE_API once_status once_get_stats(const once_filter *filter, once_stats *stats
  * ONCE_ERR_UNSUPPORTED for structures without a clock. */
 ONCE_API once_status once_clock(const once_filter *filter, uint64_t *clock_ms, bool *started);
 ONCE_API once_status once_set_max_time_jump(once_filter *filter, uint64_t max_time_jump_ms);
+/* The clock rule as a step, for a caller that batches events and sets aside the ones a
+ * write would refuse (a batch stops at such a key): would `filter` take an event at
+ * time_ms with its clock at *clock_ms (*started)?  If so, *clock_ms and *started become
+ * what the filter's would after it.  Start from once_clock.  False for a filter
+ * without a clock. */
+ONCE_API bool once_clock_step(const once_filter *filter, uint64_t *clock_ms, bool *started,
+                              uint64_t time_ms);
 /* Cheap accessors that do not scan the array. */
 ONCE_API uint64_t once_items(const once_filter *filter);
 ONCE_API uint64_t once_capacity(const once_filter *filter);

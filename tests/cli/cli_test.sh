@@ -374,6 +374,48 @@ case_time_window() {
   expect_status 1 "$ONCE" --span 1h --max-memory 12Q < /dev/null 2> /dev/null
 }
 
+case_event_time() {
+  # One clock for the stream (README, "Event time"), the same for both time windows.
+  for f in tlbf timer; do
+    # An outlier far ahead is a bad time: skipped, it does not move the clock.
+    printf '1000 A\n4102444800 X\n1002 B\n1003 B\n5000 B\n90000 B\n' > outlier
+    "$ONCE" --span 10s --filter "$f" --time-field 1 -t ' ' -f 2 --on-bad-time skip \
+      --stats=json outlier > got 2> err
+    printf '1000 A\n1002 B\n5000 B\n90000 B\n' > want; same_file got want
+    jq -e '.bad_time == 1' err > /dev/null || fail "$f: outlier not counted: $(cat err)"
+    # By default it stops the run (exit 2) after the lines before it, naming the line.
+    expect_status 2 "$ONCE" --span 10s --filter "$f" --time-field 1 -t ' ' -f 2 outlier \
+      > got 2> err
+    printf '1000 A\n' > want; same_file got want
+    grep -q 'outlier:2.*max-time-jump' err || fail "$f: jump not explained: $(cat err)"
+    # keep prints it unfiltered; a larger bound, or none, takes it (and the clock moves).
+    "$ONCE" --span 10s --filter "$f" --time-field 1 -t ' ' -f 2 --on-bad-time keep outlier > got
+    printf '1000 A\n4102444800 X\n1002 B\n5000 B\n90000 B\n' > want; same_file got want
+    "$ONCE" --span 10s --filter "$f" --time-field 1 -t ' ' -f 2 --max-time-jump 0 outlier > got
+    printf '1000 A\n4102444800 X\n1002 B\n' > want; same_file got want
+    # A clock going backwards: late lines are taken at the latest time, so Y is a
+    # repeat the second time.
+    printf '1000 A\n1100 X\n1006 Y\n1007 Y\n' > back
+    "$ONCE" --span 10s --filter "$f" --time-field 1 -t ' ' -f 2 back > got
+    printf '1000 A\n1100 X\n1006 Y\n' > want; same_file got want
+    # The boundary: the window at t is (t - T, t]; a repeat exactly T later is new.
+    printf '1000000 K\n1009999 K\n1010000 K\n' > edge
+    "$ONCE" --span 10s --filter "$f" --time-field 1 --time-format epoch_ms -t ' ' -f 2 edge > got
+    printf '1000000 K\n1010000 K\n' > want; same_file got want
+    # The clock carries over in a state file; the bound is the run's own.
+    printf '1000 A\n' > p1; printf '200000 A\n1000 A\n' > p2
+    rm -f st
+    "$ONCE" --span 10s --filter "$f" --time-field 1 -t ' ' -f 2 --state st p1 > got
+    expect_status 2 "$ONCE" --span 10s --time-field 1 -t ' ' -f 2 --max-time-jump 1m \
+      --state st p2 >> got 2> /dev/null
+    "$ONCE" --span 10s --time-field 1 -t ' ' -f 2 --max-time-jump 3d --state st p2 >> got
+    printf '1000 A\n200000 A\n' > want; same_file got want
+  done
+  expect_status 1 "$ONCE" --span 1h --max-time-jump 1h < /dev/null 2> /dev/null
+  expect_status 1 "$ONCE" --max-time-jump 1h --time-field 1 < /dev/null 2> /dev/null
+  expect_status 1 "$ONCE" --span 1h --time-field 1 --max-time-jump soon < /dev/null 2> /dev/null
+}
+
 if ! declare -F "case_$CASE" > /dev/null; then
   echo "no such case: $CASE" >&2
   exit 2
