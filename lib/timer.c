@@ -11,14 +11,14 @@
  *   set it, in wrapping tick units, and "alive" compares it with the current tick.
  *
  *   Time.  Every time is an argument: now_ms of an operation (once_key.time_ms in a
- *   batch) is the event's timestamp t_u, in ms, below 2^63.  The filter keeps L, the
- *   largest event time written so far; clocks that go backwards never move it back.
- *   An event is stamped with its own expiry t_u + T (T = span_ms), so a late event
- *   expires on time (paper 000: timers set to w - (t_i - t_u)); a late event with
- *   t_u + T <= L is already expired: it inserts nothing, and is answered as a query
- *   at L would be (so test-and-add never disagrees with query).
- *   Reads and writes are answered at the reference time R = max(L, now_ms).
- *
+ *   batch) is the event's timestamp t_u, in ms, at most ONCE_MAX_TIME_MS.  The filter
+ *   keeps L, the clock: the largest event time written so far (once.h, "Event time").
+ *   An event more than the max time jump past L is refused with ONCE_ERR_TIME.  A late
+ *   event (t_u < L) is taken at L: tested against the timers alive at L and, if
+ *   inserted, stamped with expiry L + T, so it is kept for T after its delivery.  So
+ *   every write is at max(t_u, L) and its expiry is never below an alive timer's.
+ *   Reads are answered at the reference time R = max(L, now_ms).
+
  *   Ticks.  tick = ceil(T / 2^(W-2)) ms, S = ceil(T / tick) <= 2^(W-2) ticks per
  *   span, and n(t) = floor(t / tick).  An event's expiry tick is e = ceil((t_u + T) /
  *   tick): rounded up, so a timer never expires early.  Tick values are kept modulo
@@ -27,7 +27,7 @@
  *   non-zero and left = (value - 1 - n(R)) mod Q lies in [1, S + 1]; that is iff
  *   R < e * tick.  Hence, in ms:
  *     - a key inserted at t_u is reported present while R < t_u + T: no false
- *       negatives inside the span (with the equal-timers heuristic off);
+ *       negatives inside the window (R - T, R] (with the equal-timers heuristic off);
  *     - it is gone once R >= t_u + T + tick - 1: the slack past the span is under one
  *       tick (stats: window = T, slack = tick, both in ms).
  *
@@ -99,8 +99,8 @@
  *   exactly like the original.
  *
  * Invariants
- *   - queries never change state; a failed operation (ONCE_ERR_INVALID for an event
- *     time >= 2^63, ONCE_ERR_FULL, ONCE_ERR_NOMEM) changes nothing;
+ *   - queries never change state; a failed operation (ONCE_ERR_TIME for a time the
+ *     clock refuses, ONCE_ERR_FULL, ONCE_ERR_NOMEM) changes nothing;
  *   - L never decreases; cells past m in the last words are zero;
  *   - the expiry invariant above; the newest sub-filter is never dropped;
  *   - `alive` of a sub-filter = sum of its epoch counters = its alive timers whose

@@ -15,14 +15,19 @@
  *   Shifts (a new empty slice 0; the others age by one) happen
  *     - by fill: right after a shift, the insertions allowed until the next one are
  *       min over insertion slices i of ceil((c_i - n_i) / (k - i)), so no insertion
- *       slice passes fill 1/2 before it leaves the insertion positions;
- *     - by time: when the current generation has lasted T / l, at the next insertion.
- *       This keeps expiry independent of traffic: at a trickle, a key's slices still
+ *       slice passes its fill limit before it leaves the insertion positions;
+ *     - by time: at the first insertion after a generation boundary (boundaries every
+ *       ceil(T / l) from the start of the last generation that began on time), one
+ *       shift for every boundary passed, up to k (shift_by_time).  This keeps expiry
+ *       independent of traffic: at a trickle, or after an idle stretch, a key's slices
  *       leave the insertion positions within k generations, their timestamps freeze,
- *       and T later they expire.
+ *       and T later they expire;
+ *     - all k at once when a generation fills at more than twice the rate its slices
+ *       were sized for (shift_by_fill): old insertion slices too small for the new
+ *       rate would each force short generations and crowd the span with full slices.
  *   Each shift sizes the new slice for the observed rate.  The target generation size
- *   is ceil(g_last * (T / l) / dt) + 1 with dt the duration of the last generation
- *   (1 ms when a burst fills a generation within one clock tick).  The new slice must
+ *   is ceil(g_last * (T / l) / dt) + 1 with dt the duration of the last generation,
+ *   at most T / l and at least 1 ms (a burst that fills a generation within one tick).  The new slice must
  *   absorb one generation in each of its k insertion generations; in generation t it
  *   shares insertions with the older slices still in insertion positions, which can
  *   take at most R_j / (k - j) more a generation (R_j their remaining capacity, j their
@@ -33,17 +38,20 @@
  *   because dropping it would lose keys inside the span.
  *
  * Window and slack (time in ms, as every argument)
- *   A key inserted at t0 sets slices whose timestamps are >= t0; they are neither
- *   skipped nor retired before t0 + T.  So a key is reported seen for at least T
- *   (no false negatives inside the span).  Its slices stay insertion slices for at
- *   most k generations of at most T / l each, so it is reported at most until about
- *   t0 + T + k T / l: the slack is k T / l.
+ *   A key inserted at t0 sets slices whose timestamps are >= t0; a slice stamped s is
+ *   skipped from s + T on and retired only once skipped, so a key is reported seen
+ *   while t - t0 < T (no false negatives inside the window (t - T, t]).  A slice
+ *   created at c is an insertion slice only before c + k ceil(T / l) (every boundary
+ *   counts a shift), so a key is reported at most until t0 + T + k ceil(T / l): the
+ *   slack is k ceil(T / l).
  *
- * Time
+ * Time (once.h, "Event time")
  *   Every call takes the time; the library never reads a clock.  Times are absolute
- *   (a filter saved today and loaded tomorrow ages correctly).  A clock that goes
- *   backwards is clamped to the latest time seen; nothing subtracts times without
- *   ordering them first.
+ *   (a filter saved today and loaded tomorrow ages correctly).  The clock is the
+ *   latest time accepted; every accepted event moves it, inserted or not.  An event
+ *   more than the filter's max time jump past it is refused (ONCE_ERR_TIME) and
+ *   changes nothing; an earlier one is taken at the clock.  Nothing subtracts times
+ *   without ordering them first.
  *
  * Batches
  *   The batch loop (once_batch_pipeline) requests a key's slice lines some keys ahead
