@@ -742,8 +742,11 @@ once_status once_tlbf_create(once_filter **out, const once_config *c)
     if (max_slices > TLBF_MAX_SLICES)
         max_slices = TLBF_MAX_SLICES;
 
-    /* Start as an APBF for `capacity` keys a span: generations of capacity / l keys. */
-    uint64_t generation = (c->capacity + l - 1) / l;
+    /* Start as an APBF for `capacity` keys a span: generations of capacity / l keys
+     * (rounded up without forming capacity + l - 1, which wraps near UINT64_MAX). */
+    if (c->capacity > ONCE_MAX_CELLS)
+        return ONCE_ERR_TOO_LARGE;
+    uint64_t generation = c->capacity / l + (c->capacity % l != 0);
     uint64_t bits = bits_for_capacity(generation * k, k);
     if ((uint64_t)(k + l) * (slice_words(bits) * 8) > max_bytes)
         return ONCE_ERR_TOO_LARGE;
