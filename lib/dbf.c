@@ -74,8 +74,8 @@
  *     and a replica insert exactly where the original would;
  *   - bit-slice: index bit (r, j) == (counter j of row r != 0), and the bits of rows
  *     at or past `rows` are zero;
- *   - a row's `changed` <= version; rows unchanged since the base version equal the
- *     base copy;
+ *   - a row's `changed` <= version <= DBF_MAX_VERSION; rows unchanged since the base
+ *     version equal the base copy;
  *   - the rows, the index and the base copy together stay within max_bytes (default 1
  *     GiB): an insertion that needs a new row past it fails with ONCE_ERR_FULL and
  *     changes nothing.
