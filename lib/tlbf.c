@@ -104,6 +104,19 @@ typedef struct tlbf {
 #define TL(f) ((tlbf *)(f))
 #define CTL(f) ((const tlbf *)(f))
 
+/* Slice serials: only serial mod k is used (the slice's hash index).  They wrap at the
+ * largest multiple of k below 2^64 rather than at 2^64, which k need not divide, so the
+ * indices run on unbroken; the loader refuses a serial at or past that bound. */
+static uint64_t serial_bound(uint32_t k)
+{
+    return UINT64_MAX / k * k;
+}
+
+static uint64_t next_serial(uint64_t serial, uint32_t k)
+{
+    return serial + 1 >= serial_bound(k) ? 0 : serial + 1;
+}
+
 static uint64_t slice_words(uint64_t bits)
 {
     return once_words_for_bits(bits);
@@ -254,7 +267,7 @@ static once_status shift(tlbf *t, uint64_t now)
     memmove(&t->slices[1], &t->slices[0], t->count * sizeof t->slices[0]);
     t->slices[0] = fresh;
     t->count++;
-    t->serial++;
+    t->serial = next_serial(t->serial, t->k);
     t->bytes = t->bytes - freed + new_bytes;
     t->target = (uint64_t)target;
     t->generation_size = 0;
@@ -659,7 +672,8 @@ static once_status tlbf_load(once_filter **out, const uint8_t *params, size_t pa
         v[P_SPAN] == 0 || v[P_SPAN] > TLBF_MAX_SPAN_MS || v[P_POLICY] > ONCE_POLICY_REFRESH ||
         v[P_MAX_SLICES] < k + l || v[P_MAX_SLICES] > TLBF_MAX_SLICES || count < k + l ||
         count > v[P_MAX_SLICES] || v[P_MAX_BYTES] == 0 || v[P_STARTED] > 1 ||
-        v[P_GENERATION_START] > v[P_LATEST] || v[P_TARGET] == 0)
+        v[P_GENERATION_START] > v[P_LATEST] || v[P_TARGET] == 0 ||
+        v[P_SERIAL] >= serial_bound((uint32_t)k))
         return ONCE_ERR_CORRUPT;
     if (payload_len / (SLICE_FIELDS * 8) < count)
         return ONCE_ERR_CORRUPT;

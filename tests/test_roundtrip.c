@@ -197,12 +197,17 @@ static void drive(once_filter *a, const char *label, uint64_t seed, int steps, u
             if (snap == NULL || once_load(&pa, snap, snap_len) != ONCE_OK ||
                 once_load(&pb, snap, snap_len) != ONCE_OK) {
                 drive_fail(&c, "snapshot does not load");
-            } else if (c.op == OP_UNION) {
-                sa = once_union(a, pa);
-                sb = once_union(b, pb);
+            } else if (rng_next(&rng) % 2) {
+                /* The earlier state into the current one. */
+                sa = c.op == OP_UNION ? once_union(a, pa) : once_intersect(a, pa);
+                sb = c.op == OP_UNION ? once_union(b, pb) : once_intersect(b, pb);
             } else {
-                sa = once_intersect(a, pa);
-                sb = once_intersect(b, pb);
+                /* The current state into the earlier one (its clock behind the
+                 * other's), which must then save and load too. */
+                sa = c.op == OP_UNION ? once_union(pa, a) : once_intersect(pa, a);
+                sb = c.op == OP_UNION ? once_union(pb, b) : once_intersect(pb, b);
+                compare(&c, pa, pb);
+                once_free(reload(&c, pa));
             }
             once_free(pa);
             once_free(pb);
@@ -453,6 +458,51 @@ static void dbf_version_use(once_filter *f, uint64_t version)
     once_free(g);
     /* And on through many more changes, with reloads on the way. */
     drive(f, "dbf near the version limit", version, 300, 0, 100);
+}
+
+/* Where the TLBF's serial sits in its saved parameters (lib/tlbf.c: k, l, span,
+ * policy, max_bytes, max_slices, slices, countdown, target, generation size and start,
+ * latest, started, serial). */
+#define TLBF_SERIAL_OFFSET (HEADER + 13 * 8)
+
+/* The TLBF numbers its slices; only the number mod k is used (a slice's hash index).
+ * A saved serial near 2^64 must not wrap into a number whose residue breaks the run
+ * of indices: consecutive slices would share a hash function (keys lost) and the
+ * loader would refuse the saved result.  k = 3 does not divide 2^64. */
+static void tlbf_serial_near_limit(void)
+{
+    once_config c;
+    once_config_init(&c, ONCE_TLBF);
+    c.capacity = 20;
+    c.span_ms = 1000;
+    c.hashes = 3;
+    c.age_slices = 2;
+    c.seed = 3;
+    c.seed_is_set = true;
+    once_filter *f = testing_create(&c);
+    REQUIRE(f != NULL);
+    size_t len = 0;
+    uint8_t *file = testing_save(f, &len);
+    once_free(f);
+    REQUIRE(file != NULL && len > TLBF_SERIAL_OFFSET + 8);
+    uint64_t serial = testing_get_le(file + TLBF_SERIAL_OFFSET, 8);
+    /* The largest serials of the same residue, then the same shifted by k. */
+    for (uint64_t back = 0; back < 6; back++) {
+        uint64_t top = UINT64_MAX - (UINT64_MAX - serial) % 3 - 3 * back;
+        testing_put_le(file + TLBF_SERIAL_OFFSET, top, 8);
+        testing_reseal(file, len);
+        uint8_t *copy = testing_copy_exact(file, len);
+        once_filter *g = NULL;
+        once_status st = once_load(&g, copy, len);
+        free(copy);
+        if (st != ONCE_OK) {
+            CHECK_STATUS(st, ONCE_ERR_CORRUPT); /* refused outright is fine */
+            continue;
+        }
+        /* Enough keys, over enough time, for several shifts. */
+        drive(g, "tlbf serial near 2^64", back, 800, 0, 1000);
+    }
+    free(file);
 }
 
 /* ------------------------------------------------ create and load agree */
@@ -822,6 +872,7 @@ static const testing_case cases[] = {
     {"dbf_version_limit_survives_use", dbf_version_limit_survives_use},
     {"reported_configs_round_trip", reported_configs_round_trip},
     {"tlbf_huge_capacity_refused", tlbf_huge_capacity_refused},
+    {"tlbf_serial_near_limit", tlbf_serial_near_limit},
     {"edge_configs_round_trip", edge_configs_round_trip},
     {"unused_fields_leave_no_trace", unused_fields_leave_no_trace},
     {"corpus_states_reload_alike", corpus_states_reload_alike},
