@@ -25,6 +25,11 @@ seconds=${5:-}
 FIXED_SEED=20240101
 FIXED_RUNS=1000000
 
+# The seeds are rewritten every run; in the deterministic run so are the artifacts,
+# so that what is there comes from this run.
+if [ -z "$seconds" ]; then
+    rm -rf "$work/artifacts"
+fi
 mkdir -p "$work/seeds" "$work/corpus" "$work/artifacts"
 rm -f "$work/seeds"/*
 "$corpus_tool" "$work/seeds"
