@@ -6,7 +6,11 @@ PREFIX     ?= /usr/local
 JOBS       ?= 2
 SAMPLE     ?= data/events.tsv
 
-.PHONY: all deps build test test-fast test-asan run install bench bench-quick experiments clean
+# Open-ended fuzzing of the loader (make fuzz): how long, in seconds.
+FUZZ_SECONDS ?= 600
+
+.PHONY: all deps build test test-fast test-asan fuzz asan-build run install bench bench-quick \
+	experiments clean
 
 all: build
 
@@ -24,11 +28,20 @@ test: test-fast test-asan
 test-fast: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
-test-asan: deps
+asan-build: deps
 	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	    -DONCE_SANITIZE=ON -DONCE_BENCH=OFF >/dev/null
 	@cmake --build $(ASAN_BUILD) -j$(JOBS)
+
+test-asan: asan-build
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j$(JOBS)
+
+# Open-ended fuzzing from a random seed for FUZZ_SECONDS, in the sanitizer build.  A
+# failing input lands in $(ASAN_BUILD)/tests/fuzz_load.fuzz/artifacts/; once fixed, add
+# it to tests/fuzz/corpus/ (see README).
+fuzz: asan-build
+	sh tests/run_fuzz.sh $(ASAN_BUILD)/tests/fuzz_load $(ASAN_BUILD)/tests/fuzz_corpus \
+	    tests/fuzz/corpus $(ASAN_BUILD)/tests/fuzz_load.fuzz $(FUZZ_SECONDS)
 
 # The main job on the embedded default: deduplicate the shipped sample stream, whole
 # lines over all time, then event ids (field 2) over the last hour of event time.

@@ -74,8 +74,8 @@
  *     and a replica insert exactly where the original would;
  *   - bit-slice: index bit (r, j) == (counter j of row r != 0), and the bits of rows
  *     at or past `rows` are zero;
- *   - a row's `changed` <= version; rows unchanged since the base version equal the
- *     base copy;
+ *   - a row's `changed` <= version <= DBF_MAX_VERSION; rows unchanged since the base
+ *     version equal the base copy;
  *   - the rows, the index and the base copy together stay within max_bytes (default 1
  *     GiB): an insertion that needs a new row past it fails with ONCE_ERR_FULL and
  *     changes nothing.
@@ -87,6 +87,7 @@
 
 #define DBF_DEFAULT_MAX_BYTES (UINT64_C(1) << 30)
 #define DBF_MAX_ROWS (UINT32_C(1) << 20)
+#define DBF_MAX_VERSION (UINT64_C(1) << 62) /* see touch() */
 #define DBF_FLAG_QUERY_FIRST 1u
 #define DBF_FLAG_BIT_SLICE 2u
 
@@ -161,9 +162,23 @@ static uint64_t dbf_memory(const once_filter *f)
     return memory_for(d, d->rows, d->has_base ? d->base_rows : 0);
 }
 
+/* A change advances the version and stamps the row.  The version stops at
+ * DBF_MAX_VERSION instead of wrapping: a wrapped version would stamp rows below older
+ * stamps, a state the loader rightly refuses (a row cannot change after the filter's
+ * last change).  Counting one change a nanosecond takes 146 years to get there, so only
+ * a file written with a version near it saturates; such a filter keeps working, and
+ * only incremental exports from a saturated version are refused (see export). */
 static void touch(dbf_filter *d, uint32_t r)
 {
-    d->row[r].changed = ++d->version;
+    if (d->version < DBF_MAX_VERSION)
+        d->version++;
+    d->row[r].changed = d->version;
+}
+
+/* Row counts add up in unions and merges; they stop where the loader's range does. */
+static uint64_t count_sum(uint64_t a, uint64_t b)
+{
+    return a + b > ONCE_MAX_CELLS || a + b < a ? ONCE_MAX_CELLS : a + b;
 }
 
 static void positions(const dbf_filter *d, const once_hash *h, uint64_t *pos)
@@ -334,7 +349,7 @@ static void drop_row(dbf_filter *d, uint32_t r)
 static void absorb_row(dbf_filter *d, uint32_t i, uint32_t j)
 {
     once_counting_ops.combine(d->row[i].counters, d->row[j].counters, ONCE_COMBINE_UNION);
-    d->row[i].count += d->row[j].count;
+    d->row[i].count = count_sum(d->row[i].count, d->row[j].count);
     if (d->bit_slice)
         slice_rebuild_row(d, i);
     touch(d, i);
@@ -565,7 +580,7 @@ static void fold_rows(dbf_filter *d, const dbf_filter *s)
                 target = r;
         once_counting_ops.combine(d->row[target].counters, s->row[i].counters,
                                   ONCE_COMBINE_UNION);
-        d->row[target].count += s->row[i].count;
+        d->row[target].count = count_sum(d->row[target].count, s->row[i].count);
         if (d->bit_slice)
             slice_rebuild_row(d, target);
         touch(d, target);
@@ -773,7 +788,8 @@ static once_status dbf_load(once_filter **out, const uint8_t *params, size_t par
         v[P_HASHES] > ONCE_MAX_HASHES || v[P_ROW_CAPACITY] == 0 ||
         v[P_ROW_CAPACITY] > ONCE_MAX_CELLS ||
         v[P_FLAGS] > (DBF_FLAG_QUERY_FIRST | DBF_FLAG_BIT_SLICE) || v[P_MAX_BYTES] == 0 ||
-        v[P_ROWS] == 0 || v[P_ROWS] > DBF_MAX_ROWS || v[P_ROWS] * v[P_CELLS] > ONCE_MAX_CELLS)
+        v[P_ROWS] == 0 || v[P_ROWS] > DBF_MAX_ROWS || v[P_ROWS] * v[P_CELLS] > ONCE_MAX_CELLS ||
+        v[P_VERSION] > DBF_MAX_VERSION)
         return ONCE_ERR_CORRUPT;
     uint64_t row_words = once_words_for_bits(v[P_CELLS] * 4);
     if (payload_len != v[P_ROWS] * (2 + row_words) * 8)
@@ -1070,6 +1086,10 @@ once_status once_dbf_export_delta(once_filter *f, uint64_t since, void **delta, 
     bool from_new = since == 0;
     if (!from_new && !(d->has_base && d->base_version == since))
         return ONCE_ERR_MISMATCH;
+    /* Past a base at the saturated version, changes carry that same version and could
+     * not be told from the base's rows: only a full save describes them. */
+    if (!from_new && since == DBF_MAX_VERSION)
+        return ONCE_ERR_MISMATCH;
     uint32_t base_rows = from_new ? 1 : d->base_rows;
     if (memory_for(d, d->rows, d->rows) > d->max_bytes)
         return ONCE_ERR_FULL;
@@ -1170,7 +1190,7 @@ once_status once_dbf_apply_delta(once_filter *f, const void *delta, size_t len)
     if (h[SEED] != f->seed || h[CELLS] != d->cells || h[HASHES] != d->hashes ||
         h[CAPACITY] != d->row_capacity)
         return ONCE_ERR_MISMATCH;
-    if (h[TO] < h[FROM] || h[NEW_ROWS] == 0 || h[NEW_ROWS] > DBF_MAX_ROWS ||
+    if (h[TO] < h[FROM] || h[TO] > DBF_MAX_VERSION || h[NEW_ROWS] == 0 || h[NEW_ROWS] > DBF_MAX_ROWS ||
         h[NEW_ROWS] * d->cells > ONCE_MAX_CELLS || h[SENT] > h[NEW_ROWS] || h[OLD_ROWS] == 0)
         return ONCE_ERR_CORRUPT;
     if (h[FROM] != d->version || h[OLD_ROWS] != d->rows)

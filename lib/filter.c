@@ -145,6 +145,36 @@ static once_status seed_from(const once_config *config, uint64_t *seed)
     return config->seed_is_set ? ONCE_OK : once_random_seed(seed);
 }
 
+/* Did the caller give the geometry, so that the error to record is the structure's
+ * design rate rather than the error it was planned for?  Only the fields the structure
+ * reads count: a field it does not use is ignored and leaves no trace (once.h). */
+static bool explicit_geometry(const once_config *c)
+{
+    switch (c->type) {
+    case ONCE_APBF:
+    case ONCE_APBBF:
+        return c->hashes != 0 || c->bits != 0; /* k (with l in age_slices), segment bits */
+    case ONCE_TLBF:
+        return c->hashes != 0; /* k, with l in age_slices */
+    case ONCE_TIMER:
+    case ONCE_DBF:
+        return c->bits != 0 || c->hashes != 0;
+    case ONCE_BPBF:
+        return c->bits != 0 || c->hashes != 0 || c->block_length != 0 || c->blocks != 0;
+    case ONCE_DBPBF:
+        return c->bits != 0 || c->hashes != 0 || c->block_length != 0 || c->blocks != 0 ||
+               c->batch_threshold != 0;
+    default:
+        return false; /* the scalable filter plans every sub-filter itself */
+    }
+}
+
+/* A rate as recorded: a formula that rounds past 1 (or fails) records 1. */
+static double recorded_rate(double rate)
+{
+    return rate >= 0.0 && rate <= 1.0 ? rate : 1.0;
+}
+
 /* Windowed and growing structures take their geometry from the whole config. */
 static once_status create_from_config(once_filter **out, const once_config *config)
 {
@@ -187,12 +217,13 @@ static once_status create_from_config(once_filter **out, const once_config *conf
         f->capacity = config->window ? config->window : s.window; /* as requested */
     else
         f->capacity = config->capacity;
-    bool explicit_geometry = config->hashes || config->bits || config->block_length ||
-                             config->blocks || config->batch_threshold;
-    f->error = explicit_geometry && s.design_fpr > 0 ? s.design_fpr : config->error;
+    f->error = explicit_geometry(config) && s.design_fpr > 0 ? recorded_rate(s.design_fpr)
+                                                             : config->error;
     *out = f;
     return ONCE_OK;
 }
+
+static once_status create_static(once_filter **out, const once_config *config);
 
 once_status once_create(once_filter **out, const once_config *config)
 {
@@ -201,9 +232,24 @@ once_status once_create(once_filter **out, const once_config *config)
     *out = NULL;
     if (once_ops_for_type(config->type) == NULL)
         return ONCE_ERR_INVALID;
-    if (config->type >= ONCE_APBF)
-        return create_from_config(out, config);
+    /* Every structure but the count windows (which record their window) records the
+     * capacity as given: refuse one past the limit before sizing anything for it. */
+    bool records_capacity = config->type != ONCE_APBF && config->type != ONCE_APBBF;
+    if (records_capacity && once_header_check(config->capacity, 0.0) != ONCE_OK)
+        return ONCE_ERR_TOO_LARGE;
+    once_status st = config->type >= ONCE_APBF ? create_from_config(out, config)
+                                               : create_static(out, config);
+    /* Refuse what the loader would refuse: a filter that saves must load again. */
+    if (st == ONCE_OK && (st = once_header_check((*out)->capacity, (*out)->error)) != ONCE_OK) {
+        once_free(*out);
+        *out = NULL;
+    }
+    return st;
+}
 
+/* The static layouts: the geometry from (capacity, error) or given as (bits, hashes). */
+static once_status create_static(once_filter **out, const once_config *config)
+{
     uint64_t bits = config->bits;
     uint32_t hashes = config->hashes;
     double error = config->error;
@@ -219,9 +265,9 @@ once_status once_create(once_filter **out, const once_config *config)
                 return ONCE_ERR_INVALID;
             hashes = once_optimal_hashes(bits, config->capacity);
         }
-        error = config->capacity ? once_fpr_for(config->type, bits, hashes, config->capacity) : 0;
-        if (!(error < 1.0))
-            error = 0;
+        error = config->capacity
+                    ? recorded_rate(once_fpr_for(config->type, bits, hashes, config->capacity))
+                    : 0;
     }
 
     uint64_t seed;

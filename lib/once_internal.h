@@ -578,6 +578,12 @@ static inline bool once_read_params(const uint8_t *params, size_t len, uint64_t 
     return !r.failed && r.left == 0;
 }
 
+/* The one rule for the common header's design capacity and error (serialize.c):
+ * ONCE_ERR_TOO_LARGE for a capacity past ONCE_MAX_CELLS, ONCE_ERR_INVALID for an error
+ * outside [0, 1].  once_create applies it to what it records, once_load to what it
+ * reads. */
+once_status once_header_check(uint64_t capacity, double error);
+
 /* Fill the common fields of a freshly built filter. */
 static inline void once_filter_init(once_filter *f, const once_filter_ops *ops)
 {

@@ -91,6 +91,19 @@ void once_writer_words(once_writer *w, const uint64_t *words, uint64_t n)
 #endif
 }
 
+/* The design capacity and error every filter records, in the range the format holds.
+ * once_create checks what it is about to record with this same function, so a filter it
+ * builds always saves into a file once_load accepts.  The error is a rate: an explicit
+ * geometry too small for its capacity records its design rate, which may round to 1. */
+once_status once_header_check(uint64_t capacity, double error)
+{
+    if (capacity > ONCE_MAX_CELLS)
+        return ONCE_ERR_TOO_LARGE;
+    if (!isfinite(error) || error < 0.0 || error > 1.0)
+        return ONCE_ERR_INVALID;
+    return ONCE_OK;
+}
+
 uint64_t once_saved_size(const once_filter *f)
 {
     if (f == NULL)
@@ -210,8 +223,7 @@ once_status once_load(once_filter **out, const void *buffer, size_t len)
     double error;
     memcpy(&error, &error_bits, sizeof error);
     uint32_t flags = once_le32_read(b + 44);
-    if (flags != 0 || !isfinite(error) || error < 0.0 || error >= 1.0 ||
-        capacity > ONCE_MAX_CELLS)
+    if (flags != 0 || once_header_check(capacity, error) != ONCE_OK)
         return ONCE_ERR_CORRUPT;
 
     once_filter *f = NULL;

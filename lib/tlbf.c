@@ -113,6 +113,19 @@ typedef struct tlbf {
 #define TL(f) ((tlbf *)(f))
 #define CTL(f) ((const tlbf *)(f))
 
+/* Slice serials: only serial mod k is used (the slice's hash index).  They wrap at the
+ * largest multiple of k below 2^64 rather than at 2^64, which k need not divide, so the
+ * indices run on unbroken; the loader refuses a serial at or past that bound. */
+static uint64_t serial_bound(uint32_t k)
+{
+    return UINT64_MAX / k * k;
+}
+
+static uint64_t next_serial(uint64_t serial, uint32_t k)
+{
+    return serial + 1 >= serial_bound(k) ? 0 : serial + 1;
+}
+
 static uint64_t slice_words(uint64_t bits)
 {
     return once_words_for_bits(bits);
@@ -318,7 +331,7 @@ static void apply_shift(tlbf *t, uint64_t now, const shift_plan *p, uint64_t *ar
     fresh->hash = (uint32_t)(t->serial % t->k);
     fresh->array = array;
     t->count++;
-    t->serial++;
+    t->serial = next_serial(t->serial, t->k);
     t->bytes = t->bytes - p->freed + slice_words(p->bits) * 8;
     t->target = p->target;
     t->generation_size = 0;
@@ -868,7 +881,8 @@ static once_status tlbf_load(once_filter **out, const uint8_t *params, size_t pa
         v[P_MAX_SLICES] < k + l || v[P_MAX_SLICES] > TLBF_MAX_SLICES || count < k + l ||
         count > v[P_MAX_SLICES] || v[P_MAX_BYTES] == 0 || v[P_STARTED] > 1 ||
         v[P_GENERATION_START] > v[P_LATEST] || v[P_TARGET] == 0 ||
-        v[P_LATEST] > ONCE_MAX_TIME_MS || v[P_MAX_TIME_JUMP] > ONCE_MAX_TIME_MS)
+        v[P_LATEST] > ONCE_MAX_TIME_MS || v[P_MAX_TIME_JUMP] > ONCE_MAX_TIME_MS ||
+        v[P_SERIAL] >= serial_bound((uint32_t)k))
         return ONCE_ERR_CORRUPT;
     if (payload_len / (fields * 8) < count)
         return ONCE_ERR_CORRUPT;
@@ -956,8 +970,11 @@ once_status once_tlbf_create(once_filter **out, const once_config *c)
     if (max_slices > TLBF_MAX_SLICES)
         max_slices = TLBF_MAX_SLICES;
 
-    /* Start as an APBF for `capacity` keys a span: generations of capacity / l keys. */
-    uint64_t generation = (c->capacity + l - 1) / l;
+    /* Start as an APBF for `capacity` keys a span: generations of capacity / l keys
+     * (rounded up without forming capacity + l - 1, which wraps near UINT64_MAX). */
+    if (c->capacity > ONCE_MAX_CELLS)
+        return ONCE_ERR_TOO_LARGE;
+    uint64_t generation = c->capacity / l + (c->capacity % l != 0);
     uint64_t bits = bits_for_capacity(generation * k, k);
     if ((uint64_t)(k + l) * (slice_words(bits) * 8) > max_bytes)
         return ONCE_ERR_TOO_LARGE;

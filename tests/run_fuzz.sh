@@ -1,22 +1,63 @@
 #!/bin/sh
-# run_fuzz.sh FUZZ_LOAD FUZZ_CORPUS WORKDIR
+# run_fuzz.sh FUZZ_LOAD FUZZ_CORPUS CORPUS_DIR WORKDIR [SECONDS]
 #
-# One time-boxed libFuzzer run of the loader from a fresh seed corpus.  Everything the
-# run writes (corpus growth, crash and timeout artifacts, the log) stays in WORKDIR,
-# inside the build tree; a failing input is left there as WORKDIR/artifacts/crash-*.
+# Without SECONDS (the fuzz stage of `make test`), deterministic: every input of the
+# committed corpus CORPUS_DIR and every seed fuzz_corpus writes is replayed once, then
+# a fixed-seed run of a fixed number of inputs mutates them.  The same build gives the
+# same run, so a change fails only on what it breaks, not on what a new random seed
+# happens to find.
+#
+# With SECONDS (`make fuzz`): open-ended fuzzing from a random seed for that long.
+# Inputs that widen coverage go to WORKDIR/corpus; a failing input is left in
+# WORKDIR/artifacts/ (crash-*, timeout-*, oom-*).  Add each failing input to the
+# committed corpus, under a name that says what it broke, once it is fixed.
+#
+# Everything the run writes stays in WORKDIR, inside the build tree.
 set -eu
 
 fuzzer=$1
 corpus_tool=$2
-work=$3
+committed=$3
+work=$4
+seconds=${5:-}
 
-rm -rf "$work"
-mkdir -p "$work/corpus" "$work/artifacts"
-"$corpus_tool" "$work/corpus"
+# Fixed for `make test`: change them only together with the committed corpus.
+FIXED_SEED=20240101
+FIXED_RUNS=1000000
+
+# The seeds are rewritten every run; in the deterministic run so are the artifacts,
+# so that what is there comes from this run.
+if [ -z "$seconds" ]; then
+    rm -rf "$work/artifacts"
+fi
+mkdir -p "$work/seeds" "$work/corpus" "$work/artifacts"
+rm -f "$work/seeds"/*
+"$corpus_tool" "$work/seeds"
+
+common="-timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=$work/artifacts/"
 
 status=0
-"$fuzzer" -max_total_time=30 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-    -artifact_prefix="$work/artifacts/" "$work/corpus" >"$work/fuzz.log" 2>&1 || status=$?
+if [ -z "$seconds" ]; then
+    # Replay: each input once, as it is (the directories are only read).
+    # shellcheck disable=SC2086
+    "$fuzzer" $common -runs=0 "$committed" "$work/seeds" >"$work/replay.log" 2>&1 || status=$?
+    if [ "$status" -ne 0 ]; then
+        tail -n 60 "$work/replay.log"
+        echo "fuzz_load: a corpus input fails (exit $status); see $work/artifacts/" >&2
+        exit 1
+    fi
+    # Then a bounded run from a fixed seed, its new inputs in a scratch corpus so the
+    # next run starts from the same place.
+    rm -rf "$work/fixed"
+    mkdir -p "$work/fixed"
+    # shellcheck disable=SC2086
+    "$fuzzer" $common -seed=$FIXED_SEED -runs=$FIXED_RUNS "$work/fixed" "$committed" \
+        "$work/seeds" >"$work/fuzz.log" 2>&1 || status=$?
+else
+    # shellcheck disable=SC2086
+    "$fuzzer" $common -max_total_time="$seconds" "$work/corpus" "$committed" "$work/seeds" \
+        >"$work/fuzz.log" 2>&1 || status=$?
+fi
 if [ "$status" -ne 0 ]; then
     tail -n 60 "$work/fuzz.log"
     echo "fuzz_load failed (exit $status); inputs kept in $work/artifacts/" >&2

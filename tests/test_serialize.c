@@ -552,7 +552,8 @@ static void hostile_common(const base_file *b)
     expect_field(b, OFF_FLAGS, 4, 1, ONCE_ERR_CORRUPT, "flags 1");
     expect_field(b, OFF_FLAGS, 4, 0x80000000u, ONCE_ERR_CORRUPT, "flags high bit");
 
-    /* The design error is a rate in [0, 1). */
+    /* The design error is a rate in [0, 1]: 1 is the design rate of an explicit
+     * geometry too small for its capacity, which once_create records. */
     expect_field(b, OFF_ERROR, 8, UINT64_C(0x7FF8000000000000), ONCE_ERR_CORRUPT, "error NaN");
     expect_field(b, OFF_ERROR, 8, UINT64_C(0xFFF8000000000000), ONCE_ERR_CORRUPT, "error -NaN");
     expect_field(b, OFF_ERROR, 8, UINT64_C(0x7FF0000000000001), ONCE_ERR_CORRUPT,
@@ -560,7 +561,9 @@ static void hostile_common(const base_file *b)
     expect_field(b, OFF_ERROR, 8, double_bits(INFINITY), ONCE_ERR_CORRUPT, "error +inf");
     expect_field(b, OFF_ERROR, 8, double_bits(-INFINITY), ONCE_ERR_CORRUPT, "error -inf");
     expect_field(b, OFF_ERROR, 8, double_bits(-0.001), ONCE_ERR_CORRUPT, "error negative");
-    expect_field(b, OFF_ERROR, 8, double_bits(1.0), ONCE_ERR_CORRUPT, "error 1");
+    expect_field(b, OFF_ERROR, 8, double_bits(1.0), ONCE_OK, "error 1");
+    expect_field(b, OFF_ERROR, 8, double_bits(nextafter(1.0, 2.0)), ONCE_ERR_CORRUPT,
+                 "error just above 1");
     expect_field(b, OFF_ERROR, 8, double_bits(2.5), ONCE_ERR_CORRUPT, "error 2.5");
     expect_field(b, OFF_ERROR, 8, double_bits(0.0), ONCE_OK, "error 0");
     expect_field(b, OFF_ERROR, 8, double_bits(nextafter(1.0, 0.0)), ONCE_OK, "error just below 1");

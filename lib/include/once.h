@@ -139,7 +139,18 @@ typedef struct once_filter once_filter;
 /*
  * Construction.  Either give capacity + error (the library picks the geometry that
  * reaches `error` at `capacity` keys with the least memory), or give bits + hashes
- * explicitly (capacity and error are then only recorded for reports).
+ * explicitly (capacity and error are then only recorded for reports: the error
+ * recorded is the geometry's design rate at capacity, 1 when the geometry is too small
+ * for it).
+ *
+ * A field a structure does not read (see each field's comment: `window` for a static
+ * filter, `blocks` for a scalable one, ...) is ignored and leaves no trace: the filter
+ * is the one built without it, and saves to the same bytes.  (The scalable filter
+ * refuses `bits` and `hashes`: it plans every sub-filter itself, so a geometry given
+ * for it is a mistake rather than a field to ignore.)  What once_create accepts
+ * always saves into a file once_load accepts: it refuses (ONCE_ERR_TOO_LARGE) a
+ * capacity past 2^40, the most the format records (the count windows record their
+ * window instead and ignore `capacity`).
  */
 typedef struct once_config {
     once_type type;
@@ -322,7 +333,9 @@ ONCE_API once_status once_estimate_intersection(const once_filter *a, const once
  * seed, counters, design values, type parameters, payload, and an XXH3-64 checksum of
  * everything before it.  All integers little-endian, so files move between hosts.
  * Loading checks every field against its range and every length against the buffer;
- * it returns an error, never crashes, on truncated, corrupt or hostile input.
+ * it returns an error, never crashes, on truncated, corrupt or hostile input.  Every
+ * filter once_create builds, and every state an operation reaches from a filter the
+ * library accepted, saves into a file that loads again and answers alike.
  */
 typedef int (*once_write_fn)(void *context, const void *data, size_t len); /* 0 = ok */
 
@@ -553,6 +566,9 @@ ONCE_API once_status once_dbf_union(once_filter *dst, const once_filter *src);
 /*
  * Incremental updates between nodes (paper 003 sections 4.4 and 3.5.2).  Every change
  * of a DBF advances its version; each row remembers the version of its last change.
+ * The version stops at 2^62 (146 years of a change a nanosecond; only a file written
+ * near it gets there), and a file past it is refused; from a base at 2^62 changes
+ * cannot be told apart, so an export since that version is ONCE_ERR_MISMATCH.
  * once_dbf_export_delta(f, v, ...) writes, for the rows changed since version v, the
  * bitwise xor of the row's counters with the row as it was at v (a new row: itself),
  * zstd-compressed, and makes the current state the new base.  v is either 0 (the state
