@@ -1054,6 +1054,19 @@ static void every_truncation_and_byte(void)
     }
 }
 
+/* A saved timer filter with its last `words` parameters cut out, resealed. */
+static uint8_t *without_last_params(const uint8_t *file, size_t len, int words, size_t *out_len)
+{
+    size_t keep = HEADER + 8 * (size_t)(P_COUNT - words);
+    *out_len = len - 8 * (size_t)words;
+    uint8_t *b = malloc(*out_len);
+    memcpy(b, file, keep);
+    memcpy(b + keep, file + OFF_PAYLOAD_LEN, len - OFF_PAYLOAD_LEN);
+    testing_put_le(b + OFF_PARAMS_LEN, 8 * (uint64_t)(P_COUNT - words), 4);
+    testing_reseal(b, *out_len);
+    return b;
+}
+
 static void hostile_params_refused(void)
 {
     for (int dynamic = 0; dynamic < 2; dynamic++) {
@@ -1167,26 +1180,16 @@ static void hostile_params_refused(void)
         }
         /* A parameter block one word short (the payload length moved up). */
         {
-            size_t short_len = len - 8;
-            uint8_t *b = malloc(short_len);
-            memcpy(b, file, HEADER + 8 * (P_COUNT - 1));
-            memcpy(b + HEADER + 8 * (P_COUNT - 1), file + OFF_PAYLOAD_LEN,
-                   len - OFF_PAYLOAD_LEN);
-            testing_put_le(b + 40, 8 * (P_COUNT - 1), 4);
-            testing_reseal(b, short_len);
+            size_t short_len = 0;
+            uint8_t *b = without_last_params(file, len, 1, &short_len);
             CHECK_STATUS(testing_load_and_vet(b, short_len), ONCE_ERR_CORRUPT);
             free(b);
         }
         /* The parameter block of states written before the clock's bound (two words
          * fewer) still loads: no bound, a clock started if it moved. */
         {
-            size_t short_len = len - 16;
-            uint8_t *b = malloc(short_len);
-            memcpy(b, file, HEADER + 8 * (P_COUNT - 2));
-            memcpy(b + HEADER + 8 * (P_COUNT - 2), file + OFF_PAYLOAD_LEN,
-                   len - OFF_PAYLOAD_LEN);
-            testing_put_le(b + 40, 8 * (P_COUNT - 2), 4);
-            testing_reseal(b, short_len);
+            size_t short_len = 0;
+            uint8_t *b = without_last_params(file, len, 2, &short_len);
             once_filter *old = NULL;
             CHECK_OK(once_load(&old, b, short_len));
             uint64_t clock = 0;
