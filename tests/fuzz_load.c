@@ -36,8 +36,19 @@ static void check_loaded(once_filter *f, const uint8_t *data, size_t size)
     size_t saved_len = 0;
     if (once_save_to_buffer(f, &saved, &saved_len) != ONCE_OK)
         fail("accepted filter does not save");
-    if (saved_len != size || memcmp(saved, data, size) != 0)
-        fail("accepted file does not save back to itself");
+    if (saved_len != size || memcmp(saved, data, size) != 0) {
+        /* A state of an older layout (time windows without the clock's bound) is
+         * rewritten in the current one, which must then save back to itself. */
+        once_filter *again = NULL;
+        void *resaved = NULL;
+        size_t resaved_len = 0;
+        if (once_load(&again, saved, saved_len) != ONCE_OK ||
+            once_save_to_buffer(again, &resaved, &resaved_len) != ONCE_OK ||
+            resaved_len != saved_len || memcmp(resaved, saved, saved_len) != 0)
+            fail("accepted file does not save back to itself");
+        once_free(again);
+        free(resaved);
+    }
     free(saved);
 
     /* The empty key, a key with NULs, and keys either side of XXH3's short-input path. */
@@ -50,6 +61,7 @@ static void check_loaded(once_filter *f, const uint8_t *data, size_t size)
     /* Time windows get a time past anything a file can hold, so a key is inserted
      * "now" (the timer filter takes event times below 2^63 ms). */
     once_type type = once_get_type(f);
+    once_set_max_time_jump(f, 0); /* any time up to ONCE_MAX_TIME_MS */
     uint64_t now = type == ONCE_TLBF || type == ONCE_TIMER ? UINT64_C(1) << 62 : 0;
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         const char *key = keys[i].data;
