@@ -178,6 +178,10 @@ static double recorded_rate(double rate)
 /* Windowed and growing structures take their geometry from the whole config. */
 static once_status create_from_config(once_filter **out, const once_config *config)
 {
+    /* The time windows share one clock rule; its bound is set here for all of them. */
+    bool clocked = once_ops_for_type(config->type)->clock != NULL;
+    if (clocked && config->max_time_jump_ms > ONCE_MAX_TIME_MS)
+        return ONCE_ERR_INVALID;
     uint64_t seed;
     once_status st = seed_from(config, &seed);
     if (st != ONCE_OK)
@@ -210,6 +214,8 @@ static once_status create_from_config(once_filter **out, const once_config *conf
     if (st != ONCE_OK)
         return st;
     f->seed = seed;
+    if (clocked)
+        f->max_time_jump = config->max_time_jump_ms;
     once_stats s;
     memset(&s, 0, sizeof s);
     f->ops->stats(f, &s);

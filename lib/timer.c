@@ -18,7 +18,7 @@
  *   inserted, stamped with expiry L + T, so it is kept for T after its delivery.  So
  *   every write is at max(t_u, L) and its expiry is never below an alive timer's.
  *   Reads are answered at the reference time R = max(L, now_ms).
-
+ *
  *   Ticks.  tick = ceil(T / 2^(W-2)) ms, S = ceil(T / tick) <= 2^(W-2) ticks per
  *   span, and n(t) = floor(t / tick).  An event's expiry tick is e = ceil((t_u + T) /
  *   tick): rounded up, so a timer never expires early.  Tick values are kept modulo
@@ -474,9 +474,8 @@ static once_status timer_write(timer_filter *t, const once_hash *h, uint64_t ms,
     if (!once_time_admissible(&t->base, t->latest, t->started, ms))
         return ONCE_ERR_TIME;
     uint64_t old = t->latest;
-    if (t->started && ms < old)
-        ms = old; /* a late event happens at the clock (once.h, "Event time") */
-    uint64_t latest = ms > old ? ms : old;
+    uint64_t latest = ms > old ? ms : old; /* a late event happens at the clock */
+    ms = latest;
     uint64_t advance = latest - old;
     bool wipe = advance >= t->span + t->tick;
     timer_now before = t->now;
@@ -840,12 +839,7 @@ once_status once_timer_create(once_filter **out, const once_config *c)
         double z = ceil((double)g.cells * pow(g.sub_error, 1.0 / g.hashes));
         g.threshold = z < 1.0 ? 1 : z > (double)g.cells ? g.cells : (uint64_t)z;
     }
-    if (c->max_time_jump_ms > ONCE_MAX_TIME_MS)
-        return ONCE_ERR_INVALID;
-    once_status st = timer_new(out, &g);
-    if (st == ONCE_OK)
-        (*out)->max_time_jump = c->max_time_jump_ms;
-    return st;
+    return timer_new(out, &g);
 }
 
 /* ---------------------------------------------------------- serialization */

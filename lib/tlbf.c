@@ -339,44 +339,34 @@ static void apply_shift(tlbf *t, uint64_t now, const shift_plan *p, uint64_t *ar
     t->countdown = allowed_insertions(t);
 }
 
-/* One shift at `now`, the new generation starting at `start`. */
-static once_status shift(tlbf *t, uint64_t now, uint64_t start)
-{
-    shift_plan plan;
-    once_status st = plan_shift(t, now, generation_target(t, now), 0, &plan);
-    if (st != ONCE_OK)
-        return st;
-    uint64_t *array = once_words_alloc(slice_words(plan.bits));
-    if (array == NULL)
-        return ONCE_ERR_NOMEM;
-    apply_shift(t, now, &plan, array, true);
-    t->generation_start = start;
-    return ONCE_OK;
-}
-
 /*
- * `n` shifts at once (at most k), all or none: they are planned on a copy of the slice
- * table first, then their arrays allocated, then applied.  Every new slice is sized for
- * `target` insertions a generation; when n = k they replace every insertion slice, and
- * the one that ends at position p takes k - p generations of it.
+ * `n` shifts at once (at most k), all or none: they are planned first (several on a
+ * copy of the slice table), then their arrays allocated, then applied.  Every new slice
+ * is sized for `target` insertions a generation; when n = k they replace every
+ * insertion slice, and the one that ends at position p takes k - p generations of it.
+ * The new generation starts at `start`.
  */
 static once_status shift_several(tlbf *t, uint64_t now, uint32_t n, double target,
                                  uint64_t start)
 {
     shift_plan plans[ONCE_MAX_AGE_SLICES];
     uint64_t *arrays[ONCE_MAX_AGE_SLICES];
-    tlbf scratch = *t;
-    scratch.slices = malloc(((size_t)t->count + n) * sizeof *scratch.slices);
-    if (scratch.slices == NULL)
-        return ONCE_ERR_NOMEM;
-    memcpy(scratch.slices, t->slices, t->count * sizeof *t->slices);
     once_status st = ONCE_OK;
-    for (uint32_t i = 0; i < n && st == ONCE_OK; i++) {
-        st = plan_shift(&scratch, now, target, n == t->k ? i + 1 : 0, &plans[i]);
-        if (st == ONCE_OK)
-            apply_shift(&scratch, now, &plans[i], NULL, false);
+    if (n == 1) {
+        st = plan_shift(t, now, target, t->k == 1, &plans[0]);
+    } else {
+        tlbf scratch = *t;
+        scratch.slices = malloc(((size_t)t->count + n) * sizeof *scratch.slices);
+        if (scratch.slices == NULL)
+            return ONCE_ERR_NOMEM;
+        memcpy(scratch.slices, t->slices, t->count * sizeof *t->slices);
+        for (uint32_t i = 0; i < n && st == ONCE_OK; i++) {
+            st = plan_shift(&scratch, now, target, n == t->k ? i + 1 : 0, &plans[i]);
+            if (st == ONCE_OK)
+                apply_shift(&scratch, now, &plans[i], NULL, false);
+        }
+        free(scratch.slices);
     }
-    free(scratch.slices);
     uint32_t ready = 0;
     for (; st == ONCE_OK && ready < n; ready++)
         if ((arrays[ready] = once_words_alloc(slice_words(plans[ready].bits))) == NULL)
@@ -410,8 +400,6 @@ static once_status shift_by_time(tlbf *t, uint64_t now)
     uint64_t per_generation = generation_ms(t);
     uint64_t due = (now - t->generation_start) / per_generation;
     uint64_t start = t->generation_start + due * per_generation; /* the last boundary */
-    if (due == 1)
-        return shift(t, now, start);
     return shift_several(t, now, due < t->k ? (uint32_t)due : t->k, generation_target(t, now),
                          start);
 }
@@ -432,7 +420,7 @@ static once_status shift_by_fill(tlbf *t, uint64_t now)
 {
     double target = generation_target(t, now);
     if (t->generation_size < RATE_JUMP_SAMPLE || !(target > RATE_JUMP * (double)t->target))
-        return shift(t, now, now);
+        return shift_several(t, now, 1, target, now);
     /* A burst inside a few milliseconds extrapolates to any rate over T / l: the k new
      * slices are sized for at most GROWTH times the generation just seen, so a burst
      * that goes on is followed through a few such steps rather than one guess. */
@@ -954,7 +942,6 @@ static once_status tlbf_load(once_filter **out, const uint8_t *params, size_t pa
 once_status once_tlbf_create(once_filter **out, const once_config *c)
 {
     if (c->span_ms == 0 || c->span_ms > TLBF_MAX_SPAN_MS || c->capacity == 0 ||
-        c->max_time_jump_ms > ONCE_MAX_TIME_MS ||
         (c->policy != ONCE_POLICY_FIRST && c->policy != ONCE_POLICY_REFRESH))
         return ONCE_ERR_INVALID;
     uint32_t k = c->hashes, l = c->age_slices;
@@ -995,7 +982,6 @@ once_status once_tlbf_create(once_filter **out, const once_config *c)
         t->bytes += slice_words(bits) * 8;
     }
     t->serial = k + l;
-    t->base.max_time_jump = c->max_time_jump_ms;
     t->target = generation;
     t->countdown = allowed_insertions(t);
     *out = &t->base;

@@ -687,11 +687,17 @@ static phased_result run_phased_words(uint64_t seed, int cycles)
     return r;
 }
 
-/* Rate seen / n, and whether it is within `factor` times p plus three standard errors. */
-static bool within(uint64_t seen, uint64_t n, double factor, double p, double *rate)
+/* The rate seen / n, checked to be within `factor` times p plus three standard errors
+ * (what and seed are named when it is not). */
+static double checked_rate(const char *what, int seed, uint64_t seen, uint64_t n,
+                           double factor, double p)
 {
-    *rate = n ? (double)seen / (double)n : 0.0;
-    return n > 0 && *rate <= factor * p + 3.0 * sqrt(factor * p / (double)n);
+    double rate = n ? (double)seen / (double)n : 0.0;
+    bool within = n > 0 && rate <= factor * p + 3.0 * sqrt(factor * p / (double)n);
+    if (!within)
+        fprintf(stderr, "seed %d: %s seen at %.5f\n", seed, what, rate);
+    CHECK(within);
+    return rate;
 }
 
 static int phased_seeds(void)
@@ -708,19 +714,15 @@ static int phased_seeds(void)
 static void idle_hour_and_rate_drops_forget_old_keys(void)
 {
     const double p = 0.001;
-    double worst_gap = 0, worst_drop = 0, rate;
+    double worst_gap = 0, worst_drop = 0;
     for (int s = 1; s <= phased_seeds(); s++) {
         phased_result r = run_phased_words(1000 + s, 3);
         CHECK(r.misses == 0);
         CHECK(r.after_gap > 15000 && r.in_drop > 15000);
-        if (!within(r.after_gap_seen, r.after_gap, 1.0, p, &rate))
-            fprintf(stderr, "seed %d: after an idle hour, old words seen at %.5f\n", s, rate);
-        CHECK(within(r.after_gap_seen, r.after_gap, 1.0, p, &rate));
-        worst_gap = rate > worst_gap ? rate : worst_gap;
-        if (!within(r.in_drop_seen, r.in_drop, 1.0, p, &rate))
-            fprintf(stderr, "seed %d: after a 25x drop, old words seen at %.5f\n", s, rate);
-        CHECK(within(r.in_drop_seen, r.in_drop, 1.0, p, &rate));
-        worst_drop = rate > worst_drop ? rate : worst_drop;
+        worst_gap = fmax(worst_gap, checked_rate("after an idle hour, old words", s,
+                                                 r.after_gap_seen, r.after_gap, 1.0, p));
+        worst_drop = fmax(worst_drop, checked_rate("after a 25x drop, old words", s,
+                                                   r.in_drop_seen, r.in_drop, 1.0, p));
     }
     printf("old words reported seen, worst over %d seeds: after an idle hour %.5f, after a "
            "25x drop %.5f (target %.3f)\n",
@@ -734,13 +736,11 @@ static void idle_hour_and_rate_drops_forget_old_keys(void)
 static void fresh_key_rate_over_bursts_and_drops_every_seed(void)
 {
     const double p = 0.001;
-    double worst = 0, best = 1, rate;
+    double worst = 0, best = 1;
     for (int s = 1; s <= phased_seeds(); s++) {
         phased_result r = run_phased_words(2000 + s, 3);
         CHECK(r.misses == 0);
-        if (!within(r.fresh_seen, r.fresh, 1.5, p, &rate))
-            fprintf(stderr, "seed %d: words new to the window seen at %.5f\n", s, rate);
-        CHECK(within(r.fresh_seen, r.fresh, 1.5, p, &rate));
+        double rate = checked_rate("words new to the window", s, r.fresh_seen, r.fresh, 1.5, p);
         worst = rate > worst ? rate : worst;
         best = rate < best ? rate : best;
     }
