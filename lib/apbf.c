@@ -888,13 +888,27 @@ static bool age_same_geometry(const once_filter *x, const once_filter *y)
            a->generation == b->generation && a->head == b->head;
 }
 
-/* Two windows combine segment by segment only when their ages line up (same geometry
- * and the same head, checked by same_geometry); otherwise a union would mix ages.  The
- * result keeps the destination's position in its generation. */
+/*
+ * Union only (the ops refuse intersection: a key both windows hold sits at a different
+ * age in each, its bits in different physical segments, so no segment-wise AND can keep
+ * it).  The two must have the same geometry and head (same_geometry): logical segment
+ * i is then the same physical segment in both, and OR-ing them segment by segment
+ * leaves every key of either at the age it had there.  The result takes the earlier of
+ * the two positions in the current generation, so it shifts no sooner than either
+ * would have: a key keeps at least the rest of the window it had in its own filter,
+ * counting the insertions into the result.  (Taking the later one would shift the
+ * other filter's keys out up to a generation early.)  Its segments hold both
+ * windows' keys, so its false-positive rate is above the target.
+ */
 static void age_combine(once_filter *dst, const once_filter *src, once_combine_op op)
 {
-    once_words_combine(AGE(dst)->array, CAGE(src)->array,
-                       AGE(dst)->segment_words * AGE(dst)->segments, op);
+    age_filter *a = AGE(dst);
+    const age_filter *b = CAGE(src);
+    once_words_combine(a->array, b->array, a->segment_words * a->segments, op);
+    if (b->filled < a->filled)
+        a->filled = b->filled;
+    if (b->shifts > a->shifts)
+        a->shifts = b->shifts;
 }
 
 /* The rate at which one segment matches a random absent key, from its bits. */
@@ -955,18 +969,51 @@ static double blocked_full_load(uint32_t block_bits, uint32_t hashes)
     return -log(2.0) / log1p(-1.0 / part);
 }
 
-/* Peak (just before a shift) match rates of the k + l segments. */
-static void peak_fills(uint32_t k, uint32_t l, uint32_t block_bits, uint32_t hashes,
+/* Keys a full segment holds per unit (a slice's bit, a block) at the design load: ln 2
+ * per bit for slices (fill 1/2, section 5.2), blocked_full_load for blocks. */
+static double design_full_load(uint32_t block_bits, uint32_t hashes)
+{
+    return block_bits ? blocked_full_load(block_bits, hashes) : log(2.0);
+}
+
+/* Peak (just before a shift) match rates of the k + l segments when a full segment
+ * carries `load` times the design load (1 for every layout but small windows'). */
+static void peak_fills(uint32_t k, uint32_t l, uint32_t block_bits, uint32_t hashes, double load,
                        double *fill)
 {
     double full = block_bits ? blocked_full_load(block_bits, hashes) : 0.0;
     for (uint32_t i = 0; i < k + l; i++) {
         double share = i < k ? (double)(i + 1) / k : 1.0; /* of a full segment's load */
         if (block_bits == 0)
-            fill[i] = 1.0 - exp2(-share); /* a slice at g = m ln2 / k: fill 1/2 when full */
+            fill[i] = 1.0 - exp2(-share * load); /* g = load m ln2 / k: 1 - 2^-load when full */
         else
-            fill[i] = blocked_segment_rate(block_bits, hashes, full * share);
+            fill[i] = blocked_segment_rate(block_bits, hashes, full * load * share);
     }
+}
+
+/* The load a filter's segments carry when full: k g keys over the segment's units, as a
+ * share of the design load.  One within SNAP_LOAD below the design load (the rounding
+ * up of m, or of the blocks, to ceil(g k / full)) is reported at the design load, an
+ * upper bound that keeps the paper's figures (Table 3 to the printed decimals); any
+ * other load, sparser (small windows) or denser (explicit segments), at its own. */
+#define SNAP_LOAD 0.99
+
+static double segment_load(const age_filter *a)
+{
+    double full = design_full_load(a->block_bits, a->block_hashes);
+    double units = (double)(a->block_bits ? a->blocks : a->segment_bits);
+    double load = (double)a->generation * a->k / (units * full);
+    return load > SNAP_LOAD && load <= 1.0 ? 1.0 : load;
+}
+
+/* The window: the count asked for at creation (kept as the filter's capacity, saved in
+ * the header), which the layout guarantees (it is at most l g); l g when none was
+ * asked for, or the saved one cannot be this geometry's. */
+static uint64_t age_window(const age_filter *a)
+{
+    uint64_t most = (uint64_t)a->l * a->generation;
+    uint64_t asked = a->base.capacity;
+    return asked >= 1 && asked <= most ? asked : most;
 }
 
 static void age_stats(const once_filter *f, once_stats *st)
@@ -975,14 +1022,17 @@ static void age_stats(const once_filter *f, once_stats *st)
     st->bits = a->segment_bits * a->segments;
     st->bits_set = once_words_popcount(a->array, a->segment_words * a->segments);
     st->hashes = a->k;
-    st->window = (uint64_t)a->l * a->generation;
-    st->slack = (uint64_t)a->k * a->generation;
+    /* A key inserted first in its generation keeps its last segment until the shift
+     * l + k generations later, (l + k) g insertions after it (section 5.2): past the
+     * window N it may be reported for (l + k) g - N more, k g when N = l g. */
+    st->window = age_window(a);
+    st->slack = (uint64_t)(a->l + a->k) * a->generation - st->window;
     st->slices = a->segments;
     st->age_slices = a->l;
     st->generation = a->generation;
     st->npws = once_apbf_npws(a->k, a->l);
     double fill[2 * ONCE_MAX_AGE_SLICES];
-    peak_fills(a->k, a->l, a->block_bits, a->block_hashes, fill);
+    peak_fills(a->k, a->l, a->block_bits, a->block_hashes, segment_load(a), fill);
     st->design_fpr = once_age_fpr(a->k, a->l, fill);
     st->accesses_absent = once_age_accesses_absent(a->k, a->l, fill);
     /* Now: the recurrence over the segments' measured match rates. */
@@ -993,10 +1043,12 @@ static void age_stats(const once_filter *f, once_stats *st)
 
 /*
  * Distinct keys in the window (docs/CARDINALITY.md, cardinality.c): logical segment i
- * holds generations max(0, i-k+1) .. i, and the window is generations 0 .. l (fewer
- * while the filter is younger than l shifts).  A key sets one bit of an APBF slice of m
- * bits, or one bit in each of the b parts of one block of an APBBF segment: either way
- * a given bit with probability b/m (b = 1 for slices).
+ * holds generations max(0, i-k+1) .. i.  The window is the last N insertions: the
+ * current generation's `filled`, then whole older generations, then part of one
+ * (once_card_age_span); all that was inserted while the filter has seen fewer.  A key
+ * sets one bit of an APBF slice of m bits, or one bit in each of the b parts of one
+ * block of an APBBF segment: either way a given bit with probability b/m (b = 1 for
+ * slices).
  */
 static once_status age_segment_cells(const void *ctx, uint32_t logical, uint64_t *set,
                                      once_occupancy *o)
@@ -1013,8 +1065,20 @@ static once_status age_cardinality(const once_filter *f, uint64_t now_ms, double
 {
     (void)now_ms; /* a count window ages by insertions, not by time */
     const age_filter *a = CAGE(f);
-    uint32_t last = a->shifts < a->l ? (uint32_t)a->shifts : a->l;
-    return once_card_age_window(a->k, last, age_segment_cells, a, confidence, out);
+    uint64_t window = age_window(a), g = a->generation, filled = a->filled;
+    uint32_t older = a->shifts < a->l ? (uint32_t)a->shifts : a->l; /* full, still held */
+    uint32_t whole;
+    double share = 0;
+    if (filled > window) { /* only with a generation longer than the window */
+        whole = 0;
+        share = (double)window / (double)filled;
+    } else if ((window - filled) / g >= older) {
+        whole = older + 1; /* the filter holds no more than the window */
+    } else {
+        whole = (uint32_t)((window - filled) / g) + 1;
+        share = (double)((window - filled) % g) / (double)g;
+    }
+    return once_card_age_span(a->k, whole, share, age_segment_cells, a, confidence, out);
 }
 
 static uint64_t age_memory(const once_filter *f)
@@ -1176,7 +1240,7 @@ static uint32_t largest_age_slices(uint32_t k, double p, uint32_t block_bits, ui
     double fill[2 * ONCE_MAX_AGE_SLICES];
     uint32_t best = 0;
     for (uint32_t l = 1; l <= limit; l++) {
-        peak_fills(k, l, block_bits, hashes, fill);
+        peak_fills(k, l, block_bits, hashes, 1.0, fill);
         if (once_age_fpr(k, l, fill) <= p)
             best = l;
         else
@@ -1217,6 +1281,91 @@ once_status once_age_plan(double error, uint32_t level, uint32_t *k, uint32_t *l
     return plan_age(error, level, 0, 0, k, l);
 }
 
+/* The sparsest segment a small window may use: 1/256 of the design load (about 370
+ * bits a key in a slice), which bounds what a window of a few keys costs in memory. */
+#define MIN_LOAD (1.0 / 256)
+
+/* The largest load in [MIN_LOAD, 1] at which (k, l) keeps F at or below p; 0 if none.
+ * F grows with the fills, and so with the load: bisection.  Below the design load it
+ * stays at most SNAP_LOAD, so that the stats report it at its own load. */
+static double largest_load(uint32_t k, uint32_t l, uint32_t block_bits, uint32_t hashes,
+                           double p)
+{
+    double fill[2 * ONCE_MAX_AGE_SLICES];
+    peak_fills(k, l, block_bits, hashes, 1.0, fill);
+    if (once_age_fpr(k, l, fill) <= p)
+        return 1.0;
+    peak_fills(k, l, block_bits, hashes, MIN_LOAD, fill);
+    if (once_age_fpr(k, l, fill) > p)
+        return 0.0;
+    double lo = MIN_LOAD, hi = 1.0;
+    for (int i = 0; i < 40; i++) {
+        double mid = 0.5 * (lo + hi);
+        peak_fills(k, l, block_bits, hashes, mid, fill);
+        if (once_age_fpr(k, l, fill) <= p)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo < SNAP_LOAD ? lo : SNAP_LOAD;
+}
+
+/*
+ * The layout of a window of N keys from the planned (k, l).  The guaranteed window is
+ * l g (section 5.2), so g = ceil(N / l) would report up to l - 1 keys more than asked,
+ * and for N < l a whole l g = l > N.  Instead g = ceil(N / l) and then l = ceil(N / g):
+ * the fewest keys a generation (so the least slack, (l + k) g - N) that covers N with
+ * at most l age slices; l g - N < g.  From N >= l (l - 1) on, l stays the planned one.
+ * When l has to drop, k drops with it in proportion, k = max(1, floor(k l' / l)), so
+ * the slack relative to the window, about k / l (section 5.2), stays what the level
+ * promises; the segments are then made sparser (a lower load) until F is back at or
+ * below p.  If even MIN_LOAD does not reach p with that k, k grows back one at a time;
+ * with the planned k any l' <= l reaches p at the design load, F growing with l.
+ */
+static bool small_window_layout(uint64_t window, uint32_t block_bits, uint32_t hashes,
+                                double p, uint32_t *k, uint32_t *l, uint64_t *generation,
+                                double *load)
+{
+    uint64_t g = (window + *l - 1) / *l;
+    uint32_t fit = (uint32_t)((window + g - 1) / g);
+    *generation = g;
+    *load = 1.0;
+    if (fit >= *l)
+        return false;
+    uint32_t k_fit = (uint32_t)((uint64_t)*k * fit / *l);
+    if (k_fit == 0)
+        k_fit = 1;
+    for (; k_fit < *k; k_fit++) {
+        double found = largest_load(k_fit, fit, block_bits, hashes, p);
+        if (found > 0) {
+            *load = found;
+            break;
+        }
+    }
+    *k = k_fit;
+    *l = fit;
+    return true;
+}
+
+/*
+ * The fewest bits a slice of a small window needs besides its load.  A key's positions
+ * in consecutive slices come from one double-hashing sequence (segment_hash), whose top
+ * bits - the ones once_reduce keeps - advance by a per-key step: an arithmetic
+ * progression modulo m.  An absent key whose start and step both fall within about
+ * 1/m of those of a stored key follows it through all k of its slices, with
+ * probability about 2 / (m^2 (k - 1)) per stored key, whatever the fills.  With the
+ * (l + k) g keys a filter holds that floor is below p / 4 once
+ *     m >= sqrt(8 (l + k) g / ((k - 1) p)),
+ * which windows of thousands of keys meet by far at the design load; for small ones
+ * it, not F, sets the slice.  (One slice a key, k = 1, has no such floor.)
+ */
+static double small_window_slice_bits(uint32_t k, uint32_t l, uint64_t generation, double p)
+{
+    if (k < 2)
+        return 1.0;
+    return ceil(sqrt(8.0 * (double)(l + k) * (double)generation / ((double)(k - 1) * p)));
+}
+
 once_status once_age_create(once_filter **out, const once_config *c)
 {
     bool blocked = c->type == ONCE_APBBF;
@@ -1233,6 +1382,7 @@ once_status once_age_create(once_filter **out, const once_config *c)
         return ONCE_ERR_INVALID;
 
     uint32_t k = c->hashes, l = c->age_slices;
+    bool plan_layout = k == 0;
     if ((k == 0) != (l == 0) || k > ONCE_MAX_AGE_SLICES || l > ONCE_MAX_AGE_SLICES)
         return ONCE_ERR_INVALID;
     if (k == 0) {
@@ -1243,20 +1393,32 @@ once_status once_age_create(once_filter **out, const once_config *c)
 
     /* Geometry: explicit segment bits (then g follows from them), or a window. */
     uint64_t generation, segment_bits;
-    double full = blocked ? blocked_full_load(block_bits, block_hashes) : log(2.0);
+    double full = design_full_load(block_bits, block_hashes);
     if (c->bits != 0) {
         segment_bits = c->bits;
         if (blocked)
             segment_bits = (segment_bits + block_bits - 1) / block_bits * block_bits;
         double per_segment = blocked ? (double)(segment_bits / block_bits) : (double)segment_bits;
         generation = (uint64_t)floor(per_segment * full / k);
+        /* The segments fix g, and with it the window l g they can guarantee: a window
+         * asked for beyond it is refused, not silently shortened. */
+        if (c->window > (uint64_t)l * generation)
+            return ONCE_ERR_INVALID;
     } else {
         if (c->window == 0 || c->window > ONCE_MAX_CELLS)
             return ONCE_ERR_INVALID;
-        generation = (c->window + l - 1) / l;
+        double load = 1.0;
+        bool small = false;
+        if (plan_layout)
+            small = small_window_layout(c->window, block_bits, block_hashes, c->error, &k, &l,
+                                        &generation, &load);
+        else
+            generation = (c->window + l - 1) / l; /* explicit (k, l): kept as given */
         /* Slices: m = g k / ln2 (section 5.2).  Blocks: as many as hold k generations
-         * at the full load. */
-        double units = ceil((double)generation * k / full);
+         * at the full load.  A small window's sparser segments: as many more units. */
+        double units = ceil((double)generation * k / (full * load));
+        if (small && !blocked)
+            units = fmax(units, small_window_slice_bits(k, l, generation, c->error));
         if (units > (double)ONCE_MAX_CELLS)
             return ONCE_ERR_TOO_LARGE;
         segment_bits = (uint64_t)units * (blocked ? block_bits : 1);
@@ -1268,6 +1430,7 @@ once_status once_age_create(once_filter **out, const once_config *c)
     if (st != ONCE_OK)
         return st;
     AGE(*out)->policy = c->policy;
+    AGE(*out)->base.capacity = c->window; /* the window reported (age_window) */
     return ONCE_OK;
 }
 
@@ -1286,6 +1449,7 @@ once_status once_age_create(once_filter **out, const once_config *c)
         .clear = age_clear,                                                                     \
         .same_geometry = age_same_geometry,                                                     \
         .combine = age_combine,                                                                 \
+        .refuses_intersection = true,                                                           \
         .stats = age_stats,                                                                     \
         .cardinality = age_cardinality,                                                         \
         .memory = age_memory,                                                                   \

@@ -299,3 +299,60 @@ once_status once_card_age_window(uint32_t k, uint32_t last_generation,
     age_window w = {k, last_generation, segment, ctx};
     return once_card_sum(last_generation / k + 1, age_window_group, &w, confidence, out);
 }
+
+/*
+ * A count window of N insertions (APBF, APBBF) rarely ends on a generation boundary:
+ * it holds the current generation's f insertions, q whole older generations and the
+ * newest r of the next, N = f + q g + r with 0 <= r < g.  The segments only tell
+ * generations apart, so the count of the window is taken the share rho = r / g of the
+ * way from T0, the keys of generations 0 .. q, to T1, those of 0 .. q + 1:
+ *     W = (1 - rho) T0 + rho T1.
+ * Under first-test-then-set every insertion of the window is a distinct key (a key
+ * inside the window is reported seen and not inserted again), so T1 - T0 = g and
+ * W = T0 + r exactly: the interpolation is no approximation there.  Under the refresh
+ * policy it assumes the keys new to the window are spread evenly over generation q + 1.
+ * The interval is the same combination of the intervals of T0 and T1, each taken at
+ * 1 - (1 - c)/2: both hold together with probability at least c (the union bound), and
+ * then the combination of their ends bounds the combination of the counts.
+ */
+static once_status age_generations(uint32_t k, uint32_t generations,
+                                   once_status (*segment)(const void *ctx, uint32_t logical,
+                                                          uint64_t *set, once_occupancy *o),
+                                   const void *ctx, double confidence, once_cardinality *out)
+{
+    if (generations == 0) {
+        once_cardinality none = {0, 0, 0, confidence};
+        *out = none;
+        return ONCE_OK;
+    }
+    return once_card_age_window(k, generations - 1, segment, ctx, confidence, out);
+}
+
+static double weighted(double weight, double value)
+{
+    return weight == 0 ? 0 : weight * value; /* an unused infinite end stays out */
+}
+
+once_status once_card_age_span(uint32_t k, uint32_t whole, double share,
+                               once_status (*segment)(const void *ctx, uint32_t logical,
+                                                      uint64_t *set, once_occupancy *o),
+                               const void *ctx, double confidence, once_cardinality *out)
+{
+    if (k == 0 || segment == NULL || out == NULL || !(share >= 0 && share < 1) ||
+        !(confidence > 0 && confidence < 1))
+        return ONCE_ERR_INVALID;
+    if (share == 0)
+        return age_generations(k, whole, segment, ctx, confidence, out);
+    double each = whole == 0 ? confidence : 1 - (1 - confidence) / 2;
+    once_cardinality t0, t1;
+    once_status st = age_generations(k, whole, segment, ctx, each, &t0);
+    if (st == ONCE_OK)
+        st = age_generations(k, whole + 1, segment, ctx, each, &t1);
+    if (st != ONCE_OK)
+        return st;
+    out->estimate = weighted(1 - share, t0.estimate) + weighted(share, t1.estimate);
+    out->low = floor(weighted(1 - share, t0.low) + weighted(share, t1.low));
+    out->high = ceil(weighted(1 - share, t0.high) + weighted(share, t1.high));
+    out->confidence = confidence;
+    return ONCE_OK;
+}
