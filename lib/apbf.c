@@ -28,9 +28,29 @@
  *
  * Window and slack (section 5.2)
  *   A key inserted into s_0..s_{k-1} reaches s_l..s_{k+l-1} after l shifts and loses
- *   its first slice at shift l + 1: it is reported present for at least the next
- *   w = l*g insertions (the guaranteed window), and may be reported for up to k more
- *   generations (slack s = k*g) with probability halving per lost slice.
+ *   its first slice at shift l + 1: it is reported present for at least the next l*g
+ *   insertions, and may be reported for up to k more generations with probability
+ *   halving per lost slice.  The window reported is the N asked for (kept as the
+ *   filter's capacity), which the layout makes at most l*g; the slack is then
+ *   (l + k) g - N, the insertions after which a key inserted first in its generation
+ *   has lost its last segment (k*g when l*g = N).  Explicit segment bits fix g, and a
+ *   window beyond their l*g is refused.
+ *
+ * Layout for a window of N (small_window_layout)
+ *   From the planned (k, l): g = ceil(N / l), then l = ceil(N / g), so l*g - N < g
+ *   (the paper's w = l g, rounded to the fewest keys a generation).  Windows of
+ *   l (l - 1) keys or more keep the planned l.  Smaller ones have fewer age slices, and
+ *   k drops in proportion, floor(k l' / l) (at least 1), so the slack relative to the
+ *   window, about k / l, stays what the level promises; the segments are then sparser
+ *   (a fraction `load` of the design load, at least MIN_LOAD) until F at those fills is
+ *   back at the target.  Any planned slice also has at least the bits that keep the
+ *   double-hashing floor (slice_floor_bits) under p / 4, which only small windows lack.  k grows back only when even MIN_LOAD
+ *   cannot reach p.  The saved format is unchanged: g and the segment size are saved,
+ *   and the stats derive the load from them (segment_load).
+ *
+ * Combining (age_combine)
+ *   Union only, of filters with the same geometry, seed and head; intersection is
+ *   refused.  See age_combine.
  *
  * Batches (once_add_batch, once_query_batch, once_test_and_add_batch)
  *   A key's spot in a segment (its word and bit, or its block and in-block bits)
@@ -998,12 +1018,61 @@ static void peak_fills(uint32_t k, uint32_t l, uint32_t block_bits, uint32_t has
  * other load, sparser (small windows) or denser (explicit segments), at its own. */
 #define SNAP_LOAD 0.99
 
+static double geometry_load(uint32_t k, uint64_t generation, uint32_t block_bits,
+                            uint32_t hashes, double units)
+{
+    double full = design_full_load(block_bits, hashes);
+    double load = (double)generation * k / (units * full);
+    return load > SNAP_LOAD && load <= 1.0 ? 1.0 : load;
+}
+
+/* The segment's units: bits of a slice, blocks of a blocked segment. */
+static double segment_units(const age_filter *a)
+{
+    return (double)(a->block_bits ? a->blocks : a->segment_bits);
+}
+
+/*
+ * The double-hashing floor of a slice layout.  A key's positions in consecutive slices
+ * come from one double-hashing sequence (segment_hash), whose top bits - the ones
+ * once_reduce keeps - advance by a per-key step: an arithmetic progression modulo m.
+ * An absent key whose start u and step v lie close enough to a stored key's follows it
+ * into the same bit of all k of its slices, with probability
+ *     I(k) / m^2,  I(k) = integral of prod_{j<k} (1 - |U + j V|)+ dU dV <= 4 / k^2
+ * (numerically 1 for k = 2, 0.38 for 3, 0.035 for 8, 0.0046 for 17) per stored key,
+ * whatever the fills.  A key that follows a stored one through k - 1 slices and
+ * meets a set bit by chance in the last adds about as much again at the fills of a
+ * small window (measured: 3.3e-4 for k = 17, l = 125, g = 8, m = 251, where the full
+ * term gives 0.7e-4 and F 0.2e-4), so over the (l + k) g keys a filter holds we count
+ *     8 (l + k) g / (k^2 m^2)
+ * on top of F: nothing to speak of for the slices of thousands of bits of ordinary
+ * windows, but the rate itself for the slices of a few dozen bits a small window would
+ * have (measured 2e-3 where F gives 3e-5, k = 8, l = 64, m = 43).  One slice a key
+ * (k = 1) has no such floor; blocked segments remix their in-block bits and have none.
+ */
+static double slice_floor_rate(uint32_t k, uint32_t l, uint64_t generation, double bits)
+{
+    if (k < 2)
+        return 0.0;
+    return 8.0 * (double)(l + k) * (double)generation / ((double)k * k * bits * bits);
+}
+
+/* The peak rate of a geometry: F at the segments' fills, plus the slices' floor. */
+static double design_rate(uint32_t k, uint32_t l, uint32_t block_bits, uint32_t hashes,
+                          uint64_t generation, double units)
+{
+    double fill[2 * ONCE_MAX_AGE_SLICES];
+    peak_fills(k, l, block_bits, hashes, geometry_load(k, generation, block_bits, hashes, units),
+               fill);
+    double rate = once_age_fpr(k, l, fill);
+    if (block_bits == 0)
+        rate += slice_floor_rate(k, l, generation, units);
+    return rate < 1.0 ? rate : 1.0;
+}
+
 static double segment_load(const age_filter *a)
 {
-    double full = design_full_load(a->block_bits, a->block_hashes);
-    double units = (double)(a->block_bits ? a->blocks : a->segment_bits);
-    double load = (double)a->generation * a->k / (units * full);
-    return load > SNAP_LOAD && load <= 1.0 ? 1.0 : load;
+    return geometry_load(a->k, a->generation, a->block_bits, a->block_hashes, segment_units(a));
 }
 
 /* The window: the count asked for at creation (kept as the filter's capacity, saved in
@@ -1033,12 +1102,15 @@ static void age_stats(const once_filter *f, once_stats *st)
     st->npws = once_apbf_npws(a->k, a->l);
     double fill[2 * ONCE_MAX_AGE_SLICES];
     peak_fills(a->k, a->l, a->block_bits, a->block_hashes, segment_load(a), fill);
-    st->design_fpr = once_age_fpr(a->k, a->l, fill);
+    st->design_fpr = design_rate(a->k, a->l, a->block_bits, a->block_hashes, a->generation,
+                                 segment_units(a));
     st->accesses_absent = once_age_accesses_absent(a->k, a->l, fill);
     /* Now: the recurrence over the segments' measured match rates. */
     for (uint32_t i = 0; i < a->segments; i++)
         fill[i] = segment_rate(a, physical_of(a, i));
     st->fpr_estimate = once_age_fpr(a->k, a->l, fill);
+    if (a->block_bits == 0)
+        st->fpr_estimate += slice_floor_rate(a->k, a->l, a->generation, segment_units(a));
 }
 
 /*
@@ -1322,7 +1394,7 @@ static double largest_load(uint32_t k, uint32_t l, uint32_t block_bits, uint32_t
  * below p.  If even MIN_LOAD does not reach p with that k, k grows back one at a time;
  * with the planned k any l' <= l reaches p at the design load, F growing with l.
  */
-static bool small_window_layout(uint64_t window, uint32_t block_bits, uint32_t hashes,
+static void small_window_layout(uint64_t window, uint32_t block_bits, uint32_t hashes,
                                 double p, uint32_t *k, uint32_t *l, uint64_t *generation,
                                 double *load)
 {
@@ -1331,7 +1403,7 @@ static bool small_window_layout(uint64_t window, uint32_t block_bits, uint32_t h
     *generation = g;
     *load = 1.0;
     if (fit >= *l)
-        return false;
+        return;
     uint32_t k_fit = (uint32_t)((uint64_t)*k * fit / *l);
     if (k_fit == 0)
         k_fit = 1;
@@ -1344,26 +1416,17 @@ static bool small_window_layout(uint64_t window, uint32_t block_bits, uint32_t h
     }
     *k = k_fit;
     *l = fit;
-    return true;
 }
 
-/*
- * The fewest bits a slice of a small window needs besides its load.  A key's positions
- * in consecutive slices come from one double-hashing sequence (segment_hash), whose top
- * bits - the ones once_reduce keeps - advance by a per-key step: an arithmetic
- * progression modulo m.  An absent key whose start and step both fall within about
- * 1/m of those of a stored key follows it through all k of its slices, with
- * probability about 2 / (m^2 (k - 1)) per stored key, whatever the fills.  With the
- * (l + k) g keys a filter holds that floor is below p / 4 once
- *     m >= sqrt(8 (l + k) g / ((k - 1) p)),
- * which windows of thousands of keys meet by far at the design load; for small ones
- * it, not F, sets the slice.  (One slice a key, k = 1, has no such floor.)
- */
-static double small_window_slice_bits(uint32_t k, uint32_t l, uint64_t generation, double p)
+/* The fewest bits a slice needs to keep the double-hashing floor (slice_floor_rate)
+ * at or below p / 4: m >= (4 sqrt 2 / k) sqrt((l + k) g / p).  Windows of a few
+ * thousand keys or more meet it by far at the design load; for small ones it, not F,
+ * sets the slice. */
+static double slice_floor_bits(uint32_t k, uint32_t l, uint64_t generation, double p)
 {
     if (k < 2)
         return 1.0;
-    return ceil(sqrt(8.0 * (double)(l + k) * (double)generation / ((double)(k - 1) * p)));
+    return ceil(4.0 * sqrt(2.0) / k * sqrt((double)(l + k) * (double)generation / p));
 }
 
 once_status once_age_create(once_filter **out, const once_config *c)
@@ -1408,17 +1471,21 @@ once_status once_age_create(once_filter **out, const once_config *c)
         if (c->window == 0 || c->window > ONCE_MAX_CELLS)
             return ONCE_ERR_INVALID;
         double load = 1.0;
-        bool small = false;
         if (plan_layout)
-            small = small_window_layout(c->window, block_bits, block_hashes, c->error, &k, &l,
-                                        &generation, &load);
+            small_window_layout(c->window, block_bits, block_hashes, c->error, &k, &l,
+                                &generation, &load);
         else
             generation = (c->window + l - 1) / l; /* explicit (k, l): kept as given */
         /* Slices: m = g k / ln2 (section 5.2).  Blocks: as many as hold k generations
          * at the full load.  A small window's sparser segments: as many more units. */
         double units = ceil((double)generation * k / (full * load));
-        if (small && !blocked)
-            units = fmax(units, small_window_slice_bits(k, l, generation, c->error));
+        if (plan_layout && !blocked) {
+            /* F at the load plus the floor must reach p: widen the slices until they do
+             * (a few percent at most, and only where the floor is not negligible). */
+            units = fmax(units, slice_floor_bits(k, l, generation, c->error));
+            for (int i = 0; i < 1000 && design_rate(k, l, 0, 0, generation, units) > c->error; i++)
+                units += fmax(1.0, floor(units / 128));
+        }
         if (units > (double)ONCE_MAX_CELLS)
             return ONCE_ERR_TOO_LARGE;
         segment_bits = (uint64_t)units * (blocked ? block_bits : 1);
