@@ -254,9 +254,10 @@ once_status once_card_sum(uint32_t parts,
  * In an age-partitioned layout (APBF, APBBF, TLBF) every insertion goes into the k
  * newest segments, and the segments then age one generation per shift.  Logical
  * segment i therefore holds exactly the keys of generations max(0, i-k+1) .. i
- * (generation 0 is the one being filled), each segment under its own hash.  The keys
- * a query is guaranteed to find - the window - are those of generations 0 .. L, where
- * L is the oldest generation whose k segments are all still live.
+ * (generation 0 is the one being filled), each segment under its own hash.  Counted
+ * here: generations 0 .. L, for the TLBF L the oldest generation whose k segments are
+ * all still live.  A count window of N counts its last N insertions, from two such
+ * counts (once_card_age_span, below).
  *
  * Segments L, L-k, L-2k, ... down to L mod k hold the generation ranges
  * (L-k, L], (L-2k, L-k], ..., [0, L mod k]: disjoint, and together exactly the
@@ -272,7 +273,7 @@ once_status once_card_sum(uint32_t parts,
  * What it counts: distinct keys inserted within the window.  Under first-test-then-
  * set that is the delivered keys of the window; under the refresh policy a key
  * inserted again in two different groups counts once per group, so the estimate is
- * then an upper bound.  With l < k (the APBF's default plan, and most of paper 001's
+ * then an upper bound.  With l < k (the APBF's level-0 plan, and most of paper 001's
  * Table 2) the window is one group and the question does not arise.
  */
 typedef struct age_window {
