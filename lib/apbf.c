@@ -1023,6 +1023,8 @@ static double geometry_load(uint32_t k, uint64_t generation, uint32_t block_bits
 {
     double full = design_full_load(block_bits, hashes);
     double load = (double)generation * k / (units * full);
+    if (load > 64.0)
+        load = 64.0; /* a loaded file's g may claim more: every segment is full by then */
     return load > SNAP_LOAD && load <= 1.0 ? 1.0 : load;
 }
 
@@ -1111,6 +1113,8 @@ static void age_stats(const once_filter *f, once_stats *st)
     st->fpr_estimate = once_age_fpr(a->k, a->l, fill);
     if (a->block_bits == 0)
         st->fpr_estimate += slice_floor_rate(a->k, a->l, a->generation, segment_units(a));
+    if (st->fpr_estimate > 1.0)
+        st->fpr_estimate = 1.0;
 }
 
 /*
