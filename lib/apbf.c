@@ -43,10 +43,11 @@
  *   k drops in proportion, floor(k l' / l) (at least 1), so the slack relative to the
  *   window, about k / l, stays what the level promises; the segments are then sparser
  *   (a fraction `load` of the design load, at least MIN_LOAD) until F at those fills is
- *   back at the target.  Any planned slice also has at least the bits that keep the
- *   double-hashing floor (slice_floor_bits) under p / 4, which only small windows lack.  k grows back only when even MIN_LOAD
- *   cannot reach p.  The saved format is unchanged: g and the segment size are saved,
- *   and the stats derive the load from them (segment_load).
+ *   back at the target; k grows back only when even MIN_LOAD cannot reach p.  Every
+ *   planned slice layout also keeps the double-hashing floor (slice_floor_rate) under
+ *   p / 4 and F plus the floor at most p, which only small windows need more bits for.
+ *   The saved format is unchanged: g and the segment size are saved, and the stats
+ *   derive the load from them (segment_load).
  *
  * Combining (age_combine)
  *   Union only, of filters with the same geometry, seed and head; intersection is
@@ -1045,7 +1046,7 @@ static double segment_units(const age_filter *a)
  * whatever the fills.  A key that follows a stored one through k - 1 slices and
  * meets a set bit by chance in the last adds about as much again at the fills of a
  * small window (measured: 3.3e-4 for k = 17, l = 125, g = 8, m = 251, where the full
- * term gives 0.7e-4 and F 0.2e-4), so over the (l + k) g keys a filter holds we count
+ * term gives 0.8e-4 and F 0.2e-4), so over the (l + k) g keys a filter holds we count
  *     8 (l + k) g / (k^2 m^2)
  * on top of F: nothing to speak of for the slices of thousands of bits of ordinary
  * windows, but the rate itself for the slices of a few dozen bits a small window would
