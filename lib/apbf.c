@@ -28,9 +28,30 @@
  *
  * Window and slack (section 5.2)
  *   A key inserted into s_0..s_{k-1} reaches s_l..s_{k+l-1} after l shifts and loses
- *   its first slice at shift l + 1: it is reported present for at least the next
- *   w = l*g insertions (the guaranteed window), and may be reported for up to k more
- *   generations (slack s = k*g) with probability halving per lost slice.
+ *   its first slice at shift l + 1: it is reported present for at least the next l*g
+ *   insertions, and may be reported for up to k more generations with probability
+ *   halving per lost slice.  The window reported is the N asked for (kept as the
+ *   filter's capacity), which the layout makes at most l*g; the slack is then
+ *   (l + k) g - N, the insertions after which a key inserted first in its generation
+ *   has lost its last segment (k*g when l*g = N).  Explicit segment bits fix g, and a
+ *   window beyond their l*g is refused.
+ *
+ * Layout for a window of N (small_window_layout)
+ *   From the planned (k, l): g = ceil(N / l), then l = ceil(N / g), so l*g - N < g
+ *   (the paper's w = l g, rounded to the fewest keys a generation).  Windows of
+ *   l (l - 1) keys or more keep the planned l.  Smaller ones have fewer age slices, and
+ *   k drops in proportion, floor(k l' / l) (at least 1), so the slack relative to the
+ *   window, about k / l, stays what the level promises; the segments are then sparser
+ *   (a fraction `load` of the design load, at least MIN_LOAD) until F at those fills is
+ *   back at the target; k grows back only when even MIN_LOAD cannot reach p.  Every
+ *   planned slice layout also keeps the double-hashing floor (slice_floor_rate) under
+ *   p / 4 and F plus the floor at most p, which only small windows need more bits for.
+ *   The saved format is unchanged: g and the segment size are saved, and the stats
+ *   derive the load from them (segment_load).
+ *
+ * Combining (age_combine)
+ *   Union only, of filters with the same geometry, seed and head; intersection is
+ *   refused.  See age_combine.
  *
  * Batches (once_add_batch, once_query_batch, once_test_and_add_batch)
  *   A key's spot in a segment (its word and bit, or its block and in-block bits)
@@ -888,13 +909,27 @@ static bool age_same_geometry(const once_filter *x, const once_filter *y)
            a->generation == b->generation && a->head == b->head;
 }
 
-/* Two windows combine segment by segment only when their ages line up (same geometry
- * and the same head, checked by same_geometry); otherwise a union would mix ages.  The
- * result keeps the destination's position in its generation. */
+/*
+ * Union only (the ops refuse intersection: a key both windows hold sits at a different
+ * age in each, its bits in different physical segments, so no segment-wise AND can keep
+ * it).  The two must have the same geometry and head (same_geometry): logical segment
+ * i is then the same physical segment in both, and OR-ing them segment by segment
+ * leaves every key of either at the age it had there.  The result takes the earlier of
+ * the two positions in the current generation, so it shifts no sooner than either
+ * would have: a key keeps at least the rest of the window it had in its own filter,
+ * counting the insertions into the result.  (Taking the later one would shift the
+ * other filter's keys out up to a generation early.)  Its segments hold both
+ * windows' keys, so its false-positive rate is above the target.
+ */
 static void age_combine(once_filter *dst, const once_filter *src, once_combine_op op)
 {
-    once_words_combine(AGE(dst)->array, CAGE(src)->array,
-                       AGE(dst)->segment_words * AGE(dst)->segments, op);
+    age_filter *a = AGE(dst);
+    const age_filter *b = CAGE(src);
+    once_words_combine(a->array, b->array, a->segment_words * a->segments, op);
+    if (b->filled < a->filled)
+        a->filled = b->filled;
+    if (b->shifts > a->shifts)
+        a->shifts = b->shifts;
 }
 
 /* The rate at which one segment matches a random absent key, from its bits. */
@@ -955,18 +990,102 @@ static double blocked_full_load(uint32_t block_bits, uint32_t hashes)
     return -log(2.0) / log1p(-1.0 / part);
 }
 
-/* Peak (just before a shift) match rates of the k + l segments. */
-static void peak_fills(uint32_t k, uint32_t l, uint32_t block_bits, uint32_t hashes,
+/* Keys a full segment holds per unit (a slice's bit, a block) at the design load: ln 2
+ * per bit for slices (fill 1/2, section 5.2), blocked_full_load for blocks. */
+static double design_full_load(uint32_t block_bits, uint32_t hashes)
+{
+    return block_bits ? blocked_full_load(block_bits, hashes) : log(2.0);
+}
+
+/* Peak (just before a shift) match rates of the k + l segments when a full segment
+ * carries `load` times the design load (1 for every layout but small windows'). */
+static void peak_fills(uint32_t k, uint32_t l, uint32_t block_bits, uint32_t hashes, double load,
                        double *fill)
 {
     double full = block_bits ? blocked_full_load(block_bits, hashes) : 0.0;
     for (uint32_t i = 0; i < k + l; i++) {
         double share = i < k ? (double)(i + 1) / k : 1.0; /* of a full segment's load */
         if (block_bits == 0)
-            fill[i] = 1.0 - exp2(-share); /* a slice at g = m ln2 / k: fill 1/2 when full */
+            fill[i] = 1.0 - exp2(-share * load); /* g = load m ln2 / k: 1 - 2^-load when full */
         else
-            fill[i] = blocked_segment_rate(block_bits, hashes, full * share);
+            fill[i] = blocked_segment_rate(block_bits, hashes, full * load * share);
     }
+}
+
+/* The load a filter's segments carry when full: k g keys over the segment's units, as a
+ * share of the design load.  One within SNAP_LOAD below the design load (the rounding
+ * up of m, or of the blocks, to ceil(g k / full)) is reported at the design load, an
+ * upper bound that keeps the paper's figures (Table 3 to the printed decimals); any
+ * other load, sparser (small windows) or denser (explicit segments), at its own. */
+#define SNAP_LOAD 0.99
+
+static double geometry_load(uint32_t k, uint64_t generation, uint32_t block_bits,
+                            uint32_t hashes, double units)
+{
+    double full = design_full_load(block_bits, hashes);
+    double load = (double)generation * k / (units * full);
+    if (load > 64.0)
+        load = 64.0; /* a loaded file's g may claim more: every segment is full by then */
+    return load > SNAP_LOAD && load <= 1.0 ? 1.0 : load;
+}
+
+/* The segment's units: bits of a slice, blocks of a blocked segment. */
+static double segment_units(const age_filter *a)
+{
+    return (double)(a->block_bits ? a->blocks : a->segment_bits);
+}
+
+/*
+ * The double-hashing floor of a slice layout.  A key's positions in consecutive slices
+ * come from one double-hashing sequence (segment_hash), whose top bits - the ones
+ * once_reduce keeps - advance by a per-key step: an arithmetic progression modulo m.
+ * An absent key whose start u and step v lie close enough to a stored key's follows it
+ * into the same bit of all k of its slices, with probability
+ *     I(k) / m^2,  I(k) = integral of prod_{j<k} (1 - |U + j V|)+ dU dV <= 4 / k^2
+ * (numerically 1 for k = 2, 0.38 for 3, 0.035 for 8, 0.0046 for 17) per stored key,
+ * whatever the fills.  A key that follows a stored one through k - 1 slices and
+ * meets a set bit by chance in the last adds about as much again at the fills of a
+ * small window (measured: 3.3e-4 for k = 17, l = 125, g = 8, m = 251, where the full
+ * term gives 0.8e-4 and F 0.2e-4), so over the (l + k) g keys a filter holds we count
+ *     8 (l + k) g / (k^2 m^2)
+ * on top of F: nothing to speak of for the slices of thousands of bits of ordinary
+ * windows, but the rate itself for the slices of a few dozen bits a small window would
+ * have (measured 2e-3 where F gives 3e-5, k = 8, l = 64, m = 43).  One slice a key
+ * (k = 1) has no such floor; blocked segments remix their in-block bits and have none.
+ */
+static double slice_floor_rate(uint32_t k, uint32_t l, uint64_t generation, double bits)
+{
+    if (k < 2)
+        return 0.0;
+    return 8.0 * (double)(l + k) * (double)generation / ((double)k * k * bits * bits);
+}
+
+/* The peak rate of a geometry: F at the segments' fills, plus the slices' floor. */
+static double design_rate(uint32_t k, uint32_t l, uint32_t block_bits, uint32_t hashes,
+                          uint64_t generation, double units)
+{
+    double fill[2 * ONCE_MAX_AGE_SLICES];
+    peak_fills(k, l, block_bits, hashes, geometry_load(k, generation, block_bits, hashes, units),
+               fill);
+    double rate = once_age_fpr(k, l, fill);
+    if (block_bits == 0)
+        rate += slice_floor_rate(k, l, generation, units);
+    return rate < 1.0 ? rate : 1.0;
+}
+
+static double segment_load(const age_filter *a)
+{
+    return geometry_load(a->k, a->generation, a->block_bits, a->block_hashes, segment_units(a));
+}
+
+/* The window: the count asked for at creation (kept as the filter's capacity, saved in
+ * the header), which the layout guarantees (it is at most l g); l g when none was
+ * asked for, or the saved one cannot be this geometry's. */
+static uint64_t age_window(const age_filter *a)
+{
+    uint64_t most = (uint64_t)a->l * a->generation;
+    uint64_t asked = a->base.capacity;
+    return asked >= 1 && asked <= most ? asked : most;
 }
 
 static void age_stats(const once_filter *f, once_stats *st)
@@ -975,28 +1094,38 @@ static void age_stats(const once_filter *f, once_stats *st)
     st->bits = a->segment_bits * a->segments;
     st->bits_set = once_words_popcount(a->array, a->segment_words * a->segments);
     st->hashes = a->k;
-    st->window = (uint64_t)a->l * a->generation;
-    st->slack = (uint64_t)a->k * a->generation;
+    /* A key inserted first in its generation keeps its last segment until the shift
+     * l + k generations later, (l + k) g insertions after it (section 5.2): past the
+     * window N it may be reported for (l + k) g - N more, k g when N = l g. */
+    st->window = age_window(a);
+    st->slack = (uint64_t)(a->l + a->k) * a->generation - st->window;
     st->slices = a->segments;
     st->age_slices = a->l;
     st->generation = a->generation;
     st->npws = once_apbf_npws(a->k, a->l);
     double fill[2 * ONCE_MAX_AGE_SLICES];
-    peak_fills(a->k, a->l, a->block_bits, a->block_hashes, fill);
-    st->design_fpr = once_age_fpr(a->k, a->l, fill);
+    peak_fills(a->k, a->l, a->block_bits, a->block_hashes, segment_load(a), fill);
+    st->design_fpr = design_rate(a->k, a->l, a->block_bits, a->block_hashes, a->generation,
+                                 segment_units(a));
     st->accesses_absent = once_age_accesses_absent(a->k, a->l, fill);
     /* Now: the recurrence over the segments' measured match rates. */
     for (uint32_t i = 0; i < a->segments; i++)
         fill[i] = segment_rate(a, physical_of(a, i));
     st->fpr_estimate = once_age_fpr(a->k, a->l, fill);
+    if (a->block_bits == 0)
+        st->fpr_estimate += slice_floor_rate(a->k, a->l, a->generation, segment_units(a));
+    if (st->fpr_estimate > 1.0)
+        st->fpr_estimate = 1.0;
 }
 
 /*
  * Distinct keys in the window (docs/CARDINALITY.md, cardinality.c): logical segment i
- * holds generations max(0, i-k+1) .. i, and the window is generations 0 .. l (fewer
- * while the filter is younger than l shifts).  A key sets one bit of an APBF slice of m
- * bits, or one bit in each of the b parts of one block of an APBBF segment: either way
- * a given bit with probability b/m (b = 1 for slices).
+ * holds generations max(0, i-k+1) .. i.  The window is the last N insertions: the
+ * current generation's `filled`, then whole older generations, then part of one
+ * (once_card_age_span); all that was inserted while the filter has seen fewer.  A key
+ * sets one bit of an APBF slice of m bits, or one bit in each of the b parts of one
+ * block of an APBBF segment: either way a given bit with probability b/m (b = 1 for
+ * slices).
  */
 static once_status age_segment_cells(const void *ctx, uint32_t logical, uint64_t *set,
                                      once_occupancy *o)
@@ -1013,8 +1142,20 @@ static once_status age_cardinality(const once_filter *f, uint64_t now_ms, double
 {
     (void)now_ms; /* a count window ages by insertions, not by time */
     const age_filter *a = CAGE(f);
-    uint32_t last = a->shifts < a->l ? (uint32_t)a->shifts : a->l;
-    return once_card_age_window(a->k, last, age_segment_cells, a, confidence, out);
+    uint64_t window = age_window(a), g = a->generation, filled = a->filled;
+    uint32_t older = a->shifts < a->l ? (uint32_t)a->shifts : a->l; /* full, still held */
+    uint32_t whole;
+    double share = 0;
+    if (filled > window) { /* only with a generation longer than the window */
+        whole = 0;
+        share = (double)window / (double)filled;
+    } else if ((window - filled) / g >= older) {
+        whole = older + 1; /* the filter holds no more than the window */
+    } else {
+        whole = (uint32_t)((window - filled) / g) + 1;
+        share = (double)((window - filled) % g) / (double)g;
+    }
+    return once_card_age_span(a->k, whole, share, age_segment_cells, a, confidence, out);
 }
 
 static uint64_t age_memory(const once_filter *f)
@@ -1176,7 +1317,7 @@ static uint32_t largest_age_slices(uint32_t k, double p, uint32_t block_bits, ui
     double fill[2 * ONCE_MAX_AGE_SLICES];
     uint32_t best = 0;
     for (uint32_t l = 1; l <= limit; l++) {
-        peak_fills(k, l, block_bits, hashes, fill);
+        peak_fills(k, l, block_bits, hashes, 1.0, fill);
         if (once_age_fpr(k, l, fill) <= p)
             best = l;
         else
@@ -1217,6 +1358,82 @@ once_status once_age_plan(double error, uint32_t level, uint32_t *k, uint32_t *l
     return plan_age(error, level, 0, 0, k, l);
 }
 
+/* The sparsest segment a small window may use: 1/256 of the design load (about 370
+ * bits a key in a slice), which bounds what a window of a few keys costs in memory. */
+#define MIN_LOAD (1.0 / 256)
+
+/* The largest load in [MIN_LOAD, 1] at which (k, l) keeps F at or below p; 0 if none.
+ * F grows with the fills, and so with the load: bisection.  Below the design load it
+ * stays at most SNAP_LOAD, so that the stats report it at its own load. */
+static double largest_load(uint32_t k, uint32_t l, uint32_t block_bits, uint32_t hashes,
+                           double p)
+{
+    double fill[2 * ONCE_MAX_AGE_SLICES];
+    peak_fills(k, l, block_bits, hashes, 1.0, fill);
+    if (once_age_fpr(k, l, fill) <= p)
+        return 1.0;
+    peak_fills(k, l, block_bits, hashes, MIN_LOAD, fill);
+    if (once_age_fpr(k, l, fill) > p)
+        return 0.0;
+    double lo = MIN_LOAD, hi = 1.0;
+    for (int i = 0; i < 40; i++) {
+        double mid = 0.5 * (lo + hi);
+        peak_fills(k, l, block_bits, hashes, mid, fill);
+        if (once_age_fpr(k, l, fill) <= p)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo < SNAP_LOAD ? lo : SNAP_LOAD;
+}
+
+/*
+ * The layout of a window of N keys from the planned (k, l).  The guaranteed window is
+ * l g (section 5.2), so g = ceil(N / l) would report up to l - 1 keys more than asked,
+ * and for N < l a whole l g = l > N.  Instead g = ceil(N / l) and then l = ceil(N / g):
+ * the fewest keys a generation (so the least slack, (l + k) g - N) that covers N with
+ * at most l age slices; l g - N < g.  From N >= l (l - 1) on, l stays the planned one.
+ * When l has to drop, k drops with it in proportion, k = max(1, floor(k l' / l)), so
+ * the slack relative to the window, about k / l (section 5.2), stays what the level
+ * promises; the segments are then made sparser (a lower load) until F is back at or
+ * below p.  If even MIN_LOAD does not reach p with that k, k grows back one at a time;
+ * with the planned k any l' <= l reaches p at the design load, F growing with l.
+ */
+static void small_window_layout(uint64_t window, uint32_t block_bits, uint32_t hashes,
+                                double p, uint32_t *k, uint32_t *l, uint64_t *generation,
+                                double *load)
+{
+    uint64_t g = (window + *l - 1) / *l;
+    uint32_t fit = (uint32_t)((window + g - 1) / g);
+    *generation = g;
+    *load = 1.0;
+    if (fit >= *l)
+        return;
+    uint32_t k_fit = (uint32_t)((uint64_t)*k * fit / *l);
+    if (k_fit == 0)
+        k_fit = 1;
+    for (; k_fit < *k; k_fit++) {
+        double found = largest_load(k_fit, fit, block_bits, hashes, p);
+        if (found > 0) {
+            *load = found;
+            break;
+        }
+    }
+    *k = k_fit;
+    *l = fit;
+}
+
+/* The fewest bits a slice needs to keep the double-hashing floor (slice_floor_rate)
+ * at or below p / 4: m >= (4 sqrt 2 / k) sqrt((l + k) g / p).  Windows of a few
+ * thousand keys or more meet it by far at the design load; for small ones it, not F,
+ * sets the slice. */
+static double slice_floor_bits(uint32_t k, uint32_t l, uint64_t generation, double p)
+{
+    if (k < 2)
+        return 1.0;
+    return ceil(4.0 * sqrt(2.0) / k * sqrt((double)(l + k) * (double)generation / p));
+}
+
 once_status once_age_create(once_filter **out, const once_config *c)
 {
     bool blocked = c->type == ONCE_APBBF;
@@ -1233,6 +1450,7 @@ once_status once_age_create(once_filter **out, const once_config *c)
         return ONCE_ERR_INVALID;
 
     uint32_t k = c->hashes, l = c->age_slices;
+    bool plan_layout = k == 0;
     if ((k == 0) != (l == 0) || k > ONCE_MAX_AGE_SLICES || l > ONCE_MAX_AGE_SLICES)
         return ONCE_ERR_INVALID;
     if (k == 0) {
@@ -1243,20 +1461,36 @@ once_status once_age_create(once_filter **out, const once_config *c)
 
     /* Geometry: explicit segment bits (then g follows from them), or a window. */
     uint64_t generation, segment_bits;
-    double full = blocked ? blocked_full_load(block_bits, block_hashes) : log(2.0);
+    double full = design_full_load(block_bits, block_hashes);
     if (c->bits != 0) {
         segment_bits = c->bits;
         if (blocked)
             segment_bits = (segment_bits + block_bits - 1) / block_bits * block_bits;
         double per_segment = blocked ? (double)(segment_bits / block_bits) : (double)segment_bits;
         generation = (uint64_t)floor(per_segment * full / k);
+        /* The segments fix g, and with it the window l g they can guarantee: a window
+         * asked for beyond it is refused, not silently shortened. */
+        if (c->window > (uint64_t)l * generation)
+            return ONCE_ERR_INVALID;
     } else {
         if (c->window == 0 || c->window > ONCE_MAX_CELLS)
             return ONCE_ERR_INVALID;
-        generation = (c->window + l - 1) / l;
+        double load = 1.0;
+        if (plan_layout)
+            small_window_layout(c->window, block_bits, block_hashes, c->error, &k, &l,
+                                &generation, &load);
+        else
+            generation = (c->window + l - 1) / l; /* explicit (k, l): kept as given */
         /* Slices: m = g k / ln2 (section 5.2).  Blocks: as many as hold k generations
-         * at the full load. */
-        double units = ceil((double)generation * k / full);
+         * at the full load.  A small window's sparser segments: as many more units. */
+        double units = ceil((double)generation * k / (full * load));
+        if (plan_layout && !blocked) {
+            /* F at the load plus the floor must reach p: widen the slices until they do
+             * (a few percent at most, and only where the floor is not negligible). */
+            units = fmax(units, slice_floor_bits(k, l, generation, c->error));
+            for (int i = 0; i < 1000 && design_rate(k, l, 0, 0, generation, units) > c->error; i++)
+                units += fmax(1.0, floor(units / 128));
+        }
         if (units > (double)ONCE_MAX_CELLS)
             return ONCE_ERR_TOO_LARGE;
         segment_bits = (uint64_t)units * (blocked ? block_bits : 1);
@@ -1268,6 +1502,7 @@ once_status once_age_create(once_filter **out, const once_config *c)
     if (st != ONCE_OK)
         return st;
     AGE(*out)->policy = c->policy;
+    AGE(*out)->base.capacity = c->window; /* the window reported (age_window) */
     return ONCE_OK;
 }
 
@@ -1286,6 +1521,7 @@ once_status once_age_create(once_filter **out, const once_config *c)
         .clear = age_clear,                                                                     \
         .same_geometry = age_same_geometry,                                                     \
         .combine = age_combine,                                                                 \
+        .refuses_intersection = true,                                                           \
         .stats = age_stats,                                                                     \
         .cardinality = age_cardinality,                                                         \
         .memory = age_memory,                                                                   \

@@ -254,9 +254,10 @@ once_status once_card_sum(uint32_t parts,
  * In an age-partitioned layout (APBF, APBBF, TLBF) every insertion goes into the k
  * newest segments, and the segments then age one generation per shift.  Logical
  * segment i therefore holds exactly the keys of generations max(0, i-k+1) .. i
- * (generation 0 is the one being filled), each segment under its own hash.  The keys
- * a query is guaranteed to find - the window - are those of generations 0 .. L, where
- * L is the oldest generation whose k segments are all still live.
+ * (generation 0 is the one being filled), each segment under its own hash.  Counted
+ * here: generations 0 .. L, for the TLBF L the oldest generation whose k segments are
+ * all still live.  A count window of N counts its last N insertions, from two such
+ * counts (once_card_age_span, below).
  *
  * Segments L, L-k, L-2k, ... down to L mod k hold the generation ranges
  * (L-k, L], (L-2k, L-k], ..., [0, L mod k]: disjoint, and together exactly the
@@ -272,7 +273,7 @@ once_status once_card_sum(uint32_t parts,
  * What it counts: distinct keys inserted within the window.  Under first-test-then-
  * set that is the delivered keys of the window; under the refresh policy a key
  * inserted again in two different groups counts once per group, so the estimate is
- * then an upper bound.  With l < k (the APBF's default plan, and most of paper 001's
+ * then an upper bound.  With l < k (the APBF's level-0 plan, and most of paper 001's
  * Table 2) the window is one group and the question does not arise.
  */
 typedef struct age_window {
@@ -298,4 +299,61 @@ once_status once_card_age_window(uint32_t k, uint32_t last_generation,
         return ONCE_ERR_INVALID;
     age_window w = {k, last_generation, segment, ctx};
     return once_card_sum(last_generation / k + 1, age_window_group, &w, confidence, out);
+}
+
+/*
+ * A count window of N insertions (APBF, APBBF) rarely ends on a generation boundary:
+ * it holds the current generation's f insertions, q whole older generations and the
+ * newest r of the next, N = f + q g + r with 0 <= r < g.  The segments only tell
+ * generations apart, so the count of the window is taken the share rho = r / g of the
+ * way from T0, the keys of generations 0 .. q, to T1, those of 0 .. q + 1:
+ *     W = (1 - rho) T0 + rho T1.
+ * Under first-test-then-set every insertion of the window is a distinct key (a key
+ * inside the window is reported seen and not inserted again), so T1 - T0 = g and
+ * W = T0 + r exactly: the interpolation is no approximation there.  Under the refresh
+ * policy it assumes the keys new to the window are spread evenly over generation q + 1.
+ * The interval is the same combination of the intervals of T0 and T1, each taken at
+ * 1 - (1 - c)/2: both hold together with probability at least c (the union bound), and
+ * then the combination of their ends bounds the combination of the counts.
+ */
+static once_status age_generations(uint32_t k, uint32_t generations,
+                                   once_status (*segment)(const void *ctx, uint32_t logical,
+                                                          uint64_t *set, once_occupancy *o),
+                                   const void *ctx, double confidence, once_cardinality *out)
+{
+    if (generations == 0) {
+        once_cardinality none = {0, 0, 0, confidence};
+        *out = none;
+        return ONCE_OK;
+    }
+    return once_card_age_window(k, generations - 1, segment, ctx, confidence, out);
+}
+
+static double weighted(double weight, double value)
+{
+    return weight == 0 ? 0 : weight * value; /* an unused infinite end stays out */
+}
+
+once_status once_card_age_span(uint32_t k, uint32_t whole, double share,
+                               once_status (*segment)(const void *ctx, uint32_t logical,
+                                                      uint64_t *set, once_occupancy *o),
+                               const void *ctx, double confidence, once_cardinality *out)
+{
+    if (k == 0 || segment == NULL || out == NULL || !(share >= 0 && share < 1) ||
+        !(confidence > 0 && confidence < 1))
+        return ONCE_ERR_INVALID;
+    if (share == 0)
+        return age_generations(k, whole, segment, ctx, confidence, out);
+    double each = whole == 0 ? confidence : 1 - (1 - confidence) / 2;
+    once_cardinality t0, t1;
+    once_status st = age_generations(k, whole, segment, ctx, each, &t0);
+    if (st == ONCE_OK)
+        st = age_generations(k, whole + 1, segment, ctx, each, &t1);
+    if (st != ONCE_OK)
+        return st;
+    out->estimate = weighted(1 - share, t0.estimate) + weighted(share, t1.estimate);
+    out->low = floor(weighted(1 - share, t0.low) + weighted(share, t1.low));
+    out->high = ceil(weighted(1 - share, t0.high) + weighted(share, t1.high));
+    out->confidence = confidence;
+    return ONCE_OK;
 }

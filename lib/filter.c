@@ -435,7 +435,8 @@ static once_status combine(once_filter *dst, const once_filter *src, once_combin
         return ONCE_ERR_INVALID;
     if (dst->ops != src->ops || dst->seed != src->seed || !dst->ops->same_geometry(dst, src))
         return ONCE_ERR_MISMATCH;
-    if (dst->ops->combine == NULL)
+    if (dst->ops->combine == NULL ||
+        (op == ONCE_COMBINE_INTERSECT && dst->ops->refuses_intersection))
         return ONCE_ERR_UNSUPPORTED;
     dst->ops->combine(dst, src, op);
     /* Items of a combination is not known exactly; keep an upper bound. */

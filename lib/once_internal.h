@@ -130,6 +130,9 @@ typedef struct once_filter_ops {
     /* Geometry equality is checked by filter.c through same_geometry. */
     bool (*same_geometry)(const once_filter *a, const once_filter *b);
     void (*combine)(once_filter *dst, const once_filter *src, once_combine_op op);
+    /* once_intersect is refused (ONCE_ERR_UNSUPPORTED) where an AND of two filters
+     * could lose keys both hold (the age-partitioned windows, apbf.c). */
+    bool refuses_intersection;
     void (*stats)(const once_filter *f, once_stats *s);
     /* Distinct keys from the cells (paper 002, section 5); NULL = unsupported.  The
      * pair form estimates |a union b| or |a intersect b| for two filters already checked
@@ -437,6 +440,14 @@ once_status once_card_age_window(uint32_t k, uint32_t last_generation,
                                  once_status (*segment)(const void *ctx, uint32_t logical,
                                                         uint64_t *set, once_occupancy *o),
                                  const void *ctx, double confidence, once_cardinality *out);
+/* Distinct keys among the last insertions of a count window that span generations
+ * 0 .. whole-1 and the newest `share` (in [0, 1)) of generation `whole`: the same
+ * share of the way from the count of generations 0 .. whole-1 to that of 0 .. whole
+ * (see cardinality.c).  whole = 0 counts only the share of generation 0. */
+once_status once_card_age_span(uint32_t k, uint32_t whole, double share,
+                               once_status (*segment)(const void *ctx, uint32_t logical,
+                                                      uint64_t *set, once_occupancy *o),
+                               const void *ctx, double confidence, once_cardinality *out);
 
 /* Block-partitioned filters, static and dynamic (bpbf.c), built from the whole config. */
 extern const once_filter_ops once_bpbf_ops;

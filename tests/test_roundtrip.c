@@ -298,7 +298,7 @@ static size_t edge_configs(named_config *out, size_t room)
     ADD_CONFIG("apbf planned", ONCE_APBF, 0, (void)c);
     ADD_CONFIG("apbf k=1 l=1 refresh", ONCE_APBF, 0,
                c->hashes = 1; c->age_slices = 1; c->window = 3; c->policy = ONCE_POLICY_REFRESH);
-    ADD_CONFIG("apbf 64-bit segments", ONCE_APBF, 0, c->bits = 64);
+    ADD_CONFIG("apbf 64-bit segments", ONCE_APBF, 0, c->bits = 64; c->window = 0);
     ADD_CONFIG("apbbf planned", ONCE_APBBF, 0, (void)c);
     ADD_CONFIG("apbbf 64-bit blocks refresh", ONCE_APBBF, 0,
                c->block_bits = 64; c->block_hashes = 4; c->policy = ONCE_POLICY_REFRESH);

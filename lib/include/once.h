@@ -96,6 +96,12 @@ typedef enum once_type {
  * window spans the last w events of any kind.  Inside the window a delivered key is
  * always reported seen (no false negatives); past the window plus the structure's
  * slack it is reported seen at most at the target false-positive rate.
+ *
+ * A count window reports the w asked for (stats `window`, and once_capacity), however
+ * small, with the layout adapted to it; `slack` is how many insertions past the window
+ * a key may still be reported seen (past window + slack only as a false positive).
+ * With explicit `bits` the segments fix the window they can hold: a larger `window`
+ * is refused with ONCE_ERR_INVALID, and without one that window is reported.
  */
 /*
  * Event time (ONCE_TLBF, ONCE_TIMER)
@@ -229,7 +235,17 @@ ONCE_API once_status once_clear(once_filter *filter);
 
 /* dst := dst OR src / dst := dst AND src.  Same structure, geometry and seed only.
  * For counting filters union adds counters (saturating) and intersection takes the
- * minimum. */
+ * minimum.
+ *
+ * Count windows (APBF, APBBF) combine only with the same geometry, seed and position
+ * in the segment cycle (the same number of generations, modulo k + l), else
+ * ONCE_ERR_MISMATCH.  Their union holds every key of either at the age it had there:
+ * a key stays reported seen for the rest of the window it had in its own filter,
+ * counting the insertions into the result from then on (the result takes the earlier
+ * of the two positions in the current generation).  It holds the keys of both
+ * windows, so its false-positive rate is above the target until they age out.
+ * Intersection is refused with ONCE_ERR_UNSUPPORTED: a key both windows hold sits at
+ * a different age in each, in different segments, and no segment-wise AND keeps it. */
 ONCE_API once_status once_union(once_filter *dst, const once_filter *src);
 ONCE_API once_status once_intersect(once_filter *dst, const once_filter *src);
 
@@ -308,8 +324,8 @@ ONCE_API uint64_t once_seed(const once_filter *filter);
  * at least the requested probability `confidence` (e.g. 0.9).  The estimate counts
  * distinct keys, so it differs from `items` when keys were added twice or when two
  * filters were combined.  ONCE_ERR_UNSUPPORTED for structures without an estimator.
- * Windowed structures count the distinct keys inside their window at `now_ms` (see
- * docs/CARDINALITY.md); the others ignore it.
+ * Windowed structures count the distinct keys inside their window at `now_ms` (count
+ * windows: the last w insertions; see docs/CARDINALITY.md); the others ignore it.
  */
 typedef struct once_cardinality {
     double estimate;

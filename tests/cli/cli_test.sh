@@ -164,6 +164,15 @@ case_card() {
   expect_status 1 "$ONCE" card sa a > /dev/null 2> err
   expect_status 1 "$ONCE" card --confidence 1.5 a > /dev/null 2> err
   expect_status 1 "$ONCE" --json a > /dev/null 2> err
+  # A count window counts the keys of its window: the last N delivered, not the
+  # generations around them (a million-key window over 3M lines, scaled down).
+  for f in apbf apbbf; do
+    for level in 0 2; do
+      seq 1 300000 | "$ONCE" card --json --window 100k --filter "$f" --level "$level" --seed 4 > got
+      jq -e '.low <= 100000 and 100000 <= .high' got > /dev/null \
+        || fail "card --window 100k ($f, level $level): $(cat got)"
+    done
+  done
 }
 
 case_capacity_warning() {
@@ -318,6 +327,14 @@ case_count_window() {
   expect_status 1 "$ONCE" --refresh in > /dev/null 2>&1
   expect_status 1 "$ONCE" --window 0 in > /dev/null 2>&1
   expect_status 1 "$ONCE" --window 10 --level 9 in > /dev/null 2>&1
+  # The window reported is the one asked for, also when small; past it and its slack
+  # a key is new again.
+  for level in 0 2 8; do
+    "$ONCE" --window 5 --level "$level" --stats=json in > /dev/null 2> err
+    jq -e '.window == 5 and .slack <= 8' err > /dev/null || fail "window 5, level $level: $(cat err)"
+  done
+  printf 'k\n1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\nk\n' > short
+  "$ONCE" --window 5 --seed 3 short > got; same_file got short
 }
 
 case_time_window() {
