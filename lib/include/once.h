@@ -245,7 +245,13 @@ ONCE_API once_status once_clear(once_filter *filter);
  * of the two positions in the current generation).  It holds the keys of both
  * windows, so its false-positive rate is above the target until they age out.
  * Intersection is refused with ONCE_ERR_UNSUPPORTED: a key both windows hold sits at
- * a different age in each, in different segments, and no segment-wise AND keeps it. */
+ * a different age in each, in different segments, and no segment-wise AND keeps it.
+ *
+ * Time windows: the TLBF's slices have their own sizes and stamps, so neither union
+ * nor intersection is offered (ONCE_ERR_UNSUPPORTED; ONCE_ERR_MISMATCH for filters of
+ * another k, l or span).  Fixed-size timer filters of one geometry and span combine
+ * timer by timer at the later of the two clocks: union keeps the later expiry,
+ * intersection the earlier, so a key alive in both stays alive. */
 ONCE_API once_status once_union(once_filter *dst, const once_filter *src);
 ONCE_API once_status once_intersect(once_filter *dst, const once_filter *src);
 
