@@ -11,9 +11,11 @@
  *     time) exits 2 and does not save: the old state file stays, and no key is
  *     recorded as delivered unless its line reached the output (lines answered before
  *     the failure are still written: a rerun may deliver them again, never lose them);
- *   - SIGINT/SIGTERM stop reading, finish the complete lines already read, flush the
- *     output, save the state, and exit 128+signal; with a live stream (a pipe) the
- *     output is flushed whenever the input would block, so consumers see lines promptly.
+ *   - SIGINT/SIGTERM/SIGHUP stop reading, finish the complete lines already read, flush
+ *     the output, save the state, and exit 128+signal (a closed terminal or a service
+ *     manager's hangup is a request to stop, not a reason to lose the run's keys);
+ *     with a live stream (a pipe) the output is flushed whenever the input would
+ *     block, so consumers see lines promptly.
  */
 #include "card.h"
 #include "lines.h"
@@ -52,6 +54,7 @@ static void install_signals(bool have_state)
     sa.sa_flags = 0; /* no SA_RESTART: a blocked read must return so we can stop */
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
     /* With a state file, a closed output is an error we must see (and not save past),
      * rather than a silent death by SIGPIPE. */
     if (have_state)

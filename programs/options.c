@@ -67,7 +67,7 @@ static void usage(FILE *out)
           "\n"
           "State:\n"
           "      --state FILE       load the filter from FILE if it exists, save it there at\n"
-          "                         the end and on SIGINT/SIGTERM (atomically)\n"
+          "                         the end and on SIGINT/SIGTERM/SIGHUP (atomically)\n"
           "\n"
           "Output:\n"
           "  -D, --duplicates       print only the lines whose key was seen before\n"
@@ -80,7 +80,8 @@ static void usage(FILE *out)
           "  -V, --version          version\n"
           "\n"
           "Exit status: 0 success, 1 usage error, 2 I/O or state error, 128+N after\n"
-          "signal N (the state is saved first).\n",
+          "SIGINT, SIGTERM or SIGHUP (N = 2, 15, 1: complete lines already read are\n"
+          "finished, the output flushed and the state saved first).\n",
           out);
 }
 

@@ -202,30 +202,40 @@ case_state_resume() {
   [ "$(ls | grep -c '^st')" -eq 1 ] || fail "stray state files: $(ls)"
 }
 
-case_sigterm_then_resume() {
+# signal_then_resume SIGNAL STATUS: a run reading a live pipe is stopped by SIGNAL after
+# answering the first half; it must exit STATUS having saved its state, so that a
+# second run over the other half gives the one-run output.
+signal_then_resume() {
+  local signal=$1 status=$2
   awk 'BEGIN { for (i = 0; i < 40000; i++) print i % 25000 }' > in
   head -n 20000 in > p1; tail -n +20001 in > p2
   "$ONCE" --seed 4 in > want
   want1=$("$ONCE" --seed 4 p1 | wc -l)
-  mkfifo fifo
-  "$ONCE" --seed 4 --state st < fifo > out1 &
-  pid=$!
-  exec 3> fifo
+  rm -f st lines answers; mkfifo lines answers
+  "$ONCE" --seed 4 --state st < lines > answers &
+  local pid=$!
+  exec 3> lines 4< answers
   cat p1 >&3
-  # Wait (bounded) until every line of p1 has been answered: the output is flushed
-  # whenever the input would block.
-  for _ in $(seq 1 200); do
-    [ "$(wc -l < out1)" -ge "$want1" ] && break
-    sleep 0.05
-  done
-  kill -TERM "$pid"
-  wait "$pid"; code=$?
-  exec 3>&-
-  [ "$code" -eq 143 ] || fail "SIGTERM exit status $code, expected 143"
-  [ -s st ] || fail "no state saved on SIGTERM"
+  # Every line of p1 is answered before the signal: the output is flushed whenever the
+  # input would block, so reading the expected number of lines is the handshake.
+  head -n "$want1" <&4 > out1
+  kill -"$signal" "$pid"
+  wait "$pid"; local code=$?
+  cat <&4 >> out1
+  exec 3>&- 4<&-
+  [ "$code" -eq "$status" ] || fail "SIG$signal exit status $code, expected $status"
+  [ -s st ] || fail "no state saved on SIG$signal"
   "$ONCE" --state st p2 > out2
   cat out1 out2 > got
   same_file got want
+}
+
+case_sigterm_then_resume() {
+  signal_then_resume TERM 143
+}
+
+case_sighup_then_resume() {
+  signal_then_resume HUP 129
 }
 
 case_corrupt_state_refused() {
