@@ -2,9 +2,10 @@
  * card.c - `once card`: the number of distinct keys, estimated from a filter's cells
  * (paper 002, section 5) with an interval that holds with probability --confidence.
  *
- * Over a stream the command runs the same filter `once` would (so a --state file it
- * leaves is a normal state file) and prints one estimate at the end; over saved state
- * files it prints one estimate per file and changes nothing.  The estimate counts
+ * Over a stream the command runs the same filter `once` would and prints one estimate
+ * at the end; over the saved filters named by --state it prints one estimate per file
+ * and changes nothing.  State files are named, never guessed from their first bytes,
+ * so a text file is always a stream, whatever it starts with.  The estimate counts
  * distinct keys, which is what `items` cannot do once filters were merged or keys
  * were added twice.  A structure without an estimator reports its item count alone.
  */
@@ -12,25 +13,10 @@
 
 #include "state.h"
 
-#include <fcntl.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
-
-bool card_is_state_file(const char *path)
-{
-    if (strcmp(path, "-") == 0)
-        return false;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    char magic[4];
-    bool is_state = read(fd, magic, sizeof magic) == (ssize_t)sizeof magic &&
-                    memcmp(magic, "ONCE", sizeof magic) == 0;
-    close(fd);
-    return is_state;
-}
 
 /* A JSON string: quotes, backslashes and control bytes escaped; other bytes as-is. */
 static void json_string(FILE *out, const char *s)
@@ -88,17 +74,20 @@ int card_print(const cli_options *o, const char *name, const once_filter *filter
     return ferror(stdout) ? EXIT_IO : 0;
 }
 
-int card_files(const cli_options *o)
+int card_states(const cli_options *o)
 {
     int code = 0;
-    for (size_t i = 0; i < o->input_count; i++) {
+    for (size_t i = 0; i < o->state_count; i++) {
+        const char *path = o->state_paths[i];
         once_filter *f = NULL;
-        state_result r = state_load(o->inputs[i], &f);
+        state_result r = state_load(path, &f);
+        if (r == STATE_ABSENT) /* to `once` a new state; here there is nothing to count */
+            fprintf(stderr, "once: cannot open state file '%s': %s\n", path, strerror(ENOENT));
         if (r != STATE_LOADED) {
-            code = EXIT_IO; /* state_load said why (an absent file was checked before) */
+            code = EXIT_IO; /* state_load said why otherwise */
             continue;
         }
-        int c = card_print(o, o->inputs[i], f);
+        int c = card_print(o, path, f);
         if (c != 0)
             code = c;
         once_free(f);

@@ -342,24 +342,9 @@ int main(int argc, char **argv)
         }
     }
 
-    /* once card over saved filters: estimate each, change nothing. */
-    if (o.card && o.input_count > 0) {
-        size_t states = 0;
-        for (size_t i = 0; i < o.input_count; i++)
-            states += card_is_state_file(o.inputs[i]);
-        if (states == o.input_count) {
-            if (o.state_path) {
-                fprintf(stderr, "once card: --state applies to a stream, not to state files\n");
-                return EXIT_USAGE;
-            }
-            return card_files(&o);
-        }
-        if (states > 0) {
-            fprintf(stderr, "once card: give either saved state files or input streams, not "
-                            "both\n");
-            return EXIT_USAGE;
-        }
-    }
+    /* once card --state: estimate each saved filter, change nothing, read no input. */
+    if (o.card && o.state_count > 0)
+        return card_states(&o);
 
     install_signals(o.state_path != NULL);
     run r;

@@ -15,11 +15,13 @@ static void usage(FILE *out)
 {
     fputs("Usage: once [OPTIONS] [FILE...]\n"
           "       once card [OPTIONS] [FILE...]\n"
+          "       once card [OPTIONS] --state FILE [--state FILE...]\n"
           "Print each line of the input whose key was not seen before, in input order.\n"
           "With no FILE, or when FILE is -, read standard input.\n"
           "`once card` prints how many distinct keys the input holds instead (estimated\n"
-          "from the filter's cells, with an interval); given saved state files (--state),\n"
-          "it reads each and prints its estimate.\n"
+          "from the filter's cells, with an interval).  With --state it prints the\n"
+          "estimate of each saved filter named, reads no input and changes nothing.\n"
+          "A FILE is always input, whatever its bytes.\n"
           "\n"
           "Key:\n"
           "  -f, --field N          use field N (1-based) as the key instead of the whole line\n"
@@ -84,6 +86,10 @@ static void usage(FILE *out)
           "finished, the output flushed and the state saved first).\n",
           out);
 }
+
+/* Every --state, in order.  Kept for the whole run, like argv; a static, so the list
+ * stays reachable and is never reported as a leak. */
+static const char **state_list;
 
 static int fail(const char *fmt, const char *arg)
 {
@@ -352,7 +358,17 @@ int options_parse(cli_options *o, int argc, char **argv)
         case OPT_STATE:
             if (*optarg == '\0')
                 return fail("%s", "--state needs a file name");
-            o->state_path = optarg;
+            if (o->state_count > 0 && !o->card)
+                return fail("%s", "--state given twice: a run keeps one state file (`once card` "
+                                  "estimates several)");
+            if (state_list == NULL) {
+                state_list = calloc((size_t)argc, sizeof *state_list); /* argc bounds them */
+                if (state_list == NULL)
+                    return fail("%s", "out of memory");
+            }
+            state_list[o->state_count++] = optarg;
+            o->state_paths = state_list;
+            o->state_path = state_list[0];
             break;
         case OPT_STATS:
             if (optarg == NULL || strcmp(optarg, "human") == 0)
@@ -421,6 +437,10 @@ int options_parse(cli_options *o, int argc, char **argv)
     if ((time_format_given || bad_time_given || time_jump_given) && !o->time_field)
         return fail("%s", "--time-format, --on-bad-time and --max-time-jump need --time-field N "
                           "(the clock at reading is taken as it is)");
+    if (o->card && o->state_count > 0 && optind < argc)
+        return fail("`once card --state` estimates saved filters and reads no input: give "
+                    "--state files or input files, not both ('%s')",
+                    argv[optind]);
     o->inputs = argv + optind;
     o->input_count = (size_t)(argc - optind);
     return 0;

@@ -49,14 +49,18 @@ typedef struct cli_options {
     char delimiter;
 
     bool print_duplicates; /* -D: print the lines seen before instead */
-    /* `once card`: print the distinct-key estimate (of the stream, or of each state
-     * file named) instead of lines. */
+    /* `once card`: print the distinct-key estimate (of the stream, or of each saved
+     * filter named by --state) instead of lines. */
     bool card;
     double confidence; /* of the estimate's interval (default 0.9) */
     bool json;         /* card output as JSON lines */
     stats_mode stats;
     progress_mode progress;
-    const char *state_path;
+    /* --state: `once` keeps its filter in one state file; `once card` estimates each
+     * saved filter named (the option repeats) and reads no input. */
+    const char *state_path;   /* the first --state, NULL without one */
+    const char **state_paths; /* every --state, in order */
+    size_t state_count;
 
     char **inputs; /* files; none means standard input */
     size_t input_count;

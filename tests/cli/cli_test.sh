@@ -151,7 +151,7 @@ case_card() {
   "$ONCE" --capacity 100000 --state sa a > /dev/null
   "$ONCE" --filter standard --capacity 100000 --state sb b > /dev/null
   cp sa sa.before
-  "$ONCE" card --json sa sb > got
+  "$ONCE" card --json --state sa --state sb > got
   [ "$(wc -l < got)" -eq 2 ] || fail "one line per state file: $(cat got)"
   jq -se '.[0].name == "sa" and .[0].low <= 50000 and 50000 <= .[0].high
           and .[1].structure == "standard" and .[1].low <= 40000 and 40000 <= .[1].high' got \
@@ -159,9 +159,9 @@ case_card() {
   same_file sa sa.before
   # Refusals: a damaged state file, state files mixed with streams, bad options.
   head -c 100 sa > damaged
-  expect_status 2 "$ONCE" card damaged > /dev/null 2> err
+  expect_status 2 "$ONCE" card --state damaged > /dev/null 2> err
   grep -q "damaged" err || fail "no message naming the damaged file: $(cat err)"
-  expect_status 1 "$ONCE" card sa a > /dev/null 2> err
+  expect_status 1 "$ONCE" card --state sa a > /dev/null 2> err
   expect_status 1 "$ONCE" card --confidence 1.5 a > /dev/null 2> err
   expect_status 1 "$ONCE" --json a > /dev/null 2> err
   # A count window counts the keys of its window: the last N delivered, not the
@@ -173,6 +173,50 @@ case_card() {
         || fail "card --window 100k ($f, level $level): $(cat got)"
     done
   done
+}
+
+# once card --state names the saved filters; a FILE is always a stream, whatever its
+# first bytes (a text starting with "ONCE" was once taken for a truncated state file).
+case_card_state_named() {
+  printf 'ONCE upon a time\nfoo\nfoo\nbar\n' > story
+  "$ONCE" card --json story > got 2> err || fail "text starting with ONCE refused: $(cat err)"
+  jq -e '.name == "story" and .items == 3 and .low <= 3 and 3 <= .high' got > /dev/null \
+    || fail "text starting with ONCE not counted as text: $(cat got)"
+  "$ONCE" story > got; printf 'ONCE upon a time\nfoo\nbar\n' > want; same_file got want
+  # A saved filter given as a FILE is read as lines too (its bytes, not its keys).
+  seq 1 3000 > a; seq 1 500 > b
+  "$ONCE" --capacity 10000 --state sa a > /dev/null
+  "$ONCE" --window 1000 --state sb b > /dev/null
+  "$ONCE" card --json sa > got || fail "a state file as input was refused"
+  jq -e '.name == "sa" and .items < 3000' got > /dev/null || fail "sa read as a filter: $(cat got)"
+  # Several --state files: one estimate each, in order, files unchanged.
+  cp sa sa.before; cp sb sb.before
+  "$ONCE" card --state sb --state sa > got
+  [ "$(wc -l < got)" -eq 2 ] || fail "one line per state file: $(cat got)"
+  head -n 1 got | grep -q '^sb: [0-9]* distinct keys (90% interval .*apbf filter)$' \
+    || fail "first estimate: $(cat got)"
+  tail -n 1 got | grep -q '^sa: [0-9]* distinct keys (90% interval .*blocked filter)$' \
+    || fail "second estimate: $(cat got)"
+  same_file sa sa.before; same_file sb sb.before
+  # No input is read: a pipe on stdin is left alone.
+  seq 1 10 | "$ONCE" card --json --state sa > got
+  jq -e '.name == "sa" and .items == 3000' got > /dev/null || fail "stdin read: $(cat got)"
+  # A corrupt or truncated state, or a missing one, is refused (exit 2, naming it),
+  # after the estimates of the good ones.
+  head -c 64 sa > truncated
+  printf 'ONCE upon a time\n' > text.once
+  for bad in truncated text.once missing; do
+    expect_status 2 "$ONCE" card --state sa --state "$bad" > got 2> err
+    grep -q "'$bad'" err || fail "$bad: no message naming the file: $(cat err)"
+    grep -q '^sa: ' got || fail "$bad: the good state was not estimated: $(cat got)"
+  done
+  # --state with input files is a usage error; plain `once` keeps one state file.
+  expect_status 1 "$ONCE" card --state sa story > got 2> err
+  grep -q "not both ('story')" err || fail "mixed --state and input: $(cat err)"
+  [ ! -s got ] || fail "output despite a usage error"
+  expect_status 1 "$ONCE" --state sa --state sb story > got 2> err
+  grep -q -- '--state given twice' err || fail "two states for a run: $(cat err)"
+  same_file sa sa.before; same_file sb sb.before
 }
 
 case_capacity_warning() {
