@@ -347,15 +347,23 @@ int main(int argc, char **argv)
         return card_states(&o);
 
     install_signals(o.state_path != NULL);
+    /* The state is this run's from before the load to after the save, and a path that
+     * cannot be saved is refused now, before any input is read. */
+    state_lock lock = {.fd = -1, .path = NULL};
+    if (o.state_path && state_lock_acquire(o.state_path, &lock) != 0)
+        return EXIT_IO;
     run r;
     memset(&r, 0, sizeof r);
     r.options = &o;
     code = open_filter(&o, &r.filter);
-    if (code != 0)
+    if (code != 0) {
+        state_lock_release(&lock);
         return code;
+    }
     if (writer_init(&r.out, STDOUT_FILENO, OUTPUT_BUFFER_BYTES) != 0) {
         fprintf(stderr, "once: out of memory\n");
         once_free(r.filter);
+        state_lock_release(&lock);
         return EXIT_IO;
     }
     /* Event times go by the stream's own clock, with the jump bound of the options
@@ -389,6 +397,7 @@ int main(int argc, char **argv)
 
     if (code == 0 && o.state_path && state_save(o.state_path, r.filter) != 0)
         code = EXIT_IO;
+    state_lock_release(&lock);
     if (code == 0)
         report_stats(o.stats, &r.counters, r.filter);
     if (code == 0 && o.card) {

@@ -7,15 +7,21 @@
  * "<path>.tmp.<pid>" and replaces the old one by rename(2) only once it is complete
  * and on disk, so a crash, a full disk or a kill at any moment leaves either the old
  * state or the new one, never a torn file.
+ *
+ * A run holds "<path>.lock" with flock(2) from before the load to after the save, and
+ * removes it at the end.  A second run refuses at once rather than waiting: a stream
+ * that never ends would make it wait for ever, and the refusal says who holds it.
  */
 #include "state.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -164,4 +170,115 @@ int state_save(const char *path, const once_filter *filter)
     free(tmp);
     free(sink);
     return failed ? -1 : 0;
+}
+
+/* The directory the state is saved in must take new files: the save creates a
+ * temporary file there and renames it over the state. */
+static int check_directory_writable(const char *path)
+{
+    char *copy = strdup(path);
+    if (copy == NULL) {
+        fprintf(stderr, "once: cannot use state file '%s': out of memory\n", path);
+        return -1;
+    }
+    const char *directory = dirname(copy);
+    struct stat st;
+    int error = 0;
+    if (stat(directory, &st) != 0)
+        error = errno;
+    else if (!S_ISDIR(st.st_mode))
+        error = ENOTDIR;
+    else if (faccessat(AT_FDCWD, directory, W_OK | X_OK, AT_EACCESS) != 0)
+        error = errno;
+    if (error)
+        fprintf(stderr, "once: cannot save state file '%s': directory '%s': %s\n", path,
+                directory, strerror(error));
+    free(copy);
+    return error ? -1 : 0;
+}
+
+/* Print who holds the lock on `fd`: the holder writes its pid there once it has it. */
+static void report_holder(const char *path, int fd)
+{
+    char text[32];
+    ssize_t n = pread(fd, text, sizeof text - 1, 0);
+    long pid = 0;
+    if (n > 0) {
+        text[n] = '\0';
+        char *end = NULL;
+        pid = strtol(text, &end, 10);
+        if (end == text || (*end != '\n' && *end != '\0'))
+            pid = 0;
+    }
+    if (pid > 0)
+        fprintf(stderr, "once: state file '%s' is in use by another once process (pid %ld)\n",
+                path, pid);
+    else
+        fprintf(stderr, "once: state file '%s' is in use by another once process\n", path);
+}
+
+int state_lock_acquire(const char *path, state_lock *lock)
+{
+    lock->fd = -1;
+    lock->path = NULL;
+    if (check_directory_writable(path) != 0)
+        return -1;
+    size_t len = strlen(path) + sizeof ".lock";
+    char *lock_path = malloc(len);
+    if (lock_path == NULL) {
+        fprintf(stderr, "once: cannot use state file '%s': out of memory\n", path);
+        return -1;
+    }
+    snprintf(lock_path, len, "%s.lock", path);
+    /* A holder removes the lock file before it lets go, so a lock taken on a file that
+     * is no longer under the name protects nothing: take it again on the new one.  Each
+     * retry follows another run's whole lifetime, so a few are plenty. */
+    for (int attempt = 0; attempt < 100; attempt++) {
+        int fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (fd < 0) {
+            fprintf(stderr, "once: cannot lock state file '%s': %s: %s\n", path, lock_path,
+                    strerror(errno));
+            free(lock_path);
+            return -1;
+        }
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            if (errno == EWOULDBLOCK)
+                report_holder(path, fd);
+            else
+                fprintf(stderr, "once: cannot lock state file '%s': %s: %s\n", path, lock_path,
+                        strerror(errno));
+            close(fd);
+            free(lock_path);
+            return -1;
+        }
+        struct stat held, named;
+        if (fstat(fd, &held) == 0 && stat(lock_path, &named) == 0 &&
+            held.st_dev == named.st_dev && held.st_ino == named.st_ino) {
+            char text[32];
+            int n = snprintf(text, sizeof text, "%ld\n", (long)getpid());
+            bool written = ftruncate(fd, 0) == 0 && pwrite(fd, text, (size_t)n, 0) == n;
+            (void)written; /* best effort: the pid only makes a second run's refusal clearer */
+            lock->fd = fd;
+            lock->path = lock_path;
+            return 0;
+        }
+        close(fd);
+    }
+    fprintf(stderr, "once: cannot lock state file '%s': %s keeps being replaced\n", path,
+            lock_path);
+    free(lock_path);
+    return -1;
+}
+
+void state_lock_release(state_lock *lock)
+{
+    if (lock->fd >= 0) {
+        /* Removed while still held: a run that opened it before finds, once it has the
+         * lock, that the name leads elsewhere, and takes the lock again there. */
+        unlink(lock->path);
+        close(lock->fd);
+    }
+    free(lock->path);
+    lock->fd = -1;
+    lock->path = NULL;
 }

@@ -1,5 +1,6 @@
 /*
- * state.h - the filter's state file: load at start, save atomically at the end.
+ * state.h - the filter's state file: locked for the run, loaded at start, saved
+ * atomically at the end.
  */
 #ifndef ONCE_PROGRAMS_STATE_H
 #define ONCE_PROGRAMS_STATE_H
@@ -16,5 +17,25 @@ state_result state_load(const char *path, once_filter **out);
  * `path`, fsync the directory.  On failure the old file is untouched, the temporary
  * removed, an error printed, and -1 returned. */
 int state_save(const char *path, const once_filter *filter);
+
+/* A run's exclusive hold on its state file, from before the load to after the save:
+ * two runs sharing a state would each save their own keys over the other's.  The lock
+ * is flock(2) on "<path>.lock", a file beside the state that is never renamed (a lock
+ * on the state file itself would be lost with its inode when the save renames the new
+ * state over it). */
+typedef struct state_lock {
+    int fd;     /* -1: not held */
+    char *path; /* "<path>.lock" */
+} state_lock;
+
+/* Take the lock without waiting, after checking that a new state can be saved beside
+ * `path` (its directory exists and takes new files), so that an unusable path is
+ * found before any input is read.  Returns 0, or -1 after printing an error that names
+ * the file: the directory is unusable, or another process holds the lock (its pid
+ * named when it can be read). */
+int state_lock_acquire(const char *path, state_lock *lock);
+
+/* Remove the lock file and let go of the lock; nothing to do if not held. */
+void state_lock_release(state_lock *lock);
 
 #endif

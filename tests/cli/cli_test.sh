@@ -282,6 +282,86 @@ case_sighup_then_resume() {
   signal_then_resume HUP 129
 }
 
+# A run holds its state from before the load to after the save: a second run on the
+# same state is refused at once (exit 2, naming the file and the holder) instead of
+# saving over the first run's keys when it ends.
+case_state_locked() {
+  seq 1 100 > a; seq 101 200 > b; seq 201 300 > c
+  "$ONCE" --seed 2 --state st a > /dev/null
+  cp st saved
+  rm -f lines answers; mkfifo lines answers
+  "$ONCE" --state st < lines > answers &
+  local pid=$!
+  exec 3> lines 4< answers
+  # Handshake: the lock is taken before any input is read, so once a line is answered
+  # the first run provably holds it (and keeps it until it has saved).
+  echo 101 >&3
+  read -r line <&4
+  [ "$line" = 101 ] || fail "first answer: '$line'"
+  [ -e st.lock ] || fail "no lock file beside the state while it is in use"
+  expect_status 2 "$ONCE" --state st c > out 2> err
+  grep -qx "once: state file 'st' is in use by another once process (pid $pid)" err \
+    || fail "refusal of a second run: $(cat err)"
+  [ ! -s out ] || fail "the refused run wrote output"
+  same_file st saved
+  # once card only reads the last saved state: it needs no lock.
+  expect_status 0 "$ONCE" card --state st > out 2> err
+  grep -q '^st: ' out || fail "card while the state is in use: $(cat out err)"
+  tail -n +2 b >&3
+  exec 3>&-
+  cat <&4 > out1
+  exec 4<&-
+  wait "$pid"; local code=$?
+  [ "$code" -eq 0 ] || fail "the first run exited $code"
+  tail -n +2 b > want; same_file out1 want
+  [ ! -e st.lock ] || fail "lock file left behind"
+  # The first run saved every key it saw; the next run takes the lock in turn.
+  cat a b c | "$ONCE" --state st > got; same_file got c
+  # A run killed outright leaves its lock file, but flock(2) locks die with their
+  # process: the next run goes ahead.
+  rm -f lines answers; mkfifo lines answers
+  "$ONCE" --state st < lines > answers &
+  pid=$!
+  exec 3> lines 4< answers
+  echo 301 >&3
+  read -r line <&4
+  kill -KILL "$pid"
+  wait "$pid" 2> /dev/null
+  exec 3>&- 4<&-
+  [ -e st.lock ] || fail "no lock file left by a killed run"
+  seq 300 302 | "$ONCE" --state st > got 2> err || fail "stale lock refused: $(cat err)"
+  printf '301\n302\n' > want; same_file got want
+  [ ! -e st.lock ] || fail "stale lock file left behind"
+}
+
+# A state path that cannot be saved is refused before any input is read (exit 2,
+# naming the path, no output), not after the whole stream went by unsaved.
+case_state_path_checked_first() {
+  seq 1 100 > in
+  for path in /nonexistent/x.once in/st; do
+    expect_status 2 "$ONCE" --state "$path" in > out 2> err
+    grep -qF "'$path'" err || fail "$path: message does not name it: $(cat err)"
+    [ ! -s out ] || fail "$path: output before the state path was checked"
+  done
+  # A directory that takes no new files: the save writes a temporary file beside the
+  # state.  Root writes anywhere, so this part runs only as another user.
+  mkdir ro
+  "$ONCE" --state ro/st in > /dev/null
+  cp ro/st saved
+  chmod 555 ro
+  if [ "$(id -u)" -ne 0 ]; then
+    seq 101 200 > more # new keys for ro/st too, so an unchecked run would print them
+    for path in ro/st ro/new; do
+      expect_status 2 "$ONCE" --state "$path" more > out 2> err
+      grep -qF "'$path'" err || fail "$path: message does not name it: $(cat err)"
+      [ ! -s out ] || fail "$path: output before the state path was checked"
+    done
+    same_file ro/st saved
+    [ "$(ls ro)" = st ] || fail "files left in the read-only directory: $(ls ro)"
+  fi
+  chmod 755 ro
+}
+
 case_corrupt_state_refused() {
   seq 1 1000 > in
   "$ONCE" --state st --capacity 2000 in > /dev/null
