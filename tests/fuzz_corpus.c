@@ -2,8 +2,8 @@
  * fuzz_corpus.c - seed inputs for fuzz_load: small saved filters of every structure,
  * empty and with keys, in a few geometries (with and without padding past the last
  * cell, the largest k each layout allows; scalable chains of one to four sub-filters;
- * DBFs of one and several rows; those with keys carry metadata).  Small seeds keep the fuzzer's mutations dense in the
- * header and parameters, where the validation is.
+ * DBFs of one and several rows; those with keys carry metadata).  Small seeds keep the
+ * fuzzer's mutations dense in the header and parameters, where the validation is.
  *
  *   fuzz_corpus DIR    writes DIR/<structure>-<bits>-<k>-<keys>.once
  */
