@@ -5,8 +5,9 @@
  * before?" with bounded memory and a false-positive rate chosen by the caller, and
  * never a false negative.  Every structure in the library (standard, partitioned,
  * blocked and counting Bloom filters, count and time windows, growing filters) sits
- * behind the one opaque handle `once_filter` and the one set of calls below, so the
- * CLI, the Redis module and the cluster client share a single code path.
+ * behind the one opaque handle `once_filter` and the one set of calls below: the `once`
+ * command (programs/) is one caller of these calls, and every other caller uses them
+ * the same way.
  *
  * Conventions
  *   - Every call that can fail returns `once_status`; ONCE_OK is 0.  `once_strerror()`
