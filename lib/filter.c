@@ -317,8 +317,38 @@ once_status once_create_with_geometry(once_filter **out, once_type type, uint64_
 
 void once_free(once_filter *f)
 {
-    if (f != NULL)
+    if (f != NULL) {
+        free(f->metadata);
         f->ops->destroy(f);
+    }
+}
+
+once_status once_set_metadata(once_filter *f, const void *data, size_t len)
+{
+    if (f == NULL || (data == NULL && len != 0))
+        return ONCE_ERR_INVALID;
+    if (len > ONCE_MAX_METADATA)
+        return ONCE_ERR_TOO_LARGE;
+    uint8_t *copy = NULL;
+    if (len > 0) {
+        copy = malloc(len);
+        if (copy == NULL)
+            return ONCE_ERR_NOMEM;
+        memcpy(copy, data, len);
+    }
+    free(f->metadata);
+    f->metadata = copy;
+    f->metadata_len = len;
+    return ONCE_OK;
+}
+
+once_status once_get_metadata(const once_filter *f, const void **data, size_t *len)
+{
+    if (f == NULL || data == NULL || len == NULL)
+        return ONCE_ERR_INVALID;
+    *data = f->metadata;
+    *len = f->metadata_len;
+    return ONCE_OK;
 }
 
 /* ------------------------------------------------------------- one key */
@@ -687,7 +717,7 @@ uint64_t once_capacity(const once_filter *f)
 }
 uint64_t once_bytes(const once_filter *f)
 {
-    return f ? f->ops->memory(f) : 0;
+    return f ? f->ops->memory(f) + f->metadata_len : 0;
 }
 once_type once_get_type(const once_filter *f)
 {

@@ -167,6 +167,8 @@ struct once_filter {
     uint64_t max_time_jump; /* time windows: ms an event may be ahead of the clock (0: any) */
     uint64_t capacity; /* design capacity */
     double error;      /* design false-positive rate */
+    uint8_t *metadata; /* the application's bytes saved with the filter (once.h) */
+    size_t metadata_len;
 };
 
 /* Structure tables (one per .c file). */

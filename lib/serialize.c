@@ -10,11 +10,13 @@
  *   24      8     design capacity
  *   32      8     design error (IEEE-754 binary64)
  *   40      4     parameter length P (a multiple of 8, at most ONCE_MAX_PARAMS)
- *   44      4     flags, 0 in this version
+ *   44      4     flags: bit 0 = metadata follows the parameters; other bits 0
  *   48      P     structure parameters (64-bit words)
- *   48+P    8     payload length L
- *   56+P    L     payload (the structure's arrays, 64-bit words)
- *   56+P+L  8     XXH3-64 (seed 0) of bytes [0, 56+P+L)
+ *   [48+P   8     metadata length M, 1 to ONCE_MAX_METADATA: only with flag bit 0
+ *    56+P   M'    metadata, zero-padded to M' = M rounded up to a multiple of 8]
+ *   48+P'   8     payload length L  (P' = P, or P + 8 + M' with metadata)
+ *   56+P'   L     payload (the structure's arrays, 64-bit words)
+ *   56+P'+L 8     XXH3-64 (seed 0) of bytes [0, 56+P'+L)
  *
  * Every integer is little-endian, whatever the host, so a file moves between machines.
  * The writer streams (no second copy of a large filter in memory) and checksums as it
@@ -33,6 +35,13 @@
 #define ONCE_FORMAT_VERSION 1
 #define ONCE_HEADER_SIZE 48
 #define ONCE_MAX_PARAMS 4096
+#define ONCE_FLAG_METADATA 1u
+
+/* Bytes the metadata section takes in the file: its length word and the padded bytes. */
+static uint64_t metadata_section_size(size_t len)
+{
+    return len == 0 ? 0 : 8 + (((uint64_t)len + 7) & ~(uint64_t)7);
+}
 
 static const uint8_t once_magic[4] = {'O', 'N', 'C', 'E'};
 
@@ -108,7 +117,8 @@ uint64_t once_saved_size(const once_filter *f)
 {
     if (f == NULL)
         return 0;
-    return ONCE_HEADER_SIZE + f->ops->saved_params_size(f) + 8 + f->ops->saved_payload_size(f) + 8;
+    return ONCE_HEADER_SIZE + f->ops->saved_params_size(f) + metadata_section_size(f->metadata_len) +
+           8 + f->ops->saved_payload_size(f) + 8;
 }
 
 once_status once_save(const once_filter *f, once_write_fn write, void *context)
@@ -130,8 +140,15 @@ once_status once_save(const once_filter *f, once_write_fn write, void *context)
     once_writer_u64(&w, f->capacity);
     once_writer_f64(&w, f->error);
     once_writer_u32(&w, (uint32_t)params);
-    once_writer_u32(&w, 0);
+    once_writer_u32(&w, f->metadata_len ? ONCE_FLAG_METADATA : 0);
     f->ops->save_params(f, &w);
+    if (f->metadata_len) {
+        static const uint8_t zeros[8];
+        once_writer_u64(&w, f->metadata_len);
+        once_writer_bytes(&w, f->metadata, f->metadata_len);
+        once_writer_bytes(&w, zeros, (size_t)(metadata_section_size(f->metadata_len) - 8) -
+                                         f->metadata_len);
+    }
     once_writer_u64(&w, f->ops->saved_payload_size(f));
     f->ops->save_payload(f, &w);
 
@@ -201,8 +218,24 @@ once_status once_load(once_filter **out, const void *buffer, size_t len)
         return ONCE_ERR_CORRUPT;
     if (len - ONCE_HEADER_SIZE - 16 < params_len)
         return ONCE_ERR_TRUNCATED;
-    uint64_t payload_len = once_le64_read(b + ONCE_HEADER_SIZE + params_len);
-    size_t payload_room = len - ONCE_HEADER_SIZE - 16 - params_len;
+    /* Bytes left for the metadata section and the payload, besides the payload's
+     * length word and the checksum. */
+    size_t room = len - ONCE_HEADER_SIZE - 16 - params_len;
+    size_t at = ONCE_HEADER_SIZE + params_len;
+    uint32_t flags = once_le32_read(b + 44);
+    uint64_t metadata_len = 0;
+    if (flags & ONCE_FLAG_METADATA) {
+        metadata_len = once_le64_read(b + at); /* in bounds: 16 bytes follow `at` */
+        if (metadata_len == 0 || metadata_len > ONCE_MAX_METADATA)
+            return ONCE_ERR_CORRUPT;
+        uint64_t section = metadata_section_size((size_t)metadata_len);
+        if (section > room)
+            return ONCE_ERR_TRUNCATED;
+        room -= (size_t)section;
+        at += (size_t)section;
+    }
+    uint64_t payload_len = once_le64_read(b + at);
+    size_t payload_room = room;
     if (payload_len > payload_room)
         return ONCE_ERR_TRUNCATED;
     if (payload_len < payload_room)
@@ -222,21 +255,31 @@ once_status once_load(once_filter **out, const void *buffer, size_t len)
     uint64_t error_bits = once_le64_read(b + 32);
     double error;
     memcpy(&error, &error_bits, sizeof error);
-    uint32_t flags = once_le32_read(b + 44);
-    if (flags != 0 || once_header_check(capacity, error) != ONCE_OK)
+    if (flags & ~ONCE_FLAG_METADATA)
+        return ONCE_ERR_VERSION; /* an intact file with a feature this build lacks */
+    if (once_header_check(capacity, error) != ONCE_OK)
         return ONCE_ERR_CORRUPT;
+    const uint8_t *metadata = b + ONCE_HEADER_SIZE + params_len + 8;
+    if (metadata_len != 0) /* padding is zero, so a filter has one spelling */
+        for (uint64_t i = metadata_len; i < metadata_section_size((size_t)metadata_len) - 8; i++)
+            if (metadata[i] != 0)
+                return ONCE_ERR_CORRUPT;
 
     once_filter *f = NULL;
-    once_status st = ops->load(&f, b + ONCE_HEADER_SIZE, params_len,
-                               b + ONCE_HEADER_SIZE + params_len + 8, (size_t)payload_len);
+    once_status st = ops->load(&f, b + ONCE_HEADER_SIZE, params_len, b + at + 8,
+                               (size_t)payload_len);
     if (st != ONCE_OK)
         return st;
+    if (metadata_len != 0 && once_set_metadata(f, metadata, (size_t)metadata_len) != ONCE_OK) {
+        ops->destroy(f);
+        return ONCE_ERR_NOMEM;
+    }
     f->seed = seed;
     f->items = items;
     f->capacity = capacity;
     f->error = error;
     if (ops->check_header != NULL && !ops->check_header(f)) {
-        ops->destroy(f);
+        once_free(f);
         return ONCE_ERR_CORRUPT;
     }
     *out = f;

@@ -18,8 +18,10 @@
  *     block, so consumers see lines promptly.
  */
 #include "card.h"
+#include "keys.h"
 #include "lines.h"
 #include "options.h"
+#include "profile.h"
 #include "report.h"
 #include "state.h"
 #include "timefmt.h"
@@ -61,39 +63,6 @@ static void install_signals(bool have_state)
         signal(SIGPIPE, SIG_IGN);
 }
 
-/* Field `field` (1-based) of a line; a line with fewer fields gives the empty field,
- * as awk's $N. */
-static void select_field(const cli_options *o, unsigned field, const char *line, size_t len,
-                         once_key *key)
-{
-    const char *p = line, *end = line + len;
-    for (unsigned f = 1; f < field; f++) {
-        const char *d = memchr(p, o->delimiter, (size_t)(end - p));
-        if (d == NULL) {
-            key->data = end;
-            key->len = 0;
-            return;
-        }
-        p = d + 1;
-    }
-    const char *d = memchr(p, o->delimiter, (size_t)(end - p));
-    key->data = p;
-    key->len = (size_t)((d ? d : end) - p);
-}
-
-/* The key of a line: the line without a trailing CR, or one field of it. */
-static void line_key(const cli_options *o, const char *line, size_t len, once_key *key)
-{
-    if (len > 0 && line[len - 1] == '\r')
-        len--;
-    if (o->field == 0) {
-        key->data = line;
-        key->len = len;
-        return;
-    }
-    select_field(o, o->field, line, len, key);
-}
-
 typedef enum line_action { LINE_FILTER, LINE_SKIP, LINE_KEEP } line_action;
 
 static uint64_t wall_clock_ms(void)
@@ -103,8 +72,52 @@ static uint64_t wall_clock_ms(void)
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* Record in the filter the options it is used with, so its state file keeps them. */
+static int set_profile(const cli_options *o, once_filter *filter)
+{
+    run_profile profile;
+    char text[PROFILE_TEXT_MAX];
+    profile_of_options(&profile, o, once_get_type(filter));
+    size_t len = profile_encode(&profile, text);
+    if (once_set_metadata(filter, text, len) != ONCE_OK) {
+        fprintf(stderr, "once: out of memory\n");
+        return EXIT_IO;
+    }
+    return 0;
+}
+
+/* A loaded state's profile against the options: the options not given are taken from
+ * it; one that contradicts it is a usage error.  A state without a profile (made by the
+ * library, or by an older `once`) is taken with the options as given. */
+static int check_profile(cli_options *o, const once_filter *filter)
+{
+    const void *data = NULL;
+    size_t len = 0;
+    once_get_metadata(filter, &data, &len);
+    if (len == 0)
+        return 0;
+    run_profile profile;
+    if (profile_decode(&profile, data, len) != 0) {
+        fprintf(stderr,
+                "once: state file '%s' records options this version cannot read (made by a "
+                "newer once, or damaged)\n",
+                o->state_path);
+        return EXIT_IO;
+    }
+    char made_with[PROFILE_TEXT_MAX];
+    const char *conflict = profile_apply(&profile, o, made_with);
+    if (conflict != NULL) {
+        fprintf(stderr,
+                "once: %s conflicts with state file '%s', made with %s; drop the option or "
+                "use another file\n",
+                conflict, o->state_path, made_with);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
 /* Build the filter from the state file or the options.  Returns 0 or an exit code. */
-static int open_filter(const cli_options *o, once_filter **out)
+static int open_filter(cli_options *o, once_filter **out)
 {
     if (o->state_path) {
         state_result r = state_load(o->state_path, out);
@@ -139,7 +152,14 @@ static int open_filter(const cli_options *o, once_filter **out)
                 *out = NULL;
                 return EXIT_USAGE;
             }
-            return 0;
+            int code = check_profile(o, f);
+            if (code == 0)
+                code = set_profile(o, *out);
+            if (code != 0) {
+                once_free(*out);
+                *out = NULL;
+            }
+            return code;
         }
     }
     once_config c;
@@ -161,13 +181,19 @@ static int open_filter(const cli_options *o, once_filter **out)
                 once_strerror(st));
         return st == ONCE_ERR_NOMEM ? EXIT_IO : EXIT_USAGE;
     }
-    return 0;
+    int code = set_profile(o, *out);
+    if (code != 0) {
+        once_free(*out);
+        *out = NULL;
+    }
+    return code;
 }
 
 typedef struct run {
     const cli_options *options;
     once_filter *filter;
     line_writer out;
+    key_arena arena; /* keys that are not slices of their line */
     run_counters counters;
     bool progress;
     bool warned_capacity;
@@ -228,15 +254,18 @@ static int run_input(run *r, const char *path)
         if (r->timed && o->time_field)
             once_clock(r->filter, &clock, &clock_started);
         size_t good = 0;
+        key_arena_reset(&r->arena);
         for (size_t i = 0; i < n; i++) {
             r->counters.input_bytes += lines[i].len + 1;
             line_number++;
             action[i] = LINE_FILTER;
             uint64_t when = wall;
             if (r->timed && o->time_field) {
-                once_key field;
-                select_field(o, o->time_field, lines[i].data, lines[i].len, &field);
-                bool parsed = parse_event_time(field.data, field.len, o->time_format, &when) == 0;
+                const char *field;
+                size_t field_len;
+                key_field(&o->key, o->time_field, lines[i].data, lines[i].len, &field,
+                          &field_len);
+                bool parsed = parse_event_time(field, field_len, o->time_format, &when) == 0;
                 /* A time the window's clock would refuse (too far ahead) is a bad time
                  * too; the step tracks the clock through the batch as the filter will. */
                 if (!parsed || !once_clock_step(r->filter, &clock, &clock_started, when)) {
@@ -262,7 +291,12 @@ static int run_input(run *r, const char *path)
                     continue;
                 }
             }
-            line_key(o, lines[i].data, lines[i].len, &keys[good]);
+            if (key_of_line(&o->key, lines[i].data, lines[i].len, &r->arena, &keys[good]) != 0) {
+                fprintf(stderr, "once: out of memory\n");
+                code = EXIT_IO;
+                n = i;
+                break;
+            }
             keys[good].time_ms = when;
             good++;
         }
@@ -410,6 +444,7 @@ int main(int argc, char **argv)
         code = 128 + stop_signal;
 
     writer_free(&r.out);
+    key_arena_free(&r.arena);
     once_free(r.filter);
     return code;
 }

@@ -24,8 +24,13 @@ static void usage(FILE *out)
           "A FILE is always input, whatever its bytes.\n"
           "\n"
           "Key:\n"
-          "  -f, --field N          use field N (1-based) as the key instead of the whole line\n"
+          "  -f, --field LIST       use these fields as the key instead of the whole line: N,\n"
+          "                         or a list such as 1,3 or 2-4 (joined by the delimiter);\n"
+          "                         fields count from 1, a missing field is empty\n"
           "  -t, --delimiter C      field delimiter (one byte; default: tab)\n"
+          "      --ws               fields are separated by runs of spaces and tabs, and\n"
+          "                         blanks at the ends of a line are ignored (awk's default)\n"
+          "  -i, --ignore-case      keys that differ only in ASCII letter case are the same\n"
           "\n"
           "Filter:\n"
           "      --capacity N       expected number of distinct keys: a fixed-size blocked\n"
@@ -70,7 +75,10 @@ static void usage(FILE *out)
           "State:\n"
           "      --state FILE       load the filter from FILE if it exists, save it there at\n"
           "                         the end and on SIGINT/SIGTERM/SIGHUP (atomically).  The\n"
-          "                         run locks FILE (flock on FILE.lock) until it has saved:\n"
+          "                         file keeps the options that shape keys and the window\n"
+          "                         (-f, -t, --ws, -i, --level, --refresh, the time source):\n"
+          "                         a resumed run uses them; contradicting one is exit 1.\n"
+          "                         The run locks FILE (flock on FILE.lock) until it has saved:\n"
           "                         another run on FILE is refused at once with exit 2.\n"
           "                         FILE's directory must take new files; that is checked\n"
           "                         before any input is read.  once card: a saved filter to\n"
@@ -160,6 +168,7 @@ enum {
     OPT_MAX_MEMORY,
     OPT_CONFIDENCE,
     OPT_JSON,
+    OPT_WS,
 };
 
 int options_parse(cli_options *o, int argc, char **argv)
@@ -175,20 +184,23 @@ int options_parse(cli_options *o, int argc, char **argv)
     o->type = ONCE_SCALABLE;
     o->capacity = 1000000;
     o->error = 0.001;
-    o->delimiter = '\t';
+    o->key.delimiter = '\t';
+    o->key.strip_cr = true;
     o->stats = STATS_NONE;
     o->progress = PROGRESS_AUTO;
     o->level = 2; /* count and time windows on slices; the blocked APBBF uses 0 */
     o->time_format = TIME_EPOCH;
     o->on_bad_time = BAD_TIME_FAIL;
     o->max_time_jump_ms = ONCE_DEFAULT_MAX_TIME_JUMP_MS;
-    bool level_given = false, time_format_given = false, bad_time_given = false;
+    bool bad_time_given = false;
     bool time_jump_given = false;
     bool confidence_given = false;
 
     static const struct option longs[] = {
         {"field", required_argument, NULL, 'f'},
         {"delimiter", required_argument, NULL, 't'},
+        {"ws", no_argument, NULL, OPT_WS},
+        {"ignore-case", no_argument, NULL, 'i'},
         {"duplicates", no_argument, NULL, 'D'},
         {"capacity", required_argument, NULL, OPT_CAPACITY},
         {"error", required_argument, NULL, OPT_ERROR},
@@ -216,24 +228,37 @@ int options_parse(cli_options *o, int argc, char **argv)
     opterr = 0;
     optind = 1;
     int c;
-    while ((c = getopt_long(argc, argv, ":f:t:DhV", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":f:t:iDhV", longs, NULL)) != -1) {
         switch (c) {
-        case 'f': {
-            uint64_t v;
-            if (parse_u64(optarg, &v) != 0 || v == 0 || v > 1000000)
-                return fail("invalid field number '%s' (fields count from 1)", optarg);
-            o->field = (unsigned)v;
+        case 'f':
+            if (key_fields_parse(&o->key, optarg) != 0)
+                return fail("invalid field list '%s' (field numbers from 1, e.g. 2, 1,3 or 2-4; "
+                            "at most 64 fields)",
+                            optarg);
+            o->fields_given = true;
             break;
-        }
         case 't':
             if (strcmp(optarg, "\\t") == 0)
-                o->delimiter = '\t';
+                o->key.delimiter = '\t';
             else if (strlen(optarg) == 1)
-                o->delimiter = optarg[0];
+                o->key.delimiter = optarg[0];
             else
                 return fail("the delimiter must be a single byte, not '%s'", optarg);
-            if (o->delimiter == '\n')
+            if (o->key.delimiter == '\n')
                 return fail("%s", "the delimiter cannot be a newline");
+            if (o->key.whitespace)
+                return fail("%s", "-t and --ws exclude each other (one way to split fields)");
+            o->split_given = true;
+            break;
+        case OPT_WS:
+            if (o->split_given && !o->key.whitespace)
+                return fail("%s", "-t and --ws exclude each other (one way to split fields)");
+            o->key.whitespace = true;
+            o->split_given = true;
+            break;
+        case 'i':
+            o->key.ignore_case = true;
+            o->ignore_case_given = true;
             break;
         case 'D':
             o->print_duplicates = true;
@@ -274,7 +299,7 @@ int options_parse(cli_options *o, int argc, char **argv)
             if (parse_u64(optarg, &v) != 0 || v > 8)
                 return fail("invalid level '%s' (0 to 8)", optarg);
             o->level = (uint32_t)v;
-            level_given = true;
+            o->level_given = true;
             break;
         }
         case OPT_REFRESH:
@@ -287,13 +312,13 @@ int options_parse(cli_options *o, int argc, char **argv)
             break;
         case OPT_TIME_FIELD: {
             uint64_t v;
-            if (parse_u64(optarg, &v) != 0 || v == 0 || v > 1000000)
+            if (parse_u64(optarg, &v) != 0 || v == 0 || v > KEY_MAX_FIELD)
                 return fail("invalid time field '%s' (fields count from 1)", optarg);
             o->time_field = (unsigned)v;
             break;
         }
         case OPT_TIME_FORMAT:
-            time_format_given = true;
+            o->time_format_given = true;
             if (strcmp(optarg, "epoch") == 0)
                 o->time_format = TIME_EPOCH;
             else if (strcmp(optarg, "epoch_ms") == 0)
@@ -423,14 +448,14 @@ int options_parse(cli_options *o, int argc, char **argv)
     } else if (count_type || time_type) {
         return fail(count_type ? "--filter %s needs --window N" : "--filter %s needs --span DURATION",
                     once_type_name(o->type));
-    } else if (o->refresh || level_given) {
+    } else if (o->refresh || o->level_given) {
         return fail("%s", "--refresh and --level apply to windows: add --window or --span");
     } else if (o->capacity_given && !o->type_given) {
         o->type = ONCE_BLOCKED; /* a stated capacity asks for a fixed size */
     }
-    if (o->type == ONCE_APBBF && !level_given)
+    if (o->type == ONCE_APBBF && !o->level_given)
         o->level = 0;
-    if (!o->span_given && (o->time_field || time_format_given || bad_time_given ||
+    if (!o->span_given && (o->time_field || o->time_format_given || bad_time_given ||
                            time_jump_given))
         return fail("%s", "--time-field, --time-format, --on-bad-time and --max-time-jump apply "
                           "to time windows: add --span");
@@ -439,7 +464,7 @@ int options_parse(cli_options *o, int argc, char **argv)
                           "(the default without --capacity) and time windows (--span)");
     if (!o->card && (confidence_given || o->json))
         return fail("%s", "--confidence and --json are options of `once card`");
-    if ((time_format_given || bad_time_given || time_jump_given) && !o->time_field)
+    if ((o->time_format_given || bad_time_given || time_jump_given) && !o->time_field)
         return fail("%s", "--time-format, --on-bad-time and --max-time-jump need --time-field N "
                           "(the clock at reading is taken as it is)");
     if (o->card && o->state_count > 0 && optind < argc)

@@ -4,6 +4,7 @@
 #ifndef ONCE_PROGRAMS_OPTIONS_H
 #define ONCE_PROGRAMS_OPTIONS_H
 
+#include "keys.h"
 #include "once.h"
 #include "timefmt.h"
 
@@ -33,6 +34,7 @@ typedef struct cli_options {
     uint64_t window;
     bool window_given;
     uint32_t level;
+    bool level_given;
     bool refresh;
 
     /* Time window (--span): forget keys delivered more than span_ms ago. */
@@ -40,13 +42,15 @@ typedef struct cli_options {
     bool span_given;
     unsigned time_field; /* 0: the wall clock at reading time */
     time_format time_format;
+    bool time_format_given;
     bad_time_policy on_bad_time;
     uint64_t max_time_jump_ms; /* event times: how far ahead of the clock (0: any) */
     uint64_t max_memory; /* 0: the structure's default cap */
 
-    /* Key selection: the whole line, or field `field` (1-based) split by `delimiter`. */
-    unsigned field;
-    char delimiter;
+    /* Key selection: the whole line, or some of its fields (keys.h).  What was given
+     * explicitly must agree with a state file's profile; the rest is taken from it. */
+    key_spec key;
+    bool fields_given, split_given, ignore_case_given;
 
     bool print_duplicates; /* -D: print the lines seen before instead */
     /* `once card`: print the distinct-key estimate (of the stream, or of each saved

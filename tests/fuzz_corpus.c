@@ -2,8 +2,8 @@
  * fuzz_corpus.c - seed inputs for fuzz_load: small saved filters of every structure,
  * empty and with keys, in a few geometries (with and without padding past the last
  * cell, the largest k each layout allows; scalable chains of one to four sub-filters;
- * DBFs of one and several rows).  Small seeds keep the fuzzer's mutations dense in the
- * header and parameters, where the validation is.
+ * DBFs of one and several rows; those with keys carry metadata).  Small seeds keep the
+ * fuzzer's mutations dense in the header and parameters, where the validation is.
  *
  *   fuzz_corpus DIR    writes DIR/<structure>-<bits>-<k>-<keys>.once
  */
@@ -119,7 +119,11 @@ static int write_filter(const char *dir, once_filter *f, uint64_t keys, const ch
     once_type type = once_get_type(f);
     void *buf = NULL;
     size_t len = 0;
-    once_status st = once_save_to_buffer(f, &buf, &len);
+    /* Seeds with keys carry application metadata, so the fuzzer mutates that section
+     * too; empty seeds keep the plain layout. */
+    once_status st = keys ? once_set_metadata(f, "key 2\tci 0", 11) : ONCE_OK;
+    if (st == ONCE_OK)
+        st = once_save_to_buffer(f, &buf, &len);
     once_free(f);
     if (st != ONCE_OK) {
         fprintf(stderr, "fuzz_corpus: save: %s\n", once_strerror(st));

@@ -368,8 +368,9 @@ static void every_byte_corruption(void)
                         CHECK(st == ONCE_ERR_BAD_MAGIC);
                     else if (off < OFF_TYPE)
                         CHECK(st == ONCE_ERR_VERSION);
-                    else if (off >= OFF_FLAGS && off < HEADER)
-                        CHECK(st == ONCE_ERR_CORRUPT);
+                    else if (off >= OFF_FLAGS && off < HEADER) /* metadata, or newer */
+                        CHECK(st == ONCE_ERR_CORRUPT || st == ONCE_ERR_TRUNCATED ||
+                              st == ONCE_ERR_VERSION);
                 }
             }
         }
@@ -549,8 +550,16 @@ static void hostile_common(const base_file *b)
     expect_field(b, OFF_TYPE, 2, (uint64_t)b->type << 8, ONCE_ERR_CORRUPT, "type big-endian");
     expect_field(b, OFF_TYPE, 2, 0xFFFF, ONCE_ERR_CORRUPT, "type 65535");
 
-    expect_field(b, OFF_FLAGS, 4, 1, ONCE_ERR_CORRUPT, "flags 1");
-    expect_field(b, OFF_FLAGS, 4, 0x80000000u, ONCE_ERR_CORRUPT, "flags high bit");
+    /* Flag bit 0 announces metadata the file lacks: its payload length is read as the
+     * metadata length, which a small filter's payload is too long for (a payload of at
+     * most 4096 bytes would then be short of its section). */
+    expect_field(b, OFF_FLAGS, 4, 1,
+                 b->payload_len >
+                         ONCE_MAX_METADATA
+                     ? ONCE_ERR_CORRUPT
+                     : ONCE_ERR_TRUNCATED,
+                 "flags 1");
+    expect_field(b, OFF_FLAGS, 4, 0x80000000u, ONCE_ERR_VERSION, "flags high bit");
 
     /* The design error is a rate in [0, 1]: 1 is the design rate of an explicit
      * geometry too small for its capacity, which once_create records. */
@@ -853,7 +862,91 @@ static void invalid_arguments(void)
     once_free(f);
 }
 
+/* The application's metadata: saved and loaded byte for byte at every length, counted
+ * in the sizes, held to the same checks as the rest of the file, and gone when cleared. */
+static void metadata_round_trip(void)
+{
+    uint8_t bytes[ONCE_MAX_METADATA + 1];
+    for (size_t i = 0; i < sizeof bytes; i++)
+        bytes[i] = (uint8_t)(i * 7 + 1); /* binary: includes NUL and high bytes */
+    const size_t lengths[] = {1, 7, 8, 9, 100, ONCE_MAX_METADATA};
+    for (size_t t = 0; t < NTYPES; t++) {
+        for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++) {
+            size_t n = lengths[li];
+            once_filter *f = small_filter(all_types[t], 20);
+            REQUIRE(f != NULL);
+            uint64_t plain_size = once_saved_size(f), plain_bytes = once_bytes(f);
+            CHECK_OK(once_set_metadata(f, bytes, n));
+            CHECK(once_bytes(f) == plain_bytes + n);
+            CHECK(once_saved_size(f) == plain_size + 8 + ((n + 7) / 8) * 8);
+            size_t len = 0;
+            uint8_t *buf = testing_save(f, &len);
+            REQUIRE(buf != NULL);
+            CHECK(len == once_saved_size(f));
+            once_filter *g = NULL;
+            CHECK(load_and_vet(buf, len) == ONCE_OK);
+            CHECK_OK(once_load(&g, buf, len));
+            REQUIRE(g != NULL);
+            const void *got = NULL;
+            size_t got_len = 0;
+            CHECK_OK(once_get_metadata(g, &got, &got_len));
+            CHECK(got_len == n && got != NULL && memcmp(got, bytes, n) == 0);
+            CHECK(testing_same_save(f, g));
+
+            if (n % 8 != 0) { /* non-zero padding is refused, even resealed */
+                uint8_t *bad = testing_copy_exact(buf, len);
+                size_t params = (size_t)testing_get_le(bad + OFF_PARAMS_LEN, 4);
+                bad[HEADER + params + 8 + n] = 1;
+                testing_reseal(bad, len);
+                CHECK(load_and_vet(bad, len) == ONCE_ERR_CORRUPT);
+                free(bad);
+            }
+            if (li == 0) {
+                /* A length past the limit, or zero with the flag set, is refused. */
+                uint8_t *bad = testing_copy_exact(buf, len);
+                size_t params = (size_t)testing_get_le(bad + OFF_PARAMS_LEN, 4);
+                testing_put_le(bad + HEADER + params, ONCE_MAX_METADATA + 1, 8);
+                testing_reseal(bad, len);
+                CHECK(load_and_vet(bad, len) != ONCE_OK);
+                testing_put_le(bad + HEADER + params, 0, 8);
+                testing_reseal(bad, len);
+                CHECK(load_and_vet(bad, len) == ONCE_ERR_CORRUPT);
+                /* A flag this format does not define: a file from a newer version. */
+                memcpy(bad, buf, len);
+                testing_put_le(bad + OFF_FLAGS, 3, 4);
+                testing_reseal(bad, len);
+                CHECK(load_and_vet(bad, len) == ONCE_ERR_VERSION);
+                free(bad);
+                /* Every proper prefix is truncated. */
+                for (size_t cut = 0; cut < len; cut++)
+                    CHECK(load_and_vet(buf, cut) == ONCE_ERR_TRUNCATED);
+            }
+            free(buf);
+
+            /* Clearing removes the section: the file is the plain one again. */
+            CHECK_OK(once_set_metadata(g, NULL, 0));
+            CHECK_OK(once_get_metadata(g, &got, &got_len));
+            CHECK(got == NULL && got_len == 0);
+            CHECK(once_saved_size(g) == plain_size && once_bytes(g) == plain_bytes);
+            once_free(g);
+            once_free(f);
+        }
+    }
+    once_filter *f = small_filter(ONCE_STANDARD, 0);
+    REQUIRE(f != NULL);
+    const void *got = NULL;
+    size_t got_len = 1;
+    CHECK_OK(once_get_metadata(f, &got, &got_len));
+    CHECK(got == NULL && got_len == 0);
+    CHECK_STATUS(once_set_metadata(f, bytes, ONCE_MAX_METADATA + 1), ONCE_ERR_TOO_LARGE);
+    CHECK_STATUS(once_set_metadata(f, NULL, 3), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_set_metadata(NULL, bytes, 3), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_get_metadata(f, NULL, &got_len), ONCE_ERR_INVALID);
+    once_free(f);
+}
+
 static const testing_case cases[] = {
+    {"metadata_round_trip", metadata_round_trip},
     {"round_trip", round_trip},
     {"every_byte_corruption", every_byte_corruption},
     {"every_truncation", every_truncation},

@@ -5,8 +5,9 @@
  * before?" with bounded memory and a false-positive rate chosen by the caller, and
  * never a false negative.  Every structure in the library (standard, partitioned,
  * blocked and counting Bloom filters, count and time windows, growing filters) sits
- * behind the one opaque handle `once_filter` and the one set of calls below, so the
- * CLI, the Redis module and the cluster client share a single code path.
+ * behind the one opaque handle `once_filter` and the one set of calls below: the `once`
+ * command (programs/) is one caller of these calls, and every other caller uses them
+ * the same way.
  *
  * Conventions
  *   - Every call that can fail returns `once_status`; ONCE_OK is 0.  `once_strerror()`
@@ -366,6 +367,17 @@ ONCE_API once_status once_save(const once_filter *filter, once_write_fn write, v
 /* Serialize into a new malloc'd buffer that the caller frees with free(). */
 ONCE_API once_status once_save_to_buffer(const once_filter *filter, void **buffer, size_t *len);
 ONCE_API once_status once_load(once_filter **out, const void *buffer, size_t len);
+
+/* Metadata: up to ONCE_MAX_METADATA bytes that an application saves with a filter and
+ * reads back after once_load; the library keeps them opaque.  The CLI records in it how
+ * it derives keys from lines, so that a resumed run cannot read keys another way.
+ * Setting copies the bytes (a length of 0 removes them); once_get_metadata gives a view
+ * valid until the next set or free (NULL and 0 when there is none).  The bytes count in
+ * once_bytes and once_saved_size. */
+#define ONCE_MAX_METADATA 4096
+ONCE_API once_status once_set_metadata(once_filter *filter, const void *data, size_t len);
+ONCE_API once_status once_get_metadata(const once_filter *filter, const void **data,
+                                       size_t *len);
 
 /* ------------------------------------------------------------ sizing math */
 

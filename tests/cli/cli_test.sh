@@ -567,6 +567,88 @@ case_event_time() {
   expect_status 1 "$ONCE" --span 1h --time-field 1 --max-time-jump soon < /dev/null 2> /dev/null
 }
 
+case_key_options() {
+  # Several fields: the key is the fields joined, whatever order they are listed in.
+  printf 'a\tX\t1\nb\tx\t1\nc\tX\t2\nd\tX\t1\n' > in
+  printf 'a\tX\t1\nb\tx\t1\nc\tX\t2\n' > want
+  "$ONCE" -f 2,3 in > got; same_file got want
+  "$ONCE" -f 3,2 in > got; same_file got want
+  # -i: keys differing in ASCII case only are one key; the first spelling is printed.
+  printf 'a\tX\t1\nc\tX\t2\n' > want
+  "$ONCE" -f 2,3 -i in > got; same_file got want
+  printf 'Foo\nfoo\nFOO\nbar\n\xc3\x89t\xc3\xa9\n\xc3\xa9t\xc3\xa9\n' > case
+  printf 'Foo\nbar\n\xc3\x89t\xc3\xa9\n\xc3\xa9t\xc3\xa9\n' > want # bytes past ASCII as they are
+  "$ONCE" --ignore-case case > got; same_file got want
+  "$ONCE" -i -D case > got; printf 'foo\nFOO\n' > want; same_file got want
+  # Ranges, in awk's whitespace splitting: runs of blanks, ends ignored.
+  printf '1 2 3 4\n9  2\t3 4\n9 2 3 5\n  0 2 3 5  \n' > ws
+  printf '1 2 3 4\n9 2 3 5\n' > want
+  "$ONCE" --ws -f 2-4 ws > got; same_file got want
+  awk '!seen[$2 " " $3 " " $4]++' ws > want; same_file got want
+  # -t ' ' is one literal space, as in sort and cut: two spaces make an empty field.
+  printf 'a  b\na b\n' > sp
+  "$ONCE" -t ' ' -f 2 sp > got; same_file got sp
+  "$ONCE" --ws -f 2 sp > got; printf 'a  b\n' > want; same_file got want
+  # Time fields are split the same way.
+  printf '1000   A\n1001 A\n5000 A\n' > times
+  "$ONCE" --span 2s --time-field 1 --ws -f 2 times > got
+  printf '1000   A\n5000 A\n' > want; same_file got want
+  # Bad lists are usage errors.
+  for bad in 0 1,0 3-2 a 1, ,1 1-2-3 -1 1000001 1-65; do
+    expect_status 1 "$ONCE" -f "$bad" < /dev/null 2> err
+    grep -q "invalid field list '$bad'" err || fail "-f $bad: $(cat err)"
+  done
+  expect_status 1 "$ONCE" --ws -t , < /dev/null 2> /dev/null
+  expect_status 1 "$ONCE" -t , --ws < /dev/null 2> /dev/null
+}
+
+case_state_keeps_options() {
+  # The options that shape keys and the layout are kept in the state file: a resumed
+  # run uses them, and one that contradicts them is refused (exit 1) with the state as
+  # it was.
+  printf 'a,1\nb,1\n' > p1; printf 'c,1\nd,2\n' > p2
+  "$ONCE" -f 2 -t , --seed 1 --state st p1 > got
+  printf 'a,1\n' > want; same_file got want
+  cp st st.before
+  for opt in "-f 1" "-f 2,3" "-t ;" "--ws" "-i"; do
+    # shellcheck disable=SC2086
+    expect_status 1 "$ONCE" $opt --state st p2 > got 2> err
+    [ ! -s got ] || fail "$opt: output from a refused run"
+    grep -q "conflicts with state file 'st', made with -f 2 -t ','" err || fail "$opt: $(cat err)"
+  done
+  same_file st st.before
+  "$ONCE" --state st p2 > got; printf 'd,2\n' > want; same_file got want
+  "$ONCE" -f 2 -t , --state st p2 > got; [ ! -s got ] || fail "restated options: new lines"
+  # A whole-line state stays whole-line: -f on it is refused.
+  printf 'x\ty\n' > line
+  "$ONCE" --state whole line > /dev/null
+  expect_status 1 "$ONCE" -f 2 --state whole line > /dev/null 2> err
+  grep -q "made with the whole line as the key" err || fail "whole line: $(cat err)"
+  # Case folding is kept.
+  printf 'K\n' | "$ONCE" -i --state folded > /dev/null
+  printf 'k\n' | "$ONCE" --state folded > got; [ ! -s got ] || fail "-i not kept"
+  # The window layout's level, and the refresh policy, are kept.
+  seq 10 | "$ONCE" --window 100 --state w > /dev/null
+  expect_status 1 "$ONCE" --window 100 --level 3 --state w < /dev/null 2> err
+  grep -q -- "--level conflicts .*made with --level 2" err || fail "level: $(cat err)"
+  expect_status 0 "$ONCE" --window 100 --level 2 --state w < /dev/null
+  expect_status 1 "$ONCE" --window 100 --refresh --state w < /dev/null 2> /dev/null
+  seq 10 | "$ONCE" --window 100 --refresh --state wr > /dev/null
+  expect_status 0 "$ONCE" --window 100 --state wr < /dev/null
+  # Where times come from: a state on event times from field 1 resumes on them; the
+  # clock at reading, or another field, contradicts it.
+  printf '1000 a\n' > t1; printf '1001 a\n1002 b\n' > t2
+  "$ONCE" --span 1h --time-field 1 -t ' ' -f 2 --state ts t1 > /dev/null
+  "$ONCE" --span 1h --state ts t2 > got; printf '1002 b\n' > want; same_file got want
+  expect_status 1 "$ONCE" --span 1h --time-field 2 --state ts t2 > /dev/null 2> err
+  grep -q -- "--time-field conflicts .*made with --time-field 1 --time-format epoch" err ||
+    fail "time field: $(cat err)"
+  expect_status 1 "$ONCE" --span 1h --level 5 --state ts t2 > /dev/null 2> /dev/null
+  "$ONCE" --span 1h --state tc < /dev/null
+  expect_status 1 "$ONCE" --span 1h --time-field 1 --state tc < /dev/null 2> err
+  grep -q "made with the clock at reading" err || fail "clock: $(cat err)"
+}
+
 if ! declare -F "case_$CASE" > /dev/null; then
   echo "no such case: $CASE" >&2
   exit 2
