@@ -4,9 +4,11 @@
  */
 #include "options.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,12 +86,69 @@ static void usage(FILE *out)
           out);
 }
 
-static int fail(const char *fmt, const char *arg)
+__attribute__((format(printf, 1, 2))) static int fail(const char *fmt, ...)
 {
     fputs("once: ", stderr);
-    fprintf(stderr, fmt, arg);
+    va_list args;
+    va_start(args, fmt);
+    vfprintf(stderr, fmt, args);
+    va_end(args);
     fputs("\nTry 'once --help' for more information.\n", stderr);
     return EXIT_USAGE;
+}
+
+/* Is `val` the value of a long option that takes no value?  Such an option given one
+ * ("--help=x") is reported by getopt_long as '?' with optopt set to its value. */
+static bool takes_no_value(const struct option *longs, int val)
+{
+    for (const struct option *l = longs; l->name; l++)
+        if (l->val == val && l->has_arg == no_argument)
+            return true;
+    return false;
+}
+
+/* Report an option getopt_long refused (it prints nothing itself: opterr is 0), naming
+ * the option as it was typed.  getopt_long answers ':' for a missing value and '?' for
+ * the rest: an unknown option, an ambiguous prefix of several long options, and a long
+ * option given a value it does not take.  A long option is always consumed, so it is
+ * argv[optind - 1]; a short one may sit inside a group ("-x2" leaves optind on that
+ * element), so only optopt names it.  An unknown or ambiguous long option has optopt
+ * 0, and `longs` (the one list of options) tells which of the two it is. */
+static int option_error(int c, char **argv, const struct option *longs)
+{
+    bool long_option;
+    if (c == ':') /* a short option misses its value only at the end of argv */
+        long_option = strncmp(argv[optind - 1], "--", 2) == 0;
+    else
+        long_option = optopt == 0 || takes_no_value(longs, optopt);
+    if (!long_option) {
+        unsigned char ch = (unsigned char)optopt;
+        if (!isprint(ch)) /* a stray byte, shown as an escape rather than raw */
+            return fail("unknown option '-\\x%02x'", ch);
+        return fail(c == ':' ? "option '-%c' needs a value" : "unknown option '-%c'", ch);
+    }
+    const char *typed = argv[optind - 1];
+    const char *name = typed + 2;
+    int name_len = (int)strcspn(name, "=");
+    if (c == ':')
+        return fail("option '%s' needs a value", typed);
+    if (optopt != 0)
+        return fail("option '--%.*s' takes no value", name_len, name);
+    char candidates[1024] = "";
+    size_t used = 0;
+    int matches = 0;
+    for (const struct option *l = longs; l->name && name_len > 0; l++) {
+        if (strncmp(l->name, name, (size_t)name_len) != 0)
+            continue;
+        int n = snprintf(candidates + used, sizeof candidates - used, "%s--%s",
+                         matches ? ", " : "", l->name);
+        if (n > 0 && (size_t)n < sizeof candidates - used)
+            used += (size_t)n;
+        matches++;
+    }
+    if (matches > 1)
+        return fail("option '--%.*s' is ambiguous: %s", name_len, name, candidates);
+    return fail("unknown option '--%.*s'", name_len, name);
 }
 
 /* A positive integer with an optional k/M/G suffix (powers of ten). */
@@ -373,10 +432,8 @@ int options_parse(cli_options *o, int argc, char **argv)
         case 'V':
             printf("once %s\n", once_version());
             return -1;
-        case ':':
-            return fail("option '%s' needs a value", argv[optind - 1]);
-        default:
-            return fail("unknown option '%s'", argv[optind - 1]);
+        default: /* '?' and ':' */
+            return option_error(c, argv, longs);
         }
     }
     bool count_type = o->type == ONCE_APBF || o->type == ONCE_APBBF;

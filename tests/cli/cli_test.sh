@@ -289,6 +289,38 @@ case_usage_errors() {
   expect_status 0 "$ONCE" --capacity 10k --error 1e-4 < /dev/null
 }
 
+# expect_usage_error WANT_FIRST_LINE ARGS...: exit 1 and exactly this first line on stderr.
+expect_usage_error() {
+  local want=$1; shift
+  "$ONCE" "$@" < /dev/null > /dev/null 2> err; local got=$?
+  [ "$got" -eq 1 ] || fail "'once $*' exited $got, expected 1"
+  [ "$(head -n 1 err)" = "$want" ] || fail "'once $*' said '$(head -n 1 err)', expected '$want'"
+}
+
+case_option_errors() {
+  # The option is named as typed: a short one inside a group, a long one without its value.
+  expect_usage_error "once: unknown option '-x'" -x2
+  expect_usage_error "once: unknown option '-k'" -k2
+  expect_usage_error "once: unknown option '-x'" -Dx
+  expect_usage_error "once: unknown option '-x'" --progress -x2
+  expect_usage_error "once: unknown option '-x'" card -x2
+  expect_usage_error "once: unknown option '--frobnicate'" --frobnicate
+  expect_usage_error "once: unknown option '--frobnicate'" --frobnicate=3
+  # An ambiguous prefix lists what it could mean.
+  expect_usage_error "once: option '--st' is ambiguous: --state, --stats" --st
+  expect_usage_error "once: option '--stat' is ambiguous: --state, --stats" --stat=json
+  expect_usage_error "once: option '--time-f' is ambiguous: --time-field, --time-format" --time-f 1
+  # A missing value, and a value given to an option that takes none.
+  expect_usage_error "once: option '-f' needs a value" -f
+  expect_usage_error "once: option '-f' needs a value" -Df
+  expect_usage_error "once: option '--field' needs a value" --field
+  expect_usage_error "once: option '--fie' needs a value" --fie
+  expect_usage_error "once: option '--help' takes no value" --help=1
+  expect_usage_error "once: option '--progress' takes no value" --progress=yes
+  # An unambiguous prefix still works.
+  printf 'a\na\n' | "$ONCE" --dup > got; printf 'a\n' > want; same_file got want
+}
+
 case_count_window() {
   # 3000 distinct keys; then the last 500 again (inside a window of 1000 deliveries:
   # all dropped); then the first 200 again (3000 deliveries ago, past the window and
