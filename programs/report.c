@@ -2,7 +2,8 @@
  * report.c - the progress line and the end-of-run summary.
  *
  * JSON is written by hand: the fields are numbers and a fixed structure name, and a
- * non-finite number (which JSON cannot carry) is written as 0.
+ * non-finite number (which JSON cannot carry) is written as 0.  The seed is a string:
+ * a 64-bit integer above 2^53 does not survive readers that hold numbers as doubles.
  */
 #include "report.h"
 
@@ -67,7 +68,7 @@ void report_stats(stats_mode mode, const run_counters *c, const once_filter *fil
                 "\"bits_per_key\":%.4f,\"fpr_estimate\":%.6g,\"seconds\":%.6f,"
                 "\"lines_per_second\":%.1f,\"input_bytes\":%llu,\"structure\":\"%s\","
                 "\"items\":%llu,\"capacity\":%llu,\"error\":%.6g,\"hashes\":%u,"
-                "\"fill_ratio\":%.6f,\"seed\":%llu,\"window\":%llu,\"slack\":%llu,"
+                "\"fill_ratio\":%.6f,\"seed\":\"%llu\",\"window\":%llu,\"slack\":%llu,"
                 "\"k\":%u,\"l\":%u,\"slices\":%u,\"window_unit\":\"%s\",\"bad_time\":%llu,"
                 "\"filters\":%u,\"cardinality_estimate\":%s,\"cardinality_low\":%s,"
                 "\"cardinality_high\":%s}\n",

@@ -114,6 +114,11 @@ case_stats_json() {
   jq -e '.structure == "blocked" and .capacity == 1000 and .filters == 0
          and .cardinality_low <= 3 and 3 <= .cardinality_high' err > /dev/null \
     || fail "stats json with --capacity: $(cat err)"
+  # The seed is a string, so a 64-bit seed past 2^53 reads back exactly.
+  "$ONCE" --seed 13523203425581917361 --stats=json in > /dev/null 2> err
+  [ "$(jq -r .seed err)" = 13523203425581917361 ] || fail "seed in stats json: $(cat err)"
+  "$ONCE" --seed 0xffffffffffffffff --stats=json in > /dev/null 2> err
+  [ "$(jq -r .seed err)" = 18446744073709551615 ] || fail "seed 2^64-1 in stats json: $(cat err)"
   "$ONCE" --stats in > /dev/null 2> err
   grep -q '4 lines, 3 distinct, 1 duplicates' err || fail "human stats: $(cat err)"
   "$ONCE" in > /dev/null 2> err
