@@ -63,7 +63,8 @@ static void usage(FILE *out)
           "                         1G for time windows)\n"
           "      --level L          window layout: 0 uses the fewest slices; higher levels cut\n"
           "                         the slack past the window and the memory per key for more\n"
-          "                         memory accesses (default 2)\n"
+          "                         memory accesses (default 2, and 0 for apbbf; the\n"
+          "                         timer filter has no levels)\n"
           "      --refresh          a repeated key restarts its window (default: the window\n"
           "                         counts from the key's first delivery)\n"
           "\n"
@@ -463,6 +464,9 @@ int options_parse(cli_options *o, int argc, char **argv)
     } else if (o->capacity_given && !o->type_given) {
         o->type = ONCE_BLOCKED; /* a stated capacity asks for a fixed size */
     }
+    if (o->type == ONCE_TIMER && level_given)
+        return fail("%s", "--level does not apply to --filter timer (the timer filter has no "
+                          "levels): drop it, or use --filter tlbf");
     if (o->type == ONCE_APBBF && !level_given)
         o->level = 0;
     if (!o->span_given && (o->time_field || time_format_given || bad_time_given ||
@@ -472,6 +476,9 @@ int options_parse(cli_options *o, int argc, char **argv)
     if (o->max_memory && !o->span_given && o->type != ONCE_SCALABLE)
         return fail("%s", "--max-memory applies to the filters that grow: the scalable filter "
                           "(the default without --capacity) and time windows (--span)");
+    if (o->card && o->print_duplicates)
+        return fail("%s", "-D/--duplicates selects lines to print, and `once card` prints a "
+                          "count instead of lines: drop one of them");
     if (!o->card && (confidence_given || o->json))
         return fail("%s", "--confidence and --json are options of `once card`");
     if ((time_format_given || bad_time_given || time_jump_given) && !o->time_field)

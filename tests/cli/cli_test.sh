@@ -326,6 +326,18 @@ case_option_errors() {
   printf 'a\na\n' | "$ONCE" --dup > got; printf 'a\n' > want; same_file got want
 }
 
+case_refused_combinations() {
+  # Options that mean nothing together are refused, not ignored.
+  expect_usage_error "once: --level does not apply to --filter timer (the timer filter has no levels): drop it, or use --filter tlbf" \
+    --span 1h --filter timer --level 2
+  expect_usage_error "once: -D/--duplicates selects lines to print, and \`once card\` prints a count instead of lines: drop one of them" \
+    card -D
+  expect_usage_error "once: -D/--duplicates selects lines to print, and \`once card\` prints a count instead of lines: drop one of them" \
+    card --duplicates
+  expect_status 0 "$ONCE" --span 1h --filter tlbf --level 2 < /dev/null
+  "$ONCE" --help | grep -q '(default 2, and 0 for apbbf; the' || fail "--help: the --level default"
+}
+
 case_count_window() {
   # 3000 distinct keys; then the last 500 again (inside a window of 1000 deliveries:
   # all dropped); then the first 200 again (3000 deliveries ago, past the window and
