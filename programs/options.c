@@ -46,17 +46,20 @@ static void usage(FILE *out)
           "                         window; suffixes k, M, G); --error is then the target rate\n"
           "                         for keys that left the window\n"
           "      --span DURATION    forget keys delivered more than DURATION ago (time window:\n"
-          "                         500ms, 90s, 15m, 2h, 7d); --filter tlbf (default) or timer;\n"
-          "                         --capacity is then a first guess of keys per span\n"
+          "                         500ms, 90s, 15m, 1h30m, 1.5h, 7d: units ms, s, m, h, d,\n"
+          "                         largest first, in whole milliseconds; a bare number is\n"
+          "                         seconds); --filter tlbf (default) or timer; --capacity\n"
+          "                         is then a first guess of keys per span\n"
           "      --time-field N     event time from field N (default: the clock at reading)\n"
           "      --time-format F    epoch (seconds, default), epoch_ms or iso8601\n"
           "      --on-bad-time A    a line whose time does not parse, or jumps too far ahead:\n"
           "                         fail (default, exit 2), skip (drop it) or keep (print it,\n"
           "                         unfiltered); neither moves the window's clock\n"
           "      --max-time-jump D  how far past the latest event time a line's time may be\n"
-          "                         (default 1d; 0 for no bound); a line past it is a bad\n"
-          "                         time.  Earlier times than the latest are taken as the\n"
-          "                         latest: a late line is a repeat if its key is in the window\n"
+          "                         (a duration as for --span; default 1d; 0 for no bound);\n"
+          "                         a line past it is a bad time.  Earlier times than the\n"
+          "                         latest are taken as the latest: a late line is a repeat\n"
+          "                         if its key is in the window\n"
           "      --max-memory SIZE  cap on the memory of a filter that grows, the scalable\n"
           "                         filter or a time window (e.g. 512M, 4G); past it the run\n"
           "                         stops with exit 2 (default: none for the scalable filter,\n"
@@ -330,7 +333,9 @@ int options_parse(cli_options *o, int argc, char **argv)
             break;
         case OPT_SPAN:
             if (parse_duration_ms(optarg, &o->span_ms) != 0)
-                return fail("invalid span '%s' (a duration such as 90s, 15m, 2h or 7d)", optarg);
+                return fail("invalid span '%s' (a duration such as 90s, 1h30m, 1.5h or 7d, "
+                            "in whole milliseconds)",
+                            optarg);
             o->span_given = true;
             break;
         case OPT_TIME_FIELD: {
@@ -368,8 +373,8 @@ int options_parse(cli_options *o, int argc, char **argv)
                 o->max_time_jump_ms = 0;
             else if (parse_duration_ms(optarg, &o->max_time_jump_ms) != 0 ||
                      o->max_time_jump_ms > ONCE_MAX_TIME_MS)
-                return fail("invalid time jump '%s' (a duration such as 6h or 2d, or 0 for no "
-                            "bound)",
+                return fail("invalid time jump '%s' (a duration such as 6h, 1h30m or 2d, or 0 for "
+                            "no bound)",
                             optarg);
             break;
         case OPT_CONFIDENCE: {

@@ -9,8 +9,11 @@
 
 typedef enum time_format { TIME_EPOCH, TIME_EPOCH_MS, TIME_ISO8601 } time_format;
 
-/* "900s", "15m", "2h", "7d", "250ms", or a bare number of seconds -> milliseconds.
- * Returns 0, or -1 if the text is not a positive duration. */
+/* A duration in milliseconds: numbers with units ms, s, m (or min), h, d, largest unit
+ * first and each at most once ("90s", "1h30m", "2d12h", "250ms"), or a bare number of
+ * seconds; a number may have a decimal fraction ("1.5h") that comes to whole
+ * milliseconds ("0.5ms" is refused rather than rounded).  Returns 0, or -1 if the text
+ * is not such a positive duration of at most UINT64_MAX / 4 ms. */
 int parse_duration_ms(const char *text, uint64_t *ms);
 
 /* Parse an event time from `len` bytes (not NUL-terminated) into Unix milliseconds.

@@ -440,6 +440,35 @@ case_time_window() {
   expect_status 1 "$ONCE" --span 1h --max-memory 12Q < /dev/null 2> /dev/null
 }
 
+case_durations() {
+  # Compound and decimal durations, exact to the millisecond (a span's stats report it
+  # as the window, in ms).
+  for pair in 1h30m:5400000 1.5h:5400000 90s:90000 90:90000 1.5:1500 500ms:500 \
+              2d12h:216000000 1m30s500ms:90500 1.000h:3600000 0.001s:1 0h1ms:1 1min:60000; do
+    "$ONCE" --span "${pair%%:*}" --stats=json < /dev/null 2> err
+    [ "$(jq -r .window err)" = "${pair##*:}" ] || fail "--span ${pair%%:*}: $(cat err)"
+  done
+  # Garbage, units out of order or repeated, parts of a millisecond, overflow.
+  for bad in 1h-30m h 1.5.2h 1e400h 30m1h 1m1m 1h30 1.h .5h 0.5ms 1.0005s 0 0s '' \
+             '1h 30m' 99999999999999999999h 1000000000000d; do
+    expect_usage_error "once: invalid span '$bad' (a duration such as 90s, 1h30m, 1.5h or 7d, in whole milliseconds)" \
+      --span "$bad"
+  done
+  expect_usage_error "once: invalid time jump '1h-30m' (a duration such as 6h, 1h30m or 2d, or 0 for no bound)" \
+    --span 10s --time-field 1 --max-time-jump 1h-30m
+  # --max-time-jump takes them too: B is exactly 1.5 h past A (allowed), C 1.5 h and
+  # 1 s past B (a bad time, skipped).
+  printf '1000 A\n6400 B\n11801 C\n' > jumps
+  printf '1000 A\n6400 B\n' > want
+  for jump in 1.5h 1h30m 90m 5400; do
+    "$ONCE" --span 10s --time-field 1 -t ' ' -f 2 --max-time-jump "$jump" --on-bad-time skip \
+      jumps > got
+    same_file got want
+  done
+  "$ONCE" --span 10s --time-field 1 -t ' ' -f 2 --max-time-jump 1h30m1s jumps > got
+  cp jumps want; same_file got want
+}
+
 case_event_time() {
   # One clock for the stream (README, "Event time"), the same for both time windows.
   for f in tlbf timer; do
