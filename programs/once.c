@@ -233,13 +233,20 @@ static int run_input(run *r, const char *path)
             if (r->timed && o->time_field) {
                 once_key field;
                 select_field(o, o->time_field, lines[i].data, lines[i].len, &field);
-                bool parsed = parse_event_time(field.data, field.len, o->time_format, &when) == 0;
+                int time_status = parse_event_time(field.data, field.len, o->time_format, &when);
+                bool parsed = time_status == 0;
                 /* A time the window's clock would refuse (too far ahead) is a bad time
                  * too; the step tracks the clock through the batch as the filter will. */
                 if (!parsed || !once_clock_step(r->filter, &clock, &clock_started, when)) {
                     r->counters.bad_time++;
                     if (o->on_bad_time == BAD_TIME_FAIL) {
-                        if (!parsed)
+                        if (time_status == TIME_BEFORE_1970)
+                            fprintf(stderr,
+                                    "once: %s:%llu: the time in field %u is before 1970, "
+                                    "which the windows' clock cannot hold (--on-bad-time skip "
+                                    "or keep to go on)\n",
+                                    name, (unsigned long long)line_number, o->time_field);
+                        else if (!parsed)
                             fprintf(stderr,
                                     "once: %s:%llu: cannot read a time from field %u "
                                     "(--on-bad-time skip or keep to go on)\n",

@@ -4,6 +4,7 @@
  */
 #include "timefmt.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 /* The units of a duration.  A suffix that begins another ("ms", "min" and "m") comes
@@ -173,8 +174,8 @@ static int parse_iso8601(cursor *c, uint64_t *ms)
         return -1;
     unsigned millis = fraction_ms(c);
     static const unsigned month_days[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    if (year < 1970 || month < 1 || month > 12 || day < 1 || day > month_days[month - 1] ||
-        hour > 23 || minute > 59 || second > 60)
+    if (month < 1 || month > 12 || day < 1 || day > month_days[month - 1] || hour > 23 ||
+        minute > 59 || second > 60)
         return -1;
     if (month == 2 && day == 29 && !((year % 4 == 0 && year % 100 != 0) || year % 400 == 0))
         return -1;
@@ -194,10 +195,12 @@ static int parse_iso8601(cursor *c, uint64_t *ms)
             return -1;
         offset_s = sign * (int64_t)(oh * 3600 + om * 60);
     }
+    if (c->p != c->end)
+        return TIME_UNREADABLE;
     int64_t seconds = days_from_civil(year, month, day) * 86400 + hour * 3600 + minute * 60 +
                       second - offset_s;
     if (seconds < 0)
-        return -1;
+        return TIME_BEFORE_1970; /* a valid time, but the windows' clock starts at 1970 */
     *ms = (uint64_t)seconds * 1000 + millis;
     return 0;
 }
@@ -213,12 +216,17 @@ int parse_event_time(const char *text, size_t len, time_format format, uint64_t 
         return -1;
     uint64_t value = 0;
     switch (format) {
-    case TIME_ISO8601:
-        if (parse_iso8601(&c, &value) != 0)
-            return -1;
+    case TIME_ISO8601: {
+        int status = parse_iso8601(&c, &value);
+        if (status != 0)
+            return status;
         break;
+    }
     case TIME_EPOCH:
     case TIME_EPOCH_MS: {
+        /* A negative epoch time is read through, to tell it from garbage. */
+        bool negative = c.p < c.end && *c.p == '-';
+        c.p += negative;
         const char *start = c.p;
         while (c.p < c.end && *c.p >= '0' && *c.p <= '9') {
             if (value > (UINT64_MAX / 4) / 10)
@@ -232,11 +240,13 @@ int parse_event_time(const char *text, size_t len, time_format format, uint64_t 
                 return -1;
             value = value * 1000 + fraction_ms(&c);
         }
+        if (c.p == c.end && negative && value != 0)
+            return TIME_BEFORE_1970;
         break;
     }
     }
     if (c.p != c.end)
-        return -1;
+        return TIME_UNREADABLE;
     *ms = value;
     return 0;
 }

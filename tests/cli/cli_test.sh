@@ -440,6 +440,39 @@ case_time_window() {
   expect_status 1 "$ONCE" --span 1h --max-memory 12Q < /dev/null 2> /dev/null
 }
 
+case_times_before_1970() {
+  # The windows' times are unsigned milliseconds since 1970: an earlier time is a bad
+  # time, and the message says why rather than "cannot read".
+  printf '1970-01-01T00:00:00Z\ta\n1969-12-31T23:59:59Z\tb\n1970-01-01T00:00:01Z\tc\n' > iso
+  expect_status 2 "$ONCE" --span 1h --time-field 1 --time-format iso8601 -f 2 iso > got 2> err
+  printf '1970-01-01T00:00:00Z\ta\n' > want; same_file got want
+  [ "$(cat err)" = "once: iso:2: the time in field 1 is before 1970, which the windows' clock cannot hold (--on-bad-time skip or keep to go on)" ] \
+    || fail "before 1970 not explained: $(cat err)"
+  "$ONCE" --span 1h --time-field 1 --time-format iso8601 -f 2 --on-bad-time skip \
+    --stats=json iso > got 2> err
+  printf '1970-01-01T00:00:00Z\ta\n1970-01-01T00:00:01Z\tc\n' > want; same_file got want
+  jq -e '.bad_time == 1' err > /dev/null || fail "before 1970 not counted: $(cat err)"
+  # A zone can put a 1970 date before 1970 in UTC, or a 1969 date after it.
+  printf '1970-01-01T00:30:00+01:00\ta\n' > east
+  expect_status 2 "$ONCE" --span 1h --time-field 1 --time-format iso8601 -f 2 east > /dev/null 2> err
+  grep -q 'before 1970' err || fail "+01:00 zone: $(cat err)"
+  printf '1969-12-31T23:30:00-01:00\ta\n' > west
+  "$ONCE" --span 1h --time-field 1 --time-format iso8601 -f 2 west > got; same_file got west
+  # Negative epoch times too; garbage is still "cannot read".
+  for format in epoch epoch_ms; do
+    printf -- '-5 a\n' > neg
+    expect_status 2 "$ONCE" --span 1h --time-field 1 --time-format "$format" -t ' ' -f 2 neg \
+      > /dev/null 2> err
+    grep -q 'neg:1: the time in field 1 is before 1970' err || fail "$format negative: $(cat err)"
+  done
+  printf '1969-13-01T00:00:00Z\ta\n' > nonsense
+  expect_status 2 "$ONCE" --span 1h --time-field 1 --time-format iso8601 -f 2 nonsense \
+    > /dev/null 2> err
+  grep -q 'cannot read a time from field 1' err || fail "month 13: $(cat err)"
+  "$ONCE" --help | grep -q 'milliseconds since 1970: an earlier one is a bad time' \
+    || fail "--help does not say times before 1970 are bad times"
+}
+
 case_durations() {
   # Compound and decimal durations, exact to the millisecond (a span's stats report it
   # as the window, in ms).
