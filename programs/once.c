@@ -152,6 +152,8 @@ static int open_filter(const cli_options *o, once_filter **out)
     c.max_bytes = o->max_memory;
     once_status st = once_create(out, &c);
     if (st != ONCE_OK) {
+        if (st != ONCE_ERR_NOMEM && c.max_bytes != 0 && report_cap_at_creation(&c))
+            return EXIT_USAGE;
         fprintf(stderr, "once: cannot build a %s filter for %s %llu at error %g: %s\n",
                 once_type_name(o->type), o->window_given ? "window" : "capacity",
                 (unsigned long long)(o->window_given ? o->window : o->capacity), o->error,
@@ -273,10 +275,8 @@ static int run_input(run *r, const char *path)
         once_status st = once_test_and_add_batch(r->filter, keys, good, seen);
         if (st != ONCE_OK) {
             if (st == ONCE_ERR_FULL)
-                fprintf(stderr,
-                        "once: %s: the window reached its memory cap (--max-memory); stopping "
-                        "before line %llu is answered\n",
-                        name, (unsigned long long)(line_number - n + 1));
+                report_full(name, line_number - n + 1, r->filter, o->max_memory,
+                            o->state_path != NULL);
             else
                 fprintf(stderr, "once: %s: filter error: %s\n", name, once_strerror(st));
             code = EXIT_IO;

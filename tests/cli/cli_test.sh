@@ -440,6 +440,37 @@ case_time_window() {
   expect_status 1 "$ONCE" --span 1h --max-memory 12Q < /dev/null 2> /dev/null
 }
 
+case_memory_cap_messages() {
+  # Past --max-memory the run stops (exit 2) and says what needs how much: here the
+  # scalable filter's second sub-filter, for 2000000 keys, does not fit in 3 MiB.
+  seq 1 1000100 > in
+  expect_status 2 "$ONCE" --max-memory 3M in > got 2> err
+  grep -q '^once: in: the scalable filter needs [0-9.]* MiB to grow past 1000000 keys ([0-9.]* MiB held, [0-9.]* MiB more for its next sub-filter, of 2000000 keys), more than the --max-memory cap of 3 MiB; stopping before line [0-9]* is answered$' err \
+    || fail "scalable growth past the cap: $(cat err)"
+  [ "$(wc -l < got)" -le 1000000 ] || fail "lines past the cap were written"
+  # The need stated is the one the cap is held to: a cap of it lets the growth through.
+  need_mib=$(sed -n 's/.* needs \([0-9.]*\) MiB to grow.*/\1/p' err)
+  "$ONCE" --max-memory "$(awk -v m="$need_mib" 'BEGIN { printf "%d", m * 1024 }')K" in \
+    > got || fail "--max-memory ${need_mib} MiB still refuses"
+  # At creation: the first sub-filter alone is past the cap.
+  expect_status 1 "$ONCE" --max-memory 1M < /dev/null 2> err
+  grep -q "^once: the scalable filter's first sub-filter alone needs [0-9.]* MiB, more than --max-memory 1 MiB (for --capacity 1000000 at --error 0.001)$" err \
+    || fail "scalable creation past the cap: $(cat err)"
+  expect_status 1 "$ONCE" --span 1h --max-memory 1K < /dev/null 2> err
+  grep -q '^once: the tlbf filter needs [0-9.]* MiB to start, more than --max-memory 1 KiB' err \
+    || fail "tlbf creation past the cap: $(cat err)"
+  expect_status 1 "$ONCE" --span 1h --filter timer --max-memory 1K < /dev/null 2> err
+  grep -q '^once: the timer filter needs [0-9.]* MiB to start, more than --max-memory 1 KiB' err \
+    || fail "timer creation past the cap: $(cat err)"
+  # A time window that must hold more keys in its span than the cap allows (every line
+  # at the same event time).
+  awk 'BEGIN { for (i = 0; i < 100000; i++) print 1000, i }' > burst
+  expect_status 2 "$ONCE" --span 1h --time-field 1 -t ' ' -f 2 --capacity 1000 --max-memory 1M \
+    --seed 1 burst > /dev/null 2> err
+  grep -q '^once: burst: the tlbf time window holds [0-9.]* KiB and needs more for the keys of its span, past the --max-memory cap of 1 MiB; stopping before line [0-9]* is answered$' err \
+    || fail "tlbf growth past the cap: $(cat err)"
+}
+
 case_times_before_1970() {
   # The windows' times are unsigned milliseconds since 1970: an earlier time is a bad
   # time, and the message says why rather than "cannot read".
