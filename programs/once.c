@@ -175,6 +175,8 @@ static int open_filter(cli_options *o, once_filter **out)
     c.max_bytes = o->max_memory;
     once_status st = once_create(out, &c);
     if (st != ONCE_OK) {
+        if (st != ONCE_ERR_NOMEM && c.max_bytes != 0 && report_cap_at_creation(&c))
+            return EXIT_USAGE;
         fprintf(stderr, "once: cannot build a %s filter for %s %llu at error %g: %s\n",
                 once_type_name(o->type), o->window_given ? "window" : "capacity",
                 (unsigned long long)(o->window_given ? o->window : o->capacity), o->error,
@@ -265,13 +267,20 @@ static int run_input(run *r, const char *path)
                 size_t field_len;
                 key_field(&o->key, o->time_field, lines[i].data, lines[i].len, &field,
                           &field_len);
-                bool parsed = parse_event_time(field, field_len, o->time_format, &when) == 0;
+                int time_status = parse_event_time(field, field_len, o->time_format, &when);
+                bool parsed = time_status == 0;
                 /* A time the window's clock would refuse (too far ahead) is a bad time
                  * too; the step tracks the clock through the batch as the filter will. */
                 if (!parsed || !once_clock_step(r->filter, &clock, &clock_started, when)) {
                     r->counters.bad_time++;
                     if (o->on_bad_time == BAD_TIME_FAIL) {
-                        if (!parsed)
+                        if (time_status == TIME_BEFORE_1970)
+                            fprintf(stderr,
+                                    "once: %s:%llu: the time in field %u is before 1970, "
+                                    "which the windows' clock cannot hold (--on-bad-time skip "
+                                    "or keep to go on)\n",
+                                    name, (unsigned long long)line_number, o->time_field);
+                        else if (!parsed)
                             fprintf(stderr,
                                     "once: %s:%llu: cannot read a time from field %u "
                                     "(--on-bad-time skip or keep to go on)\n",
@@ -303,10 +312,8 @@ static int run_input(run *r, const char *path)
         once_status st = once_test_and_add_batch(r->filter, keys, good, seen);
         if (st != ONCE_OK) {
             if (st == ONCE_ERR_FULL)
-                fprintf(stderr,
-                        "once: %s: the window reached its memory cap (--max-memory); stopping "
-                        "before line %llu is answered\n",
-                        name, (unsigned long long)(line_number - n + 1));
+                report_full(name, line_number - n + 1, r->filter, o->max_memory,
+                            o->state_path != NULL);
             else
                 fprintf(stderr, "once: %s: filter error: %s\n", name, once_strerror(st));
             code = EXIT_IO;

@@ -4,9 +4,11 @@
  */
 #include "options.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,24 +53,30 @@ static void usage(FILE *out)
           "                         window; suffixes k, M, G); --error is then the target rate\n"
           "                         for keys that left the window\n"
           "      --span DURATION    forget keys delivered more than DURATION ago (time window:\n"
-          "                         500ms, 90s, 15m, 2h, 7d); --filter tlbf (default) or timer;\n"
-          "                         --capacity is then a first guess of keys per span\n"
+          "                         500ms, 90s, 15m, 1h30m, 1.5h, 7d: units ms, s, m, h, d,\n"
+          "                         largest first, in whole milliseconds; a bare number is\n"
+          "                         seconds); --filter tlbf (default) or timer; --capacity\n"
+          "                         is then a first guess of keys per span\n"
           "      --time-field N     event time from field N (default: the clock at reading)\n"
-          "      --time-format F    epoch (seconds, default), epoch_ms or iso8601\n"
-          "      --on-bad-time A    a line whose time does not parse, or jumps too far ahead:\n"
-          "                         fail (default, exit 2), skip (drop it) or keep (print it,\n"
-          "                         unfiltered); neither moves the window's clock\n"
+          "      --time-format F    epoch (seconds, default), epoch_ms or iso8601; times are\n"
+          "                         milliseconds since 1970: an earlier one is a bad time\n"
+          "      --on-bad-time A    a line whose time does not parse, is before 1970, or jumps\n"
+          "                         too far ahead: fail (default, exit 2), skip (drop it) or\n"
+          "                         keep (print it, unfiltered); neither moves the window's\n"
+          "                         clock\n"
           "      --max-time-jump D  how far past the latest event time a line's time may be\n"
-          "                         (default 1d; 0 for no bound); a line past it is a bad\n"
-          "                         time.  Earlier times than the latest are taken as the\n"
-          "                         latest: a late line is a repeat if its key is in the window\n"
+          "                         (a duration as for --span; default 1d; 0 for no bound);\n"
+          "                         a line past it is a bad time.  Earlier times than the\n"
+          "                         latest are taken as the latest: a late line is a repeat\n"
+          "                         if its key is in the window\n"
           "      --max-memory SIZE  cap on the memory of a filter that grows, the scalable\n"
           "                         filter or a time window (e.g. 512M, 4G); past it the run\n"
           "                         stops with exit 2 (default: none for the scalable filter,\n"
           "                         1G for time windows)\n"
           "      --level L          window layout: 0 uses the fewest slices; higher levels cut\n"
           "                         the slack past the window and the memory per key for more\n"
-          "                         memory accesses (default 2)\n"
+          "                         memory accesses (default 2, and 0 for apbbf; the timer\n"
+          "                         filter has no levels)\n"
           "      --refresh          a repeated key restarts its window (default: the window\n"
           "                         counts from the key's first delivery)\n"
           "\n"
@@ -104,12 +112,69 @@ static void usage(FILE *out)
  * stays reachable and is never reported as a leak. */
 static const char **state_list;
 
-static int fail(const char *fmt, const char *arg)
+__attribute__((format(printf, 1, 2))) static int fail(const char *fmt, ...)
 {
     fputs("once: ", stderr);
-    fprintf(stderr, fmt, arg);
+    va_list args;
+    va_start(args, fmt);
+    vfprintf(stderr, fmt, args);
+    va_end(args);
     fputs("\nTry 'once --help' for more information.\n", stderr);
     return EXIT_USAGE;
+}
+
+/* Is `val` the value of a long option that takes no value?  Such an option given one
+ * ("--help=x") is reported by getopt_long as '?' with optopt set to its value. */
+static bool takes_no_value(const struct option *longs, int val)
+{
+    for (const struct option *l = longs; l->name; l++)
+        if (l->val == val && l->has_arg == no_argument)
+            return true;
+    return false;
+}
+
+/* Report an option getopt_long refused (it prints nothing itself: opterr is 0), naming
+ * the option as it was typed.  getopt_long answers ':' for a missing value and '?' for
+ * the rest: an unknown option, an ambiguous prefix of several long options, and a long
+ * option given a value it does not take.  A long option is always consumed, so it is
+ * argv[optind - 1]; a short one may sit inside a group ("-x2" leaves optind on that
+ * element), so only optopt names it.  An unknown or ambiguous long option has optopt
+ * 0, and `longs` (the one list of options) tells which of the two it is. */
+static int option_error(int c, char **argv, const struct option *longs)
+{
+    bool long_option;
+    if (c == ':') /* a short option misses its value only at the end of argv */
+        long_option = strncmp(argv[optind - 1], "--", 2) == 0;
+    else
+        long_option = optopt == 0 || takes_no_value(longs, optopt);
+    if (!long_option) {
+        unsigned char ch = (unsigned char)optopt;
+        if (!isprint(ch)) /* a stray byte, shown as an escape rather than raw */
+            return fail("unknown option '-\\x%02x'", ch);
+        return fail(c == ':' ? "option '-%c' needs a value" : "unknown option '-%c'", ch);
+    }
+    const char *typed = argv[optind - 1];
+    const char *name = typed + 2;
+    int name_len = (int)strcspn(name, "=");
+    if (c == ':')
+        return fail("option '%s' needs a value", typed);
+    if (optopt != 0)
+        return fail("option '--%.*s' takes no value", name_len, name);
+    char candidates[1024] = "";
+    size_t used = 0;
+    int matches = 0;
+    for (const struct option *l = longs; l->name && name_len > 0; l++) {
+        if (strncmp(l->name, name, (size_t)name_len) != 0)
+            continue;
+        int n = snprintf(candidates + used, sizeof candidates - used, "%s--%s",
+                         matches ? ", " : "", l->name);
+        if (n > 0 && (size_t)n < sizeof candidates - used)
+            used += (size_t)n;
+        matches++;
+    }
+    if (matches > 1)
+        return fail("option '--%.*s' is ambiguous: %s", name_len, name, candidates);
+    return fail("unknown option '--%.*s'", name_len, name);
 }
 
 /* A positive integer with an optional k/M/G suffix (powers of ten). */
@@ -307,7 +372,9 @@ int options_parse(cli_options *o, int argc, char **argv)
             break;
         case OPT_SPAN:
             if (parse_duration_ms(optarg, &o->span_ms) != 0)
-                return fail("invalid span '%s' (a duration such as 90s, 15m, 2h or 7d)", optarg);
+                return fail("invalid span '%s' (a duration such as 90s, 1h30m, 1.5h or 7d, "
+                            "in whole milliseconds)",
+                            optarg);
             o->span_given = true;
             break;
         case OPT_TIME_FIELD: {
@@ -345,8 +412,8 @@ int options_parse(cli_options *o, int argc, char **argv)
                 o->max_time_jump_ms = 0;
             else if (parse_duration_ms(optarg, &o->max_time_jump_ms) != 0 ||
                      o->max_time_jump_ms > ONCE_MAX_TIME_MS)
-                return fail("invalid time jump '%s' (a duration such as 6h or 2d, or 0 for no "
-                            "bound)",
+                return fail("invalid time jump '%s' (a duration such as 6h, 1h30m or 2d, or 0 for "
+                            "no bound)",
                             optarg);
             break;
         case OPT_CONFIDENCE: {
@@ -420,10 +487,8 @@ int options_parse(cli_options *o, int argc, char **argv)
         case 'V':
             printf("once %s\n", once_version());
             return -1;
-        case ':':
-            return fail("option '%s' needs a value", argv[optind - 1]);
-        default:
-            return fail("unknown option '%s'", argv[optind - 1]);
+        default: /* '?' and ':' */
+            return option_error(c, argv, longs);
         }
     }
     bool count_type = o->type == ONCE_APBF || o->type == ONCE_APBBF;
@@ -453,6 +518,9 @@ int options_parse(cli_options *o, int argc, char **argv)
     } else if (o->capacity_given && !o->type_given) {
         o->type = ONCE_BLOCKED; /* a stated capacity asks for a fixed size */
     }
+    if (o->type == ONCE_TIMER && o->level_given)
+        return fail("%s", "--level does not apply to --filter timer (the timer filter has no "
+                          "levels): drop it, or use --filter tlbf");
     if (o->type == ONCE_APBBF && !o->level_given)
         o->level = 0;
     if (!o->span_given && (o->time_field || o->time_format_given || bad_time_given ||
@@ -462,6 +530,9 @@ int options_parse(cli_options *o, int argc, char **argv)
     if (o->max_memory && !o->span_given && o->type != ONCE_SCALABLE)
         return fail("%s", "--max-memory applies to the filters that grow: the scalable filter "
                           "(the default without --capacity) and time windows (--span)");
+    if (o->card && o->print_duplicates)
+        return fail("%s", "-D/--duplicates selects lines to print, and `once card` prints a "
+                          "count instead of lines: drop one of them");
     if (!o->card && (confidence_given || o->json))
         return fail("%s", "--confidence and --json are options of `once card`");
     if ((o->time_format_given || bad_time_given || time_jump_given) && !o->time_field)

@@ -2,12 +2,14 @@
  * report.c - the progress line and the end-of-run summary.
  *
  * JSON is written by hand: the fields are numbers and a fixed structure name, and a
- * non-finite number (which JSON cannot carry) is written as 0.
+ * non-finite number (which JSON cannot carry) is written as 0.  The seed is a string:
+ * a 64-bit integer above 2^53 does not survive readers that hold numbers as doubles.
  */
 #include "report.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 double monotonic_seconds(void)
@@ -67,7 +69,7 @@ void report_stats(stats_mode mode, const run_counters *c, const once_filter *fil
                 "\"bits_per_key\":%.4f,\"fpr_estimate\":%.6g,\"seconds\":%.6f,"
                 "\"lines_per_second\":%.1f,\"input_bytes\":%llu,\"structure\":\"%s\","
                 "\"items\":%llu,\"capacity\":%llu,\"error\":%.6g,\"hashes\":%u,"
-                "\"fill_ratio\":%.6f,\"seed\":%llu,\"window\":%llu,\"slack\":%llu,"
+                "\"fill_ratio\":%.6f,\"seed\":\"%llu\",\"window\":%llu,\"slack\":%llu,"
                 "\"k\":%u,\"l\":%u,\"slices\":%u,\"window_unit\":\"%s\",\"bad_time\":%llu,"
                 "\"filters\":%u,\"cardinality_estimate\":%s,\"cardinality_low\":%s,"
                 "\"cardinality_high\":%s}\n",
@@ -112,4 +114,162 @@ void report_stats(stats_mode mode, const run_counters *c, const once_filter *fil
                 "generation), peak false-positive rate %.3g\n",
                 (unsigned long long)s.window, (unsigned long long)s.slack, s.hashes, s.age_slices,
                 s.slices, (unsigned long long)s.generation, s.design_fpr);
+}
+
+/* ------------------------------------------------------- memory caps */
+
+#define KIB 1024.0
+#define MIB (1024.0 * 1024.0)
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+/* A size the user gave (--max-memory takes K, M and G), exactly: "3 MiB", "1500 bytes". */
+static void format_cap(char *buf, size_t size, uint64_t bytes)
+{
+    static const struct {
+        uint64_t unit;
+        const char *name;
+    } units[] = {{1u << 30, "GiB"}, {1u << 20, "MiB"}, {1u << 10, "KiB"}};
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (bytes % units[i].unit == 0) {
+            snprintf(buf, size, "%llu %s", (unsigned long long)(bytes / units[i].unit),
+                     units[i].name);
+            return;
+        }
+    snprintf(buf, size, "%llu bytes", (unsigned long long)bytes);
+}
+
+/* A size a structure needs, to a tenth of its unit and rounded up, so that a need past
+ * a cap never reads as the cap itself. */
+static void format_need(char *buf, size_t size, uint64_t bytes)
+{
+    double x = (double)bytes;
+    const char *unit = x >= GIB ? "GiB" : x >= MIB ? "MiB" : "KiB";
+    double scaled = x / (x >= GIB ? GIB : x >= MIB ? MIB : KIB);
+    snprintf(buf, size, "%.1f %s", ceil(scaled * 10.0) / 10.0, unit);
+}
+
+/* The scalable filter's next sub-filter, planned as the library plans it: the chain's
+ * capacities grow by `expansion` from the first, n0, and the errors shrink by the
+ * tightening from error (1 - r), r being the library's default (the CLI never sets
+ * another; see once_config.tightening).  Returns false where the library's planner
+ * refuses it, which is then what stops the growth. */
+#define SCALABLE_TIGHTENING 0.5
+static bool scalable_next(const once_stats *s, uint64_t *capacity, double *error, uint64_t *bytes)
+{
+    if (s->expansion < 1 || s->filters == 0)
+        return false;
+    /* capacity = n0 (1 + e + ... + e^(filters-1)) */
+    uint64_t terms = 0, power = 1;
+    for (uint32_t i = 0; i < s->filters; i++) {
+        terms += power;
+        if (terms > s->capacity)
+            return false;
+        power *= s->expansion;
+    }
+    uint64_t first = s->capacity / terms;
+    if (first == 0 || first > UINT64_MAX / power)
+        return false;
+    *capacity = first * power;
+    *error = s->error * (1.0 - SCALABLE_TIGHTENING) * pow(SCALABLE_TIGHTENING, s->filters);
+    uint64_t bits;
+    uint32_t hashes;
+    if (once_plan(ONCE_BLOCKED, *capacity, *error, &bits, &hashes) != ONCE_OK)
+        return false;
+    /* What such a filter holds, exactly as the cap counts it (its bits if it cannot be
+     * built here). */
+    once_filter *probe = NULL;
+    if (once_create_with_geometry(&probe, ONCE_BLOCKED, bits, hashes) == ONCE_OK) {
+        *bytes = once_bytes(probe);
+        once_free(probe);
+    } else {
+        *bytes = bits / 8;
+    }
+    return true;
+}
+
+void report_full(const char *input, uint64_t line, const once_filter *filter,
+                 uint64_t max_memory, bool has_state_file)
+{
+    once_stats s;
+    if (once_get_stats(filter, &s) != ONCE_OK) {
+        fprintf(stderr, "once: %s: the filter is full; stopping before line %llu is answered\n",
+                input, (unsigned long long)line);
+        return;
+    }
+    char held[32], cap[32], need[32], more[32];
+    format_need(held, sizeof held, s.bytes);
+    format_cap(cap, sizeof cap, max_memory);
+    fprintf(stderr, "once: %s: ", input);
+    if (s.type == ONCE_SCALABLE) {
+        uint64_t next_capacity = 0, next_bytes = 0;
+        double next_error = 0.0;
+        bool planned = scalable_next(&s, &next_capacity, &next_error, &next_bytes);
+        if (planned && max_memory != 0 && s.bytes + next_bytes > max_memory) {
+            format_need(need, sizeof need, s.bytes + next_bytes);
+            format_need(more, sizeof more, next_bytes);
+            fprintf(stderr,
+                    "the scalable filter needs %s to grow past %llu keys (%s held, %s more "
+                    "for its next sub-filter, of %llu keys), more than the --max-memory cap "
+                    "of %s",
+                    need, (unsigned long long)s.capacity, held, more,
+                    (unsigned long long)next_capacity, cap);
+        } else if (planned) {
+            format_need(more, sizeof more, next_bytes);
+            fprintf(stderr,
+                    "the scalable filter cannot grow past %llu keys in %u sub-filters: its "
+                    "next, of %llu keys at error %.3g (%s more), is past the library's limits%s "
+                    "(a larger --capacity grows less)",
+                    (unsigned long long)s.capacity, s.filters, (unsigned long long)next_capacity,
+                    next_error, more,
+                    has_state_file ? " or the memory cap saved in the state file" : "");
+        } else {
+            fprintf(stderr,
+                    "the scalable filter cannot grow past %llu keys in %u sub-filters: its "
+                    "next is past the library's limits (a larger --capacity grows less)",
+                    (unsigned long long)s.capacity, s.filters);
+        }
+    } else if (s.span_ms) {
+        if (max_memory != 0)
+            fprintf(stderr,
+                    "the %s time window holds %s and needs more for the keys of its span, "
+                    "past the --max-memory cap of %s",
+                    s.structure, held, cap);
+        else
+            fprintf(stderr,
+                    "the %s time window holds %s and needs more for the keys of its span, "
+                    "past its memory cap (--max-memory; 1G by default)",
+                    s.structure, held);
+    } else {
+        fprintf(stderr, "the %s filter holds %s and cannot take more keys within its limits",
+                s.structure, held);
+    }
+    fprintf(stderr, "; stopping before line %llu is answered\n", (unsigned long long)line);
+}
+
+bool report_cap_at_creation(const once_config *config)
+{
+    once_config uncapped = *config;
+    uncapped.max_bytes = 0; /* the structure's default, none for the scalable filter */
+    once_filter *probe = NULL;
+    if (config->max_bytes == 0 || once_create(&probe, &uncapped) != ONCE_OK)
+        return false;
+    uint64_t needs = once_bytes(probe);
+    once_free(probe);
+    if (needs <= config->max_bytes)
+        return false;
+    char need[32], cap[32];
+    format_need(need, sizeof need, needs);
+    format_cap(cap, sizeof cap, config->max_bytes);
+    if (config->type == ONCE_SCALABLE)
+        fprintf(stderr,
+                "once: the scalable filter's first sub-filter alone needs %s, more than "
+                "--max-memory %s (for --capacity %llu at --error %g)\n",
+                need, cap, (unsigned long long)config->capacity, config->error);
+    else
+        fprintf(stderr,
+                "once: the %s filter needs %s to start, more than --max-memory %s (for "
+                "--capacity %llu at --error %g)\n",
+                once_type_name(config->type), need, cap, (unsigned long long)config->capacity,
+                config->error);
+    return true;
 }

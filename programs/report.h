@@ -25,4 +25,13 @@ void report_progress(const run_counters *c, const once_filter *filter, double el
 void report_progress_done(void);
 void report_stats(stats_mode mode, const run_counters *c, const once_filter *filter);
 
+/* The filter refused a key with ONCE_ERR_FULL while reading `input`, before line `line`
+ * was answered: say what it needs and what stopped it.  `max_memory`: the --max-memory
+ * given (0: none); `has_state_file`: a loaded filter keeps the cap it was saved with. */
+void report_full(const char *input, uint64_t line, const once_filter *filter,
+                 uint64_t max_memory, bool has_state_file);
+/* once_create refused `config`, which has a memory cap.  If the cap is why, say how much
+ * the filter needs and return true; false leaves the message to the caller. */
+bool report_cap_at_creation(const once_config *config);
+
 #endif

@@ -4,35 +4,109 @@
  */
 #include "timefmt.h"
 
+#include <stdbool.h>
 #include <string.h>
+
+/* The units of a duration.  A suffix that begins another ("ms", "min" and "m") comes
+ * first, so the longest one matches. */
+static const struct duration_unit {
+    const char *suffix;
+    uint64_t ms;
+} duration_units[] = {
+    {"ms", 1}, {"min", 60 * 1000}, {"m", 60 * 1000}, {"s", 1000}, {"h", 3600 * 1000},
+    {"d", 86400 * 1000},
+};
+
+/* Durations stay far below UINT64_MAX: the windows add them to times and to each other. */
+#define DURATION_MAX_MS (UINT64_MAX / 4)
+
+/* Digits of a decimal fraction that can still give whole milliseconds: a unit of at
+ * most 86400000 ms = 2^10 3^3 5^5 ms cancels at most 10 digits (a last digit that is
+ * not 0 leaves the fraction without a factor 2 or without a factor 5). */
+#define DURATION_MAX_FRACTION_DIGITS 10
+
+/* One number with its unit at *p ("1.5h"), in milliseconds.  Returns 0 and moves *p
+ * past it, or -1.  `unit` is NULL for a bare number, taken as seconds. */
+static int duration_term(const char **p, uint64_t *ms, const struct duration_unit **unit)
+{
+    const char *s = *p;
+    if (*s < '0' || *s > '9')
+        return -1;
+    uint64_t whole = 0;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        if (whole > (DURATION_MAX_MS - 9) / 10)
+            return -1;
+        whole = whole * 10 + (uint64_t)(*s - '0');
+    }
+    const char *fraction = s, *fraction_end = s;
+    if (*s == '.') {
+        fraction = ++s;
+        for (; *s >= '0' && *s <= '9'; s++)
+            if (*s != '0')
+                fraction_end = s + 1; /* trailing zeros change nothing */
+        if (s == fraction)
+            return -1; /* "1.h" */
+        if (fraction_end < fraction)
+            fraction_end = fraction;
+    }
+    *unit = NULL;
+    for (size_t i = 0; i < sizeof duration_units / sizeof duration_units[0]; i++) {
+        size_t len = strlen(duration_units[i].suffix);
+        if (strncmp(s, duration_units[i].suffix, len) == 0) {
+            *unit = &duration_units[i];
+            s += len;
+            break;
+        }
+    }
+    uint64_t unit_ms = *unit ? (*unit)->ms : 1000;
+    if (whole > DURATION_MAX_MS / unit_ms)
+        return -1;
+    size_t digits = (size_t)(fraction_end - fraction);
+    if (digits > DURATION_MAX_FRACTION_DIGITS)
+        return -1;
+    uint64_t numerator = 0, denominator = 1;
+    for (const char *f = fraction; f < fraction_end; f++) {
+        numerator = numerator * 10 + (uint64_t)(*f - '0');
+        denominator *= 10;
+    }
+    numerator *= unit_ms; /* below 10^10 * 86400000 < 2^63 */
+    if (numerator % denominator != 0)
+        return -1; /* not a whole number of milliseconds */
+    uint64_t total = whole * unit_ms;
+    if (numerator / denominator > DURATION_MAX_MS - total)
+        return -1;
+    *ms = total + numerator / denominator;
+    *p = s;
+    return 0;
+}
 
 int parse_duration_ms(const char *text, uint64_t *ms)
 {
-    if (text == NULL || *text < '0' || *text > '9')
+    if (text == NULL)
         return -1;
-    uint64_t v = 0;
     const char *p = text;
-    for (; *p >= '0' && *p <= '9'; p++) {
-        if (v > (UINT64_MAX - 9) / 10)
+    uint64_t total = 0;
+    uint64_t smaller_than = UINT64_MAX; /* each unit is smaller than the one before */
+    do {
+        uint64_t term;
+        const struct duration_unit *unit;
+        if (duration_term(&p, &term, &unit) != 0)
             return -1;
-        v = v * 10 + (uint64_t)(*p - '0');
-    }
-    uint64_t unit;
-    if (strcmp(p, "ms") == 0)
-        unit = 1;
-    else if (*p == '\0' || strcmp(p, "s") == 0)
-        unit = 1000;
-    else if (strcmp(p, "m") == 0 || strcmp(p, "min") == 0)
-        unit = 60 * 1000;
-    else if (strcmp(p, "h") == 0)
-        unit = 3600 * 1000;
-    else if (strcmp(p, "d") == 0)
-        unit = 86400 * 1000;
-    else
+        if (unit == NULL) {
+            if (p != text + strlen(text) || total != 0 || smaller_than != UINT64_MAX)
+                return -1; /* a bare number is the whole duration: "90", not "1h30" */
+        } else {
+            if (unit->ms >= smaller_than)
+                return -1; /* "30m1h", "1m1m" */
+            smaller_than = unit->ms;
+        }
+        if (term > DURATION_MAX_MS - total)
+            return -1;
+        total += term;
+    } while (*p != '\0');
+    if (total == 0)
         return -1;
-    if (v == 0 || v > UINT64_MAX / unit / 4)
-        return -1;
-    *ms = v * unit;
+    *ms = total;
     return 0;
 }
 
@@ -100,8 +174,8 @@ static int parse_iso8601(cursor *c, uint64_t *ms)
         return -1;
     unsigned millis = fraction_ms(c);
     static const unsigned month_days[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    if (year < 1970 || month < 1 || month > 12 || day < 1 || day > month_days[month - 1] ||
-        hour > 23 || minute > 59 || second > 60)
+    if (month < 1 || month > 12 || day < 1 || day > month_days[month - 1] || hour > 23 ||
+        minute > 59 || second > 60)
         return -1;
     if (month == 2 && day == 29 && !((year % 4 == 0 && year % 100 != 0) || year % 400 == 0))
         return -1;
@@ -121,10 +195,12 @@ static int parse_iso8601(cursor *c, uint64_t *ms)
             return -1;
         offset_s = sign * (int64_t)(oh * 3600 + om * 60);
     }
+    if (c->p != c->end)
+        return TIME_UNREADABLE;
     int64_t seconds = days_from_civil(year, month, day) * 86400 + hour * 3600 + minute * 60 +
                       second - offset_s;
     if (seconds < 0)
-        return -1;
+        return TIME_BEFORE_1970; /* a valid time, but the windows' clock starts at 1970 */
     *ms = (uint64_t)seconds * 1000 + millis;
     return 0;
 }
@@ -140,12 +216,17 @@ int parse_event_time(const char *text, size_t len, time_format format, uint64_t 
         return -1;
     uint64_t value = 0;
     switch (format) {
-    case TIME_ISO8601:
-        if (parse_iso8601(&c, &value) != 0)
-            return -1;
+    case TIME_ISO8601: {
+        int status = parse_iso8601(&c, &value);
+        if (status != 0)
+            return status;
         break;
+    }
     case TIME_EPOCH:
     case TIME_EPOCH_MS: {
+        /* A negative epoch time is read through, to tell it from garbage. */
+        bool negative = c.p < c.end && *c.p == '-';
+        c.p += negative;
         const char *start = c.p;
         while (c.p < c.end && *c.p >= '0' && *c.p <= '9') {
             if (value > (UINT64_MAX / 4) / 10)
@@ -159,11 +240,13 @@ int parse_event_time(const char *text, size_t len, time_format format, uint64_t 
                 return -1;
             value = value * 1000 + fraction_ms(&c);
         }
+        if (c.p == c.end && negative && value != 0)
+            return TIME_BEFORE_1970;
         break;
     }
     }
     if (c.p != c.end)
-        return -1;
+        return TIME_UNREADABLE;
     *ms = value;
     return 0;
 }

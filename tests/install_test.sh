@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# `make install` puts a usable library, header, pkg-config file and binary under a
-# prefix: install the build tree into a scratch prefix, build a program against it with
-# pkg-config (static and shared), and run both and the installed `once`.
+# `make install` puts a usable library, header, pkg-config file, binary and manual page
+# under a prefix: install the build tree into a scratch prefix, build a program against
+# it with pkg-config (static and shared), run both and the installed `once`, and check
+# the manual page against `once --help`.
 # Usage: install_test.sh BUILD_DIR
 set -eu
 BUILD=$1
@@ -9,7 +10,7 @@ PREFIX=$(mktemp -d "${TMPDIR:-/tmp}/once-install.XXXXXX")
 trap 'rm -rf "$PREFIX"' EXIT
 cmake --install "$BUILD" --prefix "$PREFIX" > /dev/null
 libdir=$(ls -d "$PREFIX"/lib*/ | head -n 1)
-for f in include/once.h bin/once; do
+for f in include/once.h bin/once share/man/man1/once.1; do
   [ -e "$PREFIX/$f" ] || { echo "missing $f"; exit 1; }
 done
 ls "$libdir"/libonce.a "$libdir"/libonce.so "$libdir"/pkgconfig/once.pc > /dev/null
@@ -42,4 +43,33 @@ if nm -D --defined-only "$libdir/libonce.so" | awk '{print $3}' | grep -v '^once
   exit 1
 fi
 printf 'a\na\nb\n' | "$PREFIX/bin/once" | cmp - <(printf 'a\nb\n')
+# The manual page has an entry (an item tag: the line after .TP) for every long option
+# `once --help` lists (the list is read from --help, so an option added there without
+# a manual entry fails here), and groff renders it without a warning.
+man_page="$PREFIX/share/man/man1/once.1"
+options=$("$PREFIX/bin/once" --help | grep -oE '^ +(-[a-zA-Z], )?--[a-z][a-z0-9-]*' |
+          grep -oE -- '--[a-z0-9-]+')
+[ -n "$options" ] || { echo "no options found in once --help"; exit 1; }
+# The item tags of the OPTIONS section, with \- (how the source spells a hyphen, a
+# hyphen-minus on every output device), font changes and quotes made plain.
+tags=$(awk '/^\.SH/ { in_options = $2 == "OPTIONS" }
+            in_options && previous ~ /^\.TP/ { print } { previous = $0 }' "$man_page" |
+       sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' -e 's/"//g')
+missing=""
+for option in $options; do
+  grep -qE -- "(^|[ ,])$option([ =[]|\$)" <<< "$tags" || missing="$missing $option"
+done
+[ -z "$missing" ] || { echo "once.1 does not document:$missing"; exit 1; }
+if command -v groff > /dev/null; then
+  warnings=$(LC_ALL=C.UTF-8 groff -man -Tutf8 -ww -z "$man_page" 2>&1)
+  [ -z "$warnings" ] || { echo "groff warns on once.1:"; echo "$warnings"; exit 1; }
+  # Rendered (no hyphenation, no overstriking), each option reads as typed.
+  rendered=$(groff -man -Tascii -rHY=0 -P-c "$man_page" | sed 's/.\x08//g')
+  for option in $options; do
+    grep -qE -- "(^|[^a-z-])$option([^a-z-]|\$)" <<< "$rendered" || missing="$missing $option"
+  done
+  [ -z "$missing" ] || { echo "once.1 as rendered does not show:$missing"; exit 1; }
+else
+  echo "groff not found: once.1 not rendered (make deps installs groff-base)"
+fi
 echo "install ok"

@@ -114,6 +114,11 @@ case_stats_json() {
   jq -e '.structure == "blocked" and .capacity == 1000 and .filters == 0
          and .cardinality_low <= 3 and 3 <= .cardinality_high' err > /dev/null \
     || fail "stats json with --capacity: $(cat err)"
+  # The seed is a string, so a 64-bit seed past 2^53 reads back exactly.
+  "$ONCE" --seed 13523203425581917361 --stats=json in > /dev/null 2> err
+  [ "$(jq -r .seed err)" = 13523203425581917361 ] || fail "seed in stats json: $(cat err)"
+  "$ONCE" --seed 0xffffffffffffffff --stats=json in > /dev/null 2> err
+  [ "$(jq -r .seed err)" = 18446744073709551615 ] || fail "seed 2^64-1 in stats json: $(cat err)"
   "$ONCE" --stats in > /dev/null 2> err
   grep -q '4 lines, 3 distinct, 1 duplicates' err || fail "human stats: $(cat err)"
   "$ONCE" in > /dev/null 2> err
@@ -423,6 +428,50 @@ case_usage_errors() {
   expect_status 0 "$ONCE" --capacity 10k --error 1e-4 < /dev/null
 }
 
+# expect_usage_error WANT_FIRST_LINE ARGS...: exit 1 and exactly this first line on stderr.
+expect_usage_error() {
+  local want=$1; shift
+  "$ONCE" "$@" < /dev/null > /dev/null 2> err; local got=$?
+  [ "$got" -eq 1 ] || fail "'once $*' exited $got, expected 1"
+  [ "$(head -n 1 err)" = "$want" ] || fail "'once $*' said '$(head -n 1 err)', expected '$want'"
+}
+
+case_option_errors() {
+  # The option is named as typed: a short one inside a group, a long one without its value.
+  expect_usage_error "once: unknown option '-x'" -x2
+  expect_usage_error "once: unknown option '-k'" -k2
+  expect_usage_error "once: unknown option '-x'" -Dx
+  expect_usage_error "once: unknown option '-x'" --progress -x2
+  expect_usage_error "once: unknown option '-x'" card -x2
+  expect_usage_error "once: unknown option '--frobnicate'" --frobnicate
+  expect_usage_error "once: unknown option '--frobnicate'" --frobnicate=3
+  # An ambiguous prefix lists what it could mean.
+  expect_usage_error "once: option '--st' is ambiguous: --state, --stats" --st
+  expect_usage_error "once: option '--stat' is ambiguous: --state, --stats" --stat=json
+  expect_usage_error "once: option '--time-f' is ambiguous: --time-field, --time-format" --time-f 1
+  # A missing value, and a value given to an option that takes none.
+  expect_usage_error "once: option '-f' needs a value" -f
+  expect_usage_error "once: option '-f' needs a value" -Df
+  expect_usage_error "once: option '--field' needs a value" --field
+  expect_usage_error "once: option '--fie' needs a value" --fie
+  expect_usage_error "once: option '--help' takes no value" --help=1
+  expect_usage_error "once: option '--progress' takes no value" --progress=yes
+  # An unambiguous prefix still works.
+  printf 'a\na\n' | "$ONCE" --dup > got; printf 'a\n' > want; same_file got want
+}
+
+case_refused_combinations() {
+  # Options that mean nothing together are refused, not ignored.
+  expect_usage_error "once: --level does not apply to --filter timer (the timer filter has no levels): drop it, or use --filter tlbf" \
+    --span 1h --filter timer --level 2
+  expect_usage_error "once: -D/--duplicates selects lines to print, and \`once card\` prints a count instead of lines: drop one of them" \
+    card -D
+  expect_usage_error "once: -D/--duplicates selects lines to print, and \`once card\` prints a count instead of lines: drop one of them" \
+    card --duplicates
+  expect_status 0 "$ONCE" --span 1h --filter tlbf --level 2 < /dev/null
+  "$ONCE" --help | grep -q '(default 2, and 0 for apbbf; the' || fail "--help: the --level default"
+}
+
 case_count_window() {
   # 3000 distinct keys; then the last 500 again (inside a window of 1000 deliveries:
   # all dropped); then the first 200 again (3000 deliveries ago, past the window and
@@ -523,6 +572,99 @@ case_time_window() {
   expect_status 1 "$ONCE" --span 1h --filter apbf < /dev/null 2> /dev/null
   expect_status 1 "$ONCE" --filter tlbf < /dev/null 2> /dev/null
   expect_status 1 "$ONCE" --span 1h --max-memory 12Q < /dev/null 2> /dev/null
+}
+
+case_memory_cap_messages() {
+  # Past --max-memory the run stops (exit 2) and says what needs how much: here the
+  # scalable filter's second sub-filter, for 2000000 keys, does not fit in 3 MiB.
+  seq 1 1000100 > in
+  expect_status 2 "$ONCE" --max-memory 3M in > got 2> err
+  grep -q '^once: in: the scalable filter needs [0-9.]* MiB to grow past 1000000 keys ([0-9.]* MiB held, [0-9.]* MiB more for its next sub-filter, of 2000000 keys), more than the --max-memory cap of 3 MiB; stopping before line [0-9]* is answered$' err \
+    || fail "scalable growth past the cap: $(cat err)"
+  [ "$(wc -l < got)" -le 1000000 ] || fail "lines past the cap were written"
+  # The need stated is the one the cap is held to: a cap of it lets the growth through.
+  need_mib=$(sed -n 's/.* needs \([0-9.]*\) MiB to grow.*/\1/p' err)
+  "$ONCE" --max-memory "$(awk -v m="$need_mib" 'BEGIN { printf "%d", m * 1024 }')K" in \
+    > got || fail "--max-memory ${need_mib} MiB still refuses"
+  # At creation: the first sub-filter alone is past the cap.
+  expect_status 1 "$ONCE" --max-memory 1M < /dev/null 2> err
+  grep -q "^once: the scalable filter's first sub-filter alone needs [0-9.]* MiB, more than --max-memory 1 MiB (for --capacity 1000000 at --error 0.001)$" err \
+    || fail "scalable creation past the cap: $(cat err)"
+  expect_status 1 "$ONCE" --span 1h --max-memory 1K < /dev/null 2> err
+  grep -q '^once: the tlbf filter needs [0-9.]* MiB to start, more than --max-memory 1 KiB' err \
+    || fail "tlbf creation past the cap: $(cat err)"
+  expect_status 1 "$ONCE" --span 1h --filter timer --max-memory 1K < /dev/null 2> err
+  grep -q '^once: the timer filter needs [0-9.]* MiB to start, more than --max-memory 1 KiB' err \
+    || fail "timer creation past the cap: $(cat err)"
+  # A time window that must hold more keys in its span than the cap allows (every line
+  # at the same event time).
+  awk 'BEGIN { for (i = 0; i < 100000; i++) print 1000, i }' > burst
+  expect_status 2 "$ONCE" --span 1h --time-field 1 -t ' ' -f 2 --capacity 1000 --max-memory 1M \
+    --seed 1 burst > /dev/null 2> err
+  grep -q '^once: burst: the tlbf time window holds [0-9.]* KiB and needs more for the keys of its span, past the --max-memory cap of 1 MiB; stopping before line [0-9]* is answered$' err \
+    || fail "tlbf growth past the cap: $(cat err)"
+}
+
+case_times_before_1970() {
+  # The windows' times are unsigned milliseconds since 1970: an earlier time is a bad
+  # time, and the message says why rather than "cannot read".
+  printf '1970-01-01T00:00:00Z\ta\n1969-12-31T23:59:59Z\tb\n1970-01-01T00:00:01Z\tc\n' > iso
+  expect_status 2 "$ONCE" --span 1h --time-field 1 --time-format iso8601 -f 2 iso > got 2> err
+  printf '1970-01-01T00:00:00Z\ta\n' > want; same_file got want
+  [ "$(cat err)" = "once: iso:2: the time in field 1 is before 1970, which the windows' clock cannot hold (--on-bad-time skip or keep to go on)" ] \
+    || fail "before 1970 not explained: $(cat err)"
+  "$ONCE" --span 1h --time-field 1 --time-format iso8601 -f 2 --on-bad-time skip \
+    --stats=json iso > got 2> err
+  printf '1970-01-01T00:00:00Z\ta\n1970-01-01T00:00:01Z\tc\n' > want; same_file got want
+  jq -e '.bad_time == 1' err > /dev/null || fail "before 1970 not counted: $(cat err)"
+  # A zone can put a 1970 date before 1970 in UTC, or a 1969 date after it.
+  printf '1970-01-01T00:30:00+01:00\ta\n' > east
+  expect_status 2 "$ONCE" --span 1h --time-field 1 --time-format iso8601 -f 2 east > /dev/null 2> err
+  grep -q 'before 1970' err || fail "+01:00 zone: $(cat err)"
+  printf '1969-12-31T23:30:00-01:00\ta\n' > west
+  "$ONCE" --span 1h --time-field 1 --time-format iso8601 -f 2 west > got; same_file got west
+  # Negative epoch times too; garbage is still "cannot read".
+  for format in epoch epoch_ms; do
+    printf -- '-5 a\n' > neg
+    expect_status 2 "$ONCE" --span 1h --time-field 1 --time-format "$format" -t ' ' -f 2 neg \
+      > /dev/null 2> err
+    grep -q 'neg:1: the time in field 1 is before 1970' err || fail "$format negative: $(cat err)"
+  done
+  printf '1969-13-01T00:00:00Z\ta\n' > nonsense
+  expect_status 2 "$ONCE" --span 1h --time-field 1 --time-format iso8601 -f 2 nonsense \
+    > /dev/null 2> err
+  grep -q 'cannot read a time from field 1' err || fail "month 13: $(cat err)"
+  "$ONCE" --help | grep -q 'milliseconds since 1970: an earlier one is a bad time' \
+    || fail "--help does not say times before 1970 are bad times"
+}
+
+case_durations() {
+  # Compound and decimal durations, exact to the millisecond (a span's stats report it
+  # as the window, in ms).
+  for pair in 1h30m:5400000 1.5h:5400000 90s:90000 90:90000 1.5:1500 500ms:500 \
+              2d12h:216000000 1m30s500ms:90500 1.000h:3600000 0.001s:1 0h1ms:1 1min:60000; do
+    "$ONCE" --span "${pair%%:*}" --stats=json < /dev/null 2> err
+    [ "$(jq -r .window err)" = "${pair##*:}" ] || fail "--span ${pair%%:*}: $(cat err)"
+  done
+  # Garbage, units out of order or repeated, parts of a millisecond, overflow.
+  for bad in 1h-30m h 1.5.2h 1e400h 30m1h 1m1m 1h30 1.h .5h 0.5ms 1.0005s 0 0s '' \
+             '1h 30m' 99999999999999999999h 1000000000000d; do
+    expect_usage_error "once: invalid span '$bad' (a duration such as 90s, 1h30m, 1.5h or 7d, in whole milliseconds)" \
+      --span "$bad"
+  done
+  expect_usage_error "once: invalid time jump '1h-30m' (a duration such as 6h, 1h30m or 2d, or 0 for no bound)" \
+    --span 10s --time-field 1 --max-time-jump 1h-30m
+  # --max-time-jump takes them too: B is exactly 1.5 h past A (allowed), C 1.5 h and
+  # 1 s past B (a bad time, skipped).
+  printf '1000 A\n6400 B\n11801 C\n' > jumps
+  printf '1000 A\n6400 B\n' > want
+  for jump in 1.5h 1h30m 90m 5400; do
+    "$ONCE" --span 10s --time-field 1 -t ' ' -f 2 --max-time-jump "$jump" --on-bad-time skip \
+      jumps > got
+    same_file got want
+  done
+  "$ONCE" --span 10s --time-field 1 -t ' ' -f 2 --max-time-jump 1h30m1s jumps > got
+  cp jumps want; same_file got want
 }
 
 case_event_time() {
