@@ -5,6 +5,7 @@
 set -u
 ONCE=$1
 CASE=$2
+SOURCE_DIR=$(cd "$(dirname "$0")/../.." && pwd)
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/once-cli.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK" || exit 1
@@ -789,6 +790,63 @@ case_state_keeps_options() {
   "$ONCE" --span 1h --state tc < /dev/null
   expect_status 1 "$ONCE" --span 1h --time-field 1 --state tc < /dev/null 2> err
   grep -q "made with the clock at reading" err || fail "clock: $(cat err)"
+}
+
+# match_output EXPECTED ACTUAL: the same lines, where "..." in an expected line stands
+# for any text (timings) and each number may differ by 0.5% (a random seed moves an
+# estimate by a few keys; a stale example is off by far more).
+match_output() {
+  perl -e '
+    open(my $e, "<", $ARGV[0]) or die; open(my $a, "<", $ARGV[1]) or die;
+    my @e = <$e>; my @a = <$a>; chomp(@e, @a);
+    my $ok = @e == @a;
+    print STDERR "expected ", scalar(@e), " lines, got ", scalar(@a), "\n" unless $ok;
+    for my $i (0 .. ($#e < $#a ? $#e : $#a)) {
+      my @parts = split /(\.\.\.|\d+(?:\.\d+)?(?:e-?\d+)?)/, $e[$i];
+      my ($re, @want) = ("");
+      for my $p (@parts) {
+        if ($p eq "...") { $re .= ".*?" }
+        elsif ($p =~ /^\d/) { $re .= "(\\d+(?:\\.\\d+)?(?:e-?\\d+)?)"; push @want, $p }
+        else { $re .= quotemeta $p }
+      }
+      my @got = $a[$i] =~ /^$re$/;
+      my $line_ok = @got == @want;
+      for my $j (0 .. $#want) {
+        last unless $line_ok;
+        my $tol = 0.005 * abs($want[$j]);
+        $line_ok = abs($got[$j] - $want[$j]) <= $tol;
+      }
+      print STDERR "expected: $e[$i]\n     got: $a[$i]\n" unless $line_ok;
+      $ok &&= $line_ok;
+    }
+    exit($ok ? 0 : 1);
+  ' "$1" "$2"
+}
+
+case_readme_examples() {
+  # Every README block that opens with a "$ " command is a session: its commands run in
+  # order, in one directory holding the sample stream as events.tsv, with `once` on the
+  # PATH, and each must exit 0 and print what the README shows (stdout and stderr).
+  mkdir bin && ln -s "$ONCE" bin/once
+  cp "$SOURCE_DIR/data/events.tsv" events.tsv
+  awk -v dir="$WORK" '
+    /^```/ && mode == "" { mode = "opening"; next }
+    /^```/ { mode = ""; next }
+    mode == "opening" { mode = /^\$ / ? "session" : "other" }
+    mode == "session" && /^\$ / {
+      n++; want = dir "/want." n
+      print substr($0, 3) > (dir "/cmd." n); printf "" > want; next
+    }
+    mode == "session" { print > want }
+  ' "$SOURCE_DIR/README.md"
+  local n=0
+  while [ -f "cmd.$((n + 1))" ]; do
+    n=$((n + 1))
+    PATH="$WORK/bin:$PATH" bash -c "$(cat "cmd.$n")" > "got.$n" 2>&1 ||
+      fail "README example exited $?: $(cat "cmd.$n")"
+    match_output "want.$n" "got.$n" || fail "README example prints otherwise: $(cat "cmd.$n")"
+  done
+  [ "$n" -ge 8 ] || fail "only $n README examples found"
 }
 
 if ! declare -F "case_$CASE" > /dev/null; then
