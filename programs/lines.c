@@ -9,8 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define READ_BUFFER_BYTES ((size_t)1 << 20)
-
 int reader_open(line_reader *r, const char *path)
 {
     memset(r, 0, sizeof *r);
@@ -22,7 +20,7 @@ int reader_open(line_reader *r, const char *path)
             return -1;
         r->owns_fd = true;
     }
-    r->capacity = READ_BUFFER_BYTES;
+    r->capacity = LINE_BUFFER_BYTES;
     r->buffer = malloc(r->capacity);
     if (r->buffer == NULL) {
         reader_close(r);
@@ -41,12 +39,17 @@ void reader_close(line_reader *r)
     r->fd = -1;
 }
 
-/* Make room at the end of the buffer: drop consumed bytes, grow if still full. */
+/* Make room at the end of the buffer: drop consumed bytes, grow if still full.  It is
+ * called only when no complete line is left, so what moves is the one unfinished line;
+ * the front then holds it until it completes, so each byte moves at most once. */
 static reader_status make_room(line_reader *r)
 {
     if (r->start > 0) {
-        memmove(r->buffer, r->buffer + r->start, r->end - r->start);
-        r->end -= r->start;
+        size_t keep = r->end - r->start;
+        memmove(r->buffer, r->buffer + r->start, keep);
+        r->moved += keep;
+        r->scan -= r->start;
+        r->end = keep;
         r->start = 0;
     }
     if (r->end < r->capacity)
@@ -69,15 +72,22 @@ reader_status reader_next(line_reader *r, line_span *lines, size_t max, size_t *
     *count = 0;
     for (;;) {
         size_t n = 0;
-        while (n < max && r->start < r->end) {
-            char *begin = r->buffer + r->start;
-            char *newline = memchr(begin, '\n', r->end - r->start);
-            if (newline == NULL)
+        /* The search resumes at `scan`, past the bytes earlier calls found no newline
+         * in, so each byte is examined once: searching from `start` after every read
+         * would make a line that arrives in many short reads (a pipe) quadratic. */
+        while (n < max && r->scan < r->end) {
+            char *from = r->buffer + r->scan;
+            char *newline = memchr(from, '\n', r->end - r->scan);
+            if (newline == NULL) {
+                r->scanned += r->end - r->scan;
+                r->scan = r->end;
                 break;
-            lines[n].data = begin;
-            lines[n].len = (size_t)(newline - begin);
+            }
+            r->scanned += (size_t)(newline - from) + 1;
+            lines[n].data = r->buffer + r->start;
+            lines[n].len = (size_t)(newline - lines[n].data);
             n++;
-            r->start += lines[n - 1].len + 1;
+            r->start = r->scan = (size_t)(newline - r->buffer) + 1;
         }
         if (n > 0) {
             *count = n;
@@ -89,7 +99,7 @@ reader_status reader_next(line_reader *r, line_span *lines, size_t max, size_t *
             if (r->start < r->end) { /* the last line, without its newline */
                 lines[0].data = r->buffer + r->start;
                 lines[0].len = r->end - r->start;
-                r->start = r->end;
+                r->start = r->scan = r->end;
                 *count = 1;
                 return READER_LINES;
             }

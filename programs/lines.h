@@ -5,6 +5,10 @@
  * buffer - no allocation or copy per line - valid until the next call.  It grows the
  * buffer for a line longer than the buffer (up to LINE_MAX_BYTES), returns a last line
  * that lacks its newline, and treats NUL bytes and invalid UTF-8 as ordinary bytes.
+ *
+ * Reading is linear in the input however it arrives: the newline search resumes where
+ * it stopped, so a line that comes in many short reads (a pipe) is searched once, not
+ * once per read, and only the unfinished line is moved to the buffer's front.
  */
 #ifndef ONCE_PROGRAMS_LINES_H
 #define ONCE_PROGRAMS_LINES_H
@@ -13,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define LINE_BUFFER_BYTES ((size_t)1 << 20) /* the reader's buffer, doubled for longer lines */
 #define LINE_MAX_BYTES ((size_t)1 << 30)
 
 typedef struct line_span {
@@ -25,12 +30,16 @@ typedef struct line_reader {
     bool owns_fd;
     char *buffer;
     size_t capacity, start, end;
+    size_t scan; /* the newline search goes on from here: [start, scan) holds none */
     bool eof;
     bool stopping;   /* hand out complete buffered lines, then stop without reading */
     bool last_short; /* the previous read returned less than asked: input may block */
     /* Called before a read that may block, so output can be flushed for a live stream. */
     void (*before_block)(void *context);
     void *context;
+    /* Work done, which tests bound to show that reading stays linear: bytes the newline
+     * search examined (each byte at most once) and bytes moved to the buffer's front. */
+    uint64_t scanned, moved;
 } line_reader;
 
 typedef enum reader_status {

@@ -76,6 +76,21 @@ case_long_lines() {
   "$ONCE" < in > got; same_file got want
 }
 
+case_long_line_from_pipe() {
+  # A 64 MiB line that arrives through a pipe in short reads comes out byte-exact.  That
+  # it costs linear time is tested without a clock in test_lines.c (cli.lines.*), which
+  # counts the reader's work.
+  head -c 67108864 /dev/zero | tr '\0' 'y' > long
+  printf '\nshort\n' >> long
+  cat long long | "$ONCE" > got; same_file got long
+  # A line past 1 GiB is refused (exit 2, nothing written) from a pipe too.
+  head -c 1100000000 /dev/zero | "$ONCE" > out 2> err
+  local status=${PIPESTATUS[1]}
+  [ "$status" -eq 2 ] || fail "a line past 1 GiB from a pipe exited $status, expected 2"
+  grep -q '^once: -: a line is longer than 1073741824 bytes$' err || fail "too long: $(cat err)"
+  [ ! -s out ] || fail "output for a line past 1 GiB"
+}
+
 case_multiple_inputs() {
   printf '1\n2\n' > f1
   printf '2\n3\n' > f2
