@@ -78,10 +78,11 @@ static void select_field(const cli_options *o, unsigned field, const char *line,
     key->len = (size_t)((d ? d : end) - p);
 }
 
-/* The key of a line: the line without a trailing CR, or one field of it. */
+/* The key of a line: the line without a trailing CR, or one field of it.  The CR is
+ * the rest of a CRLF line end, so NUL-terminated lines (-z) keep theirs. */
 static void line_key(const cli_options *o, const char *line, size_t len, once_key *key)
 {
-    if (len > 0 && line[len - 1] == '\r')
+    if (o->terminator == '\n' && len > 0 && line[len - 1] == '\r')
         len--;
     if (o->field == 0) {
         key->data = line;
@@ -185,7 +186,7 @@ static int run_input(run *r, const char *path)
     const cli_options *o = r->options;
     const char *name = path ? path : "-";
     line_reader reader;
-    if (reader_open(&reader, path) != 0) {
+    if (reader_open(&reader, path, o->terminator) != 0) {
         fprintf(stderr, "once: %s: %s\n", name, strerror(errno));
         return EXIT_IO;
     }
@@ -365,7 +366,7 @@ int main(int argc, char **argv)
     code = open_filter(&o, &r.filter);
     if (code != 0)
         return code;
-    if (writer_init(&r.out, STDOUT_FILENO, OUTPUT_BUFFER_BYTES) != 0) {
+    if (writer_init(&r.out, STDOUT_FILENO, OUTPUT_BUFFER_BYTES, o.terminator) != 0) {
         fprintf(stderr, "once: out of memory\n");
         once_free(r.filter);
         return EXIT_IO;

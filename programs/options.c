@@ -71,6 +71,8 @@ static void usage(FILE *out)
           "\n"
           "Output:\n"
           "  -D, --duplicates       print only the lines whose key was seen before\n"
+          "  -z, --zero-terminated  lines end with NUL, not newline, on input and output\n"
+          "                         (a CR before the NUL is part of the key)\n"
           "      --stats[=FORMAT]   summary on stderr at the end: human (default) or json\n"
           "      --progress         progress line on stderr (default: when it is a terminal)\n"
           "      --no-progress      never print the progress line\n"
@@ -164,6 +166,7 @@ int options_parse(cli_options *o, int argc, char **argv)
     o->capacity = 1000000;
     o->error = 0.001;
     o->delimiter = '\t';
+    o->terminator = '\n';
     o->stats = STATS_NONE;
     o->progress = PROGRESS_AUTO;
     o->level = 2; /* count and time windows on slices; the blocked APBBF uses 0 */
@@ -178,6 +181,7 @@ int options_parse(cli_options *o, int argc, char **argv)
         {"field", required_argument, NULL, 'f'},
         {"delimiter", required_argument, NULL, 't'},
         {"duplicates", no_argument, NULL, 'D'},
+        {"zero-terminated", no_argument, NULL, 'z'},
         {"capacity", required_argument, NULL, OPT_CAPACITY},
         {"error", required_argument, NULL, OPT_ERROR},
         {"filter", required_argument, NULL, OPT_FILTER},
@@ -204,7 +208,7 @@ int options_parse(cli_options *o, int argc, char **argv)
     opterr = 0;
     optind = 1;
     int c;
-    while ((c = getopt_long(argc, argv, ":f:t:DhV", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":f:t:DzhV", longs, NULL)) != -1) {
         switch (c) {
         case 'f': {
             uint64_t v;
@@ -220,11 +224,12 @@ int options_parse(cli_options *o, int argc, char **argv)
                 o->delimiter = optarg[0];
             else
                 return fail("the delimiter must be a single byte, not '%s'", optarg);
-            if (o->delimiter == '\n')
-                return fail("%s", "the delimiter cannot be a newline");
             break;
         case 'D':
             o->print_duplicates = true;
+            break;
+        case 'z':
+            o->terminator = '\0';
             break;
         case OPT_CAPACITY:
             if (parse_count(optarg, &o->capacity) != 0)
@@ -379,6 +384,8 @@ int options_parse(cli_options *o, int argc, char **argv)
             return fail("unknown option '%s'", argv[optind - 1]);
         }
     }
+    if (o->delimiter == o->terminator) /* with -z a newline may split fields */
+        return fail("%s", "the delimiter cannot be a newline");
     bool count_type = o->type == ONCE_APBF || o->type == ONCE_APBBF;
     bool time_type = o->type == ONCE_TLBF || o->type == ONCE_TIMER;
     if (o->window_given && o->span_given)

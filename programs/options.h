@@ -49,6 +49,7 @@ typedef struct cli_options {
     char delimiter;
 
     bool print_duplicates; /* -D: print the lines seen before instead */
+    char terminator;       /* ends each line, on input and output: '\n', or NUL with -z */
     /* `once card`: print the distinct-key estimate (of the stream, or of each state
      * file named) instead of lines. */
     bool card;

@@ -67,6 +67,32 @@ case_awkward_bytes() {
   "$ONCE" one > got; same_file got want
 }
 
+case_zero_terminated() {
+  # -z: NUL ends a line on input and output, as sort -z and uniq -z; newlines are
+  # ordinary bytes inside a line; a last line without its NUL gets one.
+  printf 'a\0b\0a\0' | "$ONCE" -z > got
+  printf 'a\0b\0' > want; same_file got want
+  printf 'x\ny\0x\nz\0x\ny\0last' > in
+  printf 'x\ny\0x\nz\0last\0' > want
+  "$ONCE" -z in > got; same_file got want
+  "$ONCE" --zero-terminated < in > got; same_file got want
+  printf 'x\ny\0' > want
+  "$ONCE" -z -D in > got; same_file got want
+  # A CR before the NUL is part of the key: it is no CRLF line end.
+  printf 'a\r\0a\0a\r\0' | "$ONCE" -z > got
+  printf 'a\r\0a\0' > want; same_file got want
+  # Fields, also split by a newline (refused as a delimiter without -z).
+  printf 'k1\tA\0k2\tA\0k1\tB\0' | "$ONCE" -z -f 1 > got
+  printf 'k1\tA\0k2\tA\0' > want; same_file got want
+  printf 'id1\nbody\0id2\nbody\0id1\nother\0' | "$ONCE" -z -t $'\n' -f 1 > got
+  printf 'id1\nbody\0id2\nbody\0' > want; same_file got want
+  expect_status 1 "$ONCE" -t $'\n' -f 1 < /dev/null 2> /dev/null
+  # A long line: past the read buffer, in writes through a pipe.
+  head -c 3145728 /dev/zero | tr '\0' '\n' > long
+  { cat long; printf '\0'; cat long; printf '\0'; } | "$ONCE" -z > got
+  { cat long; printf '\0'; } > want; same_file got want
+}
+
 case_long_lines() {
   # Lines of 3 MiB (past the 1 MiB read buffer) that differ only in their last byte.
   head -c 3145728 /dev/zero | tr '\0' 'x' > long

@@ -44,14 +44,14 @@ static pid_t feed_stdin(const char *data, size_t len, size_t chunk)
 }
 
 /* Read `data` back through a pipe written `chunk` bytes at a time and check it: the
- * lines are the bytes between newlines, the last one without its newline if the data
- * does not end with one. */
-static void read_back(const char *data, size_t len, size_t chunk)
+ * lines are the bytes between terminators, the last one without its terminator if the
+ * data does not end with one. */
+static void read_back(const char *data, size_t len, size_t chunk, char terminator)
 {
     pid_t child = feed_stdin(data, len, chunk);
     REQUIRE(child > 0);
     line_reader r;
-    REQUIRE(reader_open(&r, NULL) == 0);
+    REQUIRE(reader_open(&r, NULL, terminator) == 0);
     static line_span lines[64];
     const char *expect = data, *end = data + len;
     uint64_t got_lines = 0, wrong = 0;
@@ -59,8 +59,8 @@ static void read_back(const char *data, size_t len, size_t chunk)
     size_t n;
     while ((s = reader_next(&r, lines, 64, &n)) == READER_LINES) {
         for (size_t i = 0; i < n; i++, got_lines++) {
-            const char *newline = memchr(expect, '\n', (size_t)(end - expect));
-            size_t want = (size_t)((newline ? newline : end) - expect);
+            const char *found = memchr(expect, terminator, (size_t)(end - expect));
+            size_t want = (size_t)((found ? found : end) - expect);
             if (expect == end || lines[i].len != want ||
                 memcmp(lines[i].data, expect, want) != 0) {
                 if (wrong++ == 0)
@@ -69,7 +69,7 @@ static void read_back(const char *data, size_t len, size_t chunk)
                 expect = end;
                 continue;
             }
-            expect = newline ? newline + 1 : end;
+            expect = found ? found + 1 : end;
         }
     }
     CHECK(s == READER_END);
@@ -104,7 +104,7 @@ static void long_line_from_pipe_is_linear(void)
     REQUIRE(data != NULL);
     fill_text(data, long_len, 1);
     memcpy(data + long_len, tail, sizeof tail - 1);
-    read_back(data, len, 4093);
+    read_back(data, len, 4093, '\n');
     free(data);
 }
 
@@ -131,17 +131,35 @@ static void lines_around_buffer_boundaries(void)
     }
     const size_t chunks[] = {4097, 65536, LINE_BUFFER_BYTES + 3, len};
     for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++) {
-        read_back(data, len, chunks[c]);
-        read_back(data, len - 1, chunks[c]); /* the same ending without its newline */
+        read_back(data, len, chunks[c], '\n');
+        read_back(data, len - 1, chunks[c], '\n'); /* the same ending without its newline */
     }
     /* Byte by byte: every read is one byte. */
-    read_back("ab\n\nc\nlonger line\nend", 22, 1);
+    read_back("ab\n\nc\nlonger line\nend", 22, 1, '\n');
+    free(data);
+}
+
+static void nul_terminated_lines(void)
+{
+    /* -z: NUL ends a line and a newline is an ordinary byte, in a long line too. */
+    const char small[] = "a\nb\0\0c\r\0a\nb\0last\n";
+    read_back(small, sizeof small - 1, 1, '\0');
+    read_back(small, sizeof small - 1, 3, '\0');
+    size_t long_len = 3 * LINE_BUFFER_BYTES + 5;
+    char *data = malloc(long_len + 4);
+    REQUIRE(data != NULL);
+    fill_text(data, long_len, 9);
+    for (size_t i = 0; i < long_len; i += 1000)
+        data[i] = '\n';
+    memcpy(data + long_len, "\0x\0y", 4);
+    read_back(data, long_len + 4, 4093, '\0');
     free(data);
 }
 
 static const testing_case cases[] = {
     {"long_line_from_pipe_is_linear", long_line_from_pipe_is_linear},
     {"lines_around_buffer_boundaries", lines_around_buffer_boundaries},
+    {"nul_terminated_lines", nul_terminated_lines},
 };
 
 TESTING_MAIN(cases)
