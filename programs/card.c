@@ -12,24 +12,31 @@
 
 #include "state.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-bool card_is_state_file(const char *path)
+card_input card_input_kind(const char *path)
 {
     if (strcmp(path, "-") == 0)
-        return false;
+        return CARD_INPUT_STREAM;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return false;
+        return CARD_INPUT_UNREADABLE;
     char magic[4];
-    bool is_state = read(fd, magic, sizeof magic) == (ssize_t)sizeof magic &&
-                    memcmp(magic, "ONCE", sizeof magic) == 0;
+    ssize_t got = read(fd, magic, sizeof magic);
+    int read_errno = errno;
     close(fd);
-    return is_state;
+    if (got < 0) {
+        errno = read_errno;
+        return CARD_INPUT_UNREADABLE;
+    }
+    return got == (ssize_t)sizeof magic && memcmp(magic, "ONCE", sizeof magic) == 0
+               ? CARD_INPUT_STATE
+               : CARD_INPUT_STREAM;
 }
 
 /* A JSON string: quotes, backslashes and control bytes escaped; other bytes as-is. */
@@ -93,9 +100,16 @@ int card_files(const cli_options *o)
     int code = 0;
     for (size_t i = 0; i < o->input_count; i++) {
         once_filter *f = NULL;
+        if (card_input_kind(o->inputs[i]) == CARD_INPUT_UNREADABLE) {
+            fprintf(stderr, "once: %s: %s\n", o->inputs[i], strerror(errno));
+            code = EXIT_IO;
+            continue;
+        }
         state_result r = state_load(o->inputs[i], &f);
         if (r != STATE_LOADED) {
-            code = EXIT_IO; /* state_load said why (an absent file was checked before) */
+            if (r == STATE_ABSENT) /* removed since it was looked at */
+                fprintf(stderr, "once: %s: %s\n", o->inputs[i], strerror(ENOENT));
+            code = EXIT_IO; /* state_load said why */
             continue;
         }
         int c = card_print(o, o->inputs[i], f);

@@ -9,13 +9,17 @@
 
 #include <stdbool.h>
 
-/* Does the file start like a saved filter?  (Its full check is once_load's.) */
-bool card_is_state_file(const char *path);
+/* What a named input is: a saved filter (it starts like one; the full check is
+ * once_load's), a stream of lines, or unreadable: it cannot be opened or read (a
+ * directory), errno says why. */
+typedef enum card_input { CARD_INPUT_STREAM, CARD_INPUT_STATE, CARD_INPUT_UNREADABLE } card_input;
+card_input card_input_kind(const char *path);
 
 /* Print the estimate for one filter under `name` on stdout.  Returns 0 or an exit code. */
 int card_print(const cli_options *o, const char *name, const once_filter *filter);
 
-/* `once card STATE...`: load each file and print its estimate. */
+/* `once card STATE...`: load each file and print its estimate; a file that cannot be
+ * read is reported, the others still printed, and the exit code is then 2. */
 int card_files(const cli_options *o);
 
 #endif

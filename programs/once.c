@@ -11,6 +11,9 @@
  *     time) exits 2 and does not save: the old state file stays, and no key is
  *     recorded as delivered unless its line reached the output (lines answered before
  *     the failure are still written: a rerun may deliver them again, never lose them);
+ *   - an input that cannot be opened or read (missing, a directory) is reported and
+ *     the run goes on with the other inputs, as cat does, then fails as above: their
+ *     lines are written, no state is saved, no summary or estimate is printed;
  *   - SIGINT/SIGTERM stop reading, finish the complete lines already read, flush the
  *     output, save the state, and exit 128+signal; with a live stream (a pipe) the
  *     output is flushed whenever the input would block, so consumers see lines promptly.
@@ -29,7 +32,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -171,6 +173,7 @@ typedef struct run {
     bool warned_capacity;
     bool fixed_size; /* a static filter: passing its capacity raises the error rate */
     bool timed;    /* a time window: every key needs an event time */
+    bool input_failed; /* an input could not be opened or read: the run fails at the end */
     double started, last_progress;
 } run;
 
@@ -188,7 +191,8 @@ static int run_input(run *r, const char *path)
     line_reader reader;
     if (reader_open(&reader, path, o->terminator) != 0) {
         fprintf(stderr, "once: %s: %s\n", name, strerror(errno));
-        return EXIT_IO;
+        r->input_failed = true;
+        return 0;
     }
     reader.before_block = flush_before_block;
     reader.context = r;
@@ -213,9 +217,9 @@ static int run_input(run *r, const char *path)
             code = EXIT_IO;
             break;
         }
-        if (rs == READER_ERROR) {
+        if (rs == READER_ERROR) { /* a directory fails here, with EISDIR */
             fprintf(stderr, "once: %s: %s\n", name, strerror(errno));
-            code = EXIT_IO;
+            r->input_failed = true;
             break;
         }
         /* Keys (and times) of the lines; a line whose time does not parse is held out
@@ -325,27 +329,16 @@ int main(int argc, char **argv)
     if (code != 0)
         return code < 0 ? 0 : code;
 
-    /* Every named input must be readable before any output or state change. */
-    for (size_t i = 0; i < o.input_count; i++) {
-        if (strcmp(o.inputs[i], "-") == 0)
-            continue;
-        struct stat st;
-        if (stat(o.inputs[i], &st) != 0 || access(o.inputs[i], R_OK) != 0) {
-            fprintf(stderr, "once: %s: %s\n", o.inputs[i], strerror(errno));
-            return EXIT_IO;
-        }
-        if (S_ISDIR(st.st_mode)) {
-            fprintf(stderr, "once: %s: is a directory\n", o.inputs[i]);
-            return EXIT_IO;
-        }
-    }
-
-    /* once card over saved filters: estimate each, change nothing. */
+    /* once card over saved filters: estimate each, change nothing.  An input that
+     * cannot be read is neither kind; where it is read, it is reported. */
     if (o.card && o.input_count > 0) {
-        size_t states = 0;
-        for (size_t i = 0; i < o.input_count; i++)
-            states += card_is_state_file(o.inputs[i]);
-        if (states == o.input_count) {
+        size_t states = 0, unreadable = 0;
+        for (size_t i = 0; i < o.input_count; i++) {
+            card_input kind = card_input_kind(o.inputs[i]);
+            states += kind == CARD_INPUT_STATE;
+            unreadable += kind == CARD_INPUT_UNREADABLE;
+        }
+        if (states > 0 && states + unreadable == o.input_count) {
             if (o.state_path) {
                 fprintf(stderr, "once card: --state applies to a stream, not to state files\n");
                 return EXIT_USAGE;
@@ -396,6 +389,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "once: write error: %s\n", strerror(r.out.error));
         code = EXIT_IO;
     }
+    if (code == 0 && r.input_failed)
+        code = EXIT_IO; /* each was reported; like any failed run, this one saves nothing */
     r.counters.seconds = monotonic_seconds() - r.started;
     if (r.progress)
         report_progress_done();

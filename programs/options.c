@@ -82,7 +82,9 @@ static void usage(FILE *out)
           "  -V, --version          version\n"
           "\n"
           "Exit status: 0 success, 1 usage error, 2 I/O or state error, 128+N after\n"
-          "signal N (the state is saved first).\n",
+          "signal N (the state is saved first).  An input that cannot be read (missing,\n"
+          "a directory) is reported and the others are still read and written, as cat\n"
+          "does; the run then exits 2 and saves no state.\n",
           out);
 }
 

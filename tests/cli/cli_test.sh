@@ -303,10 +303,51 @@ case_failed_run_keeps_old_state() {
   expect_status 2 "$ONCE" --state st more > /dev/full 2> err
   grep -q 'write error' err || fail "no write error message: $(cat err)"
   same_file st before
-  # A missing input is refused before anything happens.
+  # A missing input: the others are read and written, but the run fails and saves
+  # nothing (case missing_input).
   expect_status 2 "$ONCE" --state st more missing-file > out 2> err
-  [ ! -s out ] || fail "output despite a missing input"
+  same_file out more
   same_file st before
+}
+
+case_missing_input() {
+  # As cat: a missing input or a directory is reported, the other inputs are read
+  # and written, and the run exits 2 at the end.
+  printf '1\n2\n' > in1
+  printf '2\n3\n' > in2
+  mkdir dir
+  printf '1\n2\n3\n' > want
+  expect_status 2 "$ONCE" in1 nosuch in2 > got 2> err
+  same_file got want
+  [ "$(cat err)" = "once: nosuch: No such file or directory" ] || fail "stderr: $(cat err)"
+  printf '3\n4\n' > piped
+  expect_status 2 "$ONCE" nosuch in1 dir - in2 nosuch2 < piped > got 2> err
+  printf '1\n2\n3\n4\n' > want4; same_file got want4
+  printf 'once: nosuch: No such file or directory\nonce: dir: Is a directory\n' > want_err
+  printf 'once: nosuch2: No such file or directory\n' >> want_err
+  same_file err want_err
+  # A failed run saves no state: none is created, an old one stays as it was.
+  expect_status 2 "$ONCE" --state st in1 nosuch in2 > got 2> /dev/null
+  same_file got want
+  [ ! -e st ] || fail "a run with a missing input created its state file"
+  "$ONCE" --state st in1 > /dev/null
+  cp st before
+  expect_status 2 "$ONCE" --state st in2 dir > got 2> /dev/null
+  printf '3\n' > want3; same_file got want3
+  same_file st before
+  # No summary either: it would count a run that did not happen as asked.
+  expect_status 2 "$ONCE" --stats in1 nosuch > /dev/null 2> err
+  grep -q 'lines' err && fail "a summary after a missing input: $(cat err)"
+  # once card over streams prints no estimate (it would lack the missing input); over
+  # state files it prints each one it can read.  Both exit 2.
+  expect_status 2 "$ONCE" card in1 nosuch in2 > out 2> err
+  [ ! -s out ] || fail "an estimate despite a missing input: $(cat out)"
+  grep -q '^once: nosuch: No such file or directory$' err || fail "card stderr: $(cat err)"
+  expect_status 2 "$ONCE" card st nosuch dir > out 2> err
+  grep -q '^st: 2 distinct keys' out || fail "card of a state file: $(cat out)"
+  [ "$(wc -l < out)" -eq 1 ] || fail "card printed $(wc -l < out) estimates"
+  printf 'once: nosuch: No such file or directory\nonce: dir: Is a directory\n' > want_err
+  same_file err want_err
 }
 
 case_usage_errors() {
