@@ -10,8 +10,10 @@
 #   dup50.txt   LINES lines of which half repeat an earlier line: LINES/2 distinct lines,
 #               then the same lines again in a different order, so a repeat is far from
 #               its first occurrence (as in a real stream) and never cache-hot;
+#   long.txt    one line of 300 MB, read from the file and through a pipe (`cat | once`):
+#               the reader's cost must not depend on how the bytes arrive;
 # then times each command with /usr/bin/time (wall seconds and peak resident set) and
-# prints a Markdown table on stdout.  Progress goes to stderr.
+# prints Markdown tables on stdout.  Progress goes to stderr.
 #
 # Every command runs under LC_ALL=C: sort -u is then a byte comparison (its fastest
 # mode, and the same byte-exact notion of "same line" that once and awk use), and no
@@ -88,6 +90,7 @@ awk -v n="$lines" -v dup=1 "$generator" > dup50.txt
 
 distinct_dup=$((lines / 2))
 rows=()
+sep=$'\x1f' # between the fields of a row: commands may hold '|'
 declare -A seconds_of rss_of
 
 # measure LABEL INPUT_LINES COMMAND: run COMMAND (a shell command line, shown verbatim
@@ -102,7 +105,7 @@ measure() {
   fi
   local seconds rss_kb
   read -r seconds rss_kb < <(tail -n 1 time.out)
-  rows+=("$label|$input|${command//$once_bin/once}|$seconds|$rss_kb")
+  rows+=("$label$sep$input$sep${command//$once_bin/once}$sep$seconds$sep$rss_kb")
   seconds_of[$label]=$seconds
   rss_of[$label]=$rss_kb
 }
@@ -137,7 +140,7 @@ echo
 echo "| command | input lines | seconds | lines/s | peak RSS (MiB) |"
 echo "|---|---|---:|---:|---:|"
 for row in "${rows[@]}"; do
-  IFS='|' read -r _ input command seconds rss_kb <<< "$row"
+  IFS=$sep read -r _ input command seconds rss_kb <<< "$row"
   # Through the environment, not -v, so awk does not interpret backslashes in commands.
   CMD=$command INPUT=$input awk -v lines="$lines" -v s="$seconds" -v kb="$rss_kb" \
     'BEGIN {
@@ -154,3 +157,29 @@ awk -v os="${seconds_of[once]}" -v as="${seconds_of[awk]}" \
      printf "| speed: awk seconds / once seconds | %s |\n", (os > 0 ? sprintf("%.2fx", as / os) : "n/a")
      printf "| memory: awk peak RSS / once peak RSS | %s |\n", (orss > 0 ? sprintf("%.2fx", arss / orss) : "n/a")
    }'
+
+# One line of 300 MB, from the file and through a pipe, which hands it over in reads of
+# at most 64 KiB.  Its own table: lines/s means nothing for one line.
+long_bytes=300000000
+echo "generating one line of $long_bytes bytes" >&2
+{ head -c "$long_bytes" /dev/zero | tr '\0' x; echo; } > long.txt
+rm -f unique.txt dup50.txt
+rows=()
+measure long_file "1 line of $long_bytes bytes" "$once_bin long.txt > /dev/null"
+measure long_pipe "1 line of $long_bytes bytes" "cat long.txt | $once_bin > /dev/null"
+
+echo
+echo "### once CLI: one line of $long_bytes bytes, from a file and from a pipe"
+echo
+echo "| command | input | seconds | MB/s | peak RSS (MiB) |"
+echo "|---|---|---:|---:|---:|"
+for row in "${rows[@]}"; do
+  IFS=$sep read -r _ input command seconds rss_kb <<< "$row"
+  CMD=$command INPUT=$input awk -v bytes="$long_bytes" -v s="$seconds" -v kb="$rss_kb" \
+    'BEGIN {
+       rate = s > 0 ? sprintf("%.0f", bytes / s / 1e6) : "n/a"
+       cmd = ENVIRON["CMD"]
+       gsub(/\|/, "\\|", cmd) # a pipe inside a table cell
+       printf "| `%s` | %s | %.2f | %s | %.1f |\n", cmd, ENVIRON["INPUT"], s, rate, kb / 1024
+     }'
+done

@@ -9,11 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#define READ_BUFFER_BYTES ((size_t)1 << 20)
-
-int reader_open(line_reader *r, const char *path)
+int reader_open(line_reader *r, const char *path, char terminator)
 {
     memset(r, 0, sizeof *r);
+    r->terminator = terminator;
     if (path == NULL || strcmp(path, "-") == 0) {
         r->fd = STDIN_FILENO;
     } else {
@@ -22,7 +21,7 @@ int reader_open(line_reader *r, const char *path)
             return -1;
         r->owns_fd = true;
     }
-    r->capacity = READ_BUFFER_BYTES;
+    r->capacity = LINE_BUFFER_BYTES;
     r->buffer = malloc(r->capacity);
     if (r->buffer == NULL) {
         reader_close(r);
@@ -41,12 +40,17 @@ void reader_close(line_reader *r)
     r->fd = -1;
 }
 
-/* Make room at the end of the buffer: drop consumed bytes, grow if still full. */
+/* Make room at the end of the buffer: drop consumed bytes, grow if still full.  It is
+ * called only when no complete line is left, so what moves is the one unfinished line;
+ * the front then holds it until it completes, so each byte moves at most once. */
 static reader_status make_room(line_reader *r)
 {
     if (r->start > 0) {
-        memmove(r->buffer, r->buffer + r->start, r->end - r->start);
-        r->end -= r->start;
+        size_t keep = r->end - r->start;
+        memmove(r->buffer, r->buffer + r->start, keep);
+        r->moved += keep;
+        r->scan -= r->start;
+        r->end = keep;
         r->start = 0;
     }
     if (r->end < r->capacity)
@@ -69,15 +73,23 @@ reader_status reader_next(line_reader *r, line_span *lines, size_t max, size_t *
     *count = 0;
     for (;;) {
         size_t n = 0;
-        while (n < max && r->start < r->end) {
-            char *begin = r->buffer + r->start;
-            char *newline = memchr(begin, '\n', r->end - r->start);
-            if (newline == NULL)
+        /* The search resumes at `scan`, past the bytes earlier calls found no
+         * terminator in, so each byte is examined once: searching from `start` after
+         * every read would make a line that arrives in many short reads (a pipe)
+         * quadratic. */
+        while (n < max && r->scan < r->end) {
+            char *from = r->buffer + r->scan;
+            char *found = memchr(from, r->terminator, r->end - r->scan);
+            if (found == NULL) {
+                r->scanned += r->end - r->scan;
+                r->scan = r->end;
                 break;
-            lines[n].data = begin;
-            lines[n].len = (size_t)(newline - begin);
+            }
+            r->scanned += (size_t)(found - from) + 1;
+            lines[n].data = r->buffer + r->start;
+            lines[n].len = (size_t)(found - lines[n].data);
             n++;
-            r->start += lines[n - 1].len + 1;
+            r->start = r->scan = (size_t)(found - r->buffer) + 1;
         }
         if (n > 0) {
             *count = n;
@@ -86,10 +98,10 @@ reader_status reader_next(line_reader *r, line_span *lines, size_t max, size_t *
         if (r->stopping)
             return READER_END; /* a partial line read before the stop is not a line */
         if (r->eof) {
-            if (r->start < r->end) { /* the last line, without its newline */
+            if (r->start < r->end) { /* the last line, without its terminator */
                 lines[0].data = r->buffer + r->start;
                 lines[0].len = r->end - r->start;
-                r->start = r->end;
+                r->start = r->scan = r->end;
                 *count = 1;
                 return READER_LINES;
             }
@@ -114,9 +126,10 @@ reader_status reader_next(line_reader *r, line_span *lines, size_t max, size_t *
     }
 }
 
-int writer_init(line_writer *w, int fd, size_t capacity)
+int writer_init(line_writer *w, int fd, size_t capacity, char terminator)
 {
     w->fd = fd;
+    w->terminator = terminator;
     w->capacity = capacity;
     w->used = 0;
     w->error = 0;
@@ -164,13 +177,13 @@ int writer_line(line_writer *w, const char *data, size_t len)
         if (writer_flush(w) != 0)
             return -1;
         if (len + 1 > w->capacity) { /* a line larger than the buffer goes straight out */
-            if (write_all(w, data, len) != 0 || write_all(w, "\n", 1) != 0)
+            if (write_all(w, data, len) != 0 || write_all(w, &w->terminator, 1) != 0)
                 return -1;
             return 0;
         }
     }
     memcpy(w->buffer + w->used, data, len);
-    w->buffer[w->used + len] = '\n';
+    w->buffer[w->used + len] = w->terminator;
     w->used += len + 1;
     return 0;
 }

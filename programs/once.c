@@ -11,6 +11,9 @@
  *     time) exits 2 and does not save: the old state file stays, and no key is
  *     recorded as delivered unless its line reached the output (lines answered before
  *     the failure are still written: a rerun may deliver them again, never lose them);
+ *   - an input that cannot be opened or read (missing, a directory) is reported and
+ *     the run goes on with the other inputs, as cat does, then fails as above: their
+ *     lines are written, no state is saved, no summary or estimate is printed;
  *   - SIGINT/SIGTERM/SIGHUP stop reading, finish the complete lines already read, flush
  *     the output, save the state, and exit 128+signal (a closed terminal or a service
  *     manager's hangup is a request to stop, not a reason to lose the run's keys);
@@ -33,7 +36,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -201,6 +203,7 @@ typedef struct run {
     bool warned_capacity;
     bool fixed_size; /* a static filter: passing its capacity raises the error rate */
     bool timed;    /* a time window: every key needs an event time */
+    bool input_failed; /* an input could not be opened or read: the run fails at the end */
     double started, last_progress;
 } run;
 
@@ -216,9 +219,10 @@ static int run_input(run *r, const char *path)
     const cli_options *o = r->options;
     const char *name = path ? path : "-";
     line_reader reader;
-    if (reader_open(&reader, path) != 0) {
+    if (reader_open(&reader, path, o->terminator) != 0) {
         fprintf(stderr, "once: %s: %s\n", name, strerror(errno));
-        return EXIT_IO;
+        r->input_failed = true;
+        return 0;
     }
     reader.before_block = flush_before_block;
     reader.context = r;
@@ -243,9 +247,9 @@ static int run_input(run *r, const char *path)
             code = EXIT_IO;
             break;
         }
-        if (rs == READER_ERROR) {
+        if (rs == READER_ERROR) { /* a directory fails here, with EISDIR */
             fprintf(stderr, "once: %s: %s\n", name, strerror(errno));
-            code = EXIT_IO;
+            r->input_failed = true;
             break;
         }
         /* Keys (and times) of the lines; a line whose time does not parse is held out
@@ -368,21 +372,6 @@ int main(int argc, char **argv)
     if (code != 0)
         return code < 0 ? 0 : code;
 
-    /* Every named input must be readable before any output or state change. */
-    for (size_t i = 0; i < o.input_count; i++) {
-        if (strcmp(o.inputs[i], "-") == 0)
-            continue;
-        struct stat st;
-        if (stat(o.inputs[i], &st) != 0 || access(o.inputs[i], R_OK) != 0) {
-            fprintf(stderr, "once: %s: %s\n", o.inputs[i], strerror(errno));
-            return EXIT_IO;
-        }
-        if (S_ISDIR(st.st_mode)) {
-            fprintf(stderr, "once: %s: is a directory\n", o.inputs[i]);
-            return EXIT_IO;
-        }
-    }
-
     /* once card --state: estimate each saved filter, change nothing, read no input. */
     if (o.card && o.state_count > 0)
         return card_states(&o);
@@ -401,7 +390,7 @@ int main(int argc, char **argv)
         state_lock_release(&lock);
         return code;
     }
-    if (writer_init(&r.out, STDOUT_FILENO, OUTPUT_BUFFER_BYTES) != 0) {
+    if (writer_init(&r.out, STDOUT_FILENO, OUTPUT_BUFFER_BYTES, o.terminator) != 0) {
         fprintf(stderr, "once: out of memory\n");
         once_free(r.filter);
         state_lock_release(&lock);
@@ -432,6 +421,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "once: write error: %s\n", strerror(r.out.error));
         code = EXIT_IO;
     }
+    if (code == 0 && r.input_failed)
+        code = EXIT_IO; /* each was reported; like any failed run, this one saves nothing */
     r.counters.seconds = monotonic_seconds() - r.started;
     if (r.progress)
         report_progress_done();

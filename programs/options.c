@@ -94,6 +94,8 @@ static void usage(FILE *out)
           "\n"
           "Output:\n"
           "  -D, --duplicates       print only the lines whose key was seen before\n"
+          "  -z, --zero-terminated  lines end with NUL, not newline, on input and output\n"
+          "                         (a CR before the NUL is part of the key)\n"
           "      --stats[=FORMAT]   summary on stderr at the end: human (default) or json\n"
           "      --progress         progress line on stderr (default: when it is a terminal)\n"
           "      --no-progress      never print the progress line\n"
@@ -104,7 +106,9 @@ static void usage(FILE *out)
           "\n"
           "Exit status: 0 success, 1 usage error, 2 I/O or state error, 128+N after\n"
           "SIGINT, SIGTERM or SIGHUP (N = 2, 15, 1: complete lines already read are\n"
-          "finished, the output flushed and the state saved first).\n",
+          "finished, the output flushed and the state saved first).  An input that cannot\n"
+          "be read (missing, a directory) is reported and the others are still read and\n"
+          "written, as cat does; the run then exits 2 and saves no state.\n",
           out);
 }
 
@@ -250,7 +254,7 @@ int options_parse(cli_options *o, int argc, char **argv)
     o->capacity = 1000000;
     o->error = 0.001;
     o->key.delimiter = '\t';
-    o->key.strip_cr = true;
+    o->terminator = '\n';
     o->stats = STATS_NONE;
     o->progress = PROGRESS_AUTO;
     o->level = 2; /* count and time windows on slices; the blocked APBBF uses 0 */
@@ -267,6 +271,7 @@ int options_parse(cli_options *o, int argc, char **argv)
         {"ws", no_argument, NULL, OPT_WS},
         {"ignore-case", no_argument, NULL, 'i'},
         {"duplicates", no_argument, NULL, 'D'},
+        {"zero-terminated", no_argument, NULL, 'z'},
         {"capacity", required_argument, NULL, OPT_CAPACITY},
         {"error", required_argument, NULL, OPT_ERROR},
         {"filter", required_argument, NULL, OPT_FILTER},
@@ -293,7 +298,7 @@ int options_parse(cli_options *o, int argc, char **argv)
     opterr = 0;
     optind = 1;
     int c;
-    while ((c = getopt_long(argc, argv, ":f:t:iDhV", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":f:t:iDzhV", longs, NULL)) != -1) {
         switch (c) {
         case 'f':
             if (key_fields_parse(&o->key, optarg) != 0)
@@ -309,8 +314,6 @@ int options_parse(cli_options *o, int argc, char **argv)
                 o->key.delimiter = optarg[0];
             else
                 return fail("the delimiter must be a single byte, not '%s'", optarg);
-            if (o->key.delimiter == '\n')
-                return fail("%s", "the delimiter cannot be a newline");
             if (o->key.whitespace)
                 return fail("%s", "-t and --ws exclude each other (one way to split fields)");
             o->split_given = true;
@@ -327,6 +330,9 @@ int options_parse(cli_options *o, int argc, char **argv)
             break;
         case 'D':
             o->print_duplicates = true;
+            break;
+        case 'z':
+            o->terminator = '\0';
             break;
         case OPT_CAPACITY:
             if (parse_count(optarg, &o->capacity) != 0)
@@ -491,6 +497,9 @@ int options_parse(cli_options *o, int argc, char **argv)
             return option_error(c, argv, longs);
         }
     }
+    if (o->key.delimiter == o->terminator) /* with -z a newline may split fields */
+        return fail("%s", "the delimiter cannot be a newline");
+    o->key.strip_cr = o->terminator == '\n'; /* a CR ends a CRLF line, not a -z record */
     bool count_type = o->type == ONCE_APBF || o->type == ONCE_APBBF;
     bool time_type = o->type == ONCE_TLBF || o->type == ONCE_TIMER;
     if (o->window_given && o->span_given)

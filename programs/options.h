@@ -53,6 +53,7 @@ typedef struct cli_options {
     bool fields_given, split_given, ignore_case_given;
 
     bool print_duplicates; /* -D: print the lines seen before instead */
+    char terminator;       /* ends each line, on input and output: '\n', or NUL with -z */
     /* `once card`: print the distinct-key estimate (of the stream, or of each saved
      * filter named by --state) instead of lines. */
     bool card;

@@ -68,6 +68,32 @@ case_awkward_bytes() {
   "$ONCE" one > got; same_file got want
 }
 
+case_zero_terminated() {
+  # -z: NUL ends a line on input and output, as sort -z and uniq -z; newlines are
+  # ordinary bytes inside a line; a last line without its NUL gets one.
+  printf 'a\0b\0a\0' | "$ONCE" -z > got
+  printf 'a\0b\0' > want; same_file got want
+  printf 'x\ny\0x\nz\0x\ny\0last' > in
+  printf 'x\ny\0x\nz\0last\0' > want
+  "$ONCE" -z in > got; same_file got want
+  "$ONCE" --zero-terminated < in > got; same_file got want
+  printf 'x\ny\0' > want
+  "$ONCE" -z -D in > got; same_file got want
+  # A CR before the NUL is part of the key: it is no CRLF line end.
+  printf 'a\r\0a\0a\r\0' | "$ONCE" -z > got
+  printf 'a\r\0a\0' > want; same_file got want
+  # Fields, also split by a newline (refused as a delimiter without -z).
+  printf 'k1\tA\0k2\tA\0k1\tB\0' | "$ONCE" -z -f 1 > got
+  printf 'k1\tA\0k2\tA\0' > want; same_file got want
+  printf 'id1\nbody\0id2\nbody\0id1\nother\0' | "$ONCE" -z -t $'\n' -f 1 > got
+  printf 'id1\nbody\0id2\nbody\0' > want; same_file got want
+  expect_status 1 "$ONCE" -t $'\n' -f 1 < /dev/null 2> /dev/null
+  # A long line: past the read buffer, in writes through a pipe.
+  head -c 3145728 /dev/zero | tr '\0' '\n' > long
+  { cat long; printf '\0'; cat long; printf '\0'; } | "$ONCE" -z > got
+  { cat long; printf '\0'; } > want; same_file got want
+}
+
 case_long_lines() {
   # Lines of 3 MiB (past the 1 MiB read buffer) that differ only in their last byte.
   head -c 3145728 /dev/zero | tr '\0' 'x' > long
@@ -75,6 +101,21 @@ case_long_lines() {
   { cat long; echo A; cat long; echo B; echo short; } > want
   "$ONCE" in > got; same_file got want
   "$ONCE" < in > got; same_file got want
+}
+
+case_long_line_from_pipe() {
+  # A 64 MiB line that arrives through a pipe in short reads comes out byte-exact.  That
+  # it costs linear time is tested without a clock in test_lines.c (cli.lines.*), which
+  # counts the reader's work.
+  head -c 67108864 /dev/zero | tr '\0' 'y' > long
+  printf '\nshort\n' >> long
+  cat long long | "$ONCE" > got; same_file got long
+  # A line past 1 GiB is refused (exit 2, nothing written) from a pipe too.
+  head -c 1100000000 /dev/zero | "$ONCE" > out 2> err
+  local status=${PIPESTATUS[1]}
+  [ "$status" -eq 2 ] || fail "a line past 1 GiB from a pipe exited $status, expected 2"
+  grep -q '^once: -: a line is longer than 1073741824 bytes$' err || fail "too long: $(cat err)"
+  [ ! -s out ] || fail "output for a line past 1 GiB"
 }
 
 case_multiple_inputs() {
@@ -402,10 +443,52 @@ case_failed_run_keeps_old_state() {
   expect_status 2 "$ONCE" --state st more > /dev/full 2> err
   grep -q 'write error' err || fail "no write error message: $(cat err)"
   same_file st before
-  # A missing input is refused before anything happens.
+  # A missing input: the others are read and written, but the run fails and saves
+  # nothing (case missing_input).
   expect_status 2 "$ONCE" --state st more missing-file > out 2> err
-  [ ! -s out ] || fail "output despite a missing input"
+  same_file out more
   same_file st before
+}
+
+case_missing_input() {
+  # As cat: a missing input or a directory is reported, the other inputs are read
+  # and written, and the run exits 2 at the end.
+  printf '1\n2\n' > in1
+  printf '2\n3\n' > in2
+  mkdir dir
+  printf '1\n2\n3\n' > want
+  expect_status 2 "$ONCE" in1 nosuch in2 > got 2> err
+  same_file got want
+  [ "$(cat err)" = "once: nosuch: No such file or directory" ] || fail "stderr: $(cat err)"
+  printf '3\n4\n' > piped
+  expect_status 2 "$ONCE" nosuch in1 dir - in2 nosuch2 < piped > got 2> err
+  printf '1\n2\n3\n4\n' > want4; same_file got want4
+  printf 'once: nosuch: No such file or directory\nonce: dir: Is a directory\n' > want_err
+  printf 'once: nosuch2: No such file or directory\n' >> want_err
+  same_file err want_err
+  # A failed run saves no state: none is created, an old one stays as it was.
+  expect_status 2 "$ONCE" --state st in1 nosuch in2 > got 2> /dev/null
+  same_file got want
+  [ ! -e st ] || fail "a run with a missing input created its state file"
+  "$ONCE" --state st in1 > /dev/null
+  cp st before
+  expect_status 2 "$ONCE" --state st in2 dir > got 2> /dev/null
+  printf '3\n' > want3; same_file got want3
+  same_file st before
+  # No summary either: it would count a run that did not happen as asked.
+  expect_status 2 "$ONCE" --stats in1 nosuch > /dev/null 2> err
+  grep -q 'lines' err && fail "a summary after a missing input: $(cat err)"
+  # once card over streams prints no estimate (it would lack the missing input); over
+  # saved filters (--state) it prints each one it can read.  Both exit 2.
+  expect_status 2 "$ONCE" card in1 nosuch in2 > out 2> err
+  [ ! -s out ] || fail "an estimate despite a missing input: $(cat out)"
+  grep -q '^once: nosuch: No such file or directory$' err || fail "card stderr: $(cat err)"
+  expect_status 2 "$ONCE" card --state st --state nosuch --state dir > out 2> err
+  grep -q '^st: 2 distinct keys' out || fail "card of a state file: $(cat out)"
+  [ "$(wc -l < out)" -eq 1 ] || fail "card printed $(wc -l < out) estimates"
+  printf "%s\n" "once: cannot open state file 'nosuch': No such file or directory" \
+    "once: state file 'dir' is not a regular file" > want_err
+  same_file err want_err
 }
 
 case_usage_errors() {
