@@ -130,6 +130,23 @@ awk_version=$(awk -W version 2>/dev/null | head -n 1 || true)
 sort_version=$(sort --version 2>/dev/null | head -n 1 || echo unknown)
 cpu=$(grep -m 1 '^model name' /proc/cpuinfo 2>/dev/null | sed 's/^[^:]*: //' || true)
 
+# print_rows AMOUNT FORMAT: one table row per measured run of "${rows[@]}", with the rate
+# AMOUNT / seconds / 10^6 (lines or bytes) in printf FORMAT.
+print_rows() {
+  local row _ input command seconds rss_kb
+  for row in "${rows[@]}"; do
+    IFS=$sep read -r _ input command seconds rss_kb <<< "$row"
+    # Through the environment, not -v, so awk does not interpret backslashes in commands.
+    CMD=$command INPUT=$input awk -v amount="$1" -v format="$2" -v s="$seconds" -v kb="$rss_kb" \
+      'BEGIN {
+         rate = s > 0 ? sprintf(format, amount / s / 1e6) : "n/a"
+         cmd = ENVIRON["CMD"]
+         gsub(/\|/, "\\|", cmd) # a pipe inside a table cell
+         printf "| `%s` | %s | %.2f | %s | %.1f |\n", cmd, ENVIRON["INPUT"], s, rate, kb / 1024
+       }'
+  done
+}
+
 echo "## once CLI: $lines lines of 40 bytes"
 echo
 echo "Host: ${cpu:-unknown cpu}, $(nproc) cpus, $(uname -sr).  awk: $(readlink -f "$(command -v awk)") ($awk_version);"
@@ -139,15 +156,7 @@ echo "The 50% file holds $distinct_dup distinct lines, each twice, repeats far a
 echo
 echo "| command | input lines | seconds | lines/s | peak RSS (MiB) |"
 echo "|---|---|---:|---:|---:|"
-for row in "${rows[@]}"; do
-  IFS=$sep read -r _ input command seconds rss_kb <<< "$row"
-  # Through the environment, not -v, so awk does not interpret backslashes in commands.
-  CMD=$command INPUT=$input awk -v lines="$lines" -v s="$seconds" -v kb="$rss_kb" \
-    'BEGIN {
-       rate = s > 0 ? sprintf("%.2fM", lines / s / 1e6) : "n/a"
-       printf "| `%s` | %s | %.2f | %s | %.1f |\n", ENVIRON["CMD"], ENVIRON["INPUT"], s, rate, kb / 1024
-     }'
-done
+print_rows "$lines" "%.2fM"
 echo
 echo "| once vs awk, distinct lines (above 1 favours once) | ratio |"
 echo "|---|---:|"
@@ -173,13 +182,4 @@ echo "### once CLI: one line of $long_bytes bytes, from a file and from a pipe"
 echo
 echo "| command | input | seconds | MB/s | peak RSS (MiB) |"
 echo "|---|---|---:|---:|---:|"
-for row in "${rows[@]}"; do
-  IFS=$sep read -r _ input command seconds rss_kb <<< "$row"
-  CMD=$command INPUT=$input awk -v bytes="$long_bytes" -v s="$seconds" -v kb="$rss_kb" \
-    'BEGIN {
-       rate = s > 0 ? sprintf("%.0f", bytes / s / 1e6) : "n/a"
-       cmd = ENVIRON["CMD"]
-       gsub(/\|/, "\\|", cmd) # a pipe inside a table cell
-       printf "| `%s` | %s | %.2f | %s | %.1f |\n", cmd, ENVIRON["INPUT"], s, rate, kb / 1024
-     }'
-done
+print_rows "$long_bytes" "%.0f"
