@@ -547,6 +547,15 @@ int options_parse(cli_options *o, int argc, char **argv)
     if ((o->time_format_given || bad_time_given || time_jump_given) && !o->time_field)
         return fail("%s", "--time-format, --on-bad-time and --max-time-jump need --time-field N "
                           "(the clock at reading is taken as it is)");
+    /* A saved filter is estimated as it was made: options that would make or feed a
+     * filter mean nothing to it. */
+    if (o->card && o->state_count > 0 &&
+        (o->type_given || o->capacity_given || o->error_given || o->seed_given ||
+         o->window_given || o->span_given || o->fields_given || o->split_given ||
+         o->ignore_case_given || o->level_given || o->refresh || o->time_field ||
+         o->max_memory || o->terminator != '\n'))
+        return fail("%s", "`once card --state` estimates saved filters as they were made: "
+                          "options that build a filter or read input do not apply to it");
     if (o->card && o->state_count > 0 && optind < argc)
         return fail("`once card --state` estimates saved filters and reads no input: give "
                     "--state files or input files, not both ('%s')",

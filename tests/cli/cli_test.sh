@@ -236,6 +236,13 @@ case_card_state_named() {
   "$ONCE" --window 1000 --state sb b > /dev/null
   "$ONCE" card --json sa > got || fail "a state file as input was refused"
   jq -e '.name == "sa" and .items < 3000' got > /dev/null || fail "sa read as a filter: $(cat got)"
+  # Options that build a filter or read input mean nothing to a saved one: refused.
+  for opt in "--capacity 10" "--error 0.1" "--seed 3" "--window 10" "--span 1h" "-f 2" \
+    "--ws" "-i" "-z" "--filter blocked" "--max-memory 1G" "--refresh --window 5"; do
+    # shellcheck disable=SC2086
+    expect_status 1 "$ONCE" card $opt --state sa > got 2> err
+    grep -q "estimates saved filters as they were made" err || fail "card $opt: $(cat err)"
+  done
   # Several --state files: one estimate each, in order, files unchanged.
   cp sa sa.before; cp sb sb.before
   "$ONCE" card --state sb --state sa > got
