@@ -432,11 +432,8 @@ static inline __attribute__((always_inline)) void scalar_line_set(uint64_t *bloc
     spot_set(shape, (segment_spot){block, y});
 }
 
-#if defined(__x86_64__) || defined(__i386__)
+#ifdef ONCE_X86
 #include <immintrin.h>
-#define APBBF_X86 1
-#define TARGET_AVX2 __attribute__((target("avx2")))
-#define TARGET_AVX512 __attribute__((target("avx512f")))
 
 /* Word w of a 512-bit block lies in part t = w * 64 / part (parts of 64 bits or more),
  * at bit offset (w * 64) mod part of it; the part's bit is (y >> t * log2(part)) mod
@@ -445,7 +442,7 @@ static inline __attribute__((always_inline)) void scalar_line_set(uint64_t *bloc
 #define LANE_SHIFT(shape, w) ((uint64_t)((w) * 64 / (shape).part_bits * (shape).part_shift))
 #define LANE_OFFSET(shape, w) ((uint64_t)((w) * 64 % (shape).part_bits))
 
-TARGET_AVX512 static inline __attribute__((always_inline)) __m512i
+ONCE_TARGET_AVX512 static inline __attribute__((always_inline)) __m512i
 avx512_line_mask(block_shape shape, uint64_t y)
 {
     const __m512i shift = _mm512_setr_epi64(
@@ -463,7 +460,7 @@ avx512_line_mask(block_shape shape, uint64_t y)
     return _mm512_sllv_epi64(_mm512_set1_epi64(1), _mm512_sub_epi64(bit, offset));
 }
 
-TARGET_AVX512 static inline __attribute__((always_inline)) bool
+ONCE_TARGET_AVX512 static inline __attribute__((always_inline)) bool
 avx512_line_test(const uint64_t *block, block_shape shape, uint64_t y)
 {
     __m512i missing = _mm512_andnot_si512(_mm512_loadu_si512((const void *)block),
@@ -471,14 +468,14 @@ avx512_line_test(const uint64_t *block, block_shape shape, uint64_t y)
     return _mm512_test_epi64_mask(missing, missing) == 0;
 }
 
-TARGET_AVX512 static inline __attribute__((always_inline)) void
+ONCE_TARGET_AVX512 static inline __attribute__((always_inline)) void
 avx512_line_set(uint64_t *block, block_shape shape, uint64_t y)
 {
     __m512i line = _mm512_loadu_si512((const void *)block);
     _mm512_storeu_si512((void *)block, _mm512_or_si512(line, avx512_line_mask(shape, y)));
 }
 
-TARGET_AVX2 static inline __attribute__((always_inline)) __m256i
+ONCE_TARGET_AVX2 static inline __attribute__((always_inline)) __m256i
 avx2_half_mask(block_shape shape, uint64_t y, unsigned half)
 {
     const unsigned w = 4 * half;
@@ -493,7 +490,7 @@ avx2_half_mask(block_shape shape, uint64_t y, unsigned half)
     return _mm256_sllv_epi64(_mm256_set1_epi64x(1), _mm256_sub_epi64(bit, offset));
 }
 
-TARGET_AVX2 static inline __attribute__((always_inline)) bool
+ONCE_TARGET_AVX2 static inline __attribute__((always_inline)) bool
 avx2_line_test(const uint64_t *block, block_shape shape, uint64_t y)
 {
     __m256i lo = _mm256_loadu_si256((const __m256i *)block);
@@ -502,7 +499,7 @@ avx2_line_test(const uint64_t *block, block_shape shape, uint64_t y)
            _mm256_testc_si256(hi, avx2_half_mask(shape, y, 1));
 }
 
-TARGET_AVX2 static inline __attribute__((always_inline)) void
+ONCE_TARGET_AVX2 static inline __attribute__((always_inline)) void
 avx2_line_set(uint64_t *block, block_shape shape, uint64_t y)
 {
     __m256i lo = _mm256_loadu_si256((const __m256i *)block);
@@ -829,9 +826,9 @@ kept_loops(age_filter *a, block_shape shape, line_test_fn test, line_set_fn set,
     }
 
 DEFINE_LINE_BATCH(scalar_line_batch, , scalar_line_test, scalar_line_set)
-#ifdef APBBF_X86
-DEFINE_LINE_BATCH(avx2_line_batch, TARGET_AVX2, avx2_line_test, avx2_line_set)
-DEFINE_LINE_BATCH(avx512_line_batch, TARGET_AVX512, avx512_line_test, avx512_line_set)
+#ifdef ONCE_X86
+DEFINE_LINE_BATCH(avx2_line_batch, ONCE_TARGET_AVX2, avx2_line_test, avx2_line_set)
+DEFINE_LINE_BATCH(avx512_line_batch, ONCE_TARGET_AVX512, avx512_line_test, avx512_line_set)
 #endif
 
 static __attribute__((noinline, flatten)) void word_batch(age_filter *a, const once_key *keys,
@@ -865,7 +862,7 @@ static void kept_batch(age_filter *a, const once_key *keys, size_t count, once_b
         word_batch(a, keys, count, op, out);
         return;
     }
-#ifdef APBBF_X86
+#ifdef ONCE_X86
     if (a->simd == ONCE_SIMD_AVX512) {
         avx512_line_batch(a, keys, count, op, out);
         return;
@@ -1240,15 +1237,9 @@ static once_status age_new(once_filter **out, const once_filter_ops *ops, uint32
 
 static bool segments_tail_clear(const age_filter *a)
 {
-    for (uint32_t j = 0; j < a->segments; j++) {
-        const uint64_t *seg = segment_at(a, j);
-        uint64_t used = a->segment_bits;
-        if (used % 64 && (seg[used / 64] >> (used % 64)))
+    for (uint32_t j = 0; j < a->segments; j++)
+        if (!once_words_tail_clear(segment_at(a, j), a->segment_words, a->segment_bits))
             return false;
-        for (uint64_t w = (used + 63) / 64; w < a->segment_words; w++)
-            if (seg[w])
-                return false;
-    }
     return true;
 }
 

@@ -12,6 +12,7 @@
  */
 #include "once_internal.h"
 
+#include <math.h>
 #include <sys/mman.h>
 
 #define HUGE_PAGE_BYTES ((size_t)2 << 20)
@@ -217,6 +218,17 @@ once_status once_array_cardinality_pair(const once_filter *fa, const once_filter
     if (op == ONCE_COMBINE_UNION) /* the OR is the filter of the union: Theorem 1 */
         return once_card_estimate(o, set_a + set_b - set_and, confidence, out);
     return once_card_estimate_intersection(o, set_a, set_b, set_and, confidence, out);
+}
+
+/* The standard and counting filters' statistics: a key's k probes land anywhere in the
+ * array, so the rate estimated from the fill is the chance that all k find a set cell. */
+void once_array_stats(const once_filter *f, once_stats *st)
+{
+    const once_array_filter *a = CARRAY(f);
+    st->bits = a->cells;
+    st->bits_set = once_array_cells_set(f);
+    st->hashes = a->hashes;
+    st->fpr_estimate = pow((double)st->bits_set / (double)a->cells, a->hashes);
 }
 
 bool once_words_tail_clear(const uint64_t *array, uint64_t words, uint64_t used)

@@ -39,9 +39,8 @@
 
 #include <math.h>
 
-#if defined(__x86_64__) || defined(__i386__)
+#ifdef ONCE_X86
 #include <immintrin.h>
-#define ONCE_X86 1
 #endif
 
 #define BLOCK_BITS 512
@@ -98,10 +97,8 @@ PROBE_INLINE bool scalar_probe(uint64_t *block, uint32_t x, uint32_t lanes, once
 }
 
 #ifdef ONCE_X86
-#define TARGET_AVX2 __attribute__((target("avx2")))
-#define TARGET_AVX512 __attribute__((target("avx512f")))
 
-TARGET_AVX2 PROBE_INLINE __m256i avx2_masks(uint32_t x, const uint32_t *salt, uint32_t lanes8)
+ONCE_TARGET_AVX2 PROBE_INLINE __m256i avx2_masks(uint32_t x, const uint32_t *salt, uint32_t lanes8)
 {
     __m256i product = _mm256_mullo_epi32(_mm256_set1_epi32((int)x),
                                          _mm256_load_si256((const __m256i *)salt));
@@ -112,7 +109,7 @@ TARGET_AVX2 PROBE_INLINE __m256i avx2_masks(uint32_t x, const uint32_t *salt, ui
     return _mm256_and_si256(bits, active);
 }
 
-TARGET_AVX2 PROBE_INLINE bool avx2_probe(uint64_t *block, uint32_t x, uint32_t lanes,
+ONCE_TARGET_AVX2 PROBE_INLINE bool avx2_probe(uint64_t *block, uint32_t x, uint32_t lanes,
                                          once_batch_op op)
 {
     __m256i lo = avx2_masks(x, lane_salt, lanes & 0xFF);
@@ -127,7 +124,7 @@ TARGET_AVX2 PROBE_INLINE bool avx2_probe(uint64_t *block, uint32_t x, uint32_t l
     return all;
 }
 
-TARGET_AVX512 PROBE_INLINE bool avx512_probe(uint64_t *block, uint32_t x, uint32_t lane_bits,
+ONCE_TARGET_AVX512 PROBE_INLINE bool avx512_probe(uint64_t *block, uint32_t x, uint32_t lane_bits,
                                              once_batch_op op)
 {
     __mmask16 lanes = (__mmask16)lane_bits;
@@ -140,9 +137,6 @@ TARGET_AVX512 PROBE_INLINE bool avx512_probe(uint64_t *block, uint32_t x, uint32
         _mm512_store_si512((void *)block, _mm512_mask_or_epi32(b, lanes, b, bits));
     return all;
 }
-#else
-#define TARGET_AVX2
-#define TARGET_AVX512
 #endif
 
 static inline uint64_t *block_of(const once_array_filter *a, uint64_t lo)
@@ -241,12 +235,12 @@ DEFINE_BLOCKED_BATCH(scalar_batch, , scalar_probe)
 static const blocked_impl scalar_impl = {"scalar", ONCE_SIMD_SCALAR, scalar_one, scalar_batch};
 
 #ifdef ONCE_X86
-DEFINE_BLOCKED_ONE(avx2_one, TARGET_AVX2, avx2_probe)
-DEFINE_BLOCKED_BATCH(avx2_batch, TARGET_AVX2, avx2_probe)
+DEFINE_BLOCKED_ONE(avx2_one, ONCE_TARGET_AVX2, avx2_probe)
+DEFINE_BLOCKED_BATCH(avx2_batch, ONCE_TARGET_AVX2, avx2_probe)
 static const blocked_impl avx2_impl = {"avx2", ONCE_SIMD_AVX2, avx2_one, avx2_batch};
 
-DEFINE_BLOCKED_ONE(avx512_one, TARGET_AVX512, avx512_probe)
-DEFINE_BLOCKED_BATCH(avx512_batch, TARGET_AVX512, avx512_probe)
+DEFINE_BLOCKED_ONE(avx512_one, ONCE_TARGET_AVX512, avx512_probe)
+DEFINE_BLOCKED_BATCH(avx512_batch, ONCE_TARGET_AVX512, avx512_probe)
 static const blocked_impl avx512_impl = {"avx512", ONCE_SIMD_AVX512, avx512_one, avx512_batch};
 #endif
 

@@ -19,7 +19,6 @@
  */
 #include "once_internal.h"
 
-#include <math.h>
 
 #define COUNTER_MAX 15u
 
@@ -133,15 +132,6 @@ static void counting_combine(once_filter *dst, const once_filter *src, once_comb
     }
 }
 
-static void counting_stats(const once_filter *f, once_stats *st)
-{
-    const once_array_filter *a = CARRAY(f);
-    st->bits = a->cells;
-    st->bits_set = once_array_cells_set(f);
-    st->hashes = a->hashes;
-    st->fpr_estimate = pow((double)st->bits_set / (double)a->cells, a->hashes);
-}
-
 static once_status counting_load(once_filter **out, const uint8_t *params, size_t params_len,
                                  const uint8_t *payload, size_t payload_len)
 {
@@ -160,7 +150,7 @@ const once_filter_ops once_counting_ops = {
     .clear = once_array_clear,
     .same_geometry = once_array_same_geometry,
     .combine = counting_combine,
-    .stats = counting_stats,
+    .stats = once_array_stats,
     .cardinality = once_array_cardinality,
     .cardinality_pair = once_array_cardinality_pair,
     .memory = once_array_memory,

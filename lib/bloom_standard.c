@@ -13,7 +13,6 @@
  */
 #include "once_internal.h"
 
-#include <math.h>
 
 once_status once_standard_new(once_filter **out, uint64_t bits, uint32_t hashes)
 {
@@ -63,15 +62,6 @@ static void standard_prefetch(const once_filter *f, const once_hash *h)
         once_prefetch_write(&a->array[once_probe_next(&p, a->cells) >> 6]);
 }
 
-static void standard_stats(const once_filter *f, once_stats *st)
-{
-    const once_array_filter *a = CARRAY(f);
-    st->bits = a->cells;
-    st->bits_set = once_array_cells_set(f);
-    st->hashes = a->hashes;
-    st->fpr_estimate = pow((double)st->bits_set / (double)a->cells, a->hashes);
-}
-
 static once_status standard_load(once_filter **out, const uint8_t *params, size_t params_len,
                                  const uint8_t *payload, size_t payload_len)
 {
@@ -90,7 +80,7 @@ const once_filter_ops once_standard_ops = {
     .clear = once_array_clear,
     .same_geometry = once_array_same_geometry,
     .combine = once_array_combine_bits,
-    .stats = standard_stats,
+    .stats = once_array_stats,
     .cardinality = once_array_cardinality,
     .cardinality_pair = once_array_cardinality_pair,
     .memory = once_array_memory,

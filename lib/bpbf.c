@@ -77,8 +77,6 @@
 #define DBPBF_DEFAULT_MAX_BYTES (UINT64_C(1) << 30)
 #define PREFETCH_BATCHES 4 /* newest batches whose first blocks a prefetch touches */
 #define PREFETCH_BLOCKS 8  /* blocks an insertion prefetches (static filter's batch) */
-#define BATCH_AHEAD 8      /* keys hashed and prefetched ahead in a batch */
-#define BATCH_RING 16      /* a power of two above BATCH_AHEAD */
 
 typedef struct bpbf_batch {
     uint64_t items;  /* keys hashed into this batch (x of Eq. 2) */
@@ -451,7 +449,7 @@ static void bpbf_prefetch(const once_filter *f, const once_hash *h)
 
 /*
  * The static filter's fused batch (it never grows, so no insertion can fail): hash
- * BATCH_AHEAD keys ahead and prefetch what the operation will touch - every block (up
+ * ONCE_BATCH_AHEAD keys ahead and prefetch what the operation will touch - every block (up
  * to PREFETCH_BLOCKS) for an insertion or a dedup test-and-add of a mostly new stream,
  * the first two blocks for a query - then probe in array order.
  */
@@ -461,10 +459,10 @@ static once_status bpbf_fused_batch(once_filter *f, const once_key *keys, size_t
     bpbf *b = BP(f);
     bpbf_batch *batch = &b->batches[0];
     uint32_t want = op == ONCE_OP_QUERY ? 2 : PREFETCH_BLOCKS;
-    once_hash ring[BATCH_RING];
-    for (size_t i = 0; i < count + BATCH_AHEAD; i++) {
+    once_hash ring[ONCE_BATCH_RING];
+    for (size_t i = 0; i < count + ONCE_BATCH_AHEAD; i++) {
         if (i < count) {
-            once_hash *h = &ring[i % BATCH_RING];
+            once_hash *h = &ring[i % ONCE_BATCH_RING];
             *h = once_hash_key(keys[i].data, keys[i].len, f->seed);
             uint64_t first[PREFETCH_BLOCKS];
             uint32_t blocks = first_probes(b, h, first, want);
@@ -475,10 +473,10 @@ static once_status bpbf_fused_batch(once_filter *f, const once_key *keys, size_t
                     once_prefetch_write(batch->words + (first[j] >> 6));
             }
         }
-        if (i < BATCH_AHEAD)
+        if (i < ONCE_BATCH_AHEAD)
             continue;
-        size_t k = i - BATCH_AHEAD;
-        const once_hash *h = &ring[k % BATCH_RING];
+        size_t k = i - ONCE_BATCH_AHEAD;
+        const once_hash *h = &ring[k % ONCE_BATCH_RING];
         if (op == ONCE_OP_ADD) {
             probe_blocks(b, batch->words, b->blocks, h, PROBE_SET);
             batch->items++;

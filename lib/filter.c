@@ -489,14 +489,7 @@ once_status once_intersect(once_filter *dst, const once_filter *src)
 
 /* --------------------------------------------------------------- batches */
 
-/*
- * Keys are hashed BATCH_AHEAD positions before they are probed and their cache lines
- * prefetched then, so that up to BATCH_AHEAD misses overlap.  Eight is enough to cover
- * DRAM latency at the ~10 ns of work per key of the blocked layout and small enough
- * that the lines are still in L1 when used.
- */
-#define BATCH_AHEAD 8
-#define BATCH_RING 16 /* a power of two larger than BATCH_AHEAD */
+/* Keys are hashed ONCE_BATCH_AHEAD positions before they are probed (once_internal.h). */
 
 static once_status check_batch(const once_filter *f, const once_key *keys, size_t count)
 {
@@ -511,7 +504,7 @@ static once_status check_batch(const once_filter *f, const once_key *keys, size_
 static inline void batch_prime(const once_filter *f, const once_key *keys, size_t count,
                                once_hash *ring)
 {
-    size_t ahead = count < BATCH_AHEAD ? count : BATCH_AHEAD;
+    size_t ahead = count < ONCE_BATCH_AHEAD ? count : ONCE_BATCH_AHEAD;
     for (size_t i = 0; i < ahead; i++) {
         ring[i] = once_hash_key(keys[i].data, keys[i].len, f->seed);
         f->ops->prefetch(f, &ring[i]);
@@ -521,9 +514,9 @@ static inline void batch_prime(const once_filter *f, const once_key *keys, size_
 static inline void batch_advance(const once_filter *f, const once_key *keys, size_t count,
                                  once_hash *ring, size_t i)
 {
-    size_t next = i + BATCH_AHEAD;
+    size_t next = i + ONCE_BATCH_AHEAD;
     if (next < count) {
-        once_hash *h = &ring[next & (BATCH_RING - 1)];
+        once_hash *h = &ring[next & (ONCE_BATCH_RING - 1)];
         *h = once_hash_key(keys[next].data, keys[next].len, f->seed);
         f->ops->prefetch(f, h);
     }
@@ -540,11 +533,11 @@ once_status once_add_batch(once_filter *f, const once_key *keys, size_t count)
         f->items += done;
         return st;
     }
-    once_hash ring[BATCH_RING];
+    once_hash ring[ONCE_BATCH_RING];
     batch_prime(f, keys, count, ring);
     for (size_t i = 0; i < count; i++) {
         batch_advance(f, keys, count, ring, i);
-        st = add_hashed(f, &ring[i & (BATCH_RING - 1)], keys[i].time_ms);
+        st = add_hashed(f, &ring[i & (ONCE_BATCH_RING - 1)], keys[i].time_ms);
         if (st != ONCE_OK)
             return st;
     }
@@ -567,11 +560,11 @@ once_status once_query_batch(const once_filter *f, const once_key *keys, size_t 
         size_t done = 0;
         return f->ops->batch((once_filter *)f, keys, count, ONCE_OP_QUERY, present, &done);
     }
-    once_hash ring[BATCH_RING];
+    once_hash ring[ONCE_BATCH_RING];
     batch_prime(f, keys, count, ring);
     for (size_t i = 0; i < count; i++) {
         batch_advance(f, keys, count, ring, i);
-        present[i] = f->ops->query(f, &ring[i & (BATCH_RING - 1)], keys[i].time_ms);
+        present[i] = f->ops->query(f, &ring[i & (ONCE_BATCH_RING - 1)], keys[i].time_ms);
     }
     return ONCE_OK;
 }
@@ -591,12 +584,12 @@ once_status once_test_and_add_batch(once_filter *f, const once_key *keys, size_t
             f->items += !seen[i];
         return st;
     }
-    once_hash ring[BATCH_RING];
+    once_hash ring[ONCE_BATCH_RING];
     batch_prime(f, keys, count, ring);
     for (size_t i = 0; i < count; i++) {
         batch_advance(f, keys, count, ring, i);
         bool was = false;
-        st = f->ops->test_and_add(f, &ring[i & (BATCH_RING - 1)], keys[i].time_ms, &was);
+        st = f->ops->test_and_add(f, &ring[i & (ONCE_BATCH_RING - 1)], keys[i].time_ms, &was);
         if (st != ONCE_OK)
             return st;
         seen[i] = was;

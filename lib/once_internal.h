@@ -24,6 +24,25 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+/* Batches take each key ONCE_BATCH_AHEAD positions before they probe it and prefetch its
+ * cache lines then, so that up to that many misses overlap.  Eight is enough to cover
+ * DRAM latency at the ~10 ns of work per key of the blocked layout and small enough that
+ * the lines are still in L1 when used.  The ring of hashes in flight is a power of two
+ * larger than that. */
+#define ONCE_BATCH_AHEAD 8
+#define ONCE_BATCH_RING 16
+
+/* x86 SIMD paths are compiled for instruction sets the build does not assume and chosen
+ * at run time (once_simd_path), so each such function carries its target. */
+#if defined(__x86_64__) || defined(__i386__)
+#define ONCE_X86 1
+#define ONCE_TARGET_AVX2 __attribute__((target("avx2")))
+#define ONCE_TARGET_AVX512 __attribute__((target("avx512f")))
+#else
+#define ONCE_TARGET_AVX2
+#define ONCE_TARGET_AVX512
+#endif
+
 /* Library limits.  2^40 cells is 128 GiB of bits: far beyond one host's filter, small
  * enough that every size computation below fits in 64 bits without overflow. */
 #define ONCE_MAX_CELLS (UINT64_C(1) << 40)
@@ -497,6 +516,7 @@ once_status once_array_load(once_filter **out, const uint8_t *params, size_t par
                             once_status (*make)(once_filter **, uint64_t, uint32_t));
 /* Set cells in the whole array (popcount for bits; non-zero nibbles for counters). */
 uint64_t once_array_cells_set(const once_filter *f);
+void once_array_stats(const once_filter *f, once_stats *st);
 /* An array filter's set cells and its layout's occupancy model (cardinality.c), for
  * structures built of array filters that sum their parts (once_card_sum). */
 once_status once_array_cells(const once_filter *f, uint64_t *set, once_occupancy *o);

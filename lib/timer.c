@@ -935,20 +935,6 @@ static void timer_save_payload(const once_filter *f, once_writer *w)
     }
 }
 
-/* True when no bit at or past `used` is set. */
-static bool tail_clear(const uint64_t *a, uint64_t words, uint64_t used)
-{
-    uint64_t first = used / 64;
-    if (used % 64 != 0) {
-        if (a[first] >> (used % 64))
-            return false;
-        first++;
-    }
-    for (uint64_t i = first; i < words; i++)
-        if (a[i] != 0)
-            return false;
-    return true;
-}
 
 static once_status timer_load(once_filter **out, const uint8_t *params, size_t params_len,
                               const uint8_t *payload, size_t payload_len)
@@ -1027,7 +1013,7 @@ static once_status timer_load(once_filter **out, const uint8_t *params, size_t p
     for (uint32_t i = 0; i < t->count; i++) {
         timer_sub *s = &t->subs[i];
         once_words_from_le(s->array, payload + (size_t)(i * t->words * 8), t->words);
-        bool canonical = tail_clear(s->array, t->words, t->cells * t->width);
+        bool canonical = once_words_tail_clear(s->array, t->words, t->cells * t->width);
         /* Every stored timer must be alive at L: a saved filter holds no other. */
         for (uint64_t c = 0; c < t->cells && canonical; c++) {
             uint64_t value = cell_get(t, s->array, c);

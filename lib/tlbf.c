@@ -841,17 +841,6 @@ static once_status tlbf_new(tlbf **out, uint32_t k, uint32_t l, uint64_t span, u
     return ONCE_OK;
 }
 
-static bool tail_clear(const tlbf_slice *s)
-{
-    uint64_t words = slice_words(s->bits);
-    if (s->bits % 64 && (s->array[s->bits / 64] >> (s->bits % 64)))
-        return false;
-    for (uint64_t w = (s->bits + 63) / 64; w < words; w++)
-        if (s->array[w])
-            return false;
-    return true;
-}
-
 static once_status tlbf_load(once_filter **out, const uint8_t *params, size_t params_len,
                              const uint8_t *payload, size_t payload_len)
 {
@@ -917,7 +906,7 @@ static once_status tlbf_load(once_filter **out, const uint8_t *params, size_t pa
         words += slice_words(bits) * 8;
         left -= (size_t)(slice_words(bits) * 8);
         t->bytes += slice_words(bits) * 8;
-        if (!tail_clear(s))
+        if (!once_words_tail_clear(s->array, slice_words(s->bits), s->bits))
             st = ONCE_ERR_CORRUPT;
     }
     /* Consecutive slices must use distinct hash functions: a file that breaks this was
