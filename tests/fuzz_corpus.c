@@ -2,10 +2,11 @@
  * fuzz_corpus.c - seed inputs for fuzz_load: small saved filters of every structure,
  * empty and with keys, in a few geometries (with and without padding past the last
  * cell, the largest k each layout allows; scalable chains of one to four sub-filters;
- * DBFs of one and several rows; those with keys carry metadata).  Small seeds keep the
- * fuzzer's mutations dense in the header and parameters, where the validation is.
+ * DBFs of one and several rows; those with keys carry metadata), each also as a
+ * chunked dump.  Small seeds keep the fuzzer's mutations dense in the header and
+ * parameters, where the validation is.
  *
- *   fuzz_corpus DIR    writes DIR/<structure>-<bits>-<k>-<keys>.once
+ *   fuzz_corpus DIR    writes DIR/<structure>-<bits>-<k>-<keys>.once and .chunks
  */
 #include "once.h"
 
@@ -113,35 +114,83 @@ static once_filter *build(const once_config *config, uint64_t keys)
     return f;
 }
 
-/* Save `f` (and free it) as DIR/<structure>-<label>-<keys>.once. */
-static int write_filter(const char *dir, once_filter *f, uint64_t keys, const char *label)
+/* `f` as a chunked dump in fuzz_load's form: [u16 length][chunk] ..., chunks of a few
+ * words past the least the first one takes, so a small filter makes several. */
+static once_status dump_chunks(const once_filter *f, uint8_t **out, size_t *out_len)
 {
-    once_type type = once_get_type(f);
-    void *buf = NULL;
-    size_t len = 0;
-    /* Seeds with keys carry application metadata, so the fuzzer mutates that section
-     * too; empty seeds keep the plain layout. */
-    once_status st = keys ? once_set_metadata(f, "key 2\tci 0", 11) : ONCE_OK;
-    if (st == ONCE_OK)
-        st = once_save_to_buffer(f, &buf, &len);
-    once_free(f);
-    if (st != ONCE_OK) {
-        fprintf(stderr, "fuzz_corpus: save: %s\n", once_strerror(st));
-        return -1;
-    }
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s-%s-%llu.once", dir, once_type_name(type), label,
-             (unsigned long long)keys);
+    size_t bound = once_save_chunk_min(f) + 64;
+    size_t room = (size_t)once_saved_size(f) * 2 + 4096, len = 0;
+    uint8_t *buf = malloc(room);
+    if (buf == NULL)
+        return ONCE_ERR_NOMEM;
+    uint64_t cursor = 0;
+    do {
+        size_t n = 0;
+        if (room - len < 2 + bound) {
+            free(buf);
+            return ONCE_ERR_TOO_LARGE;
+        }
+        once_status st = once_save_chunk(f, &cursor, bound, buf + len + 2, &n);
+        if (st != ONCE_OK || n > 0xffff) {
+            free(buf);
+            return st != ONCE_OK ? st : ONCE_ERR_TOO_LARGE;
+        }
+        if (n != 0) {
+            buf[len] = (uint8_t)n;
+            buf[len + 1] = (uint8_t)(n >> 8);
+            len += 2 + n;
+        }
+    } while (cursor != 0);
+    *out = buf;
+    *out_len = len;
+    return ONCE_OK;
+}
+
+static int write_file(const char *path, const void *buf, size_t len)
+{
     FILE *out = fopen(path, "wb");
     int ok = out != NULL && fwrite(buf, 1, len, out) == len;
     if (out != NULL && fclose(out) != 0)
         ok = 0;
-    free(buf);
     if (!ok) {
         perror(path);
         return -1;
     }
     return 0;
+}
+
+/* Save `f` (and free it) as DIR/<structure>-<label>-<keys>.once, and its chunked dump
+ * as DIR/<structure>-<label>-<keys>.chunks. */
+static int write_filter(const char *dir, once_filter *f, uint64_t keys, const char *label)
+{
+    once_type type = once_get_type(f);
+    void *buf = NULL;
+    uint8_t *chunks = NULL;
+    size_t len = 0, chunks_len = 0;
+    /* Seeds with keys carry application metadata, so the fuzzer mutates that section
+     * too; empty seeds keep the plain layout. */
+    once_status st = keys ? once_set_metadata(f, "key 2\tci 0", 11) : ONCE_OK;
+    if (st == ONCE_OK)
+        st = once_save_to_buffer(f, &buf, &len);
+    if (st == ONCE_OK)
+        st = dump_chunks(f, &chunks, &chunks_len);
+    once_free(f);
+    if (st != ONCE_OK) {
+        fprintf(stderr, "fuzz_corpus: save: %s\n", once_strerror(st));
+        free(buf);
+        return -1;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s-%s-%llu.once", dir, once_type_name(type), label,
+             (unsigned long long)keys);
+    int rc = write_file(path, buf, len);
+    snprintf(path, sizeof path, "%s/%s-%s-%llu.chunks", dir, once_type_name(type), label,
+             (unsigned long long)keys);
+    if (rc == 0)
+        rc = write_file(path, chunks, chunks_len);
+    free(buf);
+    free(chunks);
+    return rc;
 }
 
 static int write_config(const char *dir, const once_config *config, uint64_t keys,

@@ -60,19 +60,32 @@ static uint64_t rng_next(uint64_t *state)
     return *state;
 }
 
-/* Reload `f` from its own saved bytes; NULL (after saying why) if that fails. */
+/* Reload `f` from its own saved bytes; NULL (after saying why) if that fails.  Every
+ * other reload goes through a chunked dump, its chunk bound cycling from the least the
+ * filter takes upwards, so every state reached is also dumped and loaded in chunks. */
 static once_filter *reload(drive_ctx *c, const once_filter *f)
 {
+    static uint64_t reloads;
     size_t len = 0;
     uint8_t *saved = testing_save(f, &len);
     if (saved == NULL) {
         drive_fail(c, "filter does not save");
         return NULL;
     }
-    uint8_t *copy = testing_copy_exact(saved, len);
     once_filter *g = NULL;
-    once_status st = once_load(&g, copy, len);
-    free(copy);
+    once_status st = ONCE_OK;
+    if (reloads++ % 2) {
+        g = testing_chunk_reload(f, once_save_chunk_min(f) + 8 * (reloads % 97));
+        if (g == NULL) {
+            drive_fail(c, "chunked dump does not load again");
+            free(saved);
+            return NULL;
+        }
+    } else {
+        uint8_t *copy = testing_copy_exact(saved, len);
+        st = once_load(&g, copy, len);
+        free(copy);
+    }
     if (st != ONCE_OK) {
         fprintf(stderr, "once_load: %s\n", once_strerror(st));
         drive_fail(c, "saved filter does not load again");

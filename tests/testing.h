@@ -252,6 +252,62 @@ static inline uint8_t *testing_copy_exact(const void *src, size_t len)
 }
 
 /*
+ * Save `f` as a dump of chunks of at most `max_chunk` bytes and load it back with the
+ * chunk loader, each chunk an exact heap copy; NULL after saying why.  On the way it
+ * checks what every dump must be: chunks within max_chunk, the empty last call, the
+ * loader complete exactly at the last chunk, and the bodies (past each chunk's header)
+ * exactly once_save's bytes.
+ */
+static inline once_filter *testing_chunk_reload(const once_filter *f, size_t max_chunk)
+{
+    size_t saved_len = 0;
+    uint8_t *saved = testing_save(f, &saved_len);
+    uint8_t *chunk = malloc(max_chunk);
+    once_loader *loader = NULL;
+    once_status st = saved && chunk ? once_load_begin(&loader) : ONCE_ERR_NOMEM;
+    uint64_t cursor = 0;
+    size_t at = 0;
+    bool complete = false, ok = st == ONCE_OK;
+    while (ok) {
+        size_t n = 0;
+        st = once_save_chunk(f, &cursor, max_chunk, chunk, &n);
+        if (st != ONCE_OK || n > max_chunk || (n == 0) != (cursor == 0) || complete != (n == 0)) {
+            fprintf(stderr, "chunk save at %zu: %s (%zu bytes)\n", at, once_strerror(st), n);
+            ok = false;
+            break;
+        }
+        if (n == 0)
+            break;
+        size_t body = n - ONCE_CHUNK_HEADER_SIZE;
+        if (n < ONCE_CHUNK_HEADER_SIZE || body > saved_len - at ||
+            memcmp(chunk + ONCE_CHUNK_HEADER_SIZE, saved + at, body) != 0) {
+            fprintf(stderr, "chunk at %zu: the body is not the saved bytes\n", at);
+            ok = false;
+            break;
+        }
+        at += body;
+        uint8_t *copy = testing_copy_exact(chunk, n);
+        st = once_load_chunk(loader, copy, n, &complete);
+        free(copy);
+        if (st != ONCE_OK || complete != (at == saved_len)) {
+            fprintf(stderr, "chunk load at %zu: %s\n", at, once_strerror(st));
+            ok = false;
+        }
+    }
+    once_filter *g = NULL;
+    if (ok && at == saved_len) {
+        st = once_load_finish(loader, &g);
+        if (st != ONCE_OK)
+            fprintf(stderr, "chunk load finish: %s\n", once_strerror(st));
+    } else {
+        once_load_abort(loader);
+    }
+    free(chunk);
+    free(saved);
+    return g;
+}
+
+/*
  * Load an exact heap copy of a saved filter, as the fuzz target does.  A refusal must
  * leave no filter; a filter that loads must save back to the same bytes (the format is
  * canonical) and work: 50 test-and-adds (at times 0, 37, 74, ... ms) that succeed or

@@ -63,6 +63,7 @@ typedef enum once_status {
     ONCE_ERR_CHECKSUM,    /* serialized data fails its checksum */
     ONCE_ERR_IO,          /* the caller's writer reported a failure */
     ONCE_ERR_TIME,        /* an event time the window's clock refuses (see "Event time") */
+    ONCE_ERR_SEQUENCE,    /* a chunk or cursor out of its dump's order (see "Chunks") */
     ONCE_STATUS_COUNT
 } once_status;
 
@@ -378,6 +379,80 @@ ONCE_API once_status once_load(once_filter **out, const void *buffer, size_t len
 ONCE_API once_status once_set_metadata(once_filter *filter, const void *data, size_t len);
 ONCE_API once_status once_get_metadata(const once_filter *filter, const void **data,
                                        size_t *len);
+
+/*
+ * Chunks: the saved form as a sequence of bounded chunks, for a caller that cannot hold
+ * or send it whole (a Redis module's BF.SCANDUMP / BF.LOADCHUNK, RDB and AOF rewrite).
+ * The chunks' bodies, in order, are exactly the bytes once_save writes, so they load
+ * with once_load too; each chunk adds a header of ONCE_CHUNK_HEADER_SIZE bytes that
+ * states its place in the dump and carries its own checksum (lib/serialize.c), so a
+ * chunk out of order, repeated, damaged or from another dump is refused where it
+ * arrives, not at the end.
+ *
+ * Saving: a cursor of 0 starts; each call writes the next chunk, at most max_chunk
+ * bytes, into `out` (which holds max_chunk bytes), sets *out_len and moves *cursor on.
+ * After the last chunk comes one call that writes nothing (*out_len 0) and sets
+ * *cursor to 0, so a caller's loop is
+ *
+ *     uint64_t cursor = 0;
+ *     do {
+ *         if ((st = once_save_chunk(f, &cursor, max, buf, &n)) != ONCE_OK) break;
+ *         if (n != 0) send(buf, n);
+ *     } while (cursor != 0);
+ *
+ * which is BF.SCANDUMP's protocol: [cursor, chunk] per call, [0, ""] at the end.  The
+ * cursor is a plain integer below 2^63 (the library keeps no state between calls) and
+ * max_chunk may differ from call to call.  The first chunk holds at least the whole
+ * header, parameters and metadata: the first call needs a max_chunk of at least
+ * once_save_chunk_min(f) (never more than ONCE_CHUNK_MIN), later calls at least
+ * ONCE_CHUNK_HEADER_SIZE + 8; a smaller one is ONCE_ERR_INVALID.  A chunk is a whole
+ * number of 64-bit words of the stream.  The first and the last call each hash the
+ * whole stream (for the dump's checksum); the others cost about their own size.
+ *   The filter must not change during a dump.  If it does, the last call usually
+ * refuses (ONCE_ERR_SEQUENCE), as does any call once the filter is shorter than the
+ * cursor's offset; and the loader refuses a dump whose chunks mix states
+ * (ONCE_ERR_CHECKSUM, or ONCE_ERR_SEQUENCE when the length changed).  A cursor this library never gave is
+ * ONCE_ERR_INVALID or ONCE_ERR_SEQUENCE.  A stream of 4 TiB or more is
+ * ONCE_ERR_TOO_LARGE.
+ *
+ * Loading: once_load_begin makes a loader; once_load_chunk takes the chunks in the
+ * order they were saved (*complete, which may be NULL, turns true with the last one);
+ * once_load_finish hands out the filter; once_load_abort drops a load at any point.
+ * The first chunk's header fields are checked as once_load checks them; the last
+ * chunk's call checks the whole stream's checksum and builds the filter through the
+ * structure's own loader, which checks the structure's parameters with the payload.
+ * So a dump's verdict is once_load's on the same bytes, but that a length past the
+ * end (ONCE_ERR_TRUNCATED there) is ONCE_ERR_CORRUPT between chunks that state the
+ * stream's length.  A chunk that is not the next one of the dump begun by the first
+ * chunk (out of order, repeated, from another dump, or past the end) is
+ * ONCE_ERR_SEQUENCE; a damaged one ONCE_ERR_CHECKSUM; one shorter than its header says
+ * ONCE_ERR_TRUNCATED; other bad fields ONCE_ERR_CORRUPT, _BAD_MAGIC or _VERSION.  The
+ * iterator a Redis client sends with each chunk is not needed: the chunk states its
+ * place.
+ *   An error ends the load: the loader frees what it holds at once and answers every
+ * later call with that same status.  once_load_finish (ONCE_ERR_TRUNCATED before the
+ * last chunk) and once_load_abort always free the loader; every loader ends with
+ * exactly one of them.  The loader holds the payload received so far (it grows with
+ * the chunks, never ahead of them, so a hostile first chunk declaring a huge payload
+ * costs nothing) and builds the filter from it after the last chunk: at that moment it
+ * needs about twice the filter's size.
+ */
+#define ONCE_CHUNK_HEADER_SIZE 40
+/* Enough for the first chunk of any filter: the chunk header, the 48-byte header, the
+ * most parameters (4096 bytes) and metadata section (8 + ONCE_MAX_METADATA) a file may
+ * hold, and the payload length. */
+#define ONCE_CHUNK_MIN 8296
+typedef struct once_loader once_loader;
+
+/* The smallest max_chunk the first call of this filter's dump takes (0 for NULL). */
+ONCE_API size_t once_save_chunk_min(const once_filter *filter);
+ONCE_API once_status once_save_chunk(const once_filter *filter, uint64_t *cursor,
+                                     size_t max_chunk, void *out, size_t *out_len);
+ONCE_API once_status once_load_begin(once_loader **out);
+ONCE_API once_status once_load_chunk(once_loader *loader, const void *chunk, size_t len,
+                                     bool *complete);
+ONCE_API once_status once_load_finish(once_loader *loader, once_filter **out);
+ONCE_API void once_load_abort(once_loader *loader);
 
 /* ------------------------------------------------------------ sizing math */
 
