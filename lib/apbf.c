@@ -565,9 +565,9 @@ static inline __attribute__((always_inline)) bool kept_segment_matches(const voi
 
 static inline __attribute__((always_inline)) void
 kept_prepare(const age_filter *a, const kept_plan *plan, block_shape shape, kept_slot *slot,
-             const once_key *key, once_batch_op op)
+             const once_batch_items *items, size_t i, once_batch_op op)
 {
-    slot->h = once_hash_key(key->data, key->len, a->base.seed);
+    slot->h = once_item_hash(items, i);
     slot->head = plan->head;
     const uint64_t step = slot->h.hi | 1;
     const uint64_t range = shape.bits == 0 ? a->segment_bits : a->blocks;
@@ -595,7 +595,7 @@ kept_prepare(const age_filter *a, const kept_plan *plan, block_shape shape, kept
  * latency, see once_batch_pipeline), with the first keys prepared. */
 static inline __attribute__((always_inline)) size_t
 kept_start(const age_filter *a, const kept_plan *plan, block_shape shape, kept_slot *ring,
-           const once_key *keys, size_t count, once_batch_op op)
+           const once_batch_items *items, size_t count, once_batch_op op)
 {
     size_t distance = once_age_batch_distance(age_reach(a, shape), op);
     if (distance >= ONCE_PIPELINE_RING)
@@ -603,7 +603,7 @@ kept_start(const age_filter *a, const kept_plan *plan, block_shape shape, kept_s
     if (distance == 0)
         distance = 1;
     for (size_t i = 0; i < count && i < distance; i++)
-        kept_prepare(a, plan, shape, &ring[i], &keys[i], op);
+        kept_prepare(a, plan, shape, &ring[i], items, i, op);
     return distance;
 }
 
@@ -638,16 +638,17 @@ kept_step(age_filter *a, kept_plan *plan, block_shape shape, line_test_fn test,
 
 static inline __attribute__((always_inline)) void
 kept_loop(age_filter *a, block_shape shape, line_test_fn test, line_set_fn set,
-          const once_key *keys, size_t count, const once_batch_op op, uint8_t *out)
+          const once_batch_items *items, size_t count, const once_batch_op op, uint8_t *out)
 {
     kept_plan plan;
     kept_plan_init(&plan, a, op);
+    const once_batch_items in = *items; /* a local: the answer stores cannot alias it */
     kept_slot ring[ONCE_PIPELINE_RING];
-    size_t distance = kept_start(a, &plan, shape, ring, keys, count, op);
+    size_t distance = kept_start(a, &plan, shape, ring, &in, count, op);
     for (size_t i = 0; i < count; i++) {
         size_t next = i + distance;
         if (next < count)
-            kept_prepare(a, &plan, shape, &ring[next % ONCE_PIPELINE_RING], &keys[next], op);
+            kept_prepare(a, &plan, shape, &ring[next % ONCE_PIPELINE_RING], &in, next, op);
         bool seen = kept_step(a, &plan, shape, test, set, &ring[i % ONCE_PIPELINE_RING], op);
         if (op == ONCE_OP_TEST_AND_ADD)
             out[i] = seen;
@@ -755,21 +756,22 @@ chain_matches(block_shape shape, line_test_fn test, const kept_slot *slot, uint3
 
 static inline __attribute__((always_inline)) void
 kept_query_loop(const age_filter *a, block_shape shape, line_test_fn test,
-                const once_key *keys, size_t count, uint8_t *out)
+                const once_batch_items *items, size_t count, uint8_t *out)
 {
     kept_plan plan;
     kept_plan_init(&plan, a, ONCE_OP_QUERY);
     /* Blocks keep the chain's heads alone, in search order: all of them? */
     const uint32_t heads = plan.count;
     const bool whole_chain = shape.bits != 0 && heads == a->l / a->k + 1;
+    const once_batch_items in = *items; /* a local: the answer stores cannot alias it */
     kept_slot ring[ONCE_PIPELINE_RING];
     parking lot;
     lot.first = lot.count = 0;
-    size_t distance = kept_start(a, &plan, shape, ring, keys, count, ONCE_OP_QUERY);
+    size_t distance = kept_start(a, &plan, shape, ring, &in, count, ONCE_OP_QUERY);
     for (size_t i = 0; i < count; i++) {
         size_t next = i + distance;
         if (next < count)
-            kept_prepare(a, &plan, shape, &ring[next % ONCE_PIPELINE_RING], &keys[next],
+            kept_prepare(a, &plan, shape, &ring[next % ONCE_PIPELINE_RING], &in, next,
                          ONCE_OP_QUERY);
         const kept_slot *slot = &ring[i % ONCE_PIPELINE_RING];
         if (whole_chain && !chain_matches(shape, test, slot, heads)) {
@@ -800,29 +802,30 @@ kept_query_loop(const age_filter *a, block_shape shape, line_test_fn test,
 /* One loop per (shape, operation): the shape a constant, so the masks unroll. */
 static inline __attribute__((always_inline)) void
 kept_loops(age_filter *a, block_shape shape, line_test_fn test, line_set_fn set,
-           const once_key *keys, size_t count, once_batch_op op, uint8_t *out)
+           const once_batch_items *items, size_t count, once_batch_op op, uint8_t *out)
 {
     switch (op) {
     case ONCE_OP_QUERY:
-        kept_query_loop(a, shape, test, keys, count, out);
+        kept_query_loop(a, shape, test, items, count, out);
         break;
     case ONCE_OP_ADD:
-        kept_loop(a, shape, test, set, keys, count, ONCE_OP_ADD, out);
+        kept_loop(a, shape, test, set, items, count, ONCE_OP_ADD, out);
         break;
     case ONCE_OP_TEST_AND_ADD:
-        kept_loop(a, shape, test, set, keys, count, ONCE_OP_TEST_AND_ADD, out);
+        kept_loop(a, shape, test, set, items, count, ONCE_OP_TEST_AND_ADD, out);
         break;
     }
 }
 
 #define DEFINE_LINE_BATCH(NAME, TARGET, TEST, SET)                                              \
     TARGET static __attribute__((noinline, flatten)) void NAME(                                 \
-        age_filter *a, const once_key *keys, size_t count, once_batch_op op, uint8_t *out)     \
+        age_filter *a, const once_batch_items *items, size_t count, once_batch_op op,          \
+        uint8_t *out)                                                                           \
     {                                                                                           \
         if (a->block_hashes == 4)                                                               \
-            kept_loops(a, BLOCK_SHAPE(512, 4), TEST, SET, keys, count, op, out);                \
+            kept_loops(a, BLOCK_SHAPE(512, 4), TEST, SET, items, count, op, out);               \
         else                                                                                    \
-            kept_loops(a, BLOCK_SHAPE(512, 8), TEST, SET, keys, count, op, out);                \
+            kept_loops(a, BLOCK_SHAPE(512, 8), TEST, SET, items, count, op, out);               \
     }
 
 DEFINE_LINE_BATCH(scalar_line_batch, , scalar_line_test, scalar_line_set)
@@ -831,54 +834,54 @@ DEFINE_LINE_BATCH(avx2_line_batch, ONCE_TARGET_AVX2, avx2_line_test, avx2_line_s
 DEFINE_LINE_BATCH(avx512_line_batch, ONCE_TARGET_AVX512, avx512_line_test, avx512_line_set)
 #endif
 
-static __attribute__((noinline, flatten)) void word_batch(age_filter *a, const once_key *keys,
-                                                          size_t count, once_batch_op op,
-                                                          uint8_t *out)
+static __attribute__((noinline, flatten)) void
+word_batch(age_filter *a, const once_batch_items *items, size_t count, once_batch_op op,
+           uint8_t *out)
 {
     if (a->block_hashes == 4)
-        kept_loops(a, BLOCK_SHAPE(64, 4), scalar_line_test, scalar_line_set, keys, count, op,
+        kept_loops(a, BLOCK_SHAPE(64, 4), scalar_line_test, scalar_line_set, items, count, op,
                    out);
     else
-        kept_loops(a, BLOCK_SHAPE(64, 8), scalar_line_test, scalar_line_set, keys, count, op,
+        kept_loops(a, BLOCK_SHAPE(64, 8), scalar_line_test, scalar_line_set, items, count, op,
                    out);
 }
 
-static __attribute__((noinline, flatten)) void slice_batch(age_filter *a, const once_key *keys,
-                                                           size_t count, once_batch_op op,
-                                                           uint8_t *out)
+static __attribute__((noinline, flatten)) void
+slice_batch(age_filter *a, const once_batch_items *items, size_t count, once_batch_op op,
+            uint8_t *out)
 {
-    kept_loops(a, (block_shape){0, 0, 0, 0, 0}, scalar_line_test, scalar_line_set, keys, count,
+    kept_loops(a, (block_shape){0, 0, 0, 0, 0}, scalar_line_test, scalar_line_set, items, count,
                op, out);
 }
 
-static void kept_batch(age_filter *a, const once_key *keys, size_t count, once_batch_op op,
-                       uint8_t *out)
+static void kept_batch(age_filter *a, const once_batch_items *items, size_t count,
+                       once_batch_op op, uint8_t *out)
 {
     if (a->block_bits == 0) {
-        slice_batch(a, keys, count, op, out);
+        slice_batch(a, items, count, op, out);
         return;
     }
     if (a->block_bits == 64) {
-        word_batch(a, keys, count, op, out);
+        word_batch(a, items, count, op, out);
         return;
     }
 #ifdef ONCE_X86
     if (a->simd == ONCE_SIMD_AVX512) {
-        avx512_line_batch(a, keys, count, op, out);
+        avx512_line_batch(a, items, count, op, out);
         return;
     }
     if (a->simd == ONCE_SIMD_AVX2) {
-        avx2_line_batch(a, keys, count, op, out);
+        avx2_line_batch(a, items, count, op, out);
         return;
     }
 #endif
-    scalar_line_batch(a, keys, count, op, out);
+    scalar_line_batch(a, items, count, op, out);
 }
 
-static once_status age_batch(once_filter *f, const once_key *keys, size_t count,
+static once_status age_batch(once_filter *f, const once_batch_items *items, size_t count,
                              once_batch_op op, uint8_t *out, size_t *done)
 {
-    kept_batch(AGE(f), keys, count, op, out); /* an age-partitioned probe cannot fail */
+    kept_batch(AGE(f), items, count, op, out); /* an age-partitioned probe cannot fail */
     *done = count;
     return ONCE_OK;
 }

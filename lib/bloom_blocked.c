@@ -72,12 +72,18 @@ PROBE_INLINE uint32_t lane_mask(uint32_t hashes, uint32_t rotation)
     return ((arc << rotation) | (arc >> (LANES - rotation))) & 0xFFFFu;
 }
 
+/* Which of lane j's 32 bits the in-lane bit source x names. */
+PROBE_INLINE unsigned lane_bit_index(uint32_t x, unsigned j)
+{
+    return (x * lane_salt[j]) >> 27;
+}
+
 /* Lane j's one bit, placed in the 64-bit word that holds lanes 2i and 2i+1 (lane 2i
  * in the low half, which is also its place in memory on the little-endian hosts that
  * run the SIMD paths). */
 PROBE_INLINE uint64_t lane_bit64(uint32_t x, unsigned j)
 {
-    return (uint64_t)(1u << ((x * lane_salt[j]) >> 27)) << ((j & 1) * 32);
+    return (uint64_t)(1u << lane_bit_index(x, j)) << ((j & 1) * 32);
 }
 
 PROBE_INLINE bool scalar_probe(uint64_t *block, uint32_t x, uint32_t lanes, once_batch_op op)
@@ -163,11 +169,12 @@ PROBE_INLINE void prefetch_for(once_batch_op op, const void *line)
 
 #define DEFINE_BLOCKED_BATCH(NAME, TARGET, PROBE)                                               \
     TARGET static inline __attribute__((always_inline, flatten)) void NAME##_loop(             \
-        once_filter *f, const once_key *keys, size_t count, const once_batch_op op,            \
+        once_filter *f, const once_batch_items *items, size_t count, const once_batch_op op,   \
         uint8_t *out)                                                                           \
     {                                                                                           \
         const once_array_filter *a = CARRAY(f);                                                 \
-        const uint64_t seed = f->seed, blocks = a->cells / BLOCK_BITS;                          \
+        const once_batch_items in = *items;                                                     \
+        const uint64_t blocks = a->cells / BLOCK_BITS;                                          \
         uint64_t *const array = a->array;                                                       \
         uint32_t lanes_of[LANES];                                                               \
         for (uint32_t r = 0; r < LANES; r++)                                                    \
@@ -176,7 +183,7 @@ PROBE_INLINE void prefetch_for(once_batch_op op, const void *line)
         uint64_t high[BLOCKED_AHEAD];                                                           \
         size_t ahead = count < BLOCKED_AHEAD ? count : BLOCKED_AHEAD;                           \
         for (size_t i = 0; i < ahead; i++) {                                                    \
-            once_hash h = once_hash_key(keys[i].data, keys[i].len, seed);                       \
+            once_hash h = once_item_hash(&in, i);                                             \
             block[i] = array + once_reduce(h.lo, blocks) * (BLOCK_BITS / 64);                   \
             high[i] = h.hi;                                                                     \
             prefetch_for(op, block[i]);                                                         \
@@ -189,7 +196,7 @@ PROBE_INLINE void prefetch_for(once_batch_op op, const void *line)
                 out[i] = hit;                                                                   \
             size_t next = i + BLOCKED_AHEAD;                                                    \
             if (next < count) {                                                                 \
-                once_hash h = once_hash_key(keys[next].data, keys[next].len, seed);             \
+                once_hash h = once_item_hash(&in, next);                                      \
                 block[slot] = array + once_reduce(h.lo, blocks) * (BLOCK_BITS / 64);            \
                 high[slot] = h.hi;                                                              \
                 prefetch_for(op, block[slot]);                                                  \
@@ -197,18 +204,18 @@ PROBE_INLINE void prefetch_for(once_batch_op op, const void *line)
         }                                                                                       \
     }                                                                                           \
     /* One loop per operation, so each is compiled without the others' branches. */          \
-    TARGET static void NAME(once_filter *f, const once_key *keys, size_t count,                \
+    TARGET static void NAME(once_filter *f, const once_batch_items *items, size_t count,       \
                             once_batch_op op, uint8_t *out)                                     \
     {                                                                                           \
         switch (op) {                                                                           \
         case ONCE_OP_QUERY:                                                                     \
-            NAME##_loop(f, keys, count, ONCE_OP_QUERY, out);                                    \
+            NAME##_loop(f, items, count, ONCE_OP_QUERY, out);                                  \
             break;                                                                              \
         case ONCE_OP_ADD:                                                                       \
-            NAME##_loop(f, keys, count, ONCE_OP_ADD, out);                                      \
+            NAME##_loop(f, items, count, ONCE_OP_ADD, out);                                    \
             break;                                                                              \
         case ONCE_OP_TEST_AND_ADD:                                                              \
-            NAME##_loop(f, keys, count, ONCE_OP_TEST_AND_ADD, out);                             \
+            NAME##_loop(f, items, count, ONCE_OP_TEST_AND_ADD, out);                           \
             break;                                                                              \
         }                                                                                       \
     }
@@ -226,7 +233,7 @@ typedef struct blocked_impl {
     const char *name;
     once_simd simd;
     bool (*one)(const once_filter *f, const once_hash *h, once_batch_op op);
-    void (*batch)(once_filter *f, const once_key *keys, size_t count, once_batch_op op,
+    void (*batch)(once_filter *f, const once_batch_items *items, size_t count, once_batch_op op,
                   uint8_t *out);
 } blocked_impl;
 
@@ -350,15 +357,31 @@ static once_status blocked_add(once_filter *f, const once_hash *h, uint64_t now_
     return ONCE_OK;
 }
 
+/* The k bits of the key's block in the array's bit numbering: lane j holds bits
+ * 32j .. 32j + 31 of the block (lane j sits in word j/2, half j%2; see lane_bit64). */
+static uint32_t blocked_positions(const once_filter *f, const once_hash *h, uint64_t *out)
+{
+    const once_array_filter *a = CARRAY(f);
+    uint64_t first = (uint64_t)(block_of(a, h->lo) - a->array) * 64;
+    uint32_t x = (uint32_t)(h->hi >> 32), lanes = lane_mask(a->hashes, (uint32_t)(h->hi & 15));
+    uint32_t n = 0;
+    while (lanes) {
+        unsigned j = (unsigned)__builtin_ctz(lanes);
+        lanes &= lanes - 1;
+        out[n++] = first + (uint64_t)j * LANE_BITS + lane_bit_index(x, j);
+    }
+    return n;
+}
+
 static void blocked_prefetch(const once_filter *f, const once_hash *h)
 {
     once_prefetch_write(block_of(CARRAY(f), h->lo));
 }
 
-static once_status blocked_batch(once_filter *f, const once_key *keys, size_t count,
+static once_status blocked_batch(once_filter *f, const once_batch_items *items, size_t count,
                                  once_batch_op op, uint8_t *out, size_t *done)
 {
-    impl_of(f)->batch(f, keys, count, op, out); /* a blocked probe cannot fail */
+    impl_of(f)->batch(f, items, count, op, out); /* a blocked probe cannot fail */
     *done = count;
     return ONCE_OK;
 }
@@ -410,6 +433,7 @@ const once_filter_ops once_blocked_ops = {
     .prefetch = blocked_prefetch,
     .batch = blocked_batch,
     .remove = NULL,
+    .positions = blocked_positions,
     .clear = once_array_clear,
     .same_geometry = once_array_same_geometry,
     .combine = once_array_combine_bits,

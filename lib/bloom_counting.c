@@ -51,6 +51,12 @@ static void counting_positions(const once_array_filter *a, const once_hash *h, u
         pos[i] = once_probe_next(&p, a->cells);
 }
 
+static uint32_t counting_key_cells(const once_filter *f, const once_hash *h, uint64_t *out)
+{
+    counting_positions(CARRAY(f), h, out);
+    return CARRAY(f)->hashes;
+}
+
 static bool counting_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
 {
     (void)now_ms;
@@ -147,6 +153,7 @@ const once_filter_ops once_counting_ops = {
     .test_and_add = counting_test_and_add,
     .prefetch = counting_prefetch,
     .remove = counting_remove,
+    .positions = counting_key_cells,
     .clear = once_array_clear,
     .same_geometry = once_array_same_geometry,
     .combine = counting_combine,

@@ -78,6 +78,17 @@ static void partitioned_prefetch(const once_filter *f, const once_hash *h)
         once_prefetch_write(&a->array[(i * s + once_probe_next(&p, s)) >> 6]);
 }
 
+/* Probe i in slice i: the positions partitioned_query tests. */
+static uint32_t partitioned_positions(const once_filter *f, const once_hash *h, uint64_t *out)
+{
+    const once_array_filter *a = CARRAY(f);
+    uint64_t s = slice_bits(a);
+    once_probe p = once_probe_start(h);
+    for (uint32_t i = 0; i < a->hashes; i++)
+        out[i] = i * s + once_probe_next(&p, s);
+    return a->hashes;
+}
+
 static void partitioned_stats(const once_filter *f, once_stats *st)
 {
     const once_array_filter *a = CARRAY(f);
@@ -105,6 +116,7 @@ const once_filter_ops once_partitioned_ops = {
     .test_and_add = partitioned_test_and_add,
     .prefetch = partitioned_prefetch,
     .remove = NULL,
+    .positions = partitioned_positions,
     .clear = once_array_clear,
     .same_geometry = once_array_same_geometry,
     .combine = once_array_combine_bits,

@@ -62,6 +62,27 @@ static void standard_prefetch(const once_filter *f, const once_hash *h)
         once_prefetch_write(&a->array[once_probe_next(&p, a->cells) >> 6]);
 }
 
+/* The k bits of paper 000's Eq. 1 filter a digest names: the shared probe sequence over
+ * [0, m), the very positions standard_query tests and standard_test_and_add sets. */
+once_status once_standard_positions(uint64_t bits, uint32_t hashes, const once_digest *digest,
+                                    uint64_t *out)
+{
+    if (bits == 0 || bits > ONCE_MAX_CELLS || hashes == 0 || hashes > ONCE_MAX_HASHES ||
+        digest == NULL || out == NULL)
+        return ONCE_ERR_INVALID;
+    once_probe p = once_probe_start(digest);
+    for (uint32_t i = 0; i < hashes; i++)
+        out[i] = once_probe_next(&p, bits);
+    return ONCE_OK;
+}
+
+static uint32_t standard_positions(const once_filter *f, const once_hash *h, uint64_t *out)
+{
+    const once_array_filter *a = CARRAY(f);
+    once_standard_positions(a->cells, a->hashes, h, out);
+    return a->hashes;
+}
+
 static once_status standard_load(once_filter **out, const uint8_t *params, size_t params_len,
                                  const uint8_t *payload, size_t payload_len)
 {
@@ -77,6 +98,7 @@ const once_filter_ops once_standard_ops = {
     .test_and_add = standard_test_and_add,
     .prefetch = standard_prefetch,
     .remove = NULL,
+    .positions = standard_positions,
     .clear = once_array_clear,
     .same_geometry = once_array_same_geometry,
     .combine = once_array_combine_bits,

@@ -453,17 +453,18 @@ static void bpbf_prefetch(const once_filter *f, const once_hash *h)
  * to PREFETCH_BLOCKS) for an insertion or a dedup test-and-add of a mostly new stream,
  * the first two blocks for a query - then probe in array order.
  */
-static once_status bpbf_fused_batch(once_filter *f, const once_key *keys, size_t count,
+static once_status bpbf_fused_batch(once_filter *f, const once_batch_items *items, size_t count,
                                     once_batch_op op, uint8_t *out, size_t *done)
 {
     bpbf *b = BP(f);
     bpbf_batch *batch = &b->batches[0];
     uint32_t want = op == ONCE_OP_QUERY ? 2 : PREFETCH_BLOCKS;
+    const once_batch_items in = *items;
     once_hash ring[ONCE_BATCH_RING];
     for (size_t i = 0; i < count + ONCE_BATCH_AHEAD; i++) {
         if (i < count) {
             once_hash *h = &ring[i % ONCE_BATCH_RING];
-            *h = once_hash_key(keys[i].data, keys[i].len, f->seed);
+            *h = once_item_hash(&in, i);
             uint64_t first[PREFETCH_BLOCKS];
             uint32_t blocks = first_probes(b, h, first, want);
             for (uint32_t j = 0; j < blocks; j++) {

@@ -3,14 +3,16 @@
  * the batch loop, dispatched to the structure through its ops table.
  *
  * Invariants kept here for every structure:
- *   - a key is hashed exactly once per call, under the filter's seed;
+ *   - a key is hashed exactly once per call, under the filter's seed, into its digest
+ *     (once_digest_with_seed), and the key call is then the digest call: structures
+ *     see digests only, so both answer alike;
  *   - `items` counts successful insertions of keys the filter did not report present
  *     (test-and-add) or every add (plain add), minus successful deletes; a structure
  *     whose add must not count a key it already holds (add_tests_first, the scalable
  *     filter's BF.ADD semantics) has every add, one-key or batch, made as a
  *     test-and-add;
  *   - a batch gives exactly the answers of the one-key calls in array order: it only
- *     hashes a few keys ahead and prefetches their cache lines, it never reorders.
+ *     prefetches the cache lines of a few keys ahead, it never reorders.
  */
 #include "once_internal.h"
 
@@ -352,8 +354,46 @@ once_status once_get_metadata(const once_filter *f, const void **data, size_t *l
     return ONCE_OK;
 }
 
+/* ------------------------------------------------------------- digests */
+
+once_status once_digest_with_seed(uint64_t seed, const void *key, size_t len, once_digest *out)
+{
+    if ((key == NULL && len != 0) || out == NULL)
+        return ONCE_ERR_INVALID;
+    *out = once_hash_key(key, len, seed);
+    return ONCE_OK;
+}
+
+once_status once_digest_key(const once_filter *f, const void *key, size_t len, once_digest *out)
+{
+    if (f == NULL)
+        return ONCE_ERR_INVALID;
+    return once_digest_with_seed(f->seed, key, len, out);
+}
+
+once_status once_positions(const once_filter *f, const once_digest *d, uint64_t *positions,
+                           uint32_t *count)
+{
+    if (f == NULL || d == NULL || count == NULL)
+        return ONCE_ERR_INVALID;
+    if (f->ops->positions == NULL)
+        return ONCE_ERR_UNSUPPORTED;
+    uint64_t cells[ONCE_MAX_HASHES];
+    uint32_t k = f->ops->positions(f, d, cells);
+    uint32_t room = *count;
+    *count = k;
+    if (positions == NULL || room < k)
+        return ONCE_ERR_INVALID;
+    memcpy(positions, cells, k * sizeof cells[0]);
+    return ONCE_OK;
+}
+
 /* ------------------------------------------------------------- one key */
 
+/*
+ * Every key call is the digest call after hashing the key under the filter's seed:
+ * the structures have one probe path, reached the same way from either.
+ */
 #define CHECK_KEY(f, key, len)                                                                  \
     do {                                                                                        \
         if ((f) == NULL || ((key) == NULL && (len) != 0))                                       \
@@ -389,31 +429,43 @@ static once_status add_hashed(once_filter *f, const once_hash *h, uint64_t now_m
     return st;
 }
 
+once_status once_add_digest(once_filter *f, const once_digest *d, uint64_t now_ms)
+{
+    if (f == NULL || d == NULL)
+        return ONCE_ERR_INVALID;
+    return add_hashed(f, d, now_ms);
+}
+
 once_status once_add(once_filter *f, const void *key, size_t len, uint64_t now_ms)
 {
     CHECK_KEY(f, key, len);
     once_hash h = once_hash_key(key, len, f->seed);
-    return add_hashed(f, &h, now_ms);
+    return once_add_digest(f, &h, now_ms);
+}
+
+once_status once_query_digest(const once_filter *f, const once_digest *d, uint64_t now_ms,
+                              bool *present)
+{
+    if (f == NULL || d == NULL || present == NULL)
+        return ONCE_ERR_INVALID;
+    once_status st = check_time(f, now_ms);
+    if (st != ONCE_OK)
+        return st;
+    *present = f->ops->query(f, d, now_ms);
+    return ONCE_OK;
 }
 
 once_status once_query(const once_filter *f, const void *key, size_t len, uint64_t now_ms,
                        bool *present)
 {
     CHECK_KEY(f, key, len);
-    if (present == NULL)
-        return ONCE_ERR_INVALID;
-    once_status st = check_time(f, now_ms);
-    if (st != ONCE_OK)
-        return st;
     once_hash h = once_hash_key(key, len, f->seed);
-    *present = f->ops->query(f, &h, now_ms);
-    return ONCE_OK;
+    return once_query_digest(f, &h, now_ms, present);
 }
 
-once_status once_query_reads(const once_filter *f, const void *key, size_t len, uint64_t now_ms,
-                             bool *present, uint32_t *reads)
+static once_status query_reads_hashed(const once_filter *f, const once_hash *h, uint64_t now_ms,
+                                      bool *present, uint32_t *reads)
 {
-    CHECK_KEY(f, key, len);
     if (present == NULL || reads == NULL)
         return ONCE_ERR_INVALID;
     if (f->ops->query_reads == NULL)
@@ -421,34 +473,54 @@ once_status once_query_reads(const once_filter *f, const void *key, size_t len, 
     once_status st = check_time(f, now_ms);
     if (st != ONCE_OK)
         return st;
-    once_hash h = once_hash_key(key, len, f->seed);
-    *present = f->ops->query_reads(f, &h, now_ms, reads);
+    *present = f->ops->query_reads(f, h, now_ms, reads);
     return ONCE_OK;
+}
+
+once_status once_query_reads(const once_filter *f, const void *key, size_t len, uint64_t now_ms,
+                             bool *present, uint32_t *reads)
+{
+    CHECK_KEY(f, key, len);
+    once_hash h = once_hash_key(key, len, f->seed);
+    return query_reads_hashed(f, &h, now_ms, present, reads);
+}
+
+once_status once_test_and_add_digest(once_filter *f, const once_digest *d, uint64_t now_ms,
+                                     bool *seen)
+{
+    if (f == NULL || d == NULL || seen == NULL)
+        return ONCE_ERR_INVALID;
+    once_status st = f->ops->test_and_add(f, d, now_ms, seen);
+    if (st == ONCE_OK && !*seen)
+        f->items++;
+    return st;
 }
 
 once_status once_test_and_add(once_filter *f, const void *key, size_t len, uint64_t now_ms,
                               bool *seen)
 {
     CHECK_KEY(f, key, len);
-    if (seen == NULL)
-        return ONCE_ERR_INVALID;
     once_hash h = once_hash_key(key, len, f->seed);
-    once_status st = f->ops->test_and_add(f, &h, now_ms, seen);
-    if (st == ONCE_OK && !*seen)
-        f->items++;
+    return once_test_and_add_digest(f, &h, now_ms, seen);
+}
+
+once_status once_remove_digest(once_filter *f, const once_digest *d, uint64_t now_ms)
+{
+    if (f == NULL || d == NULL)
+        return ONCE_ERR_INVALID;
+    if (f->ops->remove == NULL)
+        return ONCE_ERR_UNSUPPORTED;
+    once_status st = f->ops->remove(f, d, now_ms);
+    if (st == ONCE_OK && f->items > 0)
+        f->items--;
     return st;
 }
 
 once_status once_remove(once_filter *f, const void *key, size_t len, uint64_t now_ms)
 {
     CHECK_KEY(f, key, len);
-    if (f->ops->remove == NULL)
-        return ONCE_ERR_UNSUPPORTED;
     once_hash h = once_hash_key(key, len, f->seed);
-    once_status st = f->ops->remove(f, &h, now_ms);
-    if (st == ONCE_OK && f->items > 0)
-        f->items--;
-    return st;
+    return once_remove_digest(f, &h, now_ms);
 }
 
 once_status once_clear(once_filter *f)
@@ -490,114 +562,144 @@ once_status once_intersect(once_filter *dst, const once_filter *src)
 
 /* --------------------------------------------------------------- batches */
 
-/* Keys are hashed ONCE_BATCH_AHEAD positions before they are probed (once_internal.h). */
+/*
+ * The one batch path, over items that are keys or digests (once_batch_items): a
+ * structure's fused loop, or the generic loop below.  Keys are hashed ONCE_BATCH_AHEAD
+ * positions before they are probed (once_internal.h).
+ */
 
-static once_status check_batch(const once_filter *f, const once_key *keys, size_t count)
+static inline void batch_advance(const once_filter *f, const once_batch_items *items,
+                                 size_t count, once_hash *ring, size_t next)
 {
-    if (f == NULL || (keys == NULL && count != 0))
-        return ONCE_ERR_INVALID;
-    for (size_t i = 0; i < count; i++)
-        if (keys[i].data == NULL && keys[i].len != 0)
-            return ONCE_ERR_INVALID;
-    return ONCE_OK;
-}
-
-static inline void batch_prime(const once_filter *f, const once_key *keys, size_t count,
-                               once_hash *ring)
-{
-    size_t ahead = count < ONCE_BATCH_AHEAD ? count : ONCE_BATCH_AHEAD;
-    for (size_t i = 0; i < ahead; i++) {
-        ring[i] = once_hash_key(keys[i].data, keys[i].len, f->seed);
-        f->ops->prefetch(f, &ring[i]);
-    }
-}
-
-static inline void batch_advance(const once_filter *f, const once_key *keys, size_t count,
-                                 once_hash *ring, size_t i)
-{
-    size_t next = i + ONCE_BATCH_AHEAD;
     if (next < count) {
         once_hash *h = &ring[next & (ONCE_BATCH_RING - 1)];
-        *h = once_hash_key(keys[next].data, keys[next].len, f->seed);
+        *h = once_item_hash(items, next);
         f->ops->prefetch(f, h);
     }
 }
 
-once_status once_add_batch(once_filter *f, const once_key *keys, size_t count)
+/* Arguments already checked; `out` gets the answers (unused for ONCE_OP_ADD). */
+static once_status run_batch(once_filter *f, const once_batch_items *items, size_t count,
+                             once_batch_op op, uint8_t *out)
 {
-    once_status st = check_batch(f, keys, count);
-    if (st != ONCE_OK)
-        return st;
-    if (f->ops->batch && !f->ops->add_tests_first) {
+    once_status st;
+    if (f->ops->batch != NULL && !(op == ONCE_OP_ADD && f->ops->add_tests_first)) {
         size_t done = 0;
-        st = f->ops->batch(f, keys, count, ONCE_OP_ADD, NULL, &done);
-        f->items += done;
+        st = f->ops->batch(f, items, count, op, out, &done);
+        if (op == ONCE_OP_ADD)
+            f->items += done;
+        else if (op == ONCE_OP_TEST_AND_ADD)
+            for (size_t i = 0; i < done; i++)
+                f->items += !out[i];
         return st;
     }
+    const once_batch_items in = *items; /* a local: the answer stores cannot alias it */
     once_hash ring[ONCE_BATCH_RING];
-    batch_prime(f, keys, count, ring);
+    for (size_t i = 0; i < ONCE_BATCH_AHEAD; i++)
+        batch_advance(f, &in, count, ring, i);
     for (size_t i = 0; i < count; i++) {
-        batch_advance(f, keys, count, ring, i);
-        st = add_hashed(f, &ring[i & (ONCE_BATCH_RING - 1)], keys[i].time_ms);
+        batch_advance(f, &in, count, ring, i + ONCE_BATCH_AHEAD);
+        const once_hash *h = &ring[i & (ONCE_BATCH_RING - 1)];
+        uint64_t now_ms = once_item_time(&in, i);
+        if (op == ONCE_OP_QUERY) {
+            out[i] = f->ops->query(f, h, now_ms);
+            continue;
+        }
+        if (op == ONCE_OP_ADD) {
+            st = add_hashed(f, h, now_ms);
+        } else {
+            bool was = false;
+            st = f->ops->test_and_add(f, h, now_ms, &was);
+            if (st == ONCE_OK) {
+                out[i] = was;
+                f->items += !was;
+            }
+        }
         if (st != ONCE_OK)
             return st;
     }
     return ONCE_OK;
 }
 
+/* Check the arguments, then run.  Nothing happens unless all are valid; a query batch
+ * also refuses, before it answers any key, a time a write would refuse. */
+static once_status checked_batch(once_filter *f, const once_batch_items *items, size_t count,
+                                 once_batch_op op, uint8_t *out)
+{
+    if (f == NULL || (items->keys == NULL && items->hashes == NULL && count != 0))
+        return ONCE_ERR_INVALID;
+    if (op != ONCE_OP_ADD && out == NULL && count != 0)
+        return ONCE_ERR_INVALID;
+    for (size_t i = 0; items->keys != NULL && i < count; i++)
+        if (items->keys[i].data == NULL && items->keys[i].len != 0)
+            return ONCE_ERR_INVALID;
+    if (op == ONCE_OP_QUERY && f->ops->clock != NULL) {
+        /* Digests without times are all at 0: one check stands for all. */
+        size_t times = items->keys == NULL && items->times == NULL && count != 0 ? 1 : count;
+        for (size_t i = 0; i < times; i++) {
+            once_status st = check_time(f, once_item_time(items, i));
+            if (st != ONCE_OK)
+                return st;
+        }
+    }
+    return run_batch(f, items, count, op, out);
+}
+
+static once_status key_batch(once_filter *f, const once_key *keys, size_t count,
+                             once_batch_op op, uint8_t *out)
+{
+    once_batch_items items = {keys, NULL, NULL, f != NULL ? f->seed : 0};
+    if (keys == NULL && count != 0)
+        return ONCE_ERR_INVALID;
+    return checked_batch(f, &items, count, op, out);
+}
+
+static once_status digest_batch(once_filter *f, const once_digest *digests,
+                                const uint64_t *times_ms, size_t count, once_batch_op op,
+                                uint8_t *out)
+{
+    once_batch_items items = {NULL, digests, times_ms, 0};
+    if (digests == NULL && count != 0)
+        return ONCE_ERR_INVALID;
+    return checked_batch(f, &items, count, op, out);
+}
+
+once_status once_add_batch(once_filter *f, const once_key *keys, size_t count)
+{
+    return key_batch(f, keys, count, ONCE_OP_ADD, NULL);
+}
+
+/* Queries never write: the fused loops and the generic one take the filter as
+ * writable only because one loop serves the three operations. */
 once_status once_query_batch(const once_filter *f, const once_key *keys, size_t count,
                              uint8_t *present)
 {
-    once_status st = check_batch(f, keys, count);
-    if (st != ONCE_OK)
-        return st;
-    if (present == NULL && count != 0)
-        return ONCE_ERR_INVALID;
-    for (size_t i = 0; f->ops->clock != NULL && i < count; i++)
-        if ((st = check_time(f, keys[i].time_ms)) != ONCE_OK)
-            return st;
-    if (f->ops->batch) {
-        /* The fused loops never write through a query. */
-        size_t done = 0;
-        return f->ops->batch((once_filter *)f, keys, count, ONCE_OP_QUERY, present, &done);
-    }
-    once_hash ring[ONCE_BATCH_RING];
-    batch_prime(f, keys, count, ring);
-    for (size_t i = 0; i < count; i++) {
-        batch_advance(f, keys, count, ring, i);
-        present[i] = f->ops->query(f, &ring[i & (ONCE_BATCH_RING - 1)], keys[i].time_ms);
-    }
-    return ONCE_OK;
+    return key_batch((once_filter *)f, keys, count, ONCE_OP_QUERY, present);
 }
 
 once_status once_test_and_add_batch(once_filter *f, const once_key *keys, size_t count,
                                     uint8_t *seen)
 {
-    once_status st = check_batch(f, keys, count);
-    if (st != ONCE_OK)
-        return st;
-    if (seen == NULL && count != 0)
-        return ONCE_ERR_INVALID;
-    if (f->ops->batch) {
-        size_t done = 0;
-        st = f->ops->batch(f, keys, count, ONCE_OP_TEST_AND_ADD, seen, &done);
-        for (size_t i = 0; i < done; i++)
-            f->items += !seen[i];
-        return st;
-    }
-    once_hash ring[ONCE_BATCH_RING];
-    batch_prime(f, keys, count, ring);
-    for (size_t i = 0; i < count; i++) {
-        batch_advance(f, keys, count, ring, i);
-        bool was = false;
-        st = f->ops->test_and_add(f, &ring[i & (ONCE_BATCH_RING - 1)], keys[i].time_ms, &was);
-        if (st != ONCE_OK)
-            return st;
-        seen[i] = was;
-        if (!was)
-            f->items++;
-    }
-    return ONCE_OK;
+    return key_batch(f, keys, count, ONCE_OP_TEST_AND_ADD, seen);
+}
+
+once_status once_add_digest_batch(once_filter *f, const once_digest *digests,
+                                  const uint64_t *times_ms, size_t count)
+{
+    return digest_batch(f, digests, times_ms, count, ONCE_OP_ADD, NULL);
+}
+
+once_status once_query_digest_batch(const once_filter *f, const once_digest *digests,
+                                    const uint64_t *times_ms, size_t count, uint8_t *present)
+{
+    return digest_batch((once_filter *)f, digests, times_ms, count, ONCE_OP_QUERY, present);
+}
+
+once_status once_test_and_add_digest_batch(once_filter *f, const once_digest *digests,
+                                           const uint64_t *times_ms, size_t count,
+                                           uint8_t *seen)
+{
+    return digest_batch(f, digests, times_ms, count, ONCE_OP_TEST_AND_ADD, seen);
 }
 
 /* ----------------------------------------------------------------- stats */

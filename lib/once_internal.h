@@ -6,12 +6,15 @@
  * argument checks and item counting live there once, so a structure file only says
  * how its layout probes, sets, combines and serializes.
  *
- * Hashing: each key is hashed once with XXH3-128 under the filter's seed.  The two
- * 64-bit halves drive every probe: enhanced double hashing (Dillinger & Manolios)
- * gives the k positions of the standard, partitioned and counting layouts, and the
- * blocked layout takes its block from one half and its in-block bits from the other.
- * A 64-bit value is mapped onto [0, n) by multiply-shift ((x * n) >> 64), which is
- * uniform up to n / 2^64 and needs no division in the hot path.
+ * Hashing: each key is hashed once with XXH3-128 under the filter's seed, into the
+ * public once_digest (once.h), and the structures see only that digest: every ops
+ * entry takes a hash, never a key, so the key calls and the digest calls reach one
+ * probe path.  The two 64-bit halves drive every probe: enhanced double hashing
+ * (Dillinger & Manolios) gives the k positions of the standard, partitioned and
+ * counting layouts, and the blocked layout takes its block from one half and its
+ * in-block bits from the other.  A 64-bit value is mapped onto [0, n) by
+ * multiply-shift ((x * n) >> 64), which is uniform up to n / 2^64 and needs no
+ * division in the hot path.
  */
 #ifndef ONCE_INTERNAL_H
 #define ONCE_INTERNAL_H
@@ -50,15 +53,49 @@
 /* Age-partitioned windows: at most this many insertion (k) or age (l) segments. */
 #define ONCE_MAX_AGE_SLICES 128u
 
-typedef struct once_hash {
-    uint64_t lo, hi;
-} once_hash;
+/* The key's hash as the structures see it: the public digest itself, so that an array
+ * of digests a caller passes is an array of hashes with no copy. */
+typedef once_digest once_hash;
 
 static inline once_hash once_hash_key(const void *key, size_t len, uint64_t seed)
 {
     XXH128_hash_t h = XXH3_128bits_withSeed(key, len, seed);
     once_hash r = {h.low64, h.high64};
     return r;
+}
+
+/*
+ * The items of a batch: keys (once_key, hashed under `seed` as each enters the batch's
+ * prefetch window) or digests with their times (`times` NULL: time 0 for all).  The
+ * batch loops read them only through once_item_hash and once_item_time, so the key
+ * batches and the digest batches run the same loop.  Hashing a key as it enters the
+ * window, rather than the whole batch first, overlaps the hashing with the memory
+ * wait of the keys ahead: hashing first made the blocked layout's key batches about
+ * half as slow again at the window sizes tuned here.  A loop copies the items into a
+ * local first (as it does the filter's fields): its byte-sized answer stores could
+ * alias them and would otherwise force a reload for each key.
+ */
+typedef struct once_batch_items {
+    const once_key *keys; /* NULL: the items are `hashes` */
+    const once_hash *hashes;
+    const uint64_t *times;
+    uint64_t seed;
+} once_batch_items;
+
+static inline __attribute__((always_inline)) once_hash
+once_item_hash(const once_batch_items *items, size_t i)
+{
+    if (items->keys != NULL)
+        return once_hash_key(items->keys[i].data, items->keys[i].len, items->seed);
+    return items->hashes[i];
+}
+
+static inline __attribute__((always_inline)) uint64_t
+once_item_time(const once_batch_items *items, size_t i)
+{
+    if (items->keys != NULL)
+        return items->keys[i].time_ms;
+    return items->times != NULL ? items->times[i] : 0;
 }
 
 /* Map a uniform 64-bit value onto [0, n). */
@@ -137,14 +174,19 @@ typedef struct once_filter_ops {
     void (*prefetch)(const once_filter *f, const once_hash *h);
     /* Optional fused batch loop (hash, prefetch and probe in one pass) for layouts
      * where the per-key work is small enough that the generic loop's calls dominate,
-     * or whose prefetch depends on the operation.  Keys are already validated; `out`
-     * gets seen/present per key (unused for ADD).  It stops at the first key whose
-     * operation fails and returns that status with *done = that key's index (the keys
-     * before it took effect, as with the one-key calls); otherwise *done = count.
-     * NULL: filter.c's generic loop over prefetch and the one-key operations. */
-    once_status (*batch)(once_filter *f, const once_key *keys, size_t count, once_batch_op op,
-                         uint8_t *out, size_t *done);
+     * or whose prefetch depends on the operation.  Items (keys or digests, see
+     * once_batch_items) are already checked; `out` gets seen/present per key (unused
+     * for ADD).  It stops at the first key whose operation fails and returns that
+     * status with *done = that key's index (the keys before it took effect, as with
+     * the one-key calls); otherwise *done = count.  NULL: filter.c's generic loop over
+     * prefetch and the one-key operations. */
+    once_status (*batch)(once_filter *f, const once_batch_items *items, size_t count,
+                         once_batch_op op, uint8_t *out, size_t *done);
     once_status (*remove)(once_filter *f, const once_hash *h, uint64_t now_ms); /* may be NULL */
+    /* The cells a key occupies in the structure's one array, in probe order, into
+     * out[0 .. k-1] (k <= ONCE_MAX_HASHES); returns k (once.h, once_positions).  NULL
+     * where a key's cells are not a fixed set of one array. */
+    uint32_t (*positions)(const once_filter *f, const once_hash *h, uint64_t *out);
     void (*clear)(once_filter *f);
     /* Geometry equality is checked by filter.c through same_geometry. */
     bool (*same_geometry)(const once_filter *a, const once_filter *b);
@@ -358,9 +400,9 @@ static inline size_t once_age_batch_distance(once_age_reach r, once_batch_op op)
 #define ONCE_PIPELINE_RING 16
 
 static inline __attribute__((always_inline)) once_status
-once_batch_pipeline(const uint64_t seed, const once_key *keys, size_t count,
-                    const once_batch_op op, uint8_t *out, size_t *done, size_t distance,
-                    void *ring, size_t record_size, const void *ctx,
+once_batch_pipeline(const once_batch_items *items, size_t count, const once_batch_op op,
+                    uint8_t *out, size_t *done, size_t distance, void *ring,
+                    size_t record_size, const void *ctx,
                     void (*prepare)(const void *ctx, void *record, const once_hash *h,
                                     once_batch_op op),
                     once_status (*step)(const void *ctx, void *record, uint64_t now_ms,
@@ -371,19 +413,20 @@ once_batch_pipeline(const uint64_t seed, const once_key *keys, size_t count,
     if (distance == 0)
         distance = 1;
 #define ONCE_RECORD(i) ((char *)ring + ((i) % ONCE_PIPELINE_RING) * record_size)
+    const once_batch_items in = *items;
     size_t ahead = count < distance ? count : distance;
     for (size_t i = 0; i < ahead; i++) {
-        once_hash h = once_hash_key(keys[i].data, keys[i].len, seed);
+        once_hash h = once_item_hash(&in, i);
         prepare(ctx, ONCE_RECORD(i), &h, op);
     }
     for (size_t i = 0; i < count; i++) {
         size_t next = i + distance;
         if (next < count) {
-            once_hash h = once_hash_key(keys[next].data, keys[next].len, seed);
+            once_hash h = once_item_hash(&in, next);
             prepare(ctx, ONCE_RECORD(next), &h, op);
         }
         bool answer = false;
-        once_status st = step(ctx, ONCE_RECORD(i), keys[i].time_ms, op, &answer);
+        once_status st = step(ctx, ONCE_RECORD(i), once_item_time(&in, i), op, &answer);
         if (st != ONCE_OK) {
             *done = i;
             return st;

@@ -625,7 +625,8 @@ tlbf_batch_step(const void *ctx, void *record, uint64_t now_ms, once_batch_op op
     return test_and_insert(t, &r->h, now_ms, &r->ready, answer);
 }
 
-static __attribute__((flatten)) once_status tlbf_batch(once_filter *f, const once_key *keys,
+static __attribute__((flatten)) once_status tlbf_batch(once_filter *f,
+                                                       const once_batch_items *items,
                                                        size_t count, once_batch_op op,
                                                        uint8_t *out, size_t *done)
 {
@@ -634,15 +635,15 @@ static __attribute__((flatten)) once_status tlbf_batch(once_filter *f, const onc
     size_t distance = once_age_batch_distance(tlbf_reach(t), op);
     switch (op) {
     case ONCE_OP_QUERY:
-        return once_batch_pipeline(f->seed, keys, count, ONCE_OP_QUERY, out, done, distance,
+        return once_batch_pipeline(items, count, ONCE_OP_QUERY, out, done, distance,
                                    ring, sizeof ring[0], f, tlbf_batch_prepare, tlbf_batch_step);
     case ONCE_OP_ADD:
-        return once_batch_pipeline(f->seed, keys, count, ONCE_OP_ADD, out, done, distance, ring,
+        return once_batch_pipeline(items, count, ONCE_OP_ADD, out, done, distance, ring,
                                    sizeof ring[0], f, tlbf_batch_prepare, tlbf_batch_step);
     case ONCE_OP_TEST_AND_ADD:
         break;
     }
-    return once_batch_pipeline(f->seed, keys, count, ONCE_OP_TEST_AND_ADD, out, done, distance,
+    return once_batch_pipeline(items, count, ONCE_OP_TEST_AND_ADD, out, done, distance,
                                ring, sizeof ring[0], f, tlbf_batch_prepare, tlbf_batch_step);
 }
 

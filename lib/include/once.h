@@ -272,6 +272,82 @@ ONCE_API once_status once_query_batch(const once_filter *filter, const once_key 
 ONCE_API once_status once_test_and_add_batch(once_filter *filter, const once_key *keys,
                                              size_t count, uint8_t *seen);
 
+/* ----------------------------------------------------------------- digests */
+
+/*
+ * A key's digest: the one hash of the key that every operation starts from, XXH3-128
+ * of the key's bytes under the filter's 64-bit seed (lo, hi: its low and high 64-bit
+ * halves).  It depends on the key and the seed only, never on the structure, its
+ * geometry or its state: a digest made once serves every filter of that seed, of any
+ * structure, and the same key and seed give the same digest on every host and in
+ * every version that reads the same saved format (the saved cells are positions
+ * derived from it).  So a caller that routes keys to threads or nodes hashes each key
+ * once (once_digest_with_seed needs no filter) and passes the digest on.
+ *
+ * Every key call is exactly once_digest_key followed by the digest call: for every
+ * structure, adding, querying, testing-and-adding or removing a key through its digest
+ * answers, counts and changes the filter exactly as through the key.  The batch forms
+ * take an array of digests and, for the time windows, an array of event times in
+ * milliseconds, one a digest (the once_key time_ms of the key batches); times_ms may
+ * be NULL: every event at time 0 (what a structure without a clock ignores anyway).
+ * They behave as the key batches: the answers of the one-digest calls in array order,
+ * stopping at the first digest whose operation fails.
+ */
+typedef struct once_digest {
+    uint64_t lo, hi;
+} once_digest;
+
+ONCE_API once_status once_digest_with_seed(uint64_t seed, const void *key, size_t len,
+                                           once_digest *out);
+/* once_digest_with_seed(once_seed(filter), key, len, out). */
+ONCE_API once_status once_digest_key(const once_filter *filter, const void *key, size_t len,
+                                     once_digest *out);
+
+ONCE_API once_status once_add_digest(once_filter *filter, const once_digest *digest,
+                                     uint64_t now_ms);
+ONCE_API once_status once_query_digest(const once_filter *filter, const once_digest *digest,
+                                       uint64_t now_ms, bool *present);
+ONCE_API once_status once_test_and_add_digest(once_filter *filter, const once_digest *digest,
+                                              uint64_t now_ms, bool *seen);
+ONCE_API once_status once_remove_digest(once_filter *filter, const once_digest *digest,
+                                        uint64_t now_ms);
+
+ONCE_API once_status once_add_digest_batch(once_filter *filter, const once_digest *digests,
+                                           const uint64_t *times_ms, size_t count);
+ONCE_API once_status once_query_digest_batch(const once_filter *filter,
+                                             const once_digest *digests,
+                                             const uint64_t *times_ms, size_t count,
+                                             uint8_t *present);
+ONCE_API once_status once_test_and_add_digest_batch(once_filter *filter,
+                                                    const once_digest *digests,
+                                                    const uint64_t *times_ms, size_t count,
+                                                    uint8_t *seen);
+
+/*
+ * The cells of a key.  A vertically sliced filter (paper 000, section 3.1, Definition
+ * 2) keeps ranges of one filter's cells at different sites, and a producer sends each
+ * site only the positions of a key that fall in its range; these give them.
+ *
+ * once_positions: the k cells a key's digest names in `filter`'s array, each in
+ * [0, m): for ONCE_STANDARD and ONCE_PARTITIONED the bits of the m-bit array, in probe
+ * order (a standard filter's may coincide; a partitioned filter's probe i lies in
+ * slice i, [i m/k, (i+1) m/k)), for ONCE_BLOCKED the k distinct bits of its m-bit
+ * array, all in the key's 512-bit block, for ONCE_COUNTING the counters, as for the
+ * standard filter.  The key is present exactly when all of them
+ * are set (non-zero), and an insertion sets exactly them.  *count holds the room of
+ * `positions` on entry and k on return; a room under k is ONCE_ERR_INVALID (with
+ * *count = k, nothing written).  Other structures: ONCE_ERR_UNSUPPORTED.
+ *
+ * once_standard_positions: the k bits a standard filter of m = bits and k = hashes
+ * would set for the digest, as a function of the geometry alone (no filter), into
+ * out[0 .. hashes-1]: once_positions of such a filter.  ONCE_ERR_INVALID for bits 0
+ * or past 2^40, hashes 0 or past 64, or a NULL pointer.
+ */
+ONCE_API once_status once_positions(const once_filter *filter, const once_digest *digest,
+                                    uint64_t *positions, uint32_t *count);
+ONCE_API once_status once_standard_positions(uint64_t bits, uint32_t hashes,
+                                             const once_digest *digest, uint64_t *out);
+
 /* ------------------------------------------------------------------ stats */
 
 typedef struct once_stats {

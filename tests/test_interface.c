@@ -1,0 +1,444 @@
+/*
+ * test_interface.c - what every structure answers alike through the shared calls.
+ *
+ *   - a key's digest is XXH3-128 of the key under the seed, whatever the structure;
+ *   - keys and digests are one path: twin filters of every structure, one fed keys and
+ *     the other the keys' digests (swapped at random, one-key calls and batches, with
+ *     times), give the same statuses, answers, counts and saved bytes;
+ *   - once_positions names exactly the cells an insertion sets and a query reads, and
+ *     once_standard_positions is the standard filter's, from the geometry alone.
+ */
+#include "testing.h"
+
+/* ------------------------------------------------------ every structure */
+
+typedef struct named_config {
+    const char *name;
+    once_config config;
+} named_config;
+
+/* Small configurations of every structure, so that windows shift, rows and batches
+ * open and caps refuse within a few hundred keys. */
+static size_t every_structure(named_config *out, size_t room)
+{
+    size_t n = 0;
+#define ADD_CONFIG(NAME, TYPE, ...)                                                             \
+    do {                                                                                        \
+        if (n < room) {                                                                         \
+            named_config *nc = &out[n++];                                                       \
+            nc->name = NAME;                                                                    \
+            once_config_init(&nc->config, TYPE);                                                \
+            once_config *c = &nc->config;                                                       \
+            c->capacity = 100;                                                                  \
+            c->error = 0.01;                                                                    \
+            c->window = 60;                                                                     \
+            c->span_ms = 1000;                                                                  \
+            c->seed = 0xd1 + n;                                                                 \
+            c->seed_is_set = true;                                                              \
+            __VA_ARGS__;                                                                        \
+        }                                                                                       \
+    } while (0)
+    ADD_CONFIG("standard", ONCE_STANDARD, (void)c);
+    ADD_CONFIG("partitioned", ONCE_PARTITIONED, (void)c);
+    ADD_CONFIG("blocked", ONCE_BLOCKED, (void)c);
+    ADD_CONFIG("counting", ONCE_COUNTING, (void)c);
+    ADD_CONFIG("apbf", ONCE_APBF, (void)c);
+    ADD_CONFIG("apbf refresh", ONCE_APBF, c->policy = ONCE_POLICY_REFRESH);
+    ADD_CONFIG("apbbf", ONCE_APBBF, (void)c);
+    ADD_CONFIG("apbbf 64-bit blocks", ONCE_APBBF, c->block_bits = 64; c->block_hashes = 4);
+    ADD_CONFIG("tlbf", ONCE_TLBF, (void)c);
+    ADD_CONFIG("tlbf capped", ONCE_TLBF, c->max_bytes = 4096);
+    ADD_CONFIG("timer", ONCE_TIMER, (void)c);
+    ADD_CONFIG("timer dynamic", ONCE_TIMER, c->dynamic = true; c->max_bytes = 16384);
+    ADD_CONFIG("scalable", ONCE_SCALABLE, c->capacity = 20; c->error = 0.05);
+    ADD_CONFIG("scalable capped", ONCE_SCALABLE, c->capacity = 10; c->max_bytes = 1500);
+    ADD_CONFIG("dbf", ONCE_DBF, c->capacity = 20; c->bits = 200; c->hashes = 3);
+    ADD_CONFIG("dbf bit slices, capped", ONCE_DBF,
+               c->capacity = 10; c->bits = 100; c->hashes = 3; c->bit_slice = true;
+               c->max_bytes = 4000);
+    ADD_CONFIG("dbf query first", ONCE_DBF,
+               c->capacity = 10; c->bits = 100; c->hashes = 3; c->query_before_insert = true);
+    ADD_CONFIG("bpbf", ONCE_BPBF, c->block_length = 200; c->blocks = 4; c->hashes = 2);
+    ADD_CONFIG("dbpbf", ONCE_DBPBF,
+               c->block_length = 100; c->blocks = 3; c->hashes = 2; c->batch_threshold = 20;
+               c->max_bytes = 8192);
+#undef ADD_CONFIG
+    return n;
+}
+
+static uint64_t rng_next(uint64_t *state)
+{
+    *state = testing_mix(*state);
+    return *state;
+}
+
+/* ---------------------------------------------------------------- digests */
+
+/* The digest is the documented hash, and only the seed matters. */
+static void digest_is_the_seeded_hash(void)
+{
+    named_config configs[32];
+    size_t n = every_structure(configs, 32);
+    const uint64_t seed = 0x0123456789abcdef;
+    for (uint64_t i = 0; i < 200; i++) {
+        testing_key k = testing_key_make(7, i);
+        size_t len = (size_t)(i % (sizeof k + 1)); /* lengths 0 .. 16 */
+        XXH128_hash_t want = XXH3_128bits_withSeed(&k, len, seed);
+        once_digest d;
+        CHECK_OK(once_digest_with_seed(seed, &k, len, &d));
+        CHECK(d.lo == want.low64 && d.hi == want.high64);
+        for (size_t c = 0; c < n; c++) {
+            once_config config = configs[c].config;
+            config.seed = seed;
+            once_filter *f = testing_create(&config);
+            REQUIRE(f != NULL);
+            once_digest e;
+            CHECK_OK(once_digest_key(f, &k, len, &e));
+            CHECK(e.lo == d.lo && e.hi == d.hi);
+            once_free(f);
+        }
+        once_digest other;
+        CHECK_OK(once_digest_with_seed(seed + 1, &k, len, &other));
+        CHECK(other.lo != d.lo || other.hi != d.hi);
+    }
+    /* The empty key may be given as NULL. */
+    once_digest a, b;
+    CHECK_OK(once_digest_with_seed(seed, NULL, 0, &a));
+    CHECK_OK(once_digest_with_seed(seed, "", 0, &b));
+    CHECK(a.lo == b.lo && a.hi == b.hi);
+}
+
+static void digest_arguments_checked(void)
+{
+    once_filter *f = testing_make(ONCE_COUNTING, 100, 0.01, 3);
+    once_filter *w = NULL;
+    once_config c;
+    once_config_init(&c, ONCE_TLBF);
+    c.capacity = 100;
+    c.span_ms = 1000;
+    c.seed = 3;
+    c.seed_is_set = true;
+    w = testing_create(&c);
+    REQUIRE(f != NULL && w != NULL);
+    once_digest d;
+    bool yes = false;
+    uint8_t out[2];
+    CHECK_STATUS(once_digest_with_seed(1, NULL, 1, &d), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_digest_with_seed(1, "x", 1, NULL), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_digest_key(NULL, "x", 1, &d), ONCE_ERR_INVALID);
+    CHECK_OK(once_digest_key(f, "x", 1, &d));
+    CHECK_STATUS(once_add_digest(NULL, &d, 0), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_add_digest(f, NULL, 0), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_query_digest(f, &d, 0, NULL), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_query_digest(f, NULL, 0, &yes), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_test_and_add_digest(f, &d, 0, NULL), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_remove_digest(f, NULL, 0), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_remove_digest(f, &d, 0), ONCE_ERR_NOT_PRESENT);
+    CHECK_STATUS(once_add_digest_batch(f, NULL, NULL, 1), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_query_digest_batch(f, &d, NULL, 1, NULL), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_test_and_add_digest_batch(NULL, &d, NULL, 1, out), ONCE_ERR_INVALID);
+    CHECK_OK(once_add_digest_batch(f, NULL, NULL, 0));
+    CHECK_OK(once_query_digest_batch(f, NULL, NULL, 0, NULL));
+    CHECK(once_items(f) == 0);
+    CHECK_OK(once_test_and_add_digest(f, &d, 0, &yes));
+    CHECK(!yes && once_items(f) == 1);
+    CHECK_OK(once_query_digest(f, &d, 0, &yes));
+    CHECK(yes);
+    CHECK_OK(once_remove_digest(f, &d, 0));
+    CHECK_OK(once_query_digest(f, &d, 0, &yes));
+    CHECK(!yes && once_items(f) == 0);
+    /* Without times a batch is at time 0: a window whose clock is far ahead takes it
+     * as late, and a query batch refuses a time past the clock's bound before it
+     * answers anything. */
+    once_digest two[2];
+    CHECK_OK(once_digest_key(w, "a", 1, &two[0]));
+    CHECK_OK(once_digest_key(w, "b", 1, &two[1]));
+    CHECK_OK(once_add_digest(w, &two[0], 5000));
+    out[0] = out[1] = 7;
+    CHECK_OK(once_query_digest_batch(w, two, NULL, 2, out));
+    CHECK(out[0] == 1 && out[1] == 0);
+    uint64_t far[2] = {5000, 5000 + ONCE_DEFAULT_MAX_TIME_JUMP_MS + 1};
+    out[0] = out[1] = 7;
+    CHECK_STATUS(once_query_digest_batch(w, two, far, 2, out), ONCE_ERR_TIME);
+    CHECK(out[0] == 7 && out[1] == 7);
+    CHECK_STATUS(once_remove_digest(w, &two[0], 5000), ONCE_ERR_UNSUPPORTED);
+    once_free(f);
+    once_free(w);
+}
+
+/* One step of the twin drive: the same operation through keys on one filter and
+ * through digests on the other. */
+typedef struct twin_step {
+    const char *label;
+    uint64_t seed;
+    int step;
+} twin_step;
+
+static void twin_fail(const twin_step *t, const char *what)
+{
+    fprintf(stderr, "%s: seed %" PRIu64 ", step %d: %s\n", t->label, t->seed, t->step, what);
+    testing_failures++;
+}
+
+#define TWIN_BATCH 24
+
+/*
+ * Drive twins of `config` through seeded random operations.  At each step a coin
+ * decides which of the two takes keys and which their digests (computed now from the
+ * filter, now from the seed alone), so both forms reach both filters in turn.
+ */
+static void drive_twins(const once_config *config, const char *label, uint64_t seed)
+{
+    once_filter *twin[2] = {testing_create(config), testing_create(config)};
+    if (twin[0] == NULL || twin[1] == NULL) {
+        testing_failures++;
+        once_free(twin[0]);
+        once_free(twin[1]);
+        return;
+    }
+    twin_step t = {label, seed, 0};
+    uint64_t rng = seed, now = 0, span = config->span_ms ? config->span_ms : 1000;
+    const uint64_t universe = 150 + seed % 200;
+    for (t.step = 0; t.step < 1500; t.step++) {
+        uint64_t r = rng_next(&rng);
+        int keyed = (int)(r >> 63); /* twin[keyed] takes keys, the other digests */
+        once_filter *kf = twin[keyed], *df = twin[!keyed];
+        testing_key key = testing_key_make(seed, rng_next(&rng) % universe);
+        once_digest d;
+        if (r & 2)
+            CHECK_OK(once_digest_key(df, &key, sizeof key, &d));
+        else
+            CHECK_OK(once_digest_with_seed(config->seed, &key, sizeof key, &d));
+        once_status sk = ONCE_OK, sd = ONCE_OK;
+        bool yk = false, yd = false;
+        uint64_t pick = (r >> 8) % 100;
+        if (pick < 30) {
+            sk = once_test_and_add(kf, &key, sizeof key, now, &yk);
+            sd = once_test_and_add_digest(df, &d, now, &yd);
+        } else if (pick < 45) {
+            sk = once_add(kf, &key, sizeof key, now);
+            sd = once_add_digest(df, &d, now);
+        } else if (pick < 60) {
+            sk = once_query(kf, &key, sizeof key, now, &yk);
+            sd = once_query_digest(df, &d, now, &yd);
+        } else if (pick < 68) {
+            sk = once_remove(kf, &key, sizeof key, now);
+            sd = once_remove_digest(df, &d, now);
+        } else if (pick < 88) {
+            testing_key keys[TWIN_BATCH];
+            once_key batch[TWIN_BATCH];
+            once_digest digests[TWIN_BATCH];
+            uint64_t times[TWIN_BATCH];
+            size_t n = 1 + rng_next(&rng) % TWIN_BATCH;
+            bool untimed = rng_next(&rng) % 4 == 0; /* times NULL: all at 0 */
+            for (size_t i = 0; i < n; i++) {
+                keys[i] = testing_key_make(seed, rng_next(&rng) % universe);
+                times[i] = untimed ? 0 : now + i * (span / 40);
+                batch[i] = (once_key){&keys[i], sizeof keys[i], times[i]};
+                CHECK_OK(once_digest_with_seed(config->seed, &keys[i], sizeof keys[i],
+                                               &digests[i]));
+            }
+            const uint64_t *digest_times = untimed ? NULL : times;
+            uint8_t ok[TWIN_BATCH], od[TWIN_BATCH];
+            memset(ok, 9, sizeof ok);
+            memset(od, 9, sizeof od);
+            uint64_t which = rng_next(&rng) % 3;
+            if (which == 0) {
+                sk = once_test_and_add_batch(kf, batch, n, ok);
+                sd = once_test_and_add_digest_batch(df, digests, digest_times, n, od);
+            } else if (which == 1) {
+                sk = once_query_batch(kf, batch, n, ok);
+                sd = once_query_digest_batch(df, digests, digest_times, n, od);
+            } else {
+                sk = once_add_batch(kf, batch, n);
+                sd = once_add_digest_batch(df, digests, digest_times, n);
+            }
+            if (memcmp(ok, od, sizeof ok) != 0)
+                twin_fail(&t, "batch answers differ");
+            if (!untimed)
+                now += (n - 1) * (span / 40);
+        } else {
+            now += rng_next(&rng) % (span / 3 + 1); /* time moves on */
+        }
+        if (sk != sd)
+            twin_fail(&t, "statuses differ");
+        if (yk != yd)
+            twin_fail(&t, "answers differ");
+        if (once_items(kf) != once_items(df))
+            twin_fail(&t, "items differ");
+        if ((t.step % 100 == 0 || t.step == 1499) && !testing_same_save(kf, df))
+            twin_fail(&t, "saved bytes differ");
+        if (testing_failures > 20)
+            break;
+    }
+    once_free(twin[0]);
+    once_free(twin[1]);
+}
+
+static void keys_and_digests_answer_alike(void)
+{
+    named_config configs[32];
+    size_t n = every_structure(configs, 32);
+    for (size_t i = 0; i < n; i++)
+        for (uint64_t seed = 1; seed <= 3; seed++)
+            drive_twins(&configs[i].config, configs[i].name, 100 * i + seed);
+}
+
+/* -------------------------------------------------------------- positions */
+
+/* The payload words of a saved array filter (no metadata): header, parameters and the
+ * payload length come first (lib/serialize.c). */
+static uint64_t *saved_words(const once_filter *f, uint64_t *count)
+{
+    size_t len = 0;
+    uint8_t *b = testing_save(f, &len);
+    if (b == NULL)
+        return NULL;
+    uint64_t params = testing_get_le(b + OFF_PARAMS_LEN, 4);
+    uint64_t bytes = testing_get_le(b + HEADER + params, 8);
+    const uint8_t *payload = b + HEADER + params + 8;
+    *count = bytes / 8;
+    uint64_t *w = malloc(bytes ? bytes : 8);
+    for (uint64_t i = 0; w != NULL && i < *count; i++)
+        w[i] = testing_get_le(payload + 8 * i, 8);
+    free(b);
+    return w;
+}
+
+/* Cell i is set: a bit, or a non-zero 4-bit counter. */
+static bool cell_set(const uint64_t *w, uint64_t i, bool counters)
+{
+    if (counters)
+        return (w[i / 16] >> (4 * (i % 16)) & 15) != 0;
+    return (w[i / 64] >> (i % 64)) & 1;
+}
+
+/*
+ * Insert keys through their digests, then compare the array cell by cell with the
+ * union of their positions: exactly those cells are set.  Then, for keys never added,
+ * once_query answers "all its positions are set".
+ */
+static void check_positions(once_type type, uint64_t bits, uint32_t hashes, uint64_t keys)
+{
+    once_config c;
+    once_config_init(&c, type);
+    c.capacity = 0;
+    c.bits = bits;
+    c.hashes = hashes;
+    c.seed = bits * 31 + hashes;
+    c.seed_is_set = true;
+    once_filter *f = testing_create(&c);
+    REQUIRE(f != NULL);
+    once_stats s = testing_stats(f);
+    const uint64_t m = s.bits;
+    const bool counters = type == ONCE_COUNTING;
+    uint8_t *expect = calloc(m, 1);
+    REQUIRE(expect != NULL);
+    uint64_t pos[64];
+    for (uint64_t i = 0; i < keys; i++) {
+        testing_key k = testing_key_make(1, i);
+        once_digest d;
+        CHECK_OK(once_digest_key(f, &k, sizeof k, &d));
+        uint32_t count = 64;
+        CHECK_OK(once_positions(f, &d, pos, &count));
+        CHECK(count == hashes);
+        if (type == ONCE_STANDARD) {
+            uint64_t pure[64];
+            CHECK_OK(once_standard_positions(bits, hashes, &d, pure));
+            CHECK(memcmp(pure, pos, count * sizeof pos[0]) == 0);
+        }
+        for (uint32_t j = 0; j < count; j++) {
+            CHECK(pos[j] < m);
+            if (pos[j] < m)
+                expect[pos[j]] = 1;
+            if (type == ONCE_PARTITIONED)
+                CHECK(pos[j] / (m / hashes) == j); /* probe j in slice j */
+            if (type == ONCE_BLOCKED)
+                CHECK(pos[j] / 512 == pos[0] / 512); /* one block */
+        }
+        CHECK_OK(once_add_digest(f, &d, 0));
+    }
+    uint64_t nwords = 0;
+    uint64_t *w = saved_words(f, &nwords);
+    REQUIRE(w != NULL && nwords * 64 >= m * (counters ? 4 : 1));
+    uint64_t wrong = 0;
+    for (uint64_t i = 0; i < m; i++)
+        wrong += cell_set(w, i, counters) != (expect[i] != 0);
+    CHECK(wrong == 0);
+    for (uint64_t i = 0; i < 2000; i++) {
+        testing_key k = testing_key_make(2, i);
+        once_digest d;
+        CHECK_OK(once_digest_key(f, &k, sizeof k, &d));
+        uint32_t count = 64;
+        CHECK_OK(once_positions(f, &d, pos, &count));
+        bool all = true;
+        for (uint32_t j = 0; j < count; j++)
+            all = all && pos[j] < m && cell_set(w, pos[j], counters);
+        bool present = !all;
+        CHECK_OK(once_query(f, &k, sizeof k, 0, &present));
+        CHECK(present == all);
+    }
+    free(w);
+    free(expect);
+    once_free(f);
+}
+
+static void positions_are_the_cells_a_key_sets(void)
+{
+    check_positions(ONCE_STANDARD, 1000, 7, 100);
+    check_positions(ONCE_STANDARD, 1, 64, 3);
+    check_positions(ONCE_STANDARD, 64, 1, 20);
+    check_positions(ONCE_STANDARD, 100003, 11, 5000);
+    check_positions(ONCE_PARTITIONED, 99, 3, 20);
+    check_positions(ONCE_PARTITIONED, 7000, 7, 500);
+    check_positions(ONCE_BLOCKED, 512, 16, 10);
+    check_positions(ONCE_BLOCKED, 512 * 40, 7, 1000);
+    check_positions(ONCE_COUNTING, 16, 2, 10);
+    check_positions(ONCE_COUNTING, 3000, 5, 300);
+
+    /* Room, arguments, and the structures without one array of cells. */
+    once_filter *f = testing_make(ONCE_STANDARD, 100, 0.01, 5);
+    REQUIRE(f != NULL);
+    uint32_t k = testing_stats(f).hashes;
+    once_digest d;
+    CHECK_OK(once_digest_key(f, "key", 3, &d));
+    uint64_t pos[64] = {0};
+    uint32_t count = k - 1;
+    CHECK_STATUS(once_positions(f, &d, pos, &count), ONCE_ERR_INVALID);
+    CHECK(count == k && pos[0] == 0);
+    count = 0;
+    CHECK_STATUS(once_positions(f, &d, NULL, &count), ONCE_ERR_INVALID);
+    CHECK(count == k);
+    CHECK_STATUS(once_positions(f, &d, pos, NULL), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_positions(f, NULL, pos, &count), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_positions(NULL, &d, pos, &count), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_standard_positions(0, 3, &d, pos), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_standard_positions(100, 0, &d, pos), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_standard_positions(100, 65, &d, pos), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_standard_positions((UINT64_C(1) << 40) + 1, 3, &d, pos),
+                 ONCE_ERR_INVALID);
+    CHECK_STATUS(once_standard_positions(100, 3, NULL, pos), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_standard_positions(100, 3, &d, NULL), ONCE_ERR_INVALID);
+    once_free(f);
+    named_config configs[32];
+    size_t n = every_structure(configs, 32);
+    for (size_t i = 0; i < n; i++) {
+        once_type type = configs[i].config.type;
+        if (type <= ONCE_COUNTING)
+            continue;
+        once_filter *g = testing_create(&configs[i].config);
+        REQUIRE(g != NULL);
+        count = 64;
+        CHECK_STATUS(once_positions(g, &d, pos, &count), ONCE_ERR_UNSUPPORTED);
+        once_free(g);
+    }
+}
+
+static const testing_case cases[] = {
+    {"digest_is_the_seeded_hash", digest_is_the_seeded_hash},
+    {"digest_arguments_checked", digest_arguments_checked},
+    {"keys_and_digests_answer_alike", keys_and_digests_answer_alike},
+    {"positions_are_the_cells_a_key_sets", positions_are_the_cells_a_key_sets},
+};
+
+TESTING_MAIN(cases)
