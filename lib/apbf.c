@@ -910,19 +910,22 @@ static bool age_same_geometry(const once_filter *x, const once_filter *y)
 }
 
 /*
- * Union only (the ops refuse intersection: a key both windows hold sits at a different
- * age in each, its bits in different physical segments, so no segment-wise AND can keep
- * it).  The two must have the same geometry and head (same_geometry): logical segment
- * i is then the same physical segment in both, and OR-ing them segment by segment
- * leaves every key of either at the age it had there.  The result takes the earlier of
+ * Union only (intersection is refused, ONCE_ERR_UNSUPPORTED with dst unchanged: a key
+ * both windows hold sits at a different age in each, its bits in different physical
+ * segments, so no segment-wise AND can keep it).  The two must have the same geometry
+ * and head (same_geometry): logical segment i is then the same physical segment in
+ * both, and OR-ing them segment by segment leaves every key of either at the age it
+ * had there.  The result takes the earlier of
  * the two positions in the current generation, so it shifts no sooner than either
  * would have: a key keeps at least the rest of the window it had in its own filter,
  * counting the insertions into the result.  (Taking the later one would shift the
  * other filter's keys out up to a generation early.)  Its segments hold both
  * windows' keys, so its false-positive rate is above the target.
  */
-static void age_combine(once_filter *dst, const once_filter *src, once_combine_op op)
+static once_status age_combine(once_filter *dst, const once_filter *src, once_combine_op op)
 {
+    if (op != ONCE_COMBINE_UNION)
+        return ONCE_ERR_UNSUPPORTED;
     age_filter *a = AGE(dst);
     const age_filter *b = CAGE(src);
     once_words_combine(a->array, b->array, a->segment_words * a->segments, op);
@@ -930,6 +933,7 @@ static void age_combine(once_filter *dst, const once_filter *src, once_combine_o
         a->filled = b->filled;
     if (b->shifts > a->shifts)
         a->shifts = b->shifts;
+    return ONCE_OK;
 }
 
 /* The rate at which one segment matches a random absent key, from its bits. */
@@ -1515,7 +1519,6 @@ once_status once_age_create(once_filter **out, const once_config *c)
         .clear = age_clear,                                                                     \
         .same_geometry = age_same_geometry,                                                     \
         .combine = age_combine,                                                                 \
-        .refuses_intersection = true,                                                           \
         .stats = age_stats,                                                                     \
         .cardinality = age_cardinality,                                                         \
         .memory = age_memory,                                                                   \

@@ -114,9 +114,10 @@ bool once_array_same_geometry(const once_filter *a, const once_filter *b)
            CARRAY(a)->cell_bits == CARRAY(b)->cell_bits;
 }
 
-void once_array_combine_bits(once_filter *dst, const once_filter *src, once_combine_op op)
+once_status once_array_combine_bits(once_filter *dst, const once_filter *src, once_combine_op op)
 {
     once_words_combine(ARRAY(dst)->array, CARRAY(src)->array, ARRAY(dst)->words, op);
+    return ONCE_OK;
 }
 
 uint64_t once_array_memory(const once_filter *f)

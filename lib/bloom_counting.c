@@ -123,7 +123,7 @@ static void counting_prefetch(const once_filter *f, const once_hash *h)
 
 /* Union adds counts (saturating), intersection keeps the smaller: the counter-wise
  * analogues of OR and AND, which keep "non-zero" meaning "some key may be here". */
-static void counting_combine(once_filter *dst, const once_filter *src, once_combine_op op)
+static once_status counting_combine(once_filter *dst, const once_filter *src, once_combine_op op)
 {
     once_array_filter *d = ARRAY(dst);
     const once_array_filter *s = CARRAY(src);
@@ -136,6 +136,7 @@ static void counting_combine(once_filter *dst, const once_filter *src, once_comb
             v = x < y ? x : y;
         counter_put(d->array, i, v);
     }
+    return ONCE_OK;
 }
 
 static once_status counting_load(once_filter **out, const uint8_t *params, size_t params_len,

@@ -43,11 +43,12 @@
  *
  * Combining (section 3.2)
  *   once_union / once_intersect take equal geometry (and, for the D-BBF, equal batch
- *   counts) and never allocate.  once_bpbf_union / once_bpbf_intersect also take a
- *   source of another resolution sharing seed, m_b and k_b: dst first keeps only the
- *   blocks both have (the lower resolution), and a D-BBF union grows dst to the
- *   source's batch count - allocations that can fail, which the void combine hook
- *   cannot report, hence the separate calls.  Union is batch-wise OR.  A D-BBF
+ *   counts, as filter.c checks through same_geometry for every structure) and never
+ *   allocate.  once_bpbf_union / once_bpbf_intersect also take a source of another
+ *   resolution sharing seed, m_b and k_b: dst first keeps only the blocks both have
+ *   (the lower resolution), and a D-BBF union grows dst to the source's batch count,
+ *   allocating everything before changing anything (reshape), so a failure leaves dst
+ *   as it was.  Union is batch-wise OR.  A D-BBF
  *   intersection cannot be batch-wise AND: a key both hold may sit in batch 1 of one
  *   and batch 3 of the other.  So dst's batch i keeps its bits that are set in any
  *   batch of src, which keeps every common key and only clears bits.
@@ -661,9 +662,10 @@ static bool bpbf_same_geometry(const once_filter *a, const once_filter *b)
            x->count == y->count;
 }
 
-static void bpbf_combine(once_filter *dst, const once_filter *src, once_combine_op op)
+static once_status bpbf_combine(once_filter *dst, const once_filter *src, once_combine_op op)
 {
     combine_blocks(BP(dst), CBP(src), op);
+    return ONCE_OK;
 }
 
 static once_status combine_resolutions(once_filter *dst_f, const once_filter *src_f,

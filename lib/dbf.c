@@ -38,12 +38,11 @@
  *   partner: one scan, as the paper notes ("at most one pair").
  *
  *   Union (Definition 3): the rows of the other DBF are appended, then rows are merged
- *   wherever counts allow.  once_union cannot report failure, so when appending would
- *   pass the memory cap the other rows are added counter-wise into the emptiest rows
- *   instead (no key is lost; those rows then hold more than c keys and never merge);
- *   once_dbf_union refuses with ONCE_ERR_FULL instead.  Intersection is not in the
- *   paper; here dst keeps its rows and clears the counters that no row of src sets,
- *   which keeps every key both hold.
+ *   wherever counts allow.  A union that would pass the memory cap (or the row limit)
+ *   is refused with ONCE_ERR_FULL, and one whose allocation fails with
+ *   ONCE_ERR_NOMEM; everything is allocated before any row changes, so dst is left as
+ *   it was.  Intersection is not in the paper; here dst keeps its rows and clears the
+ *   counters that no row of src sets, which keeps every key both hold.
  *
  *   Bit-slice storage (section 3.5.3): rows are also kept transposed, as one 64-bit
  *   word per counter position and group of 64 rows whose bit r says "row r's counter is
@@ -568,26 +567,6 @@ static once_status append_rows(dbf_filter *d, const dbf_filter *s)
     return ONCE_OK;
 }
 
-/* The fallback of once_union, which cannot fail: src's rows are added counter-wise into
- * dst's emptiest rows.  No key is lost; those rows hold more than c keys. */
-static void fold_rows(dbf_filter *d, const dbf_filter *s)
-{
-    uint32_t n = s->rows;
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t target = 0;
-        for (uint32_t r = 1; r < d->rows; r++)
-            if (d->row[r].count < d->row[target].count)
-                target = r;
-        once_counting_ops.combine(d->row[target].counters, s->row[i].counters,
-                                  ONCE_COMBINE_UNION);
-        d->row[target].count = count_sum(d->row[target].count, s->row[i].count);
-        if (d->bit_slice)
-            slice_rebuild_row(d, target);
-        touch(d, target);
-    }
-    merge_all(d);
-}
-
 /* dst keeps its rows but only the counters some row of src also sets: a key of both
  * sets has all its counters set in one row of each, so it stays present. */
 static void intersect_rows(dbf_filter *d, const dbf_filter *s)
@@ -608,16 +587,15 @@ static void intersect_rows(dbf_filter *d, const dbf_filter *s)
     }
 }
 
-static void dbf_combine(once_filter *dst, const once_filter *src, once_combine_op op)
+static once_status dbf_combine(once_filter *dst, const once_filter *src, once_combine_op op)
 {
     dbf_filter *d = DBF(dst);
     const dbf_filter *s = CDBF(src);
     if (op == ONCE_COMBINE_INTERSECT) {
         intersect_rows(d, s);
-        return;
+        return ONCE_OK;
     }
-    if (append_rows(d, s) != ONCE_OK)
-        fold_rows(d, s);
+    return append_rows(d, s);
 }
 
 /* ------------------------------------------------------------- stats */
@@ -888,18 +866,15 @@ once_status once_dbf_merge(once_filter *f)
     return ONCE_OK;
 }
 
+/* once_union, refusing other structures as dst (the name predates a union that could
+ * fail). */
 once_status once_dbf_union(once_filter *dst, const once_filter *src)
 {
     if (dst == NULL || src == NULL)
         return ONCE_ERR_INVALID;
     if (!is_dbf(dst))
         return ONCE_ERR_UNSUPPORTED;
-    if (dst->ops != src->ops || dst->seed != src->seed || !dbf_same_geometry(dst, src))
-        return ONCE_ERR_MISMATCH;
-    once_status st = append_rows(DBF(dst), CDBF(src));
-    if (st == ONCE_OK)
-        dst->items = dst->items + src->items < dst->items ? UINT64_MAX : dst->items + src->items;
-    return st;
+    return once_union(dst, src);
 }
 
 uint64_t once_dbf_version(const once_filter *f)

@@ -538,10 +538,11 @@ static once_status combine(once_filter *dst, const once_filter *src, once_combin
         return ONCE_ERR_INVALID;
     if (dst->ops != src->ops || dst->seed != src->seed || !dst->ops->same_geometry(dst, src))
         return ONCE_ERR_MISMATCH;
-    if (dst->ops->combine == NULL ||
-        (op == ONCE_COMBINE_INTERSECT && dst->ops->refuses_intersection))
+    if (dst->ops->combine == NULL)
         return ONCE_ERR_UNSUPPORTED;
-    dst->ops->combine(dst, src, op);
+    once_status st = dst->ops->combine(dst, src, op);
+    if (st != ONCE_OK)
+        return st; /* the structure left dst as it was */
     /* Items of a combination is not known exactly; keep an upper bound. */
     if (op == ONCE_COMBINE_UNION)
         dst->items = dst->items + src->items < dst->items ? UINT64_MAX : dst->items + src->items;

@@ -190,10 +190,12 @@ typedef struct once_filter_ops {
     void (*clear)(once_filter *f);
     /* Geometry equality is checked by filter.c through same_geometry. */
     bool (*same_geometry)(const once_filter *a, const once_filter *b);
-    void (*combine)(once_filter *dst, const once_filter *src, once_combine_op op);
-    /* once_intersect is refused (ONCE_ERR_UNSUPPORTED) where an AND of two filters
-     * could lose keys both hold (the age-partitioned windows, apbf.c). */
-    bool refuses_intersection;
+    /* dst op= src for two filters of the same structure, geometry and seed.  A
+     * structure refuses what it cannot do (ONCE_ERR_UNSUPPORTED: an intersection that
+     * could lose keys both hold, apbf.c) or cannot finish (ONCE_ERR_FULL,
+     * ONCE_ERR_NOMEM: a union that needs memory, dbf.c) by returning the status with
+     * dst unchanged.  NULL: neither is offered (ONCE_ERR_UNSUPPORTED). */
+    once_status (*combine)(once_filter *dst, const once_filter *src, once_combine_op op);
     void (*stats)(const once_filter *f, once_stats *s);
     /* Distinct keys from the cells (paper 002, section 5); NULL = unsupported.  The
      * pair form estimates |a union b| or |a intersect b| for two filters already checked
@@ -546,7 +548,7 @@ once_status once_array_new(once_filter **out, const once_filter_ops *ops, uint64
 void once_array_destroy(once_filter *f);
 void once_array_clear(once_filter *f);
 bool once_array_same_geometry(const once_filter *a, const once_filter *b);
-void once_array_combine_bits(once_filter *dst, const once_filter *src, once_combine_op op);
+once_status once_array_combine_bits(once_filter *dst, const once_filter *src, once_combine_op op);
 uint64_t once_array_memory(const once_filter *f);
 uint64_t once_array_params_size(const once_filter *f);
 uint64_t once_array_payload_size(const once_filter *f);

@@ -628,7 +628,7 @@ static uint64_t left_at(const timer_filter *t, uint64_t i, bool all_expired, uin
  * times, which the result keeps (expired timers are dropped, so the result holds
  * only timers alive at R, like a freshly loaded filter).
  */
-static void timer_combine(once_filter *dst, const once_filter *src, once_combine_op op)
+static once_status timer_combine(once_filter *dst, const once_filter *src, once_combine_op op)
 {
     timer_filter *d = TIMER(dst);
     const timer_filter *s = CTIMER(src);
@@ -649,6 +649,7 @@ static void timer_combine(once_filter *dst, const once_filter *src, once_combine
     d->started = d->started || s->started;
     d->now = w;
     sub_rebuild(d, &d->subs[0]);
+    return ONCE_OK;
 }
 
 /* Alive timers of a sub-filter at the tick residue `res` (a full scan). */

@@ -6,7 +6,8 @@
  *     the other the keys' digests (swapped at random, one-key calls and batches, with
  *     times), give the same statuses, answers, counts and saved bytes;
  *   - once_positions names exactly the cells an insertion sets and a query reads, and
- *     once_standard_positions is the standard filter's, from the geometry alone.
+ *     once_standard_positions is the standard filter's, from the geometry alone;
+ *   - a union or intersection that fails leaves its destination as it was.
  */
 #include "testing.h"
 
@@ -434,11 +435,163 @@ static void positions_are_the_cells_a_key_sets(void)
     }
 }
 
+/* -------------------------------------------------------------- combining */
+
+/* Fill a filter with `n` keys of `domain` (an insertion past a cap is fine). */
+static void fill(once_filter *f, uint64_t domain, uint64_t n, uint64_t now)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        testing_key k = testing_key_make(domain, i);
+        bool seen;
+        (void)once_test_and_add(f, &k, sizeof k, now, &seen);
+    }
+}
+
+static void add_keys(once_filter *f, uint64_t domain, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        testing_key k = testing_key_make(domain, i);
+        CHECK_OK(once_add(f, &k, sizeof k, 0));
+    }
+}
+
+/* `op` on dst must fail with `want` and leave dst saving the same bytes, with the
+ * same items and memory. */
+static void refused_unchanged(once_filter *dst, const once_filter *src, bool intersect,
+                              once_status want, const char *what)
+{
+    size_t before_len = 0, after_len = 0;
+    uint8_t *before = testing_save(dst, &before_len);
+    uint64_t items = once_items(dst), bytes = once_bytes(dst);
+    once_status st = intersect ? once_intersect(dst, src) : once_union(dst, src);
+    uint8_t *after = testing_save(dst, &after_len);
+    if (st != want) {
+        fprintf(stderr, "%s: %s, expected %s\n", what, once_strerror(st), once_strerror(want));
+        testing_failures++;
+    }
+    if (before == NULL || after == NULL || before_len != after_len ||
+        memcmp(before, after, before_len) != 0 || once_items(dst) != items ||
+        once_bytes(dst) != bytes) {
+        fprintf(stderr, "%s: the refused combination changed dst\n", what);
+        testing_failures++;
+    }
+    free(before);
+    free(after);
+}
+
+static void failed_combination_leaves_dst_unchanged(void)
+{
+    named_config configs[32];
+    size_t n = every_structure(configs, 32);
+    for (size_t i = 0; i < n; i++) {
+        const once_config *c = &configs[i].config;
+        once_filter *dst = testing_create(c), *twin = testing_create(c);
+        once_config other = *c;
+        other.seed ^= 1;
+        once_filter *foreign = testing_create(&other);
+        REQUIRE(dst != NULL && twin != NULL && foreign != NULL);
+        fill(dst, 1, 30, 100);
+        fill(twin, 1, 30, 100); /* the same state: only the operation can be refused */
+        fill(foreign, 1, 30, 100);
+        char what[160];
+        for (int intersect = 0; intersect < 2; intersect++) {
+            snprintf(what, sizeof what, "%s %s another seed", configs[i].name,
+                     intersect ? "intersect" : "union");
+            refused_unchanged(dst, foreign, intersect, ONCE_ERR_MISMATCH, what);
+        }
+        /* What each structure refuses of a twin of its own geometry. */
+        once_type t = c->type;
+        snprintf(what, sizeof what, "%s intersect", configs[i].name);
+        if (t == ONCE_APBF || t == ONCE_APBBF || t == ONCE_TLBF || t == ONCE_SCALABLE)
+            refused_unchanged(dst, twin, true, ONCE_ERR_UNSUPPORTED, what);
+        snprintf(what, sizeof what, "%s union", configs[i].name);
+        if (t == ONCE_TLBF || t == ONCE_SCALABLE)
+            refused_unchanged(dst, twin, false, ONCE_ERR_UNSUPPORTED, what);
+        if (c->dynamic) { /* a growing timer filter combines with none */
+            refused_unchanged(dst, twin, false, ONCE_ERR_MISMATCH, what);
+            refused_unchanged(dst, twin, true, ONCE_ERR_MISMATCH, what);
+        }
+        once_free(dst);
+        once_free(twin);
+        once_free(foreign);
+    }
+
+    /* A union that needs memory past dst's cap: a DBF, through once_union and
+     * once_dbf_union, and a D-BBF grown to the source's batches (once_bpbf_union). */
+    for (int slices = 0; slices < 2; slices++) {
+        once_config c;
+        once_config_init(&c, ONCE_DBF);
+        c.capacity = 10;
+        c.bits = 100;
+        c.hashes = 3;
+        c.bit_slice = slices;
+        c.seed = 44;
+        c.seed_is_set = true;
+        once_filter *probe = testing_create(&c);
+        REQUIRE(probe != NULL);
+        uint64_t one_row = once_bytes(probe);
+        add_keys(probe, 1, 11);
+        uint64_t per_row = once_bytes(probe) - one_row;
+        once_free(probe);
+        c.max_bytes = one_row + 2 * per_row; /* three rows */
+        once_filter *dst = testing_create(&c), *src = testing_create(&c);
+        REQUIRE(dst != NULL && src != NULL);
+        add_keys(dst, 1, 25); /* three rows, the last not full */
+        add_keys(src, 2, 25);
+        CHECK(testing_stats(dst).filters == 3 && testing_stats(src).filters == 3);
+        refused_unchanged(dst, src, false, ONCE_ERR_FULL, "dbf union past the cap");
+        size_t before_len = 0, after_len = 0;
+        uint8_t *before = testing_save(dst, &before_len);
+        CHECK_STATUS(once_dbf_union(dst, src), ONCE_ERR_FULL);
+        uint8_t *after = testing_save(dst, &after_len);
+        CHECK(before && after && before_len == after_len &&
+              memcmp(before, after, before_len) == 0);
+        free(before);
+        free(after);
+        for (uint64_t i = 0; i < 25; i++) {
+            testing_key k = testing_key_make(1, i);
+            bool present = false;
+            CHECK_OK(once_query(dst, &k, sizeof k, 0, &present));
+            CHECK(present);
+        }
+        once_free(dst);
+        once_free(src);
+    }
+    once_config b;
+    once_config_init(&b, ONCE_DBPBF);
+    b.block_length = 100;
+    b.blocks = 3;
+    b.hashes = 2;
+    b.batch_threshold = 10;
+    b.seed = 45;
+    b.seed_is_set = true;
+    b.max_bytes = 4096;
+    once_filter *small = testing_create(&b);
+    b.max_bytes = 1 << 20;
+    once_filter *large = testing_create(&b);
+    REQUIRE(small != NULL && large != NULL);
+    fill(small, 1, 10, 0);
+    add_keys(large, 3, 1000); /* 100 batches of at least a 64-byte line: past 4096 */
+    once_bpbf_state state;
+    CHECK_OK(once_bpbf_get_state(large, &state));
+    CHECK(state.batches >= 100);
+    size_t before_len = 0, after_len = 0;
+    uint8_t *before = testing_save(small, &before_len);
+    CHECK_STATUS(once_bpbf_union(small, large), ONCE_ERR_FULL);
+    uint8_t *after = testing_save(small, &after_len);
+    CHECK(before && after && before_len == after_len && memcmp(before, after, before_len) == 0);
+    free(before);
+    free(after);
+    once_free(small);
+    once_free(large);
+}
+
 static const testing_case cases[] = {
     {"digest_is_the_seeded_hash", digest_is_the_seeded_hash},
     {"digest_arguments_checked", digest_arguments_checked},
     {"keys_and_digests_answer_alike", keys_and_digests_answer_alike},
     {"positions_are_the_cells_a_key_sets", positions_are_the_cells_a_key_sets},
+    {"failed_combination_leaves_dst_unchanged", failed_combination_leaves_dst_unchanged},
 };
 
 TESTING_MAIN(cases)

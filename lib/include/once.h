@@ -239,6 +239,12 @@ ONCE_API once_status once_clear(once_filter *filter);
  * For counting filters union adds counters (saturating) and intersection takes the
  * minimum.
  *
+ * Either may fail: ONCE_ERR_INVALID, ONCE_ERR_MISMATCH, ONCE_ERR_UNSUPPORTED (a
+ * combination the structure does not offer, below), ONCE_ERR_FULL or ONCE_ERR_NOMEM
+ * (a DBF union that needs rows past dst's cap, or memory it cannot get).  On any
+ * failure dst is unchanged: it answers, counts (once_items, once_bytes) and saves
+ * exactly as before the call.
+ *
  * Count windows (APBF, APBBF) combine only with the same geometry, seed and position
  * in the segment cycle (the same number of generations, modulo k + l), else
  * ONCE_ERR_MISMATCH.  Their union holds every key of either at the age it had there:
@@ -670,11 +676,9 @@ ONCE_API once_status once_random_seed(uint64_t *seed);
  * skipped as a false positive would become a false negative once its cover is deleted.
  *
  * once_union appends the rows of a DBF of the same m, k, c and seed (paper 003,
- * Definition 3).  It cannot report failure, so when appending would pass dst's memory
- * cap it adds the remaining rows counter-wise into dst's rows instead (every key stays
- * present; those rows' rate rises).  once_dbf_union refuses with ONCE_ERR_FULL instead
- * and changes nothing.  once_intersect keeps dst's rows and clears the counters no row
- * of src sets: every key of both sets stays present.
+ * Definition 3); rows past dst's memory cap are refused with ONCE_ERR_FULL, and dst
+ * is unchanged.  once_intersect keeps dst's rows and clears the counters no row of src
+ * sets: every key of both sets stays present.
  *
  * Stats: filters = rows, bits = rows * m counters, items = keys the rows hold (with
  * query_before_insert a key already present is not inserted again), fpr_estimate =
@@ -745,7 +749,8 @@ ONCE_API once_status once_dbf_matching_rows(const once_filter *filter, const voi
                                             size_t len, uint32_t *rows);
 /* Merge rows whose counts fit in one row and drop empty rows (paper 003, Merge()). */
 ONCE_API once_status once_dbf_merge(once_filter *filter);
-/* once_union that refuses (ONCE_ERR_FULL, dst unchanged) what dst's cap cannot hold. */
+/* once_union for a DBF dst (ONCE_ERR_UNSUPPORTED for another structure): it refuses
+ * (ONCE_ERR_FULL, dst unchanged) what dst's cap cannot hold, as once_union does. */
 ONCE_API once_status once_dbf_union(once_filter *dst, const once_filter *src);
 
 /*
