@@ -2,6 +2,7 @@
 # fresh Debian 12 machine (missing packages come from apt-get).
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
 PREFIX     ?= /usr/local
 JOBS       ?= 2
 SAMPLE     ?= data/events.tsv
@@ -9,8 +10,8 @@ SAMPLE     ?= data/events.tsv
 # Open-ended fuzzing of the loader (make fuzz): how long, in seconds.
 FUZZ_SECONDS ?= 600
 
-.PHONY: all deps build test test-fast test-asan fuzz asan-build run install bench bench-quick \
-	experiments clean
+.PHONY: all deps build test test-fast test-asan test-tsan fuzz asan-build tsan-build run install \
+	bench bench-quick experiments clean
 
 all: build
 
@@ -22,8 +23,10 @@ build: deps
 	@cmake --build $(BUILD) -j$(JOBS)
 
 # The whole suite twice: the release build (gcc), then clang with AddressSanitizer and
-# UndefinedBehaviorSanitizer, which also builds and runs the libFuzzer targets.
-test: test-fast test-asan
+# UndefinedBehaviorSanitizer, which also builds and runs the libFuzzer targets; then the
+# concurrent calls (tests/test_threads.c) under ThreadSanitizer, a build of the library
+# and that test alone.
+test: test-fast test-asan test-tsan
 
 test-fast: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
@@ -35,6 +38,14 @@ asan-build: deps
 
 test-asan: asan-build
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j$(JOBS)
+
+tsan-build: deps
+	@cmake -S . -B $(TSAN_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	    -DONCE_TSAN=ON -DONCE_BENCH=OFF >/dev/null
+	@cmake --build $(TSAN_BUILD) -j$(JOBS)
+
+test-tsan: tsan-build
+	cd $(TSAN_BUILD) && ctest --output-on-failure -j$(JOBS)
 
 # Open-ended fuzzing from a random seed for FUZZ_SECONDS, in the sanitizer build.  A
 # failing input lands in $(ASAN_BUILD)/tests/fuzz_load.fuzz/artifacts/; once fixed, add
@@ -68,4 +79,4 @@ experiments: build
 	scripts/experiments.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD)

@@ -253,6 +253,9 @@ static const blocked_impl avx512_impl = {"avx512", ONCE_SIMD_AVX512, avx512_one,
 
 /* ------------------------------------------------------ run-time dispatch */
 
+/* The best path this CPU has.  The compiler's runtime reads the CPU model once, at
+ * load time; __builtin_cpu_init is then a check that changes nothing, so any number of
+ * threads may call this at once. */
 static const blocked_impl *best_impl(void)
 {
 #ifdef ONCE_X86
@@ -265,16 +268,25 @@ static const blocked_impl *best_impl(void)
     return &scalar_impl;
 }
 
-/* NULL until first use or after a reset; set with relaxed atomics (every thread that
- * races computes the same value). */
-static const blocked_impl *chosen_impl;
+/*
+ * The path in use: NULL until the first use, then the best one or the one forced.
+ * Any thread may ask or force at any time (once.h, "Threads").  The first use only
+ * installs the best path if nothing is there yet (compare-and-swap), so a path forced
+ * meanwhile by another thread is not overwritten; threads racing on the first use all
+ * compute the same best path.  The paths are constant tables, so publishing the
+ * pointer is all there is to synchronize.
+ */
+static _Atomic(const blocked_impl *) chosen_impl;
 
 static const blocked_impl *current_impl(void)
 {
-    const blocked_impl *impl = __atomic_load_n(&chosen_impl, __ATOMIC_RELAXED);
+    const blocked_impl *impl = atomic_load_explicit(&chosen_impl, memory_order_acquire);
     if (impl == NULL) {
-        impl = best_impl();
-        __atomic_store_n(&chosen_impl, impl, __ATOMIC_RELAXED);
+        const blocked_impl *best = best_impl();
+        if (atomic_compare_exchange_strong_explicit(&chosen_impl, &impl, best,
+                                                    memory_order_acq_rel,
+                                                    memory_order_acquire))
+            impl = best;
     }
     return impl;
 }
@@ -312,7 +324,7 @@ once_status once_force_simd_path(const char *name)
 #endif
     if (impl == NULL)
         return ONCE_ERR_UNSUPPORTED;
-    __atomic_store_n(&chosen_impl, impl, __ATOMIC_RELAXED);
+    atomic_store_explicit(&chosen_impl, impl, memory_order_release);
     return ONCE_OK;
 }
 

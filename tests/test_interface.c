@@ -9,63 +9,8 @@
  *     once_standard_positions is the standard filter's, from the geometry alone;
  *   - a union or intersection that fails leaves its destination as it was.
  */
+#include "every_structure.h"
 #include "testing.h"
-
-/* ------------------------------------------------------ every structure */
-
-typedef struct named_config {
-    const char *name;
-    once_config config;
-} named_config;
-
-/* Small configurations of every structure, so that windows shift, rows and batches
- * open and caps refuse within a few hundred keys. */
-static size_t every_structure(named_config *out, size_t room)
-{
-    size_t n = 0;
-#define ADD_CONFIG(NAME, TYPE, ...)                                                             \
-    do {                                                                                        \
-        if (n < room) {                                                                         \
-            named_config *nc = &out[n++];                                                       \
-            nc->name = NAME;                                                                    \
-            once_config_init(&nc->config, TYPE);                                                \
-            once_config *c = &nc->config;                                                       \
-            c->capacity = 100;                                                                  \
-            c->error = 0.01;                                                                    \
-            c->window = 60;                                                                     \
-            c->span_ms = 1000;                                                                  \
-            c->seed = 0xd1 + n;                                                                 \
-            c->seed_is_set = true;                                                              \
-            __VA_ARGS__;                                                                        \
-        }                                                                                       \
-    } while (0)
-    ADD_CONFIG("standard", ONCE_STANDARD, (void)c);
-    ADD_CONFIG("partitioned", ONCE_PARTITIONED, (void)c);
-    ADD_CONFIG("blocked", ONCE_BLOCKED, (void)c);
-    ADD_CONFIG("counting", ONCE_COUNTING, (void)c);
-    ADD_CONFIG("apbf", ONCE_APBF, (void)c);
-    ADD_CONFIG("apbf refresh", ONCE_APBF, c->policy = ONCE_POLICY_REFRESH);
-    ADD_CONFIG("apbbf", ONCE_APBBF, (void)c);
-    ADD_CONFIG("apbbf 64-bit blocks", ONCE_APBBF, c->block_bits = 64; c->block_hashes = 4);
-    ADD_CONFIG("tlbf", ONCE_TLBF, (void)c);
-    ADD_CONFIG("tlbf capped", ONCE_TLBF, c->max_bytes = 4096);
-    ADD_CONFIG("timer", ONCE_TIMER, (void)c);
-    ADD_CONFIG("timer dynamic", ONCE_TIMER, c->dynamic = true; c->max_bytes = 16384);
-    ADD_CONFIG("scalable", ONCE_SCALABLE, c->capacity = 20; c->error = 0.05);
-    ADD_CONFIG("scalable capped", ONCE_SCALABLE, c->capacity = 10; c->max_bytes = 1500);
-    ADD_CONFIG("dbf", ONCE_DBF, c->capacity = 20; c->bits = 200; c->hashes = 3);
-    ADD_CONFIG("dbf bit slices, capped", ONCE_DBF,
-               c->capacity = 10; c->bits = 100; c->hashes = 3; c->bit_slice = true;
-               c->max_bytes = 4000);
-    ADD_CONFIG("dbf query first", ONCE_DBF,
-               c->capacity = 10; c->bits = 100; c->hashes = 3; c->query_before_insert = true);
-    ADD_CONFIG("bpbf", ONCE_BPBF, c->block_length = 200; c->blocks = 4; c->hashes = 2);
-    ADD_CONFIG("dbpbf", ONCE_DBPBF,
-               c->block_length = 100; c->blocks = 3; c->hashes = 2; c->batch_threshold = 20;
-               c->max_bytes = 8192);
-#undef ADD_CONFIG
-    return n;
-}
 
 static uint64_t rng_next(uint64_t *state)
 {

@@ -22,6 +22,32 @@
  *     reproducible results.  The seed is saved with the filter.
  *   - Two filters combine (union/intersection) only if they have the same structure,
  *     geometry and seed.
+ *
+ * Threads
+ *   - Different filters are independent: calls on different filters may run on
+ *     different threads at the same time, without locks.  The library's only state
+ *     shared between filters is set with atomics: the SIMD path of the blocked layouts
+ *     (once_simd_path, once_force_simd_path, callable from any thread at any time; a
+ *     filter keeps the path it was built with) and a cache of the blocked layout's
+ *     rate formula.  Seeds come from getrandom(2), which any thread may call.
+ *   - One filter: any number of threads may make read-only calls on it at the same
+ *     time while no thread makes any other call on it.  The read-only calls are the
+ *     ones that take a `const once_filter *`: once_query, once_query_digest,
+ *     once_query_reads, once_query_batch, once_query_digest_batch, once_positions,
+ *     once_digest_key, once_get_stats, once_clock, once_clock_step, once_items,
+ *     once_capacity, once_bytes, once_get_type, once_seed, once_estimate_cardinality,
+ *     once_estimate_union, once_estimate_intersection, once_saved_size, once_save,
+ *     once_save_to_buffer, once_get_metadata, once_bpbf_get_state, once_bpbf_fpr_at,
+ *     once_dbf_matching_rows, once_dbf_version, and `src` of once_union,
+ *     once_intersect, once_dbf_union, once_bpbf_union and once_bpbf_intersect.  They change nothing,
+ *     not even a cache or a clock: a time window asked at a time past its clock
+ *     answers at that time and leaves the clock where it was.
+ *   - Every other call on a filter writes (test-and-add, which inserts, included;
+ *     once_dbf_export_delta too, which moves its base) and needs the filter to itself:
+ *     no other call on that filter, read-only or not, may run meanwhile.  Callers
+ *     that share a filter between threads serialize its writes with their own lock
+ *     (a reader-writer lock fits the rule above), or give each thread its own
+ *     filters, for instance routing each key by its digest (below).
  */
 #ifndef ONCE_H
 #define ONCE_H

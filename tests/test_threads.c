@@ -1,0 +1,308 @@
+/*
+ * test_threads.c - what may run at once (once.h, "Threads"), run at once.
+ *
+ *   - read-only calls on one filter from several threads, with no writer: every
+ *     structure, filled first, then queried (keys, digests, batches of both), asked
+ *     for its stats, positions, clock and estimate, and saved, by THREADS threads at
+ *     once: no key added is missed and every answer is the one a single thread got;
+ *   - threads that each own their filters: every structure driven by each thread from
+ *     the same seeds, while another thread forces SIMD paths back and forth, gives no
+ *     false negative and the same saved bytes as the same work on one thread.
+ *
+ * The suite also builds this binary with ThreadSanitizer (make test-tsan), which fails
+ * the run on any data race it sees in these calls.  Threads report mismatches in their
+ * own counters; the checks run on the main thread after the join.
+ */
+#include "every_structure.h"
+#include "testing.h"
+
+#include <pthread.h>
+
+#define THREADS 4
+#define MAX_CONFIGS 32
+
+/* --------------------------------------------------- shared, read-only */
+
+#define SHARED_KEYS 40 /* fewer than every window of every_structure() holds */
+#define ABSENT_KEYS 200
+#define ROUNDS 3
+#define READ_TIME 100 /* every key is added and read at this time */
+
+typedef struct shared_filter {
+    const char *name;
+    once_filter *f;
+    bool added[SHARED_KEYS];      /* its insertion succeeded: it must test present */
+    testing_key keys[SHARED_KEYS + ABSENT_KEYS];
+    once_digest digests[SHARED_KEYS + ABSENT_KEYS];
+    uint8_t answers[SHARED_KEYS + ABSENT_KEYS]; /* as one thread answered */
+    uint8_t *saved;
+    size_t saved_len;
+    once_stats stats;
+    once_status card_status;
+    once_cardinality card;
+    once_status reads_status;
+} shared_filter;
+
+typedef struct reader {
+    shared_filter *filters;
+    size_t count;
+    uint64_t missed;     /* an added key answered absent */
+    uint64_t mismatches; /* anything else unlike the single-threaded answer */
+} reader;
+
+static void read_one(reader *r, const shared_filter *s)
+{
+    const size_t n = SHARED_KEYS + ABSENT_KEYS;
+    once_key batch[SHARED_KEYS + ABSENT_KEYS];
+    uint64_t times[SHARED_KEYS + ABSENT_KEYS];
+    uint8_t out[SHARED_KEYS + ABSENT_KEYS];
+    for (size_t i = 0; i < n; i++) {
+        bool by_key = false, by_digest = false;
+        if (once_query(s->f, &s->keys[i], sizeof s->keys[i], READ_TIME, &by_key) != ONCE_OK ||
+            once_query_digest(s->f, &s->digests[i], READ_TIME, &by_digest) != ONCE_OK)
+            r->mismatches++;
+        if (i < SHARED_KEYS && s->added[i] && (!by_key || !by_digest))
+            r->missed++;
+        if (by_key != s->answers[i] || by_digest != s->answers[i])
+            r->mismatches++;
+        bool reads_present = false;
+        uint32_t reads = 0;
+        if (once_query_reads(s->f, &s->keys[i], sizeof s->keys[i], READ_TIME, &reads_present,
+                             &reads) != s->reads_status ||
+            (s->reads_status == ONCE_OK && reads_present != s->answers[i]))
+            r->mismatches++;
+        uint64_t positions[64];
+        uint32_t count = 64;
+        once_status st = once_positions(s->f, &s->digests[i], positions, &count);
+        if (st != ONCE_OK && st != ONCE_ERR_UNSUPPORTED)
+            r->mismatches++;
+        batch[i] = (once_key){&s->keys[i], sizeof s->keys[i], READ_TIME};
+        times[i] = READ_TIME;
+    }
+    memset(out, 7, sizeof out);
+    if (once_query_batch(s->f, batch, n, out) != ONCE_OK || memcmp(out, s->answers, n) != 0)
+        r->mismatches++;
+    memset(out, 7, sizeof out);
+    if (once_query_digest_batch(s->f, s->digests, times, n, out) != ONCE_OK ||
+        memcmp(out, s->answers, n) != 0)
+        r->mismatches++;
+    for (size_t i = 0; i < SHARED_KEYS; i++)
+        if (s->added[i] && !out[i])
+            r->missed++;
+
+    once_stats st;
+    if (once_get_stats(s->f, &st) != ONCE_OK || st.items != s->stats.items ||
+        st.bits_set != s->stats.bits_set || st.bytes != s->stats.bytes ||
+        st.fpr_estimate != s->stats.fpr_estimate || st.filters != s->stats.filters)
+        r->mismatches++;
+    once_cardinality card;
+    if (once_estimate_cardinality(s->f, READ_TIME, 0.9, &card) != s->card_status ||
+        (s->card_status == ONCE_OK &&
+         (card.estimate != s->card.estimate || card.low != s->card.low)))
+        r->mismatches++;
+    uint64_t clock_ms = 0;
+    bool started = false;
+    (void)once_clock(s->f, &clock_ms, &started);
+    void *buf = NULL;
+    size_t len = 0;
+    if (once_saved_size(s->f) != s->saved_len || once_save_to_buffer(s->f, &buf, &len) != ONCE_OK ||
+        len != s->saved_len || memcmp(buf, s->saved, len) != 0)
+        r->mismatches++;
+    free(buf);
+}
+
+static void *read_all(void *arg)
+{
+    reader *r = arg;
+    for (int round = 0; round < ROUNDS; round++)
+        for (size_t i = 0; i < r->count; i++)
+            read_one(r, &r->filters[(i + (size_t)round) % r->count]);
+    return NULL;
+}
+
+static void shared_filters_read_concurrently(void)
+{
+    named_config configs[MAX_CONFIGS];
+    size_t n = every_structure(configs, MAX_CONFIGS);
+    shared_filter *shared = calloc(n, sizeof *shared);
+    REQUIRE(shared != NULL);
+    for (size_t c = 0; c < n; c++) {
+        shared_filter *s = &shared[c];
+        s->name = configs[c].name;
+        s->f = testing_create(&configs[c].config);
+        REQUIRE(s->f != NULL);
+        for (size_t i = 0; i < SHARED_KEYS + ABSENT_KEYS; i++) {
+            s->keys[i] = testing_key_make(c, i);
+            CHECK_OK(once_digest_key(s->f, &s->keys[i], sizeof s->keys[i], &s->digests[i]));
+        }
+        for (size_t i = 0; i < SHARED_KEYS; i++) {
+            bool seen = false;
+            s->added[i] = once_test_and_add(s->f, &s->keys[i], sizeof s->keys[i], READ_TIME,
+                                            &seen) == ONCE_OK;
+        }
+        for (size_t i = 0; i < SHARED_KEYS + ABSENT_KEYS; i++) {
+            bool present = false;
+            CHECK_OK(once_query(s->f, &s->keys[i], sizeof s->keys[i], READ_TIME, &present));
+            s->answers[i] = present;
+            CHECK(i >= SHARED_KEYS || !s->added[i] || present);
+        }
+        uint32_t reads = 0;
+        bool present = false;
+        s->reads_status =
+            once_query_reads(s->f, &s->keys[0], sizeof s->keys[0], READ_TIME, &present, &reads);
+        s->saved = testing_save(s->f, &s->saved_len);
+        REQUIRE(s->saved != NULL);
+        s->stats = testing_stats(s->f);
+        s->card_status = once_estimate_cardinality(s->f, READ_TIME, 0.9, &s->card);
+    }
+    pthread_t threads[THREADS];
+    reader readers[THREADS];
+    for (int t = 0; t < THREADS; t++) {
+        readers[t] = (reader){shared, n, 0, 0};
+        REQUIRE(pthread_create(&threads[t], NULL, read_all, &readers[t]) == 0);
+    }
+    for (int t = 0; t < THREADS; t++) {
+        pthread_join(threads[t], NULL);
+        CHECK(readers[t].missed == 0);
+        CHECK(readers[t].mismatches == 0);
+    }
+    for (size_t c = 0; c < n; c++) {
+        size_t len = 0;
+        uint8_t *after = testing_save(shared[c].f, &len);
+        CHECK(after != NULL && len == shared[c].saved_len &&
+              memcmp(after, shared[c].saved, len) == 0); /* the reads changed nothing */
+        free(after);
+        free(shared[c].saved);
+        once_free(shared[c].f);
+    }
+    free(shared);
+}
+
+/* ------------------------------------------------------ one owner each */
+
+#define OWNED_KEYS 400
+
+typedef struct owned_result {
+    uint64_t missed; /* a key inserted and at once answered absent */
+    uint64_t refused; /* creation failed */
+    uint8_t *saved[MAX_CONFIGS];
+    size_t saved_len[MAX_CONFIGS];
+} owned_result;
+
+typedef struct owner {
+    const named_config *configs;
+    size_t count;
+    owned_result result;
+} owner;
+
+/* The same work from the same seeds, whichever thread runs it: test-and-add over a
+ * stream with repeats and a moving clock, each key then queried. */
+static void drive_owned(const named_config *configs, size_t count, owned_result *r)
+{
+    for (size_t c = 0; c < count; c++) {
+        once_filter *f = NULL;
+        if (once_create(&f, &configs[c].config) != ONCE_OK) {
+            r->refused++;
+            continue;
+        }
+        uint64_t now = 0, state = 1000 + c;
+        for (uint64_t i = 0; i < OWNED_KEYS; i++) {
+            state = testing_mix(state);
+            testing_key k = testing_key_make(c, state % (OWNED_KEYS / 2));
+            now += state % 20;
+            bool seen = false, present = false;
+            if (once_test_and_add(f, &k, sizeof k, now, &seen) != ONCE_OK)
+                continue; /* a capped filter may refuse */
+            if (once_query(f, &k, sizeof k, now, &present) != ONCE_OK || !present)
+                r->missed++;
+        }
+        void *buf = NULL;
+        size_t len = 0;
+        if (once_save_to_buffer(f, &buf, &len) == ONCE_OK) {
+            r->saved[c] = buf;
+            r->saved_len[c] = len;
+        }
+        once_free(f);
+    }
+}
+
+static void *own_all(void *arg)
+{
+    owner *o = arg;
+    drive_owned(o->configs, o->count, &o->result);
+    return NULL;
+}
+
+/* Forces each path in turn while the owners build filters (a path the CPU lacks is
+ * refused), and ends on the best one. */
+typedef struct simd_toggler {
+    int rounds;
+    uint64_t unexpected;
+} simd_toggler;
+
+static void *toggle_simd(void *arg)
+{
+    simd_toggler *t = arg;
+    const char *paths[] = {"scalar", "avx2", "avx512", NULL};
+    for (int i = 0; i < t->rounds; i++) {
+        once_status st = once_force_simd_path(paths[i % 4]);
+        if (st != ONCE_OK && st != ONCE_ERR_UNSUPPORTED)
+            t->unexpected++;
+        if (once_simd_path() == NULL)
+            t->unexpected++;
+    }
+    if (once_force_simd_path(NULL) != ONCE_OK)
+        t->unexpected++;
+    return NULL;
+}
+
+static void own_filters_on_each_thread(void)
+{
+    named_config configs[MAX_CONFIGS];
+    size_t n = every_structure(configs, MAX_CONFIGS);
+    /* The owners start first, in a fresh process: the first use of the SIMD dispatch
+     * happens on several threads at once. */
+    pthread_t threads[THREADS + 1];
+    owner *owners = calloc(THREADS, sizeof *owners);
+    REQUIRE(owners != NULL);
+    for (int t = 0; t < THREADS; t++) {
+        owners[t].configs = configs;
+        owners[t].count = n;
+        REQUIRE(pthread_create(&threads[t], NULL, own_all, &owners[t]) == 0);
+    }
+    simd_toggler toggler = {2000, 0};
+    REQUIRE(pthread_create(&threads[THREADS], NULL, toggle_simd, &toggler) == 0);
+    for (int t = 0; t <= THREADS; t++)
+        pthread_join(threads[t], NULL);
+    CHECK(toggler.unexpected == 0);
+
+    owned_result *alone = calloc(1, sizeof *alone);
+    REQUIRE(alone != NULL);
+    drive_owned(configs, n, alone);
+    CHECK(alone->missed == 0 && alone->refused == 0);
+    for (int t = 0; t < THREADS; t++) {
+        owned_result *r = &owners[t].result;
+        CHECK(r->missed == 0 && r->refused == 0);
+        for (size_t c = 0; c < n; c++) {
+            bool same = r->saved[c] != NULL && alone->saved[c] != NULL &&
+                        r->saved_len[c] == alone->saved_len[c] &&
+                        memcmp(r->saved[c], alone->saved[c], r->saved_len[c]) == 0;
+            if (!same)
+                fprintf(stderr, "thread %d, %s: saved bytes differ from one thread's\n", t,
+                        configs[c].name);
+            CHECK(same);
+            free(r->saved[c]);
+        }
+    }
+    for (size_t c = 0; c < n; c++)
+        free(alone->saved[c]);
+    free(alone);
+    free(owners);
+}
+
+static const testing_case cases[] = {
+    {"shared_filters_read_concurrently", shared_filters_read_concurrently},
+    {"own_filters_on_each_thread", own_filters_on_each_thread},
+};
+
+TESTING_MAIN(cases)
