@@ -70,10 +70,10 @@ static inline once_hash once_hash_key(const void *key, size_t len, uint64_t seed
  * batch loops read them only through once_item_hash and once_item_time, so the key
  * batches and the digest batches run the same loop.  Hashing a key as it enters the
  * window, rather than the whole batch first, overlaps the hashing with the memory
- * wait of the keys ahead: hashing first made the blocked layout's key batches about
- * half as slow again at the window sizes tuned here.  A loop copies the items into a
- * local first (as it does the filter's fields): its byte-sized answer stores could
- * alias them and would otherwise force a reload for each key.
+ * wait of the keys ahead, which hashing first would leave idle: the prefetch distances
+ * of the loops are tuned for a key's work with its hashing in it.  A loop copies the
+ * items into a local first (as it does the filter's fields): its byte-sized answer
+ * stores could alias them and would otherwise force a reload for each key.
  */
 typedef struct once_batch_items {
     const once_key *keys; /* NULL: the items are `hashes` */
