@@ -3,8 +3,9 @@
  *
  *   - read-only calls on one filter from several threads, with no writer: every
  *     structure, filled first, then queried (keys, digests, batches of both), asked
- *     for its stats, positions, clock and estimate, and saved, by THREADS threads at
- *     once: no key added is missed and every answer is the one a single thread got;
+ *     for its stats, positions, clock and estimate, and saved whole and in chunks, by
+ *     THREADS threads at once: no key added is missed and every answer is the one a
+ *     single thread got;
  *   - threads that each own their filters: every structure driven by each thread from
  *     the same seeds, while another thread forces SIMD paths back and forth, gives no
  *     false negative and the same saved bytes as the same work on one thread.
@@ -37,11 +38,34 @@ typedef struct shared_filter {
     uint8_t answers[SHARED_KEYS + ABSENT_KEYS]; /* as one thread answered */
     uint8_t *saved;
     size_t saved_len;
+    uint8_t *dump; /* the chunked save (once_save_chunk), chunks end to end */
+    size_t dump_len;
     once_stats stats;
     once_status card_status;
     once_cardinality card;
     once_status reads_status;
 } shared_filter;
+
+/* A chunked save, chunks of at most ONCE_CHUNK_MIN bytes end to end, in a new buffer
+ * (free() it); NULL if a call fails. */
+static uint8_t *chunked_save(const once_filter *f, size_t *len)
+{
+    uint8_t *dump = NULL;
+    uint64_t cursor = 0;
+    *len = 0;
+    do {
+        uint8_t *grown = realloc(dump, *len + ONCE_CHUNK_MIN);
+        size_t n = 0;
+        if (grown == NULL || once_save_chunk(f, &cursor, ONCE_CHUNK_MIN, grown + *len, &n) !=
+                                 ONCE_OK) {
+            free(grown != NULL ? grown : dump);
+            return NULL;
+        }
+        dump = grown;
+        *len += n;
+    } while (cursor != 0);
+    return dump;
+}
 
 typedef struct reader {
     shared_filter *filters;
@@ -109,6 +133,10 @@ static void read_one(reader *r, const shared_filter *s)
         len != s->saved_len || memcmp(buf, s->saved, len) != 0)
         r->mismatches++;
     free(buf);
+    uint8_t *dump = chunked_save(s->f, &len);
+    if (dump == NULL || len != s->dump_len || memcmp(dump, s->dump, len) != 0)
+        r->mismatches++;
+    free(dump);
 }
 
 static void *read_all(void *arg)
@@ -151,7 +179,8 @@ static void shared_filters_read_concurrently(void)
         s->reads_status =
             once_query_reads(s->f, &s->keys[0], sizeof s->keys[0], READ_TIME, &present, &reads);
         s->saved = testing_save(s->f, &s->saved_len);
-        REQUIRE(s->saved != NULL);
+        s->dump = chunked_save(s->f, &s->dump_len);
+        REQUIRE(s->saved != NULL && s->dump != NULL);
         s->stats = testing_stats(s->f);
         s->card_status = once_estimate_cardinality(s->f, READ_TIME, 0.9, &s->card);
     }
@@ -173,6 +202,7 @@ static void shared_filters_read_concurrently(void)
               memcmp(after, shared[c].saved, len) == 0); /* the reads changed nothing */
         free(after);
         free(shared[c].saved);
+        free(shared[c].dump);
         once_free(shared[c].f);
     }
     free(shared);

@@ -37,17 +37,19 @@
  *     once_digest_key, once_get_stats, once_clock, once_clock_step, once_items,
  *     once_capacity, once_bytes, once_get_type, once_seed, once_estimate_cardinality,
  *     once_estimate_union, once_estimate_intersection, once_saved_size, once_save,
- *     once_save_to_buffer, once_get_metadata, once_bpbf_get_state, once_bpbf_fpr_at,
- *     once_dbf_matching_rows, once_dbf_version, and `src` of once_union,
- *     once_intersect, once_dbf_union, once_bpbf_union and once_bpbf_intersect.  They change nothing,
- *     not even a cache or a clock: a time window asked at a time past its clock
- *     answers at that time and leaves the clock where it was.
+ *     once_save_to_buffer, once_save_chunk_min, once_save_chunk, once_get_metadata,
+ *     once_bpbf_get_state, once_bpbf_fpr_at, once_dbf_matching_rows, once_dbf_version,
+ *     and `src` of once_union, once_intersect, once_dbf_union, once_bpbf_union and
+ *     once_bpbf_intersect.  They change nothing, not even a cache or a clock: a time
+ *     window asked at a time past its clock answers at that time and leaves the clock
+ *     where it was.
  *   - Every other call on a filter writes (test-and-add, which inserts, included;
  *     once_dbf_export_delta too, which moves its base) and needs the filter to itself:
  *     no other call on that filter, read-only or not, may run meanwhile.  Callers
  *     that share a filter between threads serialize its writes with their own lock
  *     (a reader-writer lock fits the rule above), or give each thread its own
- *     filters, for instance routing each key by its digest (below).
+ *     filters, for instance routing each key by its digest (below).  A chunk loader
+ *     (once_load_begin) is the same: one thread at a time, different loaders at once.
  */
 #ifndef ONCE_H
 #define ONCE_H
