@@ -360,7 +360,7 @@ static once_status ensure_room(bpbf *b, uint32_t want)
     uint32_t room = b->room ? b->room : 1;
     while (room < want)
         room = room > BPBF_MAX_BATCHES / 2 ? BPBF_MAX_BATCHES : room * 2;
-    bpbf_batch *grown = realloc(b->batches, (size_t)room * sizeof *grown);
+    bpbf_batch *grown = once_realloc(b->batches, (size_t)room * sizeof *grown);
     if (grown == NULL)
         return ONCE_ERR_NOMEM;
     memset(grown + b->room, 0, (size_t)(room - b->room) * sizeof *grown);
@@ -510,7 +510,7 @@ static once_status reshape(bpbf *b, uint32_t blocks, uint32_t count)
     once_status st = ensure_room(b, count);
     if (st != ONCE_OK)
         return st;
-    uint64_t **fresh = calloc(count, sizeof *fresh);
+    uint64_t **fresh = once_calloc(count, sizeof *fresh);
     if (fresh == NULL)
         return ONCE_ERR_NOMEM;
     bool shrink = blocks != old_blocks;
@@ -521,7 +521,7 @@ static once_status reshape(bpbf *b, uint32_t blocks, uint32_t count)
         if (fresh[i] == NULL) {
             for (uint32_t j = 0; j < i; j++)
                 once_words_free(fresh[j]);
-            free(fresh);
+            once_free_memory(fresh);
             return ONCE_ERR_NOMEM;
         }
     }
@@ -537,7 +537,7 @@ static once_status reshape(bpbf *b, uint32_t blocks, uint32_t count)
         }
         b->batches[i].words = fresh[i];
     }
-    free(fresh);
+    once_free_memory(fresh);
     b->blocks = blocks;
     b->count = count;
     return ONCE_OK;
@@ -828,8 +828,8 @@ static void bpbf_destroy(once_filter *f)
     bpbf *b = BP(f);
     for (uint32_t i = 0; i < b->count; i++)
         once_words_free(b->batches[i].words);
-    free(b->batches);
-    free(b);
+    once_free_memory(b->batches);
+    once_free_memory(b);
 }
 
 static void bpbf_clear(once_filter *f)
@@ -847,7 +847,7 @@ static void bpbf_clear(once_filter *f)
 static once_status bpbf_new(bpbf **out, const once_filter_ops *ops, const once_bpbf_geometry *g,
                             uint64_t max_bytes)
 {
-    bpbf *b = calloc(1, sizeof *b);
+    bpbf *b = once_calloc(1, sizeof *b);
     if (b == NULL)
         return ONCE_ERR_NOMEM;
     once_filter_init(&b->base, ops);

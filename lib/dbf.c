@@ -83,7 +83,12 @@
 #include "once_internal.h"
 
 #include <math.h>
+/* For ZSTD_customMem and the contexts built on it, which route zstd's working memory
+ * through the library's allocator (alloc.c).  Exported by the shared libzstd too, and
+ * unchanged since zstd 1.0. */
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #define DBF_DEFAULT_MAX_BYTES (UINT64_C(1) << 30)
 #define DBF_MAX_ROWS (UINT32_C(1) << 20)
@@ -301,7 +306,7 @@ static bool rows_reserve(dbf_filter *d, uint32_t rows)
     uint32_t room = d->rows_room ? d->rows_room : 4;
     while (room < rows)
         room *= 2;
-    dbf_row *grown = realloc(d->row, (size_t)room * sizeof *grown);
+    dbf_row *grown = once_realloc(d->row, (size_t)room * sizeof *grown);
     if (grown == NULL)
         return false;
     d->row = grown;
@@ -492,7 +497,7 @@ static void free_base(dbf_filter *d)
     if (d->base_words != NULL)
         for (uint32_t r = 0; r < d->base_rows; r++)
             once_words_free(d->base_words[r]);
-    free(d->base_words);
+    once_free_memory(d->base_words);
     d->base_words = NULL;
     d->base_rows = 0;
     d->has_base = false;
@@ -503,10 +508,10 @@ static void dbf_destroy(once_filter *f)
     dbf_filter *d = DBF(f);
     for (uint32_t r = 0; r < d->rows; r++)
         once_counting_ops.destroy(d->row[r].counters);
-    free(d->row);
+    once_free_memory(d->row);
     once_words_free(d->slices);
     free_base(d);
-    free(d);
+    once_free_memory(d);
 }
 
 static void dbf_clear(once_filter *f)
@@ -537,7 +542,7 @@ static once_status append_rows(dbf_filter *d, const dbf_filter *s)
         ((uint64_t)before + n) * d->cells > ONCE_MAX_CELLS ||
         memory_for(d, (uint64_t)before + n, d->has_base ? d->base_rows : 0) > d->max_bytes)
         return ONCE_ERR_FULL;
-    once_filter **copies = calloc(n, sizeof *copies);
+    once_filter **copies = once_calloc(n, sizeof *copies);
     if (copies == NULL)
         return ONCE_ERR_NOMEM;
     once_status st = ONCE_OK;
@@ -552,7 +557,7 @@ static once_status append_rows(dbf_filter *d, const dbf_filter *s)
         for (uint32_t i = 0; i < n; i++)
             if (copies[i] != NULL)
                 once_counting_ops.destroy(copies[i]);
-        free(copies);
+        once_free_memory(copies);
         return st;
     }
     for (uint32_t i = 0; i < n; i++) {
@@ -563,7 +568,7 @@ static once_status append_rows(dbf_filter *d, const dbf_filter *s)
             slice_rebuild_row(d, before + i);
         touch(d, before + i);
     }
-    free(copies);
+    once_free_memory(copies);
     merge_all(d);
     return ONCE_OK;
 }
@@ -676,7 +681,7 @@ static once_status dbf_new(once_filter **out, const dbf_geometry *g)
         return ONCE_ERR_INVALID;
     if (g->cells > ONCE_MAX_CELLS || g->row_capacity > ONCE_MAX_CELLS)
         return ONCE_ERR_TOO_LARGE;
-    dbf_filter *d = calloc(1, sizeof *d);
+    dbf_filter *d = once_calloc(1, sizeof *d);
     if (d == NULL)
         return ONCE_ERR_NOMEM;
     once_filter_init(&d->base, &once_dbf_ops);
@@ -688,7 +693,7 @@ static once_status dbf_new(once_filter **out, const dbf_geometry *g)
     d->query_first = g->query_first;
     d->bit_slice = g->bit_slice;
     if (memory_for(d, 1, 0) > d->max_bytes) {
-        free(d);
+        once_free_memory(d);
         return ONCE_ERR_TOO_LARGE;
     }
     once_status st = append_row(d);
@@ -995,11 +1000,11 @@ static once_status plan_search(const double *pmf, uint64_t max_items, double err
     once_status st = plan_check(pmf, max_items, error, last, out);
     if (st != ONCE_OK)
         return st;
-    double *suffix = malloc((size_t)(max_items + 2) * sizeof *suffix);
+    double *suffix = once_malloc((size_t)(max_items + 2) * sizeof *suffix);
     if (suffix == NULL)
         return ONCE_ERR_NOMEM;
     if (!tail_sums(pmf, max_items, suffix)) {
-        free(suffix);
+        once_free_memory(suffix);
         return ONCE_ERR_INVALID;
     }
     for (uint32_t s = first; s <= last; s++) {
@@ -1008,7 +1013,7 @@ static once_status plan_search(const double *pmf, uint64_t max_items, double err
         if (s == first || p.expected_bits < out->expected_bits)
             *out = p;
     }
-    free(suffix);
+    once_free_memory(suffix);
     return ONCE_OK;
 }
 
@@ -1075,6 +1080,20 @@ static void put_le64(uint8_t *p, uint64_t v)
         p[i] = (uint8_t)(v >> (8 * i));
 }
 
+static void *zstd_alloc(void *opaque, size_t size)
+{
+    (void)opaque;
+    return once_malloc(size);
+}
+
+static void zstd_free(void *opaque, void *block)
+{
+    (void)opaque;
+    once_free_memory(block);
+}
+
+static const ZSTD_customMem zstd_memory = {zstd_alloc, zstd_free, NULL};
+
 once_status once_dbf_export_delta(once_filter *f, uint64_t since, void **delta, size_t *len)
 {
     if (f == NULL || delta == NULL || len == NULL)
@@ -1099,11 +1118,12 @@ once_status once_dbf_export_delta(once_filter *f, uint64_t since, void **delta, 
     for (uint32_t r = 0; r < d->rows; r++)
         sent += r >= base_rows || d->row[r].changed > since;
     uint64_t body_len = (uint64_t)sent * (DELTA_ROW_HEADER + row_bytes);
-    uint8_t *body = malloc(body_len ? (size_t)body_len : 1);
-    uint64_t **next_base = calloc(d->rows, sizeof *next_base);
+    uint8_t *body = once_malloc(body_len ? (size_t)body_len : 1);
+    uint64_t **next_base = once_calloc(d->rows, sizeof *next_base);
     size_t bound = ZSTD_compressBound((size_t)body_len);
-    uint8_t *out = malloc(DELTA_HEADER + bound + 8);
-    bool ok = body != NULL && next_base != NULL && out != NULL;
+    uint8_t *out = once_malloc(DELTA_HEADER + bound + 8);
+    ZSTD_CCtx *zstd = ZSTD_createCCtx_advanced(zstd_memory);
+    bool ok = body != NULL && next_base != NULL && out != NULL && zstd != NULL;
     for (uint32_t r = 0; r < d->rows && ok; r++) {
         next_base[r] = once_words_alloc(d->row_words);
         ok = next_base[r] != NULL;
@@ -1112,9 +1132,10 @@ once_status once_dbf_export_delta(once_filter *f, uint64_t since, void **delta, 
         if (next_base != NULL)
             for (uint32_t r = 0; r < d->rows; r++)
                 once_words_free(next_base[r]);
-        free(next_base);
-        free(body);
-        free(out);
+        once_free_memory(next_base);
+        once_free_memory(body);
+        once_free_memory(out);
+        ZSTD_freeCCtx(zstd);
         return ONCE_ERR_NOMEM;
     }
 
@@ -1132,14 +1153,15 @@ once_status once_dbf_export_delta(once_filter *f, uint64_t since, void **delta, 
         for (uint64_t w = 0; w < d->row_words; w++, p += 8)
             put_le64(p, now[w] ^ (was ? was[w] : 0));
     }
-    size_t packed = ZSTD_compress(out + DELTA_HEADER, bound, body, (size_t)body_len,
-                                  DELTA_ZSTD_LEVEL);
-    free(body);
-    if (ZSTD_isError(packed)) {
+    size_t packed = ZSTD_compressCCtx(zstd, out + DELTA_HEADER, bound, body, (size_t)body_len,
+                                      DELTA_ZSTD_LEVEL);
+    once_free_memory(body);
+    ZSTD_freeCCtx(zstd);
+    if (ZSTD_isError(packed)) { /* into a buffer of the bound, only its memory can fail */
         for (uint32_t r = 0; r < d->rows; r++)
             once_words_free(next_base[r]);
-        free(next_base);
-        free(out);
+        once_free_memory(next_base);
+        once_free_memory(out);
         return ONCE_ERR_NOMEM;
     }
     memcpy(out, delta_magic, 4);
@@ -1205,19 +1227,26 @@ once_status once_dbf_apply_delta(once_filter *f, const void *delta, size_t len)
     if (ZSTD_getFrameContentSize(frame, packed) != body_len ||
         ZSTD_findFrameCompressedSize(frame, packed) != packed)
         return ONCE_ERR_CORRUPT;
-    uint8_t *body = malloc(body_len ? (size_t)body_len : 1);
-    if (body == NULL)
+    uint8_t *body = once_malloc(body_len ? (size_t)body_len : 1);
+    ZSTD_DCtx *zstd = ZSTD_createDCtx_advanced(zstd_memory);
+    if (body == NULL || zstd == NULL) {
+        once_free_memory(body);
+        ZSTD_freeDCtx(zstd);
         return ONCE_ERR_NOMEM;
-    size_t got = ZSTD_decompress(body, (size_t)body_len, frame, packed);
+    }
+    size_t got = ZSTD_decompressDCtx(zstd, body, (size_t)body_len, frame, packed);
+    ZSTD_freeDCtx(zstd);
     if (ZSTD_isError(got) || got != body_len) {
-        free(body);
-        return ONCE_ERR_CORRUPT;
+        once_free_memory(body);
+        return ZSTD_isError(got) && ZSTD_getErrorCode(got) == ZSTD_error_memory_allocation
+                   ? ONCE_ERR_NOMEM
+                   : ONCE_ERR_CORRUPT;
     }
 
     /* Build the new rows aside; the replica changes only once all are valid. */
     uint32_t new_rows = (uint32_t)h[NEW_ROWS];
-    dbf_row *rows = calloc(new_rows, sizeof *rows);
-    bool *fresh = calloc(new_rows, sizeof *fresh);
+    dbf_row *rows = once_calloc(new_rows, sizeof *rows);
+    bool *fresh = once_calloc(new_rows, sizeof *fresh);
     once_status st = rows != NULL && fresh != NULL ? ONCE_OK : ONCE_ERR_NOMEM;
     const uint8_t *p = body;
     uint64_t next_index = 0;
@@ -1252,7 +1281,7 @@ once_status once_dbf_apply_delta(once_filter *f, const void *delta, size_t len)
             rows[r].changed = h[TO];
         }
     }
-    free(body);
+    once_free_memory(body);
     uint64_t *slices = NULL;
     if (st == ONCE_OK && d->bit_slice) {
         uint32_t groups = groups_for(new_rows);
@@ -1267,8 +1296,8 @@ once_status once_dbf_apply_delta(once_filter *f, const void *delta, size_t len)
             for (uint32_t r = 0; r < new_rows; r++)
                 if (fresh[r])
                     once_counting_ops.destroy(rows[r].counters);
-        free(rows);
-        free(fresh);
+        once_free_memory(rows);
+        once_free_memory(fresh);
         return st;
     }
 
@@ -1276,8 +1305,8 @@ once_status once_dbf_apply_delta(once_filter *f, const void *delta, size_t len)
     for (uint32_t r = 0; r < d->rows; r++)
         if (r >= new_rows || fresh[r])
             once_counting_ops.destroy(d->row[r].counters);
-    free(d->row);
-    free(fresh);
+    once_free_memory(d->row);
+    once_free_memory(fresh);
     d->row = rows;
     d->rows = d->rows_room = new_rows;
     if (d->bit_slice) {

@@ -318,7 +318,7 @@ once_status once_create_with_geometry(once_filter **out, once_type type, uint64_
 void once_free(once_filter *f)
 {
     if (f != NULL) {
-        free(f->metadata);
+        once_free_memory(f->metadata);
         f->ops->destroy(f);
     }
 }
@@ -331,12 +331,12 @@ once_status once_set_metadata(once_filter *f, const void *data, size_t len)
         return ONCE_ERR_TOO_LARGE;
     uint8_t *copy = NULL;
     if (len > 0) {
-        copy = malloc(len);
+        copy = once_malloc(len);
         if (copy == NULL)
             return ONCE_ERR_NOMEM;
         memcpy(copy, data, len);
     }
-    free(f->metadata);
+    once_free_memory(f->metadata);
     f->metadata = copy;
     f->metadata_len = len;
     return ONCE_OK;

@@ -149,12 +149,12 @@ static void scalable_destroy(once_filter *f)
     scalable_filter *s = SCALABLE(f);
     for (uint32_t i = 0; i < s->count; i++)
         s->subs[i]->ops->destroy(s->subs[i]);
-    free(s);
+    once_free_memory(s);
 }
 
 static scalable_filter *scalable_alloc(uint32_t expansion, double tightening, uint64_t max_bytes)
 {
-    scalable_filter *s = calloc(1, sizeof *s);
+    scalable_filter *s = once_calloc(1, sizeof *s);
     if (s == NULL)
         return NULL;
     once_filter_init(&s->base, &once_scalable_ops);
@@ -179,7 +179,7 @@ once_status once_scalable_create(once_filter **out, const once_config *c)
     once_status st = sub_new(&s->subs[0], c->capacity, first_error(c->error, tightening),
                              c->max_bytes, sizeof *s);
     if (st != ONCE_OK) {
-        free(s);
+        once_free_memory(s);
         return st;
     }
     s->count = 1;

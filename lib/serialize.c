@@ -125,11 +125,10 @@ once_status once_save(const once_filter *f, once_write_fn write, void *context)
 {
     if (f == NULL || write == NULL)
         return ONCE_ERR_INVALID;
-    XXH3_state_t *state = XXH3_createState();
-    if (state == NULL)
-        return ONCE_ERR_NOMEM;
-    XXH3_64bits_reset(state);
-    once_writer w = {write, context, state, 0};
+    XXH3_state_t state; /* on the stack: nothing allocated outside alloc.c */
+    XXH3_INITSTATE(&state);
+    XXH3_64bits_reset(&state);
+    once_writer w = {write, context, &state, 0};
 
     uint64_t params = f->ops->saved_params_size(f);
     once_writer_bytes(&w, once_magic, 4);
@@ -152,13 +151,12 @@ once_status once_save(const once_filter *f, once_write_fn write, void *context)
     once_writer_u64(&w, f->ops->saved_payload_size(f));
     f->ops->save_payload(f, &w);
 
-    uint64_t sum = XXH3_64bits_digest(state);
+    uint64_t sum = XXH3_64bits_digest(&state);
     uint8_t b[8];
     for (int i = 0; i < 8; i++)
         b[i] = (uint8_t)(sum >> (8 * i));
     if (!w.failed && write(context, b, 8) != 0)
         w.failed = 1;
-    XXH3_freeState(state);
     return w.failed ? ONCE_ERR_IO : ONCE_OK;
 }
 
@@ -184,12 +182,12 @@ once_status once_save_to_buffer(const once_filter *f, void **buffer, size_t *len
     uint64_t size = once_saved_size(f);
     if (size > SIZE_MAX)
         return ONCE_ERR_TOO_LARGE;
-    buffer_sink sink = {malloc((size_t)size), 0, (size_t)size};
+    buffer_sink sink = {once_malloc((size_t)size), 0, (size_t)size};
     if (sink.data == NULL)
         return ONCE_ERR_NOMEM;
     once_status st = once_save(f, buffer_write, &sink);
     if (st != ONCE_OK || sink.used != size) {
-        free(sink.data);
+        once_free_memory(sink.data);
         return st != ONCE_OK ? st : ONCE_ERR_IO;
     }
     *buffer = sink.data;

@@ -500,7 +500,7 @@ static once_status timer_write(timer_filter *t, const once_hash *h, uint64_t ms,
         fresh = once_words_alloc(t->words);
         if (fresh == NULL)
             return ONCE_ERR_NOMEM;
-        timer_sub *grown = realloc(t->subs, ((size_t)t->count + 1) * sizeof *grown);
+        timer_sub *grown = once_realloc(t->subs, ((size_t)t->count + 1) * sizeof *grown);
         if (grown == NULL) {
             once_words_free(fresh);
             return ONCE_ERR_NOMEM;
@@ -576,8 +576,8 @@ static void timer_destroy(once_filter *f)
     timer_filter *t = TIMER(f);
     for (uint32_t i = 0; i < t->count; i++)
         once_words_free(t->subs[i].array);
-    free(t->subs);
-    free(t);
+    once_free_memory(t->subs);
+    once_free_memory(t);
 }
 
 static void timer_clear(once_filter *f)
@@ -759,7 +759,7 @@ static once_status timer_new(once_filter **out, const timer_geometry *g)
     uint64_t words = once_words_for_bits(g->cells * g->width);
     if (sizeof(timer_filter) + sizeof(timer_sub) + words * 8 > g->max_bytes)
         return ONCE_ERR_TOO_LARGE;
-    timer_filter *t = calloc(1, sizeof *t);
+    timer_filter *t = once_calloc(1, sizeof *t);
     if (t == NULL)
         return ONCE_ERR_NOMEM;
     once_filter_init(&t->base, &once_timer_ops);
@@ -781,15 +781,15 @@ static once_status timer_new(once_filter **out, const timer_geometry *g)
     t->threshold = g->dynamic ? g->threshold : 0;
     t->max_bytes = g->max_bytes;
     t->now = now_of(t, 0);
-    t->subs = calloc(1, sizeof *t->subs);
+    t->subs = once_calloc(1, sizeof *t->subs);
     if (t->subs == NULL) {
-        free(t);
+        once_free_memory(t);
         return ONCE_ERR_NOMEM;
     }
     t->subs[0].array = once_words_alloc(t->words);
     if (t->subs[0].array == NULL) {
-        free(t->subs);
-        free(t);
+        once_free_memory(t->subs);
+        once_free_memory(t);
         return ONCE_ERR_NOMEM;
     }
     t->count = 1;
@@ -989,7 +989,7 @@ static once_status timer_load(once_filter **out, const uint8_t *params, size_t p
         timer_destroy(f);
         return ONCE_ERR_CORRUPT;
     }
-    timer_sub *subs = realloc(t->subs, (size_t)v[P_FILTERS] * sizeof *subs);
+    timer_sub *subs = once_realloc(t->subs, (size_t)v[P_FILTERS] * sizeof *subs);
     if (subs == NULL) {
         timer_destroy(f);
         return ONCE_ERR_NOMEM;

@@ -356,7 +356,7 @@ static once_status shift_several(tlbf *t, uint64_t now, uint32_t n, double targe
         st = plan_shift(t, now, target, t->k == 1, &plans[0]);
     } else {
         tlbf scratch = *t;
-        scratch.slices = malloc(((size_t)t->count + n) * sizeof *scratch.slices);
+        scratch.slices = once_malloc(((size_t)t->count + n) * sizeof *scratch.slices);
         if (scratch.slices == NULL)
             return ONCE_ERR_NOMEM;
         memcpy(scratch.slices, t->slices, t->count * sizeof *t->slices);
@@ -365,7 +365,7 @@ static once_status shift_several(tlbf *t, uint64_t now, uint32_t n, double targe
             if (st == ONCE_OK)
                 apply_shift(&scratch, now, &plans[i], NULL, false);
         }
-        free(scratch.slices);
+        once_free_memory(scratch.slices);
     }
     uint32_t ready = 0;
     for (; st == ONCE_OK && ready < n; ready++)
@@ -657,8 +657,8 @@ static void tlbf_destroy(once_filter *f)
 {
     tlbf *t = TL(f);
     free_slices(t);
-    free(t->slices);
-    free(t);
+    once_free_memory(t->slices);
+    once_free_memory(t);
 }
 
 static void tlbf_clear(once_filter *f)
@@ -822,7 +822,7 @@ static void tlbf_save_payload(const once_filter *f, once_writer *w)
 static once_status tlbf_new(tlbf **out, uint32_t k, uint32_t l, uint64_t span, uint32_t policy,
                             uint64_t max_bytes, uint32_t max_slices)
 {
-    tlbf *t = calloc(1, sizeof *t);
+    tlbf *t = once_calloc(1, sizeof *t);
     if (t == NULL)
         return ONCE_ERR_NOMEM;
     once_filter_init(&t->base, &once_tlbf_ops);
@@ -832,9 +832,9 @@ static once_status tlbf_new(tlbf **out, uint32_t k, uint32_t l, uint64_t span, u
     t->policy = policy;
     t->max_bytes = max_bytes;
     t->max_slices = max_slices;
-    t->slices = calloc(max_slices, sizeof *t->slices);
+    t->slices = once_calloc(max_slices, sizeof *t->slices);
     if (t->slices == NULL) {
-        free(t);
+        once_free_memory(t);
         return ONCE_ERR_NOMEM;
     }
     *out = t;

@@ -136,7 +136,7 @@ static int write_filter(const char *dir, once_filter *f, uint64_t keys, const ch
     int ok = out != NULL && fwrite(buf, 1, len, out) == len;
     if (out != NULL && fclose(out) != 0)
         ok = 0;
-    free(buf);
+    once_free_buffer(buf);
     if (!ok) {
         perror(path);
         return -1;

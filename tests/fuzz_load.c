@@ -47,9 +47,9 @@ static void check_loaded(once_filter *f, const uint8_t *data, size_t size)
             resaved_len != saved_len || memcmp(resaved, saved, saved_len) != 0)
             fail("accepted file does not save back to itself");
         once_free(again);
-        free(resaved);
+        once_free_buffer(resaved);
     }
-    free(saved);
+    once_free_buffer(saved);
 
     /* The empty key, a key with NULs, and keys either side of XXH3's short-input path. */
     static const struct {
@@ -93,7 +93,7 @@ static void check_loaded(once_filter *f, const uint8_t *data, size_t size)
     if (once_saved_size(g) != saved_len)
         fail("reloaded filter has another saved size");
     once_free(g);
-    free(saved);
+    once_free_buffer(saved);
 }
 
 static void load_one(const uint8_t *data, size_t size)

@@ -98,7 +98,7 @@ static once_filter *copy_of(const once_filter *f)
     once_filter *g = NULL;
     if (buf != NULL)
         CHECK_OK(once_load(&g, buf, len));
-    free(buf);
+    once_free_buffer(buf);
     return g;
 }
 
@@ -666,7 +666,7 @@ static void save_mid_stream_then_continue(void)
             once_filter *t = NULL;
             CHECK(once_load(&t, buf, cut) != ONCE_OK && t == NULL);
         }
-        free(buf);
+        once_free_buffer(buf);
         CHECK(testing_same_save(a, b));
         uint64_t differ = 0;
         for (int i = 0; i < 6000; i++) {
@@ -812,7 +812,7 @@ static void hostile_loads(void)
             CHECK(testing_load_and_vet(b, blen) != ONCE_OK);
             free(b);
         }
-        free(file);
+        once_free_buffer(file);
     }
 }
 
@@ -849,9 +849,9 @@ static void memory_cap_refuses_and_keeps_state(void)
     CHECK_STATUS(once_bpbf_union(f, g), ONCE_ERR_FULL);
     uint8_t *again = testing_save(f, &len_after);
     CHECK(again && len_before == len_after && memcmp(before, again, len_after) == 0);
-    free(before);
-    free(after);
-    free(again);
+    once_free_buffer(before);
+    once_free_buffer(after);
+    once_free_buffer(again);
     /* After a reduction the same cap holds more (smaller) batches. */
     CHECK_OK(once_bpbf_reduce(f, 2));
     CHECK_OK(once_add(f, &k, sizeof k, 0));

@@ -76,15 +76,15 @@ static once_filter *reload(drive_ctx *c, const once_filter *f)
     if (st != ONCE_OK) {
         fprintf(stderr, "once_load: %s\n", once_strerror(st));
         drive_fail(c, "saved filter does not load again");
-        free(saved);
+        once_free_buffer(saved);
         return NULL;
     }
     size_t again_len = 0;
     uint8_t *again = testing_save(g, &again_len);
     if (again == NULL || again_len != len || memcmp(again, saved, len) != 0)
         drive_fail(c, "reloaded filter saves to other bytes");
-    free(again);
-    free(saved);
+    once_free_buffer(again);
+    once_free_buffer(saved);
     return g;
 }
 
@@ -219,7 +219,7 @@ static void drive(once_filter *a, const char *label, uint64_t seed, int steps, u
                 uint32_t to = 1 + (uint32_t)(rng_next(&rng) % st.geometry.blocks);
                 sa = once_bpbf_reduce(a, to);
                 sb = once_bpbf_reduce(b, to);
-                free(snap); /* the partner must keep the geometry */
+                once_free_buffer(snap); /* the partner must keep the geometry */
                 snap = testing_save(a, &snap_len);
             }
             break;
@@ -235,7 +235,7 @@ static void drive(once_filter *a, const char *label, uint64_t seed, int steps, u
                 b = g;
             }
             if (rng_next(&rng) % 4 == 0) { /* a new partner for the combinations */
-                free(snap);
+                once_free_buffer(snap);
                 snap = testing_save(a, &snap_len);
             }
             break;
@@ -252,7 +252,7 @@ static void drive(once_filter *a, const char *label, uint64_t seed, int steps, u
     c.op = OP_RELOAD;
     once_filter *g = c.failed ? NULL : reload(&c, a);
     once_free(g);
-    free(snap);
+    once_free_buffer(snap);
     once_free(a);
     once_free(b);
 }
@@ -450,7 +450,7 @@ static void dbf_version_use(once_filter *f, uint64_t version)
     void *delta = NULL;
     size_t delta_len = 0;
     CHECK_OK(once_dbf_export_delta(g, 0, &delta, &delta_len));
-    free(delta);
+    once_free_buffer(delta);
     bool seen = false;
     CHECK_OK(once_test_and_add(g, "later", 5, 0, &seen));
     CHECK_STATUS(once_dbf_export_delta(g, once_dbf_version(g), &delta, &delta_len),
@@ -502,7 +502,7 @@ static void tlbf_serial_near_limit(void)
         /* Enough keys, over enough time, for several shifts. */
         drive(g, "tlbf serial near 2^64", back, 800, 0, 1000);
     }
-    free(file);
+    once_free_buffer(file);
 }
 
 /* ------------------------------------------------ create and load agree */

@@ -12,6 +12,9 @@
  * Conventions
  *   - Every call that can fail returns `once_status`; ONCE_OK is 0.  `once_strerror()`
  *     turns a status into a sentence.  Nothing aborts on bad input or failed malloc.
+ *   - Every allocation goes through one allocator, the C library's unless the host
+ *     installs its own (once_set_allocator, under "Memory" below); a buffer the library
+ *     returns is freed with once_free_buffer.
  *   - Keys are arbitrary bytes (NULs included) given as pointer + length.
  *   - Time is always an argument (`now_ms`, milliseconds on a clock the caller
  *     chooses).  Structures without a time window ignore it; the library never reads
@@ -364,7 +367,7 @@ typedef int (*once_write_fn)(void *context, const void *data, size_t len); /* 0 
 
 ONCE_API uint64_t once_saved_size(const once_filter *filter);
 ONCE_API once_status once_save(const once_filter *filter, once_write_fn write, void *context);
-/* Serialize into a new malloc'd buffer that the caller frees with free(). */
+/* Serialize into a new buffer that the caller frees with once_free_buffer(). */
 ONCE_API once_status once_save_to_buffer(const once_filter *filter, void **buffer, size_t *len);
 ONCE_API once_status once_load(once_filter **out, const void *buffer, size_t len);
 
@@ -492,6 +495,44 @@ ONCE_API once_status once_bpbf_reduce_to_error(once_filter *filter, double error
 ONCE_API once_status once_bpbf_union(once_filter *dst, const once_filter *src);
 ONCE_API once_status once_bpbf_intersect(once_filter *dst, const once_filter *src);
 
+/* ------------------------------------------------------------------ memory */
+
+/*
+ * Every byte the library allocates - filters, the buffers it returns, the scratch
+ * space of a call, the compressor's state of a DBF delta - comes from one allocator:
+ * the C library's, unless the host installs its own, so that a host that accounts for
+ * memory (a server that reports and caps what each object holds) sees all of it.
+ *
+ * Install it once, before any filter exists: once_set_allocator copies the four
+ * functions; NULL restores the C library's.  A block must be freed by the allocator
+ * that made it, so the library counts the blocks alive and refuses a change
+ * (ONCE_ERR_INVALID, nothing changed) while any is: a filter not yet given to
+ * once_free, a buffer not yet given to once_free_buffer (one freed with free() stays
+ * counted).  Installing the allocator already in use is always accepted.  Not to be
+ * called while another thread is inside the library.
+ *
+ * The functions must behave as the C library's (NULL on failure, realloc leaves the
+ * block as it was when it fails) and may be called from every thread that uses the
+ * library.  They need only malloc's alignment: the library aligns its cache-line
+ * arrays itself, by over-allocating each by 72 bytes (counted in once_bytes).  Under
+ * the C library's allocator the large arrays (4 MiB and up) also get the
+ * transparent-huge-page hint (madvise); under a host's they do not, as the host owns
+ * its pages' policy.  A failed allocation makes the call that needed it return
+ * ONCE_ERR_NOMEM, with nothing leaked and the filter as it was (for a batch: as the
+ * keys before the failing one left it); no call aborts.
+ */
+typedef struct once_allocator {
+    void *(*malloc)(size_t size);
+    void *(*calloc)(size_t count, size_t size);
+    void *(*realloc)(void *block, size_t size);
+    void (*free)(void *block);
+} once_allocator;
+
+ONCE_API once_status once_set_allocator(const once_allocator *allocator);
+/* Free a buffer the library returned (once_save_to_buffer, once_dbf_export_delta)
+ * through the allocator that made it.  NULL is ignored. */
+ONCE_API void once_free_buffer(void *buffer);
+
 /* ------------------------------------------------------------- utilities */
 
 /* Which SIMD path the blocked filter uses on this CPU: "avx512", "avx2" or "scalar". */
@@ -607,8 +648,9 @@ ONCE_API once_status once_dbf_union(once_filter *dst, const once_filter *src);
  * bitwise xor of the row's counters with the row as it was at v (a new row: itself),
  * zstd-compressed, and makes the current state the new base.  v is either 0 (the state
  * of a new, empty DBF) or the version of the last export; anything else is
- * ONCE_ERR_MISMATCH (send a full once_save instead).  The exporter keeps one copy of
- * the rows as last exported, counted in its bytes and its memory cap.
+ * ONCE_ERR_MISMATCH (send a full once_save instead).  The delta is a new buffer that
+ * the caller frees with once_free_buffer.  The exporter keeps one copy of the rows as
+ * last exported, counted in its bytes and its memory cap.
  * once_dbf_apply_delta checks the delta like any loader (ONCE_ERR_TRUNCATED, _CORRUPT,
  * _CHECKSUM, _BAD_MAGIC, _VERSION), that the replica has the same m, k, c and seed
  * (ONCE_ERR_MISMATCH) and is at the delta's base version with its rows
