@@ -1157,7 +1157,7 @@ static once_status age_cardinality(const once_filter *f, uint64_t now_ms, double
 
 static uint64_t age_memory(const once_filter *f)
 {
-    return sizeof(age_filter) + CAGE(f)->segment_words * CAGE(f)->segments * 8;
+    return sizeof(age_filter) + once_words_memory(CAGE(f)->segment_words * CAGE(f)->segments);
 }
 
 /* Saved parameters, in order. */

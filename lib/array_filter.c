@@ -104,7 +104,7 @@ void once_array_combine_bits(once_filter *dst, const once_filter *src, once_comb
 
 uint64_t once_array_memory(const once_filter *f)
 {
-    return sizeof(once_array_filter) + CARRAY(f)->words * 8;
+    return sizeof(once_array_filter) + once_words_memory(CARRAY(f)->words);
 }
 
 uint64_t once_array_params_size(const once_filter *f)

@@ -76,9 +76,9 @@
  *     at or past `rows` are zero;
  *   - a row's `changed` <= version <= DBF_MAX_VERSION; rows unchanged since the base
  *     version equal the base copy;
- *   - the rows, the index and the base copy together stay within max_bytes (default 1
- *     GiB): an insertion that needs a new row past it fails with ONCE_ERR_FULL and
- *     changes nothing.
+ *   - once_bytes (the rows, the row table, the index, the base copy, the metadata)
+ *     stays within max_bytes (default 1 GiB): an insertion that needs a new row past
+ *     it fails with ONCE_ERR_FULL and changes nothing.
  */
 #include "once_internal.h"
 
@@ -147,24 +147,50 @@ static uint32_t groups_for(uint32_t rows)
     return (rows + 63) / 64;
 }
 
-/* Bytes held with `rows` rows and `base_rows` exported rows. */
-static uint64_t memory_for(const dbf_filter *d, uint64_t rows, uint64_t base_rows)
+/* Entries of the row table once it has room for `rows` (rows_reserve). */
+static uint32_t rows_room_for(const dbf_filter *d, uint32_t rows)
 {
-    uint64_t row_bytes = sizeof(dbf_row) + sizeof(once_array_filter) + d->row_words * 8;
-    uint64_t bytes = sizeof(dbf_filter) + rows * row_bytes + base_rows * (d->row_words * 8 + 8);
+    if (rows <= d->rows_room)
+        return d->rows_room;
+    uint32_t room = d->rows_room ? d->rows_room : 4;
+    while (room < rows)
+        room *= 2;
+    return room;
+}
+
+/* The structure's memory (once_bytes without the metadata) with a row table of `room`
+ * entries, `rows` rows (<= room) and `base_rows` exported rows. */
+static uint64_t memory_for(const dbf_filter *d, uint64_t room, uint64_t rows, uint64_t base_rows)
+{
+    uint64_t row_bytes = sizeof(once_array_filter) + once_words_memory(d->row_words);
+    uint64_t bytes = sizeof(dbf_filter) + room * sizeof(dbf_row) + rows * row_bytes;
+    bytes += base_rows * (sizeof(uint64_t *) + once_words_memory(d->row_words));
     if (d->bit_slice) {
         uint64_t groups = groups_for((uint32_t)rows);
         if (groups < d->slice_groups)
             groups = d->slice_groups;
-        bytes += groups * d->cells * 8;
+        bytes += once_words_memory(groups * d->cells);
     }
     return bytes;
+}
+
+/* Would once_bytes stay within the cap with `rows` rows (the row table grown to hold
+ * them) and `base_rows` exported rows? */
+static bool within_cap(const dbf_filter *d, uint64_t rows, uint64_t base_rows)
+{
+    uint64_t room = rows_room_for(d, (uint32_t)rows);
+    return memory_for(d, room, rows, base_rows) + d->base.metadata_len <= d->max_bytes;
 }
 
 static uint64_t dbf_memory(const once_filter *f)
 {
     const dbf_filter *d = CDBF(f);
-    return memory_for(d, d->rows, d->has_base ? d->base_rows : 0);
+    return memory_for(d, d->rows_room, d->rows, d->has_base ? d->base_rows : 0);
+}
+
+static uint64_t dbf_memory_cap(const once_filter *f)
+{
+    return CDBF(f)->max_bytes;
 }
 
 /* A change advances the version and stamps the row.  The version stops at
@@ -200,21 +226,30 @@ static inline uint64_t *slice_word(const dbf_filter *d, uint32_t r, uint64_t cel
     return &d->slices[(uint64_t)(r >> 6) * d->cells + cell];
 }
 
-/* Grow the index to hold `rows` rows (zeroed); false on allocation failure. */
-static bool slices_reserve(dbf_filter *d, uint32_t rows)
+/* The index grown to hold `rows` rows, a copy not yet in place (*grown NULL when it
+ * need not grow); false on allocation failure.  Growing in two steps lets a caller
+ * allocate everything before it changes anything. */
+static bool slices_prepare(const dbf_filter *d, uint32_t rows, uint64_t **grown)
 {
+    *grown = NULL;
     uint32_t groups = groups_for(rows);
     if (!d->bit_slice || groups <= d->slice_groups)
         return true;
-    uint64_t *grown = once_words_alloc((uint64_t)groups * d->cells);
-    if (grown == NULL)
+    *grown = once_words_alloc((uint64_t)groups * d->cells);
+    if (*grown == NULL)
         return false;
     if (d->slices != NULL)
-        memcpy(grown, d->slices, (size_t)((uint64_t)d->slice_groups * d->cells * 8));
+        memcpy(*grown, d->slices, (size_t)((uint64_t)d->slice_groups * d->cells * 8));
+    return true;
+}
+
+static void slices_commit(dbf_filter *d, uint64_t *grown, uint32_t rows)
+{
+    if (grown == NULL)
+        return;
     once_words_free(d->slices);
     d->slices = grown;
-    d->slice_groups = groups;
-    return true;
+    d->slice_groups = groups_for(rows);
 }
 
 static void slice_clear_row(dbf_filter *d, uint32_t r)
@@ -303,9 +338,7 @@ static bool rows_reserve(dbf_filter *d, uint32_t rows)
 {
     if (rows <= d->rows_room)
         return true;
-    uint32_t room = d->rows_room ? d->rows_room : 4;
-    while (room < rows)
-        room *= 2;
+    uint32_t room = rows_room_for(d, rows);
     dbf_row *grown = once_realloc(d->row, (size_t)room * sizeof *grown);
     if (grown == NULL)
         return false;
@@ -319,14 +352,21 @@ static bool rows_reserve(dbf_filter *d, uint32_t rows)
 static once_status append_row(dbf_filter *d)
 {
     if (d->rows >= DBF_MAX_ROWS || (uint64_t)(d->rows + 1) * d->cells > ONCE_MAX_CELLS ||
-        memory_for(d, d->rows + 1, d->has_base ? d->base_rows : 0) > d->max_bytes)
+        !within_cap(d, d->rows + 1, d->has_base ? d->base_rows : 0))
         return ONCE_ERR_FULL;
-    if (!rows_reserve(d, d->rows + 1) || !slices_reserve(d, d->rows + 1))
-        return ONCE_ERR_NOMEM;
+    /* Everything allocated before anything changes: the table's growth last, as it is
+     * the one allocation that cannot be taken back. */
     once_filter *counters = NULL;
     once_status st = row_make(d, &counters);
     if (st != ONCE_OK)
         return st;
+    uint64_t *slices = NULL;
+    if (!slices_prepare(d, d->rows + 1, &slices) || !rows_reserve(d, d->rows + 1)) {
+        once_words_free(slices);
+        once_counting_ops.destroy(counters);
+        return ONCE_ERR_NOMEM;
+    }
+    slices_commit(d, slices, d->rows + 1);
     d->row[d->rows].counters = counters;
     d->row[d->rows].count = 0;
     d->rows++;
@@ -540,7 +580,7 @@ static once_status append_rows(dbf_filter *d, const dbf_filter *s)
     uint32_t n = s->rows, before = d->rows;
     if ((uint64_t)before + n > DBF_MAX_ROWS ||
         ((uint64_t)before + n) * d->cells > ONCE_MAX_CELLS ||
-        memory_for(d, (uint64_t)before + n, d->has_base ? d->base_rows : 0) > d->max_bytes)
+        !within_cap(d, (uint64_t)before + n, d->has_base ? d->base_rows : 0))
         return ONCE_ERR_FULL;
     once_filter **copies = once_calloc(n, sizeof *copies);
     if (copies == NULL)
@@ -551,15 +591,18 @@ static once_status append_rows(dbf_filter *d, const dbf_filter *s)
         if (st == ONCE_OK)
             memcpy(ARRAY(copies[i])->array, row_array(&s->row[i]), (size_t)(d->row_words * 8));
     }
-    if (st == ONCE_OK && (!rows_reserve(d, before + n) || !slices_reserve(d, before + n)))
+    uint64_t *slices = NULL;
+    if (st == ONCE_OK && (!slices_prepare(d, before + n, &slices) || !rows_reserve(d, before + n)))
         st = ONCE_ERR_NOMEM;
     if (st != ONCE_OK) {
+        once_words_free(slices);
         for (uint32_t i = 0; i < n; i++)
             if (copies[i] != NULL)
                 once_counting_ops.destroy(copies[i]);
         once_free_memory(copies);
         return st;
     }
+    slices_commit(d, slices, before + n);
     for (uint32_t i = 0; i < n; i++) {
         d->row[before + i].counters = copies[i];
         d->row[before + i].count = s->row[i].count;
@@ -692,7 +735,7 @@ static once_status dbf_new(once_filter **out, const dbf_geometry *g)
     d->max_bytes = g->max_bytes;
     d->query_first = g->query_first;
     d->bit_slice = g->bit_slice;
-    if (memory_for(d, 1, 0) > d->max_bytes) {
+    if (!within_cap(d, 1, 0)) {
         once_free_memory(d);
         return ONCE_ERR_TOO_LARGE;
     }
@@ -812,7 +855,7 @@ static once_status dbf_load(once_filter **out, const uint8_t *params, size_t par
     if (st != ONCE_OK)
         return st == ONCE_ERR_INVALID || st == ONCE_ERR_TOO_LARGE ? ONCE_ERR_CORRUPT : st;
     dbf_filter *d = DBF(f);
-    if (memory_for(d, v[P_ROWS], 0) > d->max_bytes) { /* a file we would not write */
+    if (!within_cap(d, v[P_ROWS], 0)) { /* a file we would not write */
         dbf_destroy(f);
         return ONCE_ERR_CORRUPT;
     }
@@ -856,6 +899,7 @@ const once_filter_ops once_dbf_ops = {
     .stats = dbf_stats,
     .cardinality = dbf_cardinality,
     .memory = dbf_memory,
+    .memory_cap = dbf_memory_cap,
     .saved_params_size = dbf_params_size,
     .saved_payload_size = dbf_payload_size,
     .save_params = dbf_save_params,
@@ -1110,7 +1154,7 @@ once_status once_dbf_export_delta(once_filter *f, uint64_t since, void **delta, 
     if (!from_new && since == DBF_MAX_VERSION)
         return ONCE_ERR_MISMATCH;
     uint32_t base_rows = from_new ? 1 : d->base_rows;
-    if (memory_for(d, d->rows, d->rows) > d->max_bytes)
+    if (!within_cap(d, d->rows, d->rows))
         return ONCE_ERR_FULL;
 
     uint64_t row_bytes = d->row_words * 8;
@@ -1217,7 +1261,8 @@ once_status once_dbf_apply_delta(once_filter *f, const void *delta, size_t len)
         return ONCE_ERR_CORRUPT;
     if (h[FROM] != d->version || h[OLD_ROWS] != d->rows)
         return ONCE_ERR_MISMATCH;
-    if (memory_for(d, h[NEW_ROWS], d->has_base ? d->base_rows : 0) > d->max_bytes)
+    /* After: exactly NEW_ROWS rows in a table of as many, and no base copy. */
+    if (memory_for(d, h[NEW_ROWS], h[NEW_ROWS], 0) + f->metadata_len > d->max_bytes)
         return ONCE_ERR_FULL;
 
     uint64_t row_bytes = d->row_words * 8;

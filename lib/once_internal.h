@@ -188,7 +188,11 @@ typedef struct once_filter_ops {
     once_status (*cardinality_pair)(const once_filter *a, const once_filter *b,
                                     once_combine_op op, double confidence,
                                     once_cardinality *out);
+    /* Bytes the structure holds (once_bytes adds the metadata): every block it owns,
+     * at the size requested from the allocator, its struct included. */
     uint64_t (*memory)(const once_filter *f);
+    /* The structure's cap on once_bytes (0: none; NULL: the structure has no cap). */
+    uint64_t (*memory_cap)(const once_filter *f);
     /* Serialization: the type parameters and the payload. */
     uint64_t (*saved_params_size)(const once_filter *f);
     uint64_t (*saved_payload_size)(const once_filter *f);
@@ -566,9 +570,17 @@ static inline uint64_t once_nibbles_nonzero(uint64_t w)
 
 /* ---------------------------------------------------------- bit arrays */
 
-/* A zeroed, 64-byte aligned array of `words` 64-bit words (NULL on failure). */
+/* A zeroed, 64-byte aligned array of `words` 64-bit words, rounded up to whole 64-byte
+ * lines (NULL on failure); once_words_memory(words) is what it costs the allocator, the
+ * figure every structure's once_bytes adds up. */
 uint64_t *once_words_alloc(uint64_t words);
 void once_words_free(uint64_t *words);
+
+static inline uint64_t once_words_memory(uint64_t words)
+{
+    return once_aligned_footprint(((words + 7) & ~UINT64_C(7)) * sizeof(uint64_t));
+}
+
 uint64_t once_words_popcount(const uint64_t *words, uint64_t n);
 void once_words_combine(uint64_t *dst, const uint64_t *src, uint64_t n, once_combine_op op);
 

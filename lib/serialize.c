@@ -268,9 +268,10 @@ once_status once_load(once_filter **out, const void *buffer, size_t len)
                                (size_t)payload_len);
     if (st != ONCE_OK)
         return st;
-    if (metadata_len != 0 && once_set_metadata(f, metadata, (size_t)metadata_len) != ONCE_OK) {
+    if (metadata_len != 0 &&
+        (st = once_set_metadata(f, metadata, (size_t)metadata_len)) != ONCE_OK) {
         ops->destroy(f);
-        return ONCE_ERR_NOMEM;
+        return st == ONCE_ERR_FULL ? ONCE_ERR_CORRUPT : st; /* past the cap: not our file */
     }
     f->seed = seed;
     f->items = items;

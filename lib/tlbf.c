@@ -61,12 +61,13 @@
  *   at that key.
  *
  * Bounded memory
- *   A cap on the number of slices and on their bytes, set at construction.  A shift
+ *   A cap on the number of slices and on once_bytes (the slices' arrays, the slice
+ *   table, the struct and the metadata), set at construction.  A shift
  *   that would pass either fails with ONCE_ERR_FULL and changes nothing; the key is
  *   then not inserted and the caller decides (the CLI stops with an error).
  *
  * Invariants
- *   - k + l <= slices <= max_slices, and the slices' bytes <= max_bytes;
+ *   - k + l <= slices <= max_slices, and once_bytes <= max_bytes;
  *   - any k consecutive slices have distinct hash indices (index = serial mod k);
  *   - queries never change state.
  */
@@ -129,6 +130,15 @@ static uint64_t next_serial(uint64_t serial, uint32_t k)
 static uint64_t slice_words(uint64_t bits)
 {
     return once_words_for_bits(bits);
+}
+
+/* The structure's memory (once_bytes without the metadata) with `slices` slices whose
+ * arrays hold `bytes` bytes together: the struct, the slice table (room for
+ * max_slices), and each array at its cost to the allocator (once_aligned_footprint). */
+static uint64_t memory_for(uint32_t max_slices, uint64_t slices, uint64_t bytes)
+{
+    return sizeof(tlbf) + (uint64_t)max_slices * sizeof(tlbf_slice) + bytes +
+           slices * ONCE_ALIGNED_PAD;
 }
 
 static uint64_t capacity_of(uint64_t bits)
@@ -305,7 +315,10 @@ static once_status plan_shift(const tlbf *t, uint64_t now, double target, uint32
         freed += slice_words(oldest->bits) * 8;
         retire++;
     }
-    if (t->count + 1 - retire > t->max_slices || t->bytes - freed + new_bytes > t->max_bytes)
+    uint32_t slices = t->count + 1 - retire;
+    if (slices > t->max_slices ||
+        memory_for(t->max_slices, slices, t->bytes - freed + new_bytes) + t->base.metadata_len >
+            t->max_bytes)
         return ONCE_ERR_FULL;
     p->bits = bits;
     p->capacity = fill_capacity;
@@ -767,7 +780,12 @@ static once_status tlbf_cardinality(const once_filter *f, uint64_t now_ms, doubl
 static uint64_t tlbf_memory(const once_filter *f)
 {
     const tlbf *t = CTL(f);
-    return sizeof(tlbf) + t->max_slices * sizeof(tlbf_slice) + t->bytes;
+    return memory_for(t->max_slices, t->count, t->bytes);
+}
+
+static uint64_t tlbf_memory_cap(const once_filter *f)
+{
+    return CTL(f)->max_bytes;
 }
 
 /* ------------------------------------------------------- serialization */
@@ -889,7 +907,8 @@ static once_status tlbf_load(once_filter **out, const uint8_t *params, size_t pa
         if (bits < 2 * k || bits > ONCE_MAX_CELLS || stamped > 1 || hash >= k ||
             capacity == 0 || capacity > capacity_of(bits) ||
             (stamped && stamp > t->latest) || (!stamped && stamp != 0) ||
-            slice_words(bits) * 8 > left || t->bytes + slice_words(bits) * 8 > t->max_bytes) {
+            slice_words(bits) * 8 > left ||
+            memory_for(t->max_slices, i + 1, t->bytes + slice_words(bits) * 8) > t->max_bytes) {
             st = ONCE_ERR_CORRUPT;
             break;
         }
@@ -952,7 +971,7 @@ once_status once_tlbf_create(once_filter **out, const once_config *c)
         return ONCE_ERR_TOO_LARGE;
     uint64_t generation = c->capacity / l + (c->capacity % l != 0);
     uint64_t bits = bits_for_capacity(generation * k, k);
-    if ((uint64_t)(k + l) * (slice_words(bits) * 8) > max_bytes)
+    if (memory_for(max_slices, k + l, (uint64_t)(k + l) * (slice_words(bits) * 8)) > max_bytes)
         return ONCE_ERR_TOO_LARGE;
 
     tlbf *t = NULL;
@@ -994,6 +1013,7 @@ const once_filter_ops once_tlbf_ops = {
     .stats = tlbf_stats,
     .cardinality = tlbf_cardinality,
     .memory = tlbf_memory,
+    .memory_cap = tlbf_memory_cap,
     .saved_params_size = tlbf_params_size,
     .saved_payload_size = tlbf_payload_size,
     .save_params = tlbf_save_params,

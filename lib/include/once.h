@@ -184,8 +184,9 @@ typedef struct once_config {
     /* Time windows (TLBF, timer).  `capacity` is then the expected keys per span, the
      * starting size; the structures adapt to the observed rate. */
     uint64_t span_ms;        /* time window T in milliseconds */
-    uint64_t max_bytes;      /* hard memory cap; an insertion that would pass it fails
-                                with ONCE_ERR_FULL (0 = the structure's default) */
+    uint64_t max_bytes;      /* hard cap on once_bytes; an insertion (or metadata) that
+                                would pass it fails with ONCE_ERR_FULL (0 = the
+                                structure's default) */
     uint32_t timer_bits;     /* timer filter: width of a timer, 8, 16 or 32 (0 = 16) */
     uint32_t equal_timers;   /* timer filter: k' of the equal-timers heuristic (0 = off) */
     bool dynamic;            /* timer filter: grow by whole filters (paper 000, section 5) */
@@ -279,7 +280,7 @@ ONCE_API once_status once_test_and_add_batch(once_filter *filter, const once_key
 typedef struct once_stats {
     once_type type;
     const char *structure; /* once_type_name(type) */
-    uint64_t bytes;        /* memory held by the filter */
+    uint64_t bytes;        /* memory held by the filter: once_bytes */
     uint64_t bits;         /* cells in the array: bits, or counters for counting */
     uint64_t bits_set;     /* cells that are non-zero */
     double fill_ratio;     /* bits_set / bits */
@@ -319,7 +320,16 @@ ONCE_API once_status once_set_max_time_jump(once_filter *filter, uint64_t max_ti
  * without a clock. */
 ONCE_API bool once_clock_step(const once_filter *filter, uint64_t *clock_ms, bool *started,
                               uint64_t time_ms);
-/* Cheap accessors that do not scan the array. */
+/* Cheap accessors that do not scan the array.
+ *
+ * once_bytes is all the memory the filter holds, what a host reports for it and what a
+ * `max_bytes` cap bounds: every block it owns (its struct, tables and arrays, the
+ * cache-line arrays with their alignment pad) plus its metadata, counted at the sizes
+ * the library asked the allocator for.  An allocator's own rounding and bookkeeping
+ * (malloc_usable_size minus the request) are not in it: a host that counts usable
+ * sizes sees a few bytes more per block.  It does not depend on the allocator
+ * installed, and it changes only when the filter allocates or frees: as it grows,
+ * shrinks (sub-filters dropped, cleared), combines, or takes metadata. */
 ONCE_API uint64_t once_items(const once_filter *filter);
 ONCE_API uint64_t once_capacity(const once_filter *filter);
 ONCE_API uint64_t once_bytes(const once_filter *filter);
@@ -376,7 +386,8 @@ ONCE_API once_status once_load(once_filter **out, const void *buffer, size_t len
  * it derives keys from lines, so that a resumed run cannot read keys another way.
  * Setting copies the bytes (a length of 0 removes them); once_get_metadata gives a view
  * valid until the next set or free (NULL and 0 when there is none).  The bytes count in
- * once_bytes and once_saved_size. */
+ * once_bytes and once_saved_size; ONCE_ERR_FULL when they would take once_bytes past
+ * the structure's cap (`max_bytes`). */
 #define ONCE_MAX_METADATA 4096
 ONCE_API once_status once_set_metadata(once_filter *filter, const void *data, size_t len);
 ONCE_API once_status once_get_metadata(const once_filter *filter, const void **data,
@@ -431,7 +442,7 @@ ONCE_API once_status once_plan(once_type type, uint64_t capacity, double error, 
  *   DBPBF  each batch is `bits` long (default: the standard filter's length for
  *          capacity and error) and the search of section 4 picks mu, m_b = floor(m/mu)
  *          and the n_thres that keeps a batch at `error` (once_bpbf_search); explicit
- *          block_length/blocks skip the search.  `max_bytes` caps the batches' memory
+ *          block_length/blocks skip the search.  `max_bytes` caps once_bytes
  *          (default 1 GiB): an insertion that needs a batch past it fails with
  *          ONCE_ERR_FULL and changes nothing.
  *
