@@ -525,12 +525,15 @@ ONCE_API once_status once_bpbf_intersect(once_filter *dst, const once_filter *sr
  * The functions must behave as the C library's (NULL on failure, realloc leaves the
  * block as it was when it fails) and may be called from every thread that uses the
  * library.  They need only malloc's alignment: the library aligns its cache-line
- * arrays itself, by over-allocating each by 72 bytes (counted in once_bytes).  Under
+ * arrays itself, by over-allocating each by 64 + sizeof(void *) bytes (72 on 64-bit
+ * hosts; counted in once_bytes).  Under
  * the C library's allocator the large arrays (4 MiB and up) also get the
  * transparent-huge-page hint (madvise); under a host's they do not, as the host owns
  * its pages' policy.  A failed allocation makes the call that needed it return
  * ONCE_ERR_NOMEM, with nothing leaked and the filter as it was (for a batch: as the
- * keys before the failing one left it); no call aborts.
+ * keys before the failing one left it); no call aborts.  Two calls cannot fail and
+ * fall back instead: once_get_stats reports accesses_absent as 0 when its scratch
+ * memory is refused, and a DBF's once_union folds rows as described there.
  */
 typedef struct once_allocator {
     void *(*malloc)(size_t size);
