@@ -304,7 +304,7 @@ static void write_dbf_fig5(const char *dir)
             once_filter *copy = NULL;
             if (once_save_to_buffer(d, &buf, &len) != ONCE_OK || once_load(&copy, buf, len) != ONCE_OK)
                 exit(2);
-            free(buf);
+            once_free_buffer(buf);
             for (uint64_t i = 0; i < n; i++) {
                 uint64_t key[2];
                 key_of(domain, i, key);
@@ -528,7 +528,7 @@ static once_filter *reduced_copy(const once_filter *f, double error)
     if (once_save_to_buffer(f, &buf, &len) != ONCE_OK || once_load(&g, buf, len) != ONCE_OK ||
         once_bpbf_reduce_to_error(g, error, NULL) != ONCE_OK)
         exit(2);
-    free(buf);
+    once_free_buffer(buf);
     return g;
 }
 

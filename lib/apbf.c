@@ -898,7 +898,7 @@ static void age_clear(once_filter *f)
 static void age_destroy(once_filter *f)
 {
     once_words_free(AGE(f)->array);
-    free(f);
+    once_free_memory(f);
 }
 
 static bool age_same_geometry(const once_filter *x, const once_filter *y)
@@ -1164,7 +1164,7 @@ static once_status age_cardinality(const once_filter *f, uint64_t now_ms, double
 
 static uint64_t age_memory(const once_filter *f)
 {
-    return sizeof(age_filter) + CAGE(f)->segment_words * CAGE(f)->segments * 8;
+    return sizeof(age_filter) + once_words_memory(CAGE(f)->segment_words * CAGE(f)->segments);
 }
 
 /* Saved parameters, in order. */
@@ -1214,7 +1214,7 @@ static once_status age_new(once_filter **out, const once_filter_ops *ops, uint32
         return ONCE_ERR_INVALID;
     if (segment_bits > ONCE_MAX_CELLS / (k + l))
         return ONCE_ERR_TOO_LARGE;
-    age_filter *a = calloc(1, sizeof *a);
+    age_filter *a = once_calloc(1, sizeof *a);
     if (a == NULL)
         return ONCE_ERR_NOMEM;
     once_filter_init(&a->base, ops);
@@ -1235,7 +1235,7 @@ static once_status age_new(once_filter **out, const once_filter_ops *ops, uint32
     }
     a->array = once_words_alloc(a->segment_words * a->segments);
     if (a->array == NULL) {
-        free(a);
+        once_free_memory(a);
         return ONCE_ERR_NOMEM;
     }
     *out = &a->base;

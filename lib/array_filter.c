@@ -13,35 +13,18 @@
 #include "once_internal.h"
 
 #include <math.h>
-#include <sys/mman.h>
-
-#define HUGE_PAGE_BYTES ((size_t)2 << 20)
-#define HUGE_PAGE_THRESHOLD ((size_t)4 << 20)
 
 uint64_t *once_words_alloc(uint64_t words)
 {
     if (words == 0 || words > ONCE_MAX_CELLS / 16 + 8)
         return NULL;
     size_t bytes = (size_t)(((words + 7) & ~UINT64_C(7)) * sizeof(uint64_t));
-    /* Every probe of a large filter lands on a random page: with 4 KiB pages nearly
-     * each one is also a TLB miss, a second dependent memory access.  Ask for
-     * transparent huge pages (where the kernel offers them on request) for arrays of
-     * a few MiB and up. */
-    size_t align = bytes >= HUGE_PAGE_THRESHOLD ? HUGE_PAGE_BYTES : 64;
-    void *p = NULL;
-    if (posix_memalign(&p, align, bytes) != 0)
-        return NULL;
-#ifdef MADV_HUGEPAGE
-    if (align == HUGE_PAGE_BYTES)
-        (void)madvise(p, bytes, MADV_HUGEPAGE); /* a hint: failure changes nothing */
-#endif
-    memset(p, 0, bytes);
-    return (uint64_t *)p;
+    return (uint64_t *)once_aligned_alloc(bytes);
 }
 
 void once_words_free(uint64_t *words)
 {
-    free(words);
+    once_aligned_free(words);
 }
 
 uint64_t once_words_popcount(const uint64_t *words, uint64_t n)
@@ -80,7 +63,7 @@ once_status once_array_new(once_filter **out, const once_filter_ops *ops, uint64
         return ONCE_ERR_INVALID;
     if (cells > ONCE_MAX_CELLS)
         return ONCE_ERR_TOO_LARGE;
-    once_array_filter *f = calloc(1, sizeof *f);
+    once_array_filter *f = once_calloc(1, sizeof *f);
     if (f == NULL)
         return ONCE_ERR_NOMEM;
     once_filter_init(&f->base, ops);
@@ -90,7 +73,7 @@ once_status once_array_new(once_filter **out, const once_filter_ops *ops, uint64
     f->words = once_words_for_bits(cells * cell_bits);
     f->array = once_words_alloc(f->words);
     if (f->array == NULL) {
-        free(f);
+        once_free_memory(f);
         return ONCE_ERR_NOMEM;
     }
     *out = &f->base;
@@ -100,7 +83,7 @@ once_status once_array_new(once_filter **out, const once_filter_ops *ops, uint64
 void once_array_destroy(once_filter *f)
 {
     once_words_free(ARRAY(f)->array);
-    free(f);
+    once_free_memory(f);
 }
 
 void once_array_clear(once_filter *f)
@@ -122,7 +105,7 @@ once_status once_array_combine_bits(once_filter *dst, const once_filter *src, on
 
 uint64_t once_array_memory(const once_filter *f)
 {
-    return sizeof(once_array_filter) + CARRAY(f)->words * 8;
+    return sizeof(once_array_filter) + once_words_memory(CARRAY(f)->words);
 }
 
 uint64_t once_array_params_size(const once_filter *f)

@@ -467,47 +467,54 @@ typedef struct fpr_term {
     double coeff; /* sum of (-1)^|T| over the sets T with this a_T */
 } fpr_term;
 
-static int term_order(const void *x, const void *y)
-{
-    double a = ((const fpr_term *)x)->miss, b = ((const fpr_term *)y)->miss;
-    return (a > b) - (a < b);
-}
+/* The most groups of equal a_T any k <= 16 has: 215, at k = 11 (k = 1..16 give 2, 3,
+ * 5, 8, 13, 21, 34, 55, 88, 162, 215, 208, 134, 57, 16, 17). */
+#define MAX_TERM_GROUPS 256
 
-/* The grouped inclusion-exclusion terms for k lanes; returns their number, 0 on
- * allocation failure.  The caller frees *out. */
-static size_t blocked_terms(uint32_t hashes, fpr_term **out)
+/* The grouped inclusion-exclusion terms for k lanes, in increasing a_T, into `t` (room
+ * for MAX_TERM_GROUPS); returns their number, 0 if they do not fit (no k <= 16).  Each
+ * set's term joins the group of its a_T, found by binary search, so no table of the
+ * 2^k sets (nor a sort that might allocate one) is needed. */
+static size_t blocked_terms(uint32_t hashes, fpr_term *t)
 {
     size_t sets = (size_t)1 << hashes;
-    fpr_term *t = malloc(sets * sizeof *t);
-    if (t == NULL)
-        return 0;
     double q_power[LANES + 1];
     for (int c = 0; c <= LANES; c++)
         q_power[c] = pow(1.0 - 1.0 / LANE_BITS, c);
     uint32_t arcs[LANES];
     for (uint32_t r = 0; r < LANES; r++)
         arcs[r] = lane_mask(hashes, r);
+    size_t groups = 0;
     for (size_t s = 0; s < sets; s++) {
         /* Sum through a histogram of overlaps so that sets with the same pattern give
-         * bit-identical a_T and merge below. */
+         * bit-identical a_T and share a group. */
         unsigned histogram[LANES + 1] = {0};
         for (uint32_t r = 0; r < LANES; r++)
             histogram[__builtin_popcount((uint32_t)s & arcs[r])]++;
         double miss = 0.0;
         for (int c = 0; c <= LANES; c++)
             miss += histogram[c] * q_power[c];
-        t[s].miss = miss / LANES;
-        t[s].coeff = (__builtin_popcountll((unsigned long long)s) & 1) ? -1.0 : 1.0;
+        miss /= LANES;
+        double coeff = (__builtin_popcountll((unsigned long long)s) & 1) ? -1.0 : 1.0;
+        size_t lo = 0, hi = groups;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (t[mid].miss < miss)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < groups && t[lo].miss == miss) {
+            t[lo].coeff += coeff;
+            continue;
+        }
+        if (groups == MAX_TERM_GROUPS)
+            return 0;
+        memmove(&t[lo + 1], &t[lo], (groups - lo) * sizeof *t);
+        t[lo].miss = miss;
+        t[lo].coeff = coeff;
+        groups++;
     }
-    qsort(t, sets, sizeof *t, term_order);
-    size_t groups = 0;
-    for (size_t s = 0; s < sets; s++) {
-        if (groups > 0 && t[groups - 1].miss == t[s].miss)
-            t[groups - 1].coeff += t[s].coeff;
-        else
-            t[groups++] = t[s];
-    }
-    *out = t;
     return groups;
 }
 
@@ -515,40 +522,37 @@ static size_t blocked_terms(uint32_t hashes, fpr_term **out)
  * The terms depend on k alone, cost up to a few milliseconds to build for k = 16, and
  * every plan and check of a blocked geometry needs them (a growing scalable filter
  * plans each new sub-filter, a loader checks each saved one): build them once per k
- * for the process.  Lock-free: a thread that loses the race to publish frees its copy.
- * The tables live as long as the process (at most MAX_BLOCKED_HASHES small arrays).
+ * for the process, in static tables (they outlive every filter, so they belong to no
+ * allocator).  Lock-free: the first caller for a k builds them in place; a caller that
+ * finds them being built builds its own copy in `scratch` rather than wait.
  */
-typedef struct fpr_terms {
-    size_t groups;
-    fpr_term term[];
-} fpr_terms;
+enum { TERMS_EMPTY, TERMS_BUILDING, TERMS_READY };
 
-static _Atomic(fpr_terms *) terms_cache[MAX_BLOCKED_HASHES + 1];
+static fpr_term terms_table[MAX_BLOCKED_HASHES + 1][MAX_TERM_GROUPS];
+static size_t terms_groups[MAX_BLOCKED_HASHES + 1];
+static atomic_int terms_state[MAX_BLOCKED_HASHES + 1];
 
-static const fpr_terms *blocked_terms_cached(uint32_t hashes)
+/* The terms for k = hashes (cached, or built in `scratch`, room for MAX_TERM_GROUPS),
+ * their number in *groups; NULL if they do not fit. */
+static const fpr_term *blocked_terms_cached(uint32_t hashes, fpr_term *scratch, size_t *groups)
 {
-    fpr_terms *t = atomic_load_explicit(&terms_cache[hashes], memory_order_acquire);
-    if (t != NULL)
-        return t;
-    fpr_term *raw = NULL;
-    size_t groups = blocked_terms(hashes, &raw);
-    if (groups == 0)
-        return NULL;
-    t = malloc(sizeof *t + groups * sizeof t->term[0]);
-    if (t == NULL) {
-        free(raw);
-        return NULL;
+    int state = atomic_load_explicit(&terms_state[hashes], memory_order_acquire);
+    if (state == TERMS_EMPTY &&
+        atomic_compare_exchange_strong_explicit(&terms_state[hashes], &state, TERMS_BUILDING,
+                                                memory_order_acquire, memory_order_acquire)) {
+        size_t built = blocked_terms(hashes, terms_table[hashes]);
+        terms_groups[hashes] = built;
+        atomic_store_explicit(&terms_state[hashes], built ? TERMS_READY : TERMS_EMPTY,
+                              memory_order_release);
+        *groups = built;
+        return built ? terms_table[hashes] : NULL;
     }
-    t->groups = groups;
-    memcpy(t->term, raw, groups * sizeof t->term[0]);
-    free(raw);
-    fpr_terms *expected = NULL;
-    if (!atomic_compare_exchange_strong_explicit(&terms_cache[hashes], &expected, t,
-                                                 memory_order_acq_rel, memory_order_acquire)) {
-        free(t);
-        return expected;
+    if (state == TERMS_READY) {
+        *groups = terms_groups[hashes];
+        return terms_table[hashes];
     }
-    return t;
+    *groups = blocked_terms(hashes, scratch);
+    return *groups ? scratch : NULL;
 }
 
 static double blocked_rate(const fpr_term *terms, size_t groups, uint64_t blocks, uint64_t items)
@@ -568,8 +572,10 @@ double once_fpr_blocked(uint64_t bits, uint32_t hashes, uint64_t items)
     uint64_t blocks = bits / BLOCK_BITS;
     if (hashes == 0 || hashes > MAX_BLOCKED_HASHES || blocks == 0)
         return 1.0;
-    const fpr_terms *t = blocked_terms_cached(hashes);
-    return t != NULL ? blocked_rate(t->term, t->groups, blocks, items) : 1.0;
+    fpr_term scratch[MAX_TERM_GROUPS];
+    size_t groups = 0;
+    const fpr_term *terms = blocked_terms_cached(hashes, scratch, &groups);
+    return terms != NULL ? blocked_rate(terms, groups, blocks, items) : 1.0;
 }
 
 /* Below this the alternating sum loses its precision in double arithmetic. */
@@ -585,12 +591,12 @@ once_status once_blocked_plan(uint64_t capacity, double error, uint64_t *bits, u
         k_limit = MAX_BLOCKED_HASHES;
     uint64_t best = 0;
     uint32_t best_k = 0;
+    fpr_term scratch[MAX_TERM_GROUPS];
     for (int k = 1; k <= k_limit; k++) {
-        const fpr_terms *cached = blocked_terms_cached((uint32_t)k);
-        if (cached == NULL)
-            return ONCE_ERR_NOMEM;
-        const fpr_term *terms = cached->term;
-        size_t groups = cached->groups;
+        size_t groups = 0;
+        const fpr_term *terms = blocked_terms_cached((uint32_t)k, scratch, &groups);
+        if (terms == NULL)
+            return ONCE_ERR_INVALID; /* cannot happen for k <= 16 (MAX_TERM_GROUPS) */
         uint64_t hi = 1;
         while (hi < max_blocks && blocked_rate(terms, groups, hi, capacity) > error)
             hi = hi * 2 < max_blocks ? hi * 2 : max_blocks;

@@ -91,7 +91,7 @@ typedef struct bpbf {
     uint32_t blocks;       /* mu, now */
     uint32_t block_hashes; /* k_b */
     uint64_t threshold;    /* n_thres; 0 = static BPBF */
-    uint64_t max_bytes;    /* cap on the batches' arrays; 0 = none (BPBF) */
+    uint64_t max_bytes;    /* cap on once_bytes; 0 = none (BPBF) */
     uint32_t count;        /* batches in use */
     uint32_t room;         /* batches allocated */
     bpbf_batch *batches;
@@ -105,20 +105,15 @@ static uint64_t stride_for(uint64_t block_length)
     return (block_length + 63) / 64;
 }
 
-/* Words once_words_alloc really allocates for `words` (whole 64-byte lines). */
-static uint64_t allocated_words(uint64_t words)
-{
-    return (words + 7) & ~UINT64_C(7);
-}
-
 static uint64_t batch_words(const bpbf *b)
 {
     return (uint64_t)b->blocks * b->stride;
 }
 
+/* What one batch's array costs the allocator. */
 static uint64_t batch_bytes(const bpbf *b)
 {
-    return allocated_words(batch_words(b)) * 8;
+    return once_words_memory(batch_words(b));
 }
 
 /* ------------------------------------------------------------ formulas */
@@ -354,14 +349,23 @@ static bool bpbf_query(const once_filter *f, const once_hash *h, uint64_t now_ms
 
 /* ------------------------------------------------------------ batches */
 
+/* The batch table's entries once it has room for `want` (<= BPBF_MAX_BATCHES). */
+static uint32_t room_for(const bpbf *b, uint32_t want)
+{
+    if (want <= b->room)
+        return b->room;
+    uint32_t room = b->room ? b->room : 1;
+    while (room < want)
+        room = room > BPBF_MAX_BATCHES / 2 ? BPBF_MAX_BATCHES : room * 2;
+    return room;
+}
+
 static once_status ensure_room(bpbf *b, uint32_t want)
 {
     if (want <= b->room)
         return ONCE_OK;
-    uint32_t room = b->room ? b->room : 1;
-    while (room < want)
-        room = room > BPBF_MAX_BATCHES / 2 ? BPBF_MAX_BATCHES : room * 2;
-    bpbf_batch *grown = realloc(b->batches, (size_t)room * sizeof *grown);
+    uint32_t room = room_for(b, want);
+    bpbf_batch *grown = once_realloc(b->batches, (size_t)room * sizeof *grown);
     if (grown == NULL)
         return ONCE_ERR_NOMEM;
     memset(grown + b->room, 0, (size_t)(room - b->room) * sizeof *grown);
@@ -370,11 +374,20 @@ static once_status ensure_room(bpbf *b, uint32_t want)
     return ONCE_OK;
 }
 
+/* The structure's memory (once_bytes without the metadata) with `batches` batches of
+ * the current block count (<= BPBF_MAX_BATCHES). */
+static uint64_t memory_for(const bpbf *b, uint64_t batches)
+{
+    return sizeof(bpbf) + (uint64_t)room_for(b, (uint32_t)batches) * sizeof(bpbf_batch) +
+           batches * batch_bytes(b);
+}
+
+/* Would `batches` batches keep once_bytes within the cap? */
 static bool within_cap(const bpbf *b, uint64_t batches)
 {
     if (batches > BPBF_MAX_BATCHES)
         return false;
-    return b->max_bytes == 0 || batches * batch_bytes(b) <= b->max_bytes;
+    return b->max_bytes == 0 || memory_for(b, batches) + b->base.metadata_len <= b->max_bytes;
 }
 
 /* Open a new empty batch; ONCE_ERR_FULL past the cap, nothing changed on failure. */
@@ -382,12 +395,15 @@ static once_status open_batch(bpbf *b)
 {
     if (!within_cap(b, (uint64_t)b->count + 1))
         return ONCE_ERR_FULL;
-    once_status st = ensure_room(b, b->count + 1);
-    if (st != ONCE_OK)
-        return st;
+    /* The table's growth last: it is the one allocation that cannot be taken back. */
     uint64_t *words = once_words_alloc(batch_words(b));
     if (words == NULL)
         return ONCE_ERR_NOMEM;
+    once_status st = ensure_room(b, b->count + 1);
+    if (st != ONCE_OK) {
+        once_words_free(words);
+        return st;
+    }
     b->batches[b->count].words = words;
     b->batches[b->count].items = 0;
     b->count++;
@@ -509,23 +525,25 @@ static once_status reshape(bpbf *b, uint32_t blocks, uint32_t count)
     b->blocks = old_blocks;
     if (!fits)
         return ONCE_ERR_FULL;
-    once_status st = ensure_room(b, count);
-    if (st != ONCE_OK)
-        return st;
-    uint64_t **fresh = calloc(count, sizeof *fresh);
+    uint64_t **fresh = once_calloc(count, sizeof *fresh);
     if (fresh == NULL)
         return ONCE_ERR_NOMEM;
     bool shrink = blocks != old_blocks;
-    for (uint32_t i = 0; i < count; i++) {
+    once_status st = ONCE_OK;
+    for (uint32_t i = 0; i < count && st == ONCE_OK; i++) {
         if (i < b->count && !shrink)
             continue; /* kept as it is */
         fresh[i] = once_words_alloc(words);
-        if (fresh[i] == NULL) {
-            for (uint32_t j = 0; j < i; j++)
-                once_words_free(fresh[j]);
-            free(fresh);
-            return ONCE_ERR_NOMEM;
-        }
+        if (fresh[i] == NULL)
+            st = ONCE_ERR_NOMEM;
+    }
+    if (st == ONCE_OK)
+        st = ensure_room(b, count); /* last: the one growth that cannot be taken back */
+    if (st != ONCE_OK) {
+        for (uint32_t i = 0; i < count; i++)
+            once_words_free(fresh[i]);
+        once_free_memory(fresh);
+        return st;
     }
     for (uint32_t i = 0; i < count; i++) {
         if (fresh[i] == NULL)
@@ -539,7 +557,7 @@ static once_status reshape(bpbf *b, uint32_t blocks, uint32_t count)
         }
         b->batches[i].words = fresh[i];
     }
-    free(fresh);
+    once_free_memory(fresh);
     b->blocks = blocks;
     b->count = count;
     return ONCE_OK;
@@ -821,7 +839,12 @@ static once_status bpbf_cardinality_pair(const once_filter *fa, const once_filte
 static uint64_t bpbf_memory(const once_filter *f)
 {
     const bpbf *b = CBP(f);
-    return sizeof(bpbf) + (uint64_t)b->room * sizeof(bpbf_batch) + b->count * batch_bytes(b);
+    return memory_for(b, b->count);
+}
+
+static uint64_t bpbf_memory_cap(const once_filter *f)
+{
+    return CBP(f)->max_bytes;
 }
 
 /* -------------------------------------------------------- lifecycle */
@@ -831,8 +854,8 @@ static void bpbf_destroy(once_filter *f)
     bpbf *b = BP(f);
     for (uint32_t i = 0; i < b->count; i++)
         once_words_free(b->batches[i].words);
-    free(b->batches);
-    free(b);
+    once_free_memory(b->batches);
+    once_free_memory(b);
 }
 
 static void bpbf_clear(once_filter *f)
@@ -850,7 +873,7 @@ static void bpbf_clear(once_filter *f)
 static once_status bpbf_new(bpbf **out, const once_filter_ops *ops, const once_bpbf_geometry *g,
                             uint64_t max_bytes)
 {
-    bpbf *b = calloc(1, sizeof *b);
+    bpbf *b = once_calloc(1, sizeof *b);
     if (b == NULL)
         return ONCE_ERR_NOMEM;
     once_filter_init(&b->base, ops);
@@ -1012,6 +1035,7 @@ static once_status dbpbf_load(once_filter **out, const uint8_t *params, size_t p
         .cardinality = bpbf_cardinality,                                                       \
         .cardinality_pair = PAIR,                                                              \
         .memory = bpbf_memory,                                                                 \
+        .memory_cap = bpbf_memory_cap,                                                         \
         .saved_params_size = bpbf_params_size,                                                 \
         .saved_payload_size = bpbf_payload_size,                                               \
         .save_params = bpbf_save_params,                                                       \

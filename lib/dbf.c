@@ -75,14 +75,19 @@
  *     at or past `rows` are zero;
  *   - a row's `changed` <= version <= DBF_MAX_VERSION; rows unchanged since the base
  *     version equal the base copy;
- *   - the rows, the index and the base copy together stay within max_bytes (default 1
- *     GiB): an insertion that needs a new row past it fails with ONCE_ERR_FULL and
- *     changes nothing.
+ *   - once_bytes (the rows, the row table, the index, the base copy, the metadata)
+ *     stays within max_bytes (default 1 GiB): an insertion that needs a new row past
+ *     it fails with ONCE_ERR_FULL and changes nothing.
  */
 #include "once_internal.h"
 
 #include <math.h>
+/* For ZSTD_customMem and the contexts built on it, which route zstd's working memory
+ * through the library's allocator (alloc.c).  Exported by the shared libzstd too, and
+ * unchanged since zstd 1.0. */
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #define DBF_DEFAULT_MAX_BYTES (UINT64_C(1) << 30)
 #define DBF_MAX_ROWS (UINT32_C(1) << 20)
@@ -141,24 +146,50 @@ static uint32_t groups_for(uint32_t rows)
     return (rows + 63) / 64;
 }
 
-/* Bytes held with `rows` rows and `base_rows` exported rows. */
-static uint64_t memory_for(const dbf_filter *d, uint64_t rows, uint64_t base_rows)
+/* Entries of the row table once it has room for `rows` (rows_reserve). */
+static uint32_t rows_room_for(const dbf_filter *d, uint32_t rows)
 {
-    uint64_t row_bytes = sizeof(dbf_row) + sizeof(once_array_filter) + d->row_words * 8;
-    uint64_t bytes = sizeof(dbf_filter) + rows * row_bytes + base_rows * (d->row_words * 8 + 8);
+    if (rows <= d->rows_room)
+        return d->rows_room;
+    uint32_t room = d->rows_room ? d->rows_room : 4;
+    while (room < rows)
+        room *= 2;
+    return room;
+}
+
+/* The structure's memory (once_bytes without the metadata) with a row table of `room`
+ * entries, `rows` rows (<= room) and `base_rows` exported rows. */
+static uint64_t memory_for(const dbf_filter *d, uint64_t room, uint64_t rows, uint64_t base_rows)
+{
+    uint64_t row_bytes = sizeof(once_array_filter) + once_words_memory(d->row_words);
+    uint64_t bytes = sizeof(dbf_filter) + room * sizeof(dbf_row) + rows * row_bytes;
+    bytes += base_rows * (sizeof(uint64_t *) + once_words_memory(d->row_words));
     if (d->bit_slice) {
         uint64_t groups = groups_for((uint32_t)rows);
         if (groups < d->slice_groups)
             groups = d->slice_groups;
-        bytes += groups * d->cells * 8;
+        bytes += once_words_memory(groups * d->cells);
     }
     return bytes;
+}
+
+/* Would once_bytes stay within the cap with `rows` rows (the row table grown to hold
+ * them) and `base_rows` exported rows? */
+static bool within_cap(const dbf_filter *d, uint64_t rows, uint64_t base_rows)
+{
+    uint64_t room = rows_room_for(d, (uint32_t)rows);
+    return memory_for(d, room, rows, base_rows) + d->base.metadata_len <= d->max_bytes;
 }
 
 static uint64_t dbf_memory(const once_filter *f)
 {
     const dbf_filter *d = CDBF(f);
-    return memory_for(d, d->rows, d->has_base ? d->base_rows : 0);
+    return memory_for(d, d->rows_room, d->rows, d->has_base ? d->base_rows : 0);
+}
+
+static uint64_t dbf_memory_cap(const once_filter *f)
+{
+    return CDBF(f)->max_bytes;
 }
 
 /* A change advances the version and stamps the row.  The version stops at
@@ -194,21 +225,30 @@ static inline uint64_t *slice_word(const dbf_filter *d, uint32_t r, uint64_t cel
     return &d->slices[(uint64_t)(r >> 6) * d->cells + cell];
 }
 
-/* Grow the index to hold `rows` rows (zeroed); false on allocation failure. */
-static bool slices_reserve(dbf_filter *d, uint32_t rows)
+/* The index grown to hold `rows` rows, a copy not yet in place (*grown NULL when it
+ * need not grow); false on allocation failure.  Growing in two steps lets a caller
+ * allocate everything before it changes anything. */
+static bool slices_prepare(const dbf_filter *d, uint32_t rows, uint64_t **grown)
 {
+    *grown = NULL;
     uint32_t groups = groups_for(rows);
     if (!d->bit_slice || groups <= d->slice_groups)
         return true;
-    uint64_t *grown = once_words_alloc((uint64_t)groups * d->cells);
-    if (grown == NULL)
+    *grown = once_words_alloc((uint64_t)groups * d->cells);
+    if (*grown == NULL)
         return false;
     if (d->slices != NULL)
-        memcpy(grown, d->slices, (size_t)((uint64_t)d->slice_groups * d->cells * 8));
+        memcpy(*grown, d->slices, (size_t)((uint64_t)d->slice_groups * d->cells * 8));
+    return true;
+}
+
+static void slices_commit(dbf_filter *d, uint64_t *grown, uint32_t rows)
+{
+    if (grown == NULL)
+        return;
     once_words_free(d->slices);
     d->slices = grown;
-    d->slice_groups = groups;
-    return true;
+    d->slice_groups = groups_for(rows);
 }
 
 static void slice_clear_row(dbf_filter *d, uint32_t r)
@@ -297,10 +337,8 @@ static bool rows_reserve(dbf_filter *d, uint32_t rows)
 {
     if (rows <= d->rows_room)
         return true;
-    uint32_t room = d->rows_room ? d->rows_room : 4;
-    while (room < rows)
-        room *= 2;
-    dbf_row *grown = realloc(d->row, (size_t)room * sizeof *grown);
+    uint32_t room = rows_room_for(d, rows);
+    dbf_row *grown = once_realloc(d->row, (size_t)room * sizeof *grown);
     if (grown == NULL)
         return false;
     d->row = grown;
@@ -313,14 +351,21 @@ static bool rows_reserve(dbf_filter *d, uint32_t rows)
 static once_status append_row(dbf_filter *d)
 {
     if (d->rows >= DBF_MAX_ROWS || (uint64_t)(d->rows + 1) * d->cells > ONCE_MAX_CELLS ||
-        memory_for(d, d->rows + 1, d->has_base ? d->base_rows : 0) > d->max_bytes)
+        !within_cap(d, d->rows + 1, d->has_base ? d->base_rows : 0))
         return ONCE_ERR_FULL;
-    if (!rows_reserve(d, d->rows + 1) || !slices_reserve(d, d->rows + 1))
-        return ONCE_ERR_NOMEM;
+    /* Everything allocated before anything changes: the table's growth last, as it is
+     * the one allocation that cannot be taken back. */
     once_filter *counters = NULL;
     once_status st = row_make(d, &counters);
     if (st != ONCE_OK)
         return st;
+    uint64_t *slices = NULL;
+    if (!slices_prepare(d, d->rows + 1, &slices) || !rows_reserve(d, d->rows + 1)) {
+        once_words_free(slices);
+        once_counting_ops.destroy(counters);
+        return ONCE_ERR_NOMEM;
+    }
+    slices_commit(d, slices, d->rows + 1);
     d->row[d->rows].counters = counters;
     d->row[d->rows].count = 0;
     d->rows++;
@@ -491,7 +536,7 @@ static void free_base(dbf_filter *d)
     if (d->base_words != NULL)
         for (uint32_t r = 0; r < d->base_rows; r++)
             once_words_free(d->base_words[r]);
-    free(d->base_words);
+    once_free_memory(d->base_words);
     d->base_words = NULL;
     d->base_rows = 0;
     d->has_base = false;
@@ -502,10 +547,10 @@ static void dbf_destroy(once_filter *f)
     dbf_filter *d = DBF(f);
     for (uint32_t r = 0; r < d->rows; r++)
         once_counting_ops.destroy(d->row[r].counters);
-    free(d->row);
+    once_free_memory(d->row);
     once_words_free(d->slices);
     free_base(d);
-    free(d);
+    once_free_memory(d);
 }
 
 static void dbf_clear(once_filter *f)
@@ -534,9 +579,9 @@ static once_status append_rows(dbf_filter *d, const dbf_filter *s)
     uint32_t n = s->rows, before = d->rows;
     if ((uint64_t)before + n > DBF_MAX_ROWS ||
         ((uint64_t)before + n) * d->cells > ONCE_MAX_CELLS ||
-        memory_for(d, (uint64_t)before + n, d->has_base ? d->base_rows : 0) > d->max_bytes)
+        !within_cap(d, (uint64_t)before + n, d->has_base ? d->base_rows : 0))
         return ONCE_ERR_FULL;
-    once_filter **copies = calloc(n, sizeof *copies);
+    once_filter **copies = once_calloc(n, sizeof *copies);
     if (copies == NULL)
         return ONCE_ERR_NOMEM;
     once_status st = ONCE_OK;
@@ -545,15 +590,18 @@ static once_status append_rows(dbf_filter *d, const dbf_filter *s)
         if (st == ONCE_OK)
             memcpy(ARRAY(copies[i])->array, row_array(&s->row[i]), (size_t)(d->row_words * 8));
     }
-    if (st == ONCE_OK && (!rows_reserve(d, before + n) || !slices_reserve(d, before + n)))
+    uint64_t *slices = NULL;
+    if (st == ONCE_OK && (!slices_prepare(d, before + n, &slices) || !rows_reserve(d, before + n)))
         st = ONCE_ERR_NOMEM;
     if (st != ONCE_OK) {
+        once_words_free(slices);
         for (uint32_t i = 0; i < n; i++)
             if (copies[i] != NULL)
                 once_counting_ops.destroy(copies[i]);
-        free(copies);
+        once_free_memory(copies);
         return st;
     }
+    slices_commit(d, slices, before + n);
     for (uint32_t i = 0; i < n; i++) {
         d->row[before + i].counters = copies[i];
         d->row[before + i].count = s->row[i].count;
@@ -562,7 +610,7 @@ static once_status append_rows(dbf_filter *d, const dbf_filter *s)
             slice_rebuild_row(d, before + i);
         touch(d, before + i);
     }
-    free(copies);
+    once_free_memory(copies);
     merge_all(d);
     return ONCE_OK;
 }
@@ -654,7 +702,7 @@ static once_status dbf_new(once_filter **out, const dbf_geometry *g)
         return ONCE_ERR_INVALID;
     if (g->cells > ONCE_MAX_CELLS || g->row_capacity > ONCE_MAX_CELLS)
         return ONCE_ERR_TOO_LARGE;
-    dbf_filter *d = calloc(1, sizeof *d);
+    dbf_filter *d = once_calloc(1, sizeof *d);
     if (d == NULL)
         return ONCE_ERR_NOMEM;
     once_filter_init(&d->base, &once_dbf_ops);
@@ -665,8 +713,8 @@ static once_status dbf_new(once_filter **out, const dbf_geometry *g)
     d->max_bytes = g->max_bytes;
     d->query_first = g->query_first;
     d->bit_slice = g->bit_slice;
-    if (memory_for(d, 1, 0) > d->max_bytes) {
-        free(d);
+    if (!within_cap(d, 1, 0)) {
+        once_free_memory(d);
         return ONCE_ERR_TOO_LARGE;
     }
     once_status st = append_row(d);
@@ -785,7 +833,7 @@ static once_status dbf_load(once_filter **out, const uint8_t *params, size_t par
     if (st != ONCE_OK)
         return st == ONCE_ERR_INVALID || st == ONCE_ERR_TOO_LARGE ? ONCE_ERR_CORRUPT : st;
     dbf_filter *d = DBF(f);
-    if (memory_for(d, v[P_ROWS], 0) > d->max_bytes) { /* a file we would not write */
+    if (!within_cap(d, v[P_ROWS], 0)) { /* a file we would not write */
         dbf_destroy(f);
         return ONCE_ERR_CORRUPT;
     }
@@ -829,6 +877,7 @@ const once_filter_ops once_dbf_ops = {
     .stats = dbf_stats,
     .cardinality = dbf_cardinality,
     .memory = dbf_memory,
+    .memory_cap = dbf_memory_cap,
     .saved_params_size = dbf_params_size,
     .saved_payload_size = dbf_payload_size,
     .save_params = dbf_save_params,
@@ -970,11 +1019,11 @@ static once_status plan_search(const double *pmf, uint64_t max_items, double err
     once_status st = plan_check(pmf, max_items, error, last, out);
     if (st != ONCE_OK)
         return st;
-    double *suffix = malloc((size_t)(max_items + 2) * sizeof *suffix);
+    double *suffix = once_malloc((size_t)(max_items + 2) * sizeof *suffix);
     if (suffix == NULL)
         return ONCE_ERR_NOMEM;
     if (!tail_sums(pmf, max_items, suffix)) {
-        free(suffix);
+        once_free_memory(suffix);
         return ONCE_ERR_INVALID;
     }
     for (uint32_t s = first; s <= last; s++) {
@@ -983,7 +1032,7 @@ static once_status plan_search(const double *pmf, uint64_t max_items, double err
         if (s == first || p.expected_bits < out->expected_bits)
             *out = p;
     }
-    free(suffix);
+    once_free_memory(suffix);
     return ONCE_OK;
 }
 
@@ -1050,6 +1099,20 @@ static void put_le64(uint8_t *p, uint64_t v)
         p[i] = (uint8_t)(v >> (8 * i));
 }
 
+static void *zstd_alloc(void *opaque, size_t size)
+{
+    (void)opaque;
+    return once_malloc(size);
+}
+
+static void zstd_free(void *opaque, void *block)
+{
+    (void)opaque;
+    once_free_memory(block);
+}
+
+static const ZSTD_customMem zstd_memory = {zstd_alloc, zstd_free, NULL};
+
 once_status once_dbf_export_delta(once_filter *f, uint64_t since, void **delta, size_t *len)
 {
     if (f == NULL || delta == NULL || len == NULL)
@@ -1066,7 +1129,7 @@ once_status once_dbf_export_delta(once_filter *f, uint64_t since, void **delta, 
     if (!from_new && since == DBF_MAX_VERSION)
         return ONCE_ERR_MISMATCH;
     uint32_t base_rows = from_new ? 1 : d->base_rows;
-    if (memory_for(d, d->rows, d->rows) > d->max_bytes)
+    if (!within_cap(d, d->rows, d->rows))
         return ONCE_ERR_FULL;
 
     uint64_t row_bytes = d->row_words * 8;
@@ -1074,11 +1137,12 @@ once_status once_dbf_export_delta(once_filter *f, uint64_t since, void **delta, 
     for (uint32_t r = 0; r < d->rows; r++)
         sent += r >= base_rows || d->row[r].changed > since;
     uint64_t body_len = (uint64_t)sent * (DELTA_ROW_HEADER + row_bytes);
-    uint8_t *body = malloc(body_len ? (size_t)body_len : 1);
-    uint64_t **next_base = calloc(d->rows, sizeof *next_base);
+    uint8_t *body = once_malloc(body_len ? (size_t)body_len : 1);
+    uint64_t **next_base = once_calloc(d->rows, sizeof *next_base);
     size_t bound = ZSTD_compressBound((size_t)body_len);
-    uint8_t *out = malloc(DELTA_HEADER + bound + 8);
-    bool ok = body != NULL && next_base != NULL && out != NULL;
+    uint8_t *out = once_malloc(DELTA_HEADER + bound + 8);
+    ZSTD_CCtx *zstd = ZSTD_createCCtx_advanced(zstd_memory);
+    bool ok = body != NULL && next_base != NULL && out != NULL && zstd != NULL;
     for (uint32_t r = 0; r < d->rows && ok; r++) {
         next_base[r] = once_words_alloc(d->row_words);
         ok = next_base[r] != NULL;
@@ -1087,9 +1151,10 @@ once_status once_dbf_export_delta(once_filter *f, uint64_t since, void **delta, 
         if (next_base != NULL)
             for (uint32_t r = 0; r < d->rows; r++)
                 once_words_free(next_base[r]);
-        free(next_base);
-        free(body);
-        free(out);
+        once_free_memory(next_base);
+        once_free_memory(body);
+        once_free_memory(out);
+        ZSTD_freeCCtx(zstd);
         return ONCE_ERR_NOMEM;
     }
 
@@ -1107,14 +1172,15 @@ once_status once_dbf_export_delta(once_filter *f, uint64_t since, void **delta, 
         for (uint64_t w = 0; w < d->row_words; w++, p += 8)
             put_le64(p, now[w] ^ (was ? was[w] : 0));
     }
-    size_t packed = ZSTD_compress(out + DELTA_HEADER, bound, body, (size_t)body_len,
-                                  DELTA_ZSTD_LEVEL);
-    free(body);
-    if (ZSTD_isError(packed)) {
+    size_t packed = ZSTD_compressCCtx(zstd, out + DELTA_HEADER, bound, body, (size_t)body_len,
+                                      DELTA_ZSTD_LEVEL);
+    once_free_memory(body);
+    ZSTD_freeCCtx(zstd);
+    if (ZSTD_isError(packed)) { /* into a buffer of the bound, only its memory can fail */
         for (uint32_t r = 0; r < d->rows; r++)
             once_words_free(next_base[r]);
-        free(next_base);
-        free(out);
+        once_free_memory(next_base);
+        once_free_memory(out);
         return ONCE_ERR_NOMEM;
     }
     memcpy(out, delta_magic, 4);
@@ -1170,7 +1236,8 @@ once_status once_dbf_apply_delta(once_filter *f, const void *delta, size_t len)
         return ONCE_ERR_CORRUPT;
     if (h[FROM] != d->version || h[OLD_ROWS] != d->rows)
         return ONCE_ERR_MISMATCH;
-    if (memory_for(d, h[NEW_ROWS], d->has_base ? d->base_rows : 0) > d->max_bytes)
+    /* After: exactly NEW_ROWS rows in a table of as many, and no base copy. */
+    if (memory_for(d, h[NEW_ROWS], h[NEW_ROWS], 0) + f->metadata_len > d->max_bytes)
         return ONCE_ERR_FULL;
 
     uint64_t row_bytes = d->row_words * 8;
@@ -1180,19 +1247,26 @@ once_status once_dbf_apply_delta(once_filter *f, const void *delta, size_t len)
     if (ZSTD_getFrameContentSize(frame, packed) != body_len ||
         ZSTD_findFrameCompressedSize(frame, packed) != packed)
         return ONCE_ERR_CORRUPT;
-    uint8_t *body = malloc(body_len ? (size_t)body_len : 1);
-    if (body == NULL)
+    uint8_t *body = once_malloc(body_len ? (size_t)body_len : 1);
+    ZSTD_DCtx *zstd = ZSTD_createDCtx_advanced(zstd_memory);
+    if (body == NULL || zstd == NULL) {
+        once_free_memory(body);
+        ZSTD_freeDCtx(zstd);
         return ONCE_ERR_NOMEM;
-    size_t got = ZSTD_decompress(body, (size_t)body_len, frame, packed);
+    }
+    size_t got = ZSTD_decompressDCtx(zstd, body, (size_t)body_len, frame, packed);
+    ZSTD_freeDCtx(zstd);
     if (ZSTD_isError(got) || got != body_len) {
-        free(body);
-        return ONCE_ERR_CORRUPT;
+        once_free_memory(body);
+        return ZSTD_isError(got) && ZSTD_getErrorCode(got) == ZSTD_error_memory_allocation
+                   ? ONCE_ERR_NOMEM
+                   : ONCE_ERR_CORRUPT;
     }
 
     /* Build the new rows aside; the replica changes only once all are valid. */
     uint32_t new_rows = (uint32_t)h[NEW_ROWS];
-    dbf_row *rows = calloc(new_rows, sizeof *rows);
-    bool *fresh = calloc(new_rows, sizeof *fresh);
+    dbf_row *rows = once_calloc(new_rows, sizeof *rows);
+    bool *fresh = once_calloc(new_rows, sizeof *fresh);
     once_status st = rows != NULL && fresh != NULL ? ONCE_OK : ONCE_ERR_NOMEM;
     const uint8_t *p = body;
     uint64_t next_index = 0;
@@ -1227,7 +1301,7 @@ once_status once_dbf_apply_delta(once_filter *f, const void *delta, size_t len)
             rows[r].changed = h[TO];
         }
     }
-    free(body);
+    once_free_memory(body);
     uint64_t *slices = NULL;
     if (st == ONCE_OK && d->bit_slice) {
         uint32_t groups = groups_for(new_rows);
@@ -1242,8 +1316,8 @@ once_status once_dbf_apply_delta(once_filter *f, const void *delta, size_t len)
             for (uint32_t r = 0; r < new_rows; r++)
                 if (fresh[r])
                     once_counting_ops.destroy(rows[r].counters);
-        free(rows);
-        free(fresh);
+        once_free_memory(rows);
+        once_free_memory(fresh);
         return st;
     }
 
@@ -1251,8 +1325,8 @@ once_status once_dbf_apply_delta(once_filter *f, const void *delta, size_t len)
     for (uint32_t r = 0; r < d->rows; r++)
         if (r >= new_rows || fresh[r])
             once_counting_ops.destroy(d->row[r].counters);
-    free(d->row);
-    free(fresh);
+    once_free_memory(d->row);
+    once_free_memory(fresh);
     d->row = rows;
     d->rows = d->rows_room = new_rows;
     if (d->bit_slice) {

@@ -321,7 +321,7 @@ once_status once_create_with_geometry(once_filter **out, once_type type, uint64_
 void once_free(once_filter *f)
 {
     if (f != NULL) {
-        free(f->metadata);
+        once_free_memory(f->metadata);
         f->ops->destroy(f);
     }
 }
@@ -332,14 +332,18 @@ once_status once_set_metadata(once_filter *f, const void *data, size_t len)
         return ONCE_ERR_INVALID;
     if (len > ONCE_MAX_METADATA)
         return ONCE_ERR_TOO_LARGE;
+    /* The bytes count in once_bytes, which a structure's cap bounds. */
+    uint64_t cap = f->ops->memory_cap != NULL ? f->ops->memory_cap(f) : 0;
+    if (cap != 0 && once_bytes(f) - f->metadata_len + len > cap)
+        return ONCE_ERR_FULL;
     uint8_t *copy = NULL;
     if (len > 0) {
-        copy = malloc(len);
+        copy = once_malloc(len);
         if (copy == NULL)
             return ONCE_ERR_NOMEM;
         memcpy(copy, data, len);
     }
-    free(f->metadata);
+    once_free_memory(f->metadata);
     f->metadata = copy;
     f->metadata_len = len;
     return ONCE_OK;
@@ -716,7 +720,7 @@ once_status once_get_stats(const once_filter *f, once_stats *s)
     s->capacity = f->capacity;
     s->error = f->error;
     s->seed = f->seed;
-    s->bytes = f->ops->memory(f);
+    s->bytes = once_bytes(f);
     f->ops->stats(f, s);
     s->fill_ratio = s->bits ? (double)s->bits_set / (double)s->bits : 0.0;
     return ONCE_OK;

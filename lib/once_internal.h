@@ -53,6 +53,33 @@
 /* Age-partitioned windows: at most this many insertion (k) or age (l) segments. */
 #define ONCE_MAX_AGE_SLICES 128u
 
+/* ------------------------------------------------------------- allocation */
+
+/*
+ * Every allocation of the library goes through these (alloc.c), so through the host's
+ * allocator when once_set_allocator installed one; no other file calls malloc, calloc,
+ * realloc or free.  They behave as the C library's (NULL on failure; once_realloc keeps
+ * the block on failure; a size of 0 asks for 1 byte).
+ */
+void *once_malloc(size_t size);
+void *once_calloc(size_t count, size_t size);
+void *once_realloc(void *block, size_t size);
+void once_free_memory(void *block);
+
+/* A zeroed block of `bytes` aligned to a cache line, freed with once_aligned_free.  It
+ * costs the allocator once_aligned_footprint(bytes): the block is over-allocated by
+ * ONCE_ALIGNED_PAD, room to align any address and keep the allocator's pointer before
+ * the aligned start (alloc.c). */
+#define ONCE_CACHE_LINE 64
+#define ONCE_ALIGNED_PAD (ONCE_CACHE_LINE + sizeof(void *))
+void *once_aligned_alloc(size_t bytes);
+void once_aligned_free(void *block);
+
+static inline uint64_t once_aligned_footprint(uint64_t bytes)
+{
+    return bytes + ONCE_ALIGNED_PAD;
+}
+
 /* The key's hash as the structures see it: the public digest itself, so that an array
  * of digests a caller passes is an array of hashes with no copy. */
 typedef once_digest once_hash;
@@ -205,7 +232,11 @@ typedef struct once_filter_ops {
     once_status (*cardinality_pair)(const once_filter *a, const once_filter *b,
                                     once_combine_op op, double confidence,
                                     once_cardinality *out);
+    /* Bytes the structure holds (once_bytes adds the metadata): every block it owns,
+     * at the size requested from the allocator, its struct included. */
     uint64_t (*memory)(const once_filter *f);
+    /* The structure's cap on once_bytes (0: none; NULL: the structure has no cap). */
+    uint64_t (*memory_cap)(const once_filter *f);
     /* Serialization: the type parameters and the payload. */
     uint64_t (*saved_params_size)(const once_filter *f);
     uint64_t (*saved_payload_size)(const once_filter *f);
@@ -584,9 +615,17 @@ static inline uint64_t once_nibbles_nonzero(uint64_t w)
 
 /* ---------------------------------------------------------- bit arrays */
 
-/* A zeroed, 64-byte aligned array of `words` 64-bit words (NULL on failure). */
+/* A zeroed, 64-byte aligned array of `words` 64-bit words, rounded up to whole 64-byte
+ * lines (NULL on failure); once_words_memory(words) is what it costs the allocator, the
+ * figure every structure's once_bytes adds up. */
 uint64_t *once_words_alloc(uint64_t words);
 void once_words_free(uint64_t *words);
+
+static inline uint64_t once_words_memory(uint64_t words)
+{
+    return once_aligned_footprint(((words + 7) & ~UINT64_C(7)) * sizeof(uint64_t));
+}
+
 uint64_t once_words_popcount(const uint64_t *words, uint64_t n);
 void once_words_combine(uint64_t *dst, const uint64_t *src, uint64_t n, once_combine_op op);
 

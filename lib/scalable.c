@@ -111,7 +111,7 @@ static bool error_valid(double p)
 /* Memory of a blocked sub-filter of `cells` bits, as once_bytes() will report it. */
 static uint64_t sub_memory_for(uint64_t cells)
 {
-    return sizeof(once_array_filter) + once_words_for_bits(cells) * 8;
+    return sizeof(once_array_filter) + once_words_memory(once_words_for_bits(cells));
 }
 
 static uint64_t scalable_memory(const once_filter *f)
@@ -121,6 +121,11 @@ static uint64_t scalable_memory(const once_filter *f)
     for (uint32_t i = 0; i < s->count; i++)
         total += s->subs[i]->ops->memory(s->subs[i]);
     return total;
+}
+
+static uint64_t scalable_memory_cap(const once_filter *f)
+{
+    return CSCALABLE(f)->max_bytes;
 }
 
 /* A blocked sub-filter planned for (capacity, error), with its design recorded. */
@@ -149,12 +154,12 @@ static void scalable_destroy(once_filter *f)
     scalable_filter *s = SCALABLE(f);
     for (uint32_t i = 0; i < s->count; i++)
         s->subs[i]->ops->destroy(s->subs[i]);
-    free(s);
+    once_free_memory(s);
 }
 
 static scalable_filter *scalable_alloc(uint32_t expansion, double tightening, uint64_t max_bytes)
 {
-    scalable_filter *s = calloc(1, sizeof *s);
+    scalable_filter *s = once_calloc(1, sizeof *s);
     if (s == NULL)
         return NULL;
     once_filter_init(&s->base, &once_scalable_ops);
@@ -179,7 +184,7 @@ once_status once_scalable_create(once_filter **out, const once_config *c)
     once_status st = sub_new(&s->subs[0], c->capacity, first_error(c->error, tightening),
                              c->max_bytes, sizeof *s);
     if (st != ONCE_OK) {
-        free(s);
+        once_free_memory(s);
         return st;
     }
     s->count = 1;
@@ -201,7 +206,7 @@ static once_status scalable_grow(scalable_filter *s)
         return ONCE_ERR_FULL;
     once_filter *sub = NULL;
     once_status st = sub_new(&sub, capacity, last->error * s->tightening, s->max_bytes,
-                             scalable_memory(&s->base));
+                             once_bytes(&s->base));
     if (st != ONCE_OK) /* past the planner's reach, the library's limits or the cap */
         return st == ONCE_ERR_NOMEM ? st : ONCE_ERR_FULL;
     s->subs[s->count++] = sub;
@@ -446,7 +451,7 @@ static once_status scalable_load(once_filter **out, const uint8_t *params, size_
         r.p += v[S_PARAMS_BYTES];
         r.left -= (size_t)v[S_PARAMS_BYTES];
         payload_used += v[S_PAYLOAD_BYTES];
-        memory += sizeof(once_array_filter) + v[S_PAYLOAD_BYTES];
+        memory += sizeof(once_array_filter) + once_aligned_footprint(v[S_PAYLOAD_BYTES]);
     }
     if (r.left != 0 || payload_used != payload_len ||
         (head[P_MAX_BYTES] != 0 && memory > head[P_MAX_BYTES]))
@@ -515,6 +520,7 @@ const once_filter_ops once_scalable_ops = {
     .cardinality = scalable_cardinality,
     .cardinality_pair = NULL,
     .memory = scalable_memory,
+    .memory_cap = scalable_memory_cap,
     .saved_params_size = scalable_params_size,
     .saved_payload_size = scalable_payload_size,
     .save_params = scalable_save_params,

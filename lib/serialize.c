@@ -221,14 +221,11 @@ once_status once_save(const once_filter *f, once_write_fn write, void *context)
 {
     if (f == NULL || write == NULL)
         return ONCE_ERR_INVALID;
-    XXH3_state_t *state = XXH3_createState();
-    if (state == NULL)
-        return ONCE_ERR_NOMEM;
-    XXH3_64bits_reset(state);
+    XXH3_state_t state; /* on the stack: nothing allocated outside alloc.c */
+    XXH3_INITSTATE(&state);
+    XXH3_64bits_reset(&state);
     uint64_t sum = 0;
-    once_status st = save_stream(f, write, context, state, &sum);
-    XXH3_freeState(state);
-    return st;
+    return save_stream(f, write, context, &state, &sum);
 }
 
 typedef struct buffer_sink {
@@ -253,12 +250,12 @@ once_status once_save_to_buffer(const once_filter *f, void **buffer, size_t *len
     uint64_t size = once_saved_size(f);
     if (size > SIZE_MAX)
         return ONCE_ERR_TOO_LARGE;
-    buffer_sink sink = {malloc((size_t)size), 0, (size_t)size};
+    buffer_sink sink = {once_malloc((size_t)size), 0, (size_t)size};
     if (sink.data == NULL)
         return ONCE_ERR_NOMEM;
     once_status st = once_save(f, buffer_write, &sink);
     if (st != ONCE_OK || sink.used != size) {
-        free(sink.data);
+        once_free_memory(sink.data);
         return st != ONCE_OK ? st : ONCE_ERR_IO;
     }
     *buffer = sink.data;
@@ -366,9 +363,10 @@ static once_status build_filter(const saved_prefix *p, const uint8_t *payload, o
     once_status st = ops->load(&f, p->params, p->params_len, payload, (size_t)p->payload_len);
     if (st != ONCE_OK)
         return st;
-    if (p->metadata_len != 0 && once_set_metadata(f, p->metadata, p->metadata_len) != ONCE_OK) {
+    if (p->metadata_len != 0 &&
+        (st = once_set_metadata(f, p->metadata, p->metadata_len)) != ONCE_OK) {
         ops->destroy(f);
-        return ONCE_ERR_NOMEM;
+        return st == ONCE_ERR_FULL ? ONCE_ERR_CORRUPT : st; /* past the cap: not our file */
     }
     f->seed = p->seed;
     f->items = p->items;
@@ -501,16 +499,14 @@ once_status once_save_chunk(const once_filter *f, uint64_t *cursor, size_t max_c
      * refused there.  Chunks between hash nothing and stop at their end. */
     uint8_t *chunk = out;
     window_sink sink = {chunk + ONCE_CHUNK_HEADER_SIZE, 0, offset, end, !(first || last)};
-    XXH3_state_t *state = NULL;
+    XXH3_state_t storage, *state = NULL;
     if (!sink.stop) {
-        state = XXH3_createState();
-        if (state == NULL)
-            return ONCE_ERR_NOMEM;
+        XXH3_INITSTATE(&storage);
+        state = &storage;
         XXH3_64bits_reset(state);
     }
     uint64_t sum = 0;
     once_status st = save_stream(f, window_write, &sink, state, &sum);
-    XXH3_freeState(state);
     if (sink.stop ? sink.at < end : st != ONCE_OK || sink.at != stream)
         return ONCE_ERR_IO; /* the walk wrote other than once_saved_size promised */
     if (first)
@@ -542,7 +538,8 @@ struct once_loader {
     uint8_t *payload;   /* grows with the chunks, up to prefix.payload_len */
     size_t payload_used, payload_capacity;
     uint8_t checksum[8]; /* the stream's last 8 bytes */
-    XXH3_state_t *sum;  /* of every stream byte before them */
+    XXH3_state_t sum;   /* of every stream byte before them (the loader is cache-line
+                         * aligned, as XXH3's state must be) */
     once_filter *filter; /* built when the last chunk is in */
 };
 
@@ -551,15 +548,11 @@ once_status once_load_begin(once_loader **out)
     if (out == NULL)
         return ONCE_ERR_INVALID;
     *out = NULL;
-    once_loader *l = calloc(1, sizeof *l);
+    once_loader *l = once_aligned_alloc(sizeof *l); /* zeroed */
     if (l == NULL)
         return ONCE_ERR_NOMEM;
-    l->sum = XXH3_createState();
-    if (l->sum == NULL) {
-        free(l);
-        return ONCE_ERR_NOMEM;
-    }
-    XXH3_64bits_reset(l->sum);
+    XXH3_INITSTATE(&l->sum);
+    XXH3_64bits_reset(&l->sum);
     *out = l;
     return ONCE_OK;
 }
@@ -567,13 +560,11 @@ once_status once_load_begin(once_loader **out)
 /* Give back everything the loader holds but itself. */
 static void loader_release(once_loader *l)
 {
-    free(l->head);
+    once_free_memory(l->head);
     l->head = NULL;
-    free(l->payload);
+    once_free_memory(l->payload);
     l->payload = NULL;
     l->payload_used = l->payload_capacity = 0;
-    XXH3_freeState(l->sum);
-    l->sum = NULL;
     once_free(l->filter);
     l->filter = NULL;
 }
@@ -583,7 +574,7 @@ void once_load_abort(once_loader *l)
     if (l == NULL)
         return;
     loader_release(l);
-    free(l);
+    once_aligned_free(l);
 }
 
 /* The first chunk's body: the prefix, checked by the functions once_load uses. */
@@ -603,7 +594,7 @@ static once_status loader_begin_stream(once_loader *l, const uint8_t *body, size
     st = prefix_check_fields(&p);
     if (st != ONCE_OK)
         return st;
-    l->head = malloc(p.size);
+    l->head = once_malloc(p.size);
     if (l->head == NULL)
         return ONCE_ERR_NOMEM;
     memcpy(l->head, body, p.size);
@@ -625,7 +616,7 @@ static once_status loader_append(once_loader *l, const uint8_t *data, size_t len
             grow = want;
         if (grow > l->prefix.payload_len)
             grow = (size_t)l->prefix.payload_len;
-        uint8_t *p = realloc(l->payload, grow);
+        uint8_t *p = once_realloc(l->payload, grow);
         if (p == NULL)
             return ONCE_ERR_NOMEM;
         l->payload = p;
@@ -682,7 +673,7 @@ static once_status loader_take(once_loader *l, const uint8_t *c, size_t len)
     uint64_t end = offset + body_len;
     uint64_t hashed_end = end < checksum_start ? end : checksum_start;
     if (hashed_end > offset)
-        XXH3_64bits_update(l->sum, body, (size_t)(hashed_end - offset));
+        XXH3_64bits_update(&l->sum, body, (size_t)(hashed_end - offset));
     uint64_t from = offset > payload_start ? offset : payload_start;
     if (from < hashed_end) {
         once_status st = loader_append(l, body + (from - offset), (size_t)(hashed_end - from));
@@ -696,14 +687,14 @@ static once_status loader_take(once_loader *l, const uint8_t *c, size_t len)
         return ONCE_OK;
 
     /* The last chunk: the stream's checksum, the tag it gave the dump, the filter. */
-    uint64_t sum = XXH3_64bits_digest(l->sum);
+    uint64_t sum = XXH3_64bits_digest(&l->sum);
     if (sum != once_le64_read(l->checksum))
         return ONCE_ERR_CHECKSUM;
     if ((sum & CHUNK_TAG_MASK) != l->tag)
         return ONCE_ERR_CORRUPT;
     static const uint8_t none[1];
     once_status st = build_filter(&l->prefix, l->payload ? l->payload : none, &l->filter);
-    free(l->payload);
+    once_free_memory(l->payload);
     l->payload = NULL;
     l->payload_used = l->payload_capacity = 0;
     return st;

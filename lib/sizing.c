@@ -249,18 +249,18 @@ double once_age_accesses_absent(uint32_t k, uint32_t l, const double *fill)
         return 0.0;
     access_state s = {k, l, fill, NULL, NULL, NULL};
     size_t cells = (size_t)(k + 1) * (k + 1) * ((size_t)(k + l) + k + 1);
-    s.p_false = calloc(cells, sizeof(double));
-    s.accesses = calloc(cells, sizeof(double));
-    s.known = calloc(cells, 1);
+    s.p_false = once_calloc(cells, sizeof(double));
+    s.accesses = once_calloc(cells, sizeof(double));
+    s.known = once_calloc(cells, 1);
     double result = 0.0;
     if (s.p_false && s.accesses && s.known) {
         double pf, acc;
         access_eval(&s, 0, 0, (int)l, &pf, &acc);
         result = pf > 0 ? acc / pf : 0.0;
     }
-    free(s.p_false);
-    free(s.accesses);
-    free(s.known);
+    once_free_memory(s.p_false);
+    once_free_memory(s.accesses);
+    once_free_memory(s.known);
     return result;
 }
 

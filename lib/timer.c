@@ -84,7 +84,7 @@
  *   unknowable once keys expire): when the newest holds at least m * (error/4)^(1/k)
  *   alive timers, the insertion goes into a new empty sub-filter.  A sub-filter other
  *   than the newest is dropped once its latest expiry has passed (it holds no alive
- *   timer).  Memory is capped by max_bytes (0 = 1 GiB) and the sub-filters by
+ *   timer).  once_bytes is capped by max_bytes (0 = 1 GiB) and the sub-filters by
  *   TIMER_MAX_FILTERS: an insertion that would need more fails with ONCE_ERR_FULL and
  *   changes nothing.
  *
@@ -157,6 +157,7 @@ typedef struct timer_filter {
     uint64_t cursor;        /* next cell the sweep visits */
     uint64_t credit;        /* sweep remainder, < span */
     uint32_t count;         /* sub-filters */
+    uint32_t room;          /* entries allocated in subs (>= count) */
     timer_sub *subs;        /* oldest first */
 } timer_filter;
 
@@ -461,9 +462,24 @@ static void drop_expired(timer_filter *t, uint64_t n)
     t->count = kept;
 }
 
-static uint64_t memory_for(const timer_filter *t, uint64_t filters)
+/* The structure's memory (once_bytes without the metadata) with a table of `room`
+ * entries holding `filters` sub-filters of `words` words. */
+static uint64_t memory_for(uint64_t words, uint64_t room, uint64_t filters)
 {
-    return sizeof(timer_filter) + filters * (sizeof(timer_sub) + t->words * 8);
+    return sizeof(timer_filter) + room * sizeof(timer_sub) + filters * once_words_memory(words);
+}
+
+/* Give back the table entries past the sub-filters in use, so that memory follows the
+ * sub-filters down (a failure keeps them, still counted in room). */
+static void fit_subs(timer_filter *t)
+{
+    if (t->room <= t->count)
+        return;
+    timer_sub *fitted = once_realloc(t->subs, (size_t)t->count * sizeof *fitted);
+    if (fitted != NULL) {
+        t->subs = fitted;
+        t->room = t->count;
+    }
 }
 
 /* ------------------------------------------------------------------ writes */
@@ -495,17 +511,21 @@ static once_status timer_write(timer_filter *t, const once_hash *h, uint64_t ms,
         uint64_t after = 2; /* the newest and the new one */
         for (uint32_t i = 0; i + 1 < t->count; i++)
             after += !sub_droppable(t, i, w.n);
-        if (after > TIMER_MAX_FILTERS || memory_for(t, after) > t->max_bytes)
+        /* The table grows to count + 1 entries before the expired ones leave it. */
+        if (after > TIMER_MAX_FILTERS ||
+            memory_for(t->words, (uint64_t)t->count + 1, after) + t->base.metadata_len >
+                t->max_bytes)
             return ONCE_ERR_FULL;
         fresh = once_words_alloc(t->words);
         if (fresh == NULL)
             return ONCE_ERR_NOMEM;
-        timer_sub *grown = realloc(t->subs, ((size_t)t->count + 1) * sizeof *grown);
+        timer_sub *grown = once_realloc(t->subs, ((size_t)t->count + 1) * sizeof *grown);
         if (grown == NULL) {
             once_words_free(fresh);
             return ONCE_ERR_NOMEM;
         }
         t->subs = grown;
+        t->room = t->count + 1;
     }
 
     t->latest = latest;
@@ -528,6 +548,7 @@ static once_status timer_write(timer_filter *t, const once_hash *h, uint64_t ms,
         memset(s, 0, sizeof *s);
         s->array = fresh;
     }
+    fit_subs(t);
     if (insert)
         sub_set(t, &t->subs[t->count - 1], pos, expiry_tick(t, ms), &w);
     if (seen)
@@ -576,8 +597,8 @@ static void timer_destroy(once_filter *f)
     timer_filter *t = TIMER(f);
     for (uint32_t i = 0; i < t->count; i++)
         once_words_free(t->subs[i].array);
-    free(t->subs);
-    free(t);
+    once_free_memory(t->subs);
+    once_free_memory(t);
 }
 
 static void timer_clear(once_filter *f)
@@ -589,6 +610,7 @@ static void timer_clear(once_filter *f)
     if (t->count > 1)
         t->subs[0] = t->subs[t->count - 1];
     t->count = 1;
+    fit_subs(t);
     timer_sub *s = &t->subs[0];
     s->dirty = true;
     sub_wipe(t, s);
@@ -733,7 +755,12 @@ static void timer_stats(const once_filter *f, once_stats *st)
 
 static uint64_t timer_memory(const once_filter *f)
 {
-    return memory_for(CTIMER(f), CTIMER(f)->count);
+    return memory_for(CTIMER(f)->words, CTIMER(f)->room, CTIMER(f)->count);
+}
+
+static uint64_t timer_memory_cap(const once_filter *f)
+{
+    return CTIMER(f)->max_bytes;
 }
 
 /* ------------------------------------------------------------ construction */
@@ -758,9 +785,9 @@ static once_status timer_new(once_filter **out, const timer_geometry *g)
     if (g->cells > ONCE_MAX_CELLS || g->cells * g->width > TIMER_MAX_CELL_BITS)
         return ONCE_ERR_TOO_LARGE;
     uint64_t words = once_words_for_bits(g->cells * g->width);
-    if (sizeof(timer_filter) + sizeof(timer_sub) + words * 8 > g->max_bytes)
+    if (memory_for(words, 1, 1) > g->max_bytes)
         return ONCE_ERR_TOO_LARGE;
-    timer_filter *t = calloc(1, sizeof *t);
+    timer_filter *t = once_calloc(1, sizeof *t);
     if (t == NULL)
         return ONCE_ERR_NOMEM;
     once_filter_init(&t->base, &once_timer_ops);
@@ -782,15 +809,16 @@ static once_status timer_new(once_filter **out, const timer_geometry *g)
     t->threshold = g->dynamic ? g->threshold : 0;
     t->max_bytes = g->max_bytes;
     t->now = now_of(t, 0);
-    t->subs = calloc(1, sizeof *t->subs);
+    t->subs = once_calloc(1, sizeof *t->subs);
     if (t->subs == NULL) {
-        free(t);
+        once_free_memory(t);
         return ONCE_ERR_NOMEM;
     }
+    t->room = 1;
     t->subs[0].array = once_words_alloc(t->words);
     if (t->subs[0].array == NULL) {
-        free(t->subs);
-        free(t);
+        once_free_memory(t->subs);
+        once_free_memory(t);
         return ONCE_ERR_NOMEM;
     }
     t->count = 1;
@@ -986,16 +1014,17 @@ static once_status timer_load(once_filter **out, const uint8_t *params, size_t p
     if (st != ONCE_OK)
         return st == ONCE_ERR_INVALID || st == ONCE_ERR_TOO_LARGE ? ONCE_ERR_CORRUPT : st;
     timer_filter *t = TIMER(f);
-    if (memory_for(t, v[P_FILTERS]) > t->max_bytes) { /* a file we would not write */
+    if (memory_for(t->words, v[P_FILTERS], v[P_FILTERS]) > t->max_bytes) { /* not our file */
         timer_destroy(f);
         return ONCE_ERR_CORRUPT;
     }
-    timer_sub *subs = realloc(t->subs, (size_t)v[P_FILTERS] * sizeof *subs);
+    timer_sub *subs = once_realloc(t->subs, (size_t)v[P_FILTERS] * sizeof *subs);
     if (subs == NULL) {
         timer_destroy(f);
         return ONCE_ERR_NOMEM;
     }
     t->subs = subs;
+    t->room = (uint32_t)v[P_FILTERS];
     for (uint32_t i = 1; i < v[P_FILTERS]; i++) {
         memset(&t->subs[i], 0, sizeof t->subs[i]);
         t->subs[i].array = once_words_alloc(t->words);
@@ -1046,6 +1075,7 @@ const once_filter_ops once_timer_ops = {
     .stats = timer_stats,
     .cardinality = timer_cardinality,
     .memory = timer_memory,
+    .memory_cap = timer_memory_cap,
     .saved_params_size = timer_params_size,
     .saved_payload_size = timer_payload_size,
     .save_params = timer_save_params,

@@ -61,12 +61,13 @@
  *   at that key.
  *
  * Bounded memory
- *   A cap on the number of slices and on their bytes, set at construction.  A shift
+ *   A cap on the number of slices and on once_bytes (the slices' arrays, the slice
+ *   table, the struct and the metadata), set at construction.  A shift
  *   that would pass either fails with ONCE_ERR_FULL and changes nothing; the key is
  *   then not inserted and the caller decides (the CLI stops with an error).
  *
  * Invariants
- *   - k + l <= slices <= max_slices, and the slices' bytes <= max_bytes;
+ *   - k + l <= slices <= max_slices, and once_bytes <= max_bytes;
  *   - any k consecutive slices have distinct hash indices (index = serial mod k);
  *   - queries never change state.
  */
@@ -129,6 +130,15 @@ static uint64_t next_serial(uint64_t serial, uint32_t k)
 static uint64_t slice_words(uint64_t bits)
 {
     return once_words_for_bits(bits);
+}
+
+/* The structure's memory (once_bytes without the metadata) with `slices` slices whose
+ * arrays hold `bytes` bytes together: the struct, the slice table (room for
+ * max_slices), and each array at its cost to the allocator (once_aligned_footprint). */
+static uint64_t memory_for(uint32_t max_slices, uint64_t slices, uint64_t bytes)
+{
+    return sizeof(tlbf) + (uint64_t)max_slices * sizeof(tlbf_slice) + bytes +
+           slices * ONCE_ALIGNED_PAD;
 }
 
 static uint64_t capacity_of(uint64_t bits)
@@ -305,7 +315,10 @@ static once_status plan_shift(const tlbf *t, uint64_t now, double target, uint32
         freed += slice_words(oldest->bits) * 8;
         retire++;
     }
-    if (t->count + 1 - retire > t->max_slices || t->bytes - freed + new_bytes > t->max_bytes)
+    uint32_t slices = t->count + 1 - retire;
+    if (slices > t->max_slices ||
+        memory_for(t->max_slices, slices, t->bytes - freed + new_bytes) + t->base.metadata_len >
+            t->max_bytes)
         return ONCE_ERR_FULL;
     p->bits = bits;
     p->capacity = fill_capacity;
@@ -356,7 +369,7 @@ static once_status shift_several(tlbf *t, uint64_t now, uint32_t n, double targe
         st = plan_shift(t, now, target, t->k == 1, &plans[0]);
     } else {
         tlbf scratch = *t;
-        scratch.slices = malloc(((size_t)t->count + n) * sizeof *scratch.slices);
+        scratch.slices = once_malloc(((size_t)t->count + n) * sizeof *scratch.slices);
         if (scratch.slices == NULL)
             return ONCE_ERR_NOMEM;
         memcpy(scratch.slices, t->slices, t->count * sizeof *t->slices);
@@ -365,7 +378,7 @@ static once_status shift_several(tlbf *t, uint64_t now, uint32_t n, double targe
             if (st == ONCE_OK)
                 apply_shift(&scratch, now, &plans[i], NULL, false);
         }
-        free(scratch.slices);
+        once_free_memory(scratch.slices);
     }
     uint32_t ready = 0;
     for (; st == ONCE_OK && ready < n; ready++)
@@ -658,8 +671,8 @@ static void tlbf_destroy(once_filter *f)
 {
     tlbf *t = TL(f);
     free_slices(t);
-    free(t->slices);
-    free(t);
+    once_free_memory(t->slices);
+    once_free_memory(t);
 }
 
 static void tlbf_clear(once_filter *f)
@@ -768,7 +781,12 @@ static once_status tlbf_cardinality(const once_filter *f, uint64_t now_ms, doubl
 static uint64_t tlbf_memory(const once_filter *f)
 {
     const tlbf *t = CTL(f);
-    return sizeof(tlbf) + t->max_slices * sizeof(tlbf_slice) + t->bytes;
+    return memory_for(t->max_slices, t->count, t->bytes);
+}
+
+static uint64_t tlbf_memory_cap(const once_filter *f)
+{
+    return CTL(f)->max_bytes;
 }
 
 /* ------------------------------------------------------- serialization */
@@ -823,7 +841,7 @@ static void tlbf_save_payload(const once_filter *f, once_writer *w)
 static once_status tlbf_new(tlbf **out, uint32_t k, uint32_t l, uint64_t span, uint32_t policy,
                             uint64_t max_bytes, uint32_t max_slices)
 {
-    tlbf *t = calloc(1, sizeof *t);
+    tlbf *t = once_calloc(1, sizeof *t);
     if (t == NULL)
         return ONCE_ERR_NOMEM;
     once_filter_init(&t->base, &once_tlbf_ops);
@@ -833,9 +851,9 @@ static once_status tlbf_new(tlbf **out, uint32_t k, uint32_t l, uint64_t span, u
     t->policy = policy;
     t->max_bytes = max_bytes;
     t->max_slices = max_slices;
-    t->slices = calloc(max_slices, sizeof *t->slices);
+    t->slices = once_calloc(max_slices, sizeof *t->slices);
     if (t->slices == NULL) {
-        free(t);
+        once_free_memory(t);
         return ONCE_ERR_NOMEM;
     }
     *out = t;
@@ -890,7 +908,8 @@ static once_status tlbf_load(once_filter **out, const uint8_t *params, size_t pa
         if (bits < 2 * k || bits > ONCE_MAX_CELLS || stamped > 1 || hash >= k ||
             capacity == 0 || capacity > capacity_of(bits) ||
             (stamped && stamp > t->latest) || (!stamped && stamp != 0) ||
-            slice_words(bits) * 8 > left || t->bytes + slice_words(bits) * 8 > t->max_bytes) {
+            slice_words(bits) * 8 > left ||
+            memory_for(t->max_slices, i + 1, t->bytes + slice_words(bits) * 8) > t->max_bytes) {
             st = ONCE_ERR_CORRUPT;
             break;
         }
@@ -953,7 +972,7 @@ once_status once_tlbf_create(once_filter **out, const once_config *c)
         return ONCE_ERR_TOO_LARGE;
     uint64_t generation = c->capacity / l + (c->capacity % l != 0);
     uint64_t bits = bits_for_capacity(generation * k, k);
-    if ((uint64_t)(k + l) * (slice_words(bits) * 8) > max_bytes)
+    if (memory_for(max_slices, k + l, (uint64_t)(k + l) * (slice_words(bits) * 8)) > max_bytes)
         return ONCE_ERR_TOO_LARGE;
 
     tlbf *t = NULL;
@@ -995,6 +1014,7 @@ const once_filter_ops once_tlbf_ops = {
     .stats = tlbf_stats,
     .cardinality = tlbf_cardinality,
     .memory = tlbf_memory,
+    .memory_cap = tlbf_memory_cap,
     .saved_params_size = tlbf_params_size,
     .saved_payload_size = tlbf_payload_size,
     .save_params = tlbf_save_params,

@@ -81,7 +81,15 @@ static int set_profile(const cli_options *o, once_filter *filter)
     char text[PROFILE_TEXT_MAX];
     profile_of_options(&profile, o, once_get_type(filter));
     size_t len = profile_encode(&profile, text);
-    if (once_set_metadata(filter, text, len) != ONCE_OK) {
+    once_status st = once_set_metadata(filter, text, len);
+    if (st == ONCE_ERR_FULL) { /* the memory cap counts these bytes too */
+        fprintf(stderr,
+                "once: the %s filter and the %zu bytes that record its options need more "
+                "than its memory cap (--max-memory)\n",
+                once_type_name(once_get_type(filter)), len);
+        return EXIT_USAGE;
+    }
+    if (st != ONCE_OK) {
         fprintf(stderr, "once: out of memory\n");
         return EXIT_IO;
     }

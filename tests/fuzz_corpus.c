@@ -177,7 +177,8 @@ static int write_filter(const char *dir, once_filter *f, uint64_t keys, const ch
     once_free(f);
     if (st != ONCE_OK) {
         fprintf(stderr, "fuzz_corpus: save: %s\n", once_strerror(st));
-        free(buf);
+        once_free_buffer(buf);
+        free(chunks);
         return -1;
     }
     char path[4096];
@@ -188,7 +189,7 @@ static int write_filter(const char *dir, once_filter *f, uint64_t keys, const ch
              (unsigned long long)keys);
     if (rc == 0)
         rc = write_file(path, chunks, chunks_len);
-    free(buf);
+    once_free_buffer(buf);
     free(chunks);
     return rc;
 }

@@ -107,7 +107,7 @@ static void check_chunk_round_trip(const once_filter *f, size_t bound, const voi
         once_save_to_buffer(g, &again, &again_len) != ONCE_OK || again_len != saved_len ||
         memcmp(again, saved, saved_len) != 0)
         fail("chunked dump loads into another filter");
-    free(again);
+    once_free_buffer(again);
     once_free(g);
 }
 
@@ -128,10 +128,10 @@ static void check_loaded(once_filter *f, const uint8_t *data, size_t size)
             resaved_len != saved_len || memcmp(resaved, saved, saved_len) != 0)
             fail("accepted file does not save back to itself");
         once_free(again);
-        free(resaved);
+        once_free_buffer(resaved);
     }
     check_chunk_round_trip(f, 48 + 8 * (size % 29), saved, saved_len);
-    free(saved);
+    once_free_buffer(saved);
 
     /* The empty key, a key with NULs, and keys either side of XXH3's short-input path. */
     static const struct {
@@ -175,7 +175,7 @@ static void check_loaded(once_filter *f, const uint8_t *data, size_t size)
     if (once_saved_size(g) != saved_len)
         fail("reloaded filter has another saved size");
     once_free(g);
-    free(saved);
+    once_free_buffer(saved);
 }
 
 static once_status load_one(const uint8_t *data, size_t size)
@@ -261,8 +261,8 @@ static void load_stream_in_chunks(const uint8_t *data, size_t size, once_status 
         once_save_to_buffer(g, &expected, &expected_len) != ONCE_OK ||
         saved_len != expected_len || memcmp(saved, expected, saved_len) != 0)
         fail("chunk loader and once_load build other filters");
-    free(saved);
-    free(expected);
+    once_free_buffer(saved);
+    once_free_buffer(expected);
     once_free(g);
     once_free(f);
 }

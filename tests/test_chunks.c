@@ -317,7 +317,7 @@ static void every_structure_round_trips(void)
             }
             dump_free(&d);
         }
-        free(saved);
+        once_free_buffer(saved);
         once_free(f);
     }
 }
@@ -634,7 +634,7 @@ static void verdicts_match_once_load(void)
                         again = testing_save(g, &again_len);
                     same = same && again && again_len == saved_len &&
                            memcmp(again, file, saved_len) == 0;
-                    free(again);
+                    once_free_buffer(again);
                 } else if (off >= HEADER && off < params_end) {
                     same = same && at == d.count - 1;
                 } else { /* out of range at once, or at odds with the parameters */
@@ -656,7 +656,7 @@ static void verdicts_match_once_load(void)
             free(chunks[k]);
         free(chunks);
         free(file);
-        free(saved);
+        once_free_buffer(saved);
         dump_free(&d);
         once_free(f);
     }
@@ -912,7 +912,7 @@ static void bodies_load_with_once_load(void)
     once_free(g);
     once_free(h);
     free(bodies);
-    free(saved);
+    once_free_buffer(saved);
     free(buf);
     once_free(f);
 }

@@ -622,7 +622,7 @@ static void delta_round_trips(void)
         CHECK_STATUS(once_dbf_apply_delta(plain, delta, len), ONCE_ERR_MISMATCH);
         if (epoch == 10) /* one key in a multi-row filter: a small message */
             smallest = len;
-        free(delta);
+        once_free_buffer(delta);
         since = once_dbf_version(src);
         CHECK(once_dbf_version(plain) == since);
         CHECK(testing_same_save(src, plain)); /* byte for byte, counts and versions included */
@@ -666,10 +666,10 @@ static void delta_round_trips(void)
     CHECK_STATUS(once_dbf_apply_delta(shaped, delta, len), ONCE_ERR_MISMATCH);
     /* A replica that skipped a delta is refused and unchanged. */
     uint64_t base = once_dbf_version(src);
-    free(delta);
+    once_free_buffer(delta);
     CHECK_OK(add_key(src, 1, next++));
     CHECK_OK(once_dbf_export_delta(src, base, &delta, &len));
-    free(delta);
+    once_free_buffer(delta);
     CHECK_OK(add_key(src, 1, next++));
     CHECK_OK(once_dbf_export_delta(src, once_dbf_version(src) - 1, &delta, &len));
     size_t before_len = 0;
@@ -678,9 +678,9 @@ static void delta_round_trips(void)
     size_t after_len = 0;
     uint8_t *after = testing_save(late, &after_len);
     CHECK(before_len == after_len && memcmp(before, after, before_len) == 0);
-    free(before);
-    free(after);
-    free(delta);
+    once_free_buffer(before);
+    once_free_buffer(after);
+    once_free_buffer(delta);
     once_filter *counting = testing_make(ONCE_COUNTING, 100, 0.01, 1);
     CHECK_STATUS(once_dbf_export_delta(counting, 0, &delta, &len), ONCE_ERR_UNSUPPORTED);
     CHECK_STATUS(once_dbf_apply_delta(counting, "x", 1), ONCE_ERR_UNSUPPORTED);
@@ -813,7 +813,7 @@ static void delta_hostile(void)
                     uint8_t *saved = testing_save(r, &sl);
                     once_filter *back = NULL;
                     CHECK_OK(once_load(&back, saved, sl));
-                    free(saved);
+                    once_free_buffer(saved);
                     once_free(back);
                     (void)present(r, 1, 0);
                     (void)add_key(r, 1, 99);
@@ -873,9 +873,9 @@ static void delta_hostile(void)
     CHECK_STATUS(once_dbf_apply_delta(small, delta, len), ONCE_ERR_FULL);
     CHECK(rows_of(small) == 1);
     CHECK_STATUS(once_dbf_apply_delta(replica, NULL, 5), ONCE_ERR_INVALID);
-    free(before);
-    free(after);
-    free(delta);
+    once_free_buffer(before);
+    once_free_buffer(after);
+    once_free_buffer(delta);
     once_free(small);
     once_free(src);
     once_free(replica);
@@ -916,7 +916,7 @@ static void save_mid_stream_then_continue(void)
             once_filter *x = NULL;
             CHECK(once_load(&x, buf, cut) != ONCE_OK);
         }
-        free(buf);
+        once_free_buffer(buf);
         once_free(f);
         once_free(g);
     }
@@ -963,7 +963,7 @@ static void hostile_params_refused(void)
     once_filter *x = NULL;
     CHECK_STATUS(once_load(&x, b, len), ONCE_ERR_CORRUPT);
     free(b);
-    free(buf);
+    once_free_buffer(buf);
     once_free(f);
 }
 
@@ -1014,19 +1014,19 @@ static void memory_cap_refuses_and_keeps_state(void)
         REQUIRE(g != NULL);
         for (uint64_t j = 0; j < 250; j++)
             CHECK_OK(add_key(g, 2, j));
-        free(b1);
+        once_free_buffer(b1);
         b1 = testing_save(f, &l1);
         uint64_t items = once_items(f), bytes = once_bytes(f);
         CHECK_STATUS(once_dbf_union(f, g), ONCE_ERR_FULL);
         CHECK_STATUS(once_union(f, g), ONCE_ERR_FULL);
-        free(b2);
+        once_free_buffer(b2);
         b2 = testing_save(f, &l2);
         CHECK(b1 && b2 && l1 == l2 && memcmp(b1, b2, l1) == 0);
         CHECK(once_items(f) == items && once_bytes(f) == bytes);
         for (uint64_t j = 60; j < 400; j++)
             CHECK(present(f, 1, j));
-        free(b1);
-        free(b2);
+        once_free_buffer(b1);
+        once_free_buffer(b2);
         once_free(g);
         once_free(f);
     }
@@ -1116,8 +1116,8 @@ static void stats_deletes_and_invalid(void)
     CHECK_STATUS(remove_key(f, 1, multi), ONCE_ERR_UNSUPPORTED);
     uint8_t *b2 = testing_save(f, &l2);
     CHECK(b1 && b2 && l1 == l2 && memcmp(b1, b2, l1) == 0);
-    free(b1);
-    free(b2);
+    once_free_buffer(b1);
+    once_free_buffer(b2);
     CHECK_OK(once_clear(f));
     s = testing_stats(f);
     CHECK(s.filters == 1 && s.items == 0 && s.bits_set == 0);

@@ -49,8 +49,8 @@ static int same_bits(const once_filter *a, const once_filter *b)
         return 0;
     /* Skip the header (48), parameters (16) and payload length (8); drop the checksum. */
     int same = la == lb && memcmp((char *)ba + 72, (char *)bb + 72, la - 80) == 0;
-    free(ba);
-    free(bb);
+    once_free_buffer(ba);
+    once_free_buffer(bb);
     return same;
 }
 
@@ -295,8 +295,8 @@ static void counting_delete(void)
     CHECK_OK(once_save_to_buffer(f, &after, &la));
     CHECK(lb == la && memcmp(before, after, la) == 0);
     CHECK(count_present(f, 22, 1000) == 1000);
-    free(before);
-    free(after);
+    once_free_buffer(before);
+    once_free_buffer(after);
 
     /* Saturation: a counter driven past 15 stays set; deletes never reach zero under
      * keys still present. */
@@ -423,13 +423,13 @@ static void simd_paths_write_identical_bits(void)
                     compared++;
                 }
             }
-            free(buf);
+            once_free_buffer(buf);
         }
     }
     CHECK_OK(once_force_simd_path(NULL));
     fprintf(stderr, "compared %d SIMD paths against scalar; best here: %s\n", compared,
             once_simd_path());
-    free(reference);
+    once_free_buffer(reference);
 }
 
 static void sizing_formulas(void)

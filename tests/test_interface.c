@@ -247,7 +247,7 @@ static uint64_t *saved_words(const once_filter *f, uint64_t *count)
     uint64_t *w = malloc(bytes ? bytes : 8);
     for (uint64_t i = 0; w != NULL && i < *count; i++)
         w[i] = testing_get_le(payload + 8 * i, 8);
-    free(b);
+    once_free_buffer(b);
     return w;
 }
 
@@ -420,8 +420,8 @@ static void refused_unchanged(once_filter *dst, const once_filter *src, bool int
         fprintf(stderr, "%s: the refused combination changed dst\n", what);
         testing_failures++;
     }
-    free(before);
-    free(after);
+    once_free_buffer(before);
+    once_free_buffer(after);
 }
 
 static void failed_combination_leaves_dst_unchanged(void)
@@ -491,8 +491,8 @@ static void failed_combination_leaves_dst_unchanged(void)
         uint8_t *after = testing_save(dst, &after_len);
         CHECK(before && after && before_len == after_len &&
               memcmp(before, after, before_len) == 0);
-        free(before);
-        free(after);
+        once_free_buffer(before);
+        once_free_buffer(after);
         for (uint64_t i = 0; i < 25; i++) {
             testing_key k = testing_key_make(1, i);
             bool present = false;
@@ -525,8 +525,8 @@ static void failed_combination_leaves_dst_unchanged(void)
     CHECK_STATUS(once_bpbf_union(small, large), ONCE_ERR_FULL);
     uint8_t *after = testing_save(small, &after_len);
     CHECK(before && after && before_len == after_len && memcmp(before, after, before_len) == 0);
-    free(before);
-    free(after);
+    once_free_buffer(before);
+    once_free_buffer(after);
     once_free(small);
     once_free(large);
 }

@@ -261,7 +261,7 @@ static void no_false_negatives(void)
         missing += !present(g, 2, i) + !tand(g, 2, i);
     CHECK(missing == 0);
     CHECK(once_items(g) == once_items(f)); /* the test-and-adds found every key */
-    free(buf);
+    once_free_buffer(buf);
     once_free(g);
     once_free(f);
 }
@@ -371,8 +371,8 @@ static void nonscaling_refuses_when_full(void)
     CHECK(after != NULL && after_len == len && memcmp(before, after, len) == 0);
     once_stats s1 = testing_stats(f);
     CHECK(s1.items == s0.items && s1.bytes == s0.bytes && s1.bits_set == s0.bits_set);
-    free(before);
-    free(after);
+    once_free_buffer(before);
+    once_free_buffer(after);
     once_free(f);
 }
 
@@ -432,7 +432,7 @@ static void expansion_and_tightening_progression(void)
         double first = bits_double(sub_word(file, 0, S_ERROR));
         CHECK(saved_errors < configs[c].error);
         CHECK(fabs(first / (1.0 - r) - configs[c].error) <= configs[c].error * 1e-12);
-        free(file);
+        once_free_buffer(file);
         once_free(f);
     }
 }
@@ -469,8 +469,8 @@ static void growth_limits_refuse_and_keep_state(void)
         CHECK_STATUS(once_test_and_add(f, &k, sizeof k, 0, &seen), p ? ONCE_OK : ONCE_ERR_FULL);
         uint8_t *after = testing_save(f, &len2);
         CHECK(before != NULL && after != NULL && len == len2 && memcmp(before, after, len) == 0);
-        free(before);
-        free(after);
+        once_free_buffer(before);
+        once_free_buffer(after);
         /* A cap below the first sub-filter is refused at creation. */
         scalable_opts tiny = {1000, 0.01, 2, 0.5, 1000, 61};
         once_filter *g = NULL;
@@ -571,10 +571,10 @@ static void batch_matches_single(void)
         uint8_t *s3 = testing_save(ab, &l3), *s4 = testing_save(add1, &l4);
         CHECK(s1 && s2 && s3 && s4 && l1 == l2 && l1 == l3 && l1 == l4 &&
               memcmp(s1, s2, l1) == 0 && memcmp(s1, s3, l1) == 0 && memcmp(s1, s4, l1) == 0);
-        free(s1);
-        free(s2);
-        free(s3);
-        free(s4);
+        once_free_buffer(s1);
+        once_free_buffer(s2);
+        once_free_buffer(s3);
+        once_free_buffer(s4);
         /* Queries: batch equals one-key, over present and absent keys. */
         CHECK_OK(once_query_batch(one, batch, n, present_batch));
         mismatches = 0;
@@ -628,9 +628,9 @@ static void save_mid_growth_then_continue(void)
     size_t l1 = 0, l2 = 0;
     uint8_t *a = testing_save(f, &l1), *b = testing_save(g, &l2);
     CHECK(a && b && l1 == l2 && memcmp(a, b, l1) == 0);
-    free(a);
-    free(b);
-    free(buf);
+    once_free_buffer(a);
+    once_free_buffer(b);
+    once_free_buffer(buf);
     once_free(g);
     once_free(f);
 }
@@ -649,8 +649,8 @@ static void clear_returns_to_initial_state(void)
     size_t l1 = 0, l2 = 0;
     uint8_t *a = testing_save(f, &l1), *b = testing_save(fresh, &l2);
     CHECK(a && b && l1 == l2 && memcmp(a, b, l1) == 0);
-    free(a);
-    free(b);
+    once_free_buffer(a);
+    once_free_buffer(b);
     /* And it grows again the same way. */
     next = 0;
     grow_to(f, 11, &next, 4, 100000);
@@ -721,7 +721,7 @@ static void every_truncation_and_byte(void)
     }
     fprintf(stderr, "%zu bytes: resealed changes %" PRIu64 " accepted, %" PRIu64 " refused\n",
             len, accepted, refused);
-    free(file);
+    once_free_buffer(file);
 }
 
 static void hostile_params_refused(void)
@@ -804,7 +804,7 @@ static void hostile_params_refused(void)
         CHECK_STATUS(testing_load_and_vet(b, shorter), ONCE_ERR_CORRUPT);
         free(b);
     }
-    free(file);
+    once_free_buffer(file);
 }
 
 static void invalid_configs(void)

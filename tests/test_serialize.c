@@ -135,7 +135,7 @@ static int accepted_file_is_sound(once_filter *f, const uint8_t *file, size_t le
     if (saved == NULL)
         return 0;
     int ok = saved_len == len && memcmp(saved, file, len) == 0;
-    free(saved);
+    once_free_buffer(saved);
     if (!ok) {
         fprintf(stderr, "accepted file does not save back to itself\n");
         return 0;
@@ -165,7 +165,7 @@ static int accepted_file_is_sound(once_filter *f, const uint8_t *file, size_t le
     if (!ok)
         fprintf(stderr, "re-saved filter does not load: %s\n", once_strerror(ls));
     once_free(again);
-    free(saved);
+    once_free_buffer(saved);
     return ok;
 }
 
@@ -247,7 +247,7 @@ static void round_trip_one(once_filter *f, uint64_t added)
     size_t len2 = 0;
     uint8_t *buf2 = testing_save(g, &len2);
     CHECK(buf2 != NULL && len2 == len && memcmp(buf2, buf, len) == 0);
-    free(buf2);
+    once_free_buffer(buf2);
 
     /* Both go on identically: same seen answers, same bytes. */
     for (uint64_t i = 0; i < 2000; i++) {
@@ -269,11 +269,11 @@ static void round_trip_one(once_filter *f, uint64_t added)
     size_t lf = 0, lg = 0;
     uint8_t *bf = testing_save(f, &lf), *bg = testing_save(g, &lg);
     CHECK(bf != NULL && bg != NULL && lf == lg && memcmp(bf, bg, lf) == 0);
-    free(bf);
-    free(bg);
+    once_free_buffer(bf);
+    once_free_buffer(bg);
 
     once_free(g);
-    free(buf);
+    once_free_buffer(buf);
 }
 
 static void round_trip(void)
@@ -379,7 +379,7 @@ static void every_byte_corruption(void)
         CHECK(accepted + refused_fields == trials);
         CHECK(accepted > 0 && refused_fields > 0);
         free(buf);
-        free(orig);
+        once_free_buffer(orig);
     }
 }
 
@@ -424,7 +424,7 @@ static void every_truncation(void)
                 CHECK(load_and_vet(longer, len + extra[e]) == ONCE_ERR_CORRUPT);
                 free(longer);
             }
-            free(orig);
+            once_free_buffer(orig);
         }
     }
 }
@@ -733,7 +733,7 @@ static void hostile_headers(void)
         REQUIRE(b.payload_len == payload_for(&b, b.cells));
         hostile_common(&b);
         hostile_specific(&b);
-        free(b.bytes);
+        once_free_buffer(b.bytes);
     }
 }
 
@@ -782,7 +782,7 @@ static void endianness(void)
         uint64_t sum = XXH3_64bits(b, len - 8);
         for (int i = 0; i < 8; i++)
             CHECK(b[len - 8 + (size_t)i] == (uint8_t)(sum >> (8 * i)));
-        free(b);
+        once_free_buffer(b);
     }
 
     /* The payload is the array as little-endian words: cell p of a bit array is bit
@@ -804,7 +804,7 @@ static void endianness(void)
             uint8_t want = byte == pos / 8 ? (uint8_t)(1u << (pos % 8)) : 0;
             CHECK(b[OFF_PAYLOAD + byte] == want);
         }
-        free(b);
+        once_free_buffer(b);
     }
 }
 
@@ -857,8 +857,8 @@ static void invalid_arguments(void)
     size_t len2 = 0;
     uint8_t *buf2 = testing_save(f, &len2);
     CHECK(buf2 != NULL && len2 == len && memcmp(buf2, buf, len) == 0);
-    free(buf2);
-    free(buf);
+    once_free_buffer(buf2);
+    once_free_buffer(buf);
     once_free(f);
 }
 
@@ -921,7 +921,7 @@ static void metadata_round_trip(void)
                 for (size_t cut = 0; cut < len; cut++)
                     CHECK(load_and_vet(buf, cut) == ONCE_ERR_TRUNCATED);
             }
-            free(buf);
+            once_free_buffer(buf);
 
             /* Clearing removes the section: the file is the plain one again. */
             CHECK_OK(once_set_metadata(g, NULL, 0));

@@ -132,7 +132,7 @@ static void read_one(reader *r, const shared_filter *s)
     if (once_saved_size(s->f) != s->saved_len || once_save_to_buffer(s->f, &buf, &len) != ONCE_OK ||
         len != s->saved_len || memcmp(buf, s->saved, len) != 0)
         r->mismatches++;
-    free(buf);
+    once_free_buffer(buf);
     uint8_t *dump = chunked_save(s->f, &len);
     if (dump == NULL || len != s->dump_len || memcmp(dump, s->dump, len) != 0)
         r->mismatches++;

@@ -445,8 +445,8 @@ static void late_events_happen_at_the_clock(void)
         CHECK_STATUS(once_query(f, &k, sizeof k, clock + day + 1, &p), ONCE_ERR_TIME);
         CHECK_OK(once_save_to_buffer(f, &after, &after_len));
         CHECK(before_len == after_len && memcmp(before, after, after_len) == 0);
-        free(before);
-        free(after);
+        once_free_buffer(before);
+        once_free_buffer(after);
         CHECK_OK(once_test_and_add(f, &k, sizeof k, clock + day, &seen));
         CHECK(!seen);
         /* Without a bound, any time up to ONCE_MAX_TIME_MS. */
@@ -864,8 +864,8 @@ static void dynamic_memory_cap_refuses_and_keeps_state(void)
     CHECK_OK(once_test_and_add(g, &k, sizeof k, tt, &seen));
     CHECK(!seen);
     CHECK(testing_stats(g).filters == 1);
-    free(before);
-    free(after);
+    once_free_buffer(before);
+    once_free_buffer(after);
     free(e.expiry);
     once_free(g);
 }
@@ -982,7 +982,7 @@ static void save_mid_stream_then_continue(void)
                 CHECK(x == NULL);
                 free(part);
             }
-            free(buf);
+            once_free_buffer(buf);
             /* Both continue alike: same answers, same saves. */
             enum { MORE = 20000 };
             static bool ra[MORE], rb[MORE];
@@ -1050,7 +1050,7 @@ static void every_truncation_and_byte(void)
                         " refused\n",
                 dynamic ? "dynamic" : "fixed", len, accepted, refused);
         CHECK(refused > 0);
-        free(buf);
+        once_free_buffer(buf);
     }
 }
 
@@ -1210,7 +1210,7 @@ static void hostile_params_refused(void)
             CHECK_STATUS(testing_load_and_vet(b, len), ONCE_ERR_CORRUPT);
             free(b);
         }
-        free(file);
+        once_free_buffer(file);
     }
 }
 
@@ -1232,7 +1232,7 @@ static void union_intersection_and_clear(void)
     size_t len = 0;
     CHECK_OK(once_save_to_buffer(a, &buf, &len));
     CHECK_OK(once_load(&u, buf, len));
-    free(buf);
+    once_free_buffer(buf);
     REQUIRE(u != NULL);
     CHECK_OK(once_union(u, b));
     CHECK_OK(once_intersect(a, b));

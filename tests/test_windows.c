@@ -474,7 +474,7 @@ static void save_mid_stream_then_continue(void)
             ((unsigned char *)buf)[len / 2] ^= 1;
             once_filter *x = NULL;
             CHECK(once_load(&x, buf, len) != ONCE_OK);
-            free(buf);
+            once_free_buffer(buf);
             uint64_t differ = 0;
             for (int i = 0; i < 40000; i++) {
                 state = testing_mix(state);
@@ -1031,8 +1031,8 @@ static void combining_windows_keeps_keys(void)
         uint8_t *after = testing_save(a, &len_after);
         CHECK(before && after && len_before == len_after &&
               memcmp(before, after, len_before) == 0); /* left untouched */
-        free(before);
-        free(after);
+        once_free_buffer(before);
+        once_free_buffer(after);
         CHECK_OK(once_union(a, b));
         uint64_t missing = 0;
         for (uint64_t i = 0; i < 600; i++) {

@@ -133,7 +133,7 @@ static inline once_filter *testing_make(once_type type, uint64_t capacity, doubl
     return testing_create(&c);
 }
 
-/* The saved form in a new buffer (free() it), or NULL after saying why. */
+/* The saved form in a new buffer (once_free_buffer() it), or NULL after saying why. */
 static inline uint8_t *testing_save(const once_filter *f, size_t *len)
 {
     void *buf = NULL;
@@ -237,8 +237,8 @@ static inline bool testing_same_save(const once_filter *a, const once_filter *b)
     size_t la = 0, lb = 0;
     uint8_t *ba = testing_save(a, &la), *bb = testing_save(b, &lb);
     bool same = ba && bb && la == lb && memcmp(ba, bb, la) == 0;
-    free(ba);
-    free(bb);
+    once_free_buffer(ba);
+    once_free_buffer(bb);
     return same;
 }
 
@@ -303,7 +303,7 @@ static inline once_filter *testing_chunk_reload(const once_filter *f, size_t max
         once_load_abort(loader);
     }
     free(chunk);
-    free(saved);
+    once_free_buffer(saved);
     return g;
 }
 
@@ -328,7 +328,7 @@ static inline once_status testing_load_and_vet(const uint8_t *file, size_t len)
     size_t again_len = 0;
     uint8_t *again = testing_save(f, &again_len);
     CHECK(again && again_len == len && memcmp(again, file, len) == 0);
-    free(again);
+    once_free_buffer(again);
     once_stats s = testing_stats(f);
     CHECK(s.bits_set <= s.bits);
     bool timed = s.span_ms != 0;

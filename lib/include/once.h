@@ -12,6 +12,9 @@
  * Conventions
  *   - Every call that can fail returns `once_status`; ONCE_OK is 0.  `once_strerror()`
  *     turns a status into a sentence.  Nothing aborts on bad input or failed malloc.
+ *   - Every allocation goes through one allocator, the C library's unless the host
+ *     installs its own (once_set_allocator, under "Memory" below); a buffer the library
+ *     returns is freed with once_free_buffer.
  *   - Keys are arbitrary bytes (NULs included) given as pointer + length.
  *   - Time is always an argument (`now_ms`, milliseconds on a clock the caller
  *     chooses).  Structures without a time window ignore it; the library never reads
@@ -210,8 +213,9 @@ typedef struct once_config {
     /* Time windows (TLBF, timer).  `capacity` is then the expected keys per span, the
      * starting size; the structures adapt to the observed rate. */
     uint64_t span_ms;        /* time window T in milliseconds */
-    uint64_t max_bytes;      /* hard memory cap; an insertion that would pass it fails
-                                with ONCE_ERR_FULL (0 = the structure's default) */
+    uint64_t max_bytes;      /* hard cap on once_bytes; an insertion (or metadata) that
+                                would pass it fails with ONCE_ERR_FULL (0 = the
+                                structure's default) */
     uint32_t timer_bits;     /* timer filter: width of a timer, 8, 16 or 32 (0 = 16) */
     uint32_t equal_timers;   /* timer filter: k' of the equal-timers heuristic (0 = off) */
     bool dynamic;            /* timer filter: grow by whole filters (paper 000, section 5) */
@@ -387,7 +391,7 @@ ONCE_API once_status once_standard_positions(uint64_t bits, uint32_t hashes,
 typedef struct once_stats {
     once_type type;
     const char *structure; /* once_type_name(type) */
-    uint64_t bytes;        /* memory held by the filter */
+    uint64_t bytes;        /* memory held by the filter: once_bytes */
     uint64_t bits;         /* cells in the array: bits, or counters for counting */
     uint64_t bits_set;     /* cells that are non-zero */
     double fill_ratio;     /* bits_set / bits */
@@ -427,7 +431,16 @@ ONCE_API once_status once_set_max_time_jump(once_filter *filter, uint64_t max_ti
  * without a clock. */
 ONCE_API bool once_clock_step(const once_filter *filter, uint64_t *clock_ms, bool *started,
                               uint64_t time_ms);
-/* Cheap accessors that do not scan the array. */
+/* Cheap accessors that do not scan the array.
+ *
+ * once_bytes is all the memory the filter holds, what a host reports for it and what a
+ * `max_bytes` cap bounds: every block it owns (its struct, tables and arrays, the
+ * cache-line arrays with their alignment pad) plus its metadata, counted at the sizes
+ * the library asked the allocator for.  An allocator's own rounding and bookkeeping
+ * (malloc_usable_size minus the request) are not in it: a host that counts usable
+ * sizes sees a few bytes more per block.  It does not depend on the allocator
+ * installed, and it changes only when the filter allocates or frees: as it grows,
+ * shrinks (sub-filters dropped, cleared), combines, or takes metadata. */
 ONCE_API uint64_t once_items(const once_filter *filter);
 ONCE_API uint64_t once_capacity(const once_filter *filter);
 ONCE_API uint64_t once_bytes(const once_filter *filter);
@@ -475,7 +488,7 @@ typedef int (*once_write_fn)(void *context, const void *data, size_t len); /* 0 
 
 ONCE_API uint64_t once_saved_size(const once_filter *filter);
 ONCE_API once_status once_save(const once_filter *filter, once_write_fn write, void *context);
-/* Serialize into a new malloc'd buffer that the caller frees with free(). */
+/* Serialize into a new buffer that the caller frees with once_free_buffer(). */
 ONCE_API once_status once_save_to_buffer(const once_filter *filter, void **buffer, size_t *len);
 ONCE_API once_status once_load(once_filter **out, const void *buffer, size_t len);
 
@@ -484,7 +497,8 @@ ONCE_API once_status once_load(once_filter **out, const void *buffer, size_t len
  * it derives keys from lines, so that a resumed run cannot read keys another way.
  * Setting copies the bytes (a length of 0 removes them); once_get_metadata gives a view
  * valid until the next set or free (NULL and 0 when there is none).  The bytes count in
- * once_bytes and once_saved_size. */
+ * once_bytes and once_saved_size; ONCE_ERR_FULL when they would take once_bytes past
+ * the structure's cap (`max_bytes`). */
 #define ONCE_MAX_METADATA 4096
 ONCE_API once_status once_set_metadata(once_filter *filter, const void *data, size_t len);
 ONCE_API once_status once_get_metadata(const once_filter *filter, const void **data,
@@ -613,7 +627,7 @@ ONCE_API once_status once_plan(once_type type, uint64_t capacity, double error, 
  *   DBPBF  each batch is `bits` long (default: the standard filter's length for
  *          capacity and error) and the search of section 4 picks mu, m_b = floor(m/mu)
  *          and the n_thres that keeps a batch at `error` (once_bpbf_search); explicit
- *          block_length/blocks skip the search.  `max_bytes` caps the batches' memory
+ *          block_length/blocks skip the search.  `max_bytes` caps once_bytes
  *          (default 1 GiB): an insertion that needs a batch past it fails with
  *          ONCE_ERR_FULL and changes nothing.
  *
@@ -676,6 +690,47 @@ ONCE_API once_status once_bpbf_reduce_to_error(once_filter *filter, double error
 /* Union / intersection across resolutions (see above); the result has the lower one. */
 ONCE_API once_status once_bpbf_union(once_filter *dst, const once_filter *src);
 ONCE_API once_status once_bpbf_intersect(once_filter *dst, const once_filter *src);
+
+/* ------------------------------------------------------------------ memory */
+
+/*
+ * Every byte the library allocates - filters, the buffers it returns, the scratch
+ * space of a call, the compressor's state of a DBF delta - comes from one allocator:
+ * the C library's, unless the host installs its own, so that a host that accounts for
+ * memory (a server that reports and caps what each object holds) sees all of it.
+ *
+ * Install it once, before any filter exists: once_set_allocator copies the four
+ * functions; NULL restores the C library's.  A block must be freed by the allocator
+ * that made it, so the library counts the blocks alive and refuses a change
+ * (ONCE_ERR_INVALID, nothing changed) while any is: a filter not yet given to
+ * once_free, a buffer not yet given to once_free_buffer (one freed with free() stays
+ * counted).  Installing the allocator already in use is always accepted.  Not to be
+ * called while another thread is inside the library.
+ *
+ * The functions must behave as the C library's (NULL on failure, realloc leaves the
+ * block as it was when it fails) and may be called from every thread that uses the
+ * library.  They need only malloc's alignment: the library aligns its cache-line
+ * arrays itself, by over-allocating each by 64 + sizeof(void *) bytes (72 on 64-bit
+ * hosts; counted in once_bytes).  Under
+ * the C library's allocator the large arrays (4 MiB and up) also get the
+ * transparent-huge-page hint (madvise); under a host's they do not, as the host owns
+ * its pages' policy.  A failed allocation makes the call that needed it return
+ * ONCE_ERR_NOMEM, with nothing leaked and the filter as it was (for a batch: as the
+ * keys before the failing one left it); no call aborts.  One call cannot fail and
+ * falls back instead: once_get_stats reports accesses_absent as 0 when its scratch
+ * memory is refused.
+ */
+typedef struct once_allocator {
+    void *(*malloc)(size_t size);
+    void *(*calloc)(size_t count, size_t size);
+    void *(*realloc)(void *block, size_t size);
+    void (*free)(void *block);
+} once_allocator;
+
+ONCE_API once_status once_set_allocator(const once_allocator *allocator);
+/* Free a buffer the library returned (once_save_to_buffer, once_dbf_export_delta)
+ * through the allocator that made it.  NULL is ignored. */
+ONCE_API void once_free_buffer(void *buffer);
 
 /* ------------------------------------------------------------- utilities */
 
@@ -791,8 +846,9 @@ ONCE_API once_status once_dbf_union(once_filter *dst, const once_filter *src);
  * bitwise xor of the row's counters with the row as it was at v (a new row: itself),
  * zstd-compressed, and makes the current state the new base.  v is either 0 (the state
  * of a new, empty DBF) or the version of the last export; anything else is
- * ONCE_ERR_MISMATCH (send a full once_save instead).  The exporter keeps one copy of
- * the rows as last exported, counted in its bytes and its memory cap.
+ * ONCE_ERR_MISMATCH (send a full once_save instead).  The delta is a new buffer that
+ * the caller frees with once_free_buffer.  The exporter keeps one copy of the rows as
+ * last exported, counted in its bytes and its memory cap.
  * once_dbf_apply_delta checks the delta like any loader (ONCE_ERR_TRUNCATED, _CORRUPT,
  * _CHECKSUM, _BAD_MAGIC, _VERSION), that the replica has the same m, k, c and seed
  * (ONCE_ERR_MISMATCH) and is at the delta's base version with its rows

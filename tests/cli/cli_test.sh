@@ -681,6 +681,13 @@ case_memory_cap_messages() {
   expect_status 1 "$ONCE" --max-memory 1M < /dev/null 2> err
   grep -q "^once: the scalable filter's first sub-filter alone needs [0-9.]* MiB, more than --max-memory 1 MiB (for --capacity 1000000 at --error 0.001)$" err \
     || fail "scalable creation past the cap: $(cat err)"
+  # The cap counts the bytes that record the options in the filter: a cap that holds the
+  # filter without them is refused at the start.
+  bytes=$("$ONCE" --stats=json --max-memory 1G < /dev/null 2>&1 > /dev/null | jq -r .bytes)
+  expect_status 1 "$ONCE" --max-memory "$((bytes - 1))" < /dev/null 2> err
+  grep -q '^once: the scalable filter and the [0-9]* bytes that record its options need more than its memory cap (--max-memory)$' err \
+    || fail "options past the cap: $(cat err)"
+  "$ONCE" --max-memory "$bytes" < /dev/null || fail "a cap of the filter's bytes refuses"
   expect_status 1 "$ONCE" --span 1h --max-memory 1K < /dev/null 2> err
   grep -q '^once: the tlbf filter needs [0-9.]* MiB to start, more than --max-memory 1 KiB' err \
     || fail "tlbf creation past the cap: $(cat err)"
