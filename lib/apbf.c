@@ -1504,10 +1504,17 @@ once_status once_age_create(once_filter **out, const once_config *c)
     return ONCE_OK;
 }
 
-#define AGE_OPS(NAME, TYPE, LABEL, LOAD)                                                        \
+/* The geometry is given: k (with l in age_slices) or the segment bits. */
+static bool age_explicit_geometry(const once_config *c)
+{
+    return c->hashes != 0 || c->bits != 0;
+}
+
+#define AGE_OPS(NAME, TYPE, LOAD)                                                        \
     const once_filter_ops NAME = {                                                              \
         .type = TYPE,                                                                           \
-        .name = LABEL,                                                                          \
+        .create = once_age_create,                                                              \
+        .explicit_geometry = age_explicit_geometry,                                             \
         .destroy = age_destroy,                                                                 \
         .query = age_query,                                                                     \
         .query_reads = age_query_reads,                                                         \
@@ -1529,5 +1536,5 @@ once_status once_age_create(once_filter **out, const once_config *c)
         .load = LOAD,                                                                           \
     };
 
-AGE_OPS(once_apbf_ops, ONCE_APBF, "apbf", apbf_load)
-AGE_OPS(once_apbbf_ops, ONCE_APBBF, "apbbf", apbbf_load)
+AGE_OPS(once_apbf_ops, ONCE_APBF, apbf_load)
+AGE_OPS(once_apbbf_ops, ONCE_APBBF, apbbf_load)

@@ -147,7 +147,7 @@ static once_status counting_load(once_filter **out, const uint8_t *params, size_
 
 const once_filter_ops once_counting_ops = {
     .type = ONCE_COUNTING,
-    .name = "counting",
+    .new_geometry = once_counting_new,
     .destroy = once_array_destroy,
     .query = counting_query,
     .add = counting_add,

@@ -109,7 +109,7 @@ static once_status partitioned_load(once_filter **out, const uint8_t *params, si
 
 const once_filter_ops once_partitioned_ops = {
     .type = ONCE_PARTITIONED,
-    .name = "partitioned",
+    .new_geometry = once_partitioned_new,
     .destroy = once_array_destroy,
     .query = partitioned_query,
     .add = partitioned_add,

@@ -91,7 +91,7 @@ static once_status standard_load(once_filter **out, const uint8_t *params, size_
 
 const once_filter_ops once_standard_ops = {
     .type = ONCE_STANDARD,
-    .name = "standard",
+    .new_geometry = once_standard_new,
     .destroy = once_array_destroy,
     .query = standard_query,
     .add = standard_add,

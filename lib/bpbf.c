@@ -1016,10 +1016,22 @@ static once_status dbpbf_load(once_filter **out, const uint8_t *params, size_t p
     return load_as(&once_dbpbf_ops, out, params, params_len, payload, payload_len);
 }
 
-#define BPBF_OPS(NAME, TYPE, LABEL, LOAD, BATCH, PAIR)                                         \
+/* The geometry is given: any of the sizes the search would otherwise choose. */
+static bool bpbf_explicit_geometry(const once_config *c)
+{
+    return c->bits != 0 || c->hashes != 0 || c->block_length != 0 || c->blocks != 0;
+}
+
+static bool dbpbf_explicit_geometry(const once_config *c)
+{
+    return bpbf_explicit_geometry(c) || c->batch_threshold != 0;
+}
+
+#define BPBF_OPS(NAME, TYPE, EXPLICIT, LOAD, BATCH, PAIR)                                         \
     const once_filter_ops NAME = {                                                             \
         .type = TYPE,                                                                          \
-        .name = LABEL,                                                                         \
+        .create = once_bpbf_create,                                                            \
+        .explicit_geometry = EXPLICIT,                                                         \
         .destroy = bpbf_destroy,                                                               \
         .query = bpbf_query,                                                                   \
         .query_reads = NULL,                                                                   \
@@ -1043,9 +1055,9 @@ static once_status dbpbf_load(once_filter **out, const uint8_t *params, size_t p
         .load = LOAD,                                                                          \
     }
 
-BPBF_OPS(once_bpbf_ops, ONCE_BPBF, "bpbf", bpbf_load, bpbf_fused_batch,
+BPBF_OPS(once_bpbf_ops, ONCE_BPBF, bpbf_explicit_geometry, bpbf_load, bpbf_fused_batch,
          bpbf_cardinality_pair);
 /* The dynamic filter takes filter.c's generic loop (its prefetch, the first blocks of
  * the newest batches, serves every operation) and has no pair estimate (its batches do
  * not line up across filters). */
-BPBF_OPS(once_dbpbf_ops, ONCE_DBPBF, "dbpbf", dbpbf_load, NULL, NULL);
+BPBF_OPS(once_dbpbf_ops, ONCE_DBPBF, dbpbf_explicit_geometry, dbpbf_load, NULL, NULL);

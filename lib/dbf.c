@@ -863,7 +863,8 @@ static once_status dbf_load(once_filter **out, const uint8_t *params, size_t par
 
 const once_filter_ops once_dbf_ops = {
     .type = ONCE_DBF,
-    .name = "dbf",
+    .create = once_dbf_create,
+    .explicit_geometry = once_bits_or_hashes_given,
     .destroy = dbf_destroy,
     .query = dbf_query,
     .add = dbf_add,

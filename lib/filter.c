@@ -51,48 +51,6 @@ const char *once_version(void)
     return ONCE_VERSION_STRING;
 }
 
-static const once_filter_ops *const all_ops[] = {
-    &once_standard_ops,
-    &once_partitioned_ops,
-    &once_blocked_ops,
-    &once_counting_ops,
-    &once_apbf_ops,
-    &once_apbbf_ops,
-    &once_tlbf_ops,
-    &once_timer_ops,
-    &once_scalable_ops,
-    &once_dbf_ops,
-    &once_bpbf_ops,
-    &once_dbpbf_ops,
-};
-
-const once_filter_ops *once_ops_for_type(once_type type)
-{
-    for (size_t i = 0; i < sizeof all_ops / sizeof all_ops[0]; i++)
-        if (all_ops[i]->type == type)
-            return all_ops[i];
-    return NULL;
-}
-
-const char *once_type_name(once_type type)
-{
-    const once_filter_ops *ops = once_ops_for_type(type);
-    return ops ? ops->name : "unknown";
-}
-
-once_status once_type_from_name(const char *name, once_type *type)
-{
-    if (name == NULL || type == NULL)
-        return ONCE_ERR_INVALID;
-    for (size_t i = 0; i < sizeof all_ops / sizeof all_ops[0]; i++) {
-        if (strcmp(all_ops[i]->name, name) == 0) {
-            *type = all_ops[i]->type;
-            return ONCE_OK;
-        }
-    }
-    return ONCE_ERR_INVALID;
-}
-
 once_status once_random_seed(uint64_t *seed)
 {
     if (seed == NULL)
@@ -124,52 +82,15 @@ void once_config_init(once_config *config, once_type type)
     config->max_time_jump_ms = ONCE_DEFAULT_MAX_TIME_JUMP_MS;
 }
 
-static once_status new_by_geometry(once_filter **out, once_type type, uint64_t bits,
-                                   uint32_t hashes)
-{
-    switch (type) {
-    case ONCE_STANDARD:
-        return once_standard_new(out, bits, hashes);
-    case ONCE_PARTITIONED:
-        return once_partitioned_new(out, bits, hashes);
-    case ONCE_BLOCKED:
-        return once_blocked_new(out, bits, hashes);
-    case ONCE_COUNTING:
-        return once_counting_new(out, bits, hashes);
-    default:
-        break; /* built from the whole config by create_from_config */
-    }
-    return ONCE_ERR_INVALID;
-}
-
 static once_status seed_from(const once_config *config, uint64_t *seed)
 {
     *seed = config->seed;
     return config->seed_is_set ? ONCE_OK : once_random_seed(seed);
 }
 
-/* Did the caller give the geometry, so that the error to record is the structure's
- * design rate rather than the error it was planned for?  Only the fields the structure
- * reads count: a field it does not use is ignored and leaves no trace (once.h). */
-static bool explicit_geometry(const once_config *c)
+bool once_bits_or_hashes_given(const once_config *c)
 {
-    switch (c->type) {
-    case ONCE_APBF:
-    case ONCE_APBBF:
-        return c->hashes != 0 || c->bits != 0; /* k (with l in age_slices), segment bits */
-    case ONCE_TLBF:
-        return c->hashes != 0; /* k, with l in age_slices */
-    case ONCE_TIMER:
-    case ONCE_DBF:
-        return c->bits != 0 || c->hashes != 0;
-    case ONCE_BPBF:
-        return c->bits != 0 || c->hashes != 0 || c->block_length != 0 || c->blocks != 0;
-    case ONCE_DBPBF:
-        return c->bits != 0 || c->hashes != 0 || c->block_length != 0 || c->blocks != 0 ||
-               c->batch_threshold != 0;
-    default:
-        return false; /* the scalable filter plans every sub-filter itself */
-    }
+    return c->bits != 0 || c->hashes != 0;
 }
 
 /* A rate as recorded: a formula that rounds past 1 (or fails) records 1. */
@@ -182,6 +103,7 @@ static double recorded_rate(double rate)
 static once_status create_from_config(once_filter **out, const once_config *config)
 {
     /* The time windows share one clock rule; its bound is set here for all of them. */
+    const once_structure *info = once_structure_of(config->type);
     bool clocked = once_ops_for_type(config->type)->clock != NULL;
     if (clocked && config->max_time_jump_ms > ONCE_MAX_TIME_MS)
         return ONCE_ERR_INVALID;
@@ -190,30 +112,8 @@ static once_status create_from_config(once_filter **out, const once_config *conf
     if (st != ONCE_OK)
         return st;
     once_filter *f = NULL;
-    switch (config->type) {
-    case ONCE_TLBF:
-        st = once_tlbf_create(&f, config);
-        break;
-    case ONCE_TIMER:
-        st = once_timer_create(&f, config);
-        break;
-    case ONCE_APBF:
-    case ONCE_APBBF:
-        st = once_age_create(&f, config);
-        break;
-    case ONCE_SCALABLE:
-        st = once_scalable_create(&f, config);
-        break;
-    case ONCE_DBF:
-        st = once_dbf_create(&f, config);
-        break;
-    case ONCE_BPBF:
-    case ONCE_DBPBF:
-        st = once_bpbf_create(&f, config);
-        break;
-    default:
-        return ONCE_ERR_INVALID;
-    }
+    const once_filter_ops *ops = once_ops_for_type(config->type);
+    st = ops->create(&f, config);
     if (st != ONCE_OK)
         return st;
     f->seed = seed;
@@ -222,12 +122,12 @@ static once_status create_from_config(once_filter **out, const once_config *conf
     once_stats s;
     memset(&s, 0, sizeof s);
     f->ops->stats(f, &s);
-    if (config->type == ONCE_APBF || config->type == ONCE_APBBF)
+    if (info->kind == ONCE_KIND_COUNT_WINDOW)
         f->capacity = config->window ? config->window : s.window; /* as requested */
     else
         f->capacity = config->capacity;
-    f->error = explicit_geometry(config) && s.design_fpr > 0 ? recorded_rate(s.design_fpr)
-                                                             : config->error;
+    bool explicit_geometry = f->ops->explicit_geometry && f->ops->explicit_geometry(config);
+    f->error = explicit_geometry && s.design_fpr > 0 ? recorded_rate(s.design_fpr) : config->error;
     *out = f;
     return ONCE_OK;
 }
@@ -239,15 +139,15 @@ once_status once_create(once_filter **out, const once_config *config)
     if (out == NULL || config == NULL)
         return ONCE_ERR_INVALID;
     *out = NULL;
-    if (once_ops_for_type(config->type) == NULL)
+    const once_filter_ops *ops = once_ops_for_type(config->type);
+    if (ops == NULL)
         return ONCE_ERR_INVALID;
     /* Every structure but the count windows (which record their window) records the
      * capacity as given: refuse one past the limit before sizing anything for it. */
-    bool records_capacity = config->type != ONCE_APBF && config->type != ONCE_APBBF;
+    bool records_capacity = once_structure_of(config->type)->kind != ONCE_KIND_COUNT_WINDOW;
     if (records_capacity && once_header_check(config->capacity, 0.0) != ONCE_OK)
         return ONCE_ERR_TOO_LARGE;
-    once_status st = config->type >= ONCE_APBF ? create_from_config(out, config)
-                                               : create_static(out, config);
+    once_status st = ops->create ? create_from_config(out, config) : create_static(out, config);
     /* Refuse what the loader would refuse: a filter that saves must load again. */
     if (st == ONCE_OK && (st = once_header_check((*out)->capacity, (*out)->error)) != ONCE_OK) {
         once_free(*out);
@@ -285,7 +185,7 @@ static once_status create_static(once_filter **out, const once_config *config)
         return st0;
 
     once_filter *f = NULL;
-    once_status st = new_by_geometry(&f, config->type, bits, hashes);
+    once_status st = once_ops_for_type(config->type)->new_geometry(&f, bits, hashes);
     if (st != ONCE_OK)
         return st;
     f->seed = seed;
@@ -715,7 +615,7 @@ once_status once_get_stats(const once_filter *f, once_stats *s)
         return ONCE_ERR_INVALID;
     memset(s, 0, sizeof *s);
     s->type = f->ops->type;
-    s->structure = f->ops->name;
+    s->structure = once_type_name(f->ops->type);
     s->items = f->items;
     s->capacity = f->capacity;
     s->error = f->error;

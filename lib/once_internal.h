@@ -182,8 +182,14 @@ struct once_writer; /* serialize.c */
 typedef enum once_batch_op { ONCE_OP_QUERY, ONCE_OP_ADD, ONCE_OP_TEST_AND_ADD } once_batch_op;
 
 typedef struct once_filter_ops {
-    once_type type;
-    const char *name;
+    once_type type; /* its name and kind are in the registry (registry.c) */
+    /* Building: a static layout from the geometry once_create plans (new_geometry), the
+     * others from the whole config (create); exactly one is set.  explicit_geometry
+     * says whether the config gives the geometry (so the error recorded is the design
+     * rate); NULL where the structure plans every size itself. */
+    once_status (*new_geometry)(once_filter **out, uint64_t bits, uint32_t hashes);
+    once_status (*create)(once_filter **out, const once_config *config);
+    bool (*explicit_geometry)(const once_config *config);
     /* Insertions go through test_and_add and count only keys not already present
      * (BF.ADD semantics): filter.c then never calls `add` (which may be NULL) and
      * never uses the fused `batch` loop for insertions. */
@@ -473,6 +479,8 @@ once_batch_pipeline(const once_batch_items *items, size_t count, const once_batc
 }
 
 /* Windowed structures are built from the whole config (apbf.c, tlbf.c, timer.c). */
+/* The structures whose config gives their geometry by bits or hashes (timer, DBF). */
+bool once_bits_or_hashes_given(const once_config *config);
 once_status once_age_create(once_filter **out, const once_config *config);
 once_status once_tlbf_create(once_filter **out, const once_config *config);
 once_status once_timer_create(once_filter **out, const once_config *config);

@@ -1061,7 +1061,8 @@ static once_status timer_load(once_filter **out, const uint8_t *params, size_t p
 
 const once_filter_ops once_timer_ops = {
     .type = ONCE_TIMER,
-    .name = "timer",
+    .create = once_timer_create,
+    .explicit_geometry = once_bits_or_hashes_given,
     .destroy = timer_destroy,
     .query = timer_query,
     .add = timer_add,

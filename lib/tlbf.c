@@ -997,9 +997,16 @@ once_status once_tlbf_create(once_filter **out, const once_config *c)
     return ONCE_OK;
 }
 
+/* The geometry is given: k, with l in age_slices (the slices size themselves). */
+static bool tlbf_explicit_geometry(const once_config *c)
+{
+    return c->hashes != 0;
+}
+
 const once_filter_ops once_tlbf_ops = {
     .type = ONCE_TLBF,
-    .name = "tlbf",
+    .create = once_tlbf_create,
+    .explicit_geometry = tlbf_explicit_geometry,
     .destroy = tlbf_destroy,
     .query = tlbf_query,
     .query_reads = tlbf_query_reads,

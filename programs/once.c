@@ -410,9 +410,9 @@ int main(int argc, char **argv)
      * without a clock answer ONCE_ERR_UNSUPPORTED, which leaves nothing to do. */
     (void)once_set_max_time_jump(r.filter, o.time_field ? o.max_time_jump_ms : 0);
     once_type type = once_get_type(r.filter);
-    r.fixed_size = type == ONCE_STANDARD || type == ONCE_PARTITIONED || type == ONCE_BLOCKED ||
-                   type == ONCE_BPBF;
-    r.timed = once_get_type(r.filter) == ONCE_TLBF || once_get_type(r.filter) == ONCE_TIMER;
+    once_kind kind = once_structure_of(type)->kind;
+    r.fixed_size = kind == ONCE_KIND_STATIC;
+    r.timed = kind == ONCE_KIND_TIME_WINDOW;
     r.progress = o.progress == PROGRESS_ON || (o.progress == PROGRESS_AUTO && isatty(STDERR_FILENO));
     r.started = r.last_progress = monotonic_seconds();
 

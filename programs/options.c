@@ -40,12 +40,9 @@ static void usage(FILE *out)
           "                         without it a scalable filter starts at 1000000 keys and\n"
           "                         grows, keeping the error target at any size\n"
           "      --error P          target false-positive rate (default 0.001)\n"
-          "      --filter NAME      scalable, standard, partitioned or blocked (default\n"
-          "                         scalable, or blocked with --capacity); also dbf\n"
-          "                         (dynamic, rows of --capacity keys), bpbf and dbpbf\n"
-          "                         (block-partitioned, static and dynamic);\n"
-          "                         with --window: apbf (default) or apbbf;\n"
-          "                         with --span: tlbf (default) or timer\n"
+          "      --filter NAME      the structure, one of \"Filters\" below (default scalable,\n"
+          "                         or blocked with --capacity, apbf with --window, tlbf\n"
+          "                         with --span)\n"
           "      --seed S           hash seed (decimal or 0x hex; default random)\n"
           "\n"
           "Window:\n"
@@ -110,6 +107,12 @@ static void usage(FILE *out)
           "be read (missing, a directory) is reported and the others are still read and\n"
           "written, as cat does; the run then exits 2 and saves no state.\n",
           out);
+    /* The structures, from the library's registry. */
+    fputs("\nFilters (the last N keys: with --window; the last T: with --span):\n", out);
+    for (size_t i = 0; i < once_structure_count(); i++) {
+        const once_structure *s = once_structure_at(i);
+        fprintf(out, "  %-12s %s\n", s->name, s->summary);
+    }
 }
 
 /* Every --state, in order.  Kept for the whole run, like argv; a static, so the list
@@ -182,6 +185,43 @@ static int option_error(int c, char **argv, const struct option *longs)
 }
 
 /* A positive integer with an optional k/M/G suffix (powers of ten). */
+/* The names of the structures `keep` accepts, as "a, b or c", in registry order. */
+static const char *structure_names(bool (*keep)(const once_structure *), char *out, size_t size)
+{
+    size_t n = 0, total = 0, used = 0;
+    for (size_t i = 0; i < once_structure_count(); i++)
+        total += keep(once_structure_at(i));
+    out[0] = '\0';
+    for (size_t i = 0; i < once_structure_count() && used < size; i++) {
+        const once_structure *s = once_structure_at(i);
+        if (!keep(s))
+            continue;
+        n++;
+        int w = snprintf(out + used, size - used, "%s%s", n == 1 ? "" : n == total ? " or " : ", ",
+                         s->name);
+        used += w > 0 ? (size_t)w : 0;
+    }
+    return out;
+}
+
+static bool any_structure(const once_structure *s)
+{
+    (void)s;
+    return true;
+}
+static bool count_window(const once_structure *s)
+{
+    return s->kind == ONCE_KIND_COUNT_WINDOW;
+}
+static bool time_window(const once_structure *s)
+{
+    return s->kind == ONCE_KIND_TIME_WINDOW;
+}
+static bool capped_growth(const once_structure *s)
+{
+    return s->memory_cap && s->kind == ONCE_KIND_GROWING;
+}
+
 static int parse_count(const char *text, uint64_t *out)
 {
     if (text == NULL || *text == '\0' || *text == '-')
@@ -295,6 +335,7 @@ int options_parse(cli_options *o, int argc, char **argv)
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
+    char names[256]; /* a list of structure names for a message */
     opterr = 0;
     optind = 1;
     int c;
@@ -352,11 +393,9 @@ int options_parse(cli_options *o, int argc, char **argv)
             break;
         }
         case OPT_FILTER:
-            if (once_type_from_name(optarg, &o->type) != ONCE_OK || o->type == ONCE_COUNTING)
-                return fail("unknown filter '%s' (scalable, standard, partitioned, blocked, "
-                            "dbf, bpbf, dbpbf; with --window: apbf, apbbf; with --span: "
-                            "tlbf, timer)",
-                            optarg);
+            if (once_type_from_name(optarg, &o->type) != ONCE_OK)
+                return fail("unknown filter '%s' (%s)", optarg,
+                            structure_names(any_structure, names, sizeof names));
             o->type_given = true;
             break;
         case OPT_WINDOW:
@@ -500,16 +539,16 @@ int options_parse(cli_options *o, int argc, char **argv)
     if (o->key.delimiter == o->terminator) /* with -z a newline may split fields */
         return fail("%s", "the delimiter cannot be a newline");
     o->key.strip_cr = o->terminator == '\n'; /* a CR ends a CRLF line, not a -z record */
-    bool count_type = o->type == ONCE_APBF || o->type == ONCE_APBBF;
-    bool time_type = o->type == ONCE_TLBF || o->type == ONCE_TIMER;
+    const once_structure *chosen = once_structure_of(o->type);
+    bool count_type = count_window(chosen), time_type = time_window(chosen);
     if (o->window_given && o->span_given)
         return fail("%s", "--window and --span exclude each other (a count or a time window)");
     if (o->window_given) {
         if (!o->type_given)
             o->type = ONCE_APBF;
         else if (!count_type)
-            return fail("--filter %s does not keep a count window: use apbf or apbbf",
-                        once_type_name(o->type));
+            return fail("--filter %s does not keep a count window: use %s",
+                        once_type_name(o->type), structure_names(count_window, names, sizeof names));
         if (o->capacity_given)
             return fail("%s", "--capacity and --window exclude each other (the window is the "
                               "capacity)");
@@ -517,8 +556,8 @@ int options_parse(cli_options *o, int argc, char **argv)
         if (!o->type_given)
             o->type = ONCE_TLBF;
         else if (!time_type)
-            return fail("--filter %s does not keep a time window: use tlbf or timer",
-                        once_type_name(o->type));
+            return fail("--filter %s does not keep a time window: use %s",
+                        once_type_name(o->type), structure_names(time_window, names, sizeof names));
     } else if (count_type || time_type) {
         return fail(count_type ? "--filter %s needs --window N" : "--filter %s needs --span DURATION",
                     once_type_name(o->type));
@@ -527,18 +566,20 @@ int options_parse(cli_options *o, int argc, char **argv)
     } else if (o->capacity_given && !o->type_given) {
         o->type = ONCE_BLOCKED; /* a stated capacity asks for a fixed size */
     }
-    if (o->type == ONCE_TIMER && o->level_given)
-        return fail("%s", "--level does not apply to --filter timer (the timer filter has no "
-                          "levels): drop it, or use --filter tlbf");
+    chosen = once_structure_of(o->type);
+    if (!chosen->levels && o->level_given)
+        return fail("--level does not apply to --filter %s (it has no levels): drop it",
+                    chosen->name);
     if (o->type == ONCE_APBBF && !o->level_given)
         o->level = 0;
     if (!o->span_given && (o->time_field || o->time_format_given || bad_time_given ||
                            time_jump_given))
         return fail("%s", "--time-field, --time-format, --on-bad-time and --max-time-jump apply "
                           "to time windows: add --span");
-    if (o->max_memory && !o->span_given && o->type != ONCE_SCALABLE)
-        return fail("%s", "--max-memory applies to the filters that grow: the scalable filter "
-                          "(the default without --capacity) and time windows (--span)");
+    if (o->max_memory && !chosen->memory_cap)
+        return fail("--max-memory applies to the filters that grow: %s (the scalable filter is "
+                    "the default without --capacity), and time windows (--span)",
+                    structure_names(capped_growth, names, sizeof names));
     if (o->card && o->print_duplicates)
         return fail("%s", "-D/--duplicates selects lines to print, and `once card` prints a "
                           "count instead of lines: drop one of them");

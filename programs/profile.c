@@ -23,12 +23,12 @@ void profile_of_options(run_profile *p, const cli_options *o, once_type type)
     memset(p, 0, sizeof *p);
     p->key = o->key;
     p->key.strip_cr = false; /* how records end is not part of the profile */
-    p->has_level = type == ONCE_APBF || type == ONCE_APBBF || type == ONCE_TLBF;
+    const once_structure *s = once_structure_of(type);
+    p->has_level = s->levels;
     p->level = o->level;
-    p->has_policy = type == ONCE_APBF || type == ONCE_APBBF || type == ONCE_TLBF ||
-                    type == ONCE_TIMER;
+    p->has_policy = s->kind == ONCE_KIND_COUNT_WINDOW || s->kind == ONCE_KIND_TIME_WINDOW;
     p->refresh = o->refresh;
-    p->has_time = type == ONCE_TLBF || type == ONCE_TIMER;
+    p->has_time = s->kind == ONCE_KIND_TIME_WINDOW;
     p->time_field = o->time_field;
     p->time_format = o->time_format;
 }

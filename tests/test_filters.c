@@ -476,7 +476,97 @@ static void strerror_and_names(void)
     CHECK_STATUS(once_type_from_name("cuckoo", &back), ONCE_ERR_INVALID);
 }
 
+/* The registry lists every structure once, in type order, and what it says of each is
+ * what the structure does: its kind, deletes, levels and memory cap. */
+static void registry_describes_every_structure(void)
+{
+    size_t n = once_structure_count();
+    CHECK(n == ONCE_DBPBF); /* the last type: the enum has no gap */
+    CHECK(once_structure_at(n) == NULL);
+    CHECK(once_structure_of((once_type)0) == NULL);
+    CHECK(once_structure_of((once_type)(n + 1)) == NULL);
+    CHECK(once_structure_of((once_type)-1) == NULL);
+    CHECK(strcmp(once_type_name((once_type)0), "unknown") == 0);
+    for (size_t i = 0; i < n; i++) {
+        const once_structure *s = once_structure_at(i);
+        REQUIRE(s != NULL);
+        CHECK((size_t)s->type == i + 1 && once_structure_of(s->type) == s);
+        CHECK(strcmp(once_type_name(s->type), s->name) == 0);
+        CHECK(s->summary != NULL && strlen(s->summary) > 0 && strlen(s->summary) <= 62);
+        once_type back;
+        CHECK_OK(once_type_from_name(s->name, &back));
+        CHECK(back == s->type);
+        for (size_t j = 0; j < i; j++)
+            CHECK(strcmp(once_structure_at(j)->name, s->name) != 0);
+
+        once_config c;
+        once_config_init(&c, s->type);
+        c.capacity = 1000;
+        c.error = 0.01;
+        c.window = s->kind == ONCE_KIND_COUNT_WINDOW ? 1000 : 0;
+        c.span_ms = s->kind == ONCE_KIND_TIME_WINDOW ? 60000 : 0;
+        c.seed = 7;
+        c.seed_is_set = true;
+        once_filter *f = testing_create(&c);
+        REQUIRE(f != NULL);
+        once_stats st;
+        CHECK_OK(once_get_stats(f, &st));
+        CHECK(strcmp(st.structure, s->name) == 0);
+        CHECK((st.window != 0 && st.span_ms == 0) == (s->kind == ONCE_KIND_COUNT_WINDOW));
+        CHECK((st.span_ms != 0) == (s->kind == ONCE_KIND_TIME_WINDOW));
+        uint64_t clock;
+        bool started;
+        CHECK((once_clock(f, &clock, &started) == ONCE_OK) == (s->kind == ONCE_KIND_TIME_WINDOW));
+        testing_key k = testing_key_make(9, i);
+        CHECK_OK(once_add(f, &k, sizeof k, 1000));
+        CHECK((once_remove(f, &k, sizeof k, 1000) != ONCE_ERR_UNSUPPORTED) == s->deletes);
+        once_free(f);
+
+        /* Under a cap of twice its first size, a growing structure fills the cap and
+         * stops with ONCE_ERR_FULL; one without a cap never reports full; and whatever
+         * has a cap stays within it. */
+        c.max_bytes = 0;
+        f = testing_create(&c);
+        REQUIRE(f != NULL);
+        uint64_t first_bytes = once_bytes(f);
+        once_free(f);
+        c.max_bytes = s->memory_cap ? 2 * first_bytes : 0;
+        f = testing_create(&c);
+        REQUIRE(f != NULL);
+        once_status last = ONCE_OK;
+        for (uint64_t key = 0; key < 200000 && last == ONCE_OK; key++) {
+            testing_key kk = testing_key_make(10, key);
+            last = once_add(f, &kk, sizeof kk, 1000 + key / 64);
+        }
+        if (!s->memory_cap)
+            CHECK(last != ONCE_ERR_FULL);
+        else
+            CHECK(once_bytes(f) <= c.max_bytes);
+        if (s->memory_cap && s->kind == ONCE_KIND_GROWING)
+            CHECK(last == ONCE_ERR_FULL);
+        once_free(f);
+
+        /* Levels change the layout of a structure that has them. */
+        if (s->levels) {
+            once_stats a, b;
+            c.max_bytes = 0;
+            c.level = 0;
+            f = testing_create(&c);
+            REQUIRE(f != NULL);
+            CHECK_OK(once_get_stats(f, &a));
+            once_free(f);
+            c.level = 4;
+            f = testing_create(&c);
+            REQUIRE(f != NULL);
+            CHECK_OK(once_get_stats(f, &b));
+            once_free(f);
+            CHECK(a.slices != b.slices || a.age_slices != b.age_slices);
+        }
+    }
+}
+
 static const testing_case cases[] = {
+    {"registry_describes_every_structure", registry_describes_every_structure},
     {"no_false_negatives", no_false_negatives},
     {"test_and_add_semantics", test_and_add_semantics},
     {"false_positive_rate_matches_formula", false_positive_rate_matches_formula},

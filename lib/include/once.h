@@ -169,6 +169,34 @@ typedef enum once_policy {
     ONCE_POLICY_REFRESH = 1 /* re-insert seen keys: the window counts from the last one */
 } once_policy;
 
+/*
+ * The structures
+ *
+ * One registry lists every structure the library has, in once_type order, so that a
+ * caller (the CLI, a server module) can name, list and choose them without a list of
+ * its own.  once_structure_at(i) gives entry i, for i below once_structure_count();
+ * once_structure_of the entry of a type.  Both answer NULL past the table.
+ */
+typedef enum once_kind {
+    ONCE_KIND_STATIC = 1,   /* a fixed size for a capacity, all time */
+    ONCE_KIND_COUNT_WINDOW, /* the last N keys (config.window) */
+    ONCE_KIND_TIME_WINDOW,  /* the last T milliseconds (config.span_ms), with a clock */
+    ONCE_KIND_GROWING       /* all time, growing with the keys */
+} once_kind;
+
+typedef struct once_structure {
+    once_type type;
+    const char *name;    /* "standard", "blocked", ...: once_type_name */
+    once_kind kind;
+    bool deletes;        /* once_remove works */
+    bool levels;         /* config.level chooses its layout */
+    bool memory_cap;     /* config.max_bytes caps its growth */
+    const char *summary; /* one line of at most 62 bytes, for a list or a help */
+} once_structure;
+
+ONCE_API size_t once_structure_count(void);
+ONCE_API const once_structure *once_structure_at(size_t index);
+ONCE_API const once_structure *once_structure_of(once_type type);
 /* Name <-> type for command lines and reports ("standard", "blocked", ...). */
 ONCE_API const char *once_type_name(once_type type);
 ONCE_API once_status once_type_from_name(const char *name, once_type *type);

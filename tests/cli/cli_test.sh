@@ -553,7 +553,7 @@ case_option_errors() {
 
 case_refused_combinations() {
   # Options that mean nothing together are refused, not ignored.
-  expect_usage_error "once: --level does not apply to --filter timer (the timer filter has no levels): drop it, or use --filter tlbf" \
+  expect_usage_error "once: --level does not apply to --filter timer (it has no levels): drop it" \
     --span 1h --filter timer --level 2
   expect_usage_error "once: -D/--duplicates selects lines to print, and \`once card\` prints a count instead of lines: drop one of them" \
     card -D
