@@ -31,6 +31,8 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "chunk_layout.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void fail(const char *why)
@@ -51,19 +53,6 @@ static void put_le(uint8_t *p, uint64_t v, int bytes)
 {
     for (int i = 0; i < bytes; i++)
         p[i] = (uint8_t)(v >> (8 * i));
-}
-
-/* A chunk's own checksum (lib/serialize.c): of its first 32 bytes and its body. */
-static void chunk_reseal(uint8_t *chunk, size_t len)
-{
-    if (len < ONCE_CHUNK_HEADER_SIZE)
-        return;
-    XXH3_state_t s;
-    XXH3_INITSTATE(&s);
-    XXH3_64bits_reset(&s);
-    XXH3_64bits_update(&s, chunk, 32);
-    XXH3_64bits_update(&s, chunk + ONCE_CHUNK_HEADER_SIZE, len - ONCE_CHUNK_HEADER_SIZE);
-    put_le(chunk + 32, XXH3_64bits_digest(&s), 8);
 }
 
 /* A refused load: a known status, no filter, and the next call answers the same. */
@@ -228,10 +217,10 @@ static void load_stream_in_chunks(const uint8_t *data, size_t size, once_status 
     for (size_t at = 0; at < size && st == ONCE_OK;) {
         size_t body = at == 0 ? first : size - at < step ? size - at : step;
         memcpy(chunk, "ONCK\1\0\0\0", 8);
-        put_le(chunk + 8, body, 4);
-        put_le(chunk + 12, tag, 4);
-        put_le(chunk + 16, at, 8);
-        put_le(chunk + 24, size, 8);
+        put_le(chunk + CH_BODY_LEN, body, 4);
+        put_le(chunk + CH_TAG, tag, 4);
+        put_le(chunk + CH_OFFSET, at, 8);
+        put_le(chunk + CH_STREAM, size, 8);
         memcpy(chunk + ONCE_CHUNK_HEADER_SIZE, data + at, body);
         chunk_reseal(chunk, ONCE_CHUNK_HEADER_SIZE + body);
         st = once_load_chunk(l, chunk, ONCE_CHUNK_HEADER_SIZE + body, &complete);

@@ -19,19 +19,9 @@
  */
 #include "testing.h"
 
-#include <stdbool.h>
+#include "chunk_layout.h"
 
-/* Offsets in a chunk's header (lib/serialize.c). */
-enum {
-    CH_MAGIC = 0,
-    CH_VERSION = 4,
-    CH_RESERVED = 6,
-    CH_BODY_LEN = 8,
-    CH_TAG = 12,
-    CH_OFFSET = 16,
-    CH_STREAM = 24,
-    CH_CHECKSUM = 32,
-};
+#include <stdbool.h>
 
 #define SIXTEEN_MIB ((size_t)16 << 20)
 
@@ -217,19 +207,6 @@ static once_status load_sequence(uint8_t *const *chunks, const size_t *lens, siz
     CHECK((st == ONCE_OK) == complete);
     CHECK((st == ONCE_OK) == (*out != NULL));
     return st;
-}
-
-/* Recompute a chunk's own checksum, as a writer who means harm would. */
-static void chunk_reseal(uint8_t *chunk, size_t len)
-{
-    if (len < ONCE_CHUNK_HEADER_SIZE)
-        return;
-    XXH3_state_t s;
-    XXH3_INITSTATE(&s);
-    XXH3_64bits_reset(&s);
-    XXH3_64bits_update(&s, chunk, 32);
-    XXH3_64bits_update(&s, chunk + ONCE_CHUNK_HEADER_SIZE, len - ONCE_CHUNK_HEADER_SIZE);
-    testing_put_le(chunk + CH_CHECKSUM, XXH3_64bits_digest(&s), 8);
 }
 
 /* A small filter with keys whose dump at `max_chunk` has several chunks. */
