@@ -30,7 +30,6 @@ static const once_allocator c_library = {malloc, calloc, realloc, free};
 /* Set before any filter exists and never while another thread is inside the library
  * (once.h), so plain reads are enough. */
 static once_allocator current = {malloc, calloc, realloc, free};
-static bool host_allocator;
 
 /* Blocks allocated here and not yet freed, whatever the allocator. */
 static atomic_size_t live_blocks;
@@ -52,7 +51,6 @@ once_status once_set_allocator(const once_allocator *allocator)
     if (atomic_load_explicit(&live_blocks, memory_order_relaxed) != 0)
         return ONCE_ERR_INVALID;
     current = *next;
-    host_allocator = !same_allocator(next, &c_library);
     return ONCE_OK;
 }
 
@@ -123,7 +121,7 @@ void *once_aligned_alloc(size_t bytes)
      * pages' policy (a server that forks for snapshots may keep huge pages off, as
      * copy-on-write then copies 2 MiB per write), and it reuses the pages for its own
      * objects once the array is freed, where the hint would outlive the array. */
-    if (!host_allocator && bytes >= HUGE_PAGE_THRESHOLD) {
+    if (same_allocator(&current, &c_library) && bytes >= HUGE_PAGE_THRESHOLD) {
         uintptr_t first = start & ~(PAGE_BYTES - 1);
         (void)madvise((void *)first, start + bytes - first, MADV_HUGEPAGE); /* a hint */
     }

@@ -477,10 +477,10 @@ static once_status bpbf_fused_batch(once_filter *f, const once_batch_items *item
     bpbf_batch *batch = &b->batches[0];
     uint32_t want = op == ONCE_OP_QUERY ? 2 : PREFETCH_BLOCKS;
     const once_batch_items in = *items;
-    once_hash ring[ONCE_BATCH_RING];
+    once_hash ring[ONCE_PIPELINE_RING];
     for (size_t i = 0; i < count + ONCE_BATCH_AHEAD; i++) {
         if (i < count) {
-            once_hash *h = &ring[i % ONCE_BATCH_RING];
+            once_hash *h = &ring[i % ONCE_PIPELINE_RING];
             *h = once_item_hash(&in, i);
             uint64_t first[PREFETCH_BLOCKS];
             uint32_t blocks = first_probes(b, h, first, want);
@@ -494,7 +494,7 @@ static once_status bpbf_fused_batch(once_filter *f, const once_batch_items *item
         if (i < ONCE_BATCH_AHEAD)
             continue;
         size_t k = i - ONCE_BATCH_AHEAD;
-        const once_hash *h = &ring[k % ONCE_BATCH_RING];
+        const once_hash *h = &ring[k % ONCE_PIPELINE_RING];
         if (op == ONCE_OP_ADD) {
             probe_blocks(b, batch->words, b->blocks, h, PROBE_SET);
             batch->items++;

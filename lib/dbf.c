@@ -1094,12 +1094,6 @@ once_status once_dbf_rebuilds(uint64_t n0, double alpha, double beta, uint64_t i
 
 /* ---------------------------------------------------------------- deltas */
 
-static void put_le64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
 static void *zstd_alloc(void *opaque, size_t size)
 {
     (void)opaque;
@@ -1166,12 +1160,12 @@ once_status once_dbf_export_delta(once_filter *f, uint64_t since, void **delta, 
         if (!(r >= base_rows || d->row[r].changed > since))
             continue;
         const uint64_t *was = !from_new && r < base_rows ? d->base_words[r] : NULL;
-        put_le64(p, r);
-        put_le64(p + 8, d->row[r].count);
-        put_le64(p + 16, d->row[r].changed);
+        once_le_write(p, r, 8);
+        once_le_write(p + 8, d->row[r].count, 8);
+        once_le_write(p + 16, d->row[r].changed, 8);
         p += DELTA_ROW_HEADER;
         for (uint64_t w = 0; w < d->row_words; w++, p += 8)
-            put_le64(p, now[w] ^ (was ? was[w] : 0));
+            once_le_write(p, now[w] ^ (was ? was[w] : 0), 8);
     }
     size_t packed = ZSTD_compressCCtx(zstd, out + DELTA_HEADER, bound, body, (size_t)body_len,
                                       DELTA_ZSTD_LEVEL);
@@ -1190,8 +1184,8 @@ once_status once_dbf_export_delta(once_filter *f, uint64_t since, void **delta, 
     uint64_t header[11] = {f->seed,   d->cells, d->hashes, d->row_capacity, since, d->version,
                            base_rows, d->rows,  sent,      f->items,        packed};
     for (int i = 0; i < 11; i++)
-        put_le64(out + 8 + 8 * i, header[i]);
-    put_le64(out + DELTA_HEADER + packed, XXH3_64bits(out, DELTA_HEADER + packed));
+        once_le_write(out + 8 + 8 * i, header[i], 8);
+    once_le_write(out + DELTA_HEADER + packed, XXH3_64bits(out, DELTA_HEADER + packed), 8);
 
     free_base(d);
     d->base_words = next_base;

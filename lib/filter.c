@@ -100,11 +100,11 @@ static double recorded_rate(double rate)
 }
 
 /* Windowed and growing structures take their geometry from the whole config. */
-static once_status create_from_config(once_filter **out, const once_config *config)
+static once_status create_from_config(once_filter **out, const once_filter_ops *ops,
+                                      const once_config *config)
 {
     /* The time windows share one clock rule; its bound is set here for all of them. */
-    const once_structure *info = once_structure_of(config->type);
-    bool clocked = once_ops_for_type(config->type)->clock != NULL;
+    bool clocked = ops->clock != NULL;
     if (clocked && config->max_time_jump_ms > ONCE_MAX_TIME_MS)
         return ONCE_ERR_INVALID;
     uint64_t seed;
@@ -112,7 +112,6 @@ static once_status create_from_config(once_filter **out, const once_config *conf
     if (st != ONCE_OK)
         return st;
     once_filter *f = NULL;
-    const once_filter_ops *ops = once_ops_for_type(config->type);
     st = ops->create(&f, config);
     if (st != ONCE_OK)
         return st;
@@ -122,17 +121,18 @@ static once_status create_from_config(once_filter **out, const once_config *conf
     once_stats s;
     memset(&s, 0, sizeof s);
     f->ops->stats(f, &s);
-    if (info->kind == ONCE_KIND_COUNT_WINDOW)
+    if (once_structure_of(config->type)->kind == ONCE_KIND_COUNT_WINDOW)
         f->capacity = config->window ? config->window : s.window; /* as requested */
     else
         f->capacity = config->capacity;
-    bool explicit_geometry = f->ops->explicit_geometry && f->ops->explicit_geometry(config);
+    bool explicit_geometry = ops->explicit_geometry && ops->explicit_geometry(config);
     f->error = explicit_geometry && s.design_fpr > 0 ? recorded_rate(s.design_fpr) : config->error;
     *out = f;
     return ONCE_OK;
 }
 
-static once_status create_static(once_filter **out, const once_config *config);
+static once_status create_static(once_filter **out, const once_filter_ops *ops,
+                                 const once_config *config);
 
 once_status once_create(once_filter **out, const once_config *config)
 {
@@ -147,7 +147,8 @@ once_status once_create(once_filter **out, const once_config *config)
     bool records_capacity = once_structure_of(config->type)->kind != ONCE_KIND_COUNT_WINDOW;
     if (records_capacity && once_header_check(config->capacity, 0.0) != ONCE_OK)
         return ONCE_ERR_TOO_LARGE;
-    once_status st = ops->create ? create_from_config(out, config) : create_static(out, config);
+    once_status st = ops->create ? create_from_config(out, ops, config)
+                                 : create_static(out, ops, config);
     /* Refuse what the loader would refuse: a filter that saves must load again. */
     if (st == ONCE_OK && (st = once_header_check((*out)->capacity, (*out)->error)) != ONCE_OK) {
         once_free(*out);
@@ -157,7 +158,8 @@ once_status once_create(once_filter **out, const once_config *config)
 }
 
 /* The static layouts: the geometry from (capacity, error) or given as (bits, hashes). */
-static once_status create_static(once_filter **out, const once_config *config)
+static once_status create_static(once_filter **out, const once_filter_ops *ops,
+                                 const once_config *config)
 {
     uint64_t bits = config->bits;
     uint32_t hashes = config->hashes;
@@ -185,7 +187,7 @@ static once_status create_static(once_filter **out, const once_config *config)
         return st0;
 
     once_filter *f = NULL;
-    once_status st = once_ops_for_type(config->type)->new_geometry(&f, bits, hashes);
+    once_status st = ops->new_geometry(&f, bits, hashes);
     if (st != ONCE_OK)
         return st;
     f->seed = seed;
@@ -477,7 +479,7 @@ static inline void batch_advance(const once_filter *f, const once_batch_items *i
                                  size_t count, once_hash *ring, size_t next)
 {
     if (next < count) {
-        once_hash *h = &ring[next & (ONCE_BATCH_RING - 1)];
+        once_hash *h = &ring[next & (ONCE_PIPELINE_RING - 1)];
         *h = once_item_hash(items, next);
         f->ops->prefetch(f, h);
     }
@@ -499,12 +501,12 @@ static once_status run_batch(once_filter *f, const once_batch_items *items, size
         return st;
     }
     const once_batch_items in = *items; /* a local: the answer stores cannot alias it */
-    once_hash ring[ONCE_BATCH_RING];
+    once_hash ring[ONCE_PIPELINE_RING];
     for (size_t i = 0; i < ONCE_BATCH_AHEAD; i++)
         batch_advance(f, &in, count, ring, i);
     for (size_t i = 0; i < count; i++) {
         batch_advance(f, &in, count, ring, i + ONCE_BATCH_AHEAD);
-        const once_hash *h = &ring[i & (ONCE_BATCH_RING - 1)];
+        const once_hash *h = &ring[i & (ONCE_PIPELINE_RING - 1)];
         uint64_t now_ms = once_item_time(&in, i);
         if (op == ONCE_OP_QUERY) {
             out[i] = f->ops->query(f, h, now_ms);
@@ -539,13 +541,14 @@ static once_status checked_batch(once_filter *f, const once_batch_items *items, 
         if (items->keys[i].data == NULL && items->keys[i].len != 0)
             return ONCE_ERR_INVALID;
     if (op == ONCE_OP_QUERY && f->ops->clock != NULL) {
-        /* Digests without times are all at 0: one check stands for all. */
+        /* A query moves no clock: read it once.  Digests without times are all at 0:
+         * one check stands for all. */
+        uint64_t latest = 0;
+        bool started = f->ops->clock(f, &latest);
         size_t times = items->keys == NULL && items->times == NULL && count != 0 ? 1 : count;
-        for (size_t i = 0; i < times; i++) {
-            once_status st = check_time(f, once_item_time(items, i));
-            if (st != ONCE_OK)
-                return st;
-        }
+        for (size_t i = 0; i < times; i++)
+            if (!once_time_admissible(f, latest, started, once_item_time(items, i)))
+                return ONCE_ERR_TIME;
     }
     return run_batch(f, items, count, op, out);
 }

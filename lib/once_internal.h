@@ -30,10 +30,10 @@
 /* Batches take each key ONCE_BATCH_AHEAD positions before they probe it and prefetch its
  * cache lines then, so that up to that many misses overlap.  Eight is enough to cover
  * DRAM latency at the ~10 ns of work per key of the blocked layout and small enough that
- * the lines are still in L1 when used.  The ring of hashes in flight is a power of two
- * larger than that. */
+ * the lines are still in L1 when used.  Every batch loop keeps the keys in flight in a
+ * ring of ONCE_PIPELINE_RING slots, a power of two larger than any look-ahead. */
 #define ONCE_BATCH_AHEAD 8
-#define ONCE_BATCH_RING 16
+#define ONCE_PIPELINE_RING 16
 
 /* x86 SIMD paths are compiled for instruction sets the build does not assume and chosen
  * at run time (once_simd_path), so each such function carries its target. */
@@ -436,7 +436,6 @@ static inline size_t once_age_batch_distance(once_age_reach r, once_batch_op op)
  * busy, few enough that the lines are still cached when used.  Always inlined with a
  * constant `op`, so each operation gets its own loop with `prepare` and `step` inlined.
  */
-#define ONCE_PIPELINE_RING 16
 
 static inline __attribute__((always_inline)) once_status
 once_batch_pipeline(const once_batch_items *items, size_t count, const once_batch_op op,
@@ -671,6 +670,16 @@ static inline uint64_t once_le64_read(const uint8_t *p)
 static inline uint32_t once_le32_read(const uint8_t *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline uint16_t once_le16_read(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
+/* Write the low `bytes` bytes of v, little-endian. */
+static inline void once_le_write(uint8_t *p, uint64_t v, int bytes)
+{
+    for (int i = 0; i < bytes; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
 }
 /* Copy `n` little-endian words from a byte buffer. */
 void once_words_from_le(uint64_t *dst, const uint8_t *src, uint64_t n);

@@ -293,7 +293,7 @@ static once_status prefix_parse(const uint8_t *b, size_t len, size_t tail, saved
         return ONCE_ERR_BAD_MAGIC;
     if (len < ONCE_HEADER_SIZE + 8 + tail)
         return ONCE_ERR_TRUNCATED;
-    uint16_t version = (uint16_t)(b[4] | b[5] << 8);
+    uint16_t version = once_le16_read(b + 4);
     if (version != ONCE_FORMAT_VERSION)
         return ONCE_ERR_VERSION;
 
@@ -335,7 +335,7 @@ static once_status prefix_parse(const uint8_t *b, size_t len, size_t tail, saved
 static once_status prefix_check_fields(saved_prefix *p)
 {
     const uint8_t *b = p->bytes;
-    uint16_t type = (uint16_t)(b[6] | b[7] << 8);
+    uint16_t type = once_le16_read(b + 6);
     p->ops = once_ops_for_type((once_type)type);
     if (p->ops == NULL)
         return ONCE_ERR_CORRUPT;
@@ -432,12 +432,6 @@ static uint64_t chunk_checksum(const uint8_t *chunk, size_t body_len)
     return XXH3_64bits_digest(&state);
 }
 
-static void put_le(uint8_t *p, uint64_t v, int bytes)
-{
-    for (int i = 0; i < bytes; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
 size_t once_save_chunk_min(const once_filter *f)
 {
     return f == NULL ? 0 : (size_t)(ONCE_CHUNK_HEADER_SIZE + prefix_size(f));
@@ -516,13 +510,13 @@ once_status once_save_chunk(const once_filter *f, uint64_t *cursor, size_t max_c
 
     uint64_t body = end - offset;
     memcpy(chunk, CHUNK_MAGIC, 4);
-    put_le(chunk + 4, CHUNK_VERSION, 2);
-    put_le(chunk + 6, 0, 2);
-    put_le(chunk + 8, body, 4);
-    put_le(chunk + 12, tag, 4);
-    put_le(chunk + 16, offset, 8);
-    put_le(chunk + 24, stream, 8);
-    put_le(chunk + 32, chunk_checksum(chunk, (size_t)body), 8);
+    once_le_write(chunk + 4, CHUNK_VERSION, 2);
+    once_le_write(chunk + 6, 0, 2);
+    once_le_write(chunk + 8, body, 4);
+    once_le_write(chunk + 12, tag, 4);
+    once_le_write(chunk + 16, offset, 8);
+    once_le_write(chunk + 24, stream, 8);
+    once_le_write(chunk + 32, chunk_checksum(chunk, (size_t)body), 8);
     *out_len = (size_t)(ONCE_CHUNK_HEADER_SIZE + body);
     *cursor = tag << CHUNK_OFFSET_BITS | end / 8;
     return ONCE_OK;
@@ -634,7 +628,7 @@ static once_status loader_take(once_loader *l, const uint8_t *c, size_t len)
         return ONCE_ERR_TRUNCATED;
     if (memcmp(c, CHUNK_MAGIC, 4) != 0)
         return ONCE_ERR_BAD_MAGIC;
-    if ((c[4] | c[5] << 8) != CHUNK_VERSION)
+    if (once_le16_read(c + 4) != CHUNK_VERSION)
         return ONCE_ERR_VERSION;
     uint32_t body_len = once_le32_read(c + 8);
     if (len - ONCE_CHUNK_HEADER_SIZE < body_len)
