@@ -21,20 +21,26 @@ struct key_arena_block {
     char data[];
 };
 
-static int parse_field_number(const char *text, const char **end, unsigned *out)
+int parse_decimal(const char *text, unsigned long max, const char **end, unsigned long *out)
 {
     if (*text < '0' || *text > '9')
         return -1;
     unsigned long v = 0;
-    while (*text >= '0' && *text <= '9') {
+    for (; *text >= '0' && *text <= '9'; text++) {
         v = v * 10 + (unsigned long)(*text - '0');
-        if (v > KEY_MAX_FIELD)
+        if (v > max)
             return -1;
-        text++;
     }
-    if (v == 0)
-        return -1;
     *end = text;
+    *out = v;
+    return 0;
+}
+
+static int parse_field_number(const char *text, const char **end, unsigned *out)
+{
+    unsigned long v;
+    if (parse_decimal(text, KEY_MAX_FIELD, end, &v) != 0 || v == 0)
+        return -1;
     *out = (unsigned)v;
     return 0;
 }
@@ -124,22 +130,35 @@ static const char *next_field(const key_spec *spec, const char *p, const char *e
     return p;
 }
 
+/* Fields `fields[0 .. count)` (ascending) of a line, in one pass over it; a field past
+ * the last is empty, as awk's $N. */
+static void collect_fields(const key_spec *spec, const unsigned *fields, size_t count,
+                           const char *line, size_t len, const char **starts, size_t *lens)
+{
+    const char *p = line, *end = line + len;
+    size_t j = 0;
+    for (unsigned f = 1; j < count; f++) {
+        const char *field_end;
+        const char *start = next_field(spec, p, end, &field_end);
+        if (f == fields[j]) {
+            starts[j] = start;
+            lens[j] = (size_t)(field_end - start);
+            j++;
+        }
+        if (field_end == end)
+            break;
+        p = field_end + 1;
+    }
+    for (; j < count; j++) {
+        starts[j] = end;
+        lens[j] = 0;
+    }
+}
+
 void key_field(const key_spec *spec, unsigned field, const char *line, size_t len,
                const char **out, size_t *out_len)
 {
-    const char *p = line, *end = line + len, *field_end = end;
-    for (unsigned f = 1;; f++) {
-        p = next_field(spec, p, end, &field_end);
-        if (f == field)
-            break;
-        if (field_end == end) { /* no such field: the empty one, as awk's $N */
-            p = field_end = end;
-            break;
-        }
-        p = field_end + 1;
-    }
-    *out = p;
-    *out_len = (size_t)(field_end - p);
+    collect_fields(spec, &field, 1, line, len, out, out_len);
 }
 
 void key_arena_reset(key_arena *arena)
@@ -205,11 +224,10 @@ int key_of_line(const key_spec *spec, const char *line, size_t len, key_arena *a
         /* Joined: first the length, then the bytes. */
         const char *starts[KEY_MAX_FIELDS];
         size_t lens[KEY_MAX_FIELDS];
+        collect_fields(spec, spec->fields, spec->field_count, line, len, starts, lens);
         key_len = spec->field_count - 1;
-        for (size_t i = 0; i < spec->field_count; i++) {
-            key_field(spec, spec->fields[i], line, len, &starts[i], &lens[i]);
+        for (size_t i = 0; i < spec->field_count; i++)
             key_len += lens[i];
-        }
         char *joined = arena_take(arena, key_len ? key_len : 1);
         if (joined == NULL)
             return -1;

@@ -25,6 +25,10 @@ typedef struct key_spec {
     bool strip_cr;    /* a CR ending the line is not part of it (newline records) */
 } key_spec;
 
+/* A decimal number of one or more digits at `text`, no larger than `max`; *end is set
+ * past its digits.  Returns 0, or -1 if there is no digit or the number passes max. */
+int parse_decimal(const char *text, unsigned long max, const char **end, unsigned long *out);
+
 /* Parse a field list such as "2", "1,3" or "2-4,7" into spec->fields.  Returns 0, or -1
  * if it is not a list of field numbers from 1 to KEY_MAX_FIELD (at most KEY_MAX_FIELDS
  * of them). */

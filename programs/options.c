@@ -184,7 +184,6 @@ static int option_error(int c, char **argv, const struct option *longs)
     return fail("unknown option '--%.*s'", name_len, name);
 }
 
-/* A positive integer with an optional k/M/G suffix (powers of ten). */
 /* The names of the structures `keep` accepts, as "a, b or c", in registry order. */
 static const char *structure_names(bool (*keep)(const once_structure *), char *out, size_t size)
 {
@@ -222,6 +221,7 @@ static bool capped_growth(const once_structure *s)
     return s->memory_cap && s->kind == ONCE_KIND_GROWING;
 }
 
+/* A positive integer with an optional k/M/G suffix (powers of ten). */
 static int parse_count(const char *text, uint64_t *out)
 {
     if (text == NULL || *text == '\0' || *text == '-')
@@ -346,7 +346,6 @@ int options_parse(cli_options *o, int argc, char **argv)
                 return fail("invalid field list '%s' (field numbers from 1, e.g. 2, 1,3 or 2-4; "
                             "at most 64 fields)",
                             optarg);
-            o->fields_given = true;
             break;
         case 't':
             if (strcmp(optarg, "\\t") == 0)
@@ -367,7 +366,6 @@ int options_parse(cli_options *o, int argc, char **argv)
             break;
         case 'i':
             o->key.ignore_case = true;
-            o->ignore_case_given = true;
             break;
         case 'D':
             o->print_duplicates = true;
@@ -592,8 +590,8 @@ int options_parse(cli_options *o, int argc, char **argv)
      * filter mean nothing to it. */
     if (o->card && o->state_count > 0 &&
         (o->type_given || o->capacity_given || o->error_given || o->seed_given ||
-         o->window_given || o->span_given || o->fields_given || o->split_given ||
-         o->ignore_case_given || o->level_given || o->refresh || o->time_field ||
+         o->window_given || o->span_given || o->key.field_count || o->split_given ||
+         o->key.ignore_case || o->level_given || o->refresh || o->time_field ||
          o->max_memory || o->terminator != '\n'))
         return fail("%s", "`once card --state` estimates saved filters as they were made: "
                           "options that build a filter or read input do not apply to it");

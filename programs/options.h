@@ -48,9 +48,10 @@ typedef struct cli_options {
     uint64_t max_memory; /* 0: the structure's default cap */
 
     /* Key selection: the whole line, or some of its fields (keys.h).  What was given
-     * explicitly must agree with a state file's profile; the rest is taken from it. */
+     * explicitly (fields, -i, or split_given) must agree with a state file's profile;
+     * the rest is taken from it. */
     key_spec key;
-    bool fields_given, split_given, ignore_case_given;
+    bool split_given;
 
     bool print_duplicates; /* -D: print the lines seen before instead */
     char terminator;       /* ends each line, on input and output: '\n', or NUL with -z */

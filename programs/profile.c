@@ -67,21 +67,11 @@ size_t profile_encode(const run_profile *p, char *out)
     return used;
 }
 
-/* A decimal number from `text` (all of it) no larger than `max`. */
+/* A decimal number that is all of `text`, no larger than `max`. */
 static int parse_number(const char *text, unsigned long max, unsigned long *out)
 {
-    if (*text < '0' || *text > '9')
-        return -1;
-    unsigned long v = 0;
-    for (; *text; text++) {
-        if (*text < '0' || *text > '9')
-            return -1;
-        v = v * 10 + (unsigned long)(*text - '0');
-        if (v > max)
-            return -1;
-    }
-    *out = v;
-    return 0;
+    const char *end;
+    return parse_decimal(text, max, &end, out) == 0 && *end == '\0' ? 0 : -1;
 }
 
 static int decode_line(run_profile *p, char *line, unsigned *seen)
@@ -201,9 +191,9 @@ const char *profile_apply(const run_profile *p, cli_options *o, char *made_with)
     /* What splits fields matters when fields are read: for the key or for times. */
     bool fields_read = p->key.field_count > 0 || (p->has_time && p->time_field > 0);
     describe_key(&p->key, made_with, PROFILE_TEXT_MAX);
-    if (o->fields_given && !same_fields(&o->key, &p->key))
+    if (o->key.field_count > 0 && !same_fields(&o->key, &p->key)) /* -f given */
         return "-f";
-    if (o->ignore_case_given && !p->key.ignore_case)
+    if (o->key.ignore_case && !p->key.ignore_case)
         return "-i";
     if (fields_read && o->split_given &&
         (o->key.whitespace != p->key.whitespace ||
