@@ -27,7 +27,8 @@
  *     allocator is what runs without one;
  *   - each memory cap bounds once_bytes, metadata included.
  */
-#include "once_internal.h"
+#include "core/alloc.h"
+#include "static/array_filter.h"
 #include "testing.h"
 
 #include <stdbool.h>

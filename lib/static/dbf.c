@@ -1,9 +1,9 @@
 /*
- * dbf.c - the Dynamic Bloom Filter (paper 003): a list of counting Bloom filters of one
+ * static/dbf.c - the Dynamic Bloom Filter (paper 003): a list of counting Bloom filters of one
  * geometry that grows with the set and shrinks as keys are deleted.
  *
  * Design
- *   A DBF holds s >= 1 rows.  Every row is a counting Bloom filter of bloom_counting.c
+ *   A DBF holds s >= 1 rows.  Every row is a counting Bloom filter of static/counting.c
  *   (m 4-bit counters, k probes of the shared probe sequence, its add/remove/union
  *   used as they are), plus the number of keys it holds, nr, and the version of its
  *   last change.  All rows share m, k and the hash of a key, so a key has the same k
@@ -55,15 +55,7 @@
  *   counters at 16 rows, a quarter of them at 64, so it is for DBFs of many rows.
  *
  *   Incremental updates (sections 4.4 and 3.5.2): every change advances `version` and
- *   stamps the rows it touches.  An export sends, for each row stamped after the base
- *   version, the xor of its counters with the row as last exported (the exporter keeps
- *   that copy; a new row is xor-ed with zeros), zstd-compressed, and makes the current
- *   rows the new base.  The replica, at the base version with the same rows, xors the
- *   rows in and takes the source's counts, version and row count, so it ends up with
- *   the same rows in the same order and answers exactly like the source.  A delta is
- *   checked like a saved filter (sizes before allocations, a checksum, every field);
- *   its decompressed size follows from the header and must fit the replica's cap, so
- *   a small hostile frame cannot make it allocate more than its cap allows.
+ *   stamps the rows it touches; the delta format is static/dbf_delta.c.
  *
  * Invariants
  *   - 1 <= rows <= 2^20; every row has m counters and k probes; nr counts the keys
@@ -79,69 +71,17 @@
  *     stays within max_bytes (default 1 GiB): an insertion that needs a new row past
  *     it fails with ONCE_ERR_FULL and changes nothing.
  */
-#include "once_internal.h"
+#include "static/dbf.h"
+#include "math/cardinality.h"
+#include "math/sizing.h"
 
 #include <math.h>
-/* For ZSTD_customMem and the contexts built on it, which route zstd's working memory
- * through the library's allocator (alloc.c).  Exported by the shared libzstd too, and
- * unchanged since zstd 1.0. */
-#define ZSTD_STATIC_LINKING_ONLY
-#include <zstd.h>
-#include <zstd_errors.h>
+#include <string.h>
 
-#define DBF_DEFAULT_MAX_BYTES (UINT64_C(1) << 30)
-#define DBF_MAX_ROWS (UINT32_C(1) << 20)
-#define DBF_MAX_VERSION (UINT64_C(1) << 62) /* see touch() */
-#define DBF_FLAG_QUERY_FIRST 1u
-#define DBF_FLAG_BIT_SLICE 2u
+/* The table at the end of this file, which the code above refers to. */
+extern const once_filter_ops once_dbf_ops;
 
-/* Delta format (all integers little-endian):
- *   0 magic "ODLT", 4 u32 format, 8 seed, 16 m, 24 k, 32 c, 40 base version,
- *   48 new version, 56 rows at base, 64 rows now, 72 rows sent, 80 items,
- *   88 compressed length L, 96 zstd frame of L bytes, 96+L XXH3-64 of [0, 96+L).
- * The frame holds, for each row sent in increasing row order: row index, nr, the
- * version of the row's last change, and the row's counter words xor the base row. */
-#define DELTA_ROW_HEADER 24
-#define DELTA_FORMAT 1
-#define DELTA_HEADER 96
-#define DELTA_ZSTD_LEVEL 3
-static const uint8_t delta_magic[4] = {'O', 'D', 'L', 'T'};
-
-typedef struct dbf_row {
-    once_filter *counters; /* a counting Bloom filter (bloom_counting.c) */
-    uint64_t count;        /* nr: keys inserted into this row, minus deletes */
-    uint64_t changed;      /* version of the row's last change */
-} dbf_row;
-
-typedef struct dbf_filter {
-    once_filter base;
-    uint64_t cells;        /* m counters per row */
-    uint32_t hashes;       /* k */
-    uint64_t row_capacity; /* c */
-    uint64_t row_words;    /* 64-bit words of one row's counters */
-    uint64_t max_bytes;
-    bool query_first, bit_slice;
-    uint32_t rows, rows_room;
-    dbf_row *row;
-    uint64_t *slices;       /* bit-slice index: slices[g * m + j], bit r = row 64g + r */
-    uint32_t slice_groups;  /* groups of 64 rows the index has room for */
-    uint64_t version;
-    /* The rows as last exported (incremental updates). */
-    bool has_base;
-    uint64_t base_version;
-    uint32_t base_rows;
-    uint64_t **base_words;
-} dbf_filter;
-
-#define DBF(f) ((dbf_filter *)(f))
-#define CDBF(f) ((const dbf_filter *)(f))
-
-static inline uint64_t *row_array(const dbf_row *r)
-{
-    return ARRAY(r->counters)->array;
-}
-
-static uint32_t groups_for(uint32_t rows)
+uint32_t once_dbf_groups_for(uint32_t rows)
 {
     return (rows + 63) / 64;
 }
@@ -159,13 +99,13 @@ static uint32_t rows_room_for(const dbf_filter *d, uint32_t rows)
 
 /* The structure's memory (once_bytes without the metadata) with a row table of `room`
  * entries, `rows` rows (<= room) and `base_rows` exported rows. */
-static uint64_t memory_for(const dbf_filter *d, uint64_t room, uint64_t rows, uint64_t base_rows)
+uint64_t once_dbf_memory_for(const dbf_filter *d, uint64_t room, uint64_t rows, uint64_t base_rows)
 {
     uint64_t row_bytes = sizeof(once_array_filter) + once_words_memory(d->row_words);
     uint64_t bytes = sizeof(dbf_filter) + room * sizeof(dbf_row) + rows * row_bytes;
     bytes += base_rows * (sizeof(uint64_t *) + once_words_memory(d->row_words));
     if (d->bit_slice) {
-        uint64_t groups = groups_for((uint32_t)rows);
+        uint64_t groups = once_dbf_groups_for((uint32_t)rows);
         if (groups < d->slice_groups)
             groups = d->slice_groups;
         bytes += once_words_memory(groups * d->cells);
@@ -175,16 +115,16 @@ static uint64_t memory_for(const dbf_filter *d, uint64_t room, uint64_t rows, ui
 
 /* Would once_bytes stay within the cap with `rows` rows (the row table grown to hold
  * them) and `base_rows` exported rows? */
-static bool within_cap(const dbf_filter *d, uint64_t rows, uint64_t base_rows)
+bool once_dbf_within_cap(const dbf_filter *d, uint64_t rows, uint64_t base_rows)
 {
     uint64_t room = rows_room_for(d, (uint32_t)rows);
-    return memory_for(d, room, rows, base_rows) + d->base.metadata_len <= d->max_bytes;
+    return once_dbf_memory_for(d, room, rows, base_rows) + d->base.metadata_len <= d->max_bytes;
 }
 
 static uint64_t dbf_memory(const once_filter *f)
 {
     const dbf_filter *d = CDBF(f);
-    return memory_for(d, d->rows_room, d->rows, d->has_base ? d->base_rows : 0);
+    return once_dbf_memory_for(d, d->rows_room, d->rows, d->has_base ? d->base_rows : 0);
 }
 
 static uint64_t dbf_memory_cap(const once_filter *f)
@@ -231,7 +171,7 @@ static inline uint64_t *slice_word(const dbf_filter *d, uint32_t r, uint64_t cel
 static bool slices_prepare(const dbf_filter *d, uint32_t rows, uint64_t **grown)
 {
     *grown = NULL;
-    uint32_t groups = groups_for(rows);
+    uint32_t groups = once_dbf_groups_for(rows);
     if (!d->bit_slice || groups <= d->slice_groups)
         return true;
     *grown = once_words_alloc((uint64_t)groups * d->cells);
@@ -248,7 +188,7 @@ static void slices_commit(dbf_filter *d, uint64_t *grown, uint32_t rows)
         return;
     once_words_free(d->slices);
     d->slices = grown;
-    d->slice_groups = groups_for(rows);
+    d->slice_groups = once_dbf_groups_for(rows);
 }
 
 static void slice_clear_row(dbf_filter *d, uint32_t r)
@@ -259,7 +199,7 @@ static void slice_clear_row(dbf_filter *d, uint32_t r)
 }
 
 /* Index bits of row r from its counters. */
-static void slice_rebuild_row(dbf_filter *d, uint32_t r)
+void once_dbf_slice_rebuild_row(dbf_filter *d, uint32_t r)
 {
     const uint64_t *a = row_array(&d->row[r]);
     uint64_t bit = UINT64_C(1) << (r & 63);
@@ -295,7 +235,7 @@ static uint32_t matching_rows(const dbf_filter *d, const once_hash *h, uint32_t 
     if (d->bit_slice) {
         uint64_t pos[ONCE_MAX_HASHES];
         positions(d, h, pos);
-        for (uint32_t g = 0; g < groups_for(d->rows); g++) {
+        for (uint32_t g = 0; g < once_dbf_groups_for(d->rows); g++) {
             const uint64_t *s = d->slices + (uint64_t)g * d->cells;
             uint64_t acc = ~UINT64_C(0);
             for (uint32_t i = 0; i < d->hashes && acc; i++)
@@ -328,7 +268,7 @@ static bool dbf_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
     return matching_rows(CDBF(f), h, 1, &first) != 0;
 }
 
-static once_status row_make(const dbf_filter *d, once_filter **out)
+once_status once_dbf_row_make(const dbf_filter *d, once_filter **out)
 {
     return once_counting_new(out, d->cells, d->hashes);
 }
@@ -351,12 +291,12 @@ static bool rows_reserve(dbf_filter *d, uint32_t rows)
 static once_status append_row(dbf_filter *d)
 {
     if (d->rows >= DBF_MAX_ROWS || (uint64_t)(d->rows + 1) * d->cells > ONCE_MAX_CELLS ||
-        !within_cap(d, d->rows + 1, d->has_base ? d->base_rows : 0))
+        !once_dbf_within_cap(d, d->rows + 1, d->has_base ? d->base_rows : 0))
         return ONCE_ERR_FULL;
     /* Everything allocated before anything changes: the table's growth last, as it is
      * the one allocation that cannot be taken back. */
     once_filter *counters = NULL;
-    once_status st = row_make(d, &counters);
+    once_status st = once_dbf_row_make(d, &counters);
     if (st != ONCE_OK)
         return st;
     uint64_t *slices = NULL;
@@ -395,7 +335,7 @@ static void absorb_row(dbf_filter *d, uint32_t i, uint32_t j)
     once_counting_ops.combine(d->row[i].counters, d->row[j].counters, ONCE_COMBINE_UNION);
     d->row[i].count = count_sum(d->row[i].count, d->row[j].count);
     if (d->bit_slice)
-        slice_rebuild_row(d, i);
+        once_dbf_slice_rebuild_row(d, i);
     touch(d, i);
     drop_row(d, j);
 }
@@ -531,7 +471,7 @@ static void dbf_prefetch(const once_filter *f, const once_hash *h)
     }
 }
 
-static void free_base(dbf_filter *d)
+void once_dbf_free_base(dbf_filter *d)
 {
     if (d->base_words != NULL)
         for (uint32_t r = 0; r < d->base_rows; r++)
@@ -549,7 +489,7 @@ static void dbf_destroy(once_filter *f)
         once_counting_ops.destroy(d->row[r].counters);
     once_free_memory(d->row);
     once_words_free(d->slices);
-    free_base(d);
+    once_dbf_free_base(d);
     once_free_memory(d);
 }
 
@@ -579,14 +519,14 @@ static once_status append_rows(dbf_filter *d, const dbf_filter *s)
     uint32_t n = s->rows, before = d->rows;
     if ((uint64_t)before + n > DBF_MAX_ROWS ||
         ((uint64_t)before + n) * d->cells > ONCE_MAX_CELLS ||
-        !within_cap(d, (uint64_t)before + n, d->has_base ? d->base_rows : 0))
+        !once_dbf_within_cap(d, (uint64_t)before + n, d->has_base ? d->base_rows : 0))
         return ONCE_ERR_FULL;
     once_filter **copies = once_calloc(n, sizeof *copies);
     if (copies == NULL)
         return ONCE_ERR_NOMEM;
     once_status st = ONCE_OK;
     for (uint32_t i = 0; i < n && st == ONCE_OK; i++) {
-        st = row_make(d, &copies[i]);
+        st = once_dbf_row_make(d, &copies[i]);
         if (st == ONCE_OK)
             memcpy(ARRAY(copies[i])->array, row_array(&s->row[i]), (size_t)(d->row_words * 8));
     }
@@ -607,7 +547,7 @@ static once_status append_rows(dbf_filter *d, const dbf_filter *s)
         d->row[before + i].count = s->row[i].count;
         d->rows++;
         if (d->bit_slice)
-            slice_rebuild_row(d, before + i);
+            once_dbf_slice_rebuild_row(d, before + i);
         touch(d, before + i);
     }
     once_free_memory(copies);
@@ -630,7 +570,7 @@ static void intersect_rows(dbf_filter *d, const dbf_filter *s)
     }
     for (uint32_t r = 0; r < d->rows; r++) {
         if (d->bit_slice)
-            slice_rebuild_row(d, r);
+            once_dbf_slice_rebuild_row(d, r);
         touch(d, r);
     }
 }
@@ -713,7 +653,7 @@ static once_status dbf_new(once_filter **out, const dbf_geometry *g)
     d->max_bytes = g->max_bytes;
     d->query_first = g->query_first;
     d->bit_slice = g->bit_slice;
-    if (!within_cap(d, 1, 0)) {
+    if (!once_dbf_within_cap(d, 1, 0)) {
         once_free_memory(d);
         return ONCE_ERR_TOO_LARGE;
     }
@@ -728,7 +668,7 @@ static once_status dbf_new(once_filter **out, const dbf_geometry *g)
     return ONCE_OK;
 }
 
-once_status once_dbf_create(once_filter **out, const once_config *c)
+static once_status once_dbf_create(once_filter **out, const once_config *c)
 {
     dbf_geometry g;
     memset(&g, 0, sizeof g);
@@ -833,7 +773,7 @@ static once_status dbf_load(once_filter **out, const uint8_t *params, size_t par
     if (st != ONCE_OK)
         return st == ONCE_ERR_INVALID || st == ONCE_ERR_TOO_LARGE ? ONCE_ERR_CORRUPT : st;
     dbf_filter *d = DBF(f);
-    if (!within_cap(d, v[P_ROWS], 0)) { /* a file we would not write */
+    if (!once_dbf_within_cap(d, v[P_ROWS], 0)) { /* a file we would not write */
         dbf_destroy(f);
         return ONCE_ERR_CORRUPT;
     }
@@ -854,7 +794,7 @@ static once_status dbf_load(once_filter **out, const uint8_t *params, size_t par
             return ONCE_ERR_CORRUPT;
         }
         if (d->bit_slice)
-            slice_rebuild_row(d, r);
+            once_dbf_slice_rebuild_row(d, r);
     }
     d->version = v[P_VERSION];
     *out = f;
@@ -888,7 +828,7 @@ const once_filter_ops once_dbf_ops = {
 
 /* ------------------------------------------------------- public helpers */
 
-static bool is_dbf(const once_filter *f)
+bool once_dbf_is_dbf(const once_filter *f)
 {
     return f != NULL && f->ops == &once_dbf_ops;
 }
@@ -898,7 +838,7 @@ once_status once_dbf_matching_rows(const once_filter *f, const void *key, size_t
 {
     if (f == NULL || rows == NULL || (key == NULL && len != 0))
         return ONCE_ERR_INVALID;
-    if (!is_dbf(f))
+    if (!once_dbf_is_dbf(f))
         return ONCE_ERR_UNSUPPORTED;
     once_hash h = once_hash_key(key, len, f->seed);
     uint32_t first = 0;
@@ -910,430 +850,13 @@ once_status once_dbf_merge(once_filter *f)
 {
     if (f == NULL)
         return ONCE_ERR_INVALID;
-    if (!is_dbf(f))
+    if (!once_dbf_is_dbf(f))
         return ONCE_ERR_UNSUPPORTED;
     merge_all(DBF(f));
     return ONCE_OK;
 }
 
-/* once_union, refusing other structures as dst (the name predates a union that could
- * fail). */
-once_status once_dbf_union(once_filter *dst, const once_filter *src)
-{
-    if (dst == NULL || src == NULL)
-        return ONCE_ERR_INVALID;
-    if (!is_dbf(dst))
-        return ONCE_ERR_UNSUPPORTED;
-    return once_union(dst, src);
-}
-
 uint64_t once_dbf_version(const once_filter *f)
 {
-    return is_dbf(f) ? CDBF(f)->version : 0;
-}
-
-/* ------------------------------------------------------------- formulas */
-
-double once_dbf_fpr(uint64_t bits, uint32_t hashes, uint64_t row_capacity, uint64_t items)
-{
-    if (row_capacity == 0)
-        return 1.0;
-    double full = (double)(items / row_capacity);
-    double rest = once_fpr_standard(bits, hashes, items % row_capacity);
-    double row = once_fpr_standard(bits, hashes, row_capacity);
-    return 1.0 - pow(1.0 - row, full) * (1.0 - rest);
-}
-
-double once_dbf_multiple_address_bound(uint64_t bits, uint32_t hashes, uint64_t row_capacity,
-                                       uint64_t items)
-{
-    if (row_capacity == 0 || items == 0)
-        return 0.0;
-    uint64_t rows = items / row_capacity + (items % row_capacity != 0);
-    double row = once_fpr_standard(bits, hashes, row_capacity);
-    return 1.0 - pow(1.0 - row, (double)(rows - 1));
-}
-
-double once_dbf_query_first_ratio(uint32_t rows, double row_error)
-{
-    if (rows == 0 || !(row_error >= 0.0 && row_error <= 1.0))
-        return 0.0;
-    return (double)rows * (1.0 - pow(1.0 - row_error, (double)rows - 1.0));
-}
-
-/* ln(0.6185...): the rate of an optimally loaded filter is 0.6185^(m/n), 0.6185 =
- * (1/2)^ln 2 (paper 003 section 4, from Eq. 1 at k = (m/n) ln 2). */
-static double log_optimal_base(void)
-{
-    return log(2.0) * log(0.5);
-}
-
-/* suffix[i] = P(n >= i) for i = 0..N+1 from non-negative weights; false if invalid. */
-static bool tail_sums(const double *pmf, uint64_t max_items, double *suffix)
-{
-    double total = 0;
-    for (uint64_t i = 0; i <= max_items; i++) {
-        if (!isfinite(pmf[i]) || pmf[i] < 0)
-            return false;
-        total += pmf[i];
-    }
-    if (!(total > 0) || !isfinite(total))
-        return false;
-    suffix[max_items + 1] = 0;
-    for (uint64_t i = max_items + 1; i-- > 0;)
-        suffix[i] = suffix[i + 1] + pmf[i] / total;
-    return true;
-}
-
-static void plan_eval(const double *suffix, uint64_t max_items, double error, uint32_t rows,
-                      once_dbf_plan *out)
-{
-    uint64_t c = max_items / rows + (max_items % rows != 0);
-    double row_error = -expm1(log1p(-error) / rows);
-    double m = ceil((double)c * log(row_error) / log_optimal_base());
-    double used = 0;
-    for (uint32_t i = 1; i <= rows; i++) {
-        uint64_t first = c * (i - 1) + 1; /* row i is used iff n > c(i - 1) */
-        used += i == 1 ? 1.0 : (first <= max_items ? suffix[first] : 0.0);
-    }
-    out->rows = rows;
-    out->row_capacity = c;
-    out->row_bits = (uint64_t)m;
-    out->hashes = (uint32_t)ceil(m / (double)c * log(2.0));
-    out->row_error = row_error;
-    out->expected_bits = m * used;
-    out->sbf_bits = ceil((double)max_items * log(error) / log_optimal_base());
-}
-
-static once_status plan_check(const double *pmf, uint64_t max_items, double error,
-                              uint32_t rows, once_dbf_plan *out)
-{
-    if (pmf == NULL || out == NULL || max_items == 0 || max_items > ONCE_MAX_CELLS ||
-        !(error > 0.0 && error < 1.0) || rows == 0 || rows > max_items)
-        return ONCE_ERR_INVALID;
-    return ONCE_OK;
-}
-
-static once_status plan_search(const double *pmf, uint64_t max_items, double error,
-                               uint32_t first, uint32_t last, once_dbf_plan *out)
-{
-    once_status st = plan_check(pmf, max_items, error, last, out);
-    if (st != ONCE_OK)
-        return st;
-    double *suffix = once_malloc((size_t)(max_items + 2) * sizeof *suffix);
-    if (suffix == NULL)
-        return ONCE_ERR_NOMEM;
-    if (!tail_sums(pmf, max_items, suffix)) {
-        once_free_memory(suffix);
-        return ONCE_ERR_INVALID;
-    }
-    for (uint32_t s = first; s <= last; s++) {
-        once_dbf_plan p;
-        plan_eval(suffix, max_items, error, s, &p);
-        if (s == first || p.expected_bits < out->expected_bits)
-            *out = p;
-    }
-    once_free_memory(suffix);
-    return ONCE_OK;
-}
-
-once_status once_dbf_plan_for_rows(const double *pmf, uint64_t max_items, double error,
-                                   uint32_t rows, once_dbf_plan *out)
-{
-    return plan_search(pmf, max_items, error, rows, rows, out);
-}
-
-once_status once_dbf_plan_rows(const double *pmf, uint64_t max_items, double error,
-                               uint32_t max_rows, once_dbf_plan *out)
-{
-    return plan_search(pmf, max_items, error, 1, max_rows, out);
-}
-
-once_status once_dbf_two_bounds(uint64_t n0, double alpha, double beta, once_dbf_bounds *out)
-{
-    if (out == NULL || n0 == 0 || !(alpha > 0.0 && alpha < beta && beta < 1.0))
-        return ONCE_ERR_INVALID;
-    double sbf = floor((double)n0 * log(alpha) / log(beta));
-    double rows = floor(log1p(-beta) / log1p(-alpha));
-    double dbf = (double)n0 * rows;
-    if (sbf >= 0x1p62 || dbf >= 0x1p62 || rows > DBF_MAX_ROWS)
-        return ONCE_ERR_TOO_LARGE;
-    out->sbf_limit = (uint64_t)sbf;
-    out->dbf_rows = (uint32_t)rows;
-    out->dbf_limit = (uint64_t)dbf;
-    out->next_sbf_n0 = out->sbf_limit + 1;
-    out->next_dbf_n0 = out->dbf_limit + 1;
-    return ONCE_OK;
-}
-
-once_status once_dbf_rebuilds(uint64_t n0, double alpha, double beta, uint64_t items,
-                              uint64_t *sbf_rebuilds, uint64_t *dbf_rebuilds)
-{
-    if (sbf_rebuilds == NULL || dbf_rebuilds == NULL)
-        return ONCE_ERR_INVALID;
-    uint64_t counts[2] = {0, 0};
-    for (int which = 0; which < 2; which++) {
-        uint64_t size = n0;
-        for (;;) {
-            once_dbf_bounds b;
-            once_status st = once_dbf_two_bounds(size, alpha, beta, &b);
-            if (st != ONCE_OK)
-                return st;
-            uint64_t limit = which == 0 ? b.sbf_limit : b.dbf_limit;
-            if (items <= limit)
-                break;
-            if (++counts[which] > 1000000)
-                return ONCE_ERR_TOO_LARGE; /* bounds too close to make progress */
-            size = which == 0 ? b.next_sbf_n0 : b.next_dbf_n0;
-        }
-    }
-    *sbf_rebuilds = counts[0];
-    *dbf_rebuilds = counts[1];
-    return ONCE_OK;
-}
-
-/* ---------------------------------------------------------------- deltas */
-
-static void *zstd_alloc(void *opaque, size_t size)
-{
-    (void)opaque;
-    return once_malloc(size);
-}
-
-static void zstd_free(void *opaque, void *block)
-{
-    (void)opaque;
-    once_free_memory(block);
-}
-
-static const ZSTD_customMem zstd_memory = {zstd_alloc, zstd_free, NULL};
-
-once_status once_dbf_export_delta(once_filter *f, uint64_t since, void **delta, size_t *len)
-{
-    if (f == NULL || delta == NULL || len == NULL)
-        return ONCE_ERR_INVALID;
-    if (!is_dbf(f))
-        return ONCE_ERR_UNSUPPORTED;
-    dbf_filter *d = DBF(f);
-    /* The base: a new DBF (one empty row) or the last export. */
-    bool from_new = since == 0;
-    if (!from_new && !(d->has_base && d->base_version == since))
-        return ONCE_ERR_MISMATCH;
-    /* Past a base at the saturated version, changes carry that same version and could
-     * not be told from the base's rows: only a full save describes them. */
-    if (!from_new && since == DBF_MAX_VERSION)
-        return ONCE_ERR_MISMATCH;
-    uint32_t base_rows = from_new ? 1 : d->base_rows;
-    if (!within_cap(d, d->rows, d->rows))
-        return ONCE_ERR_FULL;
-
-    uint64_t row_bytes = d->row_words * 8;
-    uint32_t sent = 0;
-    for (uint32_t r = 0; r < d->rows; r++)
-        sent += r >= base_rows || d->row[r].changed > since;
-    uint64_t body_len = (uint64_t)sent * (DELTA_ROW_HEADER + row_bytes);
-    uint8_t *body = once_malloc(body_len ? (size_t)body_len : 1);
-    uint64_t **next_base = once_calloc(d->rows, sizeof *next_base);
-    size_t bound = ZSTD_compressBound((size_t)body_len);
-    uint8_t *out = once_malloc(DELTA_HEADER + bound + 8);
-    ZSTD_CCtx *zstd = ZSTD_createCCtx_advanced(zstd_memory);
-    bool ok = body != NULL && next_base != NULL && out != NULL && zstd != NULL;
-    for (uint32_t r = 0; r < d->rows && ok; r++) {
-        next_base[r] = once_words_alloc(d->row_words);
-        ok = next_base[r] != NULL;
-    }
-    if (!ok) {
-        if (next_base != NULL)
-            for (uint32_t r = 0; r < d->rows; r++)
-                once_words_free(next_base[r]);
-        once_free_memory(next_base);
-        once_free_memory(body);
-        once_free_memory(out);
-        ZSTD_freeCCtx(zstd);
-        return ONCE_ERR_NOMEM;
-    }
-
-    uint8_t *p = body;
-    for (uint32_t r = 0; r < d->rows; r++) {
-        const uint64_t *now = row_array(&d->row[r]);
-        memcpy(next_base[r], now, (size_t)row_bytes);
-        if (!(r >= base_rows || d->row[r].changed > since))
-            continue;
-        const uint64_t *was = !from_new && r < base_rows ? d->base_words[r] : NULL;
-        once_le_write(p, r, 8);
-        once_le_write(p + 8, d->row[r].count, 8);
-        once_le_write(p + 16, d->row[r].changed, 8);
-        p += DELTA_ROW_HEADER;
-        for (uint64_t w = 0; w < d->row_words; w++, p += 8)
-            once_le_write(p, now[w] ^ (was ? was[w] : 0), 8);
-    }
-    size_t packed = ZSTD_compressCCtx(zstd, out + DELTA_HEADER, bound, body, (size_t)body_len,
-                                      DELTA_ZSTD_LEVEL);
-    once_free_memory(body);
-    ZSTD_freeCCtx(zstd);
-    if (ZSTD_isError(packed)) { /* into a buffer of the bound, only its memory can fail */
-        for (uint32_t r = 0; r < d->rows; r++)
-            once_words_free(next_base[r]);
-        once_free_memory(next_base);
-        once_free_memory(out);
-        return ONCE_ERR_NOMEM;
-    }
-    memcpy(out, delta_magic, 4);
-    out[4] = DELTA_FORMAT;
-    out[5] = out[6] = out[7] = 0;
-    uint64_t header[11] = {f->seed,   d->cells, d->hashes, d->row_capacity, since, d->version,
-                           base_rows, d->rows,  sent,      f->items,        packed};
-    for (int i = 0; i < 11; i++)
-        once_le_write(out + 8 + 8 * i, header[i], 8);
-    once_le_write(out + DELTA_HEADER + packed, XXH3_64bits(out, DELTA_HEADER + packed), 8);
-
-    free_base(d);
-    d->base_words = next_base;
-    d->base_rows = d->rows;
-    d->base_version = d->version;
-    d->has_base = true;
-    *delta = out;
-    *len = DELTA_HEADER + packed + 8;
-    return ONCE_OK;
-}
-
-once_status once_dbf_apply_delta(once_filter *f, const void *delta, size_t len)
-{
-    if (f == NULL || (delta == NULL && len != 0))
-        return ONCE_ERR_INVALID;
-    if (!is_dbf(f))
-        return ONCE_ERR_UNSUPPORTED;
-    dbf_filter *d = DBF(f);
-    const uint8_t *b = delta;
-    if (len < 4)
-        return ONCE_ERR_TRUNCATED;
-    if (memcmp(b, delta_magic, 4) != 0)
-        return ONCE_ERR_BAD_MAGIC;
-    if (len < DELTA_HEADER + 8)
-        return ONCE_ERR_TRUNCATED;
-    if (once_le32_read(b + 4) != DELTA_FORMAT)
-        return ONCE_ERR_VERSION;
-    uint64_t h[11];
-    for (int i = 0; i < 11; i++)
-        h[i] = once_le64_read(b + 8 + 8 * i);
-    enum { SEED, CELLS, HASHES, CAPACITY, FROM, TO, OLD_ROWS, NEW_ROWS, SENT, ITEMS, PACKED };
-    if (h[PACKED] > len - DELTA_HEADER - 8)
-        return ONCE_ERR_TRUNCATED;
-    if (h[PACKED] < len - DELTA_HEADER - 8)
-        return ONCE_ERR_CORRUPT; /* bytes after the checksum */
-    if (XXH3_64bits(b, len - 8) != once_le64_read(b + len - 8))
-        return ONCE_ERR_CHECKSUM;
-    if (h[SEED] != f->seed || h[CELLS] != d->cells || h[HASHES] != d->hashes ||
-        h[CAPACITY] != d->row_capacity)
-        return ONCE_ERR_MISMATCH;
-    if (h[TO] < h[FROM] || h[TO] > DBF_MAX_VERSION || h[NEW_ROWS] == 0 || h[NEW_ROWS] > DBF_MAX_ROWS ||
-        h[NEW_ROWS] * d->cells > ONCE_MAX_CELLS || h[SENT] > h[NEW_ROWS] || h[OLD_ROWS] == 0)
-        return ONCE_ERR_CORRUPT;
-    if (h[FROM] != d->version || h[OLD_ROWS] != d->rows)
-        return ONCE_ERR_MISMATCH;
-    /* After: exactly NEW_ROWS rows in a table of as many, and no base copy. */
-    if (memory_for(d, h[NEW_ROWS], h[NEW_ROWS], 0) + f->metadata_len > d->max_bytes)
-        return ONCE_ERR_FULL;
-
-    uint64_t row_bytes = d->row_words * 8;
-    uint64_t body_len = h[SENT] * (DELTA_ROW_HEADER + row_bytes);
-    const uint8_t *frame = b + DELTA_HEADER;
-    size_t packed = (size_t)h[PACKED];
-    if (ZSTD_getFrameContentSize(frame, packed) != body_len ||
-        ZSTD_findFrameCompressedSize(frame, packed) != packed)
-        return ONCE_ERR_CORRUPT;
-    uint8_t *body = once_malloc(body_len ? (size_t)body_len : 1);
-    ZSTD_DCtx *zstd = ZSTD_createDCtx_advanced(zstd_memory);
-    if (body == NULL || zstd == NULL) {
-        once_free_memory(body);
-        ZSTD_freeDCtx(zstd);
-        return ONCE_ERR_NOMEM;
-    }
-    size_t got = ZSTD_decompressDCtx(zstd, body, (size_t)body_len, frame, packed);
-    ZSTD_freeDCtx(zstd);
-    if (ZSTD_isError(got) || got != body_len) {
-        once_free_memory(body);
-        return ZSTD_isError(got) && ZSTD_getErrorCode(got) == ZSTD_error_memory_allocation
-                   ? ONCE_ERR_NOMEM
-                   : ONCE_ERR_CORRUPT;
-    }
-
-    /* Build the new rows aside; the replica changes only once all are valid. */
-    uint32_t new_rows = (uint32_t)h[NEW_ROWS];
-    dbf_row *rows = once_calloc(new_rows, sizeof *rows);
-    bool *fresh = once_calloc(new_rows, sizeof *fresh);
-    once_status st = rows != NULL && fresh != NULL ? ONCE_OK : ONCE_ERR_NOMEM;
-    const uint8_t *p = body;
-    uint64_t next_index = 0;
-    for (uint64_t i = 0; i < h[SENT] && st == ONCE_OK; i++, p += DELTA_ROW_HEADER + row_bytes) {
-        uint64_t r = once_le64_read(p), count = once_le64_read(p + 8);
-        uint64_t changed = once_le64_read(p + 16);
-        if (r < next_index || r >= new_rows || count > ONCE_MAX_CELLS || changed > h[TO]) {
-            st = ONCE_ERR_CORRUPT;
-            break;
-        }
-        next_index = r + 1;
-        if ((st = row_make(d, &rows[r].counters)) != ONCE_OK)
-            break;
-        fresh[r] = true;
-        uint64_t *a = row_array(&rows[r]);
-        if (r < d->rows)
-            memcpy(a, row_array(&d->row[r]), (size_t)row_bytes);
-        for (uint64_t w = 0; w < d->row_words; w++)
-            a[w] ^= once_le64_read(p + DELTA_ROW_HEADER + 8 * w);
-        rows[r].count = count;
-        rows[r].changed = changed;
-        if (!once_words_tail_clear(a, d->row_words, d->cells * 4))
-            st = ONCE_ERR_CORRUPT;
-    }
-    for (uint32_t r = 0; r < new_rows && st == ONCE_OK; r++) {
-        if (fresh[r])
-            continue;
-        if (r < d->rows) {
-            rows[r] = d->row[r]; /* unchanged: taken over below */
-        } else if ((st = row_make(d, &rows[r].counters)) == ONCE_OK) {
-            fresh[r] = true; /* a new row the source left empty */
-            rows[r].changed = h[TO];
-        }
-    }
-    once_free_memory(body);
-    uint64_t *slices = NULL;
-    if (st == ONCE_OK && d->bit_slice) {
-        uint32_t groups = groups_for(new_rows);
-        if (groups < d->slice_groups)
-            groups = d->slice_groups;
-        slices = once_words_alloc((uint64_t)groups * d->cells);
-        if (slices == NULL)
-            st = ONCE_ERR_NOMEM;
-    }
-    if (st != ONCE_OK) {
-        if (rows != NULL && fresh != NULL)
-            for (uint32_t r = 0; r < new_rows; r++)
-                if (fresh[r])
-                    once_counting_ops.destroy(rows[r].counters);
-        once_free_memory(rows);
-        once_free_memory(fresh);
-        return st;
-    }
-
-    /* Commit: rows the delta replaced or dropped go. */
-    for (uint32_t r = 0; r < d->rows; r++)
-        if (r >= new_rows || fresh[r])
-            once_counting_ops.destroy(d->row[r].counters);
-    once_free_memory(d->row);
-    once_free_memory(fresh);
-    d->row = rows;
-    d->rows = d->rows_room = new_rows;
-    if (d->bit_slice) {
-        uint32_t groups = groups_for(new_rows);
-        d->slice_groups = groups > d->slice_groups ? groups : d->slice_groups;
-        once_words_free(d->slices);
-        d->slices = slices;
-        for (uint32_t r = 0; r < new_rows; r++)
-            slice_rebuild_row(d, r);
-    }
-    d->version = h[TO];
-    free_base(d); /* the replica's own exports start again from a new DBF */
-    f->items = h[ITEMS];
-    return ONCE_OK;
+    return once_dbf_is_dbf(f) ? CDBF(f)->version : 0;
 }

@@ -106,9 +106,15 @@
  *   - `alive` of a sub-filter = sum of its epoch counters = its alive timers whose
  *     epoch starts after the current tick.
  */
-#include "once_internal.h"
+#include "core/structure.h"
+#include "core/limits.h"
+#include "math/cardinality.h"
+#include "math/sizing.h"
 
 #include <math.h>
+
+/* The table at the end of this file, which the code above refers to. */
+extern const once_filter_ops once_timer_ops;
 
 #define TIMER_MAX_SPAN (UINT64_C(1) << 40)   /* ms, about 35 years */
 #define TIMER_DEFAULT_MAX_BYTES (UINT64_C(1) << 30)
@@ -826,7 +832,7 @@ static once_status timer_new(once_filter **out, const timer_geometry *g)
     return ONCE_OK;
 }
 
-once_status once_timer_create(once_filter **out, const once_config *c)
+static once_status once_timer_create(once_filter **out, const once_config *c)
 {
     timer_geometry g;
     memset(&g, 0, sizeof g);

@@ -71,9 +71,15 @@
  *   - any k consecutive slices have distinct hash indices (index = serial mod k);
  *   - queries never change state.
  */
-#include "once_internal.h"
+#include "window/age.h"
+#include "core/limits.h"
+#include "math/age.h"
+#include "math/cardinality.h"
 
 #include <math.h>
+
+/* The table at the end of this file, which the code above refers to. */
+extern const once_filter_ops once_tlbf_ops;
 
 #define TLBF_DEFAULT_MAX_BYTES (UINT64_C(1) << 30)
 #define TLBF_MAX_SLICES 65536u
@@ -948,7 +954,7 @@ static once_status tlbf_load(once_filter **out, const uint8_t *params, size_t pa
 
 /* ------------------------------------------------------------ create */
 
-once_status once_tlbf_create(once_filter **out, const once_config *c)
+static once_status once_tlbf_create(once_filter **out, const once_config *c)
 {
     if (c->span_ms == 0 || c->span_ms > TLBF_MAX_SPAN_MS || c->capacity == 0 ||
         (c->policy != ONCE_POLICY_FIRST && c->policy != ONCE_POLICY_REFRESH))

@@ -1,5 +1,5 @@
 /*
- * array_filter.c - what the flat-array layouts (standard, partitioned, blocked,
+ * static/array_filter.c - what the flat-array layouts (standard, partitioned, blocked,
  * counting) have in common: one array of cells, 64-byte aligned and a whole number
  * of cache lines, plus k.
  *
@@ -10,51 +10,12 @@
  *   - saved parameters are exactly (cells, k) and the payload exactly the words, so one
  *     validation serves every layout.
  */
-#include "once_internal.h"
+#include "static/array_filter.h"
+#include "core/limits.h"
+
+#include <string.h>
 
 #include <math.h>
-
-uint64_t *once_words_alloc(uint64_t words)
-{
-    if (words == 0 || words > ONCE_MAX_CELLS / 16 + 8)
-        return NULL;
-    size_t bytes = (size_t)(((words + 7) & ~UINT64_C(7)) * sizeof(uint64_t));
-    return (uint64_t *)once_aligned_alloc(bytes);
-}
-
-void once_words_free(uint64_t *words)
-{
-    once_aligned_free(words);
-}
-
-uint64_t once_words_popcount(const uint64_t *words, uint64_t n)
-{
-    uint64_t total = 0;
-    for (uint64_t i = 0; i < n; i++)
-        total += (uint64_t)__builtin_popcountll(words[i]);
-    return total;
-}
-
-void once_words_combine(uint64_t *dst, const uint64_t *src, uint64_t n, once_combine_op op)
-{
-    if (op == ONCE_COMBINE_UNION) {
-        for (uint64_t i = 0; i < n; i++)
-            dst[i] |= src[i];
-    } else {
-        for (uint64_t i = 0; i < n; i++)
-            dst[i] &= src[i];
-    }
-}
-
-void once_words_from_le(uint64_t *dst, const uint8_t *src, uint64_t n)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    memcpy(dst, src, (size_t)(n * 8));
-#else
-    for (uint64_t i = 0; i < n; i++)
-        dst[i] = once_le64_read(src + i * 8);
-#endif
-}
 
 once_status once_array_new(once_filter **out, const once_filter_ops *ops, uint64_t cells,
                            uint32_t cell_bits, uint32_t hashes)
@@ -213,20 +174,6 @@ void once_array_stats(const once_filter *f, once_stats *st)
     st->bits_set = once_array_cells_set(f);
     st->hashes = a->hashes;
     st->fpr_estimate = pow((double)st->bits_set / (double)a->cells, a->hashes);
-}
-
-bool once_words_tail_clear(const uint64_t *array, uint64_t words, uint64_t used)
-{
-    uint64_t first = used / 64;
-    if (used % 64 != 0) {
-        if (array[first] >> (used % 64))
-            return false;
-        first++;
-    }
-    for (uint64_t i = first; i < words; i++)
-        if (array[i] != 0)
-            return false;
-    return true;
 }
 
 once_status once_array_load(once_filter **out, const uint8_t *params, size_t params_len,

@@ -36,7 +36,7 @@
  *   has lost its last segment (k*g when l*g = N).  Explicit segment bits fix g, and a
  *   window beyond their l*g is refused.
  *
- * Layout for a window of N (small_window_layout)
+ * Layout for a window of N (once_age_small_window_layout)
  *   From the planned (k, l): g = ceil(N / l), then l = ceil(N / g), so l*g - N < g
  *   (the paper's w = l g, rounded to the fewest keys a generation).  Windows of
  *   l (l - 1) keys or more keep the planned l.  Smaller ones have fewer age slices, and
@@ -44,7 +44,7 @@
  *   window, about k / l, stays what the level promises; the segments are then sparser
  *   (a fraction `load` of the design load, at least MIN_LOAD) until F at those fills is
  *   back at the target; k grows back only when even MIN_LOAD cannot reach p.  Every
- *   planned slice layout also keeps the double-hashing floor (slice_floor_rate) under
+ *   planned slice layout also keeps the double-hashing floor (once_age_slice_floor_rate) under
  *   p / 4 and F plus the floor at most p, which only small windows need more bits for.
  *   The saved format is unchanged: g and the segment size are saved, and the stats
  *   derive the load from them (segment_load).
@@ -81,7 +81,11 @@
  *     its k segments intact: no false negatives inside the window;
  *   - queries never change state.
  */
-#include "once_internal.h"
+#include "window/age.h"
+#include "core/limits.h"
+#include "core/simd.h"
+#include "math/age.h"
+#include "math/cardinality.h"
 
 #include <math.h>
 
@@ -434,6 +438,9 @@ static inline __attribute__((always_inline)) void scalar_line_set(uint64_t *bloc
 
 #ifdef ONCE_X86
 #include <immintrin.h>
+
+/* The table at the end of this file, which the code above refers to. */
+extern const once_filter_ops once_apbf_ops, once_apbbf_ops;
 
 /* Word w of a 512-bit block lies in part t = w * 64 / part (parts of 64 bits or more),
  * at bit offset (w * 64) mod part of it; the part's bit is (y >> t * log2(part)) mod
@@ -966,120 +973,15 @@ static double segment_rate(const age_filter *a, uint32_t j)
     return sum / (double)blocks;
 }
 
-/* Expected match rate of a full APBBF segment at a mean block load lambda: the block
- * load is Poisson(lambda), and a block with t keys has each part-bit set with
- * probability 1 - (1 - 1/part)^t, so a key matches with that to the power b. */
-static double blocked_segment_rate(uint32_t block_bits, uint32_t hashes, double lambda)
-{
-    double part = (double)block_bits / hashes;
-    double keep = 1.0 - 1.0 / part;
-    double term = exp(-lambda); /* P(T = 0) */
-    double sum = 0.0;
-    uint32_t limit = (uint32_t)(lambda + 12.0 * sqrt(lambda + 1.0) + 30.0);
-    for (uint32_t t = 0; t <= limit; t++) {
-        if (t > 0)
-            term *= lambda / t;
-        sum += term * pow(1.0 - pow(keep, t), hashes);
-    }
-    return sum;
-}
-
-/* The mean block load of a full APBBF segment: the load at which each part-bit is
- * set with probability exactly 1/2, 1 - (1 - 1/part)^n = 1/2 (the fill target of the
- * basic APBF, counted on the discrete part; Table 3's "cap." column is this load over
- * part * ln 2, i.e. about 1 - 1/(2 part)). */
-static double blocked_full_load(uint32_t block_bits, uint32_t hashes)
-{
-    double part = (double)block_bits / hashes;
-    return -log(2.0) / log1p(-1.0 / part);
-}
-
-/* Keys a full segment holds per unit (a slice's bit, a block) at the design load: ln 2
- * per bit for slices (fill 1/2, section 5.2), blocked_full_load for blocks. */
-static double design_full_load(uint32_t block_bits, uint32_t hashes)
-{
-    return block_bits ? blocked_full_load(block_bits, hashes) : log(2.0);
-}
-
-/* Peak (just before a shift) match rates of the k + l segments when a full segment
- * carries `load` times the design load (1 for every layout but small windows'). */
-static void peak_fills(uint32_t k, uint32_t l, uint32_t block_bits, uint32_t hashes, double load,
-                       double *fill)
-{
-    double full = block_bits ? blocked_full_load(block_bits, hashes) : 0.0;
-    for (uint32_t i = 0; i < k + l; i++) {
-        double share = i < k ? (double)(i + 1) / k : 1.0; /* of a full segment's load */
-        if (block_bits == 0)
-            fill[i] = 1.0 - exp2(-share * load); /* g = load m ln2 / k: 1 - 2^-load when full */
-        else
-            fill[i] = blocked_segment_rate(block_bits, hashes, full * load * share);
-    }
-}
-
-/* The load a filter's segments carry when full: k g keys over the segment's units, as a
- * share of the design load.  One within SNAP_LOAD below the design load (the rounding
- * up of m, or of the blocks, to ceil(g k / full)) is reported at the design load, an
- * upper bound that keeps the paper's figures (Table 3 to the printed decimals); any
- * other load, sparser (small windows) or denser (explicit segments), at its own. */
-#define SNAP_LOAD 0.99
-
-static double geometry_load(uint32_t k, uint64_t generation, uint32_t block_bits,
-                            uint32_t hashes, double units)
-{
-    double full = design_full_load(block_bits, hashes);
-    double load = (double)generation * k / (units * full);
-    if (load > 64.0)
-        load = 64.0; /* a loaded file's g may claim more: every segment is full by then */
-    return load > SNAP_LOAD && load <= 1.0 ? 1.0 : load;
-}
-
 /* The segment's units: bits of a slice, blocks of a blocked segment. */
 static double segment_units(const age_filter *a)
 {
     return (double)(a->block_bits ? a->blocks : a->segment_bits);
 }
 
-/*
- * The double-hashing floor of a slice layout.  A key's positions in consecutive slices
- * come from one double-hashing sequence (segment_hash), whose top bits - the ones
- * once_reduce keeps - advance by a per-key step: an arithmetic progression modulo m.
- * An absent key whose start u and step v lie close enough to a stored key's follows it
- * into the same bit of all k of its slices, with probability
- *     I(k) / m^2,  I(k) = integral of prod_{j<k} (1 - |U + j V|)+ dU dV <= 4 / k^2
- * (numerically 1 for k = 2, 0.38 for 3, 0.035 for 8, 0.0046 for 17) per stored key,
- * whatever the fills.  A key that follows a stored one through k - 1 slices and
- * meets a set bit by chance in the last adds about as much again at the fills of a
- * small window (measured: 3.3e-4 for k = 17, l = 125, g = 8, m = 251, where the full
- * term gives 0.8e-4 and F 0.2e-4), so over the (l + k) g keys a filter holds we count
- *     8 (l + k) g / (k^2 m^2)
- * on top of F: nothing to speak of for the slices of thousands of bits of ordinary
- * windows, but the rate itself for the slices of a few dozen bits a small window would
- * have (measured 2e-3 where F gives 3e-5, k = 8, l = 64, m = 43).  One slice a key
- * (k = 1) has no such floor; blocked segments remix their in-block bits and have none.
- */
-static double slice_floor_rate(uint32_t k, uint32_t l, uint64_t generation, double bits)
-{
-    if (k < 2)
-        return 0.0;
-    return 8.0 * (double)(l + k) * (double)generation / ((double)k * k * bits * bits);
-}
-
-/* The peak rate of a geometry: F at the segments' fills, plus the slices' floor. */
-static double design_rate(uint32_t k, uint32_t l, uint32_t block_bits, uint32_t hashes,
-                          uint64_t generation, double units)
-{
-    double fill[2 * ONCE_MAX_AGE_SLICES];
-    peak_fills(k, l, block_bits, hashes, geometry_load(k, generation, block_bits, hashes, units),
-               fill);
-    double rate = once_age_fpr(k, l, fill);
-    if (block_bits == 0)
-        rate += slice_floor_rate(k, l, generation, units);
-    return rate < 1.0 ? rate : 1.0;
-}
-
 static double segment_load(const age_filter *a)
 {
-    return geometry_load(a->k, a->generation, a->block_bits, a->block_hashes, segment_units(a));
+    return once_age_geometry_load(a->k, a->generation, a->block_bits, a->block_hashes, segment_units(a));
 }
 
 /* The window: the count asked for at creation (kept as the filter's capacity, saved in
@@ -1108,8 +1010,8 @@ static void age_stats(const once_filter *f, once_stats *st)
     st->generation = a->generation;
     st->npws = once_apbf_npws(a->k, a->l);
     double fill[2 * ONCE_MAX_AGE_SLICES];
-    peak_fills(a->k, a->l, a->block_bits, a->block_hashes, segment_load(a), fill);
-    st->design_fpr = design_rate(a->k, a->l, a->block_bits, a->block_hashes, a->generation,
+    once_age_peak_fills(a->k, a->l, a->block_bits, a->block_hashes, segment_load(a), fill);
+    st->design_fpr = once_age_design_rate(a->k, a->l, a->block_bits, a->block_hashes, a->generation,
                                  segment_units(a));
     st->accesses_absent = once_age_accesses_absent(a->k, a->l, fill);
     /* Now: the recurrence over the segments' measured match rates. */
@@ -1117,7 +1019,7 @@ static void age_stats(const once_filter *f, once_stats *st)
         fill[i] = segment_rate(a, physical_of(a, i));
     st->fpr_estimate = once_age_fpr(a->k, a->l, fill);
     if (a->block_bits == 0)
-        st->fpr_estimate += slice_floor_rate(a->k, a->l, a->generation, segment_units(a));
+        st->fpr_estimate += once_age_slice_floor_rate(a->k, a->l, a->generation, segment_units(a));
     if (st->fpr_estimate > 1.0)
         st->fpr_estimate = 1.0;
 }
@@ -1306,133 +1208,7 @@ static once_status apbbf_load(once_filter **out, const uint8_t *params, size_t p
     return age_load(&once_apbbf_ops, out, params, params_len, payload, payload_len);
 }
 
-/* ------------------------------------------------------------ planning */
-
-/* The largest l <= limit with F(k, l) <= p at the actual peak fills; 0 if none. */
-static uint32_t largest_age_slices(uint32_t k, double p, uint32_t block_bits, uint32_t hashes,
-                                   uint32_t limit)
-{
-    double fill[2 * ONCE_MAX_AGE_SLICES];
-    uint32_t best = 0;
-    for (uint32_t l = 1; l <= limit; l++) {
-        peak_fills(k, l, block_bits, hashes, 1.0, fill);
-        if (once_age_fpr(k, l, fill) <= p)
-            best = l;
-        else
-            break; /* F grows with l */
-    }
-    return best;
-}
-
-static once_status plan_age(double error, uint32_t level, uint32_t block_bits,
-                            uint32_t block_hashes, uint32_t *k_out, uint32_t *l_out)
-{
-    if (!(error >= 1e-12 && error < 1.0) || level > 32)
-        return ONCE_ERR_INVALID;
-    double bits_needed = -log2(error);
-    uint32_t k = (uint32_t)ceil(bits_needed / (block_bits ? block_hashes : 1)), l = 0;
-    if (block_bits && k < 2)
-        k = 2; /* one segment a key would make the window jump a whole generation */
-    if (k == 0)
-        k = 1;
-    k += level;
-    /* The blocked variant's negative queries cost grows with l; the paper's
-     * configurations keep l within a few k. */
-    uint32_t limit = block_bits ? 4 * k : ONCE_MAX_AGE_SLICES;
-    if (limit > ONCE_MAX_AGE_SLICES)
-        limit = ONCE_MAX_AGE_SLICES;
-    while (k <= ONCE_MAX_AGE_SLICES &&
-           (l = largest_age_slices(k, error, block_bits, block_hashes, limit)) == 0)
-        k++;
-    if (l == 0)
-        return ONCE_ERR_TOO_LARGE;
-    *k_out = k;
-    *l_out = l;
-    return ONCE_OK;
-}
-
-once_status once_age_plan(double error, uint32_t level, uint32_t *k, uint32_t *l)
-{
-    return plan_age(error, level, 0, 0, k, l);
-}
-
-/* The sparsest segment a small window may use: 1/256 of the design load (about 370
- * bits a key in a slice), which bounds what a window of a few keys costs in memory. */
-#define MIN_LOAD (1.0 / 256)
-
-/* The largest load in [MIN_LOAD, 1] at which (k, l) keeps F at or below p; 0 if none.
- * F grows with the fills, and so with the load: bisection.  Below the design load it
- * stays at most SNAP_LOAD, so that the stats report it at its own load. */
-static double largest_load(uint32_t k, uint32_t l, uint32_t block_bits, uint32_t hashes,
-                           double p)
-{
-    double fill[2 * ONCE_MAX_AGE_SLICES];
-    peak_fills(k, l, block_bits, hashes, 1.0, fill);
-    if (once_age_fpr(k, l, fill) <= p)
-        return 1.0;
-    peak_fills(k, l, block_bits, hashes, MIN_LOAD, fill);
-    if (once_age_fpr(k, l, fill) > p)
-        return 0.0;
-    double lo = MIN_LOAD, hi = 1.0;
-    for (int i = 0; i < 40; i++) {
-        double mid = 0.5 * (lo + hi);
-        peak_fills(k, l, block_bits, hashes, mid, fill);
-        if (once_age_fpr(k, l, fill) <= p)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo < SNAP_LOAD ? lo : SNAP_LOAD;
-}
-
-/*
- * The layout of a window of N keys from the planned (k, l).  The guaranteed window is
- * l g (section 5.2), so g = ceil(N / l) would report up to l - 1 keys more than asked,
- * and for N < l a whole l g = l > N.  Instead g = ceil(N / l) and then l = ceil(N / g):
- * the fewest keys a generation (so the least slack, (l + k) g - N) that covers N with
- * at most l age slices; l g - N < g.  From N >= l (l - 1) on, l stays the planned one.
- * When l has to drop, k drops with it in proportion, k = max(1, floor(k l' / l)), so
- * the slack relative to the window, about k / l (section 5.2), stays what the level
- * promises; the segments are then made sparser (a lower load) until F is back at or
- * below p.  If even MIN_LOAD does not reach p with that k, k grows back one at a time;
- * with the planned k any l' <= l reaches p at the design load, F growing with l.
- */
-static void small_window_layout(uint64_t window, uint32_t block_bits, uint32_t hashes,
-                                double p, uint32_t *k, uint32_t *l, uint64_t *generation,
-                                double *load)
-{
-    uint64_t g = (window + *l - 1) / *l;
-    uint32_t fit = (uint32_t)((window + g - 1) / g);
-    *generation = g;
-    *load = 1.0;
-    if (fit >= *l)
-        return;
-    uint32_t k_fit = (uint32_t)((uint64_t)*k * fit / *l);
-    if (k_fit == 0)
-        k_fit = 1;
-    for (; k_fit < *k; k_fit++) {
-        double found = largest_load(k_fit, fit, block_bits, hashes, p);
-        if (found > 0) {
-            *load = found;
-            break;
-        }
-    }
-    *k = k_fit;
-    *l = fit;
-}
-
-/* The fewest bits a slice needs to keep the double-hashing floor (slice_floor_rate)
- * at or below p / 4: m >= (4 sqrt 2 / k) sqrt((l + k) g / p).  Windows of a few
- * thousand keys or more meet it by far at the design load; for small ones it, not F,
- * sets the slice. */
-static double slice_floor_bits(uint32_t k, uint32_t l, uint64_t generation, double p)
-{
-    if (k < 2)
-        return 1.0;
-    return ceil(4.0 * sqrt(2.0) / k * sqrt((double)(l + k) * (double)generation / p));
-}
-
-once_status once_age_create(once_filter **out, const once_config *c)
+static once_status once_age_create(once_filter **out, const once_config *c)
 {
     bool blocked = c->type == ONCE_APBBF;
     const once_filter_ops *ops = blocked ? &once_apbbf_ops : &once_apbf_ops;
@@ -1452,14 +1228,14 @@ once_status once_age_create(once_filter **out, const once_config *c)
     if ((k == 0) != (l == 0) || k > ONCE_MAX_AGE_SLICES || l > ONCE_MAX_AGE_SLICES)
         return ONCE_ERR_INVALID;
     if (k == 0) {
-        once_status planned = plan_age(c->error, c->level, block_bits, block_hashes, &k, &l);
+        once_status planned = once_age_plan_layout(c->error, c->level, block_bits, block_hashes, &k, &l);
         if (planned != ONCE_OK)
             return planned;
     }
 
     /* Geometry: explicit segment bits (then g follows from them), or a window. */
     uint64_t generation, segment_bits;
-    double full = design_full_load(block_bits, block_hashes);
+    double full = once_age_design_full_load(block_bits, block_hashes);
     if (c->bits != 0) {
         segment_bits = c->bits;
         if (blocked)
@@ -1475,7 +1251,7 @@ once_status once_age_create(once_filter **out, const once_config *c)
             return ONCE_ERR_INVALID;
         double load = 1.0;
         if (plan_layout)
-            small_window_layout(c->window, block_bits, block_hashes, c->error, &k, &l,
+            once_age_small_window_layout(c->window, block_bits, block_hashes, c->error, &k, &l,
                                 &generation, &load);
         else
             generation = (c->window + l - 1) / l; /* explicit (k, l): kept as given */
@@ -1485,8 +1261,8 @@ once_status once_age_create(once_filter **out, const once_config *c)
         if (plan_layout && !blocked) {
             /* F at the load plus the floor must reach p: widen the slices until they do
              * (a few percent at most, and only where the floor is not negligible). */
-            units = fmax(units, slice_floor_bits(k, l, generation, c->error));
-            for (int i = 0; i < 1000 && design_rate(k, l, 0, 0, generation, units) > c->error; i++)
+            units = fmax(units, once_age_slice_floor_bits(k, l, generation, c->error));
+            for (int i = 0; i < 1000 && once_age_design_rate(k, l, 0, 0, generation, units) > c->error; i++)
                 units += fmax(1.0, floor(units / 128));
         }
         if (units > (double)ONCE_MAX_CELLS)

@@ -1,5 +1,5 @@
 /*
- * registry.c - every structure of the library, one line each.
+ * api/registry.c - every structure of the library, one line each.
  *
  * A structure is its own file (its ops table: probes, save and load, and how to build
  * it) and one line here: its type, name, kind, what it offers and a summary.  The rest
@@ -7,9 +7,14 @@
  * (the CLI's --filter, a module's list of types) find structures here, so adding one is
  * one file and one line.  The table is in once_type order.
  */
-#include "once_internal.h"
+#include "api/api.h"
 
 #include <string.h>
+
+/* Each structure's table, defined in its own file. */
+extern const once_filter_ops once_standard_ops, once_partitioned_ops, once_blocked_ops,
+    once_counting_ops, once_apbf_ops, once_apbbf_ops, once_tlbf_ops, once_timer_ops,
+    once_scalable_ops, once_dbf_ops, once_bpbf_ops, once_dbpbf_ops;
 
 typedef struct registration {
     once_structure info;

@@ -11,7 +11,8 @@
  *   - bits are only ever set (clear() aside), so a key once added always tests present;
  *   - storage, combine and serialization are the shared array filter's.
  */
-#include "once_internal.h"
+#include "static/array_filter.h"
+#include "core/limits.h"
 
 
 once_status once_standard_new(once_filter **out, uint64_t bits, uint32_t hashes)

@@ -71,9 +71,14 @@
  *   - each sub-filter's geometry reaches p_i at n_i (once_fpr_blocked <= p_i);
  *   - queries never change state; a failed insertion changes nothing.
  */
-#include "once_internal.h"
+#include "static/array_filter.h"
+#include "core/limits.h"
+#include "math/sizing.h"
 
 #include <math.h>
+
+/* The table at the end of this file, which the code above refers to. */
+extern const once_filter_ops once_scalable_ops;
 
 #define SCALABLE_MAX_FILTERS 64u
 #define SCALABLE_MAX_EXPANSION 32768u /* as RedisBloom bounds its cuckoo expansion */
@@ -169,7 +174,7 @@ static scalable_filter *scalable_alloc(uint32_t expansion, double tightening, ui
     return s;
 }
 
-once_status once_scalable_create(once_filter **out, const once_config *c)
+static once_status once_scalable_create(once_filter **out, const once_config *c)
 {
     double tightening = c->tightening == 0.0 ? SCALABLE_DEFAULT_TIGHTENING : c->tightening;
     /* The geometry is planned per sub-filter: an explicit one has no meaning here. */
@@ -206,7 +211,7 @@ static once_status scalable_grow(scalable_filter *s)
         return ONCE_ERR_FULL;
     once_filter *sub = NULL;
     once_status st = sub_new(&sub, capacity, last->error * s->tightening, s->max_bytes,
-                             once_bytes(&s->base));
+                             once_filter_bytes(&s->base));
     if (st != ONCE_OK) /* past the planner's reach, the library's limits or the cap */
         return st == ONCE_ERR_NOMEM ? st : ONCE_ERR_FULL;
     s->subs[s->count++] = sub;

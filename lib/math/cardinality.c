@@ -43,7 +43,7 @@
  *   them: the estimate is then the count that would set all but half a cell, and the
  *   upper end of the interval is +infinity.
  */
-#include "once_internal.h"
+#include "math/cardinality.h"
 
 #include <math.h>
 

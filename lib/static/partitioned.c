@@ -13,7 +13,8 @@
  *   - cells = k * s exactly (a requested size is rounded up to a multiple of k);
  *   - bits are only ever set, so there are no false negatives.
  */
-#include "once_internal.h"
+#include "static/array_filter.h"
+#include "core/limits.h"
 
 #include <math.h>
 

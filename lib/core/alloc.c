@@ -20,7 +20,13 @@
  * the same whatever the allocator, so once_bytes (which counts requested sizes) does not
  * depend on which allocator is set.
  */
-#include "once_internal.h"
+#include "core/alloc.h"
+
+#include "once.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <stdatomic.h>
 #include <sys/mman.h>

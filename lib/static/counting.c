@@ -17,7 +17,8 @@
  *     counter named twice must be at least 2); if one cannot, the key was certainly
  *     never added, the delete is refused with ONCE_ERR_NOT_PRESENT and nothing changes.
  */
-#include "once_internal.h"
+#include "static/array_filter.h"
+#include "core/limits.h"
 
 
 #define COUNTER_MAX 15u

@@ -14,7 +14,9 @@
  *   - a batch gives exactly the answers of the one-key calls in array order: it only
  *     prefetches the cache lines of a few keys ahead, it never reorders.
  */
-#include "once_internal.h"
+#include "api/api.h"
+#include "core/limits.h"
+#include "math/sizing.h"
 
 #include <errno.h>
 #include <math.h>
@@ -88,9 +90,17 @@ static once_status seed_from(const once_config *config, uint64_t *seed)
     return config->seed_is_set ? ONCE_OK : once_random_seed(seed);
 }
 
-bool once_bits_or_hashes_given(const once_config *c)
+/* The design capacity and error every filter records, in the range the format holds.
+ * once_create checks what it is about to record with this same function, so a filter it
+ * builds always saves into a file once_load accepts.  The error is a rate: an explicit
+ * geometry too small for its capacity records its design rate, which may round to 1. */
+once_status once_header_check(uint64_t capacity, double error)
 {
-    return c->bits != 0 || c->hashes != 0;
+    if (capacity > ONCE_MAX_CELLS)
+        return ONCE_ERR_TOO_LARGE;
+    if (!isfinite(error) || error < 0.0 || error > 1.0)
+        return ONCE_ERR_INVALID;
+    return ONCE_OK;
 }
 
 /* A rate as recorded: a formula that rounds past 1 (or fails) records 1. */
@@ -319,7 +329,7 @@ static once_status check_time(const once_filter *f, uint64_t now_ms)
 }
 
 /* One insertion of a hashed key, counted as the invariants above say. */
-static once_status add_hashed(once_filter *f, const once_hash *h, uint64_t now_ms)
+once_status once_add_hashed(once_filter *f, const once_hash *h, uint64_t now_ms)
 {
     once_status st;
     if (f->ops->add_tests_first) {
@@ -339,7 +349,7 @@ once_status once_add_digest(once_filter *f, const once_digest *d, uint64_t now_m
 {
     if (f == NULL || d == NULL)
         return ONCE_ERR_INVALID;
-    return add_hashed(f, d, now_ms);
+    return once_add_hashed(f, d, now_ms);
 }
 
 once_status once_add(once_filter *f, const void *key, size_t len, uint64_t now_ms)
@@ -467,147 +477,15 @@ once_status once_intersect(once_filter *dst, const once_filter *src)
     return combine(dst, src, ONCE_COMBINE_INTERSECT);
 }
 
-/* --------------------------------------------------------------- batches */
-
-/*
- * The one batch path, over items that are keys or digests (once_batch_items): a
- * structure's fused loop, or the generic loop below.  Keys are hashed ONCE_BATCH_AHEAD
- * positions before they are probed (once_internal.h).
- */
-
-static inline void batch_advance(const once_filter *f, const once_batch_items *items,
-                                 size_t count, once_hash *ring, size_t next)
+/* once_union, refusing other structures as dst (the name predates a union that could
+ * fail). */
+once_status once_dbf_union(once_filter *dst, const once_filter *src)
 {
-    if (next < count) {
-        once_hash *h = &ring[next & (ONCE_PIPELINE_RING - 1)];
-        *h = once_item_hash(items, next);
-        f->ops->prefetch(f, h);
-    }
-}
-
-/* Arguments already checked; `out` gets the answers (unused for ONCE_OP_ADD). */
-static once_status run_batch(once_filter *f, const once_batch_items *items, size_t count,
-                             once_batch_op op, uint8_t *out)
-{
-    once_status st;
-    if (f->ops->batch != NULL && !(op == ONCE_OP_ADD && f->ops->add_tests_first)) {
-        size_t done = 0;
-        st = f->ops->batch(f, items, count, op, out, &done);
-        if (op == ONCE_OP_ADD)
-            f->items += done;
-        else if (op == ONCE_OP_TEST_AND_ADD)
-            for (size_t i = 0; i < done; i++)
-                f->items += !out[i];
-        return st;
-    }
-    const once_batch_items in = *items; /* a local: the answer stores cannot alias it */
-    once_hash ring[ONCE_PIPELINE_RING];
-    for (size_t i = 0; i < ONCE_BATCH_AHEAD; i++)
-        batch_advance(f, &in, count, ring, i);
-    for (size_t i = 0; i < count; i++) {
-        batch_advance(f, &in, count, ring, i + ONCE_BATCH_AHEAD);
-        const once_hash *h = &ring[i & (ONCE_PIPELINE_RING - 1)];
-        uint64_t now_ms = once_item_time(&in, i);
-        if (op == ONCE_OP_QUERY) {
-            out[i] = f->ops->query(f, h, now_ms);
-            continue;
-        }
-        if (op == ONCE_OP_ADD) {
-            st = add_hashed(f, h, now_ms);
-        } else {
-            bool was = false;
-            st = f->ops->test_and_add(f, h, now_ms, &was);
-            if (st == ONCE_OK) {
-                out[i] = was;
-                f->items += !was;
-            }
-        }
-        if (st != ONCE_OK)
-            return st;
-    }
-    return ONCE_OK;
-}
-
-/* Check the arguments, then run.  Nothing happens unless all are valid; a query batch
- * also refuses, before it answers any key, a time a write would refuse. */
-static once_status checked_batch(once_filter *f, const once_batch_items *items, size_t count,
-                                 once_batch_op op, uint8_t *out)
-{
-    if (f == NULL || (items->keys == NULL && items->hashes == NULL && count != 0))
+    if (dst == NULL || src == NULL)
         return ONCE_ERR_INVALID;
-    if (op != ONCE_OP_ADD && out == NULL && count != 0)
-        return ONCE_ERR_INVALID;
-    for (size_t i = 0; items->keys != NULL && i < count; i++)
-        if (items->keys[i].data == NULL && items->keys[i].len != 0)
-            return ONCE_ERR_INVALID;
-    if (op == ONCE_OP_QUERY && f->ops->clock != NULL) {
-        /* A query moves no clock: read it once.  Digests without times are all at 0:
-         * one check stands for all. */
-        uint64_t latest = 0;
-        bool started = f->ops->clock(f, &latest);
-        size_t times = items->keys == NULL && items->times == NULL && count != 0 ? 1 : count;
-        for (size_t i = 0; i < times; i++)
-            if (!once_time_admissible(f, latest, started, once_item_time(items, i)))
-                return ONCE_ERR_TIME;
-    }
-    return run_batch(f, items, count, op, out);
-}
-
-static once_status key_batch(once_filter *f, const once_key *keys, size_t count,
-                             once_batch_op op, uint8_t *out)
-{
-    once_batch_items items = {keys, NULL, NULL, f != NULL ? f->seed : 0};
-    if (keys == NULL && count != 0)
-        return ONCE_ERR_INVALID;
-    return checked_batch(f, &items, count, op, out);
-}
-
-static once_status digest_batch(once_filter *f, const once_digest *digests,
-                                const uint64_t *times_ms, size_t count, once_batch_op op,
-                                uint8_t *out)
-{
-    once_batch_items items = {NULL, digests, times_ms, 0};
-    if (digests == NULL && count != 0)
-        return ONCE_ERR_INVALID;
-    return checked_batch(f, &items, count, op, out);
-}
-
-once_status once_add_batch(once_filter *f, const once_key *keys, size_t count)
-{
-    return key_batch(f, keys, count, ONCE_OP_ADD, NULL);
-}
-
-/* Queries never write: the fused loops and the generic one take the filter as
- * writable only because one loop serves the three operations. */
-once_status once_query_batch(const once_filter *f, const once_key *keys, size_t count,
-                             uint8_t *present)
-{
-    return key_batch((once_filter *)f, keys, count, ONCE_OP_QUERY, present);
-}
-
-once_status once_test_and_add_batch(once_filter *f, const once_key *keys, size_t count,
-                                    uint8_t *seen)
-{
-    return key_batch(f, keys, count, ONCE_OP_TEST_AND_ADD, seen);
-}
-
-once_status once_add_digest_batch(once_filter *f, const once_digest *digests,
-                                  const uint64_t *times_ms, size_t count)
-{
-    return digest_batch(f, digests, times_ms, count, ONCE_OP_ADD, NULL);
-}
-
-once_status once_query_digest_batch(const once_filter *f, const once_digest *digests,
-                                    const uint64_t *times_ms, size_t count, uint8_t *present)
-{
-    return digest_batch((once_filter *)f, digests, times_ms, count, ONCE_OP_QUERY, present);
-}
-
-once_status once_test_and_add_digest_batch(once_filter *f, const once_digest *digests,
-                                           const uint64_t *times_ms, size_t count,
-                                           uint8_t *seen)
-{
-    return digest_batch(f, digests, times_ms, count, ONCE_OP_TEST_AND_ADD, seen);
+    if (dst->ops->type != ONCE_DBF)
+        return ONCE_ERR_UNSUPPORTED;
+    return once_union(dst, src);
 }
 
 /* ----------------------------------------------------------------- stats */
@@ -721,7 +599,7 @@ uint64_t once_capacity(const once_filter *f)
 }
 uint64_t once_bytes(const once_filter *f)
 {
-    return f ? f->ops->memory(f) + f->metadata_len : 0;
+    return f ? once_filter_bytes(f) : 0;
 }
 once_type once_get_type(const once_filter *f)
 {

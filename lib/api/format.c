@@ -1,5 +1,5 @@
 /*
- * serialize.c - the one on-disk format of every structure.
+ * api/format.c - the one on-disk format of every structure.
  *
  *   offset  size  field
  *   0       4     magic "ONCE"
@@ -77,7 +77,8 @@
  * the payload whole, the filter is built from that buffer: about twice the filter's
  * size at that moment.
  */
-#include "once_internal.h"
+#include "api/api.h"
+#include "core/limits.h"
 
 #include <math.h>
 
@@ -94,74 +95,12 @@ static uint64_t metadata_section_size(size_t len)
 
 static const uint8_t once_magic[4] = {'O', 'N', 'C', 'E'};
 
-void once_writer_bytes(once_writer *w, const void *data, size_t len)
-{
-    if (w->failed || len == 0)
-        return;
-    if (w->write(w->context, data, len) != 0) {
-        w->failed = 1;
-        return;
-    }
-    if (w->checksum != NULL)
-        XXH3_64bits_update(w->checksum, data, len);
-}
-
 static void writer_u16(once_writer *w, uint16_t v)
 {
     uint8_t b[2] = {(uint8_t)v, (uint8_t)(v >> 8)};
     once_writer_bytes(w, b, 2);
 }
 
-void once_writer_u32(once_writer *w, uint32_t v)
-{
-    uint8_t b[4];
-    for (int i = 0; i < 4; i++)
-        b[i] = (uint8_t)(v >> (8 * i));
-    once_writer_bytes(w, b, 4);
-}
-
-void once_writer_u64(once_writer *w, uint64_t v)
-{
-    uint8_t b[8];
-    for (int i = 0; i < 8; i++)
-        b[i] = (uint8_t)(v >> (8 * i));
-    once_writer_bytes(w, b, 8);
-}
-
-void once_writer_f64(once_writer *w, double v)
-{
-    uint64_t bits;
-    memcpy(&bits, &v, sizeof bits);
-    once_writer_u64(w, bits);
-}
-
-void once_writer_words(once_writer *w, const uint64_t *words, uint64_t n)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    /* Write in bounded chunks: a write callback may take size_t and we may be 32-bit. */
-    const uint64_t chunk = UINT64_C(1) << 24;
-    for (uint64_t i = 0; i < n; i += chunk) {
-        uint64_t count = n - i < chunk ? n - i : chunk;
-        once_writer_bytes(w, words + i, (size_t)(count * 8));
-    }
-#else
-    for (uint64_t i = 0; i < n; i++)
-        once_writer_u64(w, words[i]);
-#endif
-}
-
-/* The design capacity and error every filter records, in the range the format holds.
- * once_create checks what it is about to record with this same function, so a filter it
- * builds always saves into a file once_load accepts.  The error is a rate: an explicit
- * geometry too small for its capacity records its design rate, which may round to 1. */
-once_status once_header_check(uint64_t capacity, double error)
-{
-    if (capacity > ONCE_MAX_CELLS)
-        return ONCE_ERR_TOO_LARGE;
-    if (!isfinite(error) || error < 0.0 || error > 1.0)
-        return ONCE_ERR_INVALID;
-    return ONCE_OK;
-}
 
 /* Bytes before the payload: header, parameters, metadata section, payload length. */
 static uint64_t prefix_size(const once_filter *f)

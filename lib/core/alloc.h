@@ -1,0 +1,35 @@
+/*
+ * core/alloc.h - the library's one door to memory (alloc.c).
+ */
+#ifndef ONCE_CORE_ALLOC_H
+#define ONCE_CORE_ALLOC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Every allocation of the library goes through these (alloc.c), so through the host's
+ * allocator when once_set_allocator installed one; no other file calls malloc, calloc,
+ * realloc or free.  They behave as the C library's (NULL on failure; once_realloc keeps
+ * the block on failure; a size of 0 asks for 1 byte).
+ */
+void *once_malloc(size_t size);
+void *once_calloc(size_t count, size_t size);
+void *once_realloc(void *block, size_t size);
+void once_free_memory(void *block);
+
+/* A zeroed block of `bytes` aligned to a cache line, freed with once_aligned_free.  It
+ * costs the allocator once_aligned_footprint(bytes): the block is over-allocated by
+ * ONCE_ALIGNED_PAD, room to align any address and keep the allocator's pointer before
+ * the aligned start (alloc.c). */
+#define ONCE_CACHE_LINE 64
+#define ONCE_ALIGNED_PAD (ONCE_CACHE_LINE + sizeof(void *))
+void *once_aligned_alloc(size_t bytes);
+void once_aligned_free(void *block);
+
+static inline uint64_t once_aligned_footprint(uint64_t bytes)
+{
+    return bytes + ONCE_ALIGNED_PAD;
+}
+
+#endif /* ONCE_CORE_ALLOC_H */

@@ -1,0 +1,192 @@
+/*
+ * core/structure.h - the interface every structure implements, and the batch loop
+ * they share.
+ *
+ * Every structure is a struct whose first member is `once_filter`, plus an ops table
+ * (once_filter_ops) listed in the registry (api/registry.c).  api/filter.c dispatches
+ * the public calls through the table; the batch loop, hashing, argument checks and
+ * item counting live there once, so a structure file only says how its layout probes,
+ * sets, combines and serializes.
+ */
+#ifndef ONCE_CORE_STRUCTURE_H
+#define ONCE_CORE_STRUCTURE_H
+
+#include "once.h"
+#include "core/codec.h"
+#include "core/hash.h"
+#include "core/words.h"
+
+#include <stdbool.h>
+
+/* Batches take each key ONCE_BATCH_AHEAD positions before they probe it and prefetch its
+ * cache lines then, so that up to that many misses overlap.  Eight is enough to cover
+ * DRAM latency at the ~10 ns of work per key of the blocked layout and small enough that
+ * the lines are still in L1 when used.  Every batch loop keeps the keys in flight in a
+ * ring of ONCE_PIPELINE_RING slots, a power of two larger than any look-ahead. */
+#define ONCE_BATCH_AHEAD 8
+#define ONCE_PIPELINE_RING 16
+
+/*
+ * The items of a batch: keys (once_key, hashed under `seed` as each enters the batch's
+ * prefetch window) or digests with their times (`times` NULL: time 0 for all).  The
+ * batch loops read them only through once_item_hash and once_item_time, so the key
+ * batches and the digest batches run the same loop.  Hashing a key as it enters the
+ * window, rather than the whole batch first, overlaps the hashing with the memory
+ * wait of the keys ahead, which hashing first would leave idle: the prefetch distances
+ * of the loops are tuned for a key's work with its hashing in it.  A loop copies the
+ * items into a local first (as it does the filter's fields): its byte-sized answer
+ * stores could alias them and would otherwise force a reload for each key.
+ */
+typedef struct once_batch_items {
+    const once_key *keys; /* NULL: the items are `hashes` */
+    const once_hash *hashes;
+    const uint64_t *times;
+    uint64_t seed;
+} once_batch_items;
+
+static inline __attribute__((always_inline)) once_hash
+once_item_hash(const once_batch_items *items, size_t i)
+{
+    if (items->keys != NULL)
+        return once_hash_key(items->keys[i].data, items->keys[i].len, items->seed);
+    return items->hashes[i];
+}
+
+static inline __attribute__((always_inline)) uint64_t
+once_item_time(const once_batch_items *items, size_t i)
+{
+    if (items->keys != NULL)
+        return items->keys[i].time_ms;
+    return items->times != NULL ? items->times[i] : 0;
+}
+
+
+/* ------------------------------------------------------------ filter base */
+
+typedef enum once_batch_op { ONCE_OP_QUERY, ONCE_OP_ADD, ONCE_OP_TEST_AND_ADD } once_batch_op;
+
+typedef struct once_filter_ops {
+    once_type type; /* its name and kind are in the registry (registry.c) */
+    /* Building: a static layout from the geometry once_create plans (new_geometry), the
+     * others from the whole config (create); exactly one is set.  explicit_geometry
+     * says whether the config gives the geometry (so the error recorded is the design
+     * rate); NULL where the structure plans every size itself. */
+    once_status (*new_geometry)(once_filter **out, uint64_t bits, uint32_t hashes);
+    once_status (*create)(once_filter **out, const once_config *config);
+    bool (*explicit_geometry)(const once_config *config);
+    /* Insertions go through test_and_add and count only keys not already present
+     * (BF.ADD semantics): filter.c then never calls `add` (which may be NULL) and
+     * never uses the fused `batch` loop for insertions. */
+    bool add_tests_first;
+    void (*destroy)(once_filter *f);
+    /* The probe operations.  `now_ms` is for windowed structures. */
+    bool (*query)(const once_filter *f, const once_hash *h, uint64_t now_ms);
+    /* The query, also counting the memory segments (lines) it read; NULL where that
+     * is fixed by the layout (see once_query_reads). */
+    bool (*query_reads)(const once_filter *f, const once_hash *h, uint64_t now_ms,
+                        uint32_t *reads);
+    once_status (*add)(once_filter *f, const once_hash *h, uint64_t now_ms);
+    once_status (*test_and_add)(once_filter *f, const once_hash *h, uint64_t now_ms, bool *seen);
+    /* Request a key's lines ahead of the generic batch loop; NULL with `batch`. */
+    void (*prefetch)(const once_filter *f, const once_hash *h);
+    /* Optional fused batch loop (hash, prefetch and probe in one pass) for layouts
+     * where the per-key work is small enough that the generic loop's calls dominate,
+     * or whose prefetch depends on the operation.  Items (keys or digests, see
+     * once_batch_items) are already checked; `out` gets seen/present per key (unused
+     * for ADD).  It stops at the first key whose operation fails and returns that
+     * status with *done = that key's index (the keys before it took effect, as with
+     * the one-key calls); otherwise *done = count.  NULL: filter.c's generic loop over
+     * prefetch and the one-key operations. */
+    once_status (*batch)(once_filter *f, const once_batch_items *items, size_t count,
+                         once_batch_op op, uint8_t *out, size_t *done);
+    once_status (*remove)(once_filter *f, const once_hash *h, uint64_t now_ms); /* may be NULL */
+    /* The cells a key occupies in the structure's one array, in probe order, into
+     * out[0 .. k-1] (k <= ONCE_MAX_HASHES); returns k (once.h, once_positions).  NULL
+     * where a key's cells are not a fixed set of one array. */
+    uint32_t (*positions)(const once_filter *f, const once_hash *h, uint64_t *out);
+    void (*clear)(once_filter *f);
+    /* Geometry equality is checked by filter.c through same_geometry. */
+    bool (*same_geometry)(const once_filter *a, const once_filter *b);
+    /* dst op= src for two filters of the same structure, geometry and seed.  A
+     * structure refuses what it cannot do (ONCE_ERR_UNSUPPORTED: an intersection that
+     * could lose keys both hold, apbf.c) or cannot finish (ONCE_ERR_FULL,
+     * ONCE_ERR_NOMEM: a union that needs memory, dbf.c) by returning the status with
+     * dst unchanged.  NULL: neither is offered (ONCE_ERR_UNSUPPORTED). */
+    once_status (*combine)(once_filter *dst, const once_filter *src, once_combine_op op);
+    void (*stats)(const once_filter *f, once_stats *s);
+    /* Distinct keys from the cells (paper 002, section 5); NULL = unsupported.  The
+     * pair form estimates |a union b| or |a intersect b| for two filters already checked
+     * to share structure, geometry and seed; NULL = unsupported. */
+    once_status (*cardinality)(const once_filter *f, uint64_t now_ms, double confidence,
+                               once_cardinality *out);
+    once_status (*cardinality_pair)(const once_filter *a, const once_filter *b,
+                                    once_combine_op op, double confidence,
+                                    once_cardinality *out);
+    /* Bytes the structure holds (once_bytes adds the metadata): every block it owns,
+     * at the size requested from the allocator, its struct included. */
+    uint64_t (*memory)(const once_filter *f);
+    /* The structure's cap on once_bytes (0: none; NULL: the structure has no cap). */
+    uint64_t (*memory_cap)(const once_filter *f);
+    /* Serialization: the type parameters and the payload. */
+    uint64_t (*saved_params_size)(const once_filter *f);
+    uint64_t (*saved_payload_size)(const once_filter *f);
+    void (*save_params)(const once_filter *f, once_writer *w);
+    void (*save_payload)(const once_filter *f, once_writer *w);
+    /* Build a filter from validated header fields and raw params/payload bytes. */
+    once_status (*load)(once_filter **out, const uint8_t *params, size_t params_len,
+                        const uint8_t *payload, size_t payload_len);
+    /* Optional (NULL: nothing to check): after a load, do the common header's items,
+     * capacity and error, already set on f, agree with the structure's own state?
+     * false makes the load fail with ONCE_ERR_CORRUPT. */
+    bool (*check_header)(const once_filter *f);
+    /* Time windows (NULL for the others): the clock, the latest event time accepted;
+     * returns false before the first event.  See once.h, "Event time". */
+    bool (*clock)(const once_filter *f, uint64_t *latest);
+} once_filter_ops;
+
+struct once_filter {
+    const once_filter_ops *ops;
+    uint64_t seed;
+    uint64_t items;    /* keys inserted, minus deletes */
+    uint64_t max_time_jump; /* time windows: ms an event may be ahead of the clock (0: any) */
+    uint64_t capacity; /* design capacity */
+    double error;      /* design false-positive rate */
+    uint8_t *metadata; /* the application's bytes saved with the filter (once.h) */
+    size_t metadata_len;
+};
+
+
+/* Fill the common fields of a freshly built filter. */
+static inline void once_filter_init(once_filter *f, const once_filter_ops *ops)
+{
+    f->ops = ops;
+    f->seed = 0;
+    f->items = 0;
+    f->capacity = 0;
+    f->error = 0;
+    f->max_time_jump = 0;
+}
+
+/*
+ * The event-time rule shared by the time windows (once.h, "Event time"): may an event
+ * at `now` be taken by a filter whose clock is `latest` (`started`: it has one)?  Late
+ * events are admissible (they are taken at the clock); an event past the clock by more
+ * than the filter's bound is not, and neither is a time past ONCE_MAX_TIME_MS.
+ */
+static inline bool once_time_admissible(const once_filter *f, uint64_t latest, bool started,
+                                        uint64_t now)
+{
+    if (now > ONCE_MAX_TIME_MS)
+        return false;
+    return !started || f->max_time_jump == 0 || now <= latest ||
+           now - latest <= f->max_time_jump;
+}
+
+
+/* What once_bytes reports: the structure's memory and the application's metadata. */
+static inline uint64_t once_filter_bytes(const once_filter *f)
+{
+    return f->ops->memory(f) + f->metadata_len;
+}
+
+#endif /* ONCE_CORE_STRUCTURE_H */

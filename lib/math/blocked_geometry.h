@@ -1,0 +1,26 @@
+/*
+ * math/blocked_geometry.h - the shape of the blocked layout, which its probes
+ * (static/blocked.c) and its rate formula (math/blocked_rate.c) both follow.
+ *
+ * The array is B blocks of 512 bits, each seen as 16 lanes of 32 bits; a key sets one
+ * bit in each of k consecutive lanes (mod 16) from a rotation its hash picks.
+ */
+#ifndef ONCE_MATH_BLOCKED_GEOMETRY_H
+#define ONCE_MATH_BLOCKED_GEOMETRY_H
+
+#include <stdint.h>
+
+#define BLOCK_BITS 512
+#define LANES 16
+#define LANE_BITS 32
+#define MAX_BLOCKED_HASHES 16
+
+/* The k-lane arc at rotation r, as a 16-bit lane mask. */
+static inline __attribute__((always_inline)) uint32_t lane_mask(uint32_t hashes,
+                                                                uint32_t rotation)
+{
+    uint32_t arc = (1u << hashes) - 1u; /* hashes <= 16 */
+    return ((arc << rotation) | (arc >> (LANES - rotation))) & 0xFFFFu;
+}
+
+#endif /* ONCE_MATH_BLOCKED_GEOMETRY_H */

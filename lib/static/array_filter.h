@@ -1,0 +1,76 @@
+/*
+ * static/array_filter.h - the array layouts: standard, partitioned, blocked and
+ * counting filters (static/array_filter.c and one file each).
+ */
+#ifndef ONCE_STATIC_ARRAY_FILTER_H
+#define ONCE_STATIC_ARRAY_FILTER_H
+
+#include "core/structure.h"
+#include "math/cardinality.h"
+
+/*
+ * The four static layouts share one shape: a flat array of `cells` cells of
+ * `cell_bits` bits each (1 for bit arrays, 4 for counters) and k probes.  What they
+ * share - allocation, clear, geometry checks, bitwise combine, memory, the saved
+ * parameters (cells, k) and payload (the words), and the loader's validation - lives
+ * once in array_filter.c; each structure file supplies only its probing, stats and any
+ * extra geometry rule.
+ */
+typedef struct once_array_filter {
+    once_filter base;
+    uint64_t cells;     /* m: bits, or counters */
+    uint32_t cell_bits; /* 1 or 4 */
+    uint32_t hashes;    /* k */
+    uint64_t words;     /* allocated 64-bit words, a whole number of 64-byte lines */
+    uint64_t *array;
+    const void *impl;   /* per-layout extra (the blocked layout's SIMD path) */
+} once_array_filter;
+
+#define ARRAY(f) ((once_array_filter *)(f))
+#define CARRAY(f) ((const once_array_filter *)(f))
+
+once_status once_array_new(once_filter **out, const once_filter_ops *ops, uint64_t cells,
+                           uint32_t cell_bits, uint32_t hashes);
+void once_array_destroy(once_filter *f);
+void once_array_clear(once_filter *f);
+bool once_array_same_geometry(const once_filter *a, const once_filter *b);
+once_status once_array_combine_bits(once_filter *dst, const once_filter *src, once_combine_op op);
+uint64_t once_array_memory(const once_filter *f);
+uint64_t once_array_params_size(const once_filter *f);
+uint64_t once_array_payload_size(const once_filter *f);
+void once_array_save_params(const once_filter *f, once_writer *w);
+void once_array_save_payload(const once_filter *f, once_writer *w);
+/* Parse (cells, k), build through `make` (which checks the layout's own geometry
+ * rules), copy the payload and check that no cell past `cells` is set. */
+once_status once_array_load(once_filter **out, const uint8_t *params, size_t params_len,
+                            const uint8_t *payload, size_t payload_len, uint32_t cell_bits,
+                            once_status (*make)(once_filter **, uint64_t, uint32_t));
+/* Set cells in the whole array (popcount for bits; non-zero nibbles for counters). */
+uint64_t once_array_cells_set(const once_filter *f);
+void once_array_stats(const once_filter *f, once_stats *st);
+/* An array filter's set cells and its layout's occupancy model (cardinality.c), for
+ * structures built of array filters that sum their parts (once_card_sum). */
+once_status once_array_cells(const once_filter *f, uint64_t *set, once_occupancy *o);
+/* Distinct keys of one array filter, or of the union / intersection of two of the
+ * same geometry, under the layout's occupancy model (paper 002, section 5). */
+once_status once_array_cardinality(const once_filter *f, uint64_t now_ms, double confidence,
+                                   once_cardinality *out);
+once_status once_array_cardinality_pair(const once_filter *a, const once_filter *b,
+                                        once_combine_op op, double confidence,
+                                        once_cardinality *out);
+
+/* The four array layouts (standard.c, partitioned.c, blocked.c, counting.c), which
+ * other structures build on: their tables and their constructors by geometry. */
+extern const once_filter_ops once_standard_ops;
+extern const once_filter_ops once_partitioned_ops;
+extern const once_filter_ops once_blocked_ops;
+extern const once_filter_ops once_counting_ops;
+once_status once_standard_new(once_filter **out, uint64_t bits, uint32_t hashes);
+once_status once_partitioned_new(once_filter **out, uint64_t bits, uint32_t hashes);
+once_status once_blocked_new(once_filter **out, uint64_t bits, uint32_t hashes);
+once_status once_counting_new(once_filter **out, uint64_t counters, uint32_t hashes);
+/* The value of one counter of a counting filter (the DBF's rows keep their bit-slice
+ * index in step with it). */
+unsigned once_counting_counter(const once_filter *f, uint64_t cell);
+
+#endif /* ONCE_STATIC_ARRAY_FILTER_H */

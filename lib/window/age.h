@@ -1,0 +1,194 @@
+/*
+ * window/age.h - what the age-partitioned windows (APBF, APBBF: apbf.c; TLBF: tlbf.c)
+ * share: the skip-back search of paper 001, the lines an operation will touch, and
+ * the batch pipeline for layouts whose lines move under insertions.
+ */
+#ifndef ONCE_WINDOW_AGE_H
+#define ONCE_WINDOW_AGE_H
+
+#include "core/structure.h"
+
+/*
+ * The skip-back search of paper 001, Algorithm 1, over `k + l` logical segments:
+ * "do k consecutive segments match?", starting at segment l, walking forward while
+ * segments match and jumping back k on a miss with the matches already found kept.
+ * The one search of every age-partitioned layout (APBF, APBBF, TLBF).  It is kept as
+ * a state (once_skip_back) advanced one tested segment at a time, so a batch can park
+ * a search whose next segment is not cached yet and resume it later; and as the
+ * whole search, once_skip_back_search, where `match(ctx, i)` says whether logical
+ * segment i matches the key (always inlined, so the layout's match function is
+ * inlined into it).  reads counts the segments tested.
+ */
+typedef struct once_skip_back {
+    int next;             /* the segment to test next */
+    uint32_t before, run; /* matches kept from before the last jump, and since */
+    uint32_t reads;
+} once_skip_back;
+
+static inline once_skip_back once_skip_back_start(uint32_t l)
+{
+    once_skip_back s = {(int)l, 0, 0, 0};
+    return s;
+}
+
+/* Record whether segment s->next matched; true when the search is over, with *found
+ * its answer. */
+static inline __attribute__((always_inline)) bool
+once_skip_back_step(once_skip_back *s, uint32_t k, bool matched, bool *found)
+{
+    s->reads++;
+    if (matched) {
+        s->run++;
+        s->next++;
+        if (s->before + s->run == k) {
+            *found = true;
+            return true;
+        }
+    } else {
+        s->next -= (int)k;
+        s->before = s->run;
+        s->run = 0;
+    }
+    *found = false;
+    return s->next < 0;
+}
+
+static inline __attribute__((always_inline)) bool
+once_skip_back_search(uint32_t k, uint32_t l, bool (*match)(const void *ctx, uint32_t i),
+                      const void *ctx, uint32_t *reads)
+{
+    once_skip_back s = once_skip_back_start(l);
+    bool found = false;
+    while (s.next >= 0 && !once_skip_back_step(&s, k, match(ctx, (uint32_t)s.next), &found))
+        ;
+    *reads = s.reads;
+    return found;
+}
+
+/*
+ * The lines an age-partitioned operation will touch, for requesting them ahead (the
+ * batch loop, below, and the one-key query).  A query reads s_l, then after each miss
+ * s_{l-k}, s_{l-2k}, ...: for an absent key a chain of dependent misses, so the chain
+ * is requested up front (at most ONCE_AGE_SEARCH_LINES heads), each head with the
+ * `follow` segments after it, read when the head matches: 1 where a segment matches
+ * an absent key about half the time (slices at fill 1/2: APBF, TLBF), 0 where rarely
+ * (APBBF blocks).  An insertion writes s_0 .. s_{k-1} (at most ONCE_AGE_INSERT_LINES).
+ * A test-and-add of a new key does both, the chain's segments inside s_0 .. s_{k-1}
+ * requested once, for writing.  `line(ctx, i, write)` requests logical segment i's
+ * line; the count is what the batch sizes its distance by.
+ */
+#define ONCE_AGE_SEARCH_LINES 8
+#define ONCE_AGE_INSERT_LINES 16
+
+typedef struct once_age_reach {
+    uint32_t k, l;   /* insertion and age segments */
+    uint32_t follow; /* segments requested after each chain head */
+} once_age_reach;
+
+static inline __attribute__((always_inline)) void
+once_age_prefetch_search(once_age_reach r, bool above_insertion,
+                         void (*line)(const void *ctx, uint32_t logical, bool write),
+                         const void *ctx)
+{
+    for (int j = (int)r.l, heads = 0; j >= 0 && heads < ONCE_AGE_SEARCH_LINES; j -= (int)r.k) {
+        if (above_insertion && j < (int)r.k)
+            break;
+        for (uint32_t i = (uint32_t)j; i <= (uint32_t)j + r.follow && i < r.k + r.l; i++)
+            line(ctx, i, false);
+        heads++;
+    }
+}
+
+static inline __attribute__((always_inline)) void
+once_age_prefetch(once_age_reach r, once_batch_op op,
+                  void (*line)(const void *ctx, uint32_t logical, bool write), const void *ctx)
+{
+    if (op != ONCE_OP_ADD)
+        once_age_prefetch_search(r, op == ONCE_OP_TEST_AND_ADD, line, ctx);
+    if (op != ONCE_OP_QUERY)
+        for (uint32_t i = 0; i < r.k && i < ONCE_AGE_INSERT_LINES; i++)
+            line(ctx, i, true);
+}
+
+/* Lines a batch keeps requested at a time: about what one core's miss buffers hold. */
+#define ONCE_AGE_LINES_IN_FLIGHT 24
+
+static inline uint32_t once_age_prefetch_count(once_age_reach r, once_batch_op op)
+{
+    uint32_t heads = r.l / r.k + 1, insert = r.k;
+    if (op == ONCE_OP_TEST_AND_ADD)
+        heads = r.l >= r.k ? (r.l - r.k) / r.k + 1 : 0; /* the chain above s_{k-1} */
+    if (heads > ONCE_AGE_SEARCH_LINES)
+        heads = ONCE_AGE_SEARCH_LINES;
+    if (insert > ONCE_AGE_INSERT_LINES)
+        insert = ONCE_AGE_INSERT_LINES;
+    uint32_t search = heads * (1 + r.follow);
+    return op == ONCE_OP_QUERY ? search : op == ONCE_OP_ADD ? insert : search + insert;
+}
+
+/* How many keys ahead a batch requests lines (see once_batch_pipeline). */
+static inline size_t once_age_batch_distance(once_age_reach r, once_batch_op op)
+{
+    uint32_t lines = once_age_prefetch_count(r, op);
+    return ONCE_AGE_LINES_IN_FLIGHT / (lines ? lines : 1);
+}
+
+/*
+ * A fused batch loop for layouts whose lines for a key depend on state that an
+ * insertion can change (the TLBF: a shift moves the insertion slices, its clock
+ * expires slices; the APBF and APBBF run a loop of their own that also keeps the
+ * spots it computed ahead, apbf.c).  Key i + distance is hashed and handed
+ * to `prepare`, which fills the layout's per-key record (`record_size` bytes in `ring`,
+ * ONCE_PIPELINE_RING of them) and requests the key's lines under the state of the
+ * moment: a guess that a shift in between makes partly stale (a wasted prefetch, never
+ * a wrong answer).  Key i is then probed by `step`, the layout's one-key operation,
+ * which works out its real positions from the state it finds.  So a batch answers
+ * exactly as the one-key calls in array order, duplicates and mid-batch shifts
+ * included.  `ctx` is the layout's (its filter and constants), handed to both.
+ * `distance` (clamped to 1 .. ONCE_PIPELINE_RING - 1) is chosen by the
+ * layout from how many lines one key requests: enough keys ahead to keep the memory
+ * busy, few enough that the lines are still cached when used.  Always inlined with a
+ * constant `op`, so each operation gets its own loop with `prepare` and `step` inlined.
+ */
+
+static inline __attribute__((always_inline)) once_status
+once_batch_pipeline(const once_batch_items *items, size_t count, const once_batch_op op,
+                    uint8_t *out, size_t *done, size_t distance, void *ring,
+                    size_t record_size, const void *ctx,
+                    void (*prepare)(const void *ctx, void *record, const once_hash *h,
+                                    once_batch_op op),
+                    once_status (*step)(const void *ctx, void *record, uint64_t now_ms,
+                                        once_batch_op op, bool *answer))
+{
+    if (distance >= ONCE_PIPELINE_RING)
+        distance = ONCE_PIPELINE_RING - 1;
+    if (distance == 0)
+        distance = 1;
+#define ONCE_RECORD(i) ((char *)ring + ((i) % ONCE_PIPELINE_RING) * record_size)
+    const once_batch_items in = *items;
+    size_t ahead = count < distance ? count : distance;
+    for (size_t i = 0; i < ahead; i++) {
+        once_hash h = once_item_hash(&in, i);
+        prepare(ctx, ONCE_RECORD(i), &h, op);
+    }
+    for (size_t i = 0; i < count; i++) {
+        size_t next = i + distance;
+        if (next < count) {
+            once_hash h = once_item_hash(&in, next);
+            prepare(ctx, ONCE_RECORD(next), &h, op);
+        }
+        bool answer = false;
+        once_status st = step(ctx, ONCE_RECORD(i), once_item_time(&in, i), op, &answer);
+        if (st != ONCE_OK) {
+            *done = i;
+            return st;
+        }
+        if (op != ONCE_OP_ADD)
+            out[i] = answer;
+    }
+#undef ONCE_RECORD
+    *done = count;
+    return ONCE_OK;
+}
+
+#endif /* ONCE_WINDOW_AGE_H */
