@@ -34,6 +34,7 @@
  * Usage: once-experiments DIRECTORY
  */
 #include <once.h>
+#include <once_math.h>
 
 #include "cardinality_trials.h"
 #include "paper002.h"

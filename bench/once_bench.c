@@ -52,6 +52,7 @@
  *     a caller must do that too; it costs well under a nanosecond a key.
  */
 #include <once.h>
+#include <once_math.h>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>

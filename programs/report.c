@@ -7,6 +7,8 @@
  */
 #include "report.h"
 
+#include "once_math.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

@@ -10,16 +10,19 @@ PREFIX=$(mktemp -d "${TMPDIR:-/tmp}/once-install.XXXXXX")
 trap 'rm -rf "$PREFIX"' EXIT
 cmake --install "$BUILD" --prefix "$PREFIX" > /dev/null
 libdir=$(ls -d "$PREFIX"/lib*/ | head -n 1)
-for f in include/once.h bin/once share/man/man1/once.1; do
+for f in include/once.h include/once_math.h bin/once share/man/man1/once.1; do
   [ -e "$PREFIX/$f" ] || { echo "missing $f"; exit 1; }
 done
 ls "$libdir"/libonce.a "$libdir"/libonce.so "$libdir"/pkgconfig/once.pc > /dev/null
 cat > "$PREFIX/example.c" <<'C'
 #include <once.h>
+#include <once_math.h>
 #include <stdio.h>
 int main(void)
 {
     once_filter *f = NULL;
+    if (!(once_fpr_standard(9586, 7, 1000) < 0.011))
+        return 1;
     if (once_create_for_capacity(&f, ONCE_BLOCKED, 1000, 0.01) != ONCE_OK)
         return 1;
     bool first = true, second = false;

@@ -16,6 +16,7 @@
  *     (the sum over its batches).
  */
 #include "once.h"
+#include "once_math.h"
 #include "cardinality_trials.h"
 #include "paper002.h"
 #include "testing.h"

@@ -22,6 +22,7 @@
  *   - the memory cap refuses (ONCE_ERR_FULL) and keeps the state; batches = one-key calls.
  */
 #include "once.h"
+#include "once_math.h"
 #include "testing.h"
 
 #include <stdbool.h>

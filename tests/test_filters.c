@@ -14,6 +14,7 @@
  *     identical bits.
  */
 #include "once.h"
+#include "once_math.h"
 #include "testing.h"
 
 static const once_type all_types[] = {ONCE_STANDARD, ONCE_PARTITIONED, ONCE_BLOCKED,

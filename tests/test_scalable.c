@@ -23,6 +23,7 @@
  *   - invalid configurations are refused; union and intersection are unsupported.
  */
 #include "once.h"
+#include "once_math.h"
 #include "testing.h"
 
 #include <stdbool.h>

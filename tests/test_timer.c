@@ -22,6 +22,7 @@
  *     truncation and every hostile parameter is refused.
  */
 #include "once.h"
+#include "once_math.h"
 #include "testing.h"
 
 #include <stdbool.h>

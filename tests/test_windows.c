@@ -13,6 +13,7 @@
  *     loaded continues exactly as the original.
  */
 #include "once.h"
+#include "once_math.h"
 #include "paper_tables.h"
 #include "testing.h"
 

@@ -9,7 +9,7 @@
 #ifndef ONCE_MATH_AGE_H
 #define ONCE_MATH_AGE_H
 
-#include "once.h"
+#include "once_math.h"
 
 /* The recurrence F(0, 0) of section 5.3 and the expected segments a query of an absent
  * key reads, over explicit per-segment match rates fill[0 .. k+l-1]. */

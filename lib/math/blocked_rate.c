@@ -14,8 +14,7 @@
  *   need more bits than standard ones for the same rate).  Sets T with the same
  *   overlap pattern share a_T, so the 2^k terms collapse to far fewer groups.
  */
-#include "math/blocked_geometry.h"
-#include "math/sizing.h"
+#include "math/blocked_rate.h"
 #include "core/limits.h"
 
 #include <math.h>

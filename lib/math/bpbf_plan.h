@@ -5,7 +5,7 @@
 #ifndef ONCE_MATH_BPBF_PLAN_H
 #define ONCE_MATH_BPBF_PLAN_H
 
-#include "once.h"
+#include "once_math.h"
 
 #include <stdbool.h>
 

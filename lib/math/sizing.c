@@ -21,6 +21,7 @@
  * filters' in math/bpbf_plan.c and math/dbf_plan.c.
  */
 #include "math/sizing.h"
+#include "math/blocked_rate.h"
 #include "core/limits.h"
 
 #include <math.h>

@@ -27,7 +27,7 @@
 #include "static/array_filter.h"
 #include "core/limits.h"
 #include "core/simd.h"
-#include "math/blocked_geometry.h"
+#include "math/blocked_rate.h"
 #include "math/sizing.h"
 
 #include <string.h>

@@ -1,12 +1,15 @@
 /*
- * math/blocked_geometry.h - the shape of the blocked layout, which its probes
- * (static/blocked.c) and its rate formula (math/blocked_rate.c) both follow.
+ * math/blocked_rate.h - the shape of the blocked layout, which its probes
+ * (static/blocked.c) and its rate formula (math/blocked_rate.c) both follow, and the
+ * planning of its geometry.
  *
  * The array is B blocks of 512 bits, each seen as 16 lanes of 32 bits; a key sets one
  * bit in each of k consecutive lanes (mod 16) from a rotation its hash picks.
  */
-#ifndef ONCE_MATH_BLOCKED_GEOMETRY_H
-#define ONCE_MATH_BLOCKED_GEOMETRY_H
+#ifndef ONCE_MATH_BLOCKED_RATE_H
+#define ONCE_MATH_BLOCKED_RATE_H
+
+#include "once_math.h"
 
 #include <stdint.h>
 
@@ -23,4 +26,8 @@ static inline __attribute__((always_inline)) uint32_t lane_mask(uint32_t hashes,
     return ((arc << rotation) | (arc >> (LANES - rotation))) & 0xFFFFu;
 }
 
-#endif /* ONCE_MATH_BLOCKED_GEOMETRY_H */
+/* The fewest bits of the blocked layout that meet `error` at `capacity`, and its k
+ * (once_fpr_blocked, once.h, is its rate). */
+once_status once_blocked_plan(uint64_t capacity, double error, uint64_t *bits, uint32_t *hashes);
+
+#endif /* ONCE_MATH_BLOCKED_RATE_H */
