@@ -1,5 +1,5 @@
 /*
- * chunk_layout.h - the header of a saved chunk (lib/serialize.c), as the tests and the
+ * chunk_layout.h - the header of a saved chunk (lib/api/format.c), as the tests and the
  * fuzzer forge and damage chunks: its field offsets, and its checksum recomputed as a
  * writer who means harm would.  Include after <xxhash.h> (XXH_INLINE_ALL).
  */

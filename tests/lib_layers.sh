@@ -5,10 +5,13 @@
 # own folder or of a lower layer; window and grow share a layer and use neither each
 # other nor api.  Over the include graph and the symbol graph of the compiled objects
 # together, no files depend on each other in a circle, inside a folder either.
-# Usage: lib_layers.sh LIB_DIR OBJECT...   (the objects of lib/, as built)
+# Usage: lib_layers.sh LIB_DIR OBJECT...   (the objects of lib/, as built; CMake may
+# pass them as one argument separated by semicolons)
 set -eu
 lib=$1
 shift
+# shellcheck disable=SC2046
+set -- $(printf '%s\n' "$@" | tr ';' '\n')
 [ $# -ge 10 ] || { echo "expected the library's objects, got $# files" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

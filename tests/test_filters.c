@@ -4,7 +4,7 @@
  *   - a key that was added always tests present (no false negatives), for every
  *     structure, several seeds and 10^6 keys;
  *   - at its design capacity, the measured false-positive rate is within a binomial
- *     4-sigma bound of the structure's own formula (sizing.c), and that formula is at
+ *     4-sigma bound of the structure's own formula (lib/math/), and that formula is at
  *     most the requested rate;
  *   - union and intersection obey the set laws on the bit arrays, and refuse filters
  *     of another geometry or seed;

@@ -233,7 +233,7 @@ static void keys_and_digests_answer_alike(void)
 /* -------------------------------------------------------------- positions */
 
 /* The payload words of a saved array filter (no metadata): header, parameters and the
- * payload length come first (lib/serialize.c). */
+ * payload length come first (lib/api/format.c). */
 static uint64_t *saved_words(const once_filter *f, uint64_t *count)
 {
     size_t len = 0;

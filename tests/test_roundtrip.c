@@ -411,7 +411,7 @@ static size_t base64_decode(const char *in, uint8_t *out, size_t room)
     return n;
 }
 
-/* Where the DBF's version sits in its saved parameters (lib/dbf.c: cells, hashes, row
+/* Where the DBF's version sits in its saved parameters (lib/grow/dbf.c: cells, hashes, row
  * capacity, flags, max_bytes, rows, version). */
 #define DBF_VERSION_OFFSET (HEADER + 6 * 8)
 
@@ -475,7 +475,7 @@ static void dbf_version_use(once_filter *f, uint64_t version)
     drive(f, "dbf near the version limit", version, 300, 0, 100);
 }
 
-/* Where the TLBF's serial sits in its saved parameters (lib/tlbf.c: k, l, span,
+/* Where the TLBF's serial sits in its saved parameters (lib/window/tlbf.c: k, l, span,
  * policy, max_bytes, max_slices, slices, countdown, target, generation size and start,
  * latest, started, serial). */
 #define TLBF_SERIAL_OFFSET (HEADER + 13 * 8)

@@ -106,7 +106,7 @@ static double bits_double(uint64_t b)
     return v;
 }
 
-/* Layout of a saved scalable filter past the common header (testing.h; lib/scalable.c). */
+/* Layout of a saved scalable filter past the common header (testing.h; lib/grow/scalable.c). */
 enum {
     P_EXPANSION = HEADER,
     P_TIGHTENING = HEADER + 8,

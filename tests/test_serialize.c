@@ -788,7 +788,7 @@ static void endianness(void)
     /* The payload is the array as little-endian words: cell p of a bit array is bit
      * p % 8 of payload byte p / 8.  With one cell probe per key (k = 1) over 64 cells,
      * the probe is reduce(XXH3-128(key, seed).low64, 64), the top six bits of low64
-     * (once_internal.h), so the one bit a key sets can be predicted here. */
+     * (lib/static/blocked.c), so the one bit a key sets can be predicted here. */
     for (uint64_t i = 0; i < 64; i++) {
         once_filter *f = make_geometry(ONCE_STANDARD, 64, 1, seed, 1);
         REQUIRE(f != NULL);

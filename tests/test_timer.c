@@ -873,7 +873,7 @@ static void dynamic_memory_cap_refuses_and_keeps_state(void)
 
 /* ------------------------------------------------------------ serialization */
 
-/* The timer's parameter words (timer.c), after the common header (testing.h). */
+/* The timer's parameter words (lib/window/timer.c), after the common header (testing.h). */
 enum {
     P_WIDTH = 0,
     P_HASHES,

@@ -193,7 +193,7 @@ static inline uint64_t testing_zipf_draw(const testing_zipf *z, uint64_t *state)
 
 /* ------------------------------------------------------ saved-file surgery */
 
-/* The saved format's header (lib/serialize.c): field offsets, and where a structure's
+/* The saved format's header (lib/api/format.c): field offsets, and where a structure's
  * parameters begin. */
 enum {
     OFF_MAGIC = 0,

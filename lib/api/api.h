@@ -1,6 +1,6 @@
 /*
  * api/api.h - what the files of the public interface share: the registry's lookup
- * (registry.c), the header's rule and the counted insertion (filter.c).
+ * (api/registry.c), the header's rule and the counted insertion (api/filter.c).
  */
 #ifndef ONCE_API_API_H
 #define ONCE_API_API_H

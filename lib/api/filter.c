@@ -1,6 +1,6 @@
 /*
- * filter.c - the one filter interface: argument checks, hashing, item counting and
- * the batch loop, dispatched to the structure through its ops table.
+ * api/filter.c - the one filter interface: argument checks, hashing and item counting,
+ * dispatched to the structure through its ops table (the batch calls: api/batch.c).
  *
  * Invariants kept here for every structure:
  *   - a key is hashed exactly once per call, under the filter's seed, into its digest
@@ -16,7 +16,7 @@
  */
 #include "api/api.h"
 #include "core/limits.h"
-#include "math/sizing.h"
+#include "once_math.h"
 
 #include <errno.h>
 #include <math.h>

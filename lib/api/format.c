@@ -78,7 +78,6 @@
  * size at that moment.
  */
 #include "api/api.h"
-#include "core/limits.h"
 
 #include <math.h>
 

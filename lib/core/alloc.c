@@ -1,5 +1,5 @@
 /*
- * alloc.c - the one door every allocation of the library goes through.
+ * core/alloc.c - the one door every allocation of the library goes through.
  *
  * A host that keeps its own account of memory (a database server that reports and caps
  * what each of its objects holds) installs its allocator with once_set_allocator before

@@ -1,5 +1,5 @@
 /*
- * core/alloc.h - the library's one door to memory (alloc.c).
+ * core/alloc.h - the library's one door to memory (core/alloc.c).
  */
 #ifndef ONCE_CORE_ALLOC_H
 #define ONCE_CORE_ALLOC_H
@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 /*
- * Every allocation of the library goes through these (alloc.c), so through the host's
+ * Every allocation of the library goes through these (core/alloc.c), so through the host's
  * allocator when once_set_allocator installed one; no other file calls malloc, calloc,
  * realloc or free.  They behave as the C library's (NULL on failure; once_realloc keeps
  * the block on failure; a size of 0 asks for 1 byte).
@@ -21,7 +21,7 @@ void once_free_memory(void *block);
 /* A zeroed block of `bytes` aligned to a cache line, freed with once_aligned_free.  It
  * costs the allocator once_aligned_footprint(bytes): the block is over-allocated by
  * ONCE_ALIGNED_PAD, room to align any address and keep the allocator's pointer before
- * the aligned start (alloc.c). */
+ * the aligned start (core/alloc.c). */
 #define ONCE_CACHE_LINE 64
 #define ONCE_ALIGNED_PAD (ONCE_CACHE_LINE + sizeof(void *))
 void *once_aligned_alloc(size_t bytes);

@@ -66,7 +66,7 @@ once_item_time(const once_batch_items *items, size_t i)
 typedef enum once_batch_op { ONCE_OP_QUERY, ONCE_OP_ADD, ONCE_OP_TEST_AND_ADD } once_batch_op;
 
 typedef struct once_filter_ops {
-    once_type type; /* its name and kind are in the registry (registry.c) */
+    once_type type; /* its name and kind are in the registry (api/registry.c) */
     /* Building: a static layout from the geometry once_create plans (new_geometry), the
      * others from the whole config (create); exactly one is set.  explicit_geometry
      * says whether the config gives the geometry (so the error recorded is the design
@@ -75,7 +75,7 @@ typedef struct once_filter_ops {
     once_status (*create)(once_filter **out, const once_config *config);
     bool (*explicit_geometry)(const once_config *config);
     /* Insertions go through test_and_add and count only keys not already present
-     * (BF.ADD semantics): filter.c then never calls `add` (which may be NULL) and
+     * (BF.ADD semantics): api/filter.c then never calls `add` (which may be NULL) and
      * never uses the fused `batch` loop for insertions. */
     bool add_tests_first;
     void (*destroy)(once_filter *f);
@@ -95,7 +95,7 @@ typedef struct once_filter_ops {
      * once_batch_items) are already checked; `out` gets seen/present per key (unused
      * for ADD).  It stops at the first key whose operation fails and returns that
      * status with *done = that key's index (the keys before it took effect, as with
-     * the one-key calls); otherwise *done = count.  NULL: filter.c's generic loop over
+     * the one-key calls); otherwise *done = count.  NULL: api/batch.c's generic loop over
      * prefetch and the one-key operations. */
     once_status (*batch)(once_filter *f, const once_batch_items *items, size_t count,
                          once_batch_op op, uint8_t *out, size_t *done);
@@ -105,12 +105,12 @@ typedef struct once_filter_ops {
      * where a key's cells are not a fixed set of one array. */
     uint32_t (*positions)(const once_filter *f, const once_hash *h, uint64_t *out);
     void (*clear)(once_filter *f);
-    /* Geometry equality is checked by filter.c through same_geometry. */
+    /* Geometry equality is checked by api/filter.c through same_geometry. */
     bool (*same_geometry)(const once_filter *a, const once_filter *b);
     /* dst op= src for two filters of the same structure, geometry and seed.  A
      * structure refuses what it cannot do (ONCE_ERR_UNSUPPORTED: an intersection that
-     * could lose keys both hold, apbf.c) or cannot finish (ONCE_ERR_FULL,
-     * ONCE_ERR_NOMEM: a union that needs memory, dbf.c) by returning the status with
+     * could lose keys both hold, window/apbf.c) or cannot finish (ONCE_ERR_FULL,
+     * ONCE_ERR_NOMEM: a union that needs memory, grow/dbf.c) by returning the status with
      * dst unchanged.  NULL: neither is offered (ONCE_ERR_UNSUPPORTED). */
     once_status (*combine)(once_filter *dst, const once_filter *src, once_combine_op op);
     void (*stats)(const once_filter *f, once_stats *s);

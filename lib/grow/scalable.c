@@ -1,5 +1,5 @@
 /*
- * scalable.c - the scalable Bloom filter: a chain of blocked filters, each larger and
+ * grow/scalable.c - the scalable Bloom filter: a chain of blocked filters, each larger and
  * stricter than the last, that grows with the stream instead of being sized for it
  * (Almeida, Baquero, Preguica, Hutchison, "Scalable Bloom Filters", Information
  * Processing Letters 101(6), 2007), with the semantics of RedisBloom's BF.* commands.
@@ -40,7 +40,7 @@
  *   sub-filters logarithmic in the growth.
  *
  * Sub-filters
- *   Each F_i is an ordinary blocked filter (bloom_blocked.c: one cache line per key),
+ *   Each F_i is an ordinary blocked filter (static/blocked.c: one cache line per key),
  *   geometry from the shared planner (once_plan(ONCE_BLOCKED, n_i, p_i)), used only
  *   through its ops table with the key hash filter.c computed once; its own
  *   once_filter fields record n_i (capacity), p_i (error) and the keys it took
@@ -73,7 +73,7 @@
  */
 #include "static/array_filter.h"
 #include "core/limits.h"
-#include "math/sizing.h"
+#include "once_math.h"
 
 #include <math.h>
 
@@ -341,7 +341,7 @@ static once_status scalable_cardinality(const once_filter *f, uint64_t now_ms, d
  */
 enum { P_EXPANSION, P_TIGHTENING, P_MAX_BYTES, P_FILTERS, SCALABLE_HEAD };
 enum { S_CAPACITY, S_ERROR, S_ITEMS, S_PARAMS_BYTES, S_PAYLOAD_BYTES, SUB_RECORD };
-/* The whole chain's parameters fit the format's bound (serialize.c, 4096 bytes) with
+/* The whole chain's parameters fit the format's bound (api/format.c, 4096 bytes) with
  * the blocked layout's two words per sub-filter. */
 _Static_assert((SCALABLE_HEAD + SCALABLE_MAX_FILTERS * (SUB_RECORD + 2)) * 8 <= 4096,
                "scalable parameters fit the format");
@@ -493,7 +493,7 @@ static once_status scalable_load(once_filter **out, const uint8_t *params, size_
     return ONCE_OK;
 }
 
-/* The header's items, capacity and error (set by serialize.c after the load) against
+/* The header's items, capacity and error (set by api/format.c after the load) against
  * the chain: the counts and capacities sum, and the first rate is error * (1 - r). */
 static bool scalable_check_header(const once_filter *f)
 {

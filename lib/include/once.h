@@ -538,7 +538,7 @@ ONCE_API once_status once_get_metadata(const once_filter *filter, const void **d
  * or send it whole (a Redis module's BF.SCANDUMP / BF.LOADCHUNK, RDB and AOF rewrite).
  * The chunks' bodies, in order, are exactly the bytes once_save writes, so they load
  * with once_load too; each chunk adds a header of ONCE_CHUNK_HEADER_SIZE bytes that
- * states its place in the dump and carries its own checksum (lib/serialize.c), so a
+ * states its place in the dump and carries its own checksum (lib/api/format.c), so a
  * chunk out of order, repeated, damaged or from another dump is refused where it
  * arrives, not at the end.
  *

@@ -1,5 +1,5 @@
 /*
- * cardinality.c - how many distinct keys a filter holds, from its cells alone
+ * math/cardinality.c - how many distinct keys a filter holds, from its cells alone
  * (paper 002, section 5).
  *
  * The model

@@ -8,7 +8,7 @@
 #include "once.h"
 
 /*
- * The occupancy model behind every distinct-key estimate (cardinality.c, paper 002
+ * The occupancy model behind every distinct-key estimate (math/cardinality.c, paper 002
  * section 5): `cells` cells, each left clear by one key with probability
  * q = exp(log_clear).
  */
@@ -36,7 +36,7 @@ once_status once_card_estimate_intersection(const once_occupancy *o, uint64_t se
                                             once_cardinality *out);
 
 /* The sum over `parts` parts holding disjoint keys; `part` gives part i's set cells and
- * occupancy (intervals combined by the union bound, see cardinality.c). */
+ * occupancy (intervals combined by the union bound, see math/cardinality.c). */
 once_status once_card_sum(uint32_t parts,
                           once_status (*part)(const void *ctx, uint32_t i, uint64_t *set,
                                               once_occupancy *o),
@@ -51,7 +51,7 @@ once_status once_card_age_window(uint32_t k, uint32_t last_generation,
 /* Distinct keys among the last insertions of a count window that span generations
  * 0 .. whole-1 and the newest `share` (in [0, 1)) of generation `whole`: the same
  * share of the way from the count of generations 0 .. whole-1 to that of 0 .. whole
- * (see cardinality.c).  whole = 0 counts only the share of generation 0. */
+ * (see math/cardinality.c).  whole = 0 counts only the share of generation 0. */
 once_status once_card_age_span(uint32_t k, uint32_t whole, double share,
                                once_status (*segment)(const void *ctx, uint32_t logical,
                                                       uint64_t *set, once_occupancy *o),

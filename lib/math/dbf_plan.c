@@ -4,7 +4,7 @@
  * (section 3.5.1), the number of rows for a size distribution (section 4.2) and the
  * two-bound policy of section 4.3.
  */
-#include "math/sizing.h"
+#include "once_math.h"
 #include "core/alloc.h"
 #include "core/limits.h"
 

@@ -109,7 +109,7 @@ uint64_t once_array_cells_set(const once_filter *f)
     return total;
 }
 
-/* The occupancy model of each flat layout (cardinality.c): the chance that one key
+/* The occupancy model of each flat layout (math/cardinality.c): the chance that one key
  * leaves a given cell clear. */
 static once_status array_occupancy(const once_filter *f, once_occupancy *o)
 {

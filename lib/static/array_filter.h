@@ -13,7 +13,7 @@
  * `cell_bits` bits each (1 for bit arrays, 4 for counters) and k probes.  What they
  * share - allocation, clear, geometry checks, bitwise combine, memory, the saved
  * parameters (cells, k) and payload (the words), and the loader's validation - lives
- * once in array_filter.c; each structure file supplies only its probing, stats and any
+ * once in static/array_filter.c; each structure file supplies only its probing, stats and any
  * extra geometry rule.
  */
 typedef struct once_array_filter {
@@ -48,7 +48,7 @@ once_status once_array_load(once_filter **out, const uint8_t *params, size_t par
 /* Set cells in the whole array (popcount for bits; non-zero nibbles for counters). */
 uint64_t once_array_cells_set(const once_filter *f);
 void once_array_stats(const once_filter *f, once_stats *st);
-/* An array filter's set cells and its layout's occupancy model (cardinality.c), for
+/* An array filter's set cells and its layout's occupancy model (math/cardinality.c), for
  * structures built of array filters that sum their parts (once_card_sum). */
 once_status once_array_cells(const once_filter *f, uint64_t *set, once_occupancy *o);
 /* Distinct keys of one array filter, or of the union / intersection of two of the

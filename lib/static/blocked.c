@@ -28,7 +28,6 @@
 #include "core/limits.h"
 #include "core/simd.h"
 #include "math/blocked_rate.h"
-#include "math/sizing.h"
 
 #include <string.h>
 

@@ -70,13 +70,12 @@
  *   - queries never change state.
  */
 #include "core/structure.h"
-#include "core/limits.h"
 #include "math/bpbf_plan.h"
 #include "math/cardinality.h"
 
 #include <math.h>
 
-/* The table at the end of this file, which the code above refers to. */
+/* The tables at the end of this file, which the code above refers to. */
 extern const once_filter_ops once_bpbf_ops, once_dbpbf_ops;
 
 #define BPBF_MAX_BATCHES (1u << 20)

@@ -1,5 +1,5 @@
 /*
- * bloom_counting.c - the counting Bloom filter: m 4-bit counters, k probes, delete.
+ * static/counting.c - the counting Bloom filter: m 4-bit counters, k probes, delete.
  *
  * Design
  *   The layout of the standard filter with a 4-bit counter in place of each bit

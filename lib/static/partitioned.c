@@ -1,5 +1,5 @@
 /*
- * bloom_partitioned.c - the partitioned Bloom filter (Mullin): k slices of s bits,
+ * static/partitioned.c - the partitioned Bloom filter (Mullin): k slices of s bits,
  * probe i lands in slice i.
  *
  * Design

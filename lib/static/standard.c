@@ -1,5 +1,5 @@
 /*
- * bloom_standard.c - the standard Bloom filter: one array of m bits, k probes.
+ * static/standard.c - the standard Bloom filter: one array of m bits, k probes.
  *
  * Design
  *   A key sets or tests the k bits named by the shared probe sequence

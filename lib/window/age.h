@@ -1,5 +1,6 @@
 /*
- * window/age.h - what the age-partitioned windows (APBF, APBBF: apbf.c; TLBF: tlbf.c)
+ * window/age.h - what the age-partitioned windows (APBF, APBBF: window/apbf.c; TLBF:
+ * window/tlbf.c)
  * share: the skip-back search of paper 001, the lines an operation will touch, and
  * the batch pipeline for layouts whose lines move under insertions.
  */
@@ -137,7 +138,7 @@ static inline size_t once_age_batch_distance(once_age_reach r, once_batch_op op)
  * A fused batch loop for layouts whose lines for a key depend on state that an
  * insertion can change (the TLBF: a shift moves the insertion slices, its clock
  * expires slices; the APBF and APBBF run a loop of their own that also keeps the
- * spots it computed ahead, apbf.c).  Key i + distance is hashed and handed
+ * spots it computed ahead, window/apbf_batch.c).  Key i + distance is hashed and handed
  * to `prepare`, which fills the layout's per-key record (`record_size` bytes in `ring`,
  * ONCE_PIPELINE_RING of them) and requests the key's lines under the state of the
  * moment: a guess that a shift in between makes partly stale (a wasted prefetch, never

@@ -1,5 +1,5 @@
 /*
- * timer.c - time windows with timers: the sliding Bloom filter of paper 000, section
+ * window/timer.c - time windows with timers: the sliding Bloom filter of paper 000, section
  * 4 (Definition 4, producer timestamps, the equal-timers heuristic) and its dynamic
  * size (section 5).
  *

@@ -1,5 +1,5 @@
 /*
- * tlbf.c - time windows: the Time-limited Bloom Filter (paper 004), an Age-Partitioned
+ * window/tlbf.c - time windows: the Time-limited Bloom Filter (paper 004), an Age-Partitioned
  * filter whose slices age by the clock instead of by a fixed count.
  *
  * Design

@@ -1,12 +1,11 @@
 /*
- * static/dbf.h - the Dynamic Bloom Filter's state, shared by its operations
- * (static/dbf.c) and its delta format (static/dbf_delta.c).
+ * grow/dbf.h - the Dynamic Bloom Filter's state, shared by its operations
+ * (grow/dbf.c) and its delta format (grow/dbf_delta.c).
  */
-#ifndef ONCE_STATIC_DBF_H
-#define ONCE_STATIC_DBF_H
+#ifndef ONCE_GROW_DBF_H
+#define ONCE_GROW_DBF_H
 
 #include "static/array_filter.h"
-#include "core/limits.h"
 
 #define DBF_DEFAULT_MAX_BYTES (UINT64_C(1) << 30)
 #define DBF_MAX_VERSION (UINT64_C(1) << 62) /* see touch() */
@@ -63,4 +62,4 @@ void once_dbf_slice_rebuild_row(dbf_filter *d, uint32_t r);
 void once_dbf_free_base(dbf_filter *d);
 bool once_dbf_is_dbf(const once_filter *f);
 
-#endif /* ONCE_STATIC_DBF_H */
+#endif /* ONCE_GROW_DBF_H */

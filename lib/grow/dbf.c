@@ -1,5 +1,5 @@
 /*
- * static/dbf.c - the Dynamic Bloom Filter (paper 003): a list of counting Bloom filters of one
+ * grow/dbf.c - the Dynamic Bloom Filter (paper 003): a list of counting Bloom filters of one
  * geometry that grows with the set and shrinks as keys are deleted.
  *
  * Design
@@ -55,7 +55,7 @@
  *   counters at 16 rows, a quarter of them at 64, so it is for DBFs of many rows.
  *
  *   Incremental updates (sections 4.4 and 3.5.2): every change advances `version` and
- *   stamps the rows it touches; the delta format is static/dbf_delta.c.
+ *   stamps the rows it touches; the delta format is grow/dbf_delta.c.
  *
  * Invariants
  *   - 1 <= rows <= 2^20; every row has m counters and k probes; nr counts the keys
@@ -71,7 +71,8 @@
  *     stays within max_bytes (default 1 GiB): an insertion that needs a new row past
  *     it fails with ONCE_ERR_FULL and changes nothing.
  */
-#include "static/dbf.h"
+#include "grow/dbf.h"
+#include "core/limits.h"
 #include "math/cardinality.h"
 #include "math/sizing.h"
 

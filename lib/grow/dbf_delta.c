@@ -1,25 +1,26 @@
 /*
- * static/dbf_delta.c - the Dynamic Bloom Filter's incremental updates: export the rows
+ * grow/dbf_delta.c - the Dynamic Bloom Filter's incremental updates: export the rows
  * changed since a version, apply them to a replica (paper 003 sections 4.4 and 3.5.2).
  *
- * Every change advances `version` and
- *   stamps the rows it touches.  An export sends, for each row stamped after the base
- *   version, the xor of its counters with the row as last exported (the exporter keeps
- *   that copy; a new row is xor-ed with zeros), zstd-compressed, and makes the current
- *   rows the new base.  The replica, at the base version with the same rows, xors the
- *   rows in and takes the source's counts, version and row count, so it ends up with
- *   the same rows in the same order and answers exactly like the source.  A delta is
- *   checked like a saved filter (sizes before allocations, a checksum, every field);
- *   its decompressed size follows from the header and must fit the replica's cap, so
- *   a small hostile frame cannot make it allocate more than its cap allows.
+ * Every change advances `version` and stamps the rows it touches.  An export sends, for
+ * each row stamped after the base version, the xor of its counters with the row as last
+ * exported (the exporter keeps that copy; a new row is xor-ed with zeros), zstd-
+ * compressed, and makes the current rows the new base.  The replica, at the base
+ * version with the same rows, xors the rows in and takes the source's counts, version
+ * and row count, so it ends up with the same rows in the same order and answers exactly
+ * like the source.  A delta is checked like a saved filter (sizes before allocations, a
+ * checksum, every field); its decompressed size follows from the header and must fit
+ * the replica's cap, so a small hostile frame cannot make it allocate more than its cap
+ * allows.
  */
-#include "static/dbf.h"
+#include "grow/dbf.h"
+#include "core/limits.h"
 #include "core/codec.h"
 
 #include <string.h>
 
 /* For ZSTD_customMem and the contexts built on it, which route zstd's working memory
- * through the library's allocator (alloc.c).  Exported by the shared libzstd too, and
+ * through the library's allocator (core/alloc.c).  Exported by the shared libzstd too, and
  * unchanged since zstd 1.0. */
 #define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
