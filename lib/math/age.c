@@ -193,7 +193,7 @@ double once_age_design_full_load(uint32_t block_bits, uint32_t hashes)
 /* Peak (just before a shift) match rates of the k + l segments when a full segment
  * carries `load` times the design load (1 for every layout but small windows'). */
 void once_age_peak_fills(uint32_t k, uint32_t l, uint32_t block_bits, uint32_t hashes, double load,
-                       double *fill)
+                         double *fill)
 {
     double full = block_bits ? blocked_full_load(block_bits, hashes) : 0.0;
     for (uint32_t i = 0; i < k + l; i++) {
@@ -213,7 +213,7 @@ void once_age_peak_fills(uint32_t k, uint32_t l, uint32_t block_bits, uint32_t h
 #define SNAP_LOAD 0.99
 
 double once_age_geometry_load(uint32_t k, uint64_t generation, uint32_t block_bits,
-                            uint32_t hashes, double units)
+                              uint32_t hashes, double units)
 {
     double full = once_age_design_full_load(block_bits, hashes);
     double load = (double)generation * k / (units * full);
@@ -249,11 +249,11 @@ double once_age_slice_floor_rate(uint32_t k, uint32_t l, uint64_t generation, do
 
 /* The peak rate of a geometry: F at the segments' fills, plus the slices' floor. */
 double once_age_design_rate(uint32_t k, uint32_t l, uint32_t block_bits, uint32_t hashes,
-                          uint64_t generation, double units)
+                            uint64_t generation, double units)
 {
     double fill[2 * ONCE_MAX_AGE_SLICES];
-    once_age_peak_fills(k, l, block_bits, hashes, once_age_geometry_load(k, generation, block_bits, hashes, units),
-               fill);
+    double load = once_age_geometry_load(k, generation, block_bits, hashes, units);
+    once_age_peak_fills(k, l, block_bits, hashes, load, fill);
     double rate = once_age_fpr(k, l, fill);
     if (block_bits == 0)
         rate += once_age_slice_floor_rate(k, l, generation, units);
@@ -277,7 +277,7 @@ static uint32_t largest_age_slices(uint32_t k, double p, uint32_t block_bits, ui
 }
 
 once_status once_age_plan_layout(double error, uint32_t level, uint32_t block_bits,
-                            uint32_t block_hashes, uint32_t *k_out, uint32_t *l_out)
+                                 uint32_t block_hashes, uint32_t *k_out, uint32_t *l_out)
 {
     if (!(error >= 1e-12 && error < 1.0) || level > 32)
         return ONCE_ERR_INVALID;
@@ -350,8 +350,8 @@ static double largest_load(uint32_t k, uint32_t l, uint32_t block_bits, uint32_t
  * with the planned k any l' <= l reaches p at the design load, F growing with l.
  */
 void once_age_small_window_layout(uint64_t window, uint32_t block_bits, uint32_t hashes,
-                                double p, uint32_t *k, uint32_t *l, uint64_t *generation,
-                                double *load)
+                                  double p, uint32_t *k, uint32_t *l, uint64_t *generation,
+                                  double *load)
 {
     uint64_t g = (window + *l - 1) / *l;
     uint32_t fit = (uint32_t)((window + g - 1) / g);

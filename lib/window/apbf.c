@@ -236,7 +236,8 @@ static double segment_units(const age_filter *a)
 
 static double segment_load(const age_filter *a)
 {
-    return once_age_geometry_load(a->k, a->generation, a->block_bits, a->block_hashes, segment_units(a));
+    return once_age_geometry_load(a->k, a->generation, a->block_bits, a->block_hashes,
+                                  segment_units(a));
 }
 
 /* The window: the count asked for at creation (kept as the filter's capacity, saved in
@@ -266,8 +267,8 @@ static void age_stats(const once_filter *f, once_stats *st)
     st->npws = once_apbf_npws(a->k, a->l);
     double fill[2 * ONCE_MAX_AGE_SLICES];
     once_age_peak_fills(a->k, a->l, a->block_bits, a->block_hashes, segment_load(a), fill);
-    st->design_fpr = once_age_design_rate(a->k, a->l, a->block_bits, a->block_hashes, a->generation,
-                                 segment_units(a));
+    st->design_fpr = once_age_design_rate(a->k, a->l, a->block_bits, a->block_hashes,
+                                          a->generation, segment_units(a));
     st->accesses_absent = once_age_accesses_absent(a->k, a->l, fill);
     /* Now: the recurrence over the segments' measured match rates. */
     for (uint32_t i = 0; i < a->segments; i++)
@@ -483,7 +484,8 @@ static once_status once_age_create(once_filter **out, const once_config *c)
     if ((k == 0) != (l == 0) || k > ONCE_MAX_AGE_SLICES || l > ONCE_MAX_AGE_SLICES)
         return ONCE_ERR_INVALID;
     if (k == 0) {
-        once_status planned = once_age_plan_layout(c->error, c->level, block_bits, block_hashes, &k, &l);
+        once_status planned =
+            once_age_plan_layout(c->error, c->level, block_bits, block_hashes, &k, &l);
         if (planned != ONCE_OK)
             return planned;
     }
@@ -507,7 +509,7 @@ static once_status once_age_create(once_filter **out, const once_config *c)
         double load = 1.0;
         if (plan_layout)
             once_age_small_window_layout(c->window, block_bits, block_hashes, c->error, &k, &l,
-                                &generation, &load);
+                                         &generation, &load);
         else
             generation = (c->window + l - 1) / l; /* explicit (k, l): kept as given */
         /* Slices: m = g k / ln2 (section 5.2).  Blocks: as many as hold k generations
@@ -517,7 +519,8 @@ static once_status once_age_create(once_filter **out, const once_config *c)
             /* F at the load plus the floor must reach p: widen the slices until they do
              * (a few percent at most, and only where the floor is not negligible). */
             units = fmax(units, once_age_slice_floor_bits(k, l, generation, c->error));
-            for (int i = 0; i < 1000 && once_age_design_rate(k, l, 0, 0, generation, units) > c->error; i++)
+            for (int i = 0;
+                 i < 1000 && once_age_design_rate(k, l, 0, 0, generation, units) > c->error; i++)
                 units += fmax(1.0, floor(units / 128));
         }
         if (units > (double)ONCE_MAX_CELLS)
