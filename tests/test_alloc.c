@@ -776,7 +776,24 @@ static void caps_bound_once_bytes(void)
     CHECK_OK(once_set_allocator(NULL));
 }
 
+/* The scenarios above cover every registered structure: a structure added to the
+ * registry without one here fails, rather than going untested under failing
+ * allocations. */
+static void every_registered_structure_has_a_scenario(void)
+{
+    for (size_t r = 0; r < once_structure_count(); r++) {
+        once_type type = once_structure_at(r)->type;
+        bool found = false;
+        for (size_t i = 0; i < STRUCTURES; i++)
+            found |= structures[i].type == type;
+        if (!found)
+            fprintf(stderr, "no allocation scenario for %s\n", once_type_name(type));
+        CHECK(found);
+    }
+}
+
 static const testing_case cases[] = {
+    {"every_registered_structure_has_a_scenario", every_registered_structure_has_a_scenario},
     {"every_byte_through_the_hook", every_byte_through_the_hook},
     {"every_failure_returns_nomem_and_leaks_nothing", every_failure_returns_nomem_and_leaks_nothing},
     {"cache_line_alignment_survives_the_host", cache_line_alignment_survives_the_host},

@@ -40,12 +40,16 @@ typedef struct chunk_case {
  * grows a chain of sub-filters, the DBF several rows, the D-BBF several batches. */
 static size_t chunk_cases(chunk_case *out, size_t room)
 {
-    static const once_type types[] = {ONCE_STANDARD, ONCE_PARTITIONED, ONCE_BLOCKED,
-                                      ONCE_COUNTING, ONCE_APBF,        ONCE_APBBF,
-                                      ONCE_TLBF,     ONCE_TIMER,       ONCE_SCALABLE,
-                                      ONCE_DBF,      ONCE_BPBF,        ONCE_DBPBF};
+    /* Every registered structure, so a new one is chunk-tested without a list here. */
+    once_type types[64];
+    size_t count = once_structure_count();
+    CHECK(count <= sizeof types / sizeof types[0]);
+    if (count > sizeof types / sizeof types[0])
+        count = sizeof types / sizeof types[0];
+    for (size_t t = 0; t < count; t++)
+        types[t] = once_structure_at(t)->type;
     size_t n = 0;
-    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+    for (size_t t = 0; t < count; t++) {
         for (int with_keys = 0; with_keys < 2 && n < room; with_keys++) {
             chunk_case *c = &out[n++];
             c->name = once_type_name(types[t]);
