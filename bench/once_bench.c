@@ -347,6 +347,43 @@ static double time_query_batch(const once_filter *f, const key16 *keys, uint64_t
     return ns;
 }
 
+/* N one-key test-and-adds (new keys, so each is inserted: a dedup stream's common
+ * case); *seen_count gets the keys reported already present. */
+static double time_test_and_add(once_filter *f, const key16 *keys, uint64_t n,
+                                uint64_t *seen_count)
+{
+    uint64_t count = 0;
+    double t0 = now_ns();
+    for (uint64_t i = 0; i < n; i++) {
+        bool seen;
+        if (once_test_and_add(f, &keys[i], KEY_LEN, 0, &seen) != ONCE_OK)
+            die("once_test_and_add failed");
+        count += seen;
+    }
+    double ns = (now_ns() - t0) / (double)n;
+    *seen_count = count;
+    return ns;
+}
+
+static double time_test_and_add_batch(once_filter *f, const key16 *keys, uint64_t n,
+                                      uint64_t *seen_count)
+{
+    once_key chunk[CHUNK];
+    uint8_t seen[CHUNK];
+    uint64_t count = 0;
+    double t0 = now_ns();
+    for (uint64_t i = 0; i < n; i += CHUNK) {
+        size_t c = fill_chunk(chunk, keys, i, n);
+        if (once_test_and_add_batch(f, chunk, c, seen) != ONCE_OK)
+            die("once_test_and_add_batch failed");
+        for (size_t j = 0; j < c; j++)
+            count += seen[j];
+    }
+    double ns = (now_ns() - t0) / (double)n;
+    *seen_count = count;
+    return ns;
+}
+
 static void bench_once(int s, uint64_t n, int reps, const key16 *in, const key16 *out)
 {
     once_type type = structure_type[s];
@@ -357,11 +394,16 @@ static void bench_once(int s, uint64_t n, int reps, const key16 *in, const key16
     double bits_per_key = (double)cells * (type == ONCE_COUNTING ? 4.0 : 1.0) / (double)n;
 
     double add[MAX_REPS], query[MAX_REPS], add_batch[MAX_REPS], query_batch[MAX_REPS];
-    uint64_t positives = 0, batch_positives = 0;
+    double tand[MAX_REPS], tand_batch[MAX_REPS];
+    uint64_t positives = 0, batch_positives = 0, seen = 0, batch_seen = 0;
     for (int r = 0; r < reps; r++) {
         once_filter *f = new_filter(type, n);
         add[r] = time_add(f, in, n);
         query[r] = time_query(f, out, n, &positives);
+        once_free(f);
+
+        f = new_filter(type, n);
+        tand[r] = time_test_and_add(f, in, n, &seen);
         once_free(f);
 
         f = new_filter(type, n);
@@ -372,12 +414,22 @@ static void bench_once(int s, uint64_t n, int reps, const key16 *in, const key16
             die("%s at n=%" PRIu64 ": batch query found %" PRIu64
                 " positives, one-key query %" PRIu64,
                 structure_name[s], n, batch_positives, positives);
+
+        f = new_filter(type, n);
+        tand_batch[r] = time_test_and_add_batch(f, in, n, &batch_seen);
+        once_free(f);
+        if (batch_seen != seen)
+            die("%s at n=%" PRIu64 ": batch test-and-add saw %" PRIu64 " keys, one-key %" PRIu64,
+                structure_name[s], n, batch_seen, seen);
     }
     double fpr = (double)positives / (double)n;
     emit(s, "insert", n, median(add, reps), -1, bits_per_key);
     emit(s, "query", n, median(query, reps), fpr, bits_per_key);
+    emit(s, "test_and_add", n, median(tand, reps), (double)seen / (double)n, bits_per_key);
     emit(s, "insert_batch", n, median(add_batch, reps), -1, bits_per_key);
     emit(s, "query_batch", n, median(query_batch, reps), fpr, bits_per_key);
+    emit(s, "test_and_add_batch", n, median(tand_batch, reps), (double)seen / (double)n,
+         bits_per_key);
 }
 
 /* ------------------------------------------------------------- windows */
@@ -563,42 +615,14 @@ static once_filter *new_scalable(uint64_t n)
     return f;
 }
 
-static double time_test_and_add(once_filter *f, const key16 *keys, uint64_t n)
-{
-    uint64_t seen_count = 0;
-    double t0 = now_ns();
-    for (uint64_t i = 0; i < n; i++) {
-        bool seen;
-        if (once_test_and_add(f, &keys[i], KEY_LEN, 0, &seen) != ONCE_OK)
-            die("once_test_and_add failed");
-        seen_count += seen;
-    }
-    sink += seen_count;
-    return (now_ns() - t0) / (double)n;
-}
-
-static double time_test_and_add_batch(once_filter *f, const key16 *keys, uint64_t n)
-{
-    once_key chunk[CHUNK];
-    uint8_t seen[CHUNK];
-    uint64_t seen_count = 0;
-    double t0 = now_ns();
-    for (uint64_t i = 0; i < n; i += CHUNK) {
-        size_t c = fill_chunk(chunk, keys, i, n);
-        if (once_test_and_add_batch(f, chunk, c, seen) != ONCE_OK)
-            die("once_test_and_add_batch failed");
-        for (size_t j = 0; j < c; j++)
-            seen_count += seen[j];
-    }
-    sink += seen_count;
-    return (now_ns() - t0) / (double)n;
-}
-
 static void bench_scalable(uint64_t n, int reps, const key16 *in, const key16 *out)
 {
     double add[MAX_REPS], query[MAX_REPS], tand[MAX_REPS], add_batch[MAX_REPS];
     double query_batch[MAX_REPS], tand_batch[MAX_REPS], blocked_tand[MAX_REPS];
-    uint64_t positives = 0, batch_positives = 0;
+    uint64_t positives = 0, batch_positives = 0, seen = 0, batch_seen = 0, unused;
+    /* The blocked filter's one-key test_and_add, for the comparison below, unless the
+     * blocked filter's own run measured it already. */
+    bool time_blocked = find_result(S_BLOCKED, "test_and_add", n) == NULL;
     once_stats st;
     memset(&st, 0, sizeof st);
     for (int r = 0; r < reps; r++) {
@@ -609,7 +633,7 @@ static void bench_scalable(uint64_t n, int reps, const key16 *in, const key16 *o
         once_free(f);
 
         f = new_scalable(n);
-        tand[r] = time_test_and_add(f, in, n);
+        tand[r] = time_test_and_add(f, in, n, &seen);
         once_free(f);
 
         f = new_scalable(n);
@@ -622,12 +646,18 @@ static void bench_scalable(uint64_t n, int reps, const key16 *in, const key16 *o
                 n, batch_positives, positives);
 
         f = new_scalable(n);
-        tand_batch[r] = time_test_and_add_batch(f, in, n);
+        tand_batch[r] = time_test_and_add_batch(f, in, n, &batch_seen);
         once_free(f);
+        if (batch_seen != seen)
+            die("scalable at n=%" PRIu64 ": batch test-and-add saw %" PRIu64
+                " keys, one-key %" PRIu64,
+                n, batch_seen, seen);
 
-        f = new_filter(ONCE_BLOCKED, n);
-        blocked_tand[r] = time_test_and_add(f, in, n);
-        once_free(f);
+        if (time_blocked) {
+            f = new_filter(ONCE_BLOCKED, n);
+            blocked_tand[r] = time_test_and_add(f, in, n, &unused);
+            once_free(f);
+        }
     }
     double bits_per_key = (double)st.bytes * 8.0 / (double)n;
     double fpr = (double)positives / (double)n;
@@ -641,12 +671,15 @@ static void bench_scalable(uint64_t n, int reps, const key16 *in, const key16 *o
            n, n / SCALABLE_GROWTH, st.filters, st.capacity, st.items, st.design_fpr,
            blocked_bits);
     emit(S_SCALABLE, "insert", n, median(add, reps), -1, bits_per_key);
-    emit(S_SCALABLE, "test_and_add", n, median(tand, reps), -1, bits_per_key);
+    emit(S_SCALABLE, "test_and_add", n, median(tand, reps), (double)seen / (double)n,
+         bits_per_key);
     emit(S_SCALABLE, "query", n, median(query, reps), fpr, bits_per_key);
     emit(S_SCALABLE, "insert_batch", n, median(add_batch, reps), -1, bits_per_key);
-    emit(S_SCALABLE, "test_and_add_batch", n, median(tand_batch, reps), -1, bits_per_key);
+    emit(S_SCALABLE, "test_and_add_batch", n, median(tand_batch, reps),
+         (double)seen / (double)n, bits_per_key);
     emit(S_SCALABLE, "query_batch", n, median(query_batch, reps), fpr, bits_per_key);
-    emit(S_BLOCKED, "test_and_add", n, median(blocked_tand, reps), -1, blocked_bits);
+    if (time_blocked)
+        emit(S_BLOCKED, "test_and_add", n, median(blocked_tand, reps), -1, blocked_bits);
 }
 
 /* ----------------------------------------------------------------- DBF */
@@ -656,52 +689,91 @@ static void bench_scalable(uint64_t n, int reps, const key16 *in, const key16 *o
  * stored as rows and as bit slices (section 3.5.3).  Rows hold c = N/128 keys at 1%
  * each (at least 1000); for s = 1, 2, 4, ..., 128 rows a DBF gets s c keys, then
  * answers min(N, 200000) queries of absent keys (every row is asked) and as many of
- * present keys.  Lines: "dbf query_absent/rows|slices s_ROWS ..." with n = the keys
- * held; bits_per_key is the memory (all of it) per key held.
+ * present keys.  Its test-and-add is timed on the same filter, before the queries:
+ * the inserts stop c/2 keys short of s c, and c/2 new keys (absent keys not among
+ * those queried) are test-and-added, which fills the last row without opening another,
+ * so that it runs over the s rows the queries see.  The batch test-and-add does the
+ * same on a second filter and must see exactly the keys the one-key calls saw.  Lines:
+ * "dbf query_absent/rows|slices s_ROWS ..." with n = the keys held; bits_per_key is
+ * the memory (all of it) per key held.
  */
+enum { DBF_OPS = 5 };
+static const char *const dbf_op[2][DBF_OPS] = {
+    {"insert/rows", "query_absent/rows", "query_present/rows", "test_and_add/rows",
+     "test_and_add_batch/rows"},
+    {"insert/slices", "query_absent/slices", "query_present/slices", "test_and_add/slices",
+     "test_and_add_batch/slices"},
+};
+
+static uint64_t dbf_row_keys(uint64_t n)
+{
+    return n / 128 > 1000 ? n / 128 : 1000;
+}
+
+static once_filter *new_dbf(uint64_t c, int slice)
+{
+    once_config config;
+    once_config_init(&config, ONCE_DBF);
+    config.capacity = c;
+    config.error = TARGET_FPR;
+    config.bit_slice = slice;
+    config.seed = BENCH_SEED;
+    config.seed_is_set = true;
+    once_filter *f = NULL;
+    if (once_create(&f, &config) != ONCE_OK)
+        die("creating a DBF of rows of %" PRIu64 " keys", c);
+    return f;
+}
+
 static void bench_dbf(uint64_t n, int reps, const key16 *in, const key16 *out)
 {
-    uint64_t c = n / 128 > 1000 ? n / 128 : 1000;
+    uint64_t c = dbf_row_keys(n);
     uint64_t probes = n < 200000 ? n : 200000;
-    static const char *const ops[2][3] = {
-        {"insert/rows", "query_absent/rows", "query_present/rows"},
-        {"insert/slices", "query_absent/slices", "query_present/slices"},
-    };
+    uint64_t half = c / 2;
+    if (probes + half > max_keys)
+        die("dbf: %" PRIu64 " absent keys needed, %" PRIu64 " made", probes + half, max_keys);
     printf("# dbf: rows of c=%" PRIu64 " keys at %g; columns as above, n = keys held = rows x c\n",
            c, TARGET_FPR);
     for (uint64_t rows = 1; rows <= 128 && rows * c <= max_keys; rows *= 2) {
         uint64_t held = rows * c;
         for (int slice = 0; slice < 2; slice++) {
-            double add[MAX_REPS], absent[MAX_REPS], present[MAX_REPS];
-            uint64_t positives = 0, found = 0;
+            double add[MAX_REPS], absent[MAX_REPS], present[MAX_REPS], tand[MAX_REPS];
+            double tand_batch[MAX_REPS];
+            uint64_t positives = 0, found = 0, seen = 0, batch_seen = 0;
             once_stats st;
             memset(&st, 0, sizeof st);
             for (int r = 0; r < reps; r++) {
-                once_config config;
-                once_config_init(&config, ONCE_DBF);
-                config.capacity = c;
-                config.error = TARGET_FPR;
-                config.bit_slice = slice;
-                config.seed = BENCH_SEED;
-                config.seed_is_set = true;
-                once_filter *f = NULL;
-                if (once_create(&f, &config) != ONCE_OK)
-                    die("creating a DBF of rows of %" PRIu64 " keys", c);
-                add[r] = time_add(f, in, held);
+                once_filter *f = new_dbf(c, slice);
+                add[r] = time_add(f, in, held - half);
+                tand[r] = time_test_and_add(f, out + probes, half, &seen);
                 absent[r] = time_query(f, out, probes, &positives);
-                present[r] = time_query(f, in, probes < held ? probes : held, &found);
+                present[r] = time_query(f, in, probes < held - half ? probes : held - half,
+                                        &found);
                 once_get_stats(f, &st);
                 once_free(f);
+
+                f = new_dbf(c, slice);
+                time_add_batch(f, in, held - half);
+                tand_batch[r] = time_test_and_add_batch(f, out + probes, half, &batch_seen);
+                once_free(f);
+                if (batch_seen != seen)
+                    die("dbf: batch test-and-add saw %" PRIu64 " keys, one-key %" PRIu64,
+                        batch_seen, seen);
             }
-            if (st.filters != rows || found != (probes < held ? probes : held))
+            uint64_t present_keys = probes < held - half ? probes : held - half;
+            if (st.filters != rows || found != present_keys)
                 die("dbf: %u rows (wanted %" PRIu64 "), %" PRIu64 " present keys found",
                     st.filters, rows, found);
             double bits_per_key = (double)st.bytes * 8.0 / (double)held;
             printf("# dbf rows=%" PRIu64 " %s\n", rows, slice ? "bit slices" : "row storage");
-            emit(S_DBF, ops[slice][0], held, median(add, reps), -1, bits_per_key);
-            emit(S_DBF, ops[slice][1], held, median(absent, reps),
+            emit(S_DBF, dbf_op[slice][0], held, median(add, reps), -1, bits_per_key);
+            emit(S_DBF, dbf_op[slice][1], held, median(absent, reps),
                  (double)positives / (double)probes, bits_per_key);
-            emit(S_DBF, ops[slice][2], held, median(present, reps), -1, bits_per_key);
+            emit(S_DBF, dbf_op[slice][2], held, median(present, reps), -1, bits_per_key);
+            emit(S_DBF, dbf_op[slice][3], held, median(tand, reps),
+                 (double)seen / (double)half, bits_per_key);
+            emit(S_DBF, dbf_op[slice][4], held, median(tand_batch, reps),
+                 (double)seen / (double)half, bits_per_key);
         }
     }
 }
@@ -738,7 +810,8 @@ static void bench_block_partitioned(int s, uint64_t n, int reps, const key16 *in
                                     const key16 *out)
 {
     double add[MAX_REPS], query[MAX_REPS], add_batch[MAX_REPS], query_batch[MAX_REPS];
-    uint64_t positives = 0, batch_positives = 0;
+    double tand[MAX_REPS], tand_batch[MAX_REPS];
+    uint64_t positives = 0, batch_positives = 0, seen = 0, batch_seen = 0;
     once_bpbf_state state;
     memset(&state, 0, sizeof state);
     for (int r = 0; r < reps; r++) {
@@ -749,6 +822,10 @@ static void bench_block_partitioned(int s, uint64_t n, int reps, const key16 *in
         once_free(f);
 
         f = new_block_partitioned(s, n);
+        tand[r] = time_test_and_add(f, in, n, &seen);
+        once_free(f);
+
+        f = new_block_partitioned(s, n);
         add_batch[r] = time_add_batch(f, in, n);
         query_batch[r] = time_query_batch(f, out, n, &batch_positives);
         once_free(f);
@@ -756,6 +833,13 @@ static void bench_block_partitioned(int s, uint64_t n, int reps, const key16 *in
             die("%s at n=%" PRIu64 ": batch query found %" PRIu64
                 " positives, one-key query %" PRIu64,
                 structure_name[s], n, batch_positives, positives);
+
+        f = new_block_partitioned(s, n);
+        tand_batch[r] = time_test_and_add_batch(f, in, n, &batch_seen);
+        once_free(f);
+        if (batch_seen != seen)
+            die("%s at n=%" PRIu64 ": batch test-and-add saw %" PRIu64 " keys, one-key %" PRIu64,
+                structure_name[s], n, batch_seen, seen);
     }
     double bits_per_key = (double)state.bits / (double)n;
     printf("# %s n=%" PRIu64 ": %u blocks of %" PRIu64 " bits, %u hash a block, %u batches "
@@ -766,8 +850,11 @@ static void bench_block_partitioned(int s, uint64_t n, int reps, const key16 *in
     double fpr = (double)positives / (double)n;
     emit(s, "insert", n, median(add, reps), -1, bits_per_key);
     emit(s, "query", n, median(query, reps), fpr, bits_per_key);
+    emit(s, "test_and_add", n, median(tand, reps), (double)seen / (double)n, bits_per_key);
     emit(s, "insert_batch", n, median(add_batch, reps), -1, bits_per_key);
     emit(s, "query_batch", n, median(query_batch, reps), fpr, bits_per_key);
+    emit(s, "test_and_add_batch", n, median(tand_batch, reps), (double)seen / (double)n,
+         bits_per_key);
 }
 
 /* -------------------------------------------------------- cardinality */
@@ -1070,6 +1157,52 @@ static const char *ratio(char *buf, size_t size, const result *num, const result
     return buf;
 }
 
+/*
+ * A test-and-add should cost about an insertion, not a query and then an insertion:
+ * per N, every structure's test_and_add time over its query time, one-key and batch
+ * (both on absent keys; the DBF's at each row count, over its absent-key query).
+ */
+static void print_test_and_add_summary(const bench_case *cases, int case_count)
+{
+    for (int c = 0; c < case_count; c++) {
+        uint64_t n = cases[c].n;
+        for (int batch = 0; batch < 2; batch++) {
+            const char *tand_op = batch ? "test_and_add_batch" : "test_and_add";
+            const char *query_op = batch ? "query_batch" : "query";
+            bool any = false;
+            for (int s = 0; s < S_COUNT; s++) {
+                const result *t = find_result(s, tand_op, n);
+                if (t == NULL)
+                    continue;
+                if (!any)
+                    printf("# n=%" PRIu64 ": %s time over %s time (absent keys):", n, tand_op,
+                           query_op);
+                any = true;
+                char buf[32];
+                printf(" %s %s", structure_name[s],
+                       ratio(buf, sizeof buf, t, find_result(s, query_op, n)));
+            }
+            if (any)
+                printf("\n");
+        }
+        if (!(cases[c].structures & (1u << S_DBF)))
+            continue;
+        uint64_t rows_keys = dbf_row_keys(n);
+        printf("# n=%" PRIu64 ": dbf test_and_add time over query_absent time, by keys held:", n);
+        for (int slice = 0; slice < 2; slice++)
+            for (uint64_t rows = 1; rows <= 128; rows *= 2) {
+                const result *t = find_result(S_DBF, dbf_op[slice][3], rows * rows_keys);
+                if (t == NULL)
+                    continue;
+                char buf[32];
+                printf(" %s@%" PRIu64 " %s", slice ? "slices" : "rows", rows * rows_keys,
+                       ratio(buf, sizeof buf, t,
+                             find_result(S_DBF, dbf_op[slice][1], rows * rows_keys)));
+            }
+        printf("\n");
+    }
+}
+
 static void print_summary(const bench_case *cases, int case_count)
 {
     printf("# summary per n: blocked batch speedup over libbloom's one-key calls (libbloom "
@@ -1094,6 +1227,20 @@ static void print_summary(const bench_case *cases, int case_count)
                ratio(d, sizeof d, ib, fl), ratio(e, sizeof e, qb, fl),
                ratio(g, sizeof g, ib, fh), ratio(h, sizeof h, qb, fh));
     }
+    for (int c = 0; c < case_count; c++) {
+        uint64_t n = cases[c].n;
+        const result *bi = find_result(S_BLOCKED, "insert", n);
+        const result *bq = find_result(S_BLOCKED, "query", n);
+        const result *li = find_result(S_LIBBLOOM, "insert", n);
+        const result *lq = find_result(S_LIBBLOOM, "query", n);
+        if (bi == NULL || li == NULL)
+            continue;
+        char a[32], b[32];
+        printf("# n=%" PRIu64 ": blocked one-key time over libbloom's one-key time: insert %s, "
+               "query %s\n",
+               n, ratio(a, sizeof a, bi, li), ratio(b, sizeof b, bq, lq));
+    }
+    print_test_and_add_summary(cases, case_count);
     for (int c = 0; c < case_count; c++) {
         uint64_t n = cases[c].n;
         const result *si = find_result(S_SCALABLE, "insert", n);

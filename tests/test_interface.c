@@ -230,6 +230,55 @@ static void keys_and_digests_answer_alike(void)
             drive_twins(&configs[i].config, configs[i].name, 100 * i + seed);
 }
 
+/*
+ * The key calls hash short keys in line and long ones out of line (lib/filter.c): at
+ * every length across XXH3's paths (0-16, 17-128, 129-240, longer) and that boundary,
+ * twins of every structure, one fed keys and the other their digests, answer alike.
+ * Each length is a few keys; a key is seen a second time, so "present" answers occur.
+ */
+static void keys_of_every_length_answer_as_digests(void)
+{
+    named_config configs[32];
+    size_t n = every_structure(configs, 32);
+    uint8_t bytes[300];
+    for (size_t i = 0; i < sizeof bytes; i++)
+        bytes[i] = (uint8_t)testing_mix(i);
+    for (size_t c = 0; c < n; c++) {
+        const once_config *config = &configs[c].config;
+        once_filter *kf = testing_create(config), *df = testing_create(config);
+        REQUIRE(kf != NULL && df != NULL);
+        uint64_t now = 0;
+        int differ = 0;
+        for (size_t len = 0; len <= sizeof bytes - 8; len++) {
+            for (uint64_t v = 0; v < 4; v++) {
+                uint8_t *key = bytes + v % 2; /* keys v and v + 2 are the same */
+                once_digest d;
+                CHECK_OK(once_digest_key(df, key, len, &d));
+                bool yk = false, yd = false;
+                once_status sk, sd;
+                if (v < 2) {
+                    sk = once_test_and_add(kf, key, len, now, &yk);
+                    sd = once_test_and_add_digest(df, &d, now, &yd);
+                } else {
+                    sk = once_query(kf, key, len, now, &yk);
+                    sd = once_query_digest(df, &d, now, &yd);
+                    differ += once_remove(kf, key, len, now) != once_remove_digest(df, &d, now);
+                    differ += once_add(kf, key, len, now) != once_add_digest(df, &d, now);
+                }
+                differ += sk != sd || yk != yd || once_items(kf) != once_items(df);
+            }
+            now += 3;
+        }
+        if (differ != 0 || !testing_same_save(kf, df)) {
+            fprintf(stderr, "  %s: key and digest calls differ (%d steps)\n", configs[c].name,
+                    differ);
+            testing_failures++;
+        }
+        once_free(kf);
+        once_free(df);
+    }
+}
+
 /* -------------------------------------------------------------- positions */
 
 /* The payload words of a saved array filter (no metadata): header, parameters and the
@@ -535,6 +584,7 @@ static const testing_case cases[] = {
     {"digest_is_the_seeded_hash", digest_is_the_seeded_hash},
     {"digest_arguments_checked", digest_arguments_checked},
     {"keys_and_digests_answer_alike", keys_and_digests_answer_alike},
+    {"keys_of_every_length_answer_as_digests", keys_of_every_length_answer_as_digests},
     {"positions_are_the_cells_a_key_sets", positions_are_the_cells_a_key_sets},
     {"failed_combination_leaves_dst_unchanged", failed_combination_leaves_dst_unchanged},
 };

@@ -1,6 +1,6 @@
 /*
  * api/api.h - what the files of the public interface share: the registry's lookup
- * (api/registry.c), the header's rule and the counted insertion (api/filter.c).
+ * (api/registry.c), the header's rule (api/filter.c) and the counted insertion.
  */
 #ifndef ONCE_API_API_H
 #define ONCE_API_API_H
@@ -15,7 +15,24 @@ const once_filter_ops *once_ops_for_type(once_type type);
  * once_create applies it to what it records, once_load to what it reads. */
 once_status once_header_check(uint64_t capacity, double error);
 
-/* One insertion of a hashed key, counted as api/filter.c's invariants say. */
-once_status once_add_hashed(once_filter *f, const once_hash *h, uint64_t now_ms);
+/* One insertion of a hashed key, counted as api/filter.c's invariants say.  Inlined
+ * into the one-key calls and the generic batch loop alike (a one-key call's length is
+ * its speed: api/filter.c). */
+static inline __attribute__((always_inline)) once_status
+once_add_hashed(once_filter *f, const once_hash *h, uint64_t now_ms)
+{
+    once_status st;
+    if (f->ops->add_tests_first) {
+        bool seen = false;
+        st = f->ops->test_and_add(f, h, now_ms, &seen);
+        if (st == ONCE_OK && !seen)
+            f->items++;
+        return st;
+    }
+    st = f->ops->add(f, h, now_ms);
+    if (st == ONCE_OK)
+        f->items++;
+    return st;
+}
 
 #endif /* ONCE_API_API_H */

@@ -308,7 +308,18 @@ once_status once_positions(const once_filter *f, const once_digest *d, uint64_t 
 
 /*
  * Every key call is the digest call after hashing the key under the filter's seed:
- * the structures have one probe path, reached the same way from either.
+ * the structures have one probe path, reached the same way from either.  Both public
+ * forms run the same inlined operation (query_hashed, once_add_hashed, ...) rather than
+ * the key call calling the digest call: a call to an exported function is not inlined
+ * (another library could interpose it), so every key would pay a second call, its
+ * register saves and its argument checks again.
+ *
+ * Why the one-key path is kept short: on a filter larger than the caches a one-key
+ * call waits for a miss, and what hides that wait is the processor running ahead into
+ * the calls after it, whose misses then overlap.  How far it runs ahead is bounded by
+ * its reorder window, so the instructions of one call are what set how many misses
+ * are in flight: fewer instructions a call, more calls a second (docs/BENCHMARKS.md,
+ * "One-key calls").
  */
 #define CHECK_KEY(f, key, len)                                                                  \
     do {                                                                                        \
@@ -316,32 +327,77 @@ once_status once_positions(const once_filter *f, const once_digest *d, uint64_t 
             return ONCE_ERR_INVALID;                                                            \
     } while (0)
 
+/* Keys up to this many bytes are hashed in line in a one-key call: XXH3's short-key
+ * paths are a few dozen instructions.  Longer keys are hashed out of line, so that
+ * XXH3's long-key paths, inlined, do not make every call save and restore the
+ * registers they need.  Either way the digest is once_hash_key's. */
+#define INLINE_KEY_BYTES 16
+
+static __attribute__((noinline)) once_hash hash_long_key(const void *key, size_t len,
+                                                         uint64_t seed)
+{
+    return once_hash_key(key, len, seed);
+}
+
+static inline __attribute__((always_inline)) once_hash one_key_hash(const void *key, size_t len,
+                                                                    uint64_t seed)
+{
+    if (len <= INLINE_KEY_BYTES)
+        return once_hash_key(key, len, seed);
+    return hash_long_key(key, len, seed);
+}
+
+/* The key calls are flattened: XXH3's entry point is not forced inline, and once
+ * several functions of this file call it the compiler keeps it out of line, which would
+ * put a call (and its register saves) back on every key.  Flattening inlines it, with
+ * the short-key paths only (the long ones sit behind hash_long_key, never inlined). */
+#define KEY_CALL __attribute__((flatten))
+
 /* A read at `now_ms` is refused where a write at that time would be (once.h, "Event
  * time"); writes are checked by the time windows themselves, key by key, because a
- * batch moves the clock as it goes. */
-static once_status check_time(const once_filter *f, uint64_t now_ms)
+ * batch moves the clock as it goes.  Inlined: for the structures without a clock it
+ * is one test. */
+static inline __attribute__((always_inline)) once_status check_time(const once_filter *f,
+                                                                    uint64_t now_ms)
 {
-    uint64_t latest = 0;
     if (f->ops->clock == NULL)
         return ONCE_OK;
+    uint64_t latest = 0;
     bool started = f->ops->clock(f, &latest);
     return once_time_admissible(f, latest, started, now_ms) ? ONCE_OK : ONCE_ERR_TIME;
 }
 
-/* One insertion of a hashed key, counted as the invariants above say. */
-once_status once_add_hashed(once_filter *f, const once_hash *h, uint64_t now_ms)
+static inline __attribute__((always_inline)) once_status
+query_hashed(const once_filter *f, const once_hash *h, uint64_t now_ms, bool *present)
 {
-    once_status st;
-    if (f->ops->add_tests_first) {
-        bool seen = false;
-        st = f->ops->test_and_add(f, h, now_ms, &seen);
-        if (st == ONCE_OK && !seen)
-            f->items++;
+    if (present == NULL)
+        return ONCE_ERR_INVALID;
+    once_status st = check_time(f, now_ms);
+    if (st != ONCE_OK)
         return st;
-    }
-    st = f->ops->add(f, h, now_ms);
-    if (st == ONCE_OK)
+    *present = f->ops->query(f, h, now_ms);
+    return ONCE_OK;
+}
+
+static inline __attribute__((always_inline)) once_status
+test_and_add_hashed(once_filter *f, const once_hash *h, uint64_t now_ms, bool *seen)
+{
+    if (seen == NULL)
+        return ONCE_ERR_INVALID;
+    once_status st = f->ops->test_and_add(f, h, now_ms, seen);
+    if (st == ONCE_OK && !*seen)
         f->items++;
+    return st;
+}
+
+static inline __attribute__((always_inline)) once_status
+remove_hashed(once_filter *f, const once_hash *h, uint64_t now_ms)
+{
+    if (f->ops->remove == NULL)
+        return ONCE_ERR_UNSUPPORTED;
+    once_status st = f->ops->remove(f, h, now_ms);
+    if (st == ONCE_OK && f->items > 0)
+        f->items--;
     return st;
 }
 
@@ -352,31 +408,27 @@ once_status once_add_digest(once_filter *f, const once_digest *d, uint64_t now_m
     return once_add_hashed(f, d, now_ms);
 }
 
-once_status once_add(once_filter *f, const void *key, size_t len, uint64_t now_ms)
+KEY_CALL once_status once_add(once_filter *f, const void *key, size_t len, uint64_t now_ms)
 {
     CHECK_KEY(f, key, len);
-    once_hash h = once_hash_key(key, len, f->seed);
-    return once_add_digest(f, &h, now_ms);
+    once_hash h = one_key_hash(key, len, f->seed);
+    return once_add_hashed(f, &h, now_ms);
 }
 
 once_status once_query_digest(const once_filter *f, const once_digest *d, uint64_t now_ms,
                               bool *present)
 {
-    if (f == NULL || d == NULL || present == NULL)
+    if (f == NULL || d == NULL)
         return ONCE_ERR_INVALID;
-    once_status st = check_time(f, now_ms);
-    if (st != ONCE_OK)
-        return st;
-    *present = f->ops->query(f, d, now_ms);
-    return ONCE_OK;
+    return query_hashed(f, d, now_ms, present);
 }
 
-once_status once_query(const once_filter *f, const void *key, size_t len, uint64_t now_ms,
-                       bool *present)
+KEY_CALL once_status once_query(const once_filter *f, const void *key, size_t len,
+                                uint64_t now_ms, bool *present)
 {
     CHECK_KEY(f, key, len);
-    once_hash h = once_hash_key(key, len, f->seed);
-    return once_query_digest(f, &h, now_ms, present);
+    once_hash h = one_key_hash(key, len, f->seed);
+    return query_hashed(f, &h, now_ms, present);
 }
 
 static once_status query_reads_hashed(const once_filter *f, const once_hash *h, uint64_t now_ms,
@@ -404,39 +456,31 @@ once_status once_query_reads(const once_filter *f, const void *key, size_t len, 
 once_status once_test_and_add_digest(once_filter *f, const once_digest *d, uint64_t now_ms,
                                      bool *seen)
 {
-    if (f == NULL || d == NULL || seen == NULL)
+    if (f == NULL || d == NULL)
         return ONCE_ERR_INVALID;
-    once_status st = f->ops->test_and_add(f, d, now_ms, seen);
-    if (st == ONCE_OK && !*seen)
-        f->items++;
-    return st;
+    return test_and_add_hashed(f, d, now_ms, seen);
 }
 
-once_status once_test_and_add(once_filter *f, const void *key, size_t len, uint64_t now_ms,
-                              bool *seen)
+KEY_CALL once_status once_test_and_add(once_filter *f, const void *key, size_t len,
+                                       uint64_t now_ms, bool *seen)
 {
     CHECK_KEY(f, key, len);
-    once_hash h = once_hash_key(key, len, f->seed);
-    return once_test_and_add_digest(f, &h, now_ms, seen);
+    once_hash h = one_key_hash(key, len, f->seed);
+    return test_and_add_hashed(f, &h, now_ms, seen);
 }
 
 once_status once_remove_digest(once_filter *f, const once_digest *d, uint64_t now_ms)
 {
     if (f == NULL || d == NULL)
         return ONCE_ERR_INVALID;
-    if (f->ops->remove == NULL)
-        return ONCE_ERR_UNSUPPORTED;
-    once_status st = f->ops->remove(f, d, now_ms);
-    if (st == ONCE_OK && f->items > 0)
-        f->items--;
-    return st;
+    return remove_hashed(f, d, now_ms);
 }
 
-once_status once_remove(once_filter *f, const void *key, size_t len, uint64_t now_ms)
+KEY_CALL once_status once_remove(once_filter *f, const void *key, size_t len, uint64_t now_ms)
 {
     CHECK_KEY(f, key, len);
-    once_hash h = once_hash_key(key, len, f->seed);
-    return once_remove_digest(f, &h, now_ms);
+    once_hash h = one_key_hash(key, len, f->seed);
+    return remove_hashed(f, &h, now_ms);
 }
 
 once_status once_clear(once_filter *f)

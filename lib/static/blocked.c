@@ -200,35 +200,50 @@ PROBE_INLINE void prefetch_for(once_batch_op op, const void *line)
         }                                                                                       \
     }
 
-/* The one-key operation of one path. */
+/* The one-key operations of one path, one function per operation (indexed by
+ * once_batch_op), so that each is compiled for its operation: a one-key call runs no
+ * test of the operation and a query carries no store. */
 #define DEFINE_BLOCKED_ONE(NAME, TARGET, PROBE)                                                 \
-    TARGET static bool NAME(const once_filter *f, const once_hash *h, once_batch_op op)        \
+    TARGET static inline __attribute__((always_inline)) bool NAME##_op(                        \
+        const once_filter *f, const once_hash *h, const once_batch_op op)                      \
     {                                                                                           \
         const once_array_filter *a = CARRAY(f);                                                 \
         return PROBE(block_of(a, h->lo), (uint32_t)(h->hi >> 32),                               \
                      lane_mask(a->hashes, (uint32_t)(h->hi & 15)), op);                         \
+    }                                                                                           \
+    TARGET static bool NAME##_query(const once_filter *f, const once_hash *h)                  \
+    {                                                                                           \
+        return NAME##_op(f, h, ONCE_OP_QUERY);                                                  \
+    }                                                                                           \
+    TARGET static bool NAME##_add(const once_filter *f, const once_hash *h)                    \
+    {                                                                                           \
+        return NAME##_op(f, h, ONCE_OP_ADD);                                                    \
+    }                                                                                           \
+    TARGET static bool NAME##_test_and_add(const once_filter *f, const once_hash *h)           \
+    {                                                                                           \
+        return NAME##_op(f, h, ONCE_OP_TEST_AND_ADD);                                           \
     }
+#define BLOCKED_ONE(NAME) {NAME##_query, NAME##_add, NAME##_test_and_add}
 
+/* This layout's code for one SIMD path (core/simd.c chooses the path). */
 typedef struct blocked_impl {
-    const char *name;
-    once_simd simd;
-    bool (*one)(const once_filter *f, const once_hash *h, once_batch_op op);
+    bool (*one[3])(const once_filter *f, const once_hash *h); /* by once_batch_op */
     void (*batch)(once_filter *f, const once_batch_items *items, size_t count, once_batch_op op,
                   uint8_t *out);
 } blocked_impl;
 
 DEFINE_BLOCKED_ONE(scalar_one, , scalar_probe)
 DEFINE_BLOCKED_BATCH(scalar_batch, , scalar_probe)
-static const blocked_impl scalar_impl = {"scalar", ONCE_SIMD_SCALAR, scalar_one, scalar_batch};
+static const blocked_impl scalar_impl = {BLOCKED_ONE(scalar_one), scalar_batch};
 
 #ifdef ONCE_X86
 DEFINE_BLOCKED_ONE(avx2_one, ONCE_TARGET_AVX2, avx2_probe)
 DEFINE_BLOCKED_BATCH(avx2_batch, ONCE_TARGET_AVX2, avx2_probe)
-static const blocked_impl avx2_impl = {"avx2", ONCE_SIMD_AVX2, avx2_one, avx2_batch};
+static const blocked_impl avx2_impl = {BLOCKED_ONE(avx2_one), avx2_batch};
 
 DEFINE_BLOCKED_ONE(avx512_one, ONCE_TARGET_AVX512, avx512_probe)
 DEFINE_BLOCKED_BATCH(avx512_batch, ONCE_TARGET_AVX512, avx512_probe)
-static const blocked_impl avx512_impl = {"avx512", ONCE_SIMD_AVX512, avx512_one, avx512_batch};
+static const blocked_impl avx512_impl = {BLOCKED_ONE(avx512_one), avx512_batch};
 #endif
 
 /* ------------------------------------------------------ run-time dispatch */
@@ -271,21 +286,21 @@ static inline const blocked_impl *impl_of(const once_filter *f)
 static bool blocked_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
 {
     (void)now_ms;
-    return impl_of(f)->one(f, h, ONCE_OP_QUERY);
+    return impl_of(f)->one[ONCE_OP_QUERY](f, h);
 }
 
 static once_status blocked_test_and_add(once_filter *f, const once_hash *h, uint64_t now_ms,
                                         bool *seen)
 {
     (void)now_ms;
-    *seen = impl_of(f)->one(f, h, ONCE_OP_TEST_AND_ADD);
+    *seen = impl_of(f)->one[ONCE_OP_TEST_AND_ADD](f, h);
     return ONCE_OK;
 }
 
 static once_status blocked_add(once_filter *f, const once_hash *h, uint64_t now_ms)
 {
     (void)now_ms;
-    impl_of(f)->one(f, h, ONCE_OP_ADD);
+    impl_of(f)->one[ONCE_OP_ADD](f, h);
     return ONCE_OK;
 }
 
