@@ -43,7 +43,7 @@ once_status once_card_sum(uint32_t parts,
                           const void *ctx, double confidence, once_cardinality *out);
 /* Distinct keys inside the window of an age-partitioned layout: generations
  * 0 .. last_generation, from the disjoint segment groups that hold them (see
- * cardinality.c).  `segment` gives logical segment i's set cells and occupancy. */
+ * math/cardinality.c).  `segment` gives logical segment i's set cells and occupancy. */
 once_status once_card_age_window(uint32_t k, uint32_t last_generation,
                                  once_status (*segment)(const void *ctx, uint32_t logical,
                                                         uint64_t *set, once_occupancy *o),

@@ -13,8 +13,8 @@
  * `cell_bits` bits each (1 for bit arrays, 4 for counters) and k probes.  What they
  * share - allocation, clear, geometry checks, bitwise combine, memory, the saved
  * parameters (cells, k) and payload (the words), and the loader's validation - lives
- * once in static/array_filter.c; each structure file supplies only its probing, stats and any
- * extra geometry rule.
+ * once in static/array_filter.c; each structure file supplies only its probing, stats
+ * and any extra geometry rule.
  */
 typedef struct once_array_filter {
     once_filter base;

@@ -1,8 +1,8 @@
 /*
- * window/age.h - what the age-partitioned windows (APBF, APBBF: window/apbf.c; TLBF:
- * window/tlbf.c)
- * share: the skip-back search of paper 001, the lines an operation will touch, and
- * the batch pipeline for layouts whose lines move under insertions.
+ * window/age.h - what the age-partitioned windows (APBF and APBBF: window/apbf.c;
+ * TLBF: window/tlbf.c) share: the skip-back search of paper 001, the lines an
+ * operation will touch, and the batch pipeline for layouts whose lines move under
+ * insertions.
  */
 #ifndef ONCE_WINDOW_AGE_H
 #define ONCE_WINDOW_AGE_H
