@@ -109,6 +109,37 @@ typedef struct once_batch_items {
     uint64_t seed;
 } once_batch_items;
 
+/*
+ * A one-key call's hash of its key, the digest once_hash_key gives.  Keys of up to
+ * ONCE_INLINE_KEY_BYTES bytes are hashed in line by XXH3-128's short-key path, called
+ * directly (it is what XXH3_128bits_withSeed runs for them; test_interface checks the
+ * two agree at every length): XXH3's entry point is not forced inline, and its long-key
+ * paths, compiled into a function, give it a frame (their aligned stack buffers) and
+ * register saves that every key would pay.  Longer keys go through once_hash_long_key,
+ * never inlined.
+ */
+#define ONCE_INLINE_KEY_BYTES 16
+
+static inline __attribute__((always_inline)) once_hash once_hash_short_key(const void *key,
+                                                                           size_t len,
+                                                                           uint64_t seed)
+{
+    XXH128_hash_t h = XXH3_len_0to16_128b((const xxh_u8 *)key, len, XXH3_kSecret, seed);
+    once_hash r = {h.low64, h.high64};
+    return r;
+}
+
+once_hash once_hash_long_key(const void *key, size_t len, uint64_t seed);
+
+static inline __attribute__((always_inline)) once_hash once_one_key_hash(const void *key,
+                                                                         size_t len,
+                                                                         uint64_t seed)
+{
+    if (len <= ONCE_INLINE_KEY_BYTES)
+        return once_hash_short_key(key, len, seed);
+    return once_hash_long_key(key, len, seed);
+}
+
 static inline __attribute__((always_inline)) once_hash
 once_item_hash(const once_batch_items *items, size_t i)
 {
@@ -197,12 +228,26 @@ typedef struct once_filter_ops {
     void (*destroy)(once_filter *f);
     /* The probe operations.  `now_ms` is for windowed structures. */
     bool (*query)(const once_filter *f, const once_hash *h, uint64_t now_ms);
+
     /* The query, also counting the memory segments (lines) it read; NULL where that
      * is fixed by the layout (see once_query_reads). */
     bool (*query_reads)(const once_filter *f, const once_hash *h, uint64_t now_ms,
                         uint32_t *reads);
     once_status (*add)(once_filter *f, const once_hash *h, uint64_t now_ms);
     once_status (*test_and_add)(once_filter *f, const once_hash *h, uint64_t now_ms, bool *seen);
+    /* The same three from the key itself, for keys of at most ONCE_INLINE_KEY_BYTES
+     * bytes, arguments checked: the key hashed with once_hash_key under f->seed, then
+     * exactly query, add or test_and_add, the answer stored (items are counted by
+     * filter.c).  For a layout whose whole probe is a few dozen instructions (the
+     * blocked one), handing the digest over in memory to a second function is a large
+     * part of a one-key call: these keep the call in one function.  Only for structures
+     * without a clock and not add_tests_first; NULL: filter.c hashes and calls the
+     * digest operations, as it does for longer keys. */
+    once_status (*query_key)(const once_filter *f, const void *key, size_t len, uint64_t now_ms,
+                             bool *present);
+    once_status (*add_key)(once_filter *f, const void *key, size_t len, uint64_t now_ms);
+    once_status (*test_and_add_key)(once_filter *f, const void *key, size_t len,
+                                    uint64_t now_ms, bool *seen);
     /* Request a key's lines ahead of the generic batch loop; NULL with `batch`. */
     void (*prefetch)(const once_filter *f, const once_hash *h);
     /* Optional fused batch loop (hash, prefetch and probe in one pass) for layouts
