@@ -63,12 +63,16 @@ static uint32_t counting_key_cells(const once_filter *f, const once_hash *h, uin
  * test-and-add, whose insertion needs all k lines anyway). */
 static inline __attribute__((always_inline)) bool counting_holds(const once_array_filter *a,
                                                                  const once_hash *h,
-                                                                 bool stop_early)
+                                                                 bool stop_early,
+                                                                 uint64_t *cells)
 {
     once_probe p = once_probe_start(h);
     bool all = true;
     for (uint32_t i = 0; i < a->hashes; i++) {
-        all &= counter_get(a->array, once_probe_next(&p, a->cells)) != 0;
+        uint64_t pos = once_probe_next(&p, a->cells);
+        if (cells != NULL)
+            cells[i] = pos; /* for the insertion that may follow */
+        all &= counter_get(a->array, pos) != 0;
         if (stop_early && !all)
             return false;
     }
@@ -78,7 +82,7 @@ static inline __attribute__((always_inline)) bool counting_holds(const once_arra
 static bool counting_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
 {
     (void)now_ms;
-    return counting_holds(CARRAY(f), h, true);
+    return counting_holds(CARRAY(f), h, true, NULL);
 }
 
 /* One increment of counter `pos`, saturating: 1 added at the counter's place in its
@@ -101,11 +105,16 @@ static once_status counting_add(once_filter *f, const once_hash *h, uint64_t now
     return ONCE_OK;
 }
 
-void once_counting_add_cells(once_filter *f, const uint64_t *cells)
+static inline __attribute__((always_inline)) void add_cells(once_array_filter *a,
+                                                            const uint64_t *cells)
 {
-    once_array_filter *a = ARRAY(f);
     for (uint32_t i = 0; i < a->hashes; i++)
         add_at(a, cells[i]);
+}
+
+void once_counting_add_cells(once_filter *f, const uint64_t *cells)
+{
+    add_cells(ARRAY(f), cells);
 }
 
 /* The test reads all k counters at once (counting_holds), then the increments of a new
@@ -114,8 +123,12 @@ void once_counting_add_cells(once_filter *f, const uint64_t *cells)
 static once_status counting_test_and_add(once_filter *f, const once_hash *h, uint64_t now_ms,
                                          bool *seen)
 {
-    *seen = counting_holds(CARRAY(f), h, false);
-    return *seen ? ONCE_OK : counting_add(f, h, now_ms);
+    (void)now_ms;
+    uint64_t cells[ONCE_MAX_HASHES];
+    *seen = counting_holds(CARRAY(f), h, false, cells);
+    if (!*seen)
+        add_cells(ARRAY(f), cells);
+    return ONCE_OK;
 }
 
 static once_status counting_remove(once_filter *f, const once_hash *h, uint64_t now_ms)
