@@ -1049,6 +1049,69 @@ static double time_floor_hash_load(const uint64_t *array, uint64_t lines, const 
     return ns;
 }
 
+/*
+ * The floor of a k-probe layout's one-key calls, with no hashing and no library: an
+ * array of FLOOR_PROBE_BITS bits a key (the counting filter's size at N), half its bits
+ * set, and per key FLOOR_PROBES bit positions from floor_line's mix.  probe_query reads
+ * them in order and stops at the first clear bit, as a query of an absent key does;
+ * probe_test_and_add reads all of them, then sets them all unless all were set, as a
+ * test-and-add of a new key must.  Their ratio is what this host charges for k lines
+ * at once against a short chain that stops early, whatever a library does.
+ */
+#define FLOOR_PROBES 7
+#define FLOOR_PROBE_BITS 38
+
+static double time_floor_probes(uint64_t *array, uint64_t bits, uint64_t first, uint64_t n,
+                                bool test_and_add)
+{
+    uint64_t found = 0;
+    double t0 = now_ns();
+    for (uint64_t i = first; i < first + n; i++) {
+        uint64_t pos[FLOOR_PROBES];
+        bool all = true;
+        for (int j = 0; j < FLOOR_PROBES; j++) {
+            pos[j] = floor_line(i * FLOOR_PROBES + (uint64_t)j, bits);
+            if (test_and_add) {
+                all &= (array[pos[j] >> 6] >> (pos[j] & 63)) & 1;
+            } else if (!((array[pos[j] >> 6] >> (pos[j] & 63)) & 1)) {
+                all = false;
+                break;
+            }
+        }
+        if (test_and_add && !all)
+            for (int j = 0; j < FLOOR_PROBES; j++)
+                array[pos[j] >> 6] |= UINT64_C(1) << (pos[j] & 63);
+        found += all;
+    }
+    double ns = (now_ns() - t0) / (double)n;
+    sink += found;
+    return ns;
+}
+
+static void bench_probe_floor(uint64_t n, int reps)
+{
+    uint64_t bits = n * FLOOR_PROBE_BITS;
+    uint64_t words = (bits + 63) / 64;
+    size_t bytes = (size_t)(words * 8);
+    void *p = NULL;
+    if (posix_memalign(&p, (size_t)2 << 20, bytes) != 0)
+        die("out of memory for a %" PRIu64 "-bit array", bits);
+#ifdef MADV_HUGEPAGE
+    (void)madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+    uint64_t *array = p;
+    double query[MAX_REPS], tand[MAX_REPS];
+    for (int r = 0; r < reps; r++) {
+        for (uint64_t w = 0; w < words; w++) /* half the bits set, afresh each time */
+            array[w] = splitmix64(w + (uint64_t)r * words);
+        query[r] = time_floor_probes(array, bits, 0, n, false);
+        tand[r] = time_floor_probes(array, bits, n, n, true);
+    }
+    free(array);
+    emit(S_MEMORY_FLOOR, "probe_query", n, median(query, reps), -1, FLOOR_PROBE_BITS);
+    emit(S_MEMORY_FLOOR, "probe_test_and_add", n, median(tand, reps), -1, FLOOR_PROBE_BITS);
+}
+
 static void bench_memory_floor(uint64_t n, int reps, const key16 *keys)
 {
     uint64_t bits;
@@ -1082,6 +1145,7 @@ static void bench_memory_floor(uint64_t n, int reps, const key16 *keys)
     emit(S_MEMORY_FLOOR, "load", n, median(load, reps), -1, -1);
     emit(S_MEMORY_FLOOR, "hash_load", n, median(hash_load, reps), -1, -1);
     emit(S_MEMORY_FLOOR, "load_dependent", n, median(dependent, reps), -1, -1);
+    bench_probe_floor(n, reps);
 }
 
 /* --------------------------------------------------------------- report */
@@ -1171,6 +1235,11 @@ static void print_test_and_add_summary(const bench_case *cases, int case_count)
             bool any = false;
             for (int s = 0; s < S_COUNT; s++) {
                 const result *t = find_result(s, tand_op, n);
+                const result *q = find_result(s, query_op, n);
+                if (s == S_MEMORY_FLOOR && !batch) { /* the host's floor, see bench_probe_floor */
+                    t = find_result(s, "probe_test_and_add", n);
+                    q = find_result(s, "probe_query", n);
+                }
                 if (t == NULL)
                     continue;
                 if (!any)
@@ -1178,8 +1247,7 @@ static void print_test_and_add_summary(const bench_case *cases, int case_count)
                            query_op);
                 any = true;
                 char buf[32];
-                printf(" %s %s", structure_name[s],
-                       ratio(buf, sizeof buf, t, find_result(s, query_op, n)));
+                printf(" %s %s", structure_name[s], ratio(buf, sizeof buf, t, q));
             }
             if (any)
                 printf("\n");
