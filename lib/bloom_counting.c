@@ -57,32 +57,26 @@ static uint32_t counting_key_cells(const once_filter *f, const once_hash *h, uin
     return CARRAY(f)->hashes;
 }
 
-/* Are the key's k counters all non-zero?  `stop_early`: leave at the first zero, which
- * for an absent key reads about two lines (a query).  Otherwise read all k with no
- * branch, so that their misses overlap instead of following one another (a
- * test-and-add, whose insertion needs all k lines anyway). */
+/* Are the key's k counters all non-zero?  Stops at the first zero, which for an absent
+ * key reads about two lines.  `cells`: the key's cells, computed by the caller, or NULL
+ * to follow the probe sequence here. */
 static inline __attribute__((always_inline)) bool counting_holds(const once_array_filter *a,
                                                                  const once_hash *h,
-                                                                 bool stop_early,
-                                                                 uint64_t *cells)
+                                                                 const uint64_t *cells)
 {
     once_probe p = once_probe_start(h);
-    bool all = true;
     for (uint32_t i = 0; i < a->hashes; i++) {
-        uint64_t pos = once_probe_next(&p, a->cells);
-        if (cells != NULL)
-            cells[i] = pos; /* for the insertion that may follow */
-        all &= counter_get(a->array, pos) != 0;
-        if (stop_early && !all)
+        uint64_t pos = cells != NULL ? cells[i] : once_probe_next(&p, a->cells);
+        if (counter_get(a->array, pos) == 0)
             return false;
     }
-    return all;
+    return true;
 }
 
 static bool counting_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
 {
     (void)now_ms;
-    return counting_holds(CARRAY(f), h, true, NULL);
+    return counting_holds(CARRAY(f), h, NULL);
 }
 
 /* One increment of counter `pos`, saturating: 1 added at the counter's place in its
@@ -117,17 +111,23 @@ void once_counting_add_cells(once_filter *f, const uint64_t *cells)
     add_cells(ARRAY(f), cells);
 }
 
-/* The test reads all k counters at once (counting_holds), then the increments of a new
- * key find their lines cached: about the cost of an insertion, where a query (which
- * stops at the first zero) followed by an insertion waits for two rounds of misses. */
+/* The key's cells are computed once and all their lines requested before the test
+ * reads any: a new key's increments then find their lines on the way or cached, one
+ * round of misses in all, where a query followed by an insertion waited for the
+ * query's misses and then the insertion's.  The test keeps its early exit: reading
+ * every counter first costs more, as long as most keys are new. */
 static once_status counting_test_and_add(once_filter *f, const once_hash *h, uint64_t now_ms,
                                          bool *seen)
 {
     (void)now_ms;
+    once_array_filter *a = ARRAY(f);
     uint64_t cells[ONCE_MAX_HASHES];
-    *seen = counting_holds(CARRAY(f), h, false, cells);
+    counting_positions(a, h, cells);
+    for (uint32_t i = 0; i < a->hashes; i++)
+        once_prefetch_write(&a->array[cells[i] >> 4]);
+    *seen = counting_holds(a, h, cells);
     if (!*seen)
-        add_cells(ARRAY(f), cells);
+        add_cells(a, cells);
     return ONCE_OK;
 }
 
