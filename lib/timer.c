@@ -323,34 +323,27 @@ static bool enough_equal(const uint64_t *v, uint32_t k, uint32_t need)
     return false;
 }
 
-/* Are the key's k timers of sub-filter s alive (and enough of them equal)?
- * `stop_early`: leave at the first dead timer, which for an absent key reads about two
- * lines (a query).  Otherwise test all k without a branch on their values: a write has
- * requested all k lines already, and an early exit would mispredict about once a key. */
-static inline __attribute__((always_inline)) bool sub_holds(const timer_filter *t,
-                                                            const timer_sub *s,
-                                                            const uint64_t *pos,
-                                                            uint64_t now_res, bool stop_early)
+/* Are the key's k timers of sub-filter s alive (and enough of them equal)?  Stops at
+ * the first dead one: a write has requested its lines already (timer_write), and
+ * reading every timer first measured no faster. */
+static bool sub_holds(const timer_filter *t, const timer_sub *s, const uint64_t *pos,
+                      uint64_t now_res)
 {
     uint64_t values[ONCE_MAX_HASHES];
-    bool all = true;
     for (uint32_t i = 0; i < t->hashes; i++) {
         uint64_t v = cell_get(t, s->array, pos[i]);
-        all &= timer_alive(t, v, now_res);
-        if (stop_early && !all)
+        if (!timer_alive(t, v, now_res))
             return false;
         values[i] = v;
     }
-    return all && (t->equal <= 1 || enough_equal(values, t->hashes, t->equal));
+    return t->equal <= 1 || enough_equal(values, t->hashes, t->equal);
 }
 
 /* Newest first: recent keys are the likely duplicates. */
-static inline __attribute__((always_inline)) bool holds_any(const timer_filter *t,
-                                                            const uint64_t *pos,
-                                                            uint64_t now_res, bool stop_early)
+static bool holds_any(const timer_filter *t, const uint64_t *pos, uint64_t now_res)
 {
     for (uint32_t i = t->count; i-- > 0;)
-        if (sub_holds(t, &t->subs[i], pos, now_res, stop_early))
+        if (sub_holds(t, &t->subs[i], pos, now_res))
             return true;
     return false;
 }
@@ -589,7 +582,7 @@ static once_status timer_write(timer_filter *t, const once_hash *h, uint64_t ms,
      * change nothing. */
     if (!t->dynamic)
         clock_move(t, latest, before, w, advance, wipe);
-    bool found = test && !wipe && holds_any(t, pos, w.res, false);
+    bool found = test && !wipe && holds_any(t, pos, w.res);
     bool insert = !found || t->policy == ONCE_POLICY_REFRESH;
 
     /* Decide growth before changing anything, so that a refusal leaves all as it was. */
@@ -655,7 +648,7 @@ static bool timer_query(const once_filter *f, const once_hash *h, uint64_t now_m
     }
     uint64_t pos[ONCE_MAX_HASHES];
     probe_positions(t, h, pos);
-    return holds_any(t, pos, res, true);
+    return holds_any(t, pos, res);
 }
 
 static void timer_prefetch(const once_filter *f, const once_hash *h)
