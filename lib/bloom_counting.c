@@ -58,13 +58,15 @@ static uint32_t counting_key_cells(const once_filter *f, const once_hash *h, uin
 }
 
 /* Are the key's k counters all non-zero?  Stops at the first zero, which for an absent
- * key reads about two lines.  `cells`: the key's cells, computed by the caller, or NULL
- * to follow the probe sequence here. */
+ * key reads about two lines.  `cells`: the key's cells, computed by the caller (h is
+ * then unused and may be NULL), or NULL to follow h's probe sequence here. */
 static inline __attribute__((always_inline)) bool counting_holds(const once_array_filter *a,
                                                                  const once_hash *h,
                                                                  const uint64_t *cells)
 {
-    once_probe p = once_probe_start(h);
+    once_probe p = {0, 0, 0};
+    if (cells == NULL)
+        p = once_probe_start(h);
     for (uint32_t i = 0; i < a->hashes; i++) {
         uint64_t pos = cells != NULL ? cells[i] : once_probe_next(&p, a->cells);
         if (counter_get(a->array, pos) == 0)
@@ -104,6 +106,11 @@ static inline __attribute__((always_inline)) void add_cells(once_array_filter *a
 {
     for (uint32_t i = 0; i < a->hashes; i++)
         add_at(a, cells[i]);
+}
+
+bool once_counting_holds_cells(const once_filter *f, const uint64_t *cells)
+{
+    return counting_holds(CARRAY(f), NULL, cells);
 }
 
 void once_counting_add_cells(once_filter *f, const uint64_t *cells)

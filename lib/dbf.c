@@ -322,7 +322,8 @@ static uint32_t matching_rows(const dbf_filter *d, const once_hash *h, const uin
         return found;
     }
     for (uint32_t r = 0; r < d->rows; r++) {
-        if (once_counting_ops.query(d->row[r].counters, h, 0)) {
+        if (cells != NULL ? once_counting_holds_cells(d->row[r].counters, cells)
+                          : once_counting_ops.query(d->row[r].counters, h, 0)) {
             if (found++ == 0)
                 *first = r;
             if (found >= limit)
