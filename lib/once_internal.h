@@ -7,9 +7,10 @@
  * how its layout probes, sets, combines and serializes.
  *
  * Hashing: each key is hashed once with XXH3-128 under the filter's seed, into the
- * public once_digest (once.h), and the structures see only that digest: every ops
- * entry takes a hash, never a key, so the key calls and the digest calls reach one
- * probe path.  The two 64-bit halves drive every probe: enhanced double hashing
+ * public once_digest (once.h), and the structures see only that digest: every probe
+ * entry takes a hash, so the key calls and the digest calls reach one probe path.  (The
+ * optional key operations, query_key and the like, hash a short key themselves and then
+ * run that same probe, in one function.)  The two 64-bit halves drive every probe: enhanced double hashing
  * (Dillinger & Manolios) gives the k positions of the standard, partitioned and
  * counting layouts, and the blocked layout takes its block from one half and its
  * in-block bits from the other.  A 64-bit value is mapped onto [0, n) by
