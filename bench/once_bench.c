@@ -41,10 +41,11 @@
  *     disjoint by construction: the second word carries the index with the top bit
  *     clear for inserted keys and set for absent ones).  Reading them is a sequential
  *     stream the hardware prefetcher hides, as a real input buffer would be.
- *   - Filters are created (and their memory touched) outside the timed region.  The
- *     library zeroes its array on creation; libbloom callocs and would take its page
- *     faults inside the insert loop, so it is cleared once with bloom_reset before
- *     timing.  Both then start on resident memory.
+ *   - Filters are created (and their memory touched) outside the timed region.  Both
+ *     libraries calloc their arrays, whose fresh pages would fault inside the first
+ *     insert loop, so each is cleared once before timing (once_clear, bloom_reset).
+ *     Both then start on resident memory.  The growing structures (scalable, DBF)
+ *     allocate as they grow, and those faults are part of their inserts.
  *   - Every structure uses a fixed seed, so repetitions build identical filters, and
  *     the batch query must report exactly the one-key query's positives; a mismatch is
  *     a library bug and stops the run.
@@ -262,6 +263,14 @@ static const result *find_result(int structure, const char *op, uint64_t n)
 
 /* ------------------------------------------------------------ libonce */
 
+/* Fault a new filter's calloc'd pages in before timing (see "Method notes"). */
+static once_filter *resident(once_filter *f)
+{
+    if (once_clear(f) != ONCE_OK)
+        die("once_clear failed");
+    return f;
+}
+
 /* What once_create_for_capacity(type, n, TARGET_FPR) builds, but with a fixed seed
  * instead of a random one, so that every repetition builds the same filter. */
 static once_filter *new_filter(once_type type, uint64_t n)
@@ -277,7 +286,7 @@ static once_filter *new_filter(once_type type, uint64_t n)
     if (st != ONCE_OK)
         die("creating a %s filter for %" PRIu64 " keys: %s", once_type_name(type), n,
             once_strerror(st));
-    return f;
+    return resident(f);
 }
 
 static double time_add(once_filter *f, const key16 *keys, uint64_t n)
@@ -471,7 +480,7 @@ static once_filter *new_window(int s, uint64_t n)
     if (st != ONCE_OK)
         die("cannot build %s for a window of %" PRIu64 ": %s", structure_name[s], n,
             once_strerror(st));
-    return f;
+    return resident(f);
 }
 
 typedef enum window_op { W_INSERT, W_QUERY, W_TEST_AND_ADD } window_op;
@@ -803,7 +812,7 @@ static once_filter *new_block_partitioned(int s, uint64_t n)
     once_status st = once_create(&f, &c);
     if (st != ONCE_OK)
         die("cannot build %s for %" PRIu64 " keys: %s", structure_name[s], n, once_strerror(st));
-    return f;
+    return resident(f);
 }
 
 static void bench_block_partitioned(int s, uint64_t n, int reps, const key16 *in,
@@ -1050,6 +1059,69 @@ static double time_floor_hash_load(const uint64_t *array, uint64_t lines, const 
     return ns;
 }
 
+/*
+ * The floor of a k-probe layout's one-key calls, with no hashing and no library: an
+ * array of FLOOR_PROBE_BITS bits a key (the counting filter's size at N), half its bits
+ * set, and per key FLOOR_PROBES bit positions from floor_line's mix.  probe_query reads
+ * them in order and stops at the first clear bit, as a query of an absent key does;
+ * probe_test_and_add reads all of them, then sets them all unless all were set, as a
+ * test-and-add of a new key must.  Their ratio is what this host charges for k lines
+ * at once against a short chain that stops early, whatever a library does.
+ */
+#define FLOOR_PROBES 7
+#define FLOOR_PROBE_BITS 38
+
+static double time_floor_probes(uint64_t *array, uint64_t bits, uint64_t first, uint64_t n,
+                                bool test_and_add)
+{
+    uint64_t found = 0;
+    double t0 = now_ns();
+    for (uint64_t i = first; i < first + n; i++) {
+        uint64_t pos[FLOOR_PROBES];
+        bool all = true;
+        for (int j = 0; j < FLOOR_PROBES; j++) {
+            pos[j] = floor_line(i * FLOOR_PROBES + (uint64_t)j, bits);
+            if (test_and_add) {
+                all &= (array[pos[j] >> 6] >> (pos[j] & 63)) & 1;
+            } else if (!((array[pos[j] >> 6] >> (pos[j] & 63)) & 1)) {
+                all = false;
+                break;
+            }
+        }
+        if (test_and_add && !all)
+            for (int j = 0; j < FLOOR_PROBES; j++)
+                array[pos[j] >> 6] |= UINT64_C(1) << (pos[j] & 63);
+        found += all;
+    }
+    double ns = (now_ns() - t0) / (double)n;
+    sink += found;
+    return ns;
+}
+
+static void bench_probe_floor(uint64_t n, int reps)
+{
+    uint64_t bits = n * FLOOR_PROBE_BITS;
+    uint64_t words = (bits + 63) / 64;
+    size_t bytes = (size_t)(words * 8);
+    void *p = NULL;
+    if (posix_memalign(&p, (size_t)2 << 20, bytes) != 0)
+        die("out of memory for a %" PRIu64 "-bit array", bits);
+#ifdef MADV_HUGEPAGE
+    (void)madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+    uint64_t *array = p;
+    double query[MAX_REPS], tand[MAX_REPS];
+    for (int r = 0; r < reps; r++) {
+        for (uint64_t w = 0; w < words; w++) /* half the bits set, afresh each time */
+            array[w] = splitmix64(w + (uint64_t)r * words);
+        query[r] = time_floor_probes(array, bits, 0, n, false);
+        tand[r] = time_floor_probes(array, bits, n, n, true);
+    }
+    free(array);
+    emit(S_MEMORY_FLOOR, "probe_query", n, median(query, reps), -1, FLOOR_PROBE_BITS);
+    emit(S_MEMORY_FLOOR, "probe_test_and_add", n, median(tand, reps), -1, FLOOR_PROBE_BITS);
+}
+
 static void bench_memory_floor(uint64_t n, int reps, const key16 *keys)
 {
     uint64_t bits;
@@ -1083,6 +1155,7 @@ static void bench_memory_floor(uint64_t n, int reps, const key16 *keys)
     emit(S_MEMORY_FLOOR, "load", n, median(load, reps), -1, -1);
     emit(S_MEMORY_FLOOR, "hash_load", n, median(hash_load, reps), -1, -1);
     emit(S_MEMORY_FLOOR, "load_dependent", n, median(dependent, reps), -1, -1);
+    bench_probe_floor(n, reps);
 }
 
 /* --------------------------------------------------------------- report */
@@ -1172,6 +1245,11 @@ static void print_test_and_add_summary(const bench_case *cases, int case_count)
             bool any = false;
             for (int s = 0; s < S_COUNT; s++) {
                 const result *t = find_result(s, tand_op, n);
+                const result *q = find_result(s, query_op, n);
+                if (s == S_MEMORY_FLOOR && !batch) { /* the host's floor, see bench_probe_floor */
+                    t = find_result(s, "probe_test_and_add", n);
+                    q = find_result(s, "probe_query", n);
+                }
                 if (t == NULL)
                     continue;
                 if (!any)
@@ -1179,8 +1257,7 @@ static void print_test_and_add_summary(const bench_case *cases, int case_count)
                            query_op);
                 any = true;
                 char buf[32];
-                printf(" %s %s", structure_name[s],
-                       ratio(buf, sizeof buf, t, find_result(s, query_op, n)));
+                printf(" %s %s", structure_name[s], ratio(buf, sizeof buf, t, q));
             }
             if (any)
                 printf("\n");

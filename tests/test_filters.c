@@ -406,6 +406,19 @@ static void simd_paths_write_identical_bits(void)
             CHECK_OK(once_test_and_add_batch(g, keys, 1500, seen));
             CHECK_OK(once_add_batch(g, keys + 1500, 1500));
             CHECK(same_bits(f, g));
+            /* So do the path's one-key test-and-adds (its key operations). */
+            once_filter *t = NULL;
+            CHECK_OK(once_create(&t, &c));
+            REQUIRE(t != NULL);
+            uint64_t repeats = 0;
+            for (int i = 0; i < 3000; i++) {
+                bool was = true;
+                CHECK_OK(once_test_and_add(t, &raw[i], sizeof raw[i], 0, &was));
+                repeats += was;
+            }
+            CHECK(same_bits(f, t));
+            CHECK(once_items(t) == 3000 - repeats);
+            once_free(t);
             CHECK_OK(once_query_batch(g, keys, 3000, seen));
             for (int i = 0; i < 3000; i++)
                 CHECK(seen[i] == 1);

@@ -231,7 +231,7 @@ static void keys_and_digests_answer_alike(void)
 }
 
 /*
- * The key calls hash short keys in line and long ones out of line (lib/filter.c): at
+ * The key calls hash short keys in line and long ones out of line (core/hash.h): at
  * every length across XXH3's paths (0-16, 17-128, 129-240, longer) and that boundary,
  * twins of every structure, one fed keys and the other their digests, answer alike.
  * Each length is a few keys; a key is seen a second time, so "present" answers occur.

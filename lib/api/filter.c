@@ -312,7 +312,11 @@ once_status once_positions(const once_filter *f, const once_digest *d, uint64_t 
  * forms run the same inlined operation (query_hashed, once_add_hashed, ...) rather than
  * the key call calling the digest call: a call to an exported function is not inlined
  * (another library could interpose it), so every key would pay a second call, its
- * register saves and its argument checks again.
+ * register saves and its argument checks again.  A structure may also take short keys
+ * itself (the key operations, once_filter_ops): the key call then checks its arguments
+ * and jumps there, and the structure hashes and probes in one function.  Everything
+ * else (long keys, the other structures) goes through the *_by_digest functions, out
+ * of line so that the key calls keep (almost) no frame of their own.
  *
  * Why the one-key path is kept short: on a filter larger than the caches a one-key
  * call waits for a miss, and what hides that wait is the processor running ahead into
@@ -326,32 +330,6 @@ once_status once_positions(const once_filter *f, const once_digest *d, uint64_t 
         if ((f) == NULL || ((key) == NULL && (len) != 0))                                       \
             return ONCE_ERR_INVALID;                                                            \
     } while (0)
-
-/* Keys up to this many bytes are hashed in line in a one-key call: XXH3's short-key
- * paths are a few dozen instructions.  Longer keys are hashed out of line, so that
- * XXH3's long-key paths, inlined, do not make every call save and restore the
- * registers they need.  Either way the digest is once_hash_key's. */
-#define INLINE_KEY_BYTES 16
-
-static __attribute__((noinline)) once_hash hash_long_key(const void *key, size_t len,
-                                                         uint64_t seed)
-{
-    return once_hash_key(key, len, seed);
-}
-
-static inline __attribute__((always_inline)) once_hash one_key_hash(const void *key, size_t len,
-                                                                    uint64_t seed)
-{
-    if (len <= INLINE_KEY_BYTES)
-        return once_hash_key(key, len, seed);
-    return hash_long_key(key, len, seed);
-}
-
-/* The key calls are flattened: XXH3's entry point is not forced inline, and once
- * several functions of this file call it the compiler keeps it out of line, which would
- * put a call (and its register saves) back on every key.  Flattening inlines it, with
- * the short-key paths only (the long ones sit behind hash_long_key, never inlined). */
-#define KEY_CALL __attribute__((flatten))
 
 /* A read at `now_ms` is refused where a write at that time would be (once.h, "Event
  * time"); writes are checked by the time windows themselves, key by key, because a
@@ -379,14 +357,25 @@ query_hashed(const once_filter *f, const once_hash *h, uint64_t now_ms, bool *pr
     return ONCE_OK;
 }
 
+/* A successful test-and-add of a key not seen counts one item.  Under a branch, not
+ * added as 0 or 1: the answer waits for the key's line, and as data it would chain
+ * every call's count to its miss (through `items`), measurably slower for a stream of
+ * new keys; a predicted branch lets the count go ahead. */
+static inline __attribute__((always_inline)) void count_test_and_add(once_filter *f,
+                                                                     once_status st,
+                                                                     const bool *seen)
+{
+    if (st == ONCE_OK && !*seen)
+        f->items++;
+}
+
 static inline __attribute__((always_inline)) once_status
 test_and_add_hashed(once_filter *f, const once_hash *h, uint64_t now_ms, bool *seen)
 {
     if (seen == NULL)
         return ONCE_ERR_INVALID;
     once_status st = f->ops->test_and_add(f, h, now_ms, seen);
-    if (st == ONCE_OK && !*seen)
-        f->items++;
+    count_test_and_add(f, st, seen);
     return st;
 }
 
@@ -408,11 +397,24 @@ once_status once_add_digest(once_filter *f, const once_digest *d, uint64_t now_m
     return once_add_hashed(f, d, now_ms);
 }
 
-KEY_CALL once_status once_add(once_filter *f, const void *key, size_t len, uint64_t now_ms)
+/* The key calls through the digest (see above). */
+static __attribute__((noinline)) once_status
+add_by_digest(once_filter *f, const void *key, size_t len, uint64_t now_ms)
+{
+    once_hash h = once_one_key_hash(key, len, f->seed);
+    return once_add_hashed(f, &h, now_ms);
+}
+
+once_status once_add(once_filter *f, const void *key, size_t len, uint64_t now_ms)
 {
     CHECK_KEY(f, key, len);
-    once_hash h = one_key_hash(key, len, f->seed);
-    return once_add_hashed(f, &h, now_ms);
+    if (len <= ONCE_INLINE_KEY_BYTES && f->ops->add_key != NULL) {
+        once_status st = f->ops->add_key(f, key, len, now_ms);
+        if (st == ONCE_OK)
+            f->items++;
+        return st;
+    }
+    return add_by_digest(f, key, len, now_ms);
 }
 
 once_status once_query_digest(const once_filter *f, const once_digest *d, uint64_t now_ms,
@@ -423,12 +425,24 @@ once_status once_query_digest(const once_filter *f, const once_digest *d, uint64
     return query_hashed(f, d, now_ms, present);
 }
 
-KEY_CALL once_status once_query(const once_filter *f, const void *key, size_t len,
-                                uint64_t now_ms, bool *present)
+static __attribute__((noinline)) once_status
+query_by_digest(const once_filter *f, const void *key, size_t len, uint64_t now_ms,
+                bool *present)
+{
+    once_hash h = once_one_key_hash(key, len, f->seed);
+    return query_hashed(f, &h, now_ms, present);
+}
+
+/* Either way a tail call, so that this function keeps no frame. */
+once_status once_query(const once_filter *f, const void *key, size_t len, uint64_t now_ms,
+                       bool *present)
 {
     CHECK_KEY(f, key, len);
-    once_hash h = one_key_hash(key, len, f->seed);
-    return query_hashed(f, &h, now_ms, present);
+    if (present == NULL)
+        return ONCE_ERR_INVALID;
+    if (len <= ONCE_INLINE_KEY_BYTES && f->ops->query_key != NULL)
+        return f->ops->query_key(f, key, len, now_ms, present);
+    return query_by_digest(f, key, len, now_ms, present);
 }
 
 static once_status query_reads_hashed(const once_filter *f, const once_hash *h, uint64_t now_ms,
@@ -461,12 +475,25 @@ once_status once_test_and_add_digest(once_filter *f, const once_digest *d, uint6
     return test_and_add_hashed(f, d, now_ms, seen);
 }
 
-KEY_CALL once_status once_test_and_add(once_filter *f, const void *key, size_t len,
-                                       uint64_t now_ms, bool *seen)
+static __attribute__((noinline)) once_status
+test_and_add_by_digest(once_filter *f, const void *key, size_t len, uint64_t now_ms, bool *seen)
+{
+    once_hash h = once_one_key_hash(key, len, f->seed);
+    return test_and_add_hashed(f, &h, now_ms, seen);
+}
+
+once_status once_test_and_add(once_filter *f, const void *key, size_t len, uint64_t now_ms,
+                              bool *seen)
 {
     CHECK_KEY(f, key, len);
-    once_hash h = one_key_hash(key, len, f->seed);
-    return test_and_add_hashed(f, &h, now_ms, seen);
+    if (seen == NULL)
+        return ONCE_ERR_INVALID;
+    if (len <= ONCE_INLINE_KEY_BYTES && f->ops->test_and_add_key != NULL) {
+        once_status st = f->ops->test_and_add_key(f, key, len, now_ms, seen);
+        count_test_and_add(f, st, seen);
+        return st;
+    }
+    return test_and_add_by_digest(f, key, len, now_ms, seen);
 }
 
 once_status once_remove_digest(once_filter *f, const once_digest *d, uint64_t now_ms)
@@ -476,10 +503,10 @@ once_status once_remove_digest(once_filter *f, const once_digest *d, uint64_t no
     return remove_hashed(f, d, now_ms);
 }
 
-KEY_CALL once_status once_remove(once_filter *f, const void *key, size_t len, uint64_t now_ms)
+once_status once_remove(once_filter *f, const void *key, size_t len, uint64_t now_ms)
 {
     CHECK_KEY(f, key, len);
-    once_hash h = one_key_hash(key, len, f->seed);
+    once_hash h = once_one_key_hash(key, len, f->seed);
     return remove_hashed(f, &h, now_ms);
 }
 

@@ -2,9 +2,10 @@
  * core/hash.h - the key hash and the probe sequences derived from it.
  *
  * Each key is hashed once with XXH3-128 under the filter's seed, into the
- * public once_digest (once.h), and the structures see only that digest: every ops
- * entry takes a hash, never a key, so the key calls and the digest calls reach one
- * probe path.  The two 64-bit halves drive every probe: enhanced double hashing
+ * public once_digest (once.h), and the structures see only that digest: every probe
+ * entry takes a hash, so the key calls and the digest calls reach one probe path.  (The
+ * optional key operations, query_key and the like, hash a short key themselves and then
+ * run that same probe, in one function.)  The two 64-bit halves drive every probe: enhanced double hashing
  * (Dillinger & Manolios) gives the k positions of the standard, partitioned and
  * counting layouts, and the blocked layout takes its block from one half and its
  * in-block bits from the other.  A 64-bit value is mapped onto [0, n) by
@@ -28,6 +29,37 @@ static inline once_hash once_hash_key(const void *key, size_t len, uint64_t seed
     XXH128_hash_t h = XXH3_128bits_withSeed(key, len, seed);
     once_hash r = {h.low64, h.high64};
     return r;
+}
+
+/*
+ * A one-key call's hash of its key: the digest once_hash_key gives.  Keys of up to
+ * ONCE_INLINE_KEY_BYTES bytes are hashed in line by XXH3-128's short-key path, called
+ * directly (it is what XXH3_128bits_withSeed runs for them; test_interface checks the
+ * two agree at every length): XXH3's entry point is not forced inline, and its long-key
+ * paths, compiled into a function, give it a frame (their aligned stack buffers) and
+ * register saves that every key would pay.  Longer keys go through once_hash_long_key
+ * (core/hash.c), never inlined.
+ */
+#define ONCE_INLINE_KEY_BYTES 16
+
+static inline __attribute__((always_inline)) once_hash once_hash_short_key(const void *key,
+                                                                           size_t len,
+                                                                           uint64_t seed)
+{
+    XXH128_hash_t h = XXH3_len_0to16_128b((const xxh_u8 *)key, len, XXH3_kSecret, seed);
+    once_hash r = {h.low64, h.high64};
+    return r;
+}
+
+once_hash once_hash_long_key(const void *key, size_t len, uint64_t seed);
+
+static inline __attribute__((always_inline)) once_hash once_one_key_hash(const void *key,
+                                                                         size_t len,
+                                                                         uint64_t seed)
+{
+    if (len <= ONCE_INLINE_KEY_BYTES)
+        return once_hash_short_key(key, len, seed);
+    return once_hash_long_key(key, len, seed);
 }
 
 /* Map a uniform 64-bit value onto [0, n). */

@@ -87,6 +87,19 @@ typedef struct once_filter_ops {
                         uint32_t *reads);
     once_status (*add)(once_filter *f, const once_hash *h, uint64_t now_ms);
     once_status (*test_and_add)(once_filter *f, const once_hash *h, uint64_t now_ms, bool *seen);
+    /* The same three from the key itself, for keys of at most ONCE_INLINE_KEY_BYTES
+     * bytes, arguments checked: the key hashed with once_hash_key under f->seed, then
+     * exactly query, add or test_and_add, the answer stored (items are counted by
+     * api/filter.c).  For a layout whose whole probe is a few dozen instructions (the
+     * blocked one), handing the digest over in memory to a second function is a large
+     * part of a one-key call: these keep the call in one function.  Only for structures
+     * without a clock and not add_tests_first; NULL: api/filter.c hashes and calls the
+     * digest operations, as it does for longer keys. */
+    once_status (*query_key)(const once_filter *f, const void *key, size_t len, uint64_t now_ms,
+                             bool *present);
+    once_status (*add_key)(once_filter *f, const void *key, size_t len, uint64_t now_ms);
+    once_status (*test_and_add_key)(once_filter *f, const void *key, size_t len,
+                                    uint64_t now_ms, bool *seen);
     /* Request a key's lines ahead of the generic batch loop; NULL with `batch`. */
     void (*prefetch)(const once_filter *f, const once_hash *h);
     /* Optional fused batch loop (hash, prefetch and probe in one pass) for layouts

@@ -144,6 +144,8 @@ static void touch(dbf_filter *d, uint32_t r)
     if (d->version < DBF_MAX_VERSION)
         d->version++;
     d->row[r].changed = d->version;
+    if (r < d->open_from)
+        d->open_from = r;
 }
 
 /* Row counts add up in unions and merges; they stop where the loader's range does. */
@@ -229,13 +231,18 @@ static void slice_move_row(dbf_filter *d, uint32_t from, uint32_t to)
 
 /* ------------------------------------------------------------------ rows */
 
-static uint32_t matching_rows(const dbf_filter *d, const once_hash *h, uint32_t limit,
-                              uint32_t *first)
+/* `cells`: the key's cells (positions) if the caller has them, else NULL. */
+static uint32_t matching_rows(const dbf_filter *d, const once_hash *h, const uint64_t *cells,
+                              uint32_t limit, uint32_t *first)
 {
     uint32_t found = 0;
     if (d->bit_slice) {
-        uint64_t pos[ONCE_MAX_HASHES];
-        positions(d, h, pos);
+        uint64_t computed[ONCE_MAX_HASHES];
+        const uint64_t *pos = cells;
+        if (pos == NULL) {
+            positions(d, h, computed);
+            pos = computed;
+        }
         for (uint32_t g = 0; g < once_dbf_groups_for(d->rows); g++) {
             const uint64_t *s = d->slices + (uint64_t)g * d->cells;
             uint64_t acc = ~UINT64_C(0);
@@ -252,7 +259,8 @@ static uint32_t matching_rows(const dbf_filter *d, const once_hash *h, uint32_t 
         return found;
     }
     for (uint32_t r = 0; r < d->rows; r++) {
-        if (once_counting_ops.query(d->row[r].counters, h, 0)) {
+        if (cells != NULL ? once_counting_holds_cells(d->row[r].counters, cells)
+                          : once_counting_ops.query(d->row[r].counters, h, 0)) {
             if (found++ == 0)
                 *first = r;
             if (found >= limit)
@@ -266,7 +274,7 @@ static bool dbf_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
 {
     (void)now_ms;
     uint32_t first = 0;
-    return matching_rows(CDBF(f), h, 1, &first) != 0;
+    return matching_rows(CDBF(f), h, NULL, 1, &first) != 0;
 }
 
 once_status once_dbf_row_make(const dbf_filter *d, once_filter **out)
@@ -384,34 +392,44 @@ static void merge_all(dbf_filter *d)
 }
 
 /* GetActiveStandardBF(): the first row with nr < c, or rows if none.  A function of
- * the rows alone (no cursor), so a loaded filter or a replica picks the same row. */
+ * the rows alone, so a loaded filter or a replica picks the same row; the scan starts
+ * at open_from, below which every row is full (with all rows full but the last, a scan
+ * from row 0 cost an insertion more than its counters did at a hundred rows). */
 static uint32_t active_row(const dbf_filter *d)
 {
-    for (uint32_t r = 0; r < d->rows; r++)
+    for (uint32_t r = d->open_from; r < d->rows; r++)
         if (d->row[r].count < d->row_capacity)
             return r;
     return d->rows;
 }
 
-static once_status insert(dbf_filter *d, const once_hash *h)
+/* Insert the key whose cells are `pos` into row r, the active row (active_row; a new
+ * row when r = rows). */
+static once_status insert_at(dbf_filter *d, const uint64_t *pos, uint32_t r)
 {
-    uint32_t r = active_row(d);
     if (r == d->rows) {
         once_status st = append_row(d);
         if (st != ONCE_OK)
             return st;
     }
+    d->open_from = r; /* the rows below r were full: r was the first that was not */
     dbf_row *row = &d->row[r];
-    once_counting_ops.add(row->counters, h, 0);
+    once_counting_add_cells(row->counters, pos);
     if (d->bit_slice) {
-        uint64_t pos[ONCE_MAX_HASHES];
-        positions(d, h, pos);
+        uint64_t *group = slice_word(d, r, 0); /* once: the stores could alias d's fields */
         for (uint32_t i = 0; i < d->hashes; i++)
-            *slice_word(d, r, pos[i]) |= UINT64_C(1) << (r & 63);
+            group[pos[i]] |= UINT64_C(1) << (r & 63);
     }
     row->count++;
     touch(d, r);
     return ONCE_OK;
+}
+
+static once_status insert(dbf_filter *d, const once_hash *h)
+{
+    uint64_t pos[ONCE_MAX_HASHES];
+    positions(d, h, pos);
+    return insert_at(d, pos, active_row(d));
 }
 
 static once_status dbf_add(once_filter *f, const once_hash *h, uint64_t now_ms)
@@ -422,11 +440,32 @@ static once_status dbf_add(once_filter *f, const once_hash *h, uint64_t now_ms)
     return insert(d, h);
 }
 
+/*
+ * The key's cells and the active row are found once, for the query, the requests and
+ * the insertion.  The lines the insertion would write (the active row's counters and,
+ * with bit slices, its slice words; none when it would open a row) are requested
+ * before the query reads any: a new key then waits for one round of misses, not the
+ * query's and then the insertion's.
+ */
 static once_status dbf_test_and_add(once_filter *f, const once_hash *h, uint64_t now_ms,
                                     bool *seen)
 {
-    *seen = dbf_query(f, h, now_ms);
-    return *seen ? ONCE_OK : insert(DBF(f), h);
+    (void)now_ms;
+    dbf_filter *d = DBF(f);
+    uint64_t pos[ONCE_MAX_HASHES];
+    positions(d, h, pos);
+    uint32_t r = active_row(d);
+    if (r < d->rows) {
+        const uint64_t *counters = row_array(&d->row[r]);
+        for (uint32_t i = 0; i < d->hashes; i++) {
+            once_prefetch_write(&counters[pos[i] >> 4]);
+            if (d->bit_slice)
+                once_prefetch_write(slice_word(d, r, pos[i]));
+        }
+    }
+    uint32_t first = 0;
+    *seen = matching_rows(d, h, pos, 1, &first) != 0;
+    return *seen ? ONCE_OK : insert_at(d, pos, r);
 }
 
 static once_status dbf_remove(once_filter *f, const once_hash *h, uint64_t now_ms)
@@ -436,7 +475,7 @@ static once_status dbf_remove(once_filter *f, const once_hash *h, uint64_t now_m
     if (d->query_first)
         return ONCE_ERR_UNSUPPORTED; /* see query_before_insert above */
     uint32_t r = 0;
-    uint32_t found = matching_rows(d, h, 2, &r);
+    uint32_t found = matching_rows(d, h, NULL, 2, &r);
     if (found == 0)
         return ONCE_ERR_NOT_PRESENT;
     if (found > 1)
@@ -843,7 +882,7 @@ once_status once_dbf_matching_rows(const once_filter *f, const void *key, size_t
         return ONCE_ERR_UNSUPPORTED;
     once_hash h = once_hash_key(key, len, f->seed);
     uint32_t first = 0;
-    *rows = matching_rows(CDBF(f), &h, UINT32_MAX, &first);
+    *rows = matching_rows(CDBF(f), &h, NULL, UINT32_MAX, &first);
     return ONCE_OK;
 }
 

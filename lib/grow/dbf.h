@@ -30,6 +30,10 @@ typedef struct dbf_filter {
     dbf_row *row;
     uint64_t *slices;       /* bit-slice index: slices[g * m + j], bit r = row 64g + r */
     uint32_t slice_groups;  /* groups of 64 rows the index has room for */
+    /* Every row below it is full (nr >= c), so active_row's scan starts there: an
+     * insertion raises it to the row it filled, touch() lowers it to any row changed,
+     * and a replica's delta, which replaces rows without touch(), resets it. */
+    uint32_t open_from;
     uint64_t version;
     /* The rows as last exported (incremental updates). */
     bool has_base;

@@ -268,6 +268,7 @@ once_status once_dbf_apply_delta(once_filter *f, const void *delta, size_t len)
     once_free_memory(fresh);
     d->row = rows;
     d->rows = d->rows_room = new_rows;
+    d->open_from = 0; /* rows replaced without touch() */
     if (d->bit_slice) {
         uint32_t groups = once_dbf_groups_for(new_rows);
         d->slice_groups = groups > d->slice_groups ? groups : d->slice_groups;

@@ -72,5 +72,9 @@ once_status once_counting_new(once_filter **out, uint64_t counters, uint32_t has
 /* The value of one counter of a counting filter (the DBF's rows keep their bit-slice
  * index in step with it). */
 unsigned once_counting_counter(const once_filter *f, uint64_t cell);
+/* The counting filter's query and insertion of a key whose k cells (once_positions'
+ * order) the caller has already: the DBF computes them once for all its rows. */
+bool once_counting_holds_cells(const once_filter *f, const uint64_t *cells);
+void once_counting_add_cells(once_filter *f, const uint64_t *cells);
 
 #endif /* ONCE_STATIC_ARRAY_FILTER_H */

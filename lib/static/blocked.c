@@ -118,7 +118,9 @@ ONCE_TARGET_AVX512 PROBE_INLINE bool avx512_probe(uint64_t *block, uint32_t x, u
                                          _mm512_load_si512((const void *)lane_salt));
     __m512i bits = _mm512_sllv_epi32(_mm512_set1_epi32(1), _mm512_srli_epi32(product, 27));
     __m512i b = _mm512_load_si512((const void *)block);
-    bool all = _mm512_mask_test_epi32_mask(lanes, b, bits) == lanes;
+    /* "No key lane lacks its bit": one mask test against zero (kortest), where comparing
+     * the lanes found with the lanes asked needs the mask moved out and compared. */
+    bool all = _mm512_mask_testn_epi32_mask(lanes, b, bits) == 0;
     if (op != ONCE_OP_QUERY) /* unconditional: a branch here mispredicts on mixed streams */
         _mm512_store_si512((void *)block, _mm512_mask_or_epi32(b, lanes, b, bits));
     return all;
@@ -222,12 +224,48 @@ PROBE_INLINE void prefetch_for(once_batch_op op, const void *line)
     TARGET static bool NAME##_test_and_add(const once_filter *f, const once_hash *h)           \
     {                                                                                           \
         return NAME##_op(f, h, ONCE_OP_TEST_AND_ADD);                                           \
+    }                                                                                           \
+    /* The key operations (once_filter_ops, query_key): hashing and probe in one         \
+     * function, for keys of at most ONCE_INLINE_KEY_BYTES bytes (api/filter.c's promise). */ \
+    TARGET static inline __attribute__((always_inline)) bool NAME##_key(                    \
+        const once_filter *f, const void *key, size_t len, const once_batch_op op)             \
+    {                                                                                           \
+        once_hash h = once_hash_short_key(key, len, f->seed);                                   \
+        return NAME##_op(f, &h, op);                                                            \
+    }                                                                                           \
+    TARGET static once_status NAME##_query_key(                       \
+        const once_filter *f, const void *key, size_t len, uint64_t now_ms, bool *present)     \
+    {                                                                                           \
+        (void)now_ms;                                                                           \
+        *present = NAME##_key(f, key, len, ONCE_OP_QUERY);                                      \
+        return ONCE_OK;                                                                         \
+    }                                                                                           \
+    TARGET static once_status NAME##_add_key(                         \
+        once_filter *f, const void *key, size_t len, uint64_t now_ms)                          \
+    {                                                                                           \
+        (void)now_ms;                                                                           \
+        NAME##_key(f, key, len, ONCE_OP_ADD);                                                   \
+        return ONCE_OK;                                                                         \
+    }                                                                                           \
+    TARGET static once_status NAME##_test_and_add_key(                \
+        once_filter *f, const void *key, size_t len, uint64_t now_ms, bool *seen)              \
+    {                                                                                           \
+        (void)now_ms;                                                                           \
+        *seen = NAME##_key(f, key, len, ONCE_OP_TEST_AND_ADD);                                  \
+        return ONCE_OK;                                                                         \
     }
-#define BLOCKED_ONE(NAME) {NAME##_query, NAME##_add, NAME##_test_and_add}
+#define BLOCKED_ONE(NAME)                                                                       \
+    {NAME##_query, NAME##_add, NAME##_test_and_add}, NAME##_query_key, NAME##_add_key,         \
+        NAME##_test_and_add_key
 
 /* This layout's code for one SIMD path (core/simd.c chooses the path). */
 typedef struct blocked_impl {
     bool (*one[3])(const once_filter *f, const once_hash *h); /* by once_batch_op */
+    once_status (*query_key)(const once_filter *f, const void *key, size_t len, uint64_t now_ms,
+                             bool *present);
+    once_status (*add_key)(once_filter *f, const void *key, size_t len, uint64_t now_ms);
+    once_status (*test_and_add_key)(once_filter *f, const void *key, size_t len,
+                                    uint64_t now_ms, bool *seen);
     void (*batch)(once_filter *f, const once_batch_items *items, size_t count, once_batch_op op,
                   uint8_t *out);
 } blocked_impl;
@@ -287,6 +325,23 @@ static bool blocked_query(const once_filter *f, const once_hash *h, uint64_t now
 {
     (void)now_ms;
     return impl_of(f)->one[ONCE_OP_QUERY](f, h);
+}
+
+static once_status blocked_query_key(const once_filter *f, const void *key, size_t len,
+                                     uint64_t now_ms, bool *present)
+{
+    return impl_of(f)->query_key(f, key, len, now_ms, present);
+}
+
+static once_status blocked_add_key(once_filter *f, const void *key, size_t len, uint64_t now_ms)
+{
+    return impl_of(f)->add_key(f, key, len, now_ms);
+}
+
+static once_status blocked_test_and_add_key(once_filter *f, const void *key, size_t len,
+                                            uint64_t now_ms, bool *seen)
+{
+    return impl_of(f)->test_and_add_key(f, key, len, now_ms, seen);
 }
 
 static once_status blocked_test_and_add(once_filter *f, const once_hash *h, uint64_t now_ms,
@@ -375,7 +430,10 @@ const once_filter_ops once_blocked_ops = {
     .new_geometry = once_blocked_new,
     .destroy = once_array_destroy,
     .query = blocked_query,
+    .query_key = blocked_query_key,
     .add = blocked_add,
+    .add_key = blocked_add_key,
+    .test_and_add_key = blocked_test_and_add_key,
     .test_and_add = blocked_test_and_add,
     .prefetch = blocked_prefetch,
     .batch = blocked_batch,

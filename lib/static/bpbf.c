@@ -122,29 +122,36 @@ static uint64_t batch_bytes(const bpbf *b)
 
 /* ------------------------------------------------------- the probe loop */
 
-typedef enum probe_mode { PROBE_TEST, PROBE_SET } probe_mode;
+typedef enum probe_mode { PROBE_TEST, PROBE_SET, PROBE_REQUEST, PROBE_TEST_AND_SET } probe_mode;
 
 /*
  * The one loop over a batch's blocks: block j, hash i uses probe j*k_b + i of the key's
  * sequence.  PROBE_TEST stops at the first clear bit (an absent key usually leaves
- * after a block or two); PROBE_SET sets every bit.  Always inlined, so each caller
- * gets the branch-free version of its mode.
+ * after a block or two); PROBE_SET sets every bit; PROBE_REQUEST requests the line of
+ * every bit PROBE_SET would set; PROBE_TEST_AND_SET sets every bit and answers whether
+ * all were set before, with no early exit.  Always inlined, so each caller gets the
+ * branch-free version of its mode.
  */
 static inline __attribute__((always_inline)) bool
 probe_blocks(const bpbf *b, uint64_t *words, uint32_t blocks, const once_hash *h, probe_mode mode)
 {
     once_probe p = once_probe_start(h);
     uint64_t *block = words;
+    bool all = true;
     for (uint32_t j = 0; j < blocks; j++, block += b->stride) {
         for (uint32_t i = 0; i < b->block_hashes; i++) {
             uint64_t pos = once_probe_next(&p, b->block_length);
-            if (mode == PROBE_SET)
+            if (mode == PROBE_TEST_AND_SET)
+                all &= once_bit_get(block, pos);
+            if (mode == PROBE_SET || mode == PROBE_TEST_AND_SET)
                 once_bit_set(block, pos);
+            else if (mode == PROBE_REQUEST)
+                once_prefetch_write(&block[pos >> 6]);
             else if (!once_bit_get(block, pos))
                 return false;
         }
     }
-    return true;
+    return all;
 }
 
 static bool batch_holds(const bpbf *b, const bpbf_batch *batch, const once_hash *h)
@@ -246,11 +253,27 @@ static once_status bpbf_add(once_filter *f, const once_hash *h, uint64_t now_ms)
     return insert(BP(f), h);
 }
 
+/*
+ * A static filter (one batch, never another) tests and sets its bits in one pass, as the
+ * standard filter does: setting bits that are all set already changes nothing, so it is
+ * the query and then the insertion of a key not found, with all its lines read at once.
+ * Otherwise the insertion's lines (the newest batch's) are requested before the query
+ * reads any: a new key then waits for one round of misses, not the query's and then
+ * the insertion's.  (When the insertion opens a batch, the request was for nothing.)
+ */
 static once_status bpbf_test_and_add(once_filter *f, const once_hash *h, uint64_t now_ms,
                                      bool *seen)
 {
+    bpbf *b = BP(f);
+    bpbf_batch *last = &b->batches[b->count - 1];
+    if (b->threshold == 0 && b->count == 1) {
+        *seen = probe_blocks(b, last->words, b->blocks, h, PROBE_TEST_AND_SET);
+        last->items += !*seen;
+        return ONCE_OK;
+    }
+    probe_blocks(b, last->words, b->blocks, h, PROBE_REQUEST);
     *seen = bpbf_query(f, h, now_ms);
-    return *seen ? ONCE_OK : insert(BP(f), h);
+    return *seen ? ONCE_OK : insert(b, h);
 }
 
 /* Bit offsets (within a batch) of the first probe of blocks 0 .. n-1. */

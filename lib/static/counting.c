@@ -58,15 +58,38 @@ static uint32_t counting_key_cells(const once_filter *f, const once_hash *h, uin
     return CARRAY(f)->hashes;
 }
 
+/* Are the key's k counters all non-zero?  Stops at the first zero, which for an absent
+ * key reads about two lines.  `cells`: the key's cells, computed by the caller (h is
+ * then unused and may be NULL), or NULL to follow h's probe sequence here. */
+static inline __attribute__((always_inline)) bool counting_holds(const once_array_filter *a,
+                                                                 const once_hash *h,
+                                                                 const uint64_t *cells)
+{
+    once_probe p = {0, 0, 0};
+    if (cells == NULL)
+        p = once_probe_start(h);
+    for (uint32_t i = 0; i < a->hashes; i++) {
+        uint64_t pos = cells != NULL ? cells[i] : once_probe_next(&p, a->cells);
+        if (counter_get(a->array, pos) == 0)
+            return false;
+    }
+    return true;
+}
+
 static bool counting_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
 {
     (void)now_ms;
-    const once_array_filter *a = CARRAY(f);
-    once_probe p = once_probe_start(h);
-    for (uint32_t i = 0; i < a->hashes; i++)
-        if (counter_get(a->array, once_probe_next(&p, a->cells)) == 0)
-            return false;
-    return true;
+    return counting_holds(CARRAY(f), h, NULL);
+}
+
+/* One increment of counter `pos`, saturating: 1 added at the counter's place in its
+ * word when it is below 15, which cannot carry into the next counter.  In probe order,
+ * a counter named twice goes up twice. */
+static inline __attribute__((always_inline)) void add_at(once_array_filter *a, uint64_t pos)
+{
+    uint64_t *word = &a->array[pos >> 4];
+    unsigned shift = (unsigned)(pos & 15) * 4;
+    *word += (uint64_t)(((*word >> shift) & 15u) < COUNTER_MAX) << shift;
 }
 
 static once_status counting_add(once_filter *f, const once_hash *h, uint64_t now_ms)
@@ -74,20 +97,46 @@ static once_status counting_add(once_filter *f, const once_hash *h, uint64_t now
     (void)now_ms;
     once_array_filter *a = ARRAY(f);
     once_probe p = once_probe_start(h);
-    for (uint32_t i = 0; i < a->hashes; i++) {
-        uint64_t pos = once_probe_next(&p, a->cells);
-        unsigned c = counter_get(a->array, pos);
-        if (c < COUNTER_MAX)
-            counter_put(a->array, pos, c + 1);
-    }
+    for (uint32_t i = 0; i < a->hashes; i++)
+        add_at(a, once_probe_next(&p, a->cells));
     return ONCE_OK;
 }
 
+static inline __attribute__((always_inline)) void add_cells(once_array_filter *a,
+                                                            const uint64_t *cells)
+{
+    for (uint32_t i = 0; i < a->hashes; i++)
+        add_at(a, cells[i]);
+}
+
+bool once_counting_holds_cells(const once_filter *f, const uint64_t *cells)
+{
+    return counting_holds(CARRAY(f), NULL, cells);
+}
+
+void once_counting_add_cells(once_filter *f, const uint64_t *cells)
+{
+    add_cells(ARRAY(f), cells);
+}
+
+/* The key's cells are computed once and all their lines requested before the test
+ * reads any: a new key's increments then find their lines on the way or cached, one
+ * round of misses in all, where a query followed by an insertion waited for the
+ * query's misses and then the insertion's.  The test keeps its early exit: reading
+ * every counter first costs more, as long as most keys are new. */
 static once_status counting_test_and_add(once_filter *f, const once_hash *h, uint64_t now_ms,
                                          bool *seen)
 {
-    *seen = counting_query(f, h, now_ms);
-    return *seen ? ONCE_OK : counting_add(f, h, now_ms);
+    (void)now_ms;
+    once_array_filter *a = ARRAY(f);
+    uint64_t cells[ONCE_MAX_HASHES];
+    counting_positions(a, h, cells);
+    for (uint32_t i = 0; i < a->hashes; i++)
+        once_prefetch_write(&a->array[cells[i] >> 4]);
+    *seen = counting_holds(a, h, cells);
+    if (!*seen)
+        add_cells(a, cells);
+    return ONCE_OK;
 }
 
 static once_status counting_remove(once_filter *f, const once_hash *h, uint64_t now_ms)

@@ -200,11 +200,17 @@ static inline __attribute__((always_inline)) once_age_reach age_reach(const age_
     return reach;
 }
 
+/* The head after one shift: the segments age by one place. */
+static inline uint32_t shifted_head(const age_filter *a)
+{
+    return a->head == 0 ? a->segments - 1 : a->head - 1;
+}
+
 /* Age the segments by one: s_{k+l-1} is cleared and becomes s_0.  Out of line: it is
  * rare, and the loops that call it stay small. */
 static __attribute__((noinline, unused)) void age_shift(age_filter *a)
 {
-    a->head = a->head == 0 ? a->segments - 1 : a->head - 1;
+    a->head = shifted_head(a);
     memset(segment_at(a, a->head), 0, (size_t)(a->segment_words * 8));
     a->filled = 0;
     a->shifts++;

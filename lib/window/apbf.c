@@ -113,38 +113,54 @@ static bool age_query_reads(const once_filter *f, const once_hash *h, uint64_t n
     return age_search(CAGE(f), h, reads);
 }
 
-/* Set the key in s_0 .. s_{k-1}, after the shift that is due, if any. */
+/* The head an insertion made now writes under: after the shift that is due, if any. */
+static inline uint32_t insertion_head(const age_filter *a)
+{
+    return a->filled == a->generation ? shifted_head(a) : a->head;
+}
+
+/* Set the key in s_0 .. s_{k-1}, after the shift that is due, if any.  `spots`: the
+ * key's spots in those segments computed ahead under insertion_head, or NULL. */
 static inline __attribute__((always_inline)) void age_insert(age_filter *a, block_shape shape,
-                                                             const once_hash *h)
+                                                             const once_hash *h,
+                                                             const segment_spot *spots)
 {
     if (a->filled == a->generation)
         age_shift(a);
     for (uint32_t i = 0; i < a->k; i++)
-        spot_set(shape, spot_of(a, shape, h, physical_of(a, i)));
+        spot_set(shape, spots != NULL ? spots[i] : spot_of(a, shape, h, physical_of(a, i)));
     a->filled++;
 }
 
 static once_status age_add(once_filter *f, const once_hash *h, uint64_t now_ms)
 {
     (void)now_ms;
-    age_insert(AGE(f), block_shape_of(AGE(f)), h);
+    age_insert(AGE(f), block_shape_of(AGE(f)), h, NULL);
     return ONCE_OK;
 }
 
-/* The insertion's lines are requested with the search's: a new key (the common case
- * of a dedup stream) then waits for one round of misses, not two. */
+/* The insertion's lines are requested with the search's (the chain above s_{k-1}): a
+ * new key (the common case of a dedup stream) then waits for one round of misses, not
+ * two.  The insertion's spots are computed once, for the requests, under the head the
+ * insertion will have, and the insertion uses them. */
 static once_status age_test_and_add(once_filter *f, const once_hash *h, uint64_t now_ms,
                                     bool *seen)
 {
     (void)now_ms;
     age_filter *a = AGE(f);
     age_probe probe = {a, block_shape_of(a), h};
-    once_age_prefetch(age_reach(a, probe.shape), ONCE_OP_TEST_AND_ADD, age_prefetch_segment,
-                      &probe);
+    segment_spot spots[ONCE_MAX_AGE_SLICES];
+    uint32_t head = insertion_head(a);
+    for (uint32_t i = 0; i < a->k; i++) {
+        uint32_t physical = head + i < a->segments ? head + i : head + i - a->segments;
+        spots[i] = spot_of(a, probe.shape, h, physical);
+        once_prefetch_write(spots[i].words);
+    }
+    once_age_prefetch_search(age_reach(a, probe.shape), true, age_prefetch_segment, &probe);
     uint32_t reads;
     *seen = age_find(&probe, &reads);
     if (!*seen || a->policy == ONCE_POLICY_REFRESH)
-        age_insert(a, probe.shape, h);
+        age_insert(a, probe.shape, h, spots);
     return ONCE_OK;
 }
 

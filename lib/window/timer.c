@@ -103,8 +103,10 @@
  *     clock refuses, ONCE_ERR_FULL, ONCE_ERR_NOMEM) changes nothing;
  *   - L never decreases; cells past m in the last words are zero;
  *   - the expiry invariant above; the newest sub-filter is never dropped;
- *   - `alive` of a sub-filter = sum of its epoch counters = its alive timers whose
- *     epoch starts after the current tick.
+ *   - dynamic filters: `alive` of a sub-filter = sum of its epoch counters = its alive
+ *     timers whose epoch starts after the current tick, and max_expiry bounds its
+ *     expiries.  Only growth and dropping read them, and a static filter does neither
+ *     (one sub-filter, never another), so writes keep them for dynamic filters only.
  */
 #include "core/structure.h"
 #include "core/limits.h"
@@ -185,14 +187,28 @@ static inline void cell_put(const timer_filter *t, uint64_t *a, uint64_t i, uint
     *w = (*w & ~(t->period << bit)) | (v << bit);
 }
 
+/* (value - 1 - now) mod Q: the ticks a stored timer has left if it is alive, that is
+ * if this lies in [1, S + 1].  An empty timer (0) gives r = 2^64 - 1 and a result past
+ * S + 1, so it needs no test of its own, and the callers below stay free of branches
+ * on the timer's value. */
+static inline uint64_t timer_ticks(const timer_filter *t, uint64_t v, uint64_t now_res)
+{
+    uint64_t r = v - 1;
+    return r >= now_res ? r - now_res : r + t->period - now_res;
+}
+
 /* Ticks until a stored timer expires, 0 if it is empty or expired. */
 static inline uint64_t timer_left(const timer_filter *t, uint64_t v, uint64_t now_res)
 {
-    if (v == 0)
-        return 0;
-    uint64_t r = v - 1;
-    uint64_t d = r >= now_res ? r - now_res : r + t->period - now_res;
+    uint64_t d = timer_ticks(t, v, now_res);
     return d <= t->span_ticks + 1 ? d : 0;
+}
+
+/* timer_left != 0, as one unsigned comparison: written so, it compiles to a flag, not
+ * to the two branches that testing timer_left's result would give. */
+static inline bool timer_alive(const timer_filter *t, uint64_t v, uint64_t now_res)
+{
+    return timer_ticks(t, v, now_res) - 1 < t->span_ticks + 1;
 }
 
 static timer_now now_of(const timer_filter *t, uint64_t ms)
@@ -218,28 +234,28 @@ static uint64_t tick_for(uint64_t span, uint32_t width)
 
 /* ------------------------------------------------------------ alive counts */
 
-static inline void count_add(const timer_filter *t, timer_sub *s, uint64_t e, const timer_now *w)
+/* Count `n` (0 or 1) more alive timers expiring at tick e, whose epoch j = e /
+ * epoch_ticks the caller gives (sub_set sets k timers to one expiry and divides once).
+ * Without branches, so that a caller may count 0 rather than test. */
+static inline void count_add(timer_sub *s, uint64_t e, uint64_t j, const timer_now *w,
+                             uint64_t n)
 {
-    uint64_t j = e / t->epoch_ticks;
-    if (j > w->epoch) {
-        s->epochs[j % EPOCHS]++;
-        s->alive++;
-    }
-    if (e > s->max_expiry)
-        s->max_expiry = e;
+    uint64_t counted = n & (j > w->epoch);
+    s->epochs[j % EPOCHS] += counted;
+    s->alive += counted;
+    s->max_expiry = n && e > s->max_expiry ? e : s->max_expiry;
 }
 
+/* Count `n` (0 or 1) fewer alive timers expiring at tick e; a count never goes below 0.
+ * e = n(now) (a timer with no ticks left) counts nothing: its epoch is not after now's. */
 static inline void count_remove(const timer_filter *t, timer_sub *s, uint64_t e,
-                                const timer_now *w)
+                                const timer_now *w, uint64_t n)
 {
     uint64_t j = e / t->epoch_ticks;
-    if (j > w->epoch) {
-        uint64_t *c = &s->epochs[j % EPOCHS];
-        if (*c > 0)
-            (*c)--;
-        if (s->alive > 0)
-            s->alive--;
-    }
+    uint64_t counted = n & (j > w->epoch);
+    uint64_t *c = &s->epochs[j % EPOCHS];
+    *c -= counted & (*c > 0);
+    s->alive -= counted & (s->alive > 0);
 }
 
 /* `alive` once the tick has moved from epoch `from` to epoch `to`, without changing it. */
@@ -285,7 +301,8 @@ static void sub_rebuild(const timer_filter *t, timer_sub *s)
             cell_put(t, s->array, i, 0);
             continue;
         }
-        count_add(t, s, t->now.n + left, &t->now);
+        uint64_t e = t->now.n + left;
+        count_add(s, e, e / t->epoch_ticks, &t->now, 1);
         s->dirty = true;
     }
 }
@@ -312,13 +329,16 @@ static bool enough_equal(const uint64_t *v, uint32_t k, uint32_t need)
     return false;
 }
 
+/* Are the key's k timers of sub-filter s alive (and enough of them equal)?  Stops at
+ * the first dead one: a write has requested its lines already (timer_write), and
+ * reading every timer first measured no faster. */
 static bool sub_holds(const timer_filter *t, const timer_sub *s, const uint64_t *pos,
                       uint64_t now_res)
 {
     uint64_t values[ONCE_MAX_HASHES];
     for (uint32_t i = 0; i < t->hashes; i++) {
         uint64_t v = cell_get(t, s->array, pos[i]);
-        if (timer_left(t, v, now_res) == 0)
+        if (!timer_alive(t, v, now_res))
             return false;
         values[i] = v;
     }
@@ -334,23 +354,31 @@ static bool holds_any(const timer_filter *t, const uint64_t *pos, uint64_t now_r
     return false;
 }
 
-/* Set the key's timers to expiry tick e, keeping any later alive expiry. */
+/*
+ * Set the key's timers to expiry tick e, keeping any later alive expiry.  Whether a
+ * timer is empty, alive or later is a coin toss at the design fill, and a branch on it
+ * mispredicts about once a timer, which costs more than the rest of a timer's work:
+ * so each timer is decided without a branch.  Every timer is written back (with its
+ * own value where it stays), and the counts move by 1 or 0, in the same order as
+ * a timer-by-timer test would move them; a timer with no ticks left removes nothing
+ * (count_remove of tick n(now)).  The counts are kept for dynamic filters only (see
+ * the invariants): they cost more than the timers themselves.
+ */
 static void sub_set(const timer_filter *t, timer_sub *s, const uint64_t *pos, uint64_t e,
                     const timer_now *w)
 {
     uint64_t want = e - w->n; /* in [1, S + 1] */
     uint64_t value = e % t->period + 1;
+    uint64_t epoch = e / t->epoch_ticks;
     for (uint32_t i = 0; i < t->hashes; i++) {
         uint64_t v = cell_get(t, s->array, pos[i]);
-        if (v == value)
-            continue;
         uint64_t left = timer_left(t, v, w->res);
-        if (left >= want)
-            continue;
-        if (left > 0)
-            count_remove(t, s, w->n + left, w);
-        cell_put(t, s->array, pos[i], value);
-        count_add(t, s, e, w);
+        uint64_t set = (v != value) & (left < want);
+        cell_put(t, s->array, pos[i], set ? value : v);
+        if (t->dynamic) {
+            count_remove(t, s, w->n + left, w, set);
+            count_add(s, e, epoch, w, set);
+        }
     }
     s->dirty = true;
 }
@@ -377,50 +405,68 @@ static inline uint64_t word_swept(uint64_t word, uint32_t width, uint64_t q, uin
     return out;
 }
 
+/*
+ * Cells [from, to) with their expired timers cleared, a word at a time (from < to): the
+ * words at the two ends keep the lanes outside the range.  A sweep covers m / T cells
+ * a millisecond, a few words, so the ends are most of it: swept as words too, they
+ * cost a word's arithmetic instead of a branchy loop over their cells.  `width` is a
+ * constant in each caller (sweep_range), so the lane loop unrolls.
+ */
+static inline __attribute__((always_inline)) void
+sweep_words(uint64_t *a, uint64_t from, uint64_t to, uint32_t shift, uint32_t width, uint64_t q,
+            uint64_t now_res, uint64_t span_ticks)
+{
+    uint64_t lanes = UINT64_C(1) << shift;
+    uint64_t first = from >> shift, last = (to - 1) >> shift;
+    for (uint64_t w = first; w <= last; w++) {
+        if (!a[w])
+            continue;
+        /* The bits of the lanes before `from` (first word) and from `to` on (last). */
+        uint64_t outside = 0;
+        if (w == first)
+            outside |= (UINT64_C(1) << ((from & (lanes - 1)) * width)) - 1;
+        if (w == last && ((to & (lanes - 1)) != 0))
+            outside |= ~((UINT64_C(1) << ((to & (lanes - 1)) * width)) - 1);
+        a[w] &= word_swept(a[w], width, q, now_res, span_ticks) | outside;
+    }
+}
+
 static void sweep_range(const timer_filter *t, timer_sub *s, uint64_t from, uint64_t to,
                         uint64_t now_res)
 {
-    uint64_t per_word = UINT64_C(1) << t->shift;
-    uint64_t i = from;
-    /* Cell by cell up to a word boundary, then whole words, then the tail. */
-    for (; i < to && (i & (per_word - 1)) != 0; i++) {
-        uint64_t v = cell_get(t, s->array, i);
-        if (v != 0 && timer_left(t, v, now_res) == 0)
-            cell_put(t, s->array, i, 0);
-    }
-    uint64_t first = i >> t->shift, last = to >> t->shift;
+    if (from >= to)
+        return;
     uint64_t *a = s->array, q = t->period, span_ticks = t->span_ticks;
     switch (t->width) {
     case 8:
-        for (uint64_t w = first; w < last; w++)
-            if (a[w])
-                a[w] = word_swept(a[w], 8, q, now_res, span_ticks);
+        sweep_words(a, from, to, t->shift, 8, q, now_res, span_ticks);
         break;
     case 16:
-        for (uint64_t w = first; w < last; w++)
-            if (a[w])
-                a[w] = word_swept(a[w], 16, q, now_res, span_ticks);
+        sweep_words(a, from, to, t->shift, 16, q, now_res, span_ticks);
         break;
     default:
-        for (uint64_t w = first; w < last; w++)
-            if (a[w])
-                a[w] = word_swept(a[w], 32, q, now_res, span_ticks);
+        sweep_words(a, from, to, t->shift, 32, q, now_res, span_ticks);
         break;
-    }
-    for (i = last << t->shift > i ? last << t->shift : i; i < to; i++) {
-        uint64_t v = cell_get(t, s->array, i);
-        if (v != 0 && timer_left(t, v, now_res) == 0)
-            cell_put(t, s->array, i, 0);
     }
 }
 
 static void sweep(timer_filter *t, uint64_t advance)
 {
-    unsigned __int128 credit =
-        (unsigned __int128)t->credit + (unsigned __int128)t->cells * advance;
-    unsigned __int128 due = credit / t->span;
-    uint64_t cells = due >= t->cells ? t->cells : (uint64_t)due;
-    t->credit = (uint64_t)(credit % t->span);
+    /* credit + m * advance cells are due, in units of 1/T cell.  It fits 64 bits unless
+     * the advance is huge; the 128-bit division (a library call) only then. */
+    uint64_t cells, owed;
+    if (!__builtin_mul_overflow(t->cells, advance, &owed) &&
+        !__builtin_add_overflow(owed, t->credit, &owed)) {
+        uint64_t due = owed / t->span;
+        cells = due >= t->cells ? t->cells : due;
+        t->credit = owed % t->span;
+    } else {
+        unsigned __int128 credit =
+            (unsigned __int128)t->credit + (unsigned __int128)t->cells * advance;
+        unsigned __int128 due = credit / t->span;
+        cells = due >= t->cells ? t->cells : (uint64_t)due;
+        t->credit = (uint64_t)(credit % t->span);
+    }
     if (cells == 0)
         return;
     uint64_t from = t->cursor, to = from + cells; /* cells <= m, so to < 2m */
@@ -490,11 +536,43 @@ static void fit_subs(timer_filter *t)
 
 /* ------------------------------------------------------------------ writes */
 
+/* Move the clock from `before` to `latest` (tick state w, an advance of `advance` ms):
+ * drop the sub-filters that expired, and wipe everything or sweep. */
+static void clock_move(timer_filter *t, uint64_t latest, timer_now before, timer_now w,
+                       uint64_t advance, bool wipe)
+{
+    t->latest = latest;
+    t->started = true;
+    t->now = w;
+    drop_expired(t, w.n);
+    if (advance) {
+        if (wipe) {
+            for (uint32_t i = 0; i < t->count; i++)
+                sub_wipe(t, &t->subs[i]);
+            t->credit = 0;
+        } else {
+            for (uint32_t i = 0; t->dynamic && i < t->count; i++)
+                epochs_pass(&t->subs[i], before.epoch, w.epoch);
+            sweep(t, advance);
+        }
+    }
+}
+
 static once_status timer_write(timer_filter *t, const once_hash *h, uint64_t ms, bool test,
                                bool *seen)
 {
     if (!once_time_admissible(&t->base, t->latest, t->started, ms))
         return ONCE_ERR_TIME;
+    /* Request the k timers of the newest sub-filter, which the test reads first and the
+     * insertion writes, before any other work: the time arithmetic and the sweep below
+     * then run while the lines arrive, and the test and the insertion find them at hand
+     * (they branch on nothing, but a load that misses holds up all that follows it). */
+    uint64_t pos[ONCE_MAX_HASHES];
+    probe_positions(t, h, pos);
+    const uint64_t *newest = t->subs[t->count - 1].array;
+    for (uint32_t i = 0; i < t->hashes; i++)
+        once_prefetch_write(&newest[pos[i] >> t->shift]);
+
     uint64_t old = t->latest;
     uint64_t latest = ms > old ? ms : old; /* a late event happens at the clock */
     ms = latest;
@@ -502,9 +580,14 @@ static once_status timer_write(timer_filter *t, const once_hash *h, uint64_t ms,
     bool wipe = advance >= t->span + t->tick;
     timer_now before = t->now;
     timer_now w = advance ? now_of(t, latest) : before;
-
-    uint64_t pos[ONCE_MAX_HASHES];
-    probe_positions(t, h, pos);
+    uint64_t expiry = expiry_tick(t, ms);
+    /* A static filter's write cannot fail from here on (it never grows), so its clock
+     * moves now, also while the lines arrive.  That changes no answer: the sweep only
+     * clears timers already expired at the new clock, which the test reads as dead
+     * anyway.  A dynamic filter first decides its growth, which may fail and must then
+     * change nothing. */
+    if (!t->dynamic)
+        clock_move(t, latest, before, w, advance, wipe);
     bool found = test && !wipe && holds_any(t, pos, w.res);
     bool insert = !found || t->policy == ONCE_POLICY_REFRESH;
 
@@ -534,21 +617,8 @@ static once_status timer_write(timer_filter *t, const once_hash *h, uint64_t ms,
         t->room = t->count + 1;
     }
 
-    t->latest = latest;
-    t->started = true;
-    t->now = w;
-    drop_expired(t, w.n);
-    if (advance) {
-        if (wipe) {
-            for (uint32_t i = 0; i < t->count; i++)
-                sub_wipe(t, &t->subs[i]);
-            t->credit = 0;
-        } else {
-            for (uint32_t i = 0; i < t->count; i++)
-                epochs_pass(&t->subs[i], before.epoch, w.epoch);
-            sweep(t, advance);
-        }
-    }
+    if (t->dynamic)
+        clock_move(t, latest, before, w, advance, wipe);
     if (grow) {
         timer_sub *s = &t->subs[t->count++];
         memset(s, 0, sizeof *s);
@@ -556,7 +626,7 @@ static once_status timer_write(timer_filter *t, const once_hash *h, uint64_t ms,
     }
     fit_subs(t);
     if (insert)
-        sub_set(t, &t->subs[t->count - 1], pos, expiry_tick(t, ms), &w);
+        sub_set(t, &t->subs[t->count - 1], pos, expiry, &w);
     if (seen)
         *seen = found;
     return ONCE_OK;

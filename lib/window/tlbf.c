@@ -562,12 +562,6 @@ test_and_insert(tlbf *t, const once_hash *h, uint64_t now_ms, const tlbf_ready *
     return insert(t, h, now, ready);
 }
 
-static once_status tlbf_test_and_add(once_filter *f, const once_hash *h, uint64_t now_ms,
-                                     bool *seen)
-{
-    return test_and_insert(TL(f), h, now_ms, NULL, seen);
-}
-
 /* ---------------------------------------------------------------- batch */
 
 /*
@@ -627,6 +621,19 @@ tlbf_batch_prepare(const void *ctx, void *record, const once_hash *h, once_batch
             once_prefetch_write(s->array + (r->ready.position[i] >> 6));
         }
     }
+}
+
+/* A one-key test-and-add is the batch's two halves back to back: its lines (the search
+ * chain above the insertion slices, and those slices) are all requested before the
+ * search reads any, and the insertion uses the positions computed for the requests.
+ * A new key (the common case of a dedup stream) then waits for one round of misses
+ * instead of the search's misses, one after another, and then the insertion's. */
+static once_status tlbf_test_and_add(once_filter *f, const once_hash *h, uint64_t now_ms,
+                                     bool *seen)
+{
+    tlbf_record r;
+    tlbf_batch_prepare(f, &r, h, ONCE_OP_TEST_AND_ADD);
+    return test_and_insert(TL(f), &r.h, now_ms, &r.ready, seen);
 }
 
 static inline __attribute__((always_inline)) once_status
