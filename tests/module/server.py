@@ -1,0 +1,154 @@
+"""Real redis-server processes for the module's tests.
+
+Each server is Debian's redis-server on a free loopback port, with the module loaded,
+daemonized with a pidfile in its own temporary directory, and stopped by that PID (never
+by name: tests run in parallel and other jobs share the machine).  Nothing is mocked:
+the tests talk to the server through redis-py, redis-cli and node-redis.
+"""
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+import redis
+
+REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
+REDIS_CLI = shutil.which("redis-cli") or "/usr/bin/redis-cli"
+
+
+def module_path():
+    path = os.environ.get("ONCE_MODULE")
+    if not path or not os.path.exists(path):
+        raise RuntimeError("ONCE_MODULE must name the built once.so")
+    return path
+
+
+def free_port():
+    """A loopback port nobody listens on now (the server binds it a moment later)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """One redis-server.  `module_args` go after --loadmodule; `extra` are more server
+    options (e.g. ["--appendonly", "yes"]).  The directory (RDB, AOF) survives
+    restart() and goes with stop()."""
+
+    def __init__(self, module_args=(), extra=(), load_module=True, directory=None):
+        self.module_args = list(module_args)
+        self.extra = list(extra)
+        self.load_module = load_module
+        self.own_dir = directory is None
+        self.dir = directory or tempfile.mkdtemp(prefix="once-redis-")
+        self.port = None
+        self.pid = None
+        self.start()
+
+    def command_line(self):
+        args = [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1",
+                "--save", "", "--daemonize", "yes",
+                "--pidfile", os.path.join(self.dir, "redis.pid"),
+                "--logfile", os.path.join(self.dir, "redis.log"),
+                "--dir", self.dir, "--enable-debug-command", "local"]
+        if self.load_module:
+            args += ["--loadmodule", module_path()] + self.module_args
+        return args + self.extra
+
+    def start(self):
+        last = None
+        for _ in range(20):
+            self.port = free_port()
+            pidfile = os.path.join(self.dir, "redis.pid")
+            if os.path.exists(pidfile):
+                os.unlink(pidfile)
+            subprocess.run(self.command_line(), check=True)
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                try:
+                    c = self.client()
+                    c.ping()
+                    with open(pidfile) as f:
+                        self.pid = int(f.read().strip())
+                    return
+                except (redis.exceptions.ConnectionError, FileNotFoundError,
+                        ValueError) as e:
+                    last = e
+                    if self.startup_failed():
+                        break
+                    time.sleep(0.02)
+        raise RuntimeError("redis-server did not start: %s\n%s" % (last, self.log()))
+
+    def startup_failed(self):
+        text = self.log()
+        return "Address already in use" in text or "Module" in text and "failed" in text
+
+    def log(self):
+        try:
+            with open(os.path.join(self.dir, "redis.log")) as f:
+                return f.read()
+        except FileNotFoundError:
+            return ""
+
+    def client(self, **kw):
+        return redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=60, **kw)
+
+    def cli(self, *args, resp3=False, raw=False):
+        """redis-cli's output for one command (RESP3 with resp3=True)."""
+        cmd = [REDIS_CLI, "-h", "127.0.0.1", "-p", str(self.port)]
+        if resp3:
+            cmd.append("-3")
+        if raw:
+            cmd.append("--raw")
+        out = subprocess.run(cmd + [str(a) for a in args], check=True,
+                             capture_output=True, text=True)
+        return out.stdout
+
+    def alive(self):
+        if self.pid is None:
+            return False
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        return self.client().ping()
+
+    def stop_process(self):
+        """SIGTERM to our own server, by its PID, and wait for it to go."""
+        if self.pid is None:
+            return
+        pid, self.pid = self.pid, None
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.02)
+        os.kill(pid, signal.SIGKILL)
+
+    def restart(self, extra=None):
+        """Stop (a SIGTERM saves the RDB when saving is configured) and start again on
+        the same directory."""
+        self.stop_process()
+        if extra is not None:
+            self.extra = list(extra)
+        self.start()
+
+    def stop(self):
+        self.stop_process()
+        if self.own_dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
