@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(cmake make gcc clang libclang-rt-14-dev libxxhash-dev libbloom-dev libzstd-dev pkg-config jq
-          groff-base "$@")
+          groff-base redis-server redis-tools python3-redis "$@")
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,69 @@
+/*
+ * module/module.c - once.so: the library as a Redis module.
+ *
+ * Loading: the API calls are looked up by name (redis_api.c), the module names itself
+ * "once" (so its configs read once.<name>), takes over handling of bad RDB input
+ * (RM_OPTIONS_HANDLE_IO_ERRORS: a corrupt payload is refused, not a crash), and routes
+ * every allocation of the library through the server's allocator, so that INFO memory
+ * and MEMORY USAGE count the filters.
+ */
+#include "redis_api.h"
+
+#include "once.h"
+
+#define MODULE_NAME "once"
+#define MODULE_VERSION 1
+
+/* The library expects NULL when memory runs out (ONCE_ERR_NOMEM); the server's
+ * TryAlloc gives that, its Alloc would abort the server instead. */
+static void *server_malloc(size_t size)
+{
+    return RM_TryAlloc != NULL ? RM_TryAlloc(size) : RM_Alloc(size);
+}
+
+static void *server_calloc(size_t count, size_t size)
+{
+    return RM_Calloc(count, size);
+}
+
+static void *server_realloc(void *block, size_t size)
+{
+    return RM_Realloc(block, size);
+}
+
+static void server_free(void *block)
+{
+    RM_Free(block);
+}
+
+int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+
+__attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ctx,
+                                                              RedisModuleString **argv,
+                                                              int argc)
+{
+    (void)argv;
+    (void)argc;
+    const char *missing = NULL;
+    int resolved = redis_api_resolve(ctx, &missing);
+    /* Nothing else may be called before the module has its name. */
+    if (RM_SetModuleAttribs == NULL)
+        return RM_ERR;
+    if (RM_IsModuleNameBusy != NULL && RM_IsModuleNameBusy(MODULE_NAME))
+        return RM_ERR;
+    RM_SetModuleAttribs(ctx, MODULE_NAME, MODULE_VERSION, RM_APIVER_1);
+    if (resolved != RM_OK) {
+        if (RM_Log != NULL)
+            RM_Log(ctx, "warning", "this server lacks %s (Redis 7.0 or later is needed)",
+                   missing);
+        return RM_ERR;
+    }
+    RM_SetModuleOptions(ctx, RM_OPTIONS_HANDLE_IO_ERRORS);
+    once_allocator server = {server_malloc, server_calloc, server_realloc, server_free};
+    if (once_set_allocator(&server) != ONCE_OK) {
+        RM_Log(ctx, "warning", "the library's allocator is already in use");
+        return RM_ERR;
+    }
+    RM_Log(ctx, "notice", "once %s loaded (SIMD path %s)", once_version(), once_simd_path());
+    return RM_OK;
+}
