@@ -5,8 +5,9 @@
  * "once" (so its configs read once.<name>), takes over handling of bad RDB input
  * (RM_OPTIONS_HANDLE_IO_ERRORS: a corrupt payload is refused, not a crash), and routes
  * every allocation of the library through the server's allocator, so that INFO memory
- * and MEMORY USAGE count the filters.
+ * and MEMORY USAGE count the filters.  Then the settings (config.c).
  */
+#include "config.h"
 #include "redis_api.h"
 
 #include "once.h"
@@ -42,8 +43,6 @@ __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ct
                                                               RedisModuleString **argv,
                                                               int argc)
 {
-    (void)argv;
-    (void)argc;
     const char *missing = NULL;
     int resolved = redis_api_resolve(ctx, &missing);
     /* Nothing else may be called before the module has its name. */
@@ -64,6 +63,8 @@ __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ct
         RM_Log(ctx, "warning", "the library's allocator is already in use");
         return RM_ERR;
     }
+    if (config_register(ctx, argv, argc) != RM_OK)
+        return RM_ERR;
     RM_Log(ctx, "notice", "once %s loaded (SIMD path %s)", once_version(), once_simd_path());
     return RM_OK;
 }

@@ -80,11 +80,18 @@ class Server:
                     if self.startup_failed():
                         break
                     time.sleep(0.02)
-        raise RuntimeError("redis-server did not start: %s\n%s" % (last, self.log()))
+            if "Address already in use" not in self.log():
+                break  # not a lost race for the port: trying again would not help
+        log = self.log()
+        if self.own_dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
+        raise RuntimeError("redis-server did not start: %s\n%s" % (last, log))
 
     def startup_failed(self):
         text = self.log()
-        return "Address already in use" in text or "Module" in text and "failed" in text
+        return ("Address already in use" in text
+                or ("Module" in text and "failed" in text)
+                or "Can't load" in text)
 
     def log(self):
         try:
