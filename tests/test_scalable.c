@@ -13,7 +13,7 @@
  *   - non-scaling (expansion 0) refuses a new key when full with ONCE_ERR_FULL and
  *     leaves the state byte for byte unchanged, while a present key is still "seen";
  *   - sub-filter n_i = n_0 e^i and p_i = error (1 - r) r^i exactly, each planned by the
- *     blocked planner for (n_i, p_i);
+ *     blocked planner for (n_i, p_i); a non-scaling filter's one sub-filter at error;
  *   - max_bytes, the sub-filter limit and the planner's floor refuse growth with
  *     ONCE_ERR_FULL and change nothing;
  *   - batches give exactly the one-key answers (repeats inside a batch, growth in the
@@ -324,6 +324,12 @@ static uint64_t fill_to(once_filter *f, uint64_t domain, uint64_t items)
     return id;
 }
 
+/* Sub-filter i of a saved chain: its record words. */
+static uint64_t sub_word(const uint8_t *file, uint32_t i, int field)
+{
+    return testing_get_le(file + sub_field(i, field), 8);
+}
+
 static void nonscaling_refuses_when_full(void)
 {
     scalable_opts o = {300, 0.01, 0, 0, 0, 41};
@@ -335,6 +341,8 @@ static void nonscaling_refuses_when_full(void)
     REQUIRE(before != NULL);
     once_stats s0 = testing_stats(f);
     CHECK(s0.filters == 1 && s0.expansion == 0 && s0.capacity == 300 && s0.items == 300);
+    /* One sub-filter and no series after it: it takes the whole rate. */
+    CHECK(bits_double(sub_word(before, 0, S_ERROR)) == 0.01);
 
     uint64_t refused = 0;
     for (uint64_t i = next; i < next + 200; i++) {
@@ -375,12 +383,6 @@ static void nonscaling_refuses_when_full(void)
     once_free_buffer(before);
     once_free_buffer(after);
     once_free(f);
-}
-
-/* Sub-filter i of a saved chain: its record words. */
-static uint64_t sub_word(const uint8_t *file, uint32_t i, int field)
-{
-    return testing_get_le(file + sub_field(i, field), 8);
 }
 
 static void expansion_and_tightening_progression(void)

@@ -9,6 +9,7 @@
  *   keys at rate p_i:
  *       n_0 = capacity,            n_i = n_{i-1} * e    (e = expansion)
  *       p_0 = error * (1 - r),     p_i = p_{i-1} * r    (r = tightening, 0 < r < 1)
+ *   (a non-scaling filter, e = 0, has only F_0, at p_0 = error).
  *   A key is present when any sub-filter holds it.  An insertion first tests every
  *   sub-filter (newest first, where most keys live) and inserts a key found in none
  *   into the newest only.  The newest is full when it holds n_i keys; the next
@@ -96,11 +97,13 @@ typedef struct scalable_filter {
 #define SCALABLE(f) ((scalable_filter *)(f))
 #define CSCALABLE(f) ((const scalable_filter *)(f))
 
-/* The first sub-filter's rate: what is left for the whole series to sum to `error`.
- * One function, so that the loader recomputes exactly what the constructor did. */
-static double first_error(double error, double tightening)
+/* The first sub-filter's rate: what is left for the whole series to sum to `error`;
+ * a non-scaling filter has no series after its one sub-filter, which takes all of
+ * `error` (as RedisBloom's NONSCALING does).  One function, so that the loader
+ * recomputes exactly what the constructor did. */
+static double first_error(double error, double tightening, uint32_t expansion)
 {
-    return error * (1.0 - tightening);
+    return expansion == 0 ? error : error * (1.0 - tightening);
 }
 
 static bool tightening_valid(double r)
@@ -186,7 +189,8 @@ static once_status once_scalable_create(once_filter **out, const once_config *c)
     scalable_filter *s = scalable_alloc(c->expansion, tightening, c->max_bytes);
     if (s == NULL)
         return ONCE_ERR_NOMEM;
-    once_status st = sub_new(&s->subs[0], c->capacity, first_error(c->error, tightening),
+    once_status st = sub_new(&s->subs[0], c->capacity,
+                             first_error(c->error, tightening, c->expansion),
                              c->max_bytes, sizeof *s);
     if (st != ONCE_OK) {
         once_free_memory(s);
@@ -494,7 +498,7 @@ static once_status scalable_load(once_filter **out, const uint8_t *params, size_
 }
 
 /* The header's items, capacity and error (set by api/format.c after the load) against
- * the chain: the counts and capacities sum, and the first rate is error * (1 - r). */
+ * the chain: the counts and capacities sum, and the first rate is first_error's. */
 static bool scalable_check_header(const once_filter *f)
 {
     const scalable_filter *s = CSCALABLE(f);
@@ -504,7 +508,7 @@ static bool scalable_check_header(const once_filter *f)
         capacity += s->subs[i]->capacity;
     }
     return f->items == items && f->capacity == capacity && error_valid(f->error) &&
-           s->subs[0]->error == first_error(f->error, s->tightening);
+           s->subs[0]->error == first_error(f->error, s->tightening, s->expansion);
 }
 
 const once_filter_ops once_scalable_ops = {

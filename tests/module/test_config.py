@@ -10,7 +10,7 @@ def settings(r):
 
 
 def test_defaults():
-    with Server() as s:
+    with Server(fixed_seeds=False) as s:
         got = settings(s.client())
         assert got == {"once.error-rate": "0.01", "once.initial-capacity": "100",
                        "once.expansion": "2", "once.max-memory": str(128 << 20),
@@ -44,7 +44,8 @@ def test_set_checks_ranges_and_keeps_old_value():
 
 def test_loadmodule_words_set_values():
     with Server(module_args=["ERROR_RATE", "0.005", "INITIAL_SIZE", "1000",
-                             "random-seeds", "no", "expansion", "4"]) as s:
+                             "random-seeds", "no", "expansion", "4"],
+                fixed_seeds=False) as s:
         got = settings(s.client())
         assert got["once.error-rate"] == "0.005"
         assert got["once.initial-capacity"] == "1000"

@@ -1,0 +1,137 @@
+/*
+ * module/command.c - command tables, argument parsing and replies shared by the data
+ * types (command.h).
+ */
+#include "command.h"
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+int command_register(RedisModuleCtx *ctx, const command_spec *table, size_t count)
+{
+    static const rm_command_info_version version = {1, sizeof(rm_command_history_entry),
+                                                    sizeof(rm_command_key_spec),
+                                                    sizeof(rm_command_arg)};
+    for (size_t i = 0; i < count; i++) {
+        const command_spec *c = &table[i];
+        int last = c->keys == KEYS_FIRST ? 1 : -1;
+        if (RM_CreateCommand(ctx, c->name, c->handler, c->flags, 1, last, 1) != RM_OK) {
+            RM_Log(ctx, "warning", "the server refused the command %s", c->name);
+            return RM_ERR;
+        }
+        /* Key spec 0: the first argument.  Key spec 1 (BF.MERGE's sources): every
+         * argument after it.  A zeroed row ends the list. */
+        rm_command_key_spec specs[3];
+        memset(specs, 0, sizeof specs);
+        specs[0].flags = c->key_flags;
+        specs[0].begin_search_type = RM_KSPEC_BS_INDEX;
+        specs[0].bs.index.pos = 1;
+        specs[0].find_keys_type = RM_KSPEC_FK_RANGE;
+        specs[0].fk.range.lastkey = 0;
+        specs[0].fk.range.keystep = 1;
+        if (c->keys == KEYS_FIRST_AND_REST) {
+            specs[1].flags = RM_KEY_RO | RM_KEY_ACCESS;
+            specs[1].begin_search_type = RM_KSPEC_BS_INDEX;
+            specs[1].bs.index.pos = 2;
+            specs[1].find_keys_type = RM_KSPEC_FK_RANGE;
+            specs[1].fk.range.lastkey = -1;
+            specs[1].fk.range.keystep = 1;
+        }
+        rm_command_info info;
+        memset(&info, 0, sizeof info);
+        info.version = &version;
+        info.summary = c->summary;
+        info.since = "0.1.0";
+        info.arity = c->arity;
+        info.key_specs = specs;
+        RedisModuleCommand *command = RM_GetCommand(ctx, c->name);
+        if (command == NULL || RM_SetCommandInfo(command, &info) != RM_OK) {
+            RM_Log(ctx, "warning", "the server refused the description of %s", c->name);
+            return RM_ERR;
+        }
+    }
+    return RM_OK;
+}
+
+bool client_resp3(RedisModuleCtx *ctx)
+{
+    return (RM_GetContextFlags(ctx) & RM_CTX_FLAGS_RESP3) != 0;
+}
+
+bool arg_is(RedisModuleString *arg, const char *word)
+{
+    size_t len = 0;
+    const char *s = RM_StringPtrLen(arg, &len);
+    return len == strlen(word) && strncasecmp(s, word, len) == 0;
+}
+
+bool arg_double(RedisModuleString *arg, double *out)
+{
+    double v = 0;
+    if (RM_StringToDouble(arg, &v) != RM_OK || v != v)
+        return false;
+    *out = v;
+    return true;
+}
+
+bool arg_long(RedisModuleString *arg, long long *out)
+{
+    return RM_StringToLongLong(arg, out) == RM_OK;
+}
+
+bool arg_unsigned(RedisModuleString *arg, uint64_t max, uint64_t *out)
+{
+    long long v = 0;
+    if (!arg_long(arg, &v) || v < 0 || (uint64_t)v > max)
+        return false;
+    *out = (uint64_t)v;
+    return true;
+}
+
+bool arg_u64(RedisModuleString *arg, uint64_t *out)
+{
+    size_t len = 0;
+    const char *s = RM_StringPtrLen(arg, &len);
+    if (len == 0 || len > 20)
+        return false;
+    uint64_t v = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        uint64_t digit = (uint64_t)(s[i] - '0');
+        if (v > (UINT64_MAX - digit) / 10)
+            return false;
+        v = v * 10 + digit;
+    }
+    *out = v;
+    return true;
+}
+
+uint64_t command_new_seed(void)
+{
+    if (!config.random_seeds)
+        return COMMAND_FIXED_SEED;
+    uint64_t seed = 0;
+    RM_GetRandomBytes((unsigned char *)&seed, sizeof seed);
+    return seed;
+}
+
+int reply_status(RedisModuleCtx *ctx, once_status status)
+{
+    switch (status) {
+    case ONCE_OK:
+        return RM_ReplyWithSimpleString(ctx, "OK");
+    case ONCE_ERR_FULL:
+    case ONCE_ERR_TOO_LARGE:
+        return RM_ReplyWithError(ctx, ERR_MEMORY_LIMIT);
+    case ONCE_ERR_NOMEM:
+        return RM_ReplyWithError(ctx, ERR_NO_MEMORY);
+    default: {
+        char text[160];
+        snprintf(text, sizeof text, "ERR %s", once_strerror(status));
+        return RM_ReplyWithError(ctx, text);
+    }
+    }
+}

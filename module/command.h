@@ -1,0 +1,75 @@
+/*
+ * module/command.h - what every command of the module shares: argument parsing, the
+ * errors clients match on, the server's clock and seeds, and the command tables.
+ *
+ * Each data type (t_bloom.c, t_window.c, t_dbf.c) describes its commands in one table
+ * of command_spec rows; command_register makes from each row the command, its flags,
+ * its arity and its key specs (so Redis Cluster routes every command by its key and the
+ * server checks arity before the handler runs).  Nothing else lists the commands.
+ */
+#ifndef ONCE_MODULE_COMMAND_H
+#define ONCE_MODULE_COMMAND_H
+
+#include "redis_api.h"
+
+#include "once.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Errors, verbatim where RedisBloom's clients or users match on them. */
+#define ERR_WRONGTYPE "WRONGTYPE Operation against a key holding the wrong kind of value"
+#define ERR_NOT_FOUND "ERR not found"
+#define ERR_EXISTS "ERR item exists"
+#define ERR_UNKNOWN_ARGUMENT "ERR unknown argument received"
+#define ERR_MEMORY_LIMIT "ERR operation exceeds the object's memory limit (once.max-memory)"
+#define ERR_GROWTH_LIMIT                                                                      \
+    "ERR operation exceeds the object's memory limit (once.max-memory) or its growth limit"
+#define ERR_NO_MEMORY "ERR out of memory"
+#define ERR_INCOMPLETE                                                                        \
+    "ERR the key holds a load in progress: send its remaining chunks (LOADCHUNK) or delete it"
+
+/* Which keys a command names: its first argument only, or (KEYS_FIRST_AND_REST, as
+ * BF.MERGE dest src...) the first, written, and every later one, read. */
+typedef enum command_keys { KEYS_FIRST = 1, KEYS_FIRST_AND_REST } command_keys;
+
+typedef struct command_spec {
+    const char *name;   /* lower case, as the server's errors quote it: "bf.add" */
+    rm_command_fn handler;
+    const char *flags;  /* the server's command flags: "write deny-oom", "readonly fast" */
+    int arity;          /* with the name: N exactly, -N at least N */
+    command_keys keys;
+    uint64_t key_flags; /* the first key's access: RM_KEY_RW | RM_KEY_INSERT, ... */
+    const char *summary;
+} command_spec;
+
+/* Create every command of a table with its key specs and arity.  RM_OK, or RM_ERR
+ * after logging which command the server refused. */
+int command_register(RedisModuleCtx *ctx, const command_spec *table, size_t count);
+
+/* Does the calling client speak RESP3? */
+bool client_resp3(RedisModuleCtx *ctx);
+
+/* Case-insensitive comparison of an argument with a keyword. */
+bool arg_is(RedisModuleString *arg, const char *word);
+/* Strict numbers: the whole argument, no spaces, in range, NaN refused. */
+bool arg_double(RedisModuleString *arg, double *out);
+bool arg_long(RedisModuleString *arg, long long *out);
+/* A non-negative integer up to `max`. */
+bool arg_unsigned(RedisModuleString *arg, uint64_t max, uint64_t *out);
+/* Any unsigned 64-bit integer in decimal (a seed). */
+bool arg_u64(RedisModuleString *arg, uint64_t *out);
+
+/* A new object's hash seed: drawn from the server's random source under
+ * once.random-seeds yes, else one fixed seed (every object then shares its hashes, as
+ * BF.MERGE between objects made apart needs).  Either way the seed is saved with the
+ * object and replicated with its creation. */
+uint64_t command_new_seed(void);
+#define COMMAND_FIXED_SEED UINT64_C(0x6f6e63652d736565)
+
+/* Reply with the error for a library status of a write (FULL meaning the memory
+ * limit); RM_OK. */
+int reply_status(RedisModuleCtx *ctx, once_status status);
+
+#endif /* ONCE_MODULE_COMMAND_H */

@@ -1,0 +1,586 @@
+/*
+ * module/t_bloom.c - BF.*: RedisBloom's Bloom filter commands over the library's
+ * scalable filter (ONCE_SCALABLE).
+ *
+ * Design
+ *   A key holds one scalable filter: a chain of blocked filters, each `expansion` times
+ *   larger than the last and at half its rate, so that the chain's compound rate stays
+ *   below the error asked for however far it grows (lib/grow/scalable.c).  BF.ADD is
+ *   the library's test-and-add: a key already reported present is neither inserted
+ *   nor counted, exactly as RedisBloom answers and counts it.  A non-scaling filter
+ *   (NONSCALING) is one blocked filter at the whole rate that refuses new keys once it
+ *   holds its capacity.
+ *
+ *   Clients of RedisBloom 2.4/2.6 see the replies they parse: integers under RESP2 and
+ *   booleans under RESP3 (RM_ReplyWithBool gives both), BF.INFO's five labelled pairs
+ *   as a flat array under RESP2 and a map under RESP3, a single field as a one-element
+ *   array (RESP2) or a one-pair map (RESP3).  Errors clients match on are RedisBloom's
+ *   text; where RedisBloom is merely quirky (EXISTS on another type answers 0, unknown
+ *   RESERVE words ignored, INSERT options matched by their first letter) we answer as
+ *   valkey-bloom does; docs/REDIS.md lists every difference.
+ *
+ * Replication and determinism
+ *   A filter's hashes depend on its seed, drawn when it is created (once.random-seeds).
+ *   A command that creates a filter is replicated as BF.RESERVE ... SEED s, the seed it
+ *   drew, followed by the command itself, so a replica's filter is byte-identical to
+ *   the master's; every other write is replicated verbatim (its effect depends only on
+ *   the filter and the arguments).
+ *
+ * Invariants
+ *   - a refused command changes nothing: creation options are checked before the key
+ *     is touched, a filter that cannot be built within once.max-memory is not stored,
+ *     and a key the library refuses to add leaves the filter as it was;
+ *   - MADD and INSERT answer the items in order and stop at the first that does not
+ *     fit, whose place in the array holds the error;
+ *   - queries never change state.
+ */
+#include "command.h"
+#include "config.h"
+#include "t_bloom.h"
+#include "value.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define ERR_NONSCALING_FULL "ERR non scaling filter is full"
+#define BLOOM_MAX_EXPANSION 32768
+#define CARD_DEFAULT_CONFIDENCE 0.95
+
+static bool bloom_holds(once_type type)
+{
+    return type == ONCE_SCALABLE;
+}
+
+static value_type bloom_type = {"oncebloom", "BF.LOADCHUNK", bloom_holds, NULL};
+
+/* ------------------------------------------------------------ creation */
+
+typedef struct bloom_options {
+    double error;
+    long long capacity;
+    long long expansion; /* 0 with nonscaling */
+    bool nonscaling;
+    bool expansion_given;
+    bool seed_given;
+    uint64_t seed;
+} bloom_options;
+
+static bloom_options default_options(void)
+{
+    bloom_options o = {config.error_rate, config.initial_capacity, config.expansion,
+                       false, false, false, 0};
+    return o;
+}
+
+/* Each check answers NULL, or the error a client of RedisBloom matches on. */
+static const char *parse_error_rate(RedisModuleString *arg, double *out)
+{
+    if (!arg_double(arg, out))
+        return "ERR bad error rate";
+    if (!(*out > 0.0 && *out < 1.0))
+        return "ERR (0 < error rate range < 1)";
+    return NULL;
+}
+
+static const char *parse_capacity(RedisModuleString *arg, long long *out)
+{
+    if (!arg_long(arg, out))
+        return "ERR bad capacity";
+    if (*out <= 0)
+        return "ERR (capacity should be larger than 0)";
+    return NULL;
+}
+
+static const char *parse_expansion(RedisModuleString *arg, long long *out)
+{
+    if (!arg_long(arg, out))
+        return "ERR bad expansion";
+    if (*out < 1)
+        return "ERR expansion should be greater or equal to 1";
+    if (*out > BLOOM_MAX_EXPANSION)
+        return "ERR expansion should be at most 32768";
+    return NULL;
+}
+
+static const char *parse_seed(RedisModuleString *arg, uint64_t *out)
+{
+    return arg_u64(arg, out) ? NULL : "ERR bad seed: an unsigned 64-bit integer";
+}
+
+/* The options RESERVE and INSERT share: EXPANSION n, NONSCALING, SEED s.  *used is
+ * how many arguments the option at argv[i] took (0: not one of them). */
+static const char *parse_shared_option(RedisModuleString **argv, int argc, int i,
+                                       bloom_options *o, int *used)
+{
+    *used = 0;
+    if (arg_is(argv[i], "NONSCALING")) {
+        o->nonscaling = true;
+        *used = 1;
+        return NULL;
+    }
+    bool expansion = arg_is(argv[i], "EXPANSION"), seed = arg_is(argv[i], "SEED");
+    if (!expansion && !seed)
+        return NULL;
+    if (i + 1 >= argc)
+        return expansion ? "ERR no expansion" : "ERR no seed";
+    *used = 2;
+    if (expansion) {
+        o->expansion_given = true;
+        return parse_expansion(argv[i + 1], &o->expansion);
+    }
+    o->seed_given = true;
+    return parse_seed(argv[i + 1], &o->seed);
+}
+
+static const char *finish_options(bloom_options *o)
+{
+    if (o->nonscaling && o->expansion_given)
+        return "Nonscaling filters cannot expand";
+    if (o->nonscaling)
+        o->expansion = 0;
+    if (!o->seed_given)
+        o->seed = command_new_seed();
+    return NULL;
+}
+
+static once_status bloom_create(const bloom_options *o, once_filter **out)
+{
+    once_config c;
+    once_config_init(&c, ONCE_SCALABLE);
+    c.capacity = (uint64_t)o->capacity;
+    c.error = o->error;
+    c.expansion = (uint32_t)o->expansion;
+    c.seed = o->seed;
+    c.seed_is_set = true;
+    c.max_bytes = (uint64_t)config.max_memory;
+    once_status st = once_create(out, &c);
+    if (st == ONCE_OK && once_bytes(*out) > (uint64_t)config.max_memory) {
+        once_free(*out);
+        *out = NULL;
+        st = ONCE_ERR_FULL;
+    }
+    return st;
+}
+
+/* Replicate the creation of `key` as BF.RESERVE with everything that decides the
+ * filter's bytes, whatever the replica's settings. */
+static void replicate_creation(RedisModuleCtx *ctx, RedisModuleString *key,
+                               const bloom_options *o)
+{
+    char error[40], seed[24];
+    snprintf(error, sizeof error, "%.17g", o->error);
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
+    if (o->expansion == 0)
+        RM_Replicate(ctx, "BF.RESERVE", "sclccc", key, error, o->capacity, "NONSCALING", "SEED",
+                     seed);
+    else
+        RM_Replicate(ctx, "BF.RESERVE", "sclclcc", key, error, o->capacity, "EXPANSION",
+                     o->expansion, "SEED", seed);
+}
+
+/* ---------------------------------------------------------------- writes */
+
+/* The reply to an item the filter refused. */
+static const char *add_refusal(const once_filter *f, once_status st)
+{
+    if (st == ONCE_ERR_NOMEM)
+        return ERR_NO_MEMORY;
+    once_stats s;
+    if (st == ONCE_ERR_FULL && once_get_stats(f, &s) == ONCE_OK && s.expansion == 0)
+        return ERR_NONSCALING_FULL;
+    return ERR_GROWTH_LIMIT;
+}
+
+/* BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING] [SEED s] */
+static int bf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc < 4)
+        return RM_WrongArity(ctx);
+    bloom_options o = default_options();
+    const char *err = parse_error_rate(argv[2], &o.error);
+    if (err == NULL)
+        err = parse_capacity(argv[3], &o.capacity);
+    for (int i = 4; err == NULL && i < argc;) {
+        int used = 0;
+        err = parse_shared_option(argv, argc, i, &o, &used);
+        if (err == NULL && used == 0)
+            err = ERR_UNKNOWN_ARGUMENT;
+        i += used;
+    }
+    if (err == NULL)
+        err = finish_options(&o);
+    if (err != NULL)
+        return RM_ReplyWithError(ctx, err);
+    opened_key k = value_open(ctx, argv[1], RM_READ | RM_WRITE, &bloom_type);
+    if (k.state != KEY_MISSING) {
+        value_close(&k);
+        return RM_ReplyWithError(ctx, k.state == KEY_WRONGTYPE ? ERR_WRONGTYPE : ERR_EXISTS);
+    }
+    once_filter *f = NULL;
+    once_status st = bloom_create(&o, &f);
+    if (st == ONCE_OK && !value_store(&k, &bloom_type, f))
+        st = ONCE_ERR_NOMEM;
+    value_close(&k);
+    if (st != ONCE_OK)
+        return reply_status(ctx, st);
+    replicate_creation(ctx, argv[1], &o);
+    return RM_ReplyWithSimpleString(ctx, "OK");
+}
+
+/* Open `key` to add to it, creating it with `o` when missing and `create` allows; NULL
+ * after replying the error that stops the command.  *created tells whether it did. */
+static once_filter *open_for_add(RedisModuleCtx *ctx, opened_key *k, RedisModuleString *key,
+                                 bloom_options *o, bool create, bool *created)
+{
+    *created = false;
+    *k = value_open(ctx, key, RM_READ | RM_WRITE, &bloom_type);
+    if (k->state != KEY_MISSING)
+        return value_filter_or_reply(ctx, k, NULL);
+    if (!create) {
+        RM_ReplyWithError(ctx, ERR_NOT_FOUND);
+        return NULL;
+    }
+    finish_options(o);
+    once_filter *f = NULL;
+    once_status st = bloom_create(o, &f);
+    if (st == ONCE_OK && !value_store(k, &bloom_type, f))
+        st = ONCE_ERR_NOMEM;
+    if (st != ONCE_OK) {
+        reply_status(ctx, st);
+        return NULL;
+    }
+    *created = true;
+    return f;
+}
+
+static void replicate_write(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
+                            const bloom_options *o, bool created)
+{
+    if (!created) {
+        RM_ReplicateVerbatim(ctx);
+        return;
+    }
+    size_t len = 0;
+    const char *name = RM_StringPtrLen(argv[0], &len);
+    char command[32];
+    snprintf(command, sizeof command, "%.*s", (int)(len < 31 ? len : 31), name);
+    replicate_creation(ctx, argv[1], o);
+    RM_Replicate(ctx, command, "v", argv + 1, (size_t)(argc - 1));
+}
+
+/* Add items[0 .. count-1]: one boolean each, in order, stopping at the first the
+ * filter refuses (its error in its place).  `single` answers BF.ADD's bare value. */
+static void add_items(RedisModuleCtx *ctx, once_filter *f, RedisModuleString **items,
+                      int count, bool single)
+{
+    if (!single)
+        RM_ReplyWithArray(ctx, RM_POSTPONED_LEN);
+    long replied = 0;
+    for (int i = 0; i < count; i++) {
+        size_t len = 0;
+        const char *item = RM_StringPtrLen(items[i], &len);
+        bool seen = false;
+        once_status st = once_test_and_add(f, item, len, 0, &seen);
+        replied++;
+        if (st != ONCE_OK) {
+            RM_ReplyWithError(ctx, add_refusal(f, st));
+            break;
+        }
+        RM_ReplyWithBool(ctx, !seen);
+    }
+    if (!single)
+        RM_ReplySetArrayLength(ctx, replied);
+}
+
+/* BF.ADD key item / BF.MADD key item [item ...] */
+static int bf_add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool single)
+{
+    bloom_options o = default_options();
+    opened_key k;
+    bool created = false;
+    once_filter *f = open_for_add(ctx, &k, argv[1], &o, true, &created);
+    if (f != NULL) {
+        add_items(ctx, f, argv + 2, argc - 2, single);
+        replicate_write(ctx, argv, argc, &o, created);
+    }
+    value_close(&k);
+    return RM_OK;
+}
+
+static int bf_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 3)
+        return RM_WrongArity(ctx);
+    return bf_add_items(ctx, argv, argc, true);
+}
+
+static int bf_madd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc < 3)
+        return RM_WrongArity(ctx);
+    return bf_add_items(ctx, argv, argc, false);
+}
+
+/* BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] [SEED s]
+ *           ITEMS item [item ...] */
+static int bf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    bloom_options o = default_options();
+    bool nocreate = false;
+    int items = 0;
+    const char *err = NULL;
+    for (int i = 2; err == NULL && i < argc && items == 0;) {
+        int used = 0;
+        err = parse_shared_option(argv, argc, i, &o, &used);
+        if (err != NULL || used != 0) {
+            i += used;
+            continue;
+        }
+        if (arg_is(argv[i], "ITEMS")) {
+            items = i + 1;
+        } else if (arg_is(argv[i], "NOCREATE")) {
+            nocreate = true;
+            i++;
+        } else if (arg_is(argv[i], "CAPACITY") || arg_is(argv[i], "ERROR")) {
+            if (i + 1 >= argc)
+                return RM_WrongArity(ctx);
+            err = arg_is(argv[i], "ERROR") ? parse_error_rate(argv[i + 1], &o.error)
+                                           : parse_capacity(argv[i + 1], &o.capacity);
+            i += 2;
+        } else {
+            err = ERR_UNKNOWN_ARGUMENT;
+        }
+    }
+    if (err == NULL && (items == 0 || items >= argc))
+        return RM_WrongArity(ctx);
+    if (err == NULL && o.nonscaling && o.expansion_given)
+        err = "Nonscaling filters cannot expand";
+    if (err != NULL)
+        return RM_ReplyWithError(ctx, err);
+    opened_key k;
+    bool created = false;
+    once_filter *f = open_for_add(ctx, &k, argv[1], &o, !nocreate, &created);
+    if (f != NULL) {
+        add_items(ctx, f, argv + items, argc - items, false);
+        replicate_write(ctx, argv, argc, &o, created);
+    }
+    value_close(&k);
+    return RM_OK;
+}
+
+/* ---------------------------------------------------------------- reads */
+
+/* BF.EXISTS key item / BF.MEXISTS key item [item ...]: a missing key holds nothing. */
+static int bf_exists_items(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
+                           bool single)
+{
+    opened_key k = value_open(ctx, argv[1], RM_READ, &bloom_type);
+    once_filter *f = value_filter_or_reply(ctx, &k, NULL);
+    if (f == NULL && k.state != KEY_MISSING) {
+        value_close(&k);
+        return RM_OK;
+    }
+    if (!single)
+        RM_ReplyWithArray(ctx, argc - 2);
+    for (int i = 2; i < argc; i++) {
+        size_t len = 0;
+        const char *item = RM_StringPtrLen(argv[i], &len);
+        bool present = false;
+        if (f != NULL)
+            once_query(f, item, len, 0, &present);
+        RM_ReplyWithBool(ctx, present);
+    }
+    value_close(&k);
+    return RM_OK;
+}
+
+static int bf_exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 3)
+        return RM_WrongArity(ctx);
+    return bf_exists_items(ctx, argv, argc, true);
+}
+
+static int bf_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc < 3)
+        return RM_WrongArity(ctx);
+    return bf_exists_items(ctx, argv, argc, false);
+}
+
+/* BF.INFO's fields, in the order clients of RedisBloom read them. */
+enum { INFO_CAPACITY, INFO_SIZE, INFO_FILTERS, INFO_ITEMS, INFO_EXPANSION, INFO_FIELDS };
+static const struct {
+    const char *word, *label;
+} info_fields[INFO_FIELDS] = {
+    {"CAPACITY", "Capacity"},
+    {"SIZE", "Size"},
+    {"FILTERS", "Number of filters"},
+    {"ITEMS", "Number of items inserted"},
+    {"EXPANSION", "Expansion rate"},
+};
+
+static void reply_info_value(RedisModuleCtx *ctx, const once_stats *s, int field)
+{
+    switch (field) {
+    case INFO_CAPACITY:
+        RM_ReplyWithLongLong(ctx, (long long)s->capacity);
+        break;
+    case INFO_SIZE:
+        RM_ReplyWithLongLong(ctx, (long long)s->bytes);
+        break;
+    case INFO_FILTERS:
+        RM_ReplyWithLongLong(ctx, (long long)s->filters);
+        break;
+    case INFO_ITEMS:
+        RM_ReplyWithLongLong(ctx, (long long)s->items);
+        break;
+    default:
+        if (s->expansion == 0)
+            RM_ReplyWithNull(ctx);
+        else
+            RM_ReplyWithLongLong(ctx, (long long)s->expansion);
+    }
+}
+
+/* BF.INFO key [CAPACITY|SIZE|FILTERS|ITEMS|EXPANSION] */
+static int bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc > 3)
+        return RM_WrongArity(ctx);
+    opened_key k = value_open(ctx, argv[1], RM_READ, &bloom_type);
+    once_filter *f = value_filter_or_reply(ctx, &k, ERR_NOT_FOUND);
+    if (f == NULL) {
+        value_close(&k);
+        return RM_OK;
+    }
+    int field = INFO_FIELDS; /* all */
+    if (argc == 3) {
+        for (field = 0; field < INFO_FIELDS; field++)
+            if (arg_is(argv[2], info_fields[field].word))
+                break;
+        if (field == INFO_FIELDS) {
+            value_close(&k);
+            return RM_ReplyWithError(ctx, "ERR invalid information value");
+        }
+    }
+    once_stats s;
+    once_get_stats(f, &s);
+    value_close(&k);
+    if (field != INFO_FIELDS) {
+        /* RESP2: [value]; RESP3: {label: value}. */
+        if (client_resp3(ctx)) {
+            RM_ReplyWithMap(ctx, 1);
+            RM_ReplyWithSimpleString(ctx, info_fields[field].label);
+        } else {
+            RM_ReplyWithArray(ctx, 1);
+        }
+        reply_info_value(ctx, &s, field);
+        return RM_OK;
+    }
+    RM_ReplyWithMap(ctx, INFO_FIELDS); /* a flat array of pairs under RESP2 */
+    for (int i = 0; i < INFO_FIELDS; i++) {
+        RM_ReplyWithSimpleString(ctx, info_fields[i].label);
+        reply_info_value(ctx, &s, i);
+    }
+    return RM_OK;
+}
+
+/* BF.CARD key [ESTIMATE [CONFIDENCE c]]: the items inserted (0 for a missing key), or
+ * the distinct keys estimated from the filter's bits with an interval holding the true
+ * count with probability c (paper 002, section 5): [estimate, low, high]. */
+static int bf_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    double confidence = CARD_DEFAULT_CONFIDENCE;
+    bool estimate = false;
+    if (argc >= 3) {
+        if (!arg_is(argv[2], "ESTIMATE"))
+            return RM_ReplyWithError(ctx, ERR_UNKNOWN_ARGUMENT);
+        estimate = true;
+        if (argc == 5 && arg_is(argv[3], "CONFIDENCE")) {
+            if (!arg_double(argv[4], &confidence) || !(confidence > 0.0 && confidence < 1.0))
+                return RM_ReplyWithError(ctx, "ERR confidence must be a number in (0, 1)");
+        } else if (argc != 3) {
+            return argc == 4 && arg_is(argv[3], "CONFIDENCE")
+                       ? RM_WrongArity(ctx)
+                       : RM_ReplyWithError(ctx, ERR_UNKNOWN_ARGUMENT);
+        }
+    }
+    opened_key k = value_open(ctx, argv[1], RM_READ, &bloom_type);
+    once_filter *f = value_filter_or_reply(ctx, &k, NULL);
+    if (f == NULL && k.state != KEY_MISSING) {
+        value_close(&k);
+        return RM_OK;
+    }
+    if (!estimate) {
+        RM_ReplyWithLongLong(ctx, f != NULL ? (long long)once_items(f) : 0);
+        value_close(&k);
+        return RM_OK;
+    }
+    once_cardinality c = {0, 0, 0, confidence};
+    once_status st = f != NULL ? once_estimate_cardinality(f, 0, confidence, &c) : ONCE_OK;
+    value_close(&k);
+    if (st != ONCE_OK)
+        return reply_status(ctx, st);
+    RM_ReplyWithArray(ctx, 3);
+    RM_ReplyWithDouble(ctx, c.estimate);
+    RM_ReplyWithDouble(ctx, c.low);
+    RM_ReplyWithDouble(ctx, c.high);
+    return RM_OK;
+}
+
+static int bf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return value_scandump_command(ctx, argv, argc, &bloom_type);
+}
+
+static int bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return value_loadchunk_command(ctx, argv, argc, &bloom_type);
+}
+
+/* ------------------------------------------------------------- the type */
+
+static void *bloom_rdb_load(RedisModuleIO *rdb, int encver)
+{
+    return value_rdb_load(rdb, encver, &bloom_type);
+}
+
+static void bloom_aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, void *v)
+{
+    value_aof_rewrite(aof, key, v, &bloom_type);
+}
+
+#define WRITES (RM_KEY_RW | RM_KEY_UPDATE)
+#define CREATES (RM_KEY_RW | RM_KEY_INSERT)
+#define READS (RM_KEY_RO | RM_KEY_ACCESS)
+
+static const command_spec bloom_commands[] = {
+    {"bf.reserve", bf_reserve, "write deny-oom", -4, KEYS_FIRST, CREATES,
+     "Create a Bloom filter for a capacity and an error rate"},
+    {"bf.add", bf_add, "write deny-oom", 3, KEYS_FIRST, WRITES,
+     "Add an item; 1 if it was new, 0 if it was (probably) present"},
+    {"bf.madd", bf_madd, "write deny-oom", -3, KEYS_FIRST, WRITES, "Add items"},
+    {"bf.insert", bf_insert, "write deny-oom", -4, KEYS_FIRST, WRITES,
+     "Add items, creating the filter with the given options"},
+    {"bf.exists", bf_exists, "readonly fast", 3, KEYS_FIRST, READS,
+     "Is the item (probably) present?"},
+    {"bf.mexists", bf_mexists, "readonly fast", -3, KEYS_FIRST, READS,
+     "Are the items (probably) present?"},
+    {"bf.info", bf_info, "readonly fast", -2, KEYS_FIRST, READS,
+     "Capacity, size, filters, items and expansion of a filter"},
+    {"bf.card", bf_card, "readonly fast", -2, KEYS_FIRST, READS,
+     "Items inserted, or the distinct items estimated with an interval"},
+    {"bf.scandump", bf_scandump, "readonly", 3, KEYS_FIRST, READS,
+     "The next chunk of a filter's dump"},
+    {"bf.loadchunk", bf_loadchunk, "write deny-oom", 4, KEYS_FIRST, CREATES,
+     "Restore a filter from the chunks of its dump"},
+};
+
+int bloom_register(RedisModuleCtx *ctx)
+{
+    if (value_type_register(ctx, &bloom_type, bloom_rdb_load, bloom_aof_rewrite) != RM_OK)
+        return RM_ERR;
+    return command_register(ctx, bloom_commands,
+                            sizeof bloom_commands / sizeof bloom_commands[0]);
+}

@@ -1,0 +1,590 @@
+/*
+ * module/value.c - a key's value through RDB, AOF rewrite, DEBUG DIGEST-VALUE, COPY and
+ * MEMORY USAGE, and the SCANDUMP / LOADCHUNK commands (value.h).
+ *
+ * Design
+ *   Every way a value leaves or enters the server is the library's chunked dump
+ *   (once_save_chunk, the once_loader): the RDB payload, the AOF rewrite (one LOADCHUNK
+ *   command a chunk), a digest, SCANDUMP's replies.  A filter of gigabytes is never
+ *   copied whole into one buffer, and a loader checks each chunk (its place in its
+ *   dump, its checksum) as it arrives and the whole dump at the end, exactly as
+ *   once_load checks a file.  So a corrupt RESTORE payload or chunk is refused, never
+ *   trusted, and the server keeps running.
+ *
+ *   LOADCHUNK into a missing key begins a load; the key then holds the chunks received
+ *   so far (and the loader fed with them) until the last one, when the filter is built
+ *   and the chunks dropped.  The chunks are kept so that a load in progress survives
+ *   what a key must survive (RDB save, AOF rewrite, a replica's full sync, COPY): each
+ *   path writes them out as received and reads them back through a new loader.  A load
+ *   therefore holds about twice the dump's size until it completes.
+ *
+ * Invariants
+ *   - exactly one of value.filter and value.pending is set;
+ *   - a pending load's loader has accepted every chunk it holds, in order, and not yet
+ *     the last one; a chunk the loader refuses ends the load and removes the key;
+ *   - a value built by LOADCHUNK or RESTORE holds a structure of its type and at most
+ *     once.max-memory bytes (a startup load keeps what it finds, with a warning).
+ *
+ * RDB layout (VALUE_ENCODING 1): an unsigned, 0 for a filter or 1 for a pending load,
+ * then the chunks as string buffers, then an empty string buffer.
+ */
+#include "value.h"
+#include "command.h"
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define VALUE_RDB_CHUNK ((size_t)1 << 20)
+/* RedisBloom's limit on one SCANDUMP reply. */
+#define VALUE_SCANDUMP_CHUNK ((size_t)16 << 20)
+#define VALUE_KIND_FILTER 0
+#define VALUE_KIND_PENDING 1
+
+typedef struct received_chunk {
+    char *data;
+    size_t len;
+} received_chunk;
+
+struct pending_load {
+    once_loader *loader;
+    received_chunk *chunks;
+    size_t count, room;
+    uint64_t bytes; /* the chunks' lengths summed */
+};
+
+/* The server's allocator, refusing rather than aborting when memory runs out. */
+static void *value_alloc(size_t size)
+{
+    return RM_TryAlloc != NULL ? RM_TryAlloc(size) : RM_Alloc(size);
+}
+
+/* ------------------------------------------------------------ pending loads */
+
+static void pending_free(pending_load *p)
+{
+    if (p == NULL)
+        return;
+    if (p->loader != NULL)
+        once_load_abort(p->loader);
+    for (size_t i = 0; i < p->count; i++)
+        RM_Free(p->chunks[i].data);
+    if (p->chunks != NULL)
+        RM_Free(p->chunks);
+    RM_Free(p);
+}
+
+static pending_load *pending_new(void)
+{
+    pending_load *p = value_alloc(sizeof *p);
+    if (p == NULL)
+        return NULL;
+    memset(p, 0, sizeof *p);
+    if (once_load_begin(&p->loader) != ONCE_OK) {
+        RM_Free(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* Feed one chunk: kept and given to the loader.  When it is the last one, *built gets
+ * the filter and the load is over (the caller frees `p`).  Any error ends the load
+ * (its loader is gone; the caller frees `p`). */
+static once_status pending_feed(pending_load *p, const char *data, size_t len,
+                                once_filter **built)
+{
+    *built = NULL;
+    if (p->count == p->room) {
+        size_t room = p->room ? p->room * 2 : 8;
+        received_chunk *grown = value_alloc(room * sizeof *grown);
+        if (grown == NULL)
+            return ONCE_ERR_NOMEM;
+        if (p->count != 0)
+            memcpy(grown, p->chunks, p->count * sizeof *grown);
+        if (p->chunks != NULL)
+            RM_Free(p->chunks);
+        p->chunks = grown;
+        p->room = room;
+    }
+    char *copy = value_alloc(len);
+    if (copy == NULL)
+        return ONCE_ERR_NOMEM;
+    memcpy(copy, data, len);
+    bool complete = false;
+    once_status st = once_load_chunk(p->loader, data, len, &complete);
+    if (st != ONCE_OK) {
+        RM_Free(copy);
+        once_load_abort(p->loader);
+        p->loader = NULL;
+        return st;
+    }
+    p->chunks[p->count].data = copy;
+    p->chunks[p->count].len = len;
+    p->count++;
+    p->bytes += len;
+    if (complete) {
+        once_loader *loader = p->loader;
+        p->loader = NULL;
+        return once_load_finish(loader, built);
+    }
+    return ONCE_OK;
+}
+
+/* ------------------------------------------------------------------ values */
+
+static value *value_new(once_filter *f, pending_load *p)
+{
+    value *v = value_alloc(sizeof *v);
+    if (v != NULL) {
+        v->filter = f;
+        v->pending = p;
+    }
+    return v;
+}
+
+static void value_free(void *v)
+{
+    value *val = v;
+    if (val == NULL)
+        return;
+    once_free(val->filter);
+    pending_free(val->pending);
+    RM_Free(val);
+}
+
+static size_t value_mem_usage(const void *v)
+{
+    const value *val = v;
+    size_t bytes = sizeof *val;
+    if (val->filter != NULL)
+        bytes += (size_t)once_bytes(val->filter);
+    if (val->pending != NULL)
+        bytes += sizeof *val->pending + val->pending->room * sizeof(received_chunk) +
+                 2 * (size_t)val->pending->bytes; /* the chunks and the loader's copy */
+    return bytes;
+}
+
+/* Give `f`'s dump to `emit` chunk by chunk, each with the cursor that follows it;
+ * false if the library refused (it does not for a filter that does not change
+ * during the dump). */
+typedef void (*chunk_fn)(void *ctx, uint64_t cursor, const char *chunk, size_t len);
+
+static bool for_each_chunk(const once_filter *f, size_t max_chunk, chunk_fn emit, void *ctx)
+{
+    size_t cap = max_chunk;
+    if (cap < once_save_chunk_min(f))
+        cap = once_save_chunk_min(f);
+    char *buf = value_alloc(cap);
+    if (buf == NULL)
+        return false;
+    uint64_t cursor = 0;
+    bool ok = true;
+    do {
+        size_t n = 0;
+        if (once_save_chunk(f, &cursor, cap, buf, &n) != ONCE_OK) {
+            ok = false;
+            break;
+        }
+        if (n != 0)
+            emit(ctx, cursor, buf, n);
+    } while (cursor != 0);
+    RM_Free(buf);
+    return ok;
+}
+
+/* The chunks of a value: the filter's dump, or the chunks a pending load holds (each
+ * with its position as its cursor: a loader reads a chunk's place from the chunk). */
+static bool value_chunks(const value *v, size_t max_chunk, chunk_fn emit, void *ctx)
+{
+    if (v->filter != NULL)
+        return for_each_chunk(v->filter, max_chunk, emit, ctx);
+    for (size_t i = 0; i < v->pending->count; i++)
+        emit(ctx, i + 1, v->pending->chunks[i].data, v->pending->chunks[i].len);
+    return true;
+}
+
+static void emit_rdb(void *ctx, uint64_t cursor, const char *chunk, size_t len)
+{
+    (void)cursor;
+    RM_SaveStringBuffer(ctx, chunk, len);
+}
+
+static void value_rdb_save(RedisModuleIO *rdb, void *v)
+{
+    const value *val = v;
+    RM_SaveUnsigned(rdb, val->filter != NULL ? VALUE_KIND_FILTER : VALUE_KIND_PENDING);
+    if (!value_chunks(val, VALUE_RDB_CHUNK, emit_rdb, rdb))
+        RM_LogIOError(rdb, "warning", "once: a filter could not be saved (out of memory)");
+    RM_SaveStringBuffer(rdb, "", 0);
+}
+
+/* Is the server loading a file (at startup, DEBUG RELOAD, a replica's full sync),
+ * rather than running RESTORE? */
+static bool server_loading(void)
+{
+    return (RM_GetContextFlags(NULL) & RM_CTX_FLAGS_LOADING) != 0;
+}
+
+/* What a built filter must satisfy to be stored under type `t`: NULL, or why not. */
+static const char *refusal(const once_filter *f, const value_type *t, bool enforce_limit)
+{
+    if (!t->holds(once_get_type(f)))
+        return "the dump holds a filter of another type";
+    if (enforce_limit && once_bytes(f) > (uint64_t)config.max_memory)
+        return "the filter is larger than once.max-memory";
+    return NULL;
+}
+
+void *value_rdb_load(RedisModuleIO *rdb, int encver, const value_type *t)
+{
+    if (encver != VALUE_ENCODING) {
+        RM_LogIOError(rdb, "warning", "once: unknown encoding %d of a %s value", encver,
+                      t->name);
+        return NULL;
+    }
+    uint64_t kind = RM_LoadUnsigned(rdb);
+    if (RM_IsIOError(rdb) || (kind != VALUE_KIND_FILTER && kind != VALUE_KIND_PENDING)) {
+        RM_LogIOError(rdb, "warning", "once: a %s value of an unknown kind", t->name);
+        return NULL;
+    }
+    pending_load *p = pending_new();
+    if (p == NULL)
+        return NULL;
+    once_filter *built = NULL;
+    once_status st = ONCE_OK;
+    for (;;) {
+        size_t len = 0;
+        char *chunk = RM_LoadStringBuffer(rdb, &len);
+        if (RM_IsIOError(rdb)) {
+            if (chunk != NULL)
+                RM_Free(chunk);
+            pending_free(p);
+            once_free(built);
+            return NULL;
+        }
+        if (len == 0) {
+            RM_Free(chunk);
+            break;
+        }
+        if (built != NULL || p->loader == NULL) /* a chunk after the dump's last */
+            st = ONCE_ERR_SEQUENCE;
+        else
+            st = pending_feed(p, chunk, len, &built);
+        RM_Free(chunk);
+        if (st != ONCE_OK)
+            break;
+    }
+    if (st == ONCE_OK && kind == VALUE_KIND_FILTER && built == NULL)
+        st = ONCE_ERR_TRUNCATED;
+    if (st == ONCE_OK && kind == VALUE_KIND_PENDING && (built != NULL || p->count == 0))
+        st = ONCE_ERR_CORRUPT;
+    if (st != ONCE_OK) {
+        RM_LogIOError(rdb, "warning", "once: a saved %s value is refused: %s", t->name,
+                      once_strerror(st));
+        pending_free(p);
+        once_free(built);
+        return NULL;
+    }
+    if (built != NULL) {
+        pending_free(p);
+        bool loading = server_loading();
+        const char *why = refusal(built, t, !loading);
+        if (why == NULL && loading && once_bytes(built) > (uint64_t)config.max_memory)
+            RM_LogIOError(rdb, "warning",
+                          "once: a %s filter of %llu bytes, above once.max-memory, kept",
+                          t->name, (unsigned long long)once_bytes(built));
+        if (why != NULL) {
+            RM_LogIOError(rdb, "warning", "once: a saved %s value is refused: %s", t->name,
+                          why);
+            once_free(built);
+            return NULL;
+        }
+    }
+    value *v = built != NULL ? value_new(built, NULL) : value_new(NULL, p);
+    if (v == NULL) {
+        once_free(built);
+        if (built == NULL)
+            pending_free(p);
+    }
+    return v;
+}
+
+typedef struct aof_target {
+    RedisModuleIO *aof;
+    RedisModuleString *key;
+    const char *command;
+} aof_target;
+
+static void emit_aof(void *ctx, uint64_t cursor, const char *chunk, size_t len)
+{
+    const aof_target *a = ctx;
+    RM_EmitAOF(a->aof, a->command, "slb", a->key, (long long)cursor, chunk, len);
+}
+
+void value_aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, void *v, const value_type *t)
+{
+    aof_target target = {aof, key, t->loadchunk};
+    if (!value_chunks(v, VALUE_RDB_CHUNK, emit_aof, &target))
+        RM_LogIOError(aof, "warning", "once: a filter could not be rewritten (out of memory)");
+}
+
+static void emit_digest(void *ctx, uint64_t cursor, const char *chunk, size_t len)
+{
+    (void)cursor;
+    RM_DigestAddStringBuffer(ctx, chunk, len);
+}
+
+static void value_digest(RedisModuleDigest *md, void *v)
+{
+    value_chunks(v, VALUE_RDB_CHUNK, emit_digest, md);
+    RM_DigestEndSequence(md);
+}
+
+static void *value_copy(RedisModuleString *from, RedisModuleString *to, const void *v)
+{
+    (void)from;
+    (void)to;
+    const value *val = v;
+    if (val->filter != NULL) {
+        void *buf = NULL;
+        size_t len = 0;
+        if (once_save_to_buffer(val->filter, &buf, &len) != ONCE_OK)
+            return NULL;
+        once_filter *copy = NULL;
+        once_status st = once_load(&copy, buf, len);
+        once_free_buffer(buf);
+        if (st != ONCE_OK)
+            return NULL;
+        value *out = value_new(copy, NULL);
+        if (out == NULL)
+            once_free(copy);
+        return out;
+    }
+    pending_load *p = pending_new();
+    if (p == NULL)
+        return NULL;
+    once_filter *built = NULL;
+    for (size_t i = 0; i < val->pending->count; i++)
+        if (pending_feed(p, val->pending->chunks[i].data, val->pending->chunks[i].len,
+                         &built) != ONCE_OK || built != NULL) {
+            once_free(built);
+            pending_free(p);
+            return NULL;
+        }
+    value *out = value_new(NULL, p);
+    if (out == NULL)
+        pending_free(p);
+    return out;
+}
+
+int value_type_register(RedisModuleCtx *ctx, value_type *t,
+                        void *(*rdb_load)(RedisModuleIO *rdb, int encver),
+                        void (*aof_rewrite)(RedisModuleIO *aof, RedisModuleString *key,
+                                            void *value))
+{
+    rm_type_methods methods;
+    memset(&methods, 0, sizeof methods);
+    methods.version = RM_TYPE_METHOD_VERSION;
+    methods.rdb_load = rdb_load;
+    methods.rdb_save = value_rdb_save;
+    methods.aof_rewrite = aof_rewrite;
+    methods.mem_usage = value_mem_usage;
+    methods.digest = value_digest;
+    methods.free = value_free;
+    methods.copy = value_copy;
+    t->handle = RM_CreateDataType(ctx, t->name, VALUE_ENCODING, &methods);
+    if (t->handle == NULL) {
+        RM_Log(ctx, "warning", "the server refused the data type %s", t->name);
+        return RM_ERR;
+    }
+    return RM_OK;
+}
+
+/* ------------------------------------------------------------------- keys */
+
+opened_key value_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode,
+                      const value_type *t)
+{
+    opened_key k = {RM_OpenKey(ctx, name, mode), KEY_MISSING, NULL};
+    if (k.key == NULL || RM_KeyType(k.key) == RM_KEYTYPE_EMPTY)
+        return k;
+    if (RM_KeyType(k.key) != RM_KEYTYPE_MODULE || RM_ModuleTypeGetType(k.key) != t->handle) {
+        k.state = KEY_WRONGTYPE;
+        return k;
+    }
+    k.state = KEY_FOUND;
+    k.value = RM_ModuleTypeGetValue(k.key);
+    return k;
+}
+
+void value_close(opened_key *k)
+{
+    if (k->key != NULL)
+        RM_CloseKey(k->key);
+    k->key = NULL;
+}
+
+bool value_store(opened_key *k, const value_type *t, once_filter *f)
+{
+    value *v = value_new(f, NULL);
+    if (v == NULL) {
+        once_free(f);
+        return false;
+    }
+    RM_ModuleTypeSetValue(k->key, t->handle, v);
+    k->state = KEY_FOUND;
+    k->value = v;
+    return true;
+}
+
+once_filter *value_filter_or_reply(RedisModuleCtx *ctx, const opened_key *k,
+                                   const char *missing_error)
+{
+    switch (k->state) {
+    case KEY_WRONGTYPE:
+        RM_ReplyWithError(ctx, ERR_WRONGTYPE);
+        return NULL;
+    case KEY_MISSING:
+        if (missing_error != NULL)
+            RM_ReplyWithError(ctx, missing_error);
+        return NULL;
+    case KEY_FOUND:
+        break;
+    }
+    if (k->value->filter == NULL) {
+        RM_ReplyWithError(ctx, ERR_INCOMPLETE);
+        return NULL;
+    }
+    return k->value->filter;
+}
+
+/* -------------------------------------------------------------- commands */
+
+int value_scandump_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
+                           const value_type *t)
+{
+    if (argc != 3)
+        return RM_WrongArity(ctx);
+    opened_key k = value_open(ctx, argv[1], RM_READ, t);
+    once_filter *f = value_filter_or_reply(ctx, &k, ERR_NOT_FOUND);
+    if (f == NULL) {
+        value_close(&k);
+        return RM_OK;
+    }
+    long long iter = 0;
+    if (!arg_long(argv[2], &iter)) {
+        value_close(&k);
+        return RM_ReplyWithError(ctx, "ERR Second argument must be numeric");
+    }
+    /* A reply holds at most 16 MiB, and needs no room past the whole dump. */
+    size_t cap = VALUE_SCANDUMP_CHUNK;
+    uint64_t whole = once_saved_size(f) + 2 * ONCE_CHUNK_HEADER_SIZE;
+    if (whole < cap)
+        cap = (size_t)whole;
+    if (cap < once_save_chunk_min(f))
+        cap = once_save_chunk_min(f);
+    char *buf = value_alloc(cap);
+    if (buf == NULL) {
+        value_close(&k);
+        return RM_ReplyWithError(ctx, ERR_NO_MEMORY);
+    }
+    uint64_t cursor = (uint64_t)iter;
+    size_t n = 0;
+    once_status st = iter < 0 ? ONCE_ERR_INVALID : once_save_chunk(f, &cursor, cap, buf, &n);
+    if (st != ONCE_OK)
+        RM_ReplyWithError(ctx, "ERR invalid iterator: start at 0 and pass back the "
+                               "iterator of each reply");
+    else {
+        RM_ReplyWithArray(ctx, 2);
+        RM_ReplyWithLongLong(ctx, (long long)cursor);
+        RM_ReplyWithStringBuffer(ctx, buf, n);
+    }
+    RM_Free(buf);
+    value_close(&k);
+    return RM_OK;
+}
+
+static int reply_bad_chunk(RedisModuleCtx *ctx, const char *why)
+{
+    char text[200];
+    snprintf(text, sizeof text, "ERR received bad data: %s", why);
+    return RM_ReplyWithError(ctx, text);
+}
+
+int value_loadchunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
+                            const value_type *t)
+{
+    if (argc != 4)
+        return RM_WrongArity(ctx);
+    long long iter = 0;
+    if (!arg_long(argv[2], &iter))
+        return RM_ReplyWithError(ctx, "ERR Second argument must be numeric");
+    size_t len = 0;
+    const char *data = RM_StringPtrLen(argv[3], &len);
+    opened_key k = value_open(ctx, argv[1], RM_READ | RM_WRITE, t);
+    if (k.state == KEY_WRONGTYPE) {
+        value_close(&k);
+        return RM_ReplyWithError(ctx, ERR_WRONGTYPE);
+    }
+    if (k.state == KEY_FOUND && k.value->filter != NULL) {
+        value_close(&k);
+        return RM_ReplyWithError(ctx, "ERR item exists: delete the key before loading a "
+                                      "dump into it");
+    }
+    if (len == 0) {
+        value_close(&k);
+        return reply_bad_chunk(ctx, "an empty chunk");
+    }
+    pending_load *p = k.state == KEY_FOUND ? k.value->pending : NULL;
+    /* The chunks and the loader's copy of them are counted against the limit; the
+     * first chunk's headers (at most ONCE_CHUNK_MIN bytes) are not. */
+    uint64_t received = (p != NULL ? p->bytes : 0) + len;
+    if (received > (uint64_t)config.max_memory + ONCE_CHUNK_MIN) {
+        value_close(&k);
+        return RM_ReplyWithError(ctx, ERR_MEMORY_LIMIT);
+    }
+    bool fresh = p == NULL;
+    if (fresh && (p = pending_new()) == NULL) {
+        value_close(&k);
+        return RM_ReplyWithError(ctx, ERR_NO_MEMORY);
+    }
+    once_filter *built = NULL;
+    once_status st = pending_feed(p, data, len, &built);
+    const char *why = st != ONCE_OK ? once_strerror(st) : NULL;
+    if (st == ONCE_OK && built != NULL)
+        why = refusal(built, t, true);
+    if (why != NULL) {
+        /* The load is over: nothing half-built stays behind. */
+        bool over_limit = st == ONCE_OK && t->holds(once_get_type(built));
+        once_free(built);
+        if (fresh)
+            pending_free(p);
+        else
+            RM_DeleteKey(k.key); /* frees the value and its pending load */
+        value_close(&k);
+        if (st == ONCE_ERR_NOMEM)
+            return RM_ReplyWithError(ctx, ERR_NO_MEMORY);
+        if (over_limit)
+            return RM_ReplyWithError(ctx, ERR_MEMORY_LIMIT);
+        return reply_bad_chunk(ctx, why);
+    }
+    if (fresh) {
+        value *v = value_new(built, built != NULL ? NULL : p);
+        if (v == NULL) {
+            once_free(built);
+            pending_free(p);
+            value_close(&k);
+            return RM_ReplyWithError(ctx, ERR_NO_MEMORY);
+        }
+        if (built != NULL)
+            pending_free(p);
+        RM_ModuleTypeSetValue(k.key, t->handle, v);
+    } else if (built != NULL) {
+        k.value->filter = built;
+        k.value->pending = NULL;
+        pending_free(p);
+    }
+    value_close(&k);
+    RM_ReplicateVerbatim(ctx);
+    return RM_ReplyWithSimpleString(ctx, "OK");
+}

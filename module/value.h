@@ -1,0 +1,76 @@
+/*
+ * module/value.h - what the module's data types share.
+ *
+ * A key of one of our types holds a value: either a filter of the library, or a load
+ * in progress (the chunks of a dump received so far by LOADCHUNK, until the last one
+ * arrives and the filter is built).  Saving, loading, rewriting the AOF, copying,
+ * digesting and sizing a value, and the SCANDUMP / LOADCHUNK commands, are the same
+ * for every type; a type says only which structures it holds and what its LOADCHUNK
+ * command is called (value_type).
+ */
+#ifndef ONCE_MODULE_VALUE_H
+#define ONCE_MODULE_VALUE_H
+
+#include "redis_api.h"
+
+#include "once.h"
+
+#include <stdbool.h>
+
+typedef struct pending_load pending_load;
+
+typedef struct value {
+    once_filter *filter;   /* the key's filter; NULL while a load is pending */
+    pending_load *pending; /* the chunks received so far; NULL once built */
+} value;
+
+/* A data type of the module: one per command family (BF.*, ONCE.*, DBF.*). */
+typedef struct value_type {
+    const char *name;      /* the server's type name: 9 characters, unique */
+    const char *loadchunk; /* the command the AOF rewrite emits: "BF.LOADCHUNK" */
+    bool (*holds)(once_type type); /* the structures it may hold */
+    RedisModuleType *handle;       /* set by value_type_register */
+} value_type;
+
+/* The RDB encoding of every type's value. */
+#define VALUE_ENCODING 1
+
+/* Register `t` with the server; rdb_load and aof_rewrite are the type's own wrappers
+ * of value_rdb_load and value_aof_rewrite (the server passes them no type). */
+int value_type_register(RedisModuleCtx *ctx, value_type *t,
+                        void *(*rdb_load)(RedisModuleIO *rdb, int encver),
+                        void (*aof_rewrite)(RedisModuleIO *aof, RedisModuleString *key,
+                                            void *value));
+
+void *value_rdb_load(RedisModuleIO *rdb, int encver, const value_type *t);
+void value_aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, void *v,
+                       const value_type *t);
+
+/* A key opened for a command. */
+typedef enum key_state { KEY_MISSING, KEY_FOUND, KEY_WRONGTYPE } key_state;
+
+typedef struct opened_key {
+    RedisModuleKey *key; /* NULL for a missing key opened to read */
+    key_state state;
+    value *value;        /* KEY_FOUND only */
+} opened_key;
+
+opened_key value_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode,
+                      const value_type *t);
+void value_close(opened_key *k);
+/* Store a new filter under a key opened to write (missing); false (and `f` freed) when
+ * memory runs out. */
+bool value_store(opened_key *k, const value_type *t, once_filter *f);
+/* The filter of an opened key, or NULL after replying the error that stops the
+ * command: WRONGTYPE, a load in progress, or (when `missing_error` is not NULL) a
+ * missing key.  A missing key with `missing_error` NULL gives NULL and no reply. */
+once_filter *value_filter_or_reply(RedisModuleCtx *ctx, const opened_key *k,
+                                   const char *missing_error);
+
+/* TYPE.SCANDUMP key iterator / TYPE.LOADCHUNK key iterator data, for any type. */
+int value_scandump_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
+                           const value_type *t);
+int value_loadchunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
+                            const value_type *t);
+
+#endif /* ONCE_MODULE_VALUE_H */
