@@ -557,10 +557,12 @@ int value_loadchunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int a
         /* The load is over: nothing half-built stays behind. */
         bool over_limit = st == ONCE_OK && t->holds(once_get_type(built));
         once_free(built);
-        if (fresh)
+        if (fresh) {
             pending_free(p);
-        else
+        } else {
             RM_DeleteKey(k.key); /* frees the value and its pending load */
+            RM_Replicate(ctx, "DEL", "s", argv[1]);
+        }
         value_close(&k);
         if (st == ONCE_ERR_NOMEM)
             return RM_ReplyWithError(ctx, ERR_NO_MEMORY);

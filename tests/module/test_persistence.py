@@ -1,0 +1,236 @@
+"""Every filter survives what a key must survive, byte for byte: SAVE and a restart, DEBUG
+RELOAD, an AOF rewrite and a restart, COPY, RESTORE, a replica (full sync and the command
+stream); corrupt RESTORE payloads are refused and the server keeps running.
+
+"Byte for byte" is checked on the dumps (SCANDUMP), which hold every bit and counter of
+a filter, and on DEBUG DIGEST-VALUE.
+"""
+import os
+import time
+
+import redis
+
+from server import Server
+
+
+def scandump(r, key, command="BF.SCANDUMP"):
+    chunks, it = [], 0
+    while True:
+        it, data = r.execute_command(command, key, it)
+        if it == 0:
+            return chunks
+        chunks.append((it, data))
+
+
+def fill(r):
+    """Filters of every shape: grown, non-scaling, created by ADD and by INSERT, binary
+    items, and a load in progress.  Returns the complete keys and the pending one."""
+    r.execute_command("BF.RESERVE", "grown", "0.001", "100", "EXPANSION", "2")
+    for start in range(0, 5000, 500):
+        r.execute_command("BF.MADD", "grown", *["g%d" % i for i in range(start, start + 500)])
+    r.execute_command("BF.RESERVE", "fixed", "0.01", "50", "NONSCALING")
+    r.execute_command("BF.MADD", "fixed", *[b"\x00bin%d" % i for i in range(60)])
+    r.execute_command("BF.ADD", "added", "one")
+    r.execute_command("BF.INSERT", "inserted", "CAPACITY", "1000", "ERROR", "0.0001",
+                      "ITEMS", "a", "b", "c")
+    r.execute_command("BF.RESERVE", "large", "0.0001", "10000000")
+    r.execute_command("BF.ADD", "large", "x")
+    chunks = scandump(r, "large")
+    assert len(chunks) >= 2
+    r.execute_command("BF.LOADCHUNK", "pending", *chunks[0])
+    return ["grown", "fixed", "added", "inserted", "large"], chunks
+
+
+def state(r, keys):
+    probe = ["g%d" % i for i in range(0, 6000, 13)] + ["a", "b", "x", "one", "zz"]
+    return {k: (scandump(r, k), r.execute_command("BF.MEXISTS", k, *probe),
+                r.execute_command("BF.INFO", k), digest(r, k)) for k in keys}
+
+
+def digest(r, key):
+    return r.execute_command("DEBUG", "DIGEST-VALUE", key)
+
+
+def finish_pending(r, chunks, expect):
+    for it, data in chunks[1:]:
+        r.execute_command("BF.LOADCHUNK", "pending", it, data)
+    assert scandump(r, "pending") == expect
+
+
+def test_save_and_restart():
+    with Server() as s:
+        r = s.client()
+        keys, chunks = fill(r)
+        before = state(r, keys)
+        assert r.save()
+        s.restart()
+        r = s.client()
+        assert state(r, keys) == before
+        finish_pending(r, chunks, before["large"][0])
+
+
+def test_debug_reload():
+    with Server() as s:
+        r = s.client()
+        keys, chunks = fill(r)
+        before = state(r, keys)
+        r.execute_command("DEBUG", "RELOAD")
+        assert state(r, keys) == before
+        finish_pending(r, chunks, before["large"][0])
+
+
+def wait_for_rewrite(r):
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        info = r.info("persistence")
+        if not info["aof_rewrite_in_progress"] and not info["aof_rewrite_scheduled"]:
+            return
+        time.sleep(0.05)
+    raise AssertionError("the AOF rewrite did not end")
+
+
+def test_aof_rewrite_and_restart():
+    # Without the RDB preamble the rewrite is the module's own: LOADCHUNK commands.
+    with Server(extra=["--appendonly", "yes", "--aof-use-rdb-preamble", "no"]) as s:
+        r = s.client()
+        keys, chunks = fill(r)
+        r.bgrewriteaof()
+        wait_for_rewrite(r)
+        r.execute_command("BF.ADD", "grown", "after-the-rewrite")
+        before = state(r, keys)
+        aof = os.path.join(s.dir, "appendonlydir")
+        base = [f for f in os.listdir(aof) if ".base." in f]
+        assert base and open(os.path.join(aof, base[0]), "rb").read().count(
+            b"BF.LOADCHUNK") >= len(keys), base
+        s.restart()
+        r = s.client()
+        assert state(r, keys) == before
+        finish_pending(r, chunks, before["large"][0])
+
+
+def test_copy_memory_usage_and_digest():
+    with Server() as s:
+        r = s.client()
+        keys, chunks = fill(r)
+        for k in keys:
+            assert r.copy(k, k + ":copy")
+            assert scandump(r, k + ":copy") == scandump(r, k)
+            assert digest(r, k + ":copy") == digest(r, k)
+            size = r.execute_command("BF.INFO", k, "SIZE")[0]
+            assert r.memory_usage(k) >= size, (k, r.memory_usage(k), size)
+        # The copy is its own filter.
+        r.execute_command("BF.ADD", "grown:copy", "only-in-the-copy")
+        assert r.execute_command("BF.EXISTS", "grown", "only-in-the-copy") == 0
+        assert digest(r, "grown:copy") != digest(r, "grown")
+        # A load in progress copies too, and both finish.
+        assert r.copy("pending", "pending2")
+        for it, data in chunks[1:]:
+            r.execute_command("BF.LOADCHUNK", "pending2", it, data)
+        assert scandump(r, "pending2") == scandump(r, "large")
+        # The server's memory counts the filters (the library allocates through it).
+        used = r.info("memory")["used_memory"]
+        assert used > r.execute_command("BF.INFO", "large", "SIZE")[0]
+
+
+def crc64(data):
+    """Redis's CRC-64 (Jones polynomial, reflected), which ends every DUMP payload."""
+    poly = 0x95AC9329AC4BC9B5
+    crc = 0
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (poly if crc & 1 else 0)
+    return crc
+
+
+def resealed(body):
+    """A DUMP payload with `body` (value and RDB version) and a correct checksum."""
+    return body + crc64(body).to_bytes(8, "little")
+
+
+def test_restore_refuses_corrupt_payloads():
+    assert crc64(b"123456789") == 0xE9C6D914C4B8D9CA
+    with Server() as s:
+        r = s.client()
+        r.execute_command("BF.RESERVE", "f", "0.01", "1000")
+        r.execute_command("BF.MADD", "f", "a", "b", "c")
+        payload = r.dump("f")
+        body = payload[:-8]
+        assert resealed(body) == payload
+        assert r.restore("g", 0, payload)
+        assert scandump(r, "g") == scandump(r, "f")
+        # Damaged anywhere (the checksum made right, so the module's loader sees it).
+        refused = 0
+        for at in range(1, len(body) - 2, max(1, (len(body) - 3) // 97)):
+            bad = bytearray(body)
+            bad[at] ^= 0x5A
+            try:
+                r.restore("h", 0, resealed(bytes(bad)))
+            except redis.ResponseError:
+                refused += 1
+                assert r.exists("h") == 0
+            else:
+                # A flip inside a string's length prefix may still parse; whatever
+                # loads must be a whole filter.
+                r.execute_command("BF.INFO", "h")
+                r.delete("h")
+        assert refused > 90, refused
+        # Truncated.
+        for cut in (1, 10, len(body) // 2, len(body) - 3):
+            try:
+                r.restore("h", 0, resealed(body[:cut] + body[-2:]))
+            except redis.ResponseError:
+                pass
+            else:
+                raise AssertionError("a payload cut at %d restored" % cut)
+        assert s.alive() and r.execute_command("BF.CARD", "f") == 3
+        # Larger than once.max-memory: refused by RESTORE.
+        r.execute_command("BF.RESERVE", "big", "0.001", "1000000")
+        big = r.dump("big")
+        r.config_set("once.max-memory", str(1 << 20))
+        try:
+            r.restore("big2", 0, big)
+        except redis.ResponseError:
+            pass
+        else:
+            raise AssertionError("a filter above the memory limit restored")
+        assert r.exists("big2") == 0
+
+
+def wait_synced(master, replica):
+    assert master.execute_command("WAIT", 1, 10000) == 1
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        m = master.info("replication")["master_repl_offset"]
+        rep = replica.info("replication")
+        if rep.get("master_link_status") == "up" and rep.get("slave_repl_offset") == m:
+            return
+        time.sleep(0.02)
+    raise AssertionError("the replica did not catch up")
+
+
+def test_replica_holds_identical_filters():
+    # Random seeds: the replica gets each filter's seed with its creation.
+    with Server(fixed_seeds=False) as master:
+        m = master.client()
+        m.execute_command("BF.RESERVE", "before-sync", "0.01", "100")
+        m.execute_command("BF.MADD", "before-sync", *["k%d" % i for i in range(500)])
+        with Server(fixed_seeds=False,
+                    extra=["--replicaof", "127.0.0.1", str(master.port)]) as replica:
+            rep = replica.client()
+            keys, chunks = fill(m)
+            m.execute_command("BF.INSERT", "grown", "ITEMS", "late1", "late2")
+            wait_synced(m, rep)
+            keys.append("before-sync")
+            assert state(rep, keys) == state(m, keys)
+            assert digest(rep, "pending") == digest(m, "pending")
+            for it, data in chunks[1:]:
+                m.execute_command("BF.LOADCHUNK", "pending", it, data)
+            wait_synced(m, rep)
+            assert scandump(rep, "pending") == scandump(m, "pending")
+            # Seeds were drawn: two filters made alike differ in their bytes.
+            m.execute_command("BF.ADD", "twin1", "x")
+            m.execute_command("BF.ADD", "twin2", "x")
+            wait_synced(m, rep)
+            assert scandump(m, "twin1") != scandump(m, "twin2")
+            assert scandump(rep, "twin1") == scandump(m, "twin1")
