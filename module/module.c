@@ -6,11 +6,12 @@
  * (RM_OPTIONS_HANDLE_IO_ERRORS: a corrupt payload is refused, not a crash), and routes
  * every allocation of the library through the server's allocator, so that INFO memory
  * and MEMORY USAGE count the filters.  Then the settings (config.c) and each data type
- * with its commands: BF.* (t_bloom.c).
+ * with its commands: BF.* (t_bloom.c), ONCE.* (t_window.c).
  */
 #include "config.h"
 #include "redis_api.h"
 #include "t_bloom.h"
+#include "t_window.h"
 
 #include "once.h"
 
@@ -65,7 +66,8 @@ __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ct
         RM_Log(ctx, "warning", "the library's allocator is already in use");
         return RM_ERR;
     }
-    if (config_register(ctx, argv, argc) != RM_OK || bloom_register(ctx) != RM_OK)
+    if (config_register(ctx, argv, argc) != RM_OK || bloom_register(ctx) != RM_OK ||
+        window_register(ctx) != RM_OK)
         return RM_ERR;
     RM_Log(ctx, "notice", "once %s loaded (SIMD path %s)", once_version(), once_simd_path());
     return RM_OK;

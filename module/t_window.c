@@ -1,0 +1,609 @@
+/*
+ * module/t_window.c - ONCE.*: windowed dedup, the last n keys or the last T
+ * milliseconds, over the library's windowed filters.
+ *
+ * Design
+ *   A key holds one windowed filter: a count window (APBF, the default, or APBBF:
+ *   paper 001's age-partitioned filters, WINDOW n) or a time window (TLBF, the
+ *   default, or the timer filter of paper 000 section 4: SPAN ms).  ONCE.ADD is the
+ *   library's test-and-add under its policy: 1 the first time a key is seen inside the
+ *   window (deliver it), 0 for a duplicate.  Inside the window a delivered key is
+ *   always answered 0 again (no false negatives); past the window plus the structure's
+ *   slack a new key is answered 0 only at the target false-positive rate.
+ *
+ *   Time is an argument: AT ms is the producer's event time, and without it the
+ *   server's clock (RM_Milliseconds) is read once per command.  The window's own clock
+ *   rules apply (lib/include/once.h, "Event time"): a late event counts at the clock, an
+ *   event more than MAXJUMP ahead of it is refused and changes nothing.
+ *
+ *   ONCE.ADD on a missing key creates a time window of once.default-span milliseconds
+ *   with the default error and capacity when that setting is not 0, and is refused
+ *   ("ERR not found") when it is: a count or time window is a decision about the
+ *   stream that a default should not make silently, so the module makes it only when
+ *   the operator has.
+ *
+ * Replication and determinism
+ *   A write that read the server's clock is replicated with AT and the time it read,
+ *   and a creation as ONCE.RESERVE with every option and the seed it drew, so that a
+ *   replica (or the AOF) applies the same events at the same times to the same
+ *   filter and holds the same bytes.  Count windows ignore time; their writes are
+ *   replicated verbatim.
+ *
+ * Invariants
+ *   - queries (EXISTS, MEXISTS, INFO, CARD) never change a window, its clock included;
+ *   - a refused command changes nothing; MADD answers in order and stops at the first
+ *     item refused, its error in its place.
+ */
+#include "command.h"
+#include "config.h"
+#include "t_window.h"
+#include "value.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define WINDOW_DEFAULT_LEVEL 2 /* as the CLI: few slices, little slack */
+#define WINDOW_MAX_LEVEL 8
+#define WINDOW_MAX_COUNT (UINT64_C(1) << 40)
+#define CARD_DEFAULT_CONFIDENCE 0.95
+#define ERR_TIME                                                                              \
+    "ERR event time refused: more than the window's MAXJUMP ahead of its clock"
+#define ERR_NO_WINDOW "ERR not found: create the window with ONCE.RESERVE (or set "          \
+                      "once.default-span)"
+
+static bool window_holds(once_type type)
+{
+    const once_structure *s = once_structure_of(type);
+    return s != NULL && (s->kind == ONCE_KIND_COUNT_WINDOW || s->kind == ONCE_KIND_TIME_WINDOW);
+}
+
+static value_type window_type = {"oncewindw", "ONCE.LOADCHUNK", window_holds, NULL};
+
+static bool time_window(const once_filter *f)
+{
+    return once_structure_of(once_get_type(f))->kind == ONCE_KIND_TIME_WINDOW;
+}
+
+/* ------------------------------------------------------------ creation */
+
+typedef struct window_options {
+    uint64_t window, span_ms, capacity, max_jump_ms, seed, level;
+    double error;
+    once_type type;
+    bool type_given, level_given, capacity_given, max_jump_given, seed_given, refresh;
+} window_options;
+
+static once_status window_create(const window_options *o, once_filter **out)
+{
+    once_config c;
+    once_config_init(&c, o->type);
+    c.error = o->error;
+    c.seed = o->seed;
+    c.seed_is_set = true;
+    c.policy = o->refresh ? ONCE_POLICY_REFRESH : ONCE_POLICY_FIRST;
+    if (once_structure_of(o->type)->levels)
+        c.level = (uint32_t)o->level;
+    if (o->window != 0) {
+        c.window = o->window;
+    } else {
+        c.span_ms = o->span_ms;
+        c.capacity = o->capacity;
+        if (o->max_jump_given)
+            c.max_time_jump_ms = o->max_jump_ms;
+    }
+    if (once_structure_of(o->type)->memory_cap)
+        c.max_bytes = (uint64_t)config.max_memory;
+    once_status st = once_create(out, &c);
+    if (st == ONCE_OK && once_bytes(*out) > (uint64_t)config.max_memory) {
+        once_free(*out);
+        *out = NULL;
+        st = ONCE_ERR_FULL;
+    }
+    return st;
+}
+
+/* Replicate a creation with every option that decides the filter's bytes. */
+static void replicate_creation(RedisModuleCtx *ctx, RedisModuleString *key,
+                               const window_options *o)
+{
+    char text[8][40];
+    const char *words[16];
+    int n = 0;
+    snprintf(text[0], sizeof text[0], "%llu",
+             (unsigned long long)(o->window != 0 ? o->window : o->span_ms));
+    words[n++] = o->window != 0 ? "WINDOW" : "SPAN";
+    words[n++] = text[0];
+    snprintf(text[1], sizeof text[1], "%.17g", o->error);
+    words[n++] = "ERROR";
+    words[n++] = text[1];
+    words[n++] = "FILTER";
+    words[n++] = once_type_name(o->type);
+    if (once_structure_of(o->type)->levels) {
+        snprintf(text[2], sizeof text[2], "%llu", (unsigned long long)o->level);
+        words[n++] = "LEVEL";
+        words[n++] = text[2];
+    }
+    if (o->window == 0) {
+        snprintf(text[3], sizeof text[3], "%llu", (unsigned long long)o->capacity);
+        snprintf(text[4], sizeof text[4], "%llu", (unsigned long long)o->max_jump_ms);
+        words[n++] = "CAPACITY";
+        words[n++] = text[3];
+        words[n++] = "MAXJUMP";
+        words[n++] = text[4];
+    }
+    snprintf(text[5], sizeof text[5], "%llu", (unsigned long long)o->seed);
+    words[n++] = "SEED";
+    words[n++] = text[5];
+    if (o->refresh)
+        words[n++] = "REFRESH";
+    RedisModuleString *args[17];
+    args[0] = key;
+    for (int i = 0; i < n; i++)
+        args[i + 1] = RM_CreateString(ctx, words[i], strlen(words[i]));
+    RM_Replicate(ctx, "ONCE.RESERVE", "v", args, (size_t)(n + 1));
+    for (int i = 0; i < n; i++)
+        RM_FreeString(ctx, args[i + 1]);
+}
+
+/* The options of ONCE.RESERVE, checked before any key is touched: NULL or the error. */
+static const char *parse_reserve(RedisModuleString **argv, int argc, window_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->error = config.error_rate;
+    o->capacity = (uint64_t)config.initial_capacity;
+    o->max_jump_ms = ONCE_DEFAULT_MAX_TIME_JUMP_MS;
+    bool window_given = false, span_given = false;
+    for (int i = 2; i < argc; i++) {
+        if (arg_is(argv[i], "REFRESH")) {
+            o->refresh = true;
+            continue;
+        }
+        if (i + 1 >= argc)
+            return arg_is(argv[i], "WINDOW") || arg_is(argv[i], "SPAN") ||
+                           arg_is(argv[i], "ERROR") || arg_is(argv[i], "LEVEL") ||
+                           arg_is(argv[i], "FILTER") || arg_is(argv[i], "CAPACITY") ||
+                           arg_is(argv[i], "MAXJUMP") || arg_is(argv[i], "SEED")
+                       ? "ERR an option lacks its value"
+                       : ERR_UNKNOWN_ARGUMENT;
+        RedisModuleString *v = argv[++i];
+        if (arg_is(argv[i - 1], "WINDOW")) {
+            if (!arg_unsigned(v, WINDOW_MAX_COUNT, &o->window) || o->window == 0)
+                return "ERR bad window: a count of keys in [1, 2^40]";
+            window_given = true;
+        } else if (arg_is(argv[i - 1], "SPAN")) {
+            if (!arg_unsigned(v, ONCE_MAX_TIME_MS, &o->span_ms) || o->span_ms == 0)
+                return "ERR bad span: a positive number of milliseconds";
+            span_given = true;
+        } else if (arg_is(argv[i - 1], "ERROR")) {
+            if (!arg_double(v, &o->error))
+                return "ERR bad error rate";
+            if (!(o->error > 0.0 && o->error < 1.0))
+                return "ERR (0 < error rate range < 1)";
+        } else if (arg_is(argv[i - 1], "LEVEL")) {
+            if (!arg_unsigned(v, WINDOW_MAX_LEVEL, &o->level))
+                return "ERR bad level: an integer in [0, 8]";
+            o->level_given = true;
+        } else if (arg_is(argv[i - 1], "FILTER")) {
+            size_t len = 0;
+            const char *name = RM_StringPtrLen(v, &len);
+            char buf[32];
+            if (len >= sizeof buf)
+                return "ERR bad filter: apbf, apbbf, tlbf or timer";
+            memcpy(buf, name, len);
+            buf[len] = '\0';
+            if (once_type_from_name(buf, &o->type) != ONCE_OK || !window_holds(o->type))
+                return "ERR bad filter: apbf, apbbf, tlbf or timer";
+            o->type_given = true;
+        } else if (arg_is(argv[i - 1], "CAPACITY")) {
+            if (!arg_unsigned(v, WINDOW_MAX_COUNT, &o->capacity) || o->capacity == 0)
+                return "ERR bad capacity: expected keys per span, in [1, 2^40]";
+            o->capacity_given = true;
+        } else if (arg_is(argv[i - 1], "MAXJUMP")) {
+            if (!arg_unsigned(v, ONCE_MAX_TIME_MS, &o->max_jump_ms))
+                return "ERR bad max jump: milliseconds, 0 for no bound";
+            o->max_jump_given = true;
+        } else if (arg_is(argv[i - 1], "SEED")) {
+            if (!arg_u64(v, &o->seed))
+                return "ERR bad seed: an unsigned 64-bit integer";
+            o->seed_given = true;
+        } else {
+            return ERR_UNKNOWN_ARGUMENT;
+        }
+    }
+    if (window_given == span_given)
+        return "ERR give WINDOW n (the last n keys) or SPAN ms (the last ms milliseconds)";
+    if (!o->type_given)
+        o->type = window_given ? ONCE_APBF : ONCE_TLBF;
+    once_kind kind = once_structure_of(o->type)->kind;
+    if (window_given && kind != ONCE_KIND_COUNT_WINDOW)
+        return "ERR the filter keeps a time window: give SPAN, or FILTER apbf or apbbf";
+    if (span_given && kind != ONCE_KIND_TIME_WINDOW)
+        return "ERR the filter keeps a count window: give WINDOW, or FILTER tlbf or timer";
+    if (window_given && (o->capacity_given || o->max_jump_given))
+        return "ERR CAPACITY and MAXJUMP apply to time windows (SPAN)";
+    if (o->level_given && !once_structure_of(o->type)->levels)
+        return "ERR LEVEL does not apply to this filter";
+    if (!o->level_given)
+        o->level = o->type == ONCE_APBBF ? 0 : WINDOW_DEFAULT_LEVEL;
+    if (!o->seed_given)
+        o->seed = command_new_seed();
+    return NULL;
+}
+
+/* ONCE.RESERVE key WINDOW n | SPAN ms [ERROR p] [LEVEL l] [FILTER name] [REFRESH]
+ *              [CAPACITY c] [MAXJUMP ms] [SEED s] */
+static int window_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    window_options o;
+    const char *err = parse_reserve(argv, argc, &o);
+    if (err != NULL)
+        return RM_ReplyWithError(ctx, err);
+    opened_key k = value_open(ctx, argv[1], RM_READ | RM_WRITE, &window_type);
+    if (k.state != KEY_MISSING) {
+        value_close(&k);
+        return RM_ReplyWithError(ctx, k.state == KEY_WRONGTYPE ? ERR_WRONGTYPE : ERR_EXISTS);
+    }
+    once_filter *f = NULL;
+    once_status st = window_create(&o, &f);
+    if (st == ONCE_OK && !value_store(&k, &window_type, f))
+        st = ONCE_ERR_NOMEM;
+    value_close(&k);
+    if (st != ONCE_OK)
+        return reply_status(ctx, st);
+    replicate_creation(ctx, argv[1], &o);
+    return RM_ReplyWithSimpleString(ctx, "OK");
+}
+
+/* ----------------------------------------------------------------- time */
+
+typedef struct event_time {
+    uint64_t ms;
+    bool given; /* AT ms; otherwise the server's clock */
+} event_time;
+
+static const char *parse_at(RedisModuleString *arg, event_time *t)
+{
+    if (!arg_unsigned(arg, ONCE_MAX_TIME_MS, &t->ms))
+        return "ERR bad time: AT takes milliseconds in [0, 2^63)";
+    t->given = true;
+    return NULL;
+}
+
+static event_time server_time(void)
+{
+    long long now = RM_Milliseconds();
+    event_time t = {now > 0 ? (uint64_t)now : 0, false};
+    return t;
+}
+
+static int reply_write_error(RedisModuleCtx *ctx, once_status st)
+{
+    return RM_ReplyWithError(ctx, st == ONCE_ERR_TIME ? ERR_TIME
+                                  : st == ONCE_ERR_NOMEM ? ERR_NO_MEMORY
+                                                         : ERR_MEMORY_LIMIT);
+}
+
+/* ---------------------------------------------------------------- writes */
+
+/* ONCE.ADD key item [AT ms] (single) / ONCE.MADD key [AT ms] item [item ...]. */
+static int window_add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
+                          bool single)
+{
+    event_time t = server_time();
+    int first = 2, count = argc - 2;
+    const char *err = NULL;
+    if (single) {
+        if (argc != 3 && argc != 5)
+            return RM_WrongArity(ctx);
+        if (argc == 5) {
+            if (!arg_is(argv[3], "AT"))
+                return RM_ReplyWithError(ctx, ERR_UNKNOWN_ARGUMENT);
+            err = parse_at(argv[4], &t);
+        }
+        count = 1;
+    } else if (arg_is(argv[2], "AT")) {
+        if (argc < 5)
+            return RM_WrongArity(ctx);
+        err = parse_at(argv[3], &t);
+        first = 4;
+        count = argc - 4;
+    }
+    if (err != NULL)
+        return RM_ReplyWithError(ctx, err);
+
+    opened_key k = value_open(ctx, argv[1], RM_READ | RM_WRITE, &window_type);
+    once_filter *f = value_filter_or_reply(ctx, &k, NULL);
+    window_options created;
+    bool creating = f == NULL && k.state == KEY_MISSING;
+    if (creating) {
+        if (config.default_span_ms == 0) {
+            value_close(&k);
+            return RM_ReplyWithError(ctx, ERR_NO_WINDOW);
+        }
+        memset(&created, 0, sizeof created);
+        created.type = ONCE_TLBF;
+        created.span_ms = (uint64_t)config.default_span_ms;
+        created.error = config.error_rate;
+        created.capacity = (uint64_t)config.initial_capacity;
+        created.max_jump_ms = ONCE_DEFAULT_MAX_TIME_JUMP_MS;
+        created.level = WINDOW_DEFAULT_LEVEL;
+        created.seed = command_new_seed();
+        once_status st = window_create(&created, &f);
+        if (st == ONCE_OK && !value_store(&k, &window_type, f))
+            st = ONCE_ERR_NOMEM;
+        if (st != ONCE_OK) {
+            f = NULL;
+            reply_status(ctx, st);
+        }
+    }
+    if (f == NULL) {
+        value_close(&k);
+        return RM_OK;
+    }
+    /* Every item has the same time: a time the clock refuses is one error for all. */
+    bool timed = time_window(f);
+    uint64_t clock = 0;
+    bool started = false;
+    if (timed && (once_clock(f, &clock, &started) != ONCE_OK ||
+                  !once_clock_step(f, &clock, &started, t.ms))) {
+        value_close(&k);
+        return RM_ReplyWithError(ctx, ERR_TIME);
+    }
+    if (!single)
+        RM_ReplyWithArray(ctx, RM_POSTPONED_LEN);
+    long replied = 0;
+    bool changed = creating;
+    for (int i = 0; i < count; i++) {
+        size_t len = 0;
+        const char *item = RM_StringPtrLen(argv[first + i], &len);
+        bool seen = false;
+        once_status st = once_test_and_add(f, item, len, t.ms, &seen);
+        replied++;
+        if (st != ONCE_OK) {
+            reply_write_error(ctx, st);
+            break;
+        }
+        changed = true;
+        RM_ReplyWithBool(ctx, !seen);
+    }
+    if (!single)
+        RM_ReplySetArrayLength(ctx, replied);
+    value_close(&k);
+    if (!changed)
+        return RM_OK;
+    if (creating)
+        replicate_creation(ctx, argv[1], &created);
+    if (!timed || t.given) {
+        if (creating)
+            RM_Replicate(ctx, single ? "ONCE.ADD" : "ONCE.MADD", "v", argv + 1,
+                         (size_t)(argc - 1));
+        else
+            RM_ReplicateVerbatim(ctx);
+    } else if (single) {
+        RM_Replicate(ctx, "ONCE.ADD", "sscl", argv[1], argv[2], "AT", (long long)t.ms);
+    } else {
+        RM_Replicate(ctx, "ONCE.MADD", "sclv", argv[1], "AT", (long long)t.ms, argv + first,
+                     (size_t)count);
+    }
+    return RM_OK;
+}
+
+static int window_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return window_add_items(ctx, argv, argc, true);
+}
+
+static int window_madd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return window_add_items(ctx, argv, argc, false);
+}
+
+/* ---------------------------------------------------------------- reads */
+
+/* ONCE.EXISTS key item [AT ms] / ONCE.MEXISTS key [AT ms] item [item ...]: read-only. */
+static int window_exists_items(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
+                             bool single)
+{
+    event_time t = server_time();
+    int first = 2, count = argc - 2;
+    const char *err = NULL;
+    if (single) {
+        if (argc != 3 && argc != 5)
+            return RM_WrongArity(ctx);
+        if (argc == 5) {
+            if (!arg_is(argv[3], "AT"))
+                return RM_ReplyWithError(ctx, ERR_UNKNOWN_ARGUMENT);
+            err = parse_at(argv[4], &t);
+        }
+        count = 1;
+    } else if (arg_is(argv[2], "AT")) {
+        if (argc < 5)
+            return RM_WrongArity(ctx);
+        err = parse_at(argv[3], &t);
+        first = 4;
+        count = argc - 4;
+    }
+    if (err != NULL)
+        return RM_ReplyWithError(ctx, err);
+    opened_key k = value_open(ctx, argv[1], RM_READ, &window_type);
+    once_filter *f = value_filter_or_reply(ctx, &k, NULL);
+    if (f == NULL && k.state != KEY_MISSING) {
+        value_close(&k);
+        return RM_OK;
+    }
+    /* Every answer first, so that a refused time is one error, not a partial array. */
+    uint8_t answers[64];
+    uint8_t *present = count <= 64 ? answers : RM_Alloc((size_t)count);
+    once_status st = ONCE_OK;
+    for (int i = 0; i < count && st == ONCE_OK; i++) {
+        size_t len = 0;
+        const char *item = RM_StringPtrLen(argv[first + i], &len);
+        bool p = false;
+        if (f != NULL)
+            st = once_query(f, item, len, t.ms, &p);
+        present[i] = p;
+    }
+    value_close(&k);
+    if (st != ONCE_OK) {
+        reply_write_error(ctx, st);
+    } else {
+        if (!single)
+            RM_ReplyWithArray(ctx, count);
+        for (int i = 0; i < count; i++)
+            RM_ReplyWithBool(ctx, present[i]);
+    }
+    if (present != answers)
+        RM_Free(present);
+    return RM_OK;
+}
+
+static int window_exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return window_exists_items(ctx, argv, argc, true);
+}
+
+static int window_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return window_exists_items(ctx, argv, argc, false);
+}
+
+/* ONCE.INFO key: the window's description and state, a map (flat pairs under RESP2). */
+static int window_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 2)
+        return RM_WrongArity(ctx);
+    opened_key k = value_open(ctx, argv[1], RM_READ, &window_type);
+    once_filter *f = value_filter_or_reply(ctx, &k, ERR_NOT_FOUND);
+    if (f == NULL) {
+        value_close(&k);
+        return RM_OK;
+    }
+    once_stats s;
+    once_get_stats(f, &s);
+    uint64_t clock = 0;
+    bool started = false;
+    bool timed = time_window(f);
+    if (timed)
+        once_clock(f, &clock, &started);
+    value_close(&k);
+    RM_ReplyWithMap(ctx, 10);
+    RM_ReplyWithSimpleString(ctx, "Filter");
+    RM_ReplyWithSimpleString(ctx, s.structure);
+    RM_ReplyWithSimpleString(ctx, timed ? "Span" : "Window");
+    RM_ReplyWithLongLong(ctx, (long long)(timed ? s.span_ms : s.window));
+    RM_ReplyWithSimpleString(ctx, "Error rate");
+    RM_ReplyWithDouble(ctx, s.error);
+    RM_ReplyWithSimpleString(ctx, "Capacity");
+    RM_ReplyWithLongLong(ctx, (long long)s.capacity);
+    RM_ReplyWithSimpleString(ctx, "Size");
+    RM_ReplyWithLongLong(ctx, (long long)s.bytes);
+    RM_ReplyWithSimpleString(ctx, "Number of items inserted");
+    RM_ReplyWithLongLong(ctx, (long long)s.items);
+    RM_ReplyWithSimpleString(ctx, "Slack");
+    RM_ReplyWithLongLong(ctx, (long long)s.slack);
+    RM_ReplyWithSimpleString(ctx, "Slices");
+    RM_ReplyWithLongLong(ctx, (long long)s.slices);
+    RM_ReplyWithSimpleString(ctx, "Estimated error rate");
+    RM_ReplyWithDouble(ctx, s.fpr_estimate);
+    RM_ReplyWithSimpleString(ctx, "Clock");
+    if (started)
+        RM_ReplyWithLongLong(ctx, (long long)clock);
+    else
+        RM_ReplyWithNull(ctx);
+    return RM_OK;
+}
+
+/* ONCE.CARD key [AT ms] [CONFIDENCE c]: the distinct keys in the window, estimated
+ * from its cells (paper 002 section 5; docs/CARDINALITY.md), with an interval holding
+ * the true count with probability c: [estimate, low, high]. */
+static int window_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    event_time t = server_time();
+    double confidence = CARD_DEFAULT_CONFIDENCE;
+    for (int i = 2; i < argc; i += 2) {
+        if (i + 1 >= argc)
+            return RM_WrongArity(ctx);
+        if (arg_is(argv[i], "AT")) {
+            const char *err = parse_at(argv[i + 1], &t);
+            if (err != NULL)
+                return RM_ReplyWithError(ctx, err);
+        } else if (arg_is(argv[i], "CONFIDENCE")) {
+            if (!arg_double(argv[i + 1], &confidence) ||
+                !(confidence > 0.0 && confidence < 1.0))
+                return RM_ReplyWithError(ctx, "ERR confidence must be a number in (0, 1)");
+        } else {
+            return RM_ReplyWithError(ctx, ERR_UNKNOWN_ARGUMENT);
+        }
+    }
+    opened_key k = value_open(ctx, argv[1], RM_READ, &window_type);
+    once_filter *f = value_filter_or_reply(ctx, &k, NULL);
+    if (f == NULL && k.state != KEY_MISSING) {
+        value_close(&k);
+        return RM_OK;
+    }
+    once_cardinality c = {0, 0, 0, confidence};
+    once_status st = f != NULL ? once_estimate_cardinality(f, t.ms, confidence, &c) : ONCE_OK;
+    value_close(&k);
+    if (st != ONCE_OK)
+        return st == ONCE_ERR_TIME ? RM_ReplyWithError(ctx, ERR_TIME) : reply_status(ctx, st);
+    RM_ReplyWithArray(ctx, 3);
+    RM_ReplyWithDouble(ctx, c.estimate);
+    RM_ReplyWithDouble(ctx, c.low);
+    RM_ReplyWithDouble(ctx, c.high);
+    return RM_OK;
+}
+
+static int window_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return value_scandump_command(ctx, argv, argc, &window_type);
+}
+
+static int window_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return value_loadchunk_command(ctx, argv, argc, &window_type);
+}
+
+/* ------------------------------------------------------------- the type */
+
+static void *window_rdb_load(RedisModuleIO *rdb, int encver)
+{
+    return value_rdb_load(rdb, encver, &window_type);
+}
+
+static void window_aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, void *v)
+{
+    value_aof_rewrite(aof, key, v, &window_type);
+}
+
+#define WRITES (RM_KEY_RW | RM_KEY_UPDATE)
+#define CREATES (RM_KEY_RW | RM_KEY_INSERT)
+#define READS (RM_KEY_RO | RM_KEY_ACCESS)
+
+static const command_spec window_commands[] = {
+    {"once.reserve", window_reserve, "write deny-oom", -4, KEYS_FIRST, CREATES,
+     "Create a window: the last n keys (WINDOW) or the last ms milliseconds (SPAN)"},
+    {"once.add", window_add, "write deny-oom", -3, KEYS_FIRST, WRITES,
+     "1 the first time the item is seen in the window, 0 for a duplicate"},
+    {"once.madd", window_madd, "write deny-oom", -3, KEYS_FIRST, WRITES,
+     "ONCE.ADD for each item, in order"},
+    {"once.exists", window_exists, "readonly fast", -3, KEYS_FIRST, READS,
+     "Is the item in the window?  Changes nothing"},
+    {"once.mexists", window_mexists, "readonly fast", -3, KEYS_FIRST, READS,
+     "Are the items in the window?  Changes nothing"},
+    {"once.info", window_info, "readonly", 2, KEYS_FIRST, READS,
+     "The window's filter, size, error rate, slack and clock"},
+    {"once.card", window_card, "readonly", -2, KEYS_FIRST, READS,
+     "Distinct items in the window: estimate, low, high"},
+    {"once.scandump", window_scandump, "readonly", 3, KEYS_FIRST, READS,
+     "The next chunk of a window's dump"},
+    {"once.loadchunk", window_loadchunk, "write deny-oom", 4, KEYS_FIRST, CREATES,
+     "Restore a window from the chunks of its dump"},
+};
+
+int window_register(RedisModuleCtx *ctx)
+{
+    if (value_type_register(ctx, &window_type, window_rdb_load, window_aof_rewrite) != RM_OK)
+        return RM_ERR;
+    return command_register(ctx, window_commands,
+                            sizeof window_commands / sizeof window_commands[0]);
+}

@@ -1,0 +1,330 @@
+"""ONCE.*: windowed dedup by count and by time, on virtual clocks (AT), never sleeping.
+
+The module's answers are checked against the library's on the same stream, through the
+`once` command line tool built beside the module (ONCE_CLI): same filter, same seed,
+same event times, so every decision must match, false positives included.
+"""
+import os
+import random
+import subprocess
+
+import redis
+
+from resp import Connection
+from server import Server
+
+SEED = int(os.environ.get("ONCE_TEST_SEED", "20261123"))
+
+
+def once_cli():
+    path = os.environ.get("ONCE_CLI")
+    if not path or not os.path.exists(path):
+        raise RuntimeError("ONCE_CLI must name the built once program")
+    return path
+
+
+def err(r, *args):
+    try:
+        r.execute_command(*args)
+    except redis.ResponseError as e:
+        return str(e)
+    raise AssertionError("%r answered without an error" % (args,))
+
+
+def stream(n, domain, rng):
+    """Keys with repeats near and far: a Zipf-like mix of hot and cold keys."""
+    return ["key-%d" % min(int(rng.paretovariate(1.1)) - 1 + rng.randrange(3), domain)
+            if rng.random() < 0.5 else "key-%d" % rng.randrange(domain) for _ in range(n)]
+
+
+def module_delivers(r, key, items, times=None):
+    """ONCE.ADD each item (AT its time), in batches; the indexes delivered."""
+    delivered = []
+    p = r.pipeline(transaction=False)
+    for i, item in enumerate(items):
+        if times is None:
+            p.execute_command("ONCE.ADD", key, item)
+        else:
+            p.execute_command("ONCE.ADD", key, item, "AT", times[i])
+    for i, answer in enumerate(p.execute()):
+        assert answer in (0, 1), answer
+        if answer == 1:
+            delivered.append(i)
+    return delivered
+
+
+def cli_delivers(options, lines):
+    out = subprocess.run([once_cli()] + options, input="".join(l + "\n" for l in lines),
+                         capture_output=True, text=True, check=True).stdout
+    return out.splitlines()
+
+
+def test_count_windows_decide_as_the_library():
+    rng = random.Random(SEED)
+    items = stream(20000, 4000, rng)
+    with Server() as s:
+        r = s.client()
+        for name in ("apbf", "apbbf"):
+            for refresh in (False, True):
+                key = "%s-%d" % (name, refresh)
+                r.execute_command("ONCE.RESERVE", key, "WINDOW", 700, "ERROR", "0.01",
+                                  "FILTER", name, "SEED", 99, *(["REFRESH"] if refresh else []))
+                got = [items[i] for i in module_delivers(r, key, items)]
+                want = cli_delivers(["--window", "700", "--error", "0.01", "--filter", name,
+                                     "--seed", "99"] + (["--refresh"] if refresh else []),
+                                    items)
+                assert got == want, (name, refresh, len(got), len(want))
+                assert 0 < len(got) < len(items)
+
+
+def test_time_windows_decide_as_the_library():
+    rng = random.Random(SEED + 1)
+    items = stream(15000, 3000, rng)
+    times, t = [], 1_700_000_000_000
+    for _ in items:
+        t += rng.randrange(0, 8)
+        # Some events arrive late, a few far late: they count at the window's clock.
+        times.append(t - (rng.randrange(0, 3000) if rng.random() < 0.1 else 0))
+    with Server() as s:
+        r = s.client()
+        for name in ("tlbf", "timer"):
+            key = "w-" + name
+            r.execute_command("ONCE.RESERVE", key, "SPAN", 20000, "ERROR", "0.01",
+                              "FILTER", name, "CAPACITY", 5000, "SEED", 5)
+            got = [items[i] for i in module_delivers(r, key, items, times)]
+            lines = ["%s\t%d" % (k, tm) for k, tm in zip(items, times)]
+            want = [l.split("\t")[0] for l in cli_delivers(
+                ["--span", "20000ms", "--error", "0.01", "--filter", name, "--capacity", "5000",
+                 "--seed", "5", "--field", "1", "--time-field", "2", "--time-format",
+                 "epoch_ms"], lines)]
+            assert got == want, (name, len(got), len(want))
+            assert 0 < len(got) < len(items)
+
+
+def test_no_false_negatives_inside_a_count_window_and_expiry_after():
+    with Server() as s:
+        r = s.client()
+        w = 1000
+        r.execute_command("ONCE.RESERVE", "c", "WINDOW", w, "ERROR", "0.001", "SEED", 3)
+        assert r.execute_command("ONCE.ADD", "c", "first") == 1
+        # Inside the window: w - 1 more deliveries, and "first" is a duplicate throughout.
+        for i in range(w - 1):
+            r.execute_command("ONCE.ADD", "c", "n%d" % i)
+            if i % 97 == 0:
+                assert r.execute_command("ONCE.EXISTS", "c", "first") == 1
+        assert r.execute_command("ONCE.EXISTS", "c", "first") == 1
+        slack = dict(zip(*[iter(r.execute_command("ONCE.INFO", "c"))] * 2))[b"Slack"]
+        # Past window + slack, the old keys are forgotten (up to false positives).
+        r.execute_command("ONCE.MADD", "c", *["m%d" % i for i in range(w + slack + 10)])
+        old = ["n%d" % i for i in range(w - 1)] + ["first"]
+        still = sum(r.execute_command("ONCE.MEXISTS", "c", *old))
+        assert still <= 0.001 * len(old) + 5 * (0.001 * len(old)) ** 0.5 + 2, still
+        # A forgotten key is delivered again.
+        assert r.execute_command("ONCE.ADD", "c", "first") == 1
+
+
+def test_time_window_holds_for_its_span_and_forgets_after():
+    with Server() as s:
+        r = s.client()
+        span = 60_000
+        for name in ("tlbf", "timer"):
+            key = "t-" + name
+            r.execute_command("ONCE.RESERVE", key, "SPAN", span, "FILTER", name, "ERROR",
+                              "0.001", "CAPACITY", 2000, "SEED", 8)
+            t0 = 10_000_000
+            keys = ["k%d" % i for i in range(2000)]
+            assert r.execute_command("ONCE.MADD", key, "AT", t0, *keys) == [1] * 2000
+            # Inside the span, repeats are duplicates at every moment, even late ones.
+            for dt in (0, 1, span // 2, span - 1):
+                assert r.execute_command("ONCE.MEXISTS", key, "AT", t0 + dt, *keys) == [1] * 2000
+            assert r.execute_command("ONCE.ADD", key, "k5", "AT", t0 + span - 1) == 0
+            info = r.execute_command("ONCE.INFO", key)
+            fields = dict(zip(info[::2], info[1::2]))
+            slack = fields[b"Slack"]
+            after = t0 + span + slack + 1
+            # Past span + slack: forgotten (a query changes nothing: ask twice).
+            for _ in range(2):
+                still = sum(r.execute_command("ONCE.MEXISTS", key, "AT", after, *keys))
+                assert still <= 0.001 * 2000 + 5 * (0.001 * 2000) ** 0.5 + 2, (name, still)
+            assert r.execute_command("ONCE.ADD", key, "k7", "AT", after) == 1
+
+
+def test_queries_never_change_a_window():
+    with Server() as s:
+        r = s.client()
+        r.execute_command("ONCE.RESERVE", "t", "SPAN", 1000, "SEED", 1)
+        r.execute_command("ONCE.MADD", "t", "AT", 5000, "a", "b")
+        before = r.execute_command("ONCE.SCANDUMP", "t", 0)
+        r.execute_command("ONCE.MEXISTS", "t", "AT", 9000, "a", "b", "c")
+        r.execute_command("ONCE.EXISTS", "t", "a", "AT", 5500)
+        r.execute_command("ONCE.CARD", "t", "AT", 90000)
+        r.execute_command("ONCE.INFO", "t")
+        assert r.execute_command("ONCE.SCANDUMP", "t", 0) == before
+        assert r.execute_command("ONCE.EXISTS", "t", "a", "AT", 5999) == 1
+
+
+def test_clock_rules_late_events_and_jumps():
+    with Server() as s:
+        r = s.client()
+        r.execute_command("ONCE.RESERVE", "t", "SPAN", 1000, "MAXJUMP", 3600000, "SEED", 2)
+        assert r.execute_command("ONCE.ADD", "t", "a", "AT", 10_000_000) == 1
+        # Late (a clock that went backwards): tested and remembered at the clock.
+        assert r.execute_command("ONCE.ADD", "t", "b", "AT", 5) == 1
+        assert r.execute_command("ONCE.ADD", "t", "b", "AT", 10_000_999) == 0
+        # Too far ahead: refused, nothing changes.
+        before = r.execute_command("ONCE.SCANDUMP", "t", 0)
+        clock = 10_000_999
+        assert "event time refused" in err(r, "ONCE.ADD", "t", "c", "AT", clock + 3600001)
+        assert "event time refused" in err(r, "ONCE.MADD", "t", "AT", clock + 3600001, "c")
+        assert r.execute_command("ONCE.SCANDUMP", "t", 0) == before
+        info = r.execute_command("ONCE.INFO", "t")
+        assert dict(zip(info[::2], info[1::2]))[b"Clock"] == clock
+        assert r.execute_command("ONCE.ADD", "t", "c", "AT", clock + 3600000) == 1
+        # Without AT: the server's clock (milliseconds since 1970), far ahead of 1970.
+        r.execute_command("ONCE.RESERVE", "now", "SPAN", 60000, "SEED", 2)
+        assert r.execute_command("ONCE.ADD", "now", "x") == 1
+        assert r.execute_command("ONCE.ADD", "now", "x") == 0
+        info = r.execute_command("ONCE.INFO", "now")
+        assert dict(zip(info[::2], info[1::2]))[b"Clock"] > 1_600_000_000_000
+
+
+def test_errors_and_missing_keys():
+    with Server() as s:
+        r = s.client()
+        r.set("str", "v")
+        r.execute_command("BF.ADD", "bloom", "a")
+        r.execute_command("ONCE.RESERVE", "w", "WINDOW", 100)
+        cases = [
+            (("ONCE.ADD", "missing", "a"), "not found: create the window with ONCE.RESERVE "
+                                           "(or set once.default-span)"),
+            (("ONCE.RESERVE", "x", "ERROR", "0.01"),
+             "give WINDOW n (the last n keys) or SPAN ms (the last ms milliseconds)"),
+            (("ONCE.RESERVE", "x", "WINDOW", 10, "SPAN", 10),
+             "give WINDOW n (the last n keys) or SPAN ms (the last ms milliseconds)"),
+            (("ONCE.RESERVE", "x", "WINDOW", 0), "bad window: a count of keys in [1, 2^40]"),
+            (("ONCE.RESERVE", "x", "WINDOW", "ten"), "bad window: a count of keys in [1, 2^40]"),
+            (("ONCE.RESERVE", "x", "SPAN", -5), "bad span: a positive number of milliseconds"),
+            (("ONCE.RESERVE", "x", "WINDOW", 10, "FILTER", "tlbf"),
+             "the filter keeps a time window: give SPAN, or FILTER apbf or apbbf"),
+            (("ONCE.RESERVE", "x", "SPAN", 10, "FILTER", "apbf"),
+             "the filter keeps a count window: give WINDOW, or FILTER tlbf or timer"),
+            (("ONCE.RESERVE", "x", "SPAN", 10, "FILTER", "blocked"),
+             "bad filter: apbf, apbbf, tlbf or timer"),
+            (("ONCE.RESERVE", "x", "SPAN", 10, "FILTER", "timer", "LEVEL", 1),
+             "LEVEL does not apply to this filter"),
+            (("ONCE.RESERVE", "x", "WINDOW", 10, "CAPACITY", 5),
+             "CAPACITY and MAXJUMP apply to time windows (SPAN)"),
+            (("ONCE.RESERVE", "x", "WINDOW", 10, "ERROR", 1), "(0 < error rate range < 1)"),
+            (("ONCE.RESERVE", "x", "WINDOW", 10, "LEVEL", 9), "bad level: an integer in [0, 8]"),
+            (("ONCE.RESERVE", "x", "WINDOW", 10, "BOGUS", 1), "unknown argument received"),
+            (("ONCE.RESERVE", "x", "SPAN", 10, "ERROR"), "an option lacks its value"),
+            (("ONCE.RESERVE", "x", "WINDOW"),
+             "wrong number of arguments for 'once.reserve' command"),
+            (("ONCE.RESERVE", "w", "WINDOW", 10), "item exists"),
+            (("ONCE.RESERVE", "bloom", "WINDOW", 10),
+             "WRONGTYPE Operation against a key holding the wrong kind of value"),
+            (("ONCE.ADD", "w", "a", "AT", -1), "bad time: AT takes milliseconds in [0, 2^63)"),
+            (("ONCE.ADD", "w", "a", "WHEN", 1), "unknown argument received"),
+            (("ONCE.ADD", "w", "a", "AT"), "wrong number of arguments for 'once.add' command"),
+            (("ONCE.MADD", "w", "AT", 5), "wrong number of arguments for 'once.madd' command"),
+            (("ONCE.INFO", "missing"), "not found"),
+            (("ONCE.CARD", "w", "CONFIDENCE", 2), "confidence must be a number in (0, 1)"),
+        ]
+        for args, expected in cases:
+            got = err(r, *args)
+            assert got == expected, (args, got, expected)
+        for args in (("ONCE.ADD", "str", "a"), ("ONCE.EXISTS", "bloom", "a"),
+                     ("ONCE.MADD", "bloom", "a"), ("ONCE.INFO", "str"), ("ONCE.CARD", "bloom"),
+                     ("BF.ADD", "w", "a"), ("BF.EXISTS", "w", "a")):
+            assert err(r, *args).startswith("WRONGTYPE"), args
+        assert r.exists("missing", "x") == 0
+        assert r.execute_command("ONCE.EXISTS", "missing", "a") == 0
+        assert r.execute_command("ONCE.CARD", "missing") == [b"0", b"0", b"0"]
+        # A window's dump does not load as a Bloom filter's, nor the reverse.
+        chunk = r.execute_command("ONCE.SCANDUMP", "w", 0)
+        assert "another type" in err(r, "BF.LOADCHUNK", "b2", *chunk)
+        assert r.exists("b2") == 0
+
+
+def test_default_span_creates_on_add():
+    with Server(module_args=["default-span", "60000", "initial-capacity", "500"]) as s:
+        r = s.client()
+        assert r.execute_command("ONCE.ADD", "auto", "a", "AT", 1000) == 1
+        assert r.execute_command("ONCE.ADD", "auto", "a", "AT", 60999) == 0
+        info = r.execute_command("ONCE.INFO", "auto")
+        fields = dict(zip(info[::2], info[1::2]))
+        assert fields[b"Filter"] == b"tlbf" and fields[b"Span"] == 60000, fields
+
+
+def test_resp3_info_and_booleans():
+    with Server() as s, Connection(s.port, 3) as c:
+        c.call("ONCE.RESERVE", "w", "WINDOW", 100)
+        assert c.call("ONCE.ADD", "w", "a") == ("#", True)
+        assert c.call("ONCE.MADD", "w", "a", "b") == ("*", [("#", False), ("#", True)])
+        assert c.call("ONCE.EXISTS", "w", "b") == ("#", True)
+        kind, info = c.call("ONCE.INFO", "w")
+        assert kind == "%"
+        fields = {k[1]: v for k, v in info}
+        assert fields["Filter"] == ("+", "apbf") and fields["Window"] == (":", 100)
+        assert fields["Clock"] == ("_", None) and fields["Error rate"][0] == ","
+        kind, card = c.call("ONCE.CARD", "w")
+        assert kind == "*" and [k for k, _ in card] == [",", ",", ","]
+
+
+def test_card_counts_the_window():
+    with Server() as s:
+        r = s.client()
+        r.execute_command("ONCE.RESERVE", "t", "SPAN", 10000, "CAPACITY", 20000, "SEED", 4)
+        for start in range(0, 10000, 1000):
+            r.execute_command("ONCE.MADD", "t", "AT", 1000 + start,
+                              *["k%d" % i for i in range(start, start + 1000)])
+        est, low, high = (float(x) for x in r.execute_command("ONCE.CARD", "t", "AT", 10999,
+                                                              "CONFIDENCE", "0.99"))
+        assert low <= 10000 <= high, (est, low, high)
+        # Later, the first half has left the window.
+        est, low, high = (float(x) for x in r.execute_command("ONCE.CARD", "t", "AT", 16000))
+        assert high < 9000 and est > 1000, (est, low, high)
+
+
+def wait_synced(master, replica):
+    from test_persistence import wait_synced as wait
+    wait(master, replica)
+
+
+def test_replica_gets_the_server_clock_and_seeds():
+    with Server(fixed_seeds=False, module_args=["default-span", "3600000"]) as master:
+        with Server(fixed_seeds=False, module_args=["default-span", "3600000"],
+                    extra=["--replicaof", "127.0.0.1", str(master.port)]) as replica:
+            m, rep = master.client(), replica.client()
+            m.execute_command("ONCE.RESERVE", "tl", "SPAN", 5000)
+            m.execute_command("ONCE.RESERVE", "tm", "SPAN", 5000, "FILTER", "timer")
+            m.execute_command("ONCE.RESERVE", "c", "WINDOW", 300, "REFRESH")
+            for i in range(300):
+                for key in ("tl", "tm", "c"):
+                    m.execute_command("ONCE.ADD", key, "k%d" % (i % 170))
+                m.execute_command("ONCE.MADD", "auto", "x%d" % i, "y%d" % (i % 10))
+            wait_synced(m, rep)
+            for key in ("tl", "tm", "c", "auto"):
+                assert (rep.execute_command("ONCE.SCANDUMP", key, 0)
+                        == m.execute_command("ONCE.SCANDUMP", key, 0)), key
+                assert (rep.execute_command("DEBUG", "DIGEST-VALUE", key)
+                        == m.execute_command("DEBUG", "DIGEST-VALUE", key)), key
+
+
+def test_windows_survive_reload_and_restart():
+    with Server() as s:
+        r = s.client()
+        for name, shape in (("apbf", ["WINDOW", 500]), ("apbbf", ["WINDOW", 500]),
+                            ("tlbf", ["SPAN", 5000]), ("timer", ["SPAN", 5000])):
+            r.execute_command("ONCE.RESERVE", name, *shape, "FILTER", name)
+            r.execute_command("ONCE.MADD", name, "AT", 777, *["k%d" % i for i in range(800)])
+        names = ("apbf", "apbbf", "tlbf", "timer")
+        before = {n: r.execute_command("ONCE.SCANDUMP", n, 0) for n in names}
+        r.execute_command("DEBUG", "RELOAD")
+        assert {n: r.execute_command("ONCE.SCANDUMP", n, 0) for n in names} == before
+        r.save()
+        s.restart()
+        r = s.client()
+        assert {n: r.execute_command("ONCE.SCANDUMP", n, 0) for n in names} == before
+        for n in names:
+            assert r.execute_command("ONCE.EXISTS", n, "k799", "AT", 778) == 1
