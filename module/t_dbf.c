@@ -1,0 +1,368 @@
+/*
+ * module/t_dbf.c - DBF.*: the Dynamic Bloom Filter of paper 003, a set that grows and
+ * deletes.
+ *
+ * Design
+ *   A key holds one DBF: rows of counting Bloom filters of one geometry, each taking
+ *   `capacity` items at `error` (its own rate when full); a new row opens when the
+ *   active one is full (paper 003, section 3).  DBF.ADD always inserts: the answer says
+ *   whether the item was already reported present, but a counting set must count every
+ *   insertion it will later be asked to delete, so a present item is inserted again
+ *   (skipping it, as a dedup filter does, would let a later delete of it erase the
+ *   counters of the items it collided with).
+ *
+ *   DBF.DEL deletes from the one row that holds the item's cells.  When several rows
+ *   hold them (the multiple-address problem, paper 003 section 3.1) no row can be
+ *   chosen safely: deleting from the wrong one would create false negatives for other
+ *   items, so the delete is refused with an error that says so and nothing changes.
+ *   An item no row holds is answered 0, as SREM answers for an absent member.
+ *
+ * Replication: a creation is replicated as DBF.RESERVE with the seed it drew; every
+ * other write verbatim (its effect depends only on the filter and its arguments).
+ *
+ * Invariants
+ *   - a refused command changes nothing (the library leaves a DBF as it was on any
+ *     failed insert or delete; a row past once.max-memory is refused);
+ *   - queries never change state.
+ */
+#include "command.h"
+#include "config.h"
+#include "t_dbf.h"
+#include "value.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define CARD_DEFAULT_CONFIDENCE 0.95
+#define ERR_MULTIPLE_ROWS                                                                     \
+    "ERR cannot delete: several rows hold the item's cells (the multiple-address "           \
+    "problem); deleting from one could erase other items"
+
+static bool dbf_holds(once_type type)
+{
+    return type == ONCE_DBF;
+}
+
+static value_type dbf_type = {"oncedynbf", "DBF.LOADCHUNK", dbf_holds, NULL};
+
+typedef struct dbf_options {
+    double error;
+    long long capacity;
+    uint64_t seed;
+} dbf_options;
+
+static once_status dbf_create(const dbf_options *o, once_filter **out)
+{
+    once_config c;
+    once_config_init(&c, ONCE_DBF);
+    c.capacity = (uint64_t)o->capacity;
+    c.error = o->error;
+    c.seed = o->seed;
+    c.seed_is_set = true;
+    c.max_bytes = (uint64_t)config.max_memory;
+    once_status st = once_create(out, &c);
+    if (st == ONCE_OK && once_bytes(*out) > (uint64_t)config.max_memory) {
+        once_free(*out);
+        *out = NULL;
+        st = ONCE_ERR_FULL;
+    }
+    return st;
+}
+
+static void replicate_creation(RedisModuleCtx *ctx, RedisModuleString *key, const dbf_options *o)
+{
+    char error[40], seed[24];
+    snprintf(error, sizeof error, "%.17g", o->error);
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
+    RM_Replicate(ctx, "DBF.RESERVE", "sclcc", key, error, o->capacity, "SEED", seed);
+}
+
+/* DBF.RESERVE key error_rate capacity [SEED s]: capacity is each row's. */
+static int dbf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    dbf_options o = {0, 0, 0};
+    const char *err = NULL;
+    bool seed_given = false;
+    if (!arg_double(argv[2], &o.error))
+        err = "ERR bad error rate";
+    else if (!(o.error > 0.0 && o.error < 1.0))
+        err = "ERR (0 < error rate range < 1)";
+    else if (!arg_long(argv[3], &o.capacity))
+        err = "ERR bad capacity";
+    else if (o.capacity <= 0)
+        err = "ERR (capacity should be larger than 0)";
+    for (int i = 4; err == NULL && i < argc; i += 2) {
+        if (!arg_is(argv[i], "SEED"))
+            err = ERR_UNKNOWN_ARGUMENT;
+        else if (i + 1 >= argc)
+            err = "ERR no seed";
+        else if (!arg_u64(argv[i + 1], &o.seed))
+            err = "ERR bad seed: an unsigned 64-bit integer";
+        else
+            seed_given = true;
+    }
+    if (err != NULL)
+        return RM_ReplyWithError(ctx, err);
+    if (!seed_given)
+        o.seed = command_new_seed();
+    opened_key k = value_open(ctx, argv[1], RM_READ | RM_WRITE, &dbf_type);
+    if (k.state != KEY_MISSING) {
+        value_close(&k);
+        return RM_ReplyWithError(ctx, k.state == KEY_WRONGTYPE ? ERR_WRONGTYPE : ERR_EXISTS);
+    }
+    once_filter *f = NULL;
+    once_status st = dbf_create(&o, &f);
+    if (st == ONCE_OK && !value_store(&k, &dbf_type, f))
+        st = ONCE_ERR_NOMEM;
+    value_close(&k);
+    if (st != ONCE_OK)
+        return reply_status(ctx, st);
+    replicate_creation(ctx, argv[1], &o);
+    return RM_ReplyWithSimpleString(ctx, "OK");
+}
+
+/* DBF.ADD key item / DBF.MADD key item [item ...]: 1 for an item not present before,
+ * 0 for one that was (inserted again all the same: see the design above). */
+static int dbf_add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool single)
+{
+    opened_key k = value_open(ctx, argv[1], RM_READ | RM_WRITE, &dbf_type);
+    once_filter *f = value_filter_or_reply(ctx, &k, NULL);
+    dbf_options o = {config.error_rate, config.initial_capacity, 0};
+    bool created = false;
+    if (f == NULL && k.state == KEY_MISSING) {
+        o.seed = command_new_seed();
+        once_status st = dbf_create(&o, &f);
+        if (st == ONCE_OK && !value_store(&k, &dbf_type, f))
+            st = ONCE_ERR_NOMEM;
+        if (st != ONCE_OK) {
+            f = NULL;
+            reply_status(ctx, st);
+        }
+        created = f != NULL;
+    }
+    if (f == NULL) {
+        value_close(&k);
+        return RM_OK;
+    }
+    if (!single)
+        RM_ReplyWithArray(ctx, RM_POSTPONED_LEN);
+    long replied = 0;
+    for (int i = 2; i < argc; i++) {
+        size_t len = 0;
+        const char *item = RM_StringPtrLen(argv[i], &len);
+        bool present = false;
+        once_query(f, item, len, 0, &present);
+        once_status st = once_add(f, item, len, 0);
+        replied++;
+        if (st != ONCE_OK) {
+            RM_ReplyWithError(ctx, st == ONCE_ERR_NOMEM ? ERR_NO_MEMORY : ERR_MEMORY_LIMIT);
+            break;
+        }
+        RM_ReplyWithBool(ctx, !present);
+    }
+    if (!single)
+        RM_ReplySetArrayLength(ctx, replied);
+    value_close(&k);
+    if (created) {
+        replicate_creation(ctx, argv[1], &o);
+        RM_Replicate(ctx, single ? "DBF.ADD" : "DBF.MADD", "v", argv + 1, (size_t)(argc - 1));
+    } else {
+        RM_ReplicateVerbatim(ctx);
+    }
+    return RM_OK;
+}
+
+static int dbf_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return dbf_add_items(ctx, argv, argc, true);
+}
+
+static int dbf_madd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return dbf_add_items(ctx, argv, argc, false);
+}
+
+/* DBF.DEL key item: 1 deleted, 0 held by no row (or a missing key); an error, and no
+ * change, when several rows hold it. */
+static int dbf_del(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    (void)argc;
+    opened_key k = value_open(ctx, argv[1], RM_READ | RM_WRITE, &dbf_type);
+    once_filter *f = value_filter_or_reply(ctx, &k, NULL);
+    if (f == NULL) {
+        if (k.state == KEY_MISSING)
+            RM_ReplyWithLongLong(ctx, 0);
+        value_close(&k);
+        return RM_OK;
+    }
+    size_t len = 0;
+    const char *item = RM_StringPtrLen(argv[2], &len);
+    once_status st = once_remove(f, item, len, 0);
+    value_close(&k);
+    switch (st) {
+    case ONCE_OK:
+        RM_ReplicateVerbatim(ctx);
+        return RM_ReplyWithLongLong(ctx, 1);
+    case ONCE_ERR_NOT_PRESENT:
+        return RM_ReplyWithLongLong(ctx, 0);
+    case ONCE_ERR_UNSUPPORTED:
+        return RM_ReplyWithError(ctx, ERR_MULTIPLE_ROWS);
+    default:
+        return reply_status(ctx, st);
+    }
+}
+
+/* DBF.EXISTS key item / DBF.MEXISTS key item [item ...]: a missing key holds nothing. */
+static int dbf_exists_items(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
+                            bool single)
+{
+    opened_key k = value_open(ctx, argv[1], RM_READ, &dbf_type);
+    once_filter *f = value_filter_or_reply(ctx, &k, NULL);
+    if (f == NULL && k.state != KEY_MISSING) {
+        value_close(&k);
+        return RM_OK;
+    }
+    if (!single)
+        RM_ReplyWithArray(ctx, argc - 2);
+    for (int i = 2; i < argc; i++) {
+        size_t len = 0;
+        const char *item = RM_StringPtrLen(argv[i], &len);
+        bool present = false;
+        if (f != NULL)
+            once_query(f, item, len, 0, &present);
+        RM_ReplyWithBool(ctx, present);
+    }
+    value_close(&k);
+    return RM_OK;
+}
+
+static int dbf_exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return dbf_exists_items(ctx, argv, argc, true);
+}
+
+static int dbf_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return dbf_exists_items(ctx, argv, argc, false);
+}
+
+/* DBF.INFO key: a map (flat pairs under RESP2). */
+static int dbf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    (void)argc;
+    opened_key k = value_open(ctx, argv[1], RM_READ, &dbf_type);
+    once_filter *f = value_filter_or_reply(ctx, &k, ERR_NOT_FOUND);
+    if (f == NULL) {
+        value_close(&k);
+        return RM_OK;
+    }
+    once_stats s;
+    once_get_stats(f, &s);
+    value_close(&k);
+    RM_ReplyWithMap(ctx, 6);
+    RM_ReplyWithSimpleString(ctx, "Capacity per row");
+    RM_ReplyWithLongLong(ctx, (long long)s.capacity);
+    RM_ReplyWithSimpleString(ctx, "Rows");
+    RM_ReplyWithLongLong(ctx, (long long)s.filters);
+    RM_ReplyWithSimpleString(ctx, "Number of items inserted");
+    RM_ReplyWithLongLong(ctx, (long long)s.items);
+    RM_ReplyWithSimpleString(ctx, "Size");
+    RM_ReplyWithLongLong(ctx, (long long)s.bytes);
+    RM_ReplyWithSimpleString(ctx, "Error rate");
+    RM_ReplyWithDouble(ctx, s.error);
+    RM_ReplyWithSimpleString(ctx, "Estimated error rate");
+    RM_ReplyWithDouble(ctx, s.fpr_estimate);
+    return RM_OK;
+}
+
+/* DBF.CARD key [ESTIMATE [CONFIDENCE c]]: the items held (insertions minus deletes;
+ * 0 for a missing key), or the distinct items estimated with an interval. */
+static int dbf_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    double confidence = CARD_DEFAULT_CONFIDENCE;
+    bool estimate = argc >= 3;
+    if (estimate && !arg_is(argv[2], "ESTIMATE"))
+        return RM_ReplyWithError(ctx, ERR_UNKNOWN_ARGUMENT);
+    if (argc == 4)
+        return RM_WrongArity(ctx);
+    if (argc == 5 && (!arg_is(argv[3], "CONFIDENCE")))
+        return RM_ReplyWithError(ctx, ERR_UNKNOWN_ARGUMENT);
+    if (argc == 5 && (!arg_double(argv[4], &confidence) || !(confidence > 0.0 && confidence < 1.0)))
+        return RM_ReplyWithError(ctx, "ERR confidence must be a number in (0, 1)");
+    if (argc > 5)
+        return RM_WrongArity(ctx);
+    opened_key k = value_open(ctx, argv[1], RM_READ, &dbf_type);
+    once_filter *f = value_filter_or_reply(ctx, &k, NULL);
+    if (f == NULL && k.state != KEY_MISSING) {
+        value_close(&k);
+        return RM_OK;
+    }
+    if (!estimate) {
+        RM_ReplyWithLongLong(ctx, f != NULL ? (long long)once_items(f) : 0);
+        value_close(&k);
+        return RM_OK;
+    }
+    once_cardinality c = {0, 0, 0, confidence};
+    once_status st = f != NULL ? once_estimate_cardinality(f, 0, confidence, &c) : ONCE_OK;
+    value_close(&k);
+    if (st != ONCE_OK)
+        return reply_status(ctx, st);
+    RM_ReplyWithArray(ctx, 3);
+    RM_ReplyWithDouble(ctx, c.estimate);
+    RM_ReplyWithDouble(ctx, c.low);
+    RM_ReplyWithDouble(ctx, c.high);
+    return RM_OK;
+}
+
+static int dbf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return value_scandump_command(ctx, argv, argc, &dbf_type);
+}
+
+static int dbf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return value_loadchunk_command(ctx, argv, argc, &dbf_type);
+}
+
+static void *dbf_rdb_load(RedisModuleIO *rdb, int encver)
+{
+    return value_rdb_load(rdb, encver, &dbf_type);
+}
+
+static void dbf_aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, void *v)
+{
+    value_aof_rewrite(aof, key, v, &dbf_type);
+}
+
+#define WRITES (RM_KEY_RW | RM_KEY_UPDATE)
+#define CREATES (RM_KEY_RW | RM_KEY_INSERT)
+#define READS (RM_KEY_RO | RM_KEY_ACCESS)
+
+static const command_spec dbf_commands[] = {
+    {"dbf.reserve", dbf_reserve, "write deny-oom", -4, KEYS_FIRST, CREATES,
+     "Create a Dynamic Bloom Filter: rows of `capacity` items at an error rate"},
+    {"dbf.add", dbf_add, "write deny-oom", 3, KEYS_FIRST, WRITES,
+     "Insert an item; 1 if it was not present before"},
+    {"dbf.madd", dbf_madd, "write deny-oom", -3, KEYS_FIRST, WRITES, "Insert items"},
+    {"dbf.del", dbf_del, "write", 3, KEYS_FIRST, WRITES,
+     "Delete an item; refused when several rows hold it"},
+    {"dbf.exists", dbf_exists, "readonly fast", 3, KEYS_FIRST, READS,
+     "Is the item (probably) present?"},
+    {"dbf.mexists", dbf_mexists, "readonly fast", -3, KEYS_FIRST, READS,
+     "Are the items (probably) present?"},
+    {"dbf.info", dbf_info, "readonly", 2, KEYS_FIRST, READS,
+     "Rows, items, size and error rates of a filter"},
+    {"dbf.card", dbf_card, "readonly", -2, KEYS_FIRST, READS,
+     "Items held, or the distinct items estimated with an interval"},
+    {"dbf.scandump", dbf_scandump, "readonly", 3, KEYS_FIRST, READS,
+     "The next chunk of a filter's dump"},
+    {"dbf.loadchunk", dbf_loadchunk, "write deny-oom", 4, KEYS_FIRST, CREATES,
+     "Restore a filter from the chunks of its dump"},
+};
+
+int dbf_register(RedisModuleCtx *ctx)
+{
+    if (value_type_register(ctx, &dbf_type, dbf_rdb_load, dbf_aof_rewrite) != RM_OK)
+        return RM_ERR;
+    return command_register(ctx, dbf_commands, sizeof dbf_commands / sizeof dbf_commands[0]);
+}
