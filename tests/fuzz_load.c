@@ -207,7 +207,7 @@ static void load_stream_in_chunks(const uint8_t *data, size_t size, once_status 
     if (first < 8)
         first = 8;
     size_t step = 8 * (1 + (size_t)(XXH3_64bits(data, size) % 24));
-    uint64_t tag = get_le(data + size - 8, 8) & 0xffffff;
+    uint64_t tag = get_le(data + size - 8, 8) & 0xffff;
     uint8_t *chunk = malloc(ONCE_CHUNK_HEADER_SIZE + (first > step ? first : step));
     once_loader *l = NULL;
     if (chunk == NULL || once_load_begin(&l) != ONCE_OK)

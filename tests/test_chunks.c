@@ -269,7 +269,7 @@ static void every_structure_round_trips(void)
                          testing_get_le(ch + CH_OFFSET, 8) == at &&
                          testing_get_le(ch + CH_STREAM, 8) == saved_len &&
                          testing_get_le(ch + CH_TAG, 4) ==
-                             (XXH3_64bits(saved, saved_len - 8) & 0xffffff) &&
+                             (XXH3_64bits(saved, saved_len - 8) & 0xffff) &&
                          at + body <= saved_len &&
                          memcmp(ch + ONCE_CHUNK_HEADER_SIZE, saved + at, body) == 0;
                 /* Chunks are as full as the bound allows, but for the last. */
@@ -553,7 +553,7 @@ static void damaged_chunks_refused(void)
  * with the tag of its checksum and resealed: a writer who means harm. */
 static void rechunk(const dump *d, const uint8_t *file, size_t len, uint8_t **chunks)
 {
-    uint64_t tag = XXH3_64bits(file, len - 8) & 0xffffff;
+    uint64_t tag = XXH3_64bits(file, len - 8) & 0xffff;
     for (size_t k = 0; k < d->count; k++) {
         memcpy(chunks[k], d->chunk[k], ONCE_CHUNK_HEADER_SIZE);
         size_t offset = (size_t)testing_get_le(d->chunk[k] + CH_OFFSET, 8);
@@ -656,7 +656,7 @@ static void hostile_first_chunk_allocates_nothing(void)
     dump d;
     REQUIRE(dump_make(f, min, &d));
     REQUIRE(d.count >= 3 && d.len[0] == min);
-    const uint64_t huge = UINT64_C(1) << 41;
+    const uint64_t huge = UINT64_C(1) << 39;
     uint64_t stream = prefix + huge + 8;
 
     uint8_t *first = testing_copy_exact(d.chunk[0], d.len[0]);
@@ -698,9 +698,9 @@ static void hostile_first_chunk_allocates_nothing(void)
     once_load_abort(l);
     free(exact);
 
-    /* A stream of 4 TiB or more is no dump's. */
+    /* A stream of 1 TiB or more is no dump's. */
     memcpy(first, d.chunk[0], d.len[0]);
-    testing_put_le(first + CH_STREAM, UINT64_C(1) << 42, 8);
+    testing_put_le(first + CH_STREAM, UINT64_C(1) << 40, 8);
     chunk_reseal(first, d.len[0]);
     CHECK_OK(once_load_begin(&l));
     CHECK_STATUS(once_load_chunk(l, first, d.len[0], NULL), ONCE_ERR_CORRUPT);
@@ -791,10 +791,13 @@ static void save_arguments_and_cursors(void)
     CHECK_OK(once_save_chunk(f, &cursor, ONCE_CHUNK_HEADER_SIZE + 15, buf, &n));
     CHECK(n == ONCE_CHUNK_HEADER_SIZE + 8);
 
-    /* Cursors it never gave: the top bit, a tag without an offset, an offset past the
-     * stream. */
-    const uint64_t offset_mask = (UINT64_C(1) << 39) - 1;
+    /* Cursors it never gave: past 2^53 (what a JavaScript client reads exactly), a tag
+     * without an offset, an offset past the stream. */
+    CHECK(second < UINT64_C(1) << 53);
+    const uint64_t offset_mask = (UINT64_C(1) << 37) - 1;
     uint64_t bogus = UINT64_C(1) << 63;
+    CHECK_STATUS(once_save_chunk(f, &bogus, min, buf, &n), ONCE_ERR_INVALID);
+    bogus = second | UINT64_C(1) << 53;
     CHECK_STATUS(once_save_chunk(f, &bogus, min, buf, &n), ONCE_ERR_INVALID);
     bogus = second & ~offset_mask;
     CHECK_STATUS(once_save_chunk(f, &bogus, min, buf, &n), ONCE_ERR_INVALID);
@@ -805,7 +808,7 @@ static void save_arguments_and_cursors(void)
     CHECK_OK(once_save_chunk(f, &end, min, buf, &n));
     CHECK(end == 0 && n == 0);
     /* A tag other than the dump's: the last chunk refuses it. */
-    bogus = second ^ (UINT64_C(1) << 39);
+    bogus = second ^ (UINT64_C(1) << 37);
     n = 99;
     CHECK_STATUS(once_save_chunk(f, &bogus, SIXTEEN_MIB, buf, &n), ONCE_ERR_SEQUENCE);
     CHECK(n == 0);

@@ -39,7 +39,7 @@
  *   4       2     chunk format version (CHUNK_VERSION)
  *   6       2     reserved, 0
  *   8       4     body length B (a multiple of 8, at least 8)
- *   12      4     dump tag: the low 24 bits of the stream's XXH3-64 checksum
+ *   12      4     dump tag: the low 16 bits of the stream's XXH3-64 checksum
  *   16      8     offset of the body in the stream (a multiple of 8)
  *   24      8     stream length S (once_saved_size)
  *   32      8     XXH3-64 (seed 0) of bytes [0, 32) followed by the body
@@ -52,8 +52,9 @@
  * checksum, hashed by the loader as the bodies come, still guards the whole, and a
  * dump's bodies load with once_load too.
  *
- * The saver keeps no state: the cursor (below 2^63, a Redis iterator) is the tag above
- * the next offset in words.  The price is that every call walks the save from the
+ * The saver keeps no state: the cursor (below 2^53, a Redis iterator that a JavaScript
+ * client, whose numbers are doubles, reads exactly) is the tag above the next offset in
+ * words.  The price is that every call walks the save from the
  * start to its chunk's end, writing only its window; the array structures save their
  * payload in a few large writes, so a walk costs about its chunk (the timer filter
  * builds its canonical words as it writes: a walk costs up to its whole size).  The
@@ -346,15 +347,18 @@ once_status once_load(once_filter **out, const void *buffer, size_t len)
 
 #define CHUNK_MAGIC "ONCK"
 #define CHUNK_VERSION 1
-/* The cursor: the dump's tag above the offset of the next chunk in 8-byte words,
- * bit 63 clear (a Redis iterator is a signed 64-bit integer). */
-#define CHUNK_OFFSET_BITS 39
-#define CHUNK_TAG_BITS 24
+/* The cursor: the dump's tag above the offset of the next chunk in 8-byte words, in
+ * 53 bits: a Redis iterator is a signed 64-bit integer, and a client in JavaScript
+ * (node-redis) reads integers as doubles, exact only below 2^53.  37 bits of words
+ * bound a stream to 1 TiB; the 16-bit tag catches all but 1 in 65536 filters changed
+ * during a dump at its last chunk, and the stream's checksum the rest at the loader. */
+#define CHUNK_OFFSET_BITS 37
+#define CHUNK_TAG_BITS 16
 #define CHUNK_TAG_MASK ((UINT64_C(1) << CHUNK_TAG_BITS) - 1)
 #define CHUNK_MAX_STREAM (UINT64_C(8) << CHUNK_OFFSET_BITS) /* streams are shorter */
 #define CHUNK_MAX_BODY (UINT32_MAX & ~UINT32_C(7))
 
-_Static_assert(CHUNK_OFFSET_BITS + CHUNK_TAG_BITS == 63, "a cursor is a positive int64");
+_Static_assert(CHUNK_OFFSET_BITS + CHUNK_TAG_BITS == 53, "a cursor is an exact double");
 _Static_assert(ONCE_CHUNK_MIN == ONCE_CHUNK_HEADER_SIZE + ONCE_HEADER_SIZE + ONCE_MAX_PARAMS +
                                      8 + ONCE_MAX_METADATA + 8,
                "ONCE_CHUNK_MIN holds the largest prefix the loader accepts");
@@ -401,7 +405,7 @@ once_status once_save_chunk(const once_filter *f, uint64_t *cursor, size_t max_c
         *out_len = 0;
     if (f == NULL || cursor == NULL || out == NULL || out_len == NULL)
         return ONCE_ERR_INVALID;
-    if (*cursor >> 63)
+    if (*cursor >> (CHUNK_OFFSET_BITS + CHUNK_TAG_BITS))
         return ONCE_ERR_INVALID;
     uint64_t stream = once_saved_size(f);
     if (stream >= CHUNK_MAX_STREAM)

@@ -554,7 +554,8 @@ ONCE_API once_status once_get_metadata(const once_filter *filter, const void **d
  *     } while (cursor != 0);
  *
  * which is BF.SCANDUMP's protocol: [cursor, chunk] per call, [0, ""] at the end.  The
- * cursor is a plain integer below 2^63 (the library keeps no state between calls) and
+ * cursor is a plain integer below 2^53 (the library keeps no state between calls; a
+ * JavaScript client reads it exactly) and
  * max_chunk may differ from call to call.  The first chunk holds at least the whole
  * header, parameters and metadata: the first call needs a max_chunk of at least
  * once_save_chunk_min(f) (never more than ONCE_CHUNK_MIN), later calls at least
@@ -565,7 +566,7 @@ ONCE_API once_status once_get_metadata(const once_filter *filter, const void **d
  * refuses (ONCE_ERR_SEQUENCE), as does any call once the filter is shorter than the
  * cursor's offset; and the loader refuses a dump whose chunks mix states
  * (ONCE_ERR_CHECKSUM, or ONCE_ERR_SEQUENCE when the length changed).  A cursor this library never gave is
- * ONCE_ERR_INVALID or ONCE_ERR_SEQUENCE.  A stream of 4 TiB or more is
+ * ONCE_ERR_INVALID or ONCE_ERR_SEQUENCE.  A stream of 1 TiB or more is
  * ONCE_ERR_TOO_LARGE.
  *
  * Loading: once_load_begin makes a loader; once_load_chunk takes the chunks in the
