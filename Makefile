@@ -10,7 +10,7 @@ SAMPLE     ?= data/events.tsv
 # Open-ended fuzzing of the loader (make fuzz): how long, in seconds.
 FUZZ_SECONDS ?= 600
 
-.PHONY: all deps build test test-fast test-asan test-tsan fuzz asan-build tsan-build run install \
+.PHONY: all deps build test test-fast test-asan test-tsan fuzz asan-build tsan-build run run-redis install \
 	bench bench-quick experiments clean
 
 all: build
@@ -62,6 +62,10 @@ run: build
 	@echo "once --span 1h --time-field 1 --time-format iso8601 -f 2 --stats $(SAMPLE) > /dev/null"
 	@$(BUILD)/programs/once --span 1h --time-field 1 --time-format iso8601 -f 2 --stats \
 	    $(SAMPLE) > /dev/null
+
+# Debian's redis-server with the module on a free port (see docs/REDIS.md).
+run-redis: build
+	@scripts/run-redis.sh $(BUILD)
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
