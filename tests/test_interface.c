@@ -499,7 +499,7 @@ static void failed_combination_leaves_dst_unchanged(void)
         if (t == ONCE_APBF || t == ONCE_APBBF || t == ONCE_TLBF || t == ONCE_SCALABLE)
             refused_unchanged(dst, twin, true, ONCE_ERR_UNSUPPORTED, what);
         snprintf(what, sizeof what, "%s union", configs[i].name);
-        if (t == ONCE_TLBF || t == ONCE_SCALABLE)
+        if (t == ONCE_TLBF)
             refused_unchanged(dst, twin, false, ONCE_ERR_UNSUPPORTED, what);
         if (c->dynamic) { /* a growing timer filter combines with none */
             refused_unchanged(dst, twin, false, ONCE_ERR_MISMATCH, what);

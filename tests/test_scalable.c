@@ -20,7 +20,9 @@
  *     middle of a batch, a refusal in the middle of a batch);
  *   - saved mid-growth and loaded, it continues exactly as the original; every
  *     truncation, every changed byte, and a list of hostile parameters are refused;
- *   - invalid configurations are refused; union and intersection are unsupported.
+ *   - invalid configurations are refused; intersection is unsupported;
+ *   - the union of two chains of one series (any lengths) holds every key of both, keeps
+ *     the chain's invariants (it saves and loads), and past max_bytes changes nothing.
  */
 #include "once.h"
 #include "once_math.h"
@@ -874,6 +876,101 @@ static void invalid_configs(void)
     CHECK(t == ONCE_SCALABLE && strcmp(once_type_name(ONCE_SCALABLE), "scalable") == 0);
 }
 
+/* Saves, loads back, and the loaded chain answers alike for `n` keys of `domain`. */
+static void reloads_alike(const once_filter *f, uint64_t domain, uint64_t n)
+{
+    size_t len = 0;
+    uint8_t *file = testing_save(f, &len);
+    REQUIRE(file != NULL);
+    once_filter *g = NULL;
+    CHECK_OK(once_load(&g, file, len));
+    once_free_buffer(file);
+    if (g == NULL)
+        return;
+    CHECK(once_items(g) == once_items(f) && once_capacity(g) == once_capacity(f));
+    for (uint64_t i = 0; i < n; i++)
+        CHECK(present(g, domain, i) == present(f, domain, i));
+    once_free(g);
+}
+
+static void union_of_chains_keeps_every_key(void)
+{
+    scalable_opts o = {100, 0.01, 2, 0.5, 0, 7};
+    once_filter *a = make(&o), *b = make(&o);
+    REQUIRE(a != NULL && b != NULL);
+    fill_to(a, 1, 250);  /* 100 + 200 */
+    fill_to(b, 2, 1400); /* 100 + 200 + 400 + 800 */
+    CHECK(testing_stats(a).filters == 2 && testing_stats(b).filters == 4);
+    uint64_t b_items = once_items(b), b_capacity = once_capacity(b);
+
+    /* The shorter chain grows to the longer one's length. */
+    CHECK_OK(once_union(a, b));
+    once_stats s = testing_stats(a);
+    CHECK(s.filters == 4 && s.capacity == b_capacity);
+    for (uint64_t i = 0; i < 250; i++)
+        CHECK(present(a, 1, i));
+    for (uint64_t i = 0; i < 1400; i++)
+        CHECK(present(a, 2, i));
+    /* Older sub-filters count as full; the newest holds at least src's keys there. */
+    CHECK(s.items >= b_items && s.items <= s.capacity);
+    reloads_alike(a, 1, 250);
+    reloads_alike(a, 2, 1500);
+    /* src is untouched, and a union into the longer chain holds both too. */
+    CHECK(once_items(b) == b_items);
+    once_filter *c = make(&o);
+    REQUIRE(c != NULL);
+    fill_to(c, 1, 250);
+    CHECK_OK(once_union(b, c));
+    CHECK(testing_stats(b).filters == 4);
+    for (uint64_t i = 0; i < 250; i++)
+        CHECK(present(b, 1, i));
+    reloads_alike(b, 1, 250);
+
+    /* Adds go on after a union: new keys find room and the chain grows as before. */
+    for (uint64_t i = 0; i < 3000; i++)
+        (void)tand(a, 3, i);
+    for (uint64_t i = 0; i < 3000; i++)
+        CHECK(present(a, 3, i));
+    CHECK(testing_stats(a).filters > 4);
+    reloads_alike(a, 3, 3000);
+
+    /* Another series or seed: refused. */
+    scalable_opts x2 = {100, 0.01, 4, 0.5, 0, 7}, seed = {100, 0.01, 2, 0.5, 0, 8},
+                  first = {200, 0.01, 2, 0.5, 0, 7};
+    const scalable_opts *others[] = {&x2, &seed, &first};
+    for (size_t i = 0; i < 3; i++) {
+        once_filter *other = make(others[i]);
+        REQUIRE(other != NULL);
+        CHECK_STATUS(once_union(c, other), ONCE_ERR_MISMATCH);
+        once_free(other);
+    }
+
+    /* Growth past dst's max_bytes: refused, dst unchanged byte for byte. */
+    once_filter *probe = make(&o);
+    REQUIRE(probe != NULL);
+    fill_to(probe, 4, 150);
+    scalable_opts capped = o;
+    capped.max_bytes = once_bytes(probe) + 64; /* two sub-filters, not three */
+    once_free(probe);
+    once_filter *small = make(&capped);
+    REQUIRE(small != NULL);
+    fill_to(small, 4, 150);
+    size_t before_len = 0, after_len = 0;
+    uint8_t *before = testing_save(small, &before_len);
+    uint64_t bytes = once_bytes(small), items = once_items(small);
+    CHECK_STATUS(once_union(small, b), ONCE_ERR_FULL);
+    uint8_t *after = testing_save(small, &after_len);
+    CHECK(before != NULL && after != NULL && before_len == after_len &&
+          memcmp(before, after, before_len) == 0);
+    CHECK(once_bytes(small) == bytes && once_items(small) == items);
+    once_free_buffer(before);
+    once_free_buffer(after);
+    once_free(small);
+    once_free(a);
+    once_free(b);
+    once_free(c);
+}
+
 static void unsupported_operations(void)
 {
     scalable_opts o = {1000, 0.01, 2, 0.5, 0, 121};
@@ -882,7 +979,6 @@ static void unsupported_operations(void)
     once_filter *c = make(&other);
     REQUIRE(a != NULL && b != NULL && c != NULL);
     CHECK(tand(a, 13, 1) == false);
-    CHECK_STATUS(once_union(a, b), ONCE_ERR_UNSUPPORTED);
     CHECK_STATUS(once_intersect(a, b), ONCE_ERR_UNSUPPORTED);
     CHECK_STATUS(once_union(a, c), ONCE_ERR_MISMATCH);
     testing_key k = testing_key_make(13, 1);
@@ -925,6 +1021,7 @@ static const testing_case cases[] = {
     {"no_false_negatives", no_false_negatives},
     {"duplicates_are_not_counted", duplicates_are_not_counted},
     {"nonscaling_refuses_when_full", nonscaling_refuses_when_full},
+    {"union_of_chains_keeps_every_key", union_of_chains_keeps_every_key},
     {"expansion_and_tightening_progression", expansion_and_tightening_progression},
     {"growth_limits_refuse_and_keep_state", growth_limits_refuse_and_keep_state},
     {"batch_matches_single", batch_matches_single},

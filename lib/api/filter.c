@@ -531,6 +531,8 @@ static once_status combine(once_filter *dst, const once_filter *src, once_combin
     if (st != ONCE_OK)
         return st; /* the structure left dst as it was */
     /* Items of a combination is not known exactly; keep an upper bound. */
+    if (dst->ops->combine_sets_items)
+        return ONCE_OK;
     if (op == ONCE_COMBINE_UNION)
         dst->items = dst->items + src->items < dst->items ? UINT64_MAX : dst->items + src->items;
     else if (src->items < dst->items)

@@ -126,6 +126,10 @@ typedef struct once_filter_ops {
      * ONCE_ERR_NOMEM: a union that needs memory, grow/dbf.c) by returning the status with
      * dst unchanged.  NULL: neither is offered (ONCE_ERR_UNSUPPORTED). */
     once_status (*combine)(once_filter *dst, const once_filter *src, once_combine_op op);
+    /* combine sets dst's items itself (grow/scalable.c keeps its per-sub-filter counts
+     * consistent); otherwise api/filter.c keeps a bound: the sum for a union, the
+     * smaller for an intersection. */
+    bool combine_sets_items;
     void (*stats)(const once_filter *f, once_stats *s);
     /* Distinct keys from the cells (paper 002, section 5); NULL = unsupported.  The
      * pair form estimates |a union b| or |a intersect b| for two filters already checked

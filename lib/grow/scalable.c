@@ -56,11 +56,21 @@
  *     and error 1e-3 that is 19 sub-filters, 2^19 times the initial capacity at e = 2;
  *   - max_bytes (0 = none beyond the library's cell limit) caps once_bytes().
  *
- * Union and intersection are refused (ONCE_ERR_UNSUPPORTED, as RedisBloom offers no
- * merge): the union of two chains holds up to twice each sub-filter's keys, so the
- * compound bound - the point of the structure - would no longer hold, and the
- * invariant below (which the loader checks) would be lost.  same_geometry is still
- * defined (identical sub-filter lists) so that pair estimates can use it.
+ * Union (BF.MERGE)
+ *   Two chains of the same series (expansion, tightening, and first sub-filter; the
+ *   planner then makes every later F_i alike) and seed combine sub-filter by
+ *   sub-filter: F_i := F_i OR F'_i, dst first growing to src's length.  Each key of
+ *   either chain lives in the same F_i in both (an add places it by the chain's state,
+ *   and both chains test every sub-filter first), so the union answers present for
+ *   every key of either: no false negatives.  Its rate is that of the combined fills:
+ *   a sub-filter holding two sets' keys is past its n_i, so the compound bound holds
+ *   only for keys added after the union, which go to a sub-filter with room.  The
+ *   counts keep the invariants: every sub-filter but the newest counts as full, and the
+ *   newest holds the estimate of its distinct keys from its cells (paper 002, Theorem
+ *   1), at least either side's count and at most n_i.  Growth past max_bytes refuses
+ *   the union with dst unchanged.  Intersection is refused (ONCE_ERR_UNSUPPORTED): a
+ *   key may sit in F_i of one chain and F_j of the other.  same_geometry means "of
+ *   one series" (chains of any lengths); no pair estimate uses it.
  *
  * Invariants
  *   - 1 <= count <= SCALABLE_MAX_FILTERS, and count == 1 when non-scaling;
@@ -280,17 +290,64 @@ static void scalable_clear(once_filter *f)
     s->base.capacity = s->subs[0]->capacity;
 }
 
+/* Chains of one series: every sub-filter both have is alike (and then so would every
+ * later one be: the planner is deterministic). */
 static bool scalable_same_geometry(const once_filter *x, const once_filter *y)
 {
     const scalable_filter *a = CSCALABLE(x), *b = CSCALABLE(y);
-    if (a->expansion != b->expansion || a->tightening != b->tightening || a->count != b->count)
+    if (a->expansion != b->expansion || a->tightening != b->tightening)
         return false;
-    for (uint32_t i = 0; i < a->count; i++) {
+    for (uint32_t i = 0; i < a->count && i < b->count; i++) {
         const once_filter *p = a->subs[i], *q = b->subs[i];
         if (p->capacity != q->capacity || p->error != q->error || !p->ops->same_geometry(p, q))
             return false;
     }
     return true;
+}
+
+/* dst |= src for chains of one series (see "Union" above). */
+static once_status scalable_combine(once_filter *dst, const once_filter *src, once_combine_op op)
+{
+    if (op != ONCE_COMBINE_UNION)
+        return ONCE_ERR_UNSUPPORTED;
+    scalable_filter *d = SCALABLE(dst);
+    const scalable_filter *s = CSCALABLE(src);
+    uint32_t before = d->count;
+    uint64_t newest_items_before = d->subs[before - 1]->items;
+    while (d->count < s->count) {
+        once_status st = scalable_grow(d);
+        if (st != ONCE_OK) {
+            while (d->count > before) {
+                once_filter *sub = d->subs[--d->count];
+                d->base.capacity -= sub->capacity;
+                sub->ops->destroy(sub);
+                d->subs[d->count] = NULL;
+            }
+            return st;
+        }
+    }
+    for (uint32_t i = 0; i < s->count; i++) {
+        once_status st = d->subs[i]->ops->combine(d->subs[i], s->subs[i], ONCE_COMBINE_UNION);
+        if (st != ONCE_OK) /* the blocked layout's OR does not fail */
+            return st;
+    }
+    uint32_t newest = d->count - 1;
+    uint64_t items = 0;
+    for (uint32_t i = 0; i < newest; i++) {
+        d->subs[i]->items = d->subs[i]->capacity;
+        items += d->subs[i]->items;
+    }
+    once_filter *last = d->subs[newest];
+    uint64_t low = newest + 1 == before ? newest_items_before : 0;
+    if (newest < s->count && s->subs[newest]->items > low)
+        low = s->subs[newest]->items;
+    once_cardinality c;
+    if (last->ops->cardinality(last, 0, 0.5, &c) == ONCE_OK && c.estimate > (double)low)
+        low = c.estimate >= (double)last->capacity ? last->capacity : (uint64_t)(c.estimate + 0.5);
+    /* A newest sub-filter after the first holds at least one key (the loader's rule). */
+    last->items = low > last->capacity ? last->capacity : low == 0 && newest > 0 ? 1 : low;
+    d->base.items = items + last->items;
+    return ONCE_OK;
 }
 
 static void scalable_stats(const once_filter *f, once_stats *st)
@@ -524,7 +581,8 @@ const once_filter_ops once_scalable_ops = {
     .remove = NULL,
     .clear = scalable_clear,
     .same_geometry = scalable_same_geometry,
-    .combine = NULL,
+    .combine = scalable_combine,
+    .combine_sets_items = true,
     .stats = scalable_stats,
     .cardinality = scalable_cardinality,
     .cardinality_pair = NULL,

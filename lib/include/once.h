@@ -316,6 +316,15 @@ ONCE_API once_status once_clear(once_filter *filter);
  * Intersection is refused with ONCE_ERR_UNSUPPORTED: a key both windows hold sits at
  * a different age in each, in different segments, and no segment-wise AND keeps it.
  *
+ * Scalable filters: chains of one series (expansion, tightening, first capacity and
+ * error) and seed unite whatever their lengths, sub-filter by sub-filter, dst first
+ * growing to src's length (ONCE_ERR_FULL past its max_bytes).  Every key of either is
+ * present after; sub-filters that took keys of both are past their design load, so the
+ * rate holds its bound again only for keys added after the union.  once_items counts
+ * the older sub-filters as full and estimates the newest from its cells.
+ * Intersection is refused (ONCE_ERR_UNSUPPORTED): a key may sit in different
+ * sub-filters of the two chains.
+ *
  * Time windows: the TLBF's slices have their own sizes and stamps, so neither union
  * nor intersection is offered (ONCE_ERR_UNSUPPORTED; ONCE_ERR_MISMATCH for filters of
  * another k, l or span).  Fixed-size timer filters of one geometry and span combine
