@@ -529,6 +529,57 @@ static int bf_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return RM_OK;
 }
 
+/* BF.MERGE dest src [src ...]: dest := dest OR every src (a missing dest starts as a
+ * copy of the first).  The filters must be of one series and seed (the same
+ * expansion, first capacity and error rate, and SEED); their lengths may differ
+ * (lib/grow/scalable.c, "Union").  All or nothing: the union is built on a copy and
+ * replaces dest only when every source went in. */
+static int bf_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    opened_key dest = value_open(ctx, argv[1], RM_READ | RM_WRITE, &bloom_type);
+    once_filter *current = value_filter_or_reply(ctx, &dest, NULL);
+    if (current == NULL && dest.state != KEY_MISSING) {
+        value_close(&dest);
+        return RM_OK;
+    }
+    once_filter *merged = NULL;
+    once_status st = ONCE_OK;
+    for (int i = 2; i < argc && st == ONCE_OK; i++) {
+        opened_key src = value_open(ctx, argv[i], RM_READ, &bloom_type);
+        once_filter *f = value_filter_or_reply(ctx, &src, ERR_NOT_FOUND);
+        if (f == NULL) {
+            value_close(&src);
+            once_free(merged);
+            value_close(&dest);
+            return RM_OK;
+        }
+        if (merged == NULL)
+            st = value_copy_filter(current != NULL ? current : f, &merged);
+        if (st == ONCE_OK && (current != NULL || i > 2))
+            st = once_union(merged, f);
+        value_close(&src);
+    }
+    if (st == ONCE_OK && once_bytes(merged) > (uint64_t)config.max_memory)
+        st = ONCE_ERR_FULL;
+    if (st != ONCE_OK) {
+        once_free(merged);
+        value_close(&dest);
+        return st == ONCE_ERR_MISMATCH
+                   ? RM_ReplyWithError(ctx, "ERR cannot merge: the filters differ in expansion, "
+                                            "capacity, error rate or seed")
+                   : reply_status(ctx, st);
+    }
+    if (current != NULL)
+        value_replace(&dest, merged);
+    else if (!value_store(&dest, &bloom_type, merged)) {
+        value_close(&dest);
+        return RM_ReplyWithError(ctx, ERR_NO_MEMORY);
+    }
+    value_close(&dest);
+    RM_ReplicateVerbatim(ctx);
+    return RM_ReplyWithSimpleString(ctx, "OK");
+}
+
 static int bf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     return value_scandump_command(ctx, argv, argc, &bloom_type);
@@ -571,6 +622,8 @@ static const command_spec bloom_commands[] = {
      "Capacity, size, filters, items and expansion of a filter"},
     {"bf.card", bf_card, "readonly fast", -2, KEYS_FIRST, READS,
      "Items inserted, or the distinct items estimated with an interval"},
+    {"bf.merge", bf_merge, "write deny-oom", -3, KEYS_FIRST_AND_REST, CREATES,
+     "Unite filters of one series and seed into the first key"},
     {"bf.scandump", bf_scandump, "readonly", 3, KEYS_FIRST, READS,
      "The next chunk of a filter's dump"},
     {"bf.loadchunk", bf_loadchunk, "write deny-oom", 4, KEYS_FIRST, CREATES,

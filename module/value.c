@@ -340,20 +340,27 @@ static void value_digest(RedisModuleDigest *md, void *v)
     RM_DigestEndSequence(md);
 }
 
+once_status value_copy_filter(const once_filter *f, once_filter **out)
+{
+    void *buf = NULL;
+    size_t len = 0;
+    *out = NULL;
+    once_status st = once_save_to_buffer(f, &buf, &len);
+    if (st != ONCE_OK)
+        return st;
+    st = once_load(out, buf, len);
+    once_free_buffer(buf);
+    return st;
+}
+
 static void *value_copy(RedisModuleString *from, RedisModuleString *to, const void *v)
 {
     (void)from;
     (void)to;
     const value *val = v;
     if (val->filter != NULL) {
-        void *buf = NULL;
-        size_t len = 0;
-        if (once_save_to_buffer(val->filter, &buf, &len) != ONCE_OK)
-            return NULL;
         once_filter *copy = NULL;
-        once_status st = once_load(&copy, buf, len);
-        once_free_buffer(buf);
-        if (st != ONCE_OK)
+        if (value_copy_filter(val->filter, &copy) != ONCE_OK)
             return NULL;
         value *out = value_new(copy, NULL);
         if (out == NULL)
@@ -435,6 +442,12 @@ bool value_store(opened_key *k, const value_type *t, once_filter *f)
     k->state = KEY_FOUND;
     k->value = v;
     return true;
+}
+
+void value_replace(opened_key *k, once_filter *f)
+{
+    once_free(k->value->filter);
+    k->value->filter = f;
 }
 
 once_filter *value_filter_or_reply(RedisModuleCtx *ctx, const opened_key *k,

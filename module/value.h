@@ -67,6 +67,11 @@ bool value_store(opened_key *k, const value_type *t, once_filter *f);
 once_filter *value_filter_or_reply(RedisModuleCtx *ctx, const opened_key *k,
                                    const char *missing_error);
 
+/* An independent copy of a filter (through its saved form). */
+once_status value_copy_filter(const once_filter *f, once_filter **out);
+/* Put `f` in place of an opened key's filter, freeing the old one. */
+void value_replace(opened_key *k, once_filter *f);
+
 /* TYPE.SCANDUMP key iterator / TYPE.LOADCHUNK key iterator data, for any type. */
 int value_scandump_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
                            const value_type *t);

@@ -414,3 +414,48 @@ def test_command_table_routes_by_key():
             assert (got["first_key_pos"], got["last_key_pos"], got["step_count"]) == (1, 1, 1)
         keys = s.cli("COMMAND", "GETKEYS", "BF.MADD", "k1", "a", "b").split()
         assert keys == ["k1"], keys
+
+
+def test_merge_unites_filters_of_one_series():
+    with Server() as s:
+        r = s.client()
+        for key, prefix, n in (("a", "a", 250), ("b", "b", 1400)):
+            r.execute_command("BF.RESERVE", key, "0.01", "100", "SEED", "5")
+            r.execute_command("BF.MADD", key, *["%s%d" % (prefix, i) for i in range(n)])
+        assert r.execute_command("BF.INFO", "a", "FILTERS") == [2]
+        b_dump = scandump(r, "b")
+        assert r.execute_command("BF.MERGE", "u", "a", "b") == b"OK"  # a new key
+        assert r.execute_command("BF.MERGE", "a", "b") == b"OK"
+        for key in ("a", "u"):
+            assert r.execute_command("BF.INFO", key, "FILTERS") == [4]
+            assert all(r.execute_command("BF.MEXISTS", key, *["a%d" % i for i in range(250)]))
+            assert all(r.execute_command("BF.MEXISTS", key, *["b%d" % i for i in range(1400)]))
+        assert scandump(r, "u") == scandump(r, "a")
+        assert scandump(r, "b") == b_dump  # sources are only read
+        # Adds go on in the merged filter (whose older sub-filters hold two sets' keys,
+        # so more of the new keys are false positives than the target rate).
+        fresh = r.execute_command("BF.MADD", "a", *["new%d" % i for i in range(200)])
+        assert sum(fresh) >= 150, sum(fresh)
+        assert all(r.execute_command("BF.MEXISTS", "a", *["new%d" % i for i in range(200)]))
+        # Refusals change nothing.
+        before = scandump(r, "a")
+        r.execute_command("BF.RESERVE", "x4", "0.01", "100", "EXPANSION", "4", "SEED", "5")
+        r.execute_command("BF.RESERVE", "seed6", "0.01", "100", "SEED", "6")
+        r.execute_command("BF.RESERVE", "cap", "0.01", "200", "SEED", "5")
+        r.set("str", "v")
+        for args, expected in (
+                (("BF.MERGE", "a", "x4"), "cannot merge: the filters differ in expansion, "
+                                          "capacity, error rate or seed"),
+                (("BF.MERGE", "a", "b", "seed6"), "cannot merge: the filters differ in "
+                                                  "expansion, capacity, error rate or seed"),
+                (("BF.MERGE", "a", "cap"), "cannot merge: the filters differ in expansion, "
+                                           "capacity, error rate or seed"),
+                (("BF.MERGE", "a", "b", "missing"), "not found"),
+                (("BF.MERGE", "a"), "wrong number of arguments for 'bf.merge' command"),
+                (("BF.MERGE", "new", "missing"), "not found")):
+            assert err(r, *args) == expected, args
+        assert err(r, "BF.MERGE", "a", "str").startswith("WRONGTYPE")
+        assert err(r, "BF.MERGE", "str", "a").startswith("WRONGTYPE")
+        assert scandump(r, "a") == before and r.exists("new") == 0
+        keys = s.cli("COMMAND", "GETKEYS", "BF.MERGE", "d", "s1", "s2").split()
+        assert keys == ["d", "s1", "s2"], keys
