@@ -81,7 +81,7 @@ class Server:
             pidfile = os.path.join(self.dir, "redis.pid")
             if os.path.exists(pidfile):
                 os.unlink(pidfile)
-            subprocess.run(self.command_line(), check=True)
+            subprocess.run(self.command_line(), check=True, env=self.environment())
             deadline = time.monotonic() + 10
             while time.monotonic() < deadline:
                 try:
@@ -102,6 +102,28 @@ class Server:
         if self.own_dir:
             shutil.rmtree(self.dir, ignore_errors=True)
         raise RuntimeError("redis-server did not start: %s\n%s" % (last, log))
+
+    def environment(self):
+        """The server's environment: under the sanitizer build, the sanitizer runtime
+        preloaded (the module leaves its symbols to it), reports written to files in
+        the server's directory, which stop() turns into a failure."""
+        env = dict(os.environ)
+        preload = os.environ.get("ONCE_MODULE_PRELOAD")
+        if preload:
+            env["LD_PRELOAD"] = preload
+            report = os.path.join(self.dir, "sanitizer")
+            # The server's own allocations at exit are not leaks of ours.
+            env["ASAN_OPTIONS"] = "detect_leaks=0:log_path=" + report
+            env["UBSAN_OPTIONS"] = "print_stacktrace=1:log_path=" + report
+        return env
+
+    def sanitizer_reports(self):
+        reports = []
+        for name in sorted(os.listdir(self.dir)):
+            if name.startswith("sanitizer"):
+                with open(os.path.join(self.dir, name), errors="replace") as f:
+                    reports.append(f.read())
+        return reports
 
     def startup_failed(self):
         text = self.log()
@@ -161,8 +183,11 @@ class Server:
 
     def stop(self):
         self.stop_process()
+        reports = self.sanitizer_reports()
         if self.own_dir:
             shutil.rmtree(self.dir, ignore_errors=True)
+        if reports:
+            raise AssertionError("the sanitizer reported:\n" + "\n".join(reports))
 
     def __enter__(self):
         return self
