@@ -10,7 +10,7 @@ SAMPLE     ?= data/events.tsv
 # Open-ended fuzzing of the loader (make fuzz): how long, in seconds.
 FUZZ_SECONDS ?= 600
 
-.PHONY: all deps build test test-fast test-asan test-tsan fuzz asan-build tsan-build run run-redis install \
+.PHONY: all deps build test test-fast test-asan test-tsan fuzz asan-build tsan-build run run-redis install bench-redis \
 	bench bench-quick experiments clean
 
 all: build
@@ -76,6 +76,11 @@ bench-quick: build
 bench: build
 	$(BUILD)/bench/once-bench
 	bench/cli_bench.sh $(BUILD)/programs/once
+
+# The Redis module against SET NX EX (and another Bloom module given as
+# BENCH_REDIS_OTHER=path.so BENCH_REDIS_OTHER_NAME=name): docs/BENCHMARKS.md, "Redis module".
+bench-redis: build
+	bench/redis_bench.sh $(BUILD)/module/once.so 1000000 $(BENCH_REDIS_OTHER) $(BENCH_REDIS_OTHER_NAME)
 
 # Paper reproductions: tables (Markdown) and plots (PNG, gnuplot) in docs/experiments/.
 experiments: build

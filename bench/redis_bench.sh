@@ -96,10 +96,10 @@ madd10() {
 declare -A rps
 rows=("SET" "SET NX EX 3600" "BF.ADD" "BF.EXISTS" "BF.MADD x10" "ONCE.ADD count window"
       "ONCE.ADD time window")
-run_set() {
-  local p=$1
-  rps["SET,$p"]=$(bench "$p" SET key:__rand_int__ 1)
-  rps["SET NX EX 3600,$p"]=$(bench "$p" SET key:__rand_int__ 1 NX EX 3600)
+run_set() { # run_set ROW-PREFIX PIPELINE: SET's baseline in this server run
+  local prefix=$1 p=$2
+  rps["${prefix}SET,$p"]=$(bench "$p" SET key:__rand_int__ 1)
+  rps["${prefix}SET NX EX 3600,$p"]=$(bench "$p" SET key:__rand_int__ 1 NX EX 3600)
 }
 
 echo "throughput: once.so, $requests requests per command" >&2
@@ -109,7 +109,7 @@ cli ONCE.RESERVE count WINDOW 1000000 ERROR 0.001
 cli ONCE.RESERVE time SPAN 3600000 ERROR 0.001 CAPACITY 1000000
 for p in 1 16; do
   echo "  pipeline $p" >&2
-  run_set "$p"
+  run_set "" "$p"
   rps["BF.ADD,$p"]=$(bench "$p" BF.ADD bf key:__rand_int__)
   rps["BF.EXISTS,$p"]=$(bench "$p" BF.EXISTS bf key:__rand_int__)
   # shellcheck disable=SC2046
@@ -124,15 +124,15 @@ if [ -n "$extra" ]; then
   start_server "$extra"
   cli BF.RESERVE bf 0.001 1000000
   for p in 1 16; do
-    run_set "$p"
-    rps["$extra_name SET,$p"]=${rps["SET,$p"]}
+    run_set "$extra_name " "$p"
     rps["$extra_name BF.ADD,$p"]=$(bench "$p" BF.ADD bf key:__rand_int__)
     rps["$extra_name BF.EXISTS,$p"]=$(bench "$p" BF.EXISTS bf key:__rand_int__)
     # shellcheck disable=SC2046
     rps["$extra_name BF.MADD x10,$p"]=$(bench "$p" BF.MADD bf $(madd10))
   done
   stop_server
-  rows+=("$extra_name SET" "$extra_name BF.ADD" "$extra_name BF.EXISTS" "$extra_name BF.MADD x10")
+  rows+=("$extra_name SET" "$extra_name SET NX EX 3600" "$extra_name BF.ADD"
+         "$extra_name BF.EXISTS" "$extra_name BF.MADD x10")
 fi
 
 echo "## Throughput (requests/s; ratio to SET in the same server run)"
@@ -141,7 +141,7 @@ echo "| command | no pipeline | ratio | -P 16 | ratio |"
 echo "|---|---:|---:|---:|---:|"
 for row in "${rows[@]}"; do
   base="SET"
-  case $row in "$extra_name "*) [ -n "$extra" ] && base="$extra_name SET" ;; esac
+  if [ -n "$extra" ] && [[ $row == "$extra_name "* ]]; then base="$extra_name SET"; fi
   line="| $row |"
   for p in 1 16; do
     v=${rps["$row,$p"]}
@@ -176,13 +176,13 @@ EOF
 used_memory() { redis-cli -p "$port" info memory | awk -F: '/^used_memory:/ { print $2 + 0 }'; }
 
 declare -A mem
-measure() { # measure NAME SETUP-COMMAND... -- COMMAND-PREFIX...
-  local name=$1
-  shift
+measure() { # measure MODULE_SO NAME SETUP-COMMAND... -- COMMAND-PREFIX...
+  local so=$1 name=$2
+  shift 2
   local setup=()
   while [ "$1" != "--" ]; do setup+=("$1"); shift; done
   shift
-  start_server "$module"
+  start_server "$so"
   local before after
   before=$(used_memory)
   [ ${#setup[@]} -gt 0 ] && cli "${setup[@]}"
@@ -192,7 +192,7 @@ measure() { # measure NAME SETUP-COMMAND... -- COMMAND-PREFIX...
   stop_server
 }
 echo "memory: $keys distinct keys" >&2
-measure "SET k 1 NX EX 3600" -- SET "{}" 1 NX EX 3600
+measure "$module" "SET k 1 NX EX 3600" -- SET "{}" 1 NX EX 3600
 window_rows=()
 for level in 2 5; do
   for filter in tlbf timer; do
@@ -203,18 +203,24 @@ for level in 2 5; do
       name+=" level $level"
       args+=(LEVEL "$level")
     fi
-    measure "$name" "${args[@]}" -- ONCE.ADD w "{}" AT "{t}"
+    measure "$module" "$name" "${args[@]}" -- ONCE.ADD w "{}" AT "{t}"
     window_rows+=("$name")
   done
 done
-measure "BF.ADD, all time at 0.1%" BF.RESERVE b 0.001 1000000 -- BF.ADD b "{}"
+measure "$module" "BF.ADD, all time at 0.1%" BF.RESERVE b 0.001 1000000 -- BF.ADD b "{}"
+memory_rows=("SET k 1 NX EX 3600" "${window_rows[@]}" "BF.ADD, all time at 0.1%")
+if [ -n "$extra" ]; then
+  measure "$extra" "$extra_name BF.ADD, all time at 0.1%" BF.RESERVE b 0.001 1000000 -- \
+      BF.ADD b "{}"
+  memory_rows+=("$extra_name BF.ADD, all time at 0.1%")
+fi
 
 echo "## Memory for $keys distinct keys (growth of INFO used_memory)"
 echo
 echo "| method | bytes | bytes/key | SET NX EX / method |"
 echo "|---|---:|---:|---:|"
 base=${mem["SET k 1 NX EX 3600"]}
-for name in "SET k 1 NX EX 3600" "${window_rows[@]}" "BF.ADD, all time at 0.1%"; do
+for name in "${memory_rows[@]}"; do
   v=${mem[$name]}
   echo "| $name | $v | $(awk -v v="$v" -v n="$keys" 'BEGIN { printf "%.1f", v / n }') | $(awk -v v="$v" -v b="$base" 'BEGIN { printf "%.1fx", b / v }') |"
 done

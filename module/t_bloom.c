@@ -185,8 +185,9 @@ static const char *add_refusal(const once_filter *f, once_status st)
 {
     if (st == ONCE_ERR_NOMEM)
         return ERR_NO_MEMORY;
-    once_stats s;
-    if (st == ONCE_ERR_FULL && once_get_stats(f, &s) == ONCE_OK && s.expansion == 0)
+    uint32_t filters = 0, expansion = 1;
+    if (st == ONCE_ERR_FULL && once_scalable_shape(f, &filters, &expansion) == ONCE_OK &&
+        expansion == 0)
         return ERR_NONSCALING_FULL;
     return ERR_GROWTH_LIMIT;
 }
@@ -420,7 +421,13 @@ static const struct {
     {"EXPANSION", "Expansion rate"},
 };
 
-static void reply_info_value(RedisModuleCtx *ctx, const once_stats *s, int field)
+/* What BF.INFO reports, every field read in constant time (the command is "fast"). */
+typedef struct bloom_info {
+    uint64_t capacity, bytes, items;
+    uint32_t filters, expansion;
+} bloom_info;
+
+static void reply_info_value(RedisModuleCtx *ctx, const bloom_info *s, int field)
 {
     switch (field) {
     case INFO_CAPACITY:
@@ -464,8 +471,8 @@ static int bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             return RM_ReplyWithError(ctx, "ERR invalid information value");
         }
     }
-    once_stats s;
-    once_get_stats(f, &s);
+    bloom_info s = {once_capacity(f), once_bytes(f), once_items(f), 0, 0};
+    once_scalable_shape(f, &s.filters, &s.expansion);
     value_close(&k);
     if (field != INFO_FIELDS) {
         /* RESP2: [value]; RESP3: {label: value}. */

@@ -343,6 +343,9 @@ static void nonscaling_refuses_when_full(void)
     REQUIRE(before != NULL);
     once_stats s0 = testing_stats(f);
     CHECK(s0.filters == 1 && s0.expansion == 0 && s0.capacity == 300 && s0.items == 300);
+    uint32_t filters = 9, expansion = 9;
+    CHECK_OK(once_scalable_shape(f, &filters, &expansion));
+    CHECK(filters == 1 && expansion == 0);
     /* One sub-filter and no series after it: it takes the whole rate. */
     CHECK(bits_double(sub_word(before, 0, S_ERROR)) == 0.01);
 
@@ -907,6 +910,14 @@ static void union_of_chains_keeps_every_key(void)
     CHECK_OK(once_union(a, b));
     once_stats s = testing_stats(a);
     CHECK(s.filters == 4 && s.capacity == b_capacity);
+    uint32_t filters = 0, expansion = 0;
+    CHECK_OK(once_scalable_shape(a, &filters, &expansion));
+    CHECK(filters == s.filters && expansion == 2);
+    once_filter *blocked = NULL;
+    CHECK_OK(once_create_for_capacity(&blocked, ONCE_BLOCKED, 100, 0.01));
+    CHECK_STATUS(once_scalable_shape(blocked, &filters, &expansion), ONCE_ERR_UNSUPPORTED);
+    CHECK_STATUS(once_scalable_shape(NULL, &filters, &expansion), ONCE_ERR_INVALID);
+    once_free(blocked);
     for (uint64_t i = 0; i < 250; i++)
         CHECK(present(a, 1, i));
     for (uint64_t i = 0; i < 1400; i++)

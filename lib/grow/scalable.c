@@ -595,3 +595,14 @@ const once_filter_ops once_scalable_ops = {
     .load = scalable_load,
     .check_header = scalable_check_header,
 };
+
+once_status once_scalable_shape(const once_filter *f, uint32_t *filters, uint32_t *expansion)
+{
+    if (f == NULL || filters == NULL || expansion == NULL)
+        return ONCE_ERR_INVALID;
+    if (f->ops != &once_scalable_ops)
+        return ONCE_ERR_UNSUPPORTED;
+    *filters = CSCALABLE(f)->count;
+    *expansion = CSCALABLE(f)->expansion;
+    return ONCE_OK;
+}

@@ -738,6 +738,14 @@ ONCE_API once_status once_force_simd_path(const char *name);
 ONCE_API once_status once_random_seed(uint64_t *seed);
 
 
+/* ------------------------------------------------------- scalable filters */
+
+/* A scalable filter's sub-filters and expansion (0: non-scaling) in constant time,
+ * where once_get_stats reads every cell (for BF.INFO, which must be cheap).
+ * ONCE_ERR_UNSUPPORTED for another structure. */
+ONCE_API once_status once_scalable_shape(const once_filter *filter, uint32_t *filters,
+                                         uint32_t *expansion);
+
 /* ---------------------------------------------------- Dynamic Bloom Filters */
 
 /*
