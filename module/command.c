@@ -128,10 +128,49 @@ int reply_status(RedisModuleCtx *ctx, once_status status)
         return RM_ReplyWithError(ctx, ERR_MEMORY_LIMIT);
     case ONCE_ERR_NOMEM:
         return RM_ReplyWithError(ctx, ERR_NO_MEMORY);
+    case ONCE_ERR_TIME:
+        return RM_ReplyWithError(ctx, ERR_TIME);
     default: {
         char text[160];
         snprintf(text, sizeof text, "ERR %s", once_strerror(status));
         return RM_ReplyWithError(ctx, text);
     }
     }
+}
+
+const char *parse_card_estimate(RedisModuleString **argv, int argc, bool *estimate,
+                                double *confidence, bool *wrong_arity)
+{
+    *estimate = argc >= 3;
+    *confidence = CARD_DEFAULT_CONFIDENCE;
+    *wrong_arity = false;
+    if (argc < 3)
+        return NULL;
+    if (!arg_is(argv[2], "ESTIMATE"))
+        return ERR_UNKNOWN_ARGUMENT;
+    if (argc == 3)
+        return NULL;
+    if (!arg_is(argv[3], "CONFIDENCE"))
+        return ERR_UNKNOWN_ARGUMENT;
+    if (argc != 5) {
+        *wrong_arity = true;
+        return "";
+    }
+    if (!arg_double(argv[4], confidence) || !(*confidence > 0.0 && *confidence < 1.0))
+        return "ERR confidence must be a number in (0, 1)";
+    return NULL;
+}
+
+int reply_cardinality(RedisModuleCtx *ctx, const once_filter *f, uint64_t now_ms,
+                      double confidence)
+{
+    once_cardinality c = {0, 0, 0, confidence};
+    once_status st = f != NULL ? once_estimate_cardinality(f, now_ms, confidence, &c) : ONCE_OK;
+    if (st != ONCE_OK)
+        return reply_status(ctx, st);
+    RM_ReplyWithArray(ctx, 3);
+    RM_ReplyWithDouble(ctx, c.estimate);
+    RM_ReplyWithDouble(ctx, c.low);
+    RM_ReplyWithDouble(ctx, c.high);
+    return RM_OK;
 }

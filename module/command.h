@@ -27,6 +27,8 @@
 #define ERR_GROWTH_LIMIT                                                                      \
     "ERR operation exceeds the object's memory limit (once.max-memory) or its growth limit"
 #define ERR_NO_MEMORY "ERR out of memory"
+#define ERR_TIME                                                                              \
+    "ERR event time refused: more than the window's MAXJUMP ahead of its clock"
 #define ERR_INCOMPLETE                                                                        \
     "ERR the key holds a load in progress: send its remaining chunks (LOADCHUNK) or delete it"
 
@@ -43,6 +45,11 @@ typedef struct command_spec {
     uint64_t key_flags; /* the first key's access: RM_KEY_RW | RM_KEY_INSERT, ... */
     const char *summary;
 } command_spec;
+
+/* The first key's access, for command_spec.key_flags. */
+#define KEY_WRITES (RM_KEY_RW | RM_KEY_UPDATE)
+#define KEY_CREATES (RM_KEY_RW | RM_KEY_INSERT)
+#define KEY_READS (RM_KEY_RO | RM_KEY_ACCESS)
 
 /* Create every command of a table with its key specs and arity.  RM_OK, or RM_ERR
  * after logging which command the server refused. */
@@ -69,7 +76,18 @@ uint64_t command_new_seed(void);
 #define COMMAND_FIXED_SEED UINT64_C(0x6f6e63652d736565)
 
 /* Reply with the error for a library status of a write (FULL meaning the memory
- * limit); RM_OK. */
+ * limit, TIME an event time the window's clock refuses); RM_OK. */
 int reply_status(RedisModuleCtx *ctx, once_status status);
+
+/* The words after the key of TYPE.CARD key ESTIMATE [CONFIDENCE c], from argv[2]:
+ * *estimate tells whether ESTIMATE was given.  NULL, or the error to reply (with
+ * *wrong_arity for a word without its value). */
+#define CARD_DEFAULT_CONFIDENCE 0.95
+const char *parse_card_estimate(RedisModuleString **argv, int argc, bool *estimate,
+                                double *confidence, bool *wrong_arity);
+/* Reply [estimate, low, high] for the distinct keys of `f` at now_ms (0 0 0 for NULL,
+ * a missing key), or the error of the estimator. */
+int reply_cardinality(RedisModuleCtx *ctx, const once_filter *f, uint64_t now_ms,
+                      double confidence);
 
 #endif /* ONCE_MODULE_COMMAND_H */

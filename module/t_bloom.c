@@ -44,7 +44,6 @@
 
 #define ERR_NONSCALING_FULL "ERR non scaling filter is full"
 #define BLOOM_MAX_EXPANSION 32768
-#define CARD_DEFAULT_CONFIDENCE 0.95
 
 static bool bloom_holds(once_type type)
 {
@@ -143,8 +142,9 @@ static const char *finish_options(bloom_options *o)
     return NULL;
 }
 
-static once_status bloom_create(const bloom_options *o, once_filter **out)
+static once_status bloom_make(const void *options, once_filter **out)
 {
+    const bloom_options *o = options;
     once_config c;
     once_config_init(&c, ONCE_SCALABLE);
     c.capacity = (uint64_t)o->capacity;
@@ -153,13 +153,7 @@ static once_status bloom_create(const bloom_options *o, once_filter **out)
     c.seed = o->seed;
     c.seed_is_set = true;
     c.max_bytes = (uint64_t)config.max_memory;
-    once_status st = once_create(out, &c);
-    if (st == ONCE_OK && once_bytes(*out) > (uint64_t)config.max_memory) {
-        once_free(*out);
-        *out = NULL;
-        st = ONCE_ERR_FULL;
-    }
-    return st;
+    return once_create(out, &c);
 }
 
 /* Replicate the creation of `key` as BF.RESERVE with everything that decides the
@@ -212,18 +206,8 @@ static int bf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         err = finish_options(&o);
     if (err != NULL)
         return RM_ReplyWithError(ctx, err);
-    opened_key k = value_open(ctx, argv[1], RM_READ | RM_WRITE, &bloom_type);
-    if (k.state != KEY_MISSING) {
-        value_close(&k);
-        return RM_ReplyWithError(ctx, k.state == KEY_WRONGTYPE ? ERR_WRONGTYPE : ERR_EXISTS);
-    }
-    once_filter *f = NULL;
-    once_status st = bloom_create(&o, &f);
-    if (st == ONCE_OK && !value_store(&k, &bloom_type, f))
-        st = ONCE_ERR_NOMEM;
-    value_close(&k);
-    if (st != ONCE_OK)
-        return reply_status(ctx, st);
+    if (value_reserve(ctx, argv[1], &bloom_type, bloom_make, &o) == NULL)
+        return RM_OK;
     replicate_creation(ctx, argv[1], &o);
     return RM_ReplyWithSimpleString(ctx, "OK");
 }
@@ -242,15 +226,8 @@ static once_filter *open_for_add(RedisModuleCtx *ctx, opened_key *k, RedisModule
         return NULL;
     }
     finish_options(o);
-    once_filter *f = NULL;
-    once_status st = bloom_create(o, &f);
-    if (st == ONCE_OK && !value_store(k, &bloom_type, f))
-        st = ONCE_ERR_NOMEM;
-    if (st != ONCE_OK) {
-        reply_status(ctx, st);
-        return NULL;
-    }
-    *created = true;
+    once_filter *f = value_create(ctx, k, &bloom_type, bloom_make, o);
+    *created = f != NULL;
     return f;
 }
 
@@ -372,41 +349,14 @@ static int bf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 /* ---------------------------------------------------------------- reads */
 
 /* BF.EXISTS key item / BF.MEXISTS key item [item ...]: a missing key holds nothing. */
-static int bf_exists_items(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
-                           bool single)
-{
-    opened_key k = value_open(ctx, argv[1], RM_READ, &bloom_type);
-    once_filter *f = value_filter_or_reply(ctx, &k, NULL);
-    if (f == NULL && k.state != KEY_MISSING) {
-        value_close(&k);
-        return RM_OK;
-    }
-    if (!single)
-        RM_ReplyWithArray(ctx, argc - 2);
-    for (int i = 2; i < argc; i++) {
-        size_t len = 0;
-        const char *item = RM_StringPtrLen(argv[i], &len);
-        bool present = false;
-        if (f != NULL)
-            once_query(f, item, len, 0, &present);
-        RM_ReplyWithBool(ctx, present);
-    }
-    value_close(&k);
-    return RM_OK;
-}
-
 static int bf_exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    if (argc != 3)
-        return RM_WrongArity(ctx);
-    return bf_exists_items(ctx, argv, argc, true);
+    return value_exists_command(ctx, argv, argc, &bloom_type, true);
 }
 
 static int bf_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    if (argc < 3)
-        return RM_WrongArity(ctx);
-    return bf_exists_items(ctx, argv, argc, false);
+    return value_exists_command(ctx, argv, argc, &bloom_type, false);
 }
 
 /* BF.INFO's fields, in the order clients of RedisBloom read them. */
@@ -498,42 +448,7 @@ static int bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
  * count with probability c (paper 002, section 5): [estimate, low, high]. */
 static int bf_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    double confidence = CARD_DEFAULT_CONFIDENCE;
-    bool estimate = false;
-    if (argc >= 3) {
-        if (!arg_is(argv[2], "ESTIMATE"))
-            return RM_ReplyWithError(ctx, ERR_UNKNOWN_ARGUMENT);
-        estimate = true;
-        if (argc == 5 && arg_is(argv[3], "CONFIDENCE")) {
-            if (!arg_double(argv[4], &confidence) || !(confidence > 0.0 && confidence < 1.0))
-                return RM_ReplyWithError(ctx, "ERR confidence must be a number in (0, 1)");
-        } else if (argc != 3) {
-            return argc == 4 && arg_is(argv[3], "CONFIDENCE")
-                       ? RM_WrongArity(ctx)
-                       : RM_ReplyWithError(ctx, ERR_UNKNOWN_ARGUMENT);
-        }
-    }
-    opened_key k = value_open(ctx, argv[1], RM_READ, &bloom_type);
-    once_filter *f = value_filter_or_reply(ctx, &k, NULL);
-    if (f == NULL && k.state != KEY_MISSING) {
-        value_close(&k);
-        return RM_OK;
-    }
-    if (!estimate) {
-        RM_ReplyWithLongLong(ctx, f != NULL ? (long long)once_items(f) : 0);
-        value_close(&k);
-        return RM_OK;
-    }
-    once_cardinality c = {0, 0, 0, confidence};
-    once_status st = f != NULL ? once_estimate_cardinality(f, 0, confidence, &c) : ONCE_OK;
-    value_close(&k);
-    if (st != ONCE_OK)
-        return reply_status(ctx, st);
-    RM_ReplyWithArray(ctx, 3);
-    RM_ReplyWithDouble(ctx, c.estimate);
-    RM_ReplyWithDouble(ctx, c.low);
-    RM_ReplyWithDouble(ctx, c.high);
-    return RM_OK;
+    return value_card_command(ctx, argv, argc, &bloom_type);
 }
 
 /* BF.MERGE dest src [src ...]: dest := dest OR every src (a missing dest starts as a
@@ -587,53 +502,31 @@ static int bf_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return RM_ReplyWithSimpleString(ctx, "OK");
 }
 
-static int bf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
-{
-    return value_scandump_command(ctx, argv, argc, &bloom_type);
-}
-
-static int bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
-{
-    return value_loadchunk_command(ctx, argv, argc, &bloom_type);
-}
-
 /* ------------------------------------------------------------- the type */
 
-static void *bloom_rdb_load(RedisModuleIO *rdb, int encver)
-{
-    return value_rdb_load(rdb, encver, &bloom_type);
-}
-
-static void bloom_aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, void *v)
-{
-    value_aof_rewrite(aof, key, v, &bloom_type);
-}
-
-#define WRITES (RM_KEY_RW | RM_KEY_UPDATE)
-#define CREATES (RM_KEY_RW | RM_KEY_INSERT)
-#define READS (RM_KEY_RO | RM_KEY_ACCESS)
+VALUE_TYPE_HANDLERS(bloom, bloom_type)
 
 static const command_spec bloom_commands[] = {
-    {"bf.reserve", bf_reserve, "write deny-oom", -4, KEYS_FIRST, CREATES,
+    {"bf.reserve", bf_reserve, "write deny-oom", -4, KEYS_FIRST, KEY_CREATES,
      "Create a Bloom filter for a capacity and an error rate"},
-    {"bf.add", bf_add, "write deny-oom", 3, KEYS_FIRST, WRITES,
+    {"bf.add", bf_add, "write deny-oom", 3, KEYS_FIRST, KEY_WRITES,
      "Add an item; 1 if it was new, 0 if it was (probably) present"},
-    {"bf.madd", bf_madd, "write deny-oom", -3, KEYS_FIRST, WRITES, "Add items"},
-    {"bf.insert", bf_insert, "write deny-oom", -4, KEYS_FIRST, WRITES,
+    {"bf.madd", bf_madd, "write deny-oom", -3, KEYS_FIRST, KEY_WRITES, "Add items"},
+    {"bf.insert", bf_insert, "write deny-oom", -4, KEYS_FIRST, KEY_WRITES,
      "Add items, creating the filter with the given options"},
-    {"bf.exists", bf_exists, "readonly fast", 3, KEYS_FIRST, READS,
+    {"bf.exists", bf_exists, "readonly fast", 3, KEYS_FIRST, KEY_READS,
      "Is the item (probably) present?"},
-    {"bf.mexists", bf_mexists, "readonly fast", -3, KEYS_FIRST, READS,
+    {"bf.mexists", bf_mexists, "readonly fast", -3, KEYS_FIRST, KEY_READS,
      "Are the items (probably) present?"},
-    {"bf.info", bf_info, "readonly fast", -2, KEYS_FIRST, READS,
+    {"bf.info", bf_info, "readonly fast", -2, KEYS_FIRST, KEY_READS,
      "Capacity, size, filters, items and expansion of a filter"},
-    {"bf.card", bf_card, "readonly fast", -2, KEYS_FIRST, READS,
+    {"bf.card", bf_card, "readonly fast", -2, KEYS_FIRST, KEY_READS,
      "Items inserted, or the distinct items estimated with an interval"},
-    {"bf.merge", bf_merge, "write deny-oom", -3, KEYS_FIRST_AND_REST, CREATES,
+    {"bf.merge", bf_merge, "write deny-oom", -3, KEYS_FIRST_AND_REST, KEY_CREATES,
      "Unite filters of one series and seed into the first key"},
-    {"bf.scandump", bf_scandump, "readonly", 3, KEYS_FIRST, READS,
+    {"bf.scandump", bloom_scandump, "readonly", 3, KEYS_FIRST, KEY_READS,
      "The next chunk of a filter's dump"},
-    {"bf.loadchunk", bf_loadchunk, "write deny-oom", 4, KEYS_FIRST, CREATES,
+    {"bf.loadchunk", bloom_loadchunk, "write deny-oom", 4, KEYS_FIRST, KEY_CREATES,
      "Restore a filter from the chunks of its dump"},
 };
 

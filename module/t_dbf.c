@@ -33,7 +33,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define CARD_DEFAULT_CONFIDENCE 0.95
 #define ERR_MULTIPLE_ROWS                                                                     \
     "ERR cannot delete: several rows hold the item's cells (the multiple-address "           \
     "problem); deleting from one could erase other items"
@@ -51,8 +50,9 @@ typedef struct dbf_options {
     uint64_t seed;
 } dbf_options;
 
-static once_status dbf_create(const dbf_options *o, once_filter **out)
+static once_status dbf_make(const void *options, once_filter **out)
 {
+    const dbf_options *o = options;
     once_config c;
     once_config_init(&c, ONCE_DBF);
     c.capacity = (uint64_t)o->capacity;
@@ -60,13 +60,7 @@ static once_status dbf_create(const dbf_options *o, once_filter **out)
     c.seed = o->seed;
     c.seed_is_set = true;
     c.max_bytes = (uint64_t)config.max_memory;
-    once_status st = once_create(out, &c);
-    if (st == ONCE_OK && once_bytes(*out) > (uint64_t)config.max_memory) {
-        once_free(*out);
-        *out = NULL;
-        st = ONCE_ERR_FULL;
-    }
-    return st;
+    return once_create(out, &c);
 }
 
 static void replicate_creation(RedisModuleCtx *ctx, RedisModuleString *key, const dbf_options *o)
@@ -105,18 +99,8 @@ static int dbf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return RM_ReplyWithError(ctx, err);
     if (!seed_given)
         o.seed = command_new_seed();
-    opened_key k = value_open(ctx, argv[1], RM_READ | RM_WRITE, &dbf_type);
-    if (k.state != KEY_MISSING) {
-        value_close(&k);
-        return RM_ReplyWithError(ctx, k.state == KEY_WRONGTYPE ? ERR_WRONGTYPE : ERR_EXISTS);
-    }
-    once_filter *f = NULL;
-    once_status st = dbf_create(&o, &f);
-    if (st == ONCE_OK && !value_store(&k, &dbf_type, f))
-        st = ONCE_ERR_NOMEM;
-    value_close(&k);
-    if (st != ONCE_OK)
-        return reply_status(ctx, st);
+    if (value_reserve(ctx, argv[1], &dbf_type, dbf_make, &o) == NULL)
+        return RM_OK;
     replicate_creation(ctx, argv[1], &o);
     return RM_ReplyWithSimpleString(ctx, "OK");
 }
@@ -131,13 +115,7 @@ static int dbf_add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
     bool created = false;
     if (f == NULL && k.state == KEY_MISSING) {
         o.seed = command_new_seed();
-        once_status st = dbf_create(&o, &f);
-        if (st == ONCE_OK && !value_store(&k, &dbf_type, f))
-            st = ONCE_ERR_NOMEM;
-        if (st != ONCE_OK) {
-            f = NULL;
-            reply_status(ctx, st);
-        }
+        f = value_create(ctx, &k, &dbf_type, dbf_make, &o);
         created = f != NULL;
     }
     if (f == NULL) {
@@ -155,7 +133,7 @@ static int dbf_add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
         once_status st = once_add(f, item, len, 0);
         replied++;
         if (st != ONCE_OK) {
-            RM_ReplyWithError(ctx, st == ONCE_ERR_NOMEM ? ERR_NO_MEMORY : ERR_MEMORY_LIMIT);
+            reply_status(ctx, st);
             break;
         }
         RM_ReplyWithBool(ctx, !present);
@@ -213,37 +191,14 @@ static int dbf_del(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 }
 
 /* DBF.EXISTS key item / DBF.MEXISTS key item [item ...]: a missing key holds nothing. */
-static int dbf_exists_items(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
-                            bool single)
-{
-    opened_key k = value_open(ctx, argv[1], RM_READ, &dbf_type);
-    once_filter *f = value_filter_or_reply(ctx, &k, NULL);
-    if (f == NULL && k.state != KEY_MISSING) {
-        value_close(&k);
-        return RM_OK;
-    }
-    if (!single)
-        RM_ReplyWithArray(ctx, argc - 2);
-    for (int i = 2; i < argc; i++) {
-        size_t len = 0;
-        const char *item = RM_StringPtrLen(argv[i], &len);
-        bool present = false;
-        if (f != NULL)
-            once_query(f, item, len, 0, &present);
-        RM_ReplyWithBool(ctx, present);
-    }
-    value_close(&k);
-    return RM_OK;
-}
-
 static int dbf_exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    return dbf_exists_items(ctx, argv, argc, true);
+    return value_exists_command(ctx, argv, argc, &dbf_type, true);
 }
 
 static int dbf_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    return dbf_exists_items(ctx, argv, argc, false);
+    return value_exists_command(ctx, argv, argc, &dbf_type, false);
 }
 
 /* DBF.INFO key: a map (flat pairs under RESP2). */
@@ -279,84 +234,30 @@ static int dbf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
  * 0 for a missing key), or the distinct items estimated with an interval. */
 static int dbf_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    double confidence = CARD_DEFAULT_CONFIDENCE;
-    bool estimate = argc >= 3;
-    if (estimate && !arg_is(argv[2], "ESTIMATE"))
-        return RM_ReplyWithError(ctx, ERR_UNKNOWN_ARGUMENT);
-    if (argc == 4)
-        return RM_WrongArity(ctx);
-    if (argc == 5 && (!arg_is(argv[3], "CONFIDENCE")))
-        return RM_ReplyWithError(ctx, ERR_UNKNOWN_ARGUMENT);
-    if (argc == 5 && (!arg_double(argv[4], &confidence) || !(confidence > 0.0 && confidence < 1.0)))
-        return RM_ReplyWithError(ctx, "ERR confidence must be a number in (0, 1)");
-    if (argc > 5)
-        return RM_WrongArity(ctx);
-    opened_key k = value_open(ctx, argv[1], RM_READ, &dbf_type);
-    once_filter *f = value_filter_or_reply(ctx, &k, NULL);
-    if (f == NULL && k.state != KEY_MISSING) {
-        value_close(&k);
-        return RM_OK;
-    }
-    if (!estimate) {
-        RM_ReplyWithLongLong(ctx, f != NULL ? (long long)once_items(f) : 0);
-        value_close(&k);
-        return RM_OK;
-    }
-    once_cardinality c = {0, 0, 0, confidence};
-    once_status st = f != NULL ? once_estimate_cardinality(f, 0, confidence, &c) : ONCE_OK;
-    value_close(&k);
-    if (st != ONCE_OK)
-        return reply_status(ctx, st);
-    RM_ReplyWithArray(ctx, 3);
-    RM_ReplyWithDouble(ctx, c.estimate);
-    RM_ReplyWithDouble(ctx, c.low);
-    RM_ReplyWithDouble(ctx, c.high);
-    return RM_OK;
+    return value_card_command(ctx, argv, argc, &dbf_type);
 }
 
-static int dbf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
-{
-    return value_scandump_command(ctx, argv, argc, &dbf_type);
-}
-
-static int dbf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
-{
-    return value_loadchunk_command(ctx, argv, argc, &dbf_type);
-}
-
-static void *dbf_rdb_load(RedisModuleIO *rdb, int encver)
-{
-    return value_rdb_load(rdb, encver, &dbf_type);
-}
-
-static void dbf_aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, void *v)
-{
-    value_aof_rewrite(aof, key, v, &dbf_type);
-}
-
-#define WRITES (RM_KEY_RW | RM_KEY_UPDATE)
-#define CREATES (RM_KEY_RW | RM_KEY_INSERT)
-#define READS (RM_KEY_RO | RM_KEY_ACCESS)
+VALUE_TYPE_HANDLERS(dbf, dbf_type)
 
 static const command_spec dbf_commands[] = {
-    {"dbf.reserve", dbf_reserve, "write deny-oom", -4, KEYS_FIRST, CREATES,
+    {"dbf.reserve", dbf_reserve, "write deny-oom", -4, KEYS_FIRST, KEY_CREATES,
      "Create a Dynamic Bloom Filter: rows of `capacity` items at an error rate"},
-    {"dbf.add", dbf_add, "write deny-oom", 3, KEYS_FIRST, WRITES,
+    {"dbf.add", dbf_add, "write deny-oom", 3, KEYS_FIRST, KEY_WRITES,
      "Insert an item; 1 if it was not present before"},
-    {"dbf.madd", dbf_madd, "write deny-oom", -3, KEYS_FIRST, WRITES, "Insert items"},
-    {"dbf.del", dbf_del, "write", 3, KEYS_FIRST, WRITES,
+    {"dbf.madd", dbf_madd, "write deny-oom", -3, KEYS_FIRST, KEY_WRITES, "Insert items"},
+    {"dbf.del", dbf_del, "write", 3, KEYS_FIRST, KEY_WRITES,
      "Delete an item; refused when several rows hold it"},
-    {"dbf.exists", dbf_exists, "readonly fast", 3, KEYS_FIRST, READS,
+    {"dbf.exists", dbf_exists, "readonly fast", 3, KEYS_FIRST, KEY_READS,
      "Is the item (probably) present?"},
-    {"dbf.mexists", dbf_mexists, "readonly fast", -3, KEYS_FIRST, READS,
+    {"dbf.mexists", dbf_mexists, "readonly fast", -3, KEYS_FIRST, KEY_READS,
      "Are the items (probably) present?"},
-    {"dbf.info", dbf_info, "readonly", 2, KEYS_FIRST, READS,
+    {"dbf.info", dbf_info, "readonly", 2, KEYS_FIRST, KEY_READS,
      "Rows, items, size and error rates of a filter"},
-    {"dbf.card", dbf_card, "readonly", -2, KEYS_FIRST, READS,
+    {"dbf.card", dbf_card, "readonly", -2, KEYS_FIRST, KEY_READS,
      "Items held, or the distinct items estimated with an interval"},
-    {"dbf.scandump", dbf_scandump, "readonly", 3, KEYS_FIRST, READS,
+    {"dbf.scandump", dbf_scandump, "readonly", 3, KEYS_FIRST, KEY_READS,
      "The next chunk of a filter's dump"},
-    {"dbf.loadchunk", dbf_loadchunk, "write deny-oom", 4, KEYS_FIRST, CREATES,
+    {"dbf.loadchunk", dbf_loadchunk, "write deny-oom", 4, KEYS_FIRST, KEY_CREATES,
      "Restore a filter from the chunks of its dump"},
 };
 

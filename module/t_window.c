@@ -45,9 +45,6 @@
 #define WINDOW_DEFAULT_LEVEL 2 /* as the CLI: few slices, little slack */
 #define WINDOW_MAX_LEVEL 8
 #define WINDOW_MAX_COUNT (UINT64_C(1) << 40)
-#define CARD_DEFAULT_CONFIDENCE 0.95
-#define ERR_TIME                                                                              \
-    "ERR event time refused: more than the window's MAXJUMP ahead of its clock"
 #define ERR_NO_WINDOW "ERR not found: create the window with ONCE.RESERVE (or set "          \
                       "once.default-span)"
 
@@ -73,8 +70,9 @@ typedef struct window_options {
     bool type_given, level_given, capacity_given, max_jump_given, seed_given, refresh;
 } window_options;
 
-static once_status window_create(const window_options *o, once_filter **out)
+static once_status window_make(const void *options, once_filter **out)
 {
+    const window_options *o = options;
     once_config c;
     once_config_init(&c, o->type);
     c.error = o->error;
@@ -93,13 +91,7 @@ static once_status window_create(const window_options *o, once_filter **out)
     }
     if (once_structure_of(o->type)->memory_cap)
         c.max_bytes = (uint64_t)config.max_memory;
-    once_status st = once_create(out, &c);
-    if (st == ONCE_OK && once_bytes(*out) > (uint64_t)config.max_memory) {
-        once_free(*out);
-        *out = NULL;
-        st = ONCE_ERR_FULL;
-    }
-    return st;
+    return once_create(out, &c);
 }
 
 /* Replicate a creation with every option that decides the filter's bytes. */
@@ -238,18 +230,8 @@ static int window_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int arg
     const char *err = parse_reserve(argv, argc, &o);
     if (err != NULL)
         return RM_ReplyWithError(ctx, err);
-    opened_key k = value_open(ctx, argv[1], RM_READ | RM_WRITE, &window_type);
-    if (k.state != KEY_MISSING) {
-        value_close(&k);
-        return RM_ReplyWithError(ctx, k.state == KEY_WRONGTYPE ? ERR_WRONGTYPE : ERR_EXISTS);
-    }
-    once_filter *f = NULL;
-    once_status st = window_create(&o, &f);
-    if (st == ONCE_OK && !value_store(&k, &window_type, f))
-        st = ONCE_ERR_NOMEM;
-    value_close(&k);
-    if (st != ONCE_OK)
-        return reply_status(ctx, st);
+    if (value_reserve(ctx, argv[1], &window_type, window_make, &o) == NULL)
+        return RM_OK;
     replicate_creation(ctx, argv[1], &o);
     return RM_ReplyWithSimpleString(ctx, "OK");
 }
@@ -276,11 +258,31 @@ static event_time server_time(void)
     return t;
 }
 
-static int reply_write_error(RedisModuleCtx *ctx, once_status st)
+/* The items and time of ONCE.ADD key item [AT ms] (single) or ONCE.MADD / ONCE.MEXISTS
+ * key [AT ms] item [item ...]: argv[*first .. *first + *count - 1] at *t.  NULL, or the
+ * error to reply (*wrong_arity for a missing word). */
+static const char *parse_items(RedisModuleString **argv, int argc, bool single, event_time *t,
+                               int *first, int *count, bool *wrong_arity)
 {
-    return RM_ReplyWithError(ctx, st == ONCE_ERR_TIME ? ERR_TIME
-                                  : st == ONCE_ERR_NOMEM ? ERR_NO_MEMORY
-                                                         : ERR_MEMORY_LIMIT);
+    *t = server_time();
+    *first = 2;
+    *count = argc - 2;
+    *wrong_arity = false;
+    if (single) {
+        *count = 1;
+        if (argc != 3 && argc != 5)
+            *wrong_arity = true;
+        else if (argc == 5)
+            return arg_is(argv[3], "AT") ? parse_at(argv[4], t) : ERR_UNKNOWN_ARGUMENT;
+    } else if (arg_is(argv[2], "AT")) {
+        *first = 4;
+        *count = argc - 4;
+        if (argc < 5)
+            *wrong_arity = true;
+        else
+            return parse_at(argv[3], t);
+    }
+    return *wrong_arity ? "" : NULL;
 }
 
 /* ---------------------------------------------------------------- writes */
@@ -289,27 +291,12 @@ static int reply_write_error(RedisModuleCtx *ctx, once_status st)
 static int window_add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
                           bool single)
 {
-    event_time t = server_time();
-    int first = 2, count = argc - 2;
-    const char *err = NULL;
-    if (single) {
-        if (argc != 3 && argc != 5)
-            return RM_WrongArity(ctx);
-        if (argc == 5) {
-            if (!arg_is(argv[3], "AT"))
-                return RM_ReplyWithError(ctx, ERR_UNKNOWN_ARGUMENT);
-            err = parse_at(argv[4], &t);
-        }
-        count = 1;
-    } else if (arg_is(argv[2], "AT")) {
-        if (argc < 5)
-            return RM_WrongArity(ctx);
-        err = parse_at(argv[3], &t);
-        first = 4;
-        count = argc - 4;
-    }
+    event_time t;
+    int first = 0, count = 0;
+    bool wrong_arity = false;
+    const char *err = parse_items(argv, argc, single, &t, &first, &count, &wrong_arity);
     if (err != NULL)
-        return RM_ReplyWithError(ctx, err);
+        return wrong_arity ? RM_WrongArity(ctx) : RM_ReplyWithError(ctx, err);
 
     opened_key k = value_open(ctx, argv[1], RM_READ | RM_WRITE, &window_type);
     once_filter *f = value_filter_or_reply(ctx, &k, NULL);
@@ -328,13 +315,7 @@ static int window_add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int a
         created.max_jump_ms = ONCE_DEFAULT_MAX_TIME_JUMP_MS;
         created.level = WINDOW_DEFAULT_LEVEL;
         created.seed = command_new_seed();
-        once_status st = window_create(&created, &f);
-        if (st == ONCE_OK && !value_store(&k, &window_type, f))
-            st = ONCE_ERR_NOMEM;
-        if (st != ONCE_OK) {
-            f = NULL;
-            reply_status(ctx, st);
-        }
+        f = value_create(ctx, &k, &window_type, window_make, &created);
     }
     if (f == NULL) {
         value_close(&k);
@@ -360,7 +341,7 @@ static int window_add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int a
         once_status st = once_test_and_add(f, item, len, t.ms, &seen);
         replied++;
         if (st != ONCE_OK) {
-            reply_write_error(ctx, st);
+            reply_status(ctx, st);
             break;
         }
         changed = true;
@@ -404,27 +385,12 @@ static int window_madd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 static int window_exists_items(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
                              bool single)
 {
-    event_time t = server_time();
-    int first = 2, count = argc - 2;
-    const char *err = NULL;
-    if (single) {
-        if (argc != 3 && argc != 5)
-            return RM_WrongArity(ctx);
-        if (argc == 5) {
-            if (!arg_is(argv[3], "AT"))
-                return RM_ReplyWithError(ctx, ERR_UNKNOWN_ARGUMENT);
-            err = parse_at(argv[4], &t);
-        }
-        count = 1;
-    } else if (arg_is(argv[2], "AT")) {
-        if (argc < 5)
-            return RM_WrongArity(ctx);
-        err = parse_at(argv[3], &t);
-        first = 4;
-        count = argc - 4;
-    }
+    event_time t;
+    int first = 0, count = 0;
+    bool wrong_arity = false;
+    const char *err = parse_items(argv, argc, single, &t, &first, &count, &wrong_arity);
     if (err != NULL)
-        return RM_ReplyWithError(ctx, err);
+        return wrong_arity ? RM_WrongArity(ctx) : RM_ReplyWithError(ctx, err);
     opened_key k = value_open(ctx, argv[1], RM_READ, &window_type);
     once_filter *f = value_filter_or_reply(ctx, &k, NULL);
     if (f == NULL && k.state != KEY_MISSING) {
@@ -445,7 +411,7 @@ static int window_exists_items(RedisModuleCtx *ctx, RedisModuleString **argv, in
     }
     value_close(&k);
     if (st != ONCE_OK) {
-        reply_write_error(ctx, st);
+        reply_status(ctx, st);
     } else {
         if (!single)
             RM_ReplyWithArray(ctx, count);
@@ -541,62 +507,33 @@ static int window_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         value_close(&k);
         return RM_OK;
     }
-    once_cardinality c = {0, 0, 0, confidence};
-    once_status st = f != NULL ? once_estimate_cardinality(f, t.ms, confidence, &c) : ONCE_OK;
+    reply_cardinality(ctx, f, t.ms, confidence);
     value_close(&k);
-    if (st != ONCE_OK)
-        return st == ONCE_ERR_TIME ? RM_ReplyWithError(ctx, ERR_TIME) : reply_status(ctx, st);
-    RM_ReplyWithArray(ctx, 3);
-    RM_ReplyWithDouble(ctx, c.estimate);
-    RM_ReplyWithDouble(ctx, c.low);
-    RM_ReplyWithDouble(ctx, c.high);
     return RM_OK;
-}
-
-static int window_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
-{
-    return value_scandump_command(ctx, argv, argc, &window_type);
-}
-
-static int window_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
-{
-    return value_loadchunk_command(ctx, argv, argc, &window_type);
 }
 
 /* ------------------------------------------------------------- the type */
 
-static void *window_rdb_load(RedisModuleIO *rdb, int encver)
-{
-    return value_rdb_load(rdb, encver, &window_type);
-}
-
-static void window_aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, void *v)
-{
-    value_aof_rewrite(aof, key, v, &window_type);
-}
-
-#define WRITES (RM_KEY_RW | RM_KEY_UPDATE)
-#define CREATES (RM_KEY_RW | RM_KEY_INSERT)
-#define READS (RM_KEY_RO | RM_KEY_ACCESS)
+VALUE_TYPE_HANDLERS(window, window_type)
 
 static const command_spec window_commands[] = {
-    {"once.reserve", window_reserve, "write deny-oom", -4, KEYS_FIRST, CREATES,
+    {"once.reserve", window_reserve, "write deny-oom", -4, KEYS_FIRST, KEY_CREATES,
      "Create a window: the last n keys (WINDOW) or the last ms milliseconds (SPAN)"},
-    {"once.add", window_add, "write deny-oom", -3, KEYS_FIRST, WRITES,
+    {"once.add", window_add, "write deny-oom", -3, KEYS_FIRST, KEY_WRITES,
      "1 the first time the item is seen in the window, 0 for a duplicate"},
-    {"once.madd", window_madd, "write deny-oom", -3, KEYS_FIRST, WRITES,
+    {"once.madd", window_madd, "write deny-oom", -3, KEYS_FIRST, KEY_WRITES,
      "ONCE.ADD for each item, in order"},
-    {"once.exists", window_exists, "readonly fast", -3, KEYS_FIRST, READS,
+    {"once.exists", window_exists, "readonly fast", -3, KEYS_FIRST, KEY_READS,
      "Is the item in the window?  Changes nothing"},
-    {"once.mexists", window_mexists, "readonly fast", -3, KEYS_FIRST, READS,
+    {"once.mexists", window_mexists, "readonly fast", -3, KEYS_FIRST, KEY_READS,
      "Are the items in the window?  Changes nothing"},
-    {"once.info", window_info, "readonly", 2, KEYS_FIRST, READS,
+    {"once.info", window_info, "readonly", 2, KEYS_FIRST, KEY_READS,
      "The window's filter, size, error rate, slack and clock"},
-    {"once.card", window_card, "readonly", -2, KEYS_FIRST, READS,
+    {"once.card", window_card, "readonly", -2, KEYS_FIRST, KEY_READS,
      "Distinct items in the window: estimate, low, high"},
-    {"once.scandump", window_scandump, "readonly", 3, KEYS_FIRST, READS,
+    {"once.scandump", window_scandump, "readonly", 3, KEYS_FIRST, KEY_READS,
      "The next chunk of a window's dump"},
-    {"once.loadchunk", window_loadchunk, "write deny-oom", 4, KEYS_FIRST, CREATES,
+    {"once.loadchunk", window_loadchunk, "write deny-oom", 4, KEYS_FIRST, KEY_CREATES,
      "Restore a window from the chunks of its dump"},
 };
 

@@ -444,6 +444,37 @@ bool value_store(opened_key *k, const value_type *t, once_filter *f)
     return true;
 }
 
+once_filter *value_create(RedisModuleCtx *ctx, opened_key *k, const value_type *t,
+                          value_make_fn make, const void *options)
+{
+    once_filter *f = NULL;
+    once_status st = make(options, &f);
+    if (st == ONCE_OK && once_bytes(f) > (uint64_t)config.max_memory) {
+        once_free(f);
+        st = ONCE_ERR_FULL;
+    }
+    if (st == ONCE_OK && !value_store(k, t, f))
+        st = ONCE_ERR_NOMEM;
+    if (st != ONCE_OK) {
+        reply_status(ctx, st);
+        return NULL;
+    }
+    return f;
+}
+
+once_filter *value_reserve(RedisModuleCtx *ctx, RedisModuleString *name, const value_type *t,
+                           value_make_fn make, const void *options)
+{
+    opened_key k = value_open(ctx, name, RM_READ | RM_WRITE, t);
+    once_filter *f = NULL;
+    if (k.state != KEY_MISSING)
+        RM_ReplyWithError(ctx, k.state == KEY_WRONGTYPE ? ERR_WRONGTYPE : ERR_EXISTS);
+    else
+        f = value_create(ctx, &k, t, make, options);
+    value_close(&k);
+    return f;
+}
+
 void value_replace(opened_key *k, once_filter *f)
 {
     once_free(k->value->filter);
@@ -602,4 +633,49 @@ int value_loadchunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int a
     value_close(&k);
     RM_ReplicateVerbatim(ctx);
     return RM_ReplyWithSimpleString(ctx, "OK");
+}
+
+int value_exists_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
+                         const value_type *t, bool single)
+{
+    if (single ? argc != 3 : argc < 3)
+        return RM_WrongArity(ctx);
+    opened_key k = value_open(ctx, argv[1], RM_READ, t);
+    once_filter *f = value_filter_or_reply(ctx, &k, NULL);
+    if (f == NULL && k.state != KEY_MISSING) {
+        value_close(&k);
+        return RM_OK;
+    }
+    if (!single)
+        RM_ReplyWithArray(ctx, argc - 2);
+    for (int i = 2; i < argc; i++) {
+        size_t len = 0;
+        const char *item = RM_StringPtrLen(argv[i], &len);
+        bool present = false;
+        if (f != NULL)
+            once_query(f, item, len, 0, &present);
+        RM_ReplyWithBool(ctx, present);
+    }
+    value_close(&k);
+    return RM_OK;
+}
+
+int value_card_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
+                       const value_type *t)
+{
+    bool estimate = false, wrong_arity = false;
+    double confidence = 0;
+    const char *err = parse_card_estimate(argv, argc, &estimate, &confidence, &wrong_arity);
+    if (err != NULL)
+        return wrong_arity ? RM_WrongArity(ctx) : RM_ReplyWithError(ctx, err);
+    opened_key k = value_open(ctx, argv[1], RM_READ, t);
+    once_filter *f = value_filter_or_reply(ctx, &k, NULL);
+    if (f != NULL || k.state == KEY_MISSING) {
+        if (estimate)
+            reply_cardinality(ctx, f, 0, confidence);
+        else
+            RM_ReplyWithLongLong(ctx, f != NULL ? (long long)once_items(f) : 0);
+    }
+    value_close(&k);
+    return RM_OK;
 }

@@ -67,6 +67,17 @@ bool value_store(opened_key *k, const value_type *t, once_filter *f);
 once_filter *value_filter_or_reply(RedisModuleCtx *ctx, const opened_key *k,
                                    const char *missing_error);
 
+/* Making a new key's filter: `make` builds it from a type's options. */
+typedef once_status (*value_make_fn)(const void *options, once_filter **out);
+/* Make a filter and store it under `k`, opened to write and missing: the filter, or
+ * NULL after replying why not (a filter above once.max-memory is refused). */
+once_filter *value_create(RedisModuleCtx *ctx, opened_key *k, const value_type *t,
+                          value_make_fn make, const void *options);
+/* TYPE.RESERVE: value_create under `name`, which must be missing (else NULL after
+ * replying WRONGTYPE or "ERR item exists").  The caller replicates and replies OK. */
+once_filter *value_reserve(RedisModuleCtx *ctx, RedisModuleString *name, const value_type *t,
+                           value_make_fn make, const void *options);
+
 /* An independent copy of a filter (through its saved form). */
 once_status value_copy_filter(const once_filter *f, once_filter **out);
 /* Put `f` in place of an opened key's filter, freeing the old one. */
@@ -77,5 +88,33 @@ int value_scandump_command(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
                            const value_type *t);
 int value_loadchunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
                             const value_type *t);
+/* For the types without a clock (BF.*, DBF.*): TYPE.EXISTS key item (single) and
+ * TYPE.MEXISTS key item [item ...], a missing key holding nothing; TYPE.CARD key
+ * [ESTIMATE [CONFIDENCE c]], the items held (0 for a missing key) or the distinct
+ * items estimated with an interval. */
+int value_exists_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
+                         const value_type *t, bool single);
+int value_card_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
+                       const value_type *t);
+
+/* The server passes its type callbacks and command handlers no type: these wrappers,
+ * one set a type, hand theirs (`type`, a value_type) to the shared code above. */
+#define VALUE_TYPE_HANDLERS(prefix, type)                                                     \
+    static void *prefix##_rdb_load(RedisModuleIO *rdb, int encver)                           \
+    {                                                                                         \
+        return value_rdb_load(rdb, encver, &(type));                                          \
+    }                                                                                         \
+    static void prefix##_aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, void *v)    \
+    {                                                                                         \
+        value_aof_rewrite(aof, key, v, &(type));                                              \
+    }                                                                                         \
+    static int prefix##_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)    \
+    {                                                                                         \
+        return value_scandump_command(ctx, argv, argc, &(type));                              \
+    }                                                                                         \
+    static int prefix##_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)   \
+    {                                                                                         \
+        return value_loadchunk_command(ctx, argv, argc, &(type));                             \
+    }
 
 #endif /* ONCE_MODULE_VALUE_H */

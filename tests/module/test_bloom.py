@@ -3,31 +3,12 @@
 The exact reply shapes are read off the wire (resp.py) under RESP2 and RESP3; redis-py's
 own BF client (r.bf()) runs its calls against the module unchanged.
 """
-import math
 
 import redis
 
+from checks import binomial_bound, err, scandump
 from resp import Connection
 from server import Server
-
-
-def err(r, *args):
-    try:
-        r.execute_command(*args)
-    except redis.ResponseError as e:
-        return str(e)
-    raise AssertionError("%r answered without an error" % (args,))
-
-
-def wire_err(c, *args):
-    kind, value = c.call(*args)
-    assert kind == "-", (args, kind, value)
-    return value
-
-
-def binomial_bound(n, p, sigmas=5.0):
-    """An upper bound on a binomial(n, p) count, `sigmas` standard deviations out."""
-    return n * p + sigmas * math.sqrt(n * p * (1 - p)) + 1
 
 
 def test_add_exists_and_counts():
@@ -251,16 +232,6 @@ def test_card_estimate_interval_holds_the_count():
         assert low <= n <= high and low <= est <= high, (est, low, high)
         assert abs(est - n) < 0.05 * n
         assert [float(x) for x in r.execute_command("BF.CARD", "none", "ESTIMATE")] == [0, 0, 0]
-
-
-def scandump(r, key):
-    chunks, it = [], 0
-    while True:
-        it, data = r.execute_command("BF.SCANDUMP", key, it)
-        if it == 0:
-            assert data == b""
-            return chunks
-        chunks.append((it, data))
 
 
 def test_scandump_loadchunk_rebuild_an_identical_filter():

@@ -1,15 +1,8 @@
 """DBF.*: the Dynamic Bloom Filter of paper 003, a set that grows by rows and deletes."""
 import redis
 
+from checks import err, wait_synced
 from server import Server
-
-
-def err(r, *args):
-    try:
-        r.execute_command(*args)
-    except redis.ResponseError as e:
-        return str(e)
-    raise AssertionError("%r answered without an error" % (args,))
 
 
 def info(r, key):
@@ -129,7 +122,6 @@ def test_card_estimate():
 
 
 def test_replica_and_reload_keep_identical_bytes():
-    from test_persistence import wait_synced
     with Server(fixed_seeds=False) as master:
         with Server(fixed_seeds=False,
                     extra=["--replicaof", "127.0.0.1", str(master.port)]) as replica:

@@ -10,16 +10,8 @@ import time
 
 import redis
 
+from checks import scandump, wait_synced
 from server import Server
-
-
-def scandump(r, key, command="BF.SCANDUMP"):
-    chunks, it = [], 0
-    while True:
-        it, data = r.execute_command(command, key, it)
-        if it == 0:
-            return chunks
-        chunks.append((it, data))
 
 
 def fill(r):
@@ -195,18 +187,6 @@ def test_restore_refuses_corrupt_payloads():
         else:
             raise AssertionError("a filter above the memory limit restored")
         assert r.exists("big2") == 0
-
-
-def wait_synced(master, replica):
-    assert master.execute_command("WAIT", 1, 10000) == 1
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        m = master.info("replication")["master_repl_offset"]
-        rep = replica.info("replication")
-        if rep.get("master_link_status") == "up" and rep.get("slave_repl_offset") == m:
-            return
-        time.sleep(0.02)
-    raise AssertionError("the replica did not catch up")
 
 
 def test_replica_holds_identical_filters():

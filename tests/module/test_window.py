@@ -8,8 +8,7 @@ import os
 import random
 import subprocess
 
-import redis
-
+from checks import err, wait_synced
 from resp import Connection
 from server import Server
 
@@ -21,14 +20,6 @@ def once_cli():
     if not path or not os.path.exists(path):
         raise RuntimeError("ONCE_CLI must name the built once program")
     return path
-
-
-def err(r, *args):
-    try:
-        r.execute_command(*args)
-    except redis.ResponseError as e:
-        return str(e)
-    raise AssertionError("%r answered without an error" % (args,))
 
 
 def stream(n, domain, rng):
@@ -284,11 +275,6 @@ def test_card_counts_the_window():
         # Later, the first half has left the window.
         est, low, high = (float(x) for x in r.execute_command("ONCE.CARD", "t", "AT", 16000))
         assert high < 9000 and est > 1000, (est, low, high)
-
-
-def wait_synced(master, replica):
-    from test_persistence import wait_synced as wait
-    wait(master, replica)
 
 
 def test_replica_gets_the_server_clock_and_seeds():
