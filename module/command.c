@@ -55,6 +55,20 @@ int command_register(RedisModuleCtx *ctx, const command_spec *table, size_t coun
     return RM_OK;
 }
 
+bool command_replayed(RedisModuleCtx *ctx)
+{
+    return (RM_GetContextFlags(ctx) & (RM_CTX_FLAGS_REPLICATED | RM_CTX_FLAGS_LOADING)) != 0;
+}
+
+const char *parse_max_memory(RedisModuleCtx *ctx, RedisModuleString *arg, uint64_t *out)
+{
+    if (!arg_unsigned(arg, UINT64_C(1) << 42, out) || *out < MIN_MAX_MEMORY)
+        return "ERR bad MAXMEMORY: bytes, at least 4096";
+    if (*out > (uint64_t)config.max_memory && !command_replayed(ctx))
+        return "ERR MAXMEMORY is above once.max-memory";
+    return NULL;
+}
+
 bool client_resp3(RedisModuleCtx *ctx)
 {
     return (RM_GetContextFlags(ctx) & RM_CTX_FLAGS_RESP3) != 0;

@@ -55,6 +55,15 @@ typedef struct command_spec {
  * after logging which command the server refused. */
 int command_register(RedisModuleCtx *ctx, const command_spec *table, size_t count);
 
+/* Is the command replayed: sent by the master or read from the AOF?  Then it must do
+ * what it did where it first ran, whatever this server's settings (its limits are
+ * carried in the command). */
+bool command_replayed(RedisModuleCtx *ctx);
+/* MAXMEMORY bytes, a new object's memory limit: at least 4096 and at most
+ * once.max-memory (any, when replayed).  NULL or the error. */
+const char *parse_max_memory(RedisModuleCtx *ctx, RedisModuleString *arg, uint64_t *out);
+#define MIN_MAX_MEMORY 4096
+
 /* Does the calling client speak RESP3? */
 bool client_resp3(RedisModuleCtx *ctx);
 

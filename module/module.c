@@ -16,11 +16,15 @@
 
 #include "once.h"
 
+#include <stdint.h>
+#include <string.h>
+
 #define MODULE_NAME "once"
 #define MODULE_VERSION 1
 
-/* The library expects NULL when memory runs out (ONCE_ERR_NOMEM); the server's
- * TryAlloc gives that, its Alloc would abort the server instead. */
+/* The library expects NULL when memory runs out (ONCE_ERR_NOMEM): the server's
+ * TryAlloc gives that, where its Alloc, Calloc and Realloc would abort the server.  So
+ * calloc and realloc are made of TryAlloc too (7.0 has no TryCalloc or TryRealloc). */
 static void *server_malloc(size_t size)
 {
     return RM_TryAlloc != NULL ? RM_TryAlloc(size) : RM_Alloc(size);
@@ -28,12 +32,27 @@ static void *server_malloc(size_t size)
 
 static void *server_calloc(size_t count, size_t size)
 {
-    return RM_Calloc(count, size);
+    if (RM_TryAlloc == NULL)
+        return RM_Calloc(count, size);
+    if (size != 0 && count > SIZE_MAX / size)
+        return NULL;
+    void *block = RM_TryAlloc(count * size);
+    if (block != NULL)
+        memset(block, 0, count * size);
+    return block;
 }
 
 static void *server_realloc(void *block, size_t size)
 {
-    return RM_Realloc(block, size);
+    if (RM_TryAlloc == NULL || block == NULL)
+        return block == NULL ? server_malloc(size) : RM_Realloc(block, size);
+    void *moved = RM_TryAlloc(size);
+    if (moved == NULL)
+        return NULL; /* the block stays as it was, as realloc leaves it */
+    size_t old = RM_MallocSize(block);
+    memcpy(moved, block, old < size ? old : size);
+    RM_Free(block);
+    return moved;
 }
 
 static void server_free(void *block)

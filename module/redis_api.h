@@ -29,6 +29,7 @@
 #define RM_KEYTYPE_MODULE 6
 
 #define RM_POSTPONED_LEN (-1L)
+#define RM_CTX_FLAGS_REPLICATED (1 << 12)
 #define RM_CTX_FLAGS_LOADING (1 << 13)
 #define RM_CTX_FLAGS_RESP3 (1 << 22)
 #define RM_OPTIONS_HANDLE_IO_ERRORS (1 << 0)
@@ -203,6 +204,7 @@ typedef int (*rm_apply_fn)(RedisModuleCtx *ctx, void *privdata, RedisModuleStrin
     X(1, void *, Realloc, (void *, size_t))                                                   \
     X(1, void, Free, (void *))                                                                \
     X(0, void *, TryAlloc, (size_t))                                                          \
+    X(1, size_t, MallocSize, (void *))                                                        \
     X(1, int, Replicate, (RedisModuleCtx *, const char *, const char *, ...))                 \
     X(1, int, ReplicateVerbatim, (RedisModuleCtx *))                                          \
     X(1, int, RegisterNumericConfig,                                                          \

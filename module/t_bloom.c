@@ -62,12 +62,13 @@ typedef struct bloom_options {
     bool expansion_given;
     bool seed_given;
     uint64_t seed;
+    uint64_t max_bytes; /* the object's memory limit */
 } bloom_options;
 
 static bloom_options default_options(void)
 {
     bloom_options o = {config.error_rate, config.initial_capacity, config.expansion,
-                       false, false, false, 0};
+                       false, false, false, 0, (uint64_t)config.max_memory};
     return o;
 }
 
@@ -106,10 +107,11 @@ static const char *parse_seed(RedisModuleString *arg, uint64_t *out)
     return arg_u64(arg, out) ? NULL : "ERR bad seed: an unsigned 64-bit integer";
 }
 
-/* The options RESERVE and INSERT share: EXPANSION n, NONSCALING, SEED s.  *used is
- * how many arguments the option at argv[i] took (0: not one of them). */
-static const char *parse_shared_option(RedisModuleString **argv, int argc, int i,
-                                       bloom_options *o, int *used)
+/* The options RESERVE and INSERT share: EXPANSION n, NONSCALING, SEED s, MAXMEMORY
+ * bytes.  *used is how many arguments the option at argv[i] took (0: not one of
+ * them). */
+static const char *parse_shared_option(RedisModuleCtx *ctx, RedisModuleString **argv,
+                                       int argc, int i, bloom_options *o, int *used)
 {
     *used = 0;
     if (arg_is(argv[i], "NONSCALING")) {
@@ -117,16 +119,19 @@ static const char *parse_shared_option(RedisModuleString **argv, int argc, int i
         *used = 1;
         return NULL;
     }
-    bool expansion = arg_is(argv[i], "EXPANSION"), seed = arg_is(argv[i], "SEED");
-    if (!expansion && !seed)
+    bool expansion = arg_is(argv[i], "EXPANSION"), seed = arg_is(argv[i], "SEED"),
+         memory = arg_is(argv[i], "MAXMEMORY");
+    if (!expansion && !seed && !memory)
         return NULL;
     if (i + 1 >= argc)
-        return expansion ? "ERR no expansion" : "ERR no seed";
+        return expansion ? "ERR no expansion" : seed ? "ERR no seed" : "ERR no MAXMEMORY";
     *used = 2;
     if (expansion) {
         o->expansion_given = true;
         return parse_expansion(argv[i + 1], &o->expansion);
     }
+    if (memory)
+        return parse_max_memory(ctx, argv[i + 1], &o->max_bytes);
     o->seed_given = true;
     return parse_seed(argv[i + 1], &o->seed);
 }
@@ -152,24 +157,26 @@ static once_status bloom_make(const void *options, once_filter **out)
     c.expansion = (uint32_t)o->expansion;
     c.seed = o->seed;
     c.seed_is_set = true;
-    c.max_bytes = (uint64_t)config.max_memory;
+    c.max_bytes = o->max_bytes;
     return once_create(out, &c);
 }
 
 /* Replicate the creation of `key` as BF.RESERVE with everything that decides the
- * filter's bytes, whatever the replica's settings. */
+ * filter's bytes and growth (its seed and memory limit included), whatever the
+ * replica's settings. */
 static void replicate_creation(RedisModuleCtx *ctx, RedisModuleString *key,
                                const bloom_options *o)
 {
     char error[40], seed[24];
     snprintf(error, sizeof error, "%.17g", o->error);
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
+    long long limit = (long long)o->max_bytes;
     if (o->expansion == 0)
-        RM_Replicate(ctx, "BF.RESERVE", "sclccc", key, error, o->capacity, "NONSCALING", "SEED",
-                     seed);
+        RM_Replicate(ctx, "BF.RESERVE", "sclccccl", key, error, o->capacity, "NONSCALING",
+                     "SEED", seed, "MAXMEMORY", limit);
     else
-        RM_Replicate(ctx, "BF.RESERVE", "sclclcc", key, error, o->capacity, "EXPANSION",
-                     o->expansion, "SEED", seed);
+        RM_Replicate(ctx, "BF.RESERVE", "sclclcccl", key, error, o->capacity, "EXPANSION",
+                     o->expansion, "SEED", seed, "MAXMEMORY", limit);
 }
 
 /* ---------------------------------------------------------------- writes */
@@ -186,7 +193,8 @@ static const char *add_refusal(const once_filter *f, once_status st)
     return ERR_GROWTH_LIMIT;
 }
 
-/* BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING] [SEED s] */
+/* BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING] [SEED s]
+ *            [MAXMEMORY bytes] */
 static int bf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc < 4)
@@ -197,7 +205,7 @@ static int bf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         err = parse_capacity(argv[3], &o.capacity);
     for (int i = 4; err == NULL && i < argc;) {
         int used = 0;
-        err = parse_shared_option(argv, argc, i, &o, &used);
+        err = parse_shared_option(ctx, argv, argc, i, &o, &used);
         if (err == NULL && used == 0)
             err = ERR_UNKNOWN_ARGUMENT;
         i += used;
@@ -206,7 +214,7 @@ static int bf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         err = finish_options(&o);
     if (err != NULL)
         return RM_ReplyWithError(ctx, err);
-    if (value_reserve(ctx, argv[1], &bloom_type, bloom_make, &o) == NULL)
+    if (value_reserve(ctx, argv[1], &bloom_type, bloom_make, &o, o.max_bytes) == NULL)
         return RM_OK;
     replicate_creation(ctx, argv[1], &o);
     return RM_ReplyWithSimpleString(ctx, "OK");
@@ -226,7 +234,7 @@ static once_filter *open_for_add(RedisModuleCtx *ctx, opened_key *k, RedisModule
         return NULL;
     }
     finish_options(o);
-    once_filter *f = value_create(ctx, k, &bloom_type, bloom_make, o);
+    once_filter *f = value_create(ctx, k, &bloom_type, bloom_make, o, o->max_bytes);
     *created = f != NULL;
     return f;
 }
@@ -300,7 +308,7 @@ static int bf_madd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 }
 
 /* BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] [SEED s]
- *           ITEMS item [item ...] */
+ *           [MAXMEMORY bytes] ITEMS item [item ...] */
 static int bf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     bloom_options o = default_options();
@@ -309,7 +317,7 @@ static int bf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     const char *err = NULL;
     for (int i = 2; err == NULL && i < argc && items == 0;) {
         int used = 0;
-        err = parse_shared_option(argv, argc, i, &o, &used);
+        err = parse_shared_option(ctx, argv, argc, i, &o, &used);
         if (err != NULL || used != 0) {
             i += used;
             continue;
@@ -481,7 +489,8 @@ static int bf_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             st = once_union(merged, f);
         value_close(&src);
     }
-    if (st == ONCE_OK && once_bytes(merged) > (uint64_t)config.max_memory)
+    if (st == ONCE_OK && once_bytes(merged) > (uint64_t)config.max_memory &&
+        !command_replayed(ctx))
         st = ONCE_ERR_FULL;
     if (st != ONCE_OK) {
         once_free(merged);

@@ -48,6 +48,7 @@ typedef struct dbf_options {
     double error;
     long long capacity;
     uint64_t seed;
+    uint64_t max_bytes; /* the object's memory limit */
 } dbf_options;
 
 static once_status dbf_make(const void *options, once_filter **out)
@@ -59,7 +60,7 @@ static once_status dbf_make(const void *options, once_filter **out)
     c.error = o->error;
     c.seed = o->seed;
     c.seed_is_set = true;
-    c.max_bytes = (uint64_t)config.max_memory;
+    c.max_bytes = o->max_bytes;
     return once_create(out, &c);
 }
 
@@ -68,13 +69,15 @@ static void replicate_creation(RedisModuleCtx *ctx, RedisModuleString *key, cons
     char error[40], seed[24];
     snprintf(error, sizeof error, "%.17g", o->error);
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
-    RM_Replicate(ctx, "DBF.RESERVE", "sclcc", key, error, o->capacity, "SEED", seed);
+    RM_Replicate(ctx, "DBF.RESERVE", "sclccl", key, error, o->capacity, "SEED", seed,
+                 "MAXMEMORY", (long long)o->max_bytes);
 }
 
-/* DBF.RESERVE key error_rate capacity [SEED s]: capacity is each row's. */
+/* DBF.RESERVE key error_rate capacity [SEED s] [MAXMEMORY bytes]: capacity is each
+ * row's. */
 static int dbf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    dbf_options o = {0, 0, 0};
+    dbf_options o = {0, 0, 0, (uint64_t)config.max_memory};
     const char *err = NULL;
     bool seed_given = false;
     if (!arg_double(argv[2], &o.error))
@@ -86,10 +89,13 @@ static int dbf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     else if (o.capacity <= 0)
         err = "ERR (capacity should be larger than 0)";
     for (int i = 4; err == NULL && i < argc; i += 2) {
-        if (!arg_is(argv[i], "SEED"))
+        bool seed = arg_is(argv[i], "SEED");
+        if (!seed && !arg_is(argv[i], "MAXMEMORY"))
             err = ERR_UNKNOWN_ARGUMENT;
         else if (i + 1 >= argc)
-            err = "ERR no seed";
+            err = seed ? "ERR no seed" : "ERR no MAXMEMORY";
+        else if (!seed)
+            err = parse_max_memory(ctx, argv[i + 1], &o.max_bytes);
         else if (!arg_u64(argv[i + 1], &o.seed))
             err = "ERR bad seed: an unsigned 64-bit integer";
         else
@@ -99,7 +105,7 @@ static int dbf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return RM_ReplyWithError(ctx, err);
     if (!seed_given)
         o.seed = command_new_seed();
-    if (value_reserve(ctx, argv[1], &dbf_type, dbf_make, &o) == NULL)
+    if (value_reserve(ctx, argv[1], &dbf_type, dbf_make, &o, o.max_bytes) == NULL)
         return RM_OK;
     replicate_creation(ctx, argv[1], &o);
     return RM_ReplyWithSimpleString(ctx, "OK");
@@ -111,11 +117,12 @@ static int dbf_add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
 {
     opened_key k = value_open(ctx, argv[1], RM_READ | RM_WRITE, &dbf_type);
     once_filter *f = value_filter_or_reply(ctx, &k, NULL);
-    dbf_options o = {config.error_rate, config.initial_capacity, 0};
+    dbf_options o = {config.error_rate, config.initial_capacity, 0,
+                     (uint64_t)config.max_memory};
     bool created = false;
     if (f == NULL && k.state == KEY_MISSING) {
         o.seed = command_new_seed();
-        f = value_create(ctx, &k, &dbf_type, dbf_make, &o);
+        f = value_create(ctx, &k, &dbf_type, dbf_make, &o, o.max_bytes);
         created = f != NULL;
     }
     if (f == NULL) {

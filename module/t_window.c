@@ -65,6 +65,7 @@ static bool time_window(const once_filter *f)
 
 typedef struct window_options {
     uint64_t window, span_ms, capacity, max_jump_ms, seed, level;
+    uint64_t max_bytes; /* the object's memory limit */
     double error;
     once_type type;
     bool type_given, level_given, capacity_given, max_jump_given, seed_given, refresh;
@@ -90,7 +91,7 @@ static once_status window_make(const void *options, once_filter **out)
             c.max_time_jump_ms = o->max_jump_ms;
     }
     if (once_structure_of(o->type)->memory_cap)
-        c.max_bytes = (uint64_t)config.max_memory;
+        c.max_bytes = o->max_bytes;
     return once_create(out, &c);
 }
 
@@ -99,7 +100,7 @@ static void replicate_creation(RedisModuleCtx *ctx, RedisModuleString *key,
                                const window_options *o)
 {
     char text[8][40];
-    const char *words[16];
+    const char *words[20];
     int n = 0;
     snprintf(text[0], sizeof text[0], "%llu",
              (unsigned long long)(o->window != 0 ? o->window : o->span_ms));
@@ -126,9 +127,12 @@ static void replicate_creation(RedisModuleCtx *ctx, RedisModuleString *key,
     snprintf(text[5], sizeof text[5], "%llu", (unsigned long long)o->seed);
     words[n++] = "SEED";
     words[n++] = text[5];
+    snprintf(text[6], sizeof text[6], "%llu", (unsigned long long)o->max_bytes);
+    words[n++] = "MAXMEMORY";
+    words[n++] = text[6];
     if (o->refresh)
         words[n++] = "REFRESH";
-    RedisModuleString *args[17];
+    RedisModuleString *args[21];
     args[0] = key;
     for (int i = 0; i < n; i++)
         args[i + 1] = RM_CreateString(ctx, words[i], strlen(words[i]));
@@ -138,12 +142,14 @@ static void replicate_creation(RedisModuleCtx *ctx, RedisModuleString *key,
 }
 
 /* The options of ONCE.RESERVE, checked before any key is touched: NULL or the error. */
-static const char *parse_reserve(RedisModuleString **argv, int argc, window_options *o)
+static const char *parse_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
+                                 window_options *o)
 {
     memset(o, 0, sizeof *o);
     o->error = config.error_rate;
     o->capacity = (uint64_t)config.initial_capacity;
     o->max_jump_ms = ONCE_DEFAULT_MAX_TIME_JUMP_MS;
+    o->max_bytes = (uint64_t)config.max_memory;
     bool window_given = false, span_given = false;
     for (int i = 2; i < argc; i++) {
         if (arg_is(argv[i], "REFRESH")) {
@@ -154,7 +160,8 @@ static const char *parse_reserve(RedisModuleString **argv, int argc, window_opti
             return arg_is(argv[i], "WINDOW") || arg_is(argv[i], "SPAN") ||
                            arg_is(argv[i], "ERROR") || arg_is(argv[i], "LEVEL") ||
                            arg_is(argv[i], "FILTER") || arg_is(argv[i], "CAPACITY") ||
-                           arg_is(argv[i], "MAXJUMP") || arg_is(argv[i], "SEED")
+                           arg_is(argv[i], "MAXJUMP") || arg_is(argv[i], "SEED") ||
+                           arg_is(argv[i], "MAXMEMORY")
                        ? "ERR an option lacks its value"
                        : ERR_UNKNOWN_ARGUMENT;
         RedisModuleString *v = argv[++i];
@@ -194,6 +201,10 @@ static const char *parse_reserve(RedisModuleString **argv, int argc, window_opti
             if (!arg_unsigned(v, ONCE_MAX_TIME_MS, &o->max_jump_ms))
                 return "ERR bad max jump: milliseconds, 0 for no bound";
             o->max_jump_given = true;
+        } else if (arg_is(argv[i - 1], "MAXMEMORY")) {
+            const char *err = parse_max_memory(ctx, v, &o->max_bytes);
+            if (err != NULL)
+                return err;
         } else if (arg_is(argv[i - 1], "SEED")) {
             if (!arg_u64(v, &o->seed))
                 return "ERR bad seed: an unsigned 64-bit integer";
@@ -223,14 +234,14 @@ static const char *parse_reserve(RedisModuleString **argv, int argc, window_opti
 }
 
 /* ONCE.RESERVE key WINDOW n | SPAN ms [ERROR p] [LEVEL l] [FILTER name] [REFRESH]
- *              [CAPACITY c] [MAXJUMP ms] [SEED s] */
+ *              [CAPACITY c] [MAXJUMP ms] [SEED s] [MAXMEMORY bytes] */
 static int window_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     window_options o;
-    const char *err = parse_reserve(argv, argc, &o);
+    const char *err = parse_reserve(ctx, argv, argc, &o);
     if (err != NULL)
         return RM_ReplyWithError(ctx, err);
-    if (value_reserve(ctx, argv[1], &window_type, window_make, &o) == NULL)
+    if (value_reserve(ctx, argv[1], &window_type, window_make, &o, o.max_bytes) == NULL)
         return RM_OK;
     replicate_creation(ctx, argv[1], &o);
     return RM_ReplyWithSimpleString(ctx, "OK");
@@ -285,6 +296,28 @@ static const char *parse_items(RedisModuleString **argv, int argc, bool single, 
     return *wrong_arity ? "" : NULL;
 }
 
+/*
+ * MAXJUMP guards a window against a producer's outlier event time (AT), not against
+ * the server's own clock: a window left idle for longer than MAXJUMP must take the
+ * next event on the server's clock rather than refuse every one from then on.  And a
+ * replayed command (from the master, or the AOF) takes what was taken where it first
+ * ran.  So for those the bound is lifted for the command and set back after it (it is
+ * saved with the filter).
+ */
+static uint64_t lift_jump_bound(RedisModuleCtx *ctx, once_filter *f, const event_time *t)
+{
+    uint64_t bound = once_max_time_jump(f);
+    if (bound != 0 && (!t->given || command_replayed(ctx)))
+        once_set_max_time_jump(f, 0);
+    return bound;
+}
+
+static void restore_jump_bound(once_filter *f, uint64_t bound)
+{
+    if (bound != 0)
+        once_set_max_time_jump(f, bound);
+}
+
 /* ---------------------------------------------------------------- writes */
 
 /* ONCE.ADD key item [AT ms] (single) / ONCE.MADD key [AT ms] item [item ...]. */
@@ -313,9 +346,10 @@ static int window_add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int a
         created.error = config.error_rate;
         created.capacity = (uint64_t)config.initial_capacity;
         created.max_jump_ms = ONCE_DEFAULT_MAX_TIME_JUMP_MS;
+        created.max_bytes = (uint64_t)config.max_memory;
         created.level = WINDOW_DEFAULT_LEVEL;
         created.seed = command_new_seed();
-        f = value_create(ctx, &k, &window_type, window_make, &created);
+        f = value_create(ctx, &k, &window_type, window_make, &created, created.max_bytes);
     }
     if (f == NULL) {
         value_close(&k);
@@ -323,10 +357,11 @@ static int window_add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int a
     }
     /* Every item has the same time: a time the clock refuses is one error for all. */
     bool timed = time_window(f);
-    uint64_t clock = 0;
+    uint64_t clock = 0, bound = lift_jump_bound(ctx, f, &t);
     bool started = false;
     if (timed && (once_clock(f, &clock, &started) != ONCE_OK ||
                   !once_clock_step(f, &clock, &started, t.ms))) {
+        restore_jump_bound(f, bound);
         value_close(&k);
         return RM_ReplyWithError(ctx, ERR_TIME);
     }
@@ -349,6 +384,7 @@ static int window_add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int a
     }
     if (!single)
         RM_ReplySetArrayLength(ctx, replied);
+    restore_jump_bound(f, bound);
     value_close(&k);
     if (!changed)
         return RM_OK;
@@ -401,6 +437,7 @@ static int window_exists_items(RedisModuleCtx *ctx, RedisModuleString **argv, in
     uint8_t answers[64];
     uint8_t *present = count <= 64 ? answers : RM_Alloc((size_t)count);
     once_status st = ONCE_OK;
+    uint64_t bound = f != NULL ? lift_jump_bound(ctx, f, &t) : 0;
     for (int i = 0; i < count && st == ONCE_OK; i++) {
         size_t len = 0;
         const char *item = RM_StringPtrLen(argv[first + i], &len);
@@ -409,6 +446,8 @@ static int window_exists_items(RedisModuleCtx *ctx, RedisModuleString **argv, in
             st = once_query(f, item, len, t.ms, &p);
         present[i] = p;
     }
+    if (f != NULL)
+        restore_jump_bound(f, bound);
     value_close(&k);
     if (st != ONCE_OK) {
         reply_status(ctx, st);
@@ -507,7 +546,10 @@ static int window_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         value_close(&k);
         return RM_OK;
     }
+    uint64_t bound = f != NULL ? lift_jump_bound(ctx, f, &t) : 0;
     reply_cardinality(ctx, f, t.ms, confidence);
+    if (f != NULL)
+        restore_jump_bound(f, bound);
     value_close(&k);
     return RM_OK;
 }

@@ -88,8 +88,10 @@ static pending_load *pending_new(void)
 }
 
 /* Feed one chunk: kept and given to the loader.  When it is the last one, *built gets
- * the filter and the load is over (the caller frees `p`).  Any error ends the load
- * (its loader is gone; the caller frees `p`). */
+ * the filter and the load is over (the caller frees `p`).  An error of the loader ends
+ * the load (p->loader is then NULL; the caller frees `p`); ONCE_ERR_NOMEM with
+ * p->loader still set is our own allocation failing before the loader saw the chunk:
+ * the load is as it was. */
 static once_status pending_feed(pending_load *p, const char *data, size_t len,
                                 once_filter **built)
 {
@@ -174,9 +176,14 @@ static bool for_each_chunk(const once_filter *f, size_t max_chunk, chunk_fn emit
     size_t cap = max_chunk;
     if (cap < once_save_chunk_min(f))
         cap = once_save_chunk_min(f);
+    /* Without memory for a large buffer, chunks of the smallest size any dump takes:
+     * more of them, but a save never writes a value it cannot read back. */
+    static char fallback[ONCE_CHUNK_MIN];
     char *buf = value_alloc(cap);
-    if (buf == NULL)
-        return false;
+    if (buf == NULL) {
+        buf = fallback;
+        cap = sizeof fallback;
+    }
     uint64_t cursor = 0;
     bool ok = true;
     do {
@@ -188,7 +195,8 @@ static bool for_each_chunk(const once_filter *f, size_t max_chunk, chunk_fn emit
         if (n != 0)
             emit(ctx, cursor, buf, n);
     } while (cursor != 0);
-    RM_Free(buf);
+    if (buf != fallback)
+        RM_Free(buf);
     return ok;
 }
 
@@ -214,7 +222,7 @@ static void value_rdb_save(RedisModuleIO *rdb, void *v)
     const value *val = v;
     RM_SaveUnsigned(rdb, val->filter != NULL ? VALUE_KIND_FILTER : VALUE_KIND_PENDING);
     if (!value_chunks(val, VALUE_RDB_CHUNK, emit_rdb, rdb))
-        RM_LogIOError(rdb, "warning", "once: a filter could not be saved (out of memory)");
+        RM_LogIOError(rdb, "warning", "once: a filter changed while it was saved");
     RM_SaveStringBuffer(rdb, "", 0);
 }
 
@@ -285,6 +293,13 @@ void *value_rdb_load(RedisModuleIO *rdb, int encver, const value_type *t)
         once_free(built);
         return NULL;
     }
+    if (built == NULL && !server_loading() &&
+        p->bytes > (uint64_t)config.max_memory + ONCE_CHUNK_MIN) {
+        RM_LogIOError(rdb, "warning", "once: a %s load in progress larger than "
+                      "once.max-memory is refused", t->name);
+        pending_free(p);
+        return NULL;
+    }
     if (built != NULL) {
         pending_free(p);
         bool loading = server_loading();
@@ -325,7 +340,7 @@ void value_aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, void *v, cons
 {
     aof_target target = {aof, key, t->loadchunk};
     if (!value_chunks(v, VALUE_RDB_CHUNK, emit_aof, &target))
-        RM_LogIOError(aof, "warning", "once: a filter could not be rewritten (out of memory)");
+        RM_LogIOError(aof, "warning", "once: a filter changed while it was rewritten");
 }
 
 static void emit_digest(void *ctx, uint64_t cursor, const char *chunk, size_t len)
@@ -445,11 +460,11 @@ bool value_store(opened_key *k, const value_type *t, once_filter *f)
 }
 
 once_filter *value_create(RedisModuleCtx *ctx, opened_key *k, const value_type *t,
-                          value_make_fn make, const void *options)
+                          value_make_fn make, const void *options, uint64_t limit)
 {
     once_filter *f = NULL;
     once_status st = make(options, &f);
-    if (st == ONCE_OK && once_bytes(f) > (uint64_t)config.max_memory) {
+    if (st == ONCE_OK && once_bytes(f) > limit && !command_replayed(ctx)) {
         once_free(f);
         st = ONCE_ERR_FULL;
     }
@@ -463,14 +478,14 @@ once_filter *value_create(RedisModuleCtx *ctx, opened_key *k, const value_type *
 }
 
 once_filter *value_reserve(RedisModuleCtx *ctx, RedisModuleString *name, const value_type *t,
-                           value_make_fn make, const void *options)
+                           value_make_fn make, const void *options, uint64_t limit)
 {
     opened_key k = value_open(ctx, name, RM_READ | RM_WRITE, t);
     once_filter *f = NULL;
     if (k.state != KEY_MISSING)
         RM_ReplyWithError(ctx, k.state == KEY_WRONGTYPE ? ERR_WRONGTYPE : ERR_EXISTS);
     else
-        f = value_create(ctx, &k, t, make, options);
+        f = value_create(ctx, &k, t, make, options, limit);
     value_close(&k);
     return f;
 }
@@ -583,7 +598,7 @@ int value_loadchunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int a
     /* The chunks and the loader's copy of them are counted against the limit; the
      * first chunk's headers (at most ONCE_CHUNK_MIN bytes) are not. */
     uint64_t received = (p != NULL ? p->bytes : 0) + len;
-    if (received > (uint64_t)config.max_memory + ONCE_CHUNK_MIN) {
+    if (received > (uint64_t)config.max_memory + ONCE_CHUNK_MIN && !command_replayed(ctx)) {
         value_close(&k);
         return RM_ReplyWithError(ctx, ERR_MEMORY_LIMIT);
     }
@@ -594,9 +609,15 @@ int value_loadchunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int a
     }
     once_filter *built = NULL;
     once_status st = pending_feed(p, data, len, &built);
+    if (st == ONCE_ERR_NOMEM && p->loader != NULL) { /* nothing changed */
+        if (fresh)
+            pending_free(p);
+        value_close(&k);
+        return RM_ReplyWithError(ctx, ERR_NO_MEMORY);
+    }
     const char *why = st != ONCE_OK ? once_strerror(st) : NULL;
     if (st == ONCE_OK && built != NULL)
-        why = refusal(built, t, true);
+        why = refusal(built, t, !command_replayed(ctx));
     if (why != NULL) {
         /* The load is over: nothing half-built stays behind. */
         bool over_limit = st == ONCE_OK && t->holds(once_get_type(built));

@@ -70,13 +70,14 @@ once_filter *value_filter_or_reply(RedisModuleCtx *ctx, const opened_key *k,
 /* Making a new key's filter: `make` builds it from a type's options. */
 typedef once_status (*value_make_fn)(const void *options, once_filter **out);
 /* Make a filter and store it under `k`, opened to write and missing: the filter, or
- * NULL after replying why not (a filter above once.max-memory is refused). */
+ * NULL after replying why not (a filter above `limit` bytes is refused, but when the
+ * command is replayed: it was taken where it first ran). */
 once_filter *value_create(RedisModuleCtx *ctx, opened_key *k, const value_type *t,
-                          value_make_fn make, const void *options);
+                          value_make_fn make, const void *options, uint64_t limit);
 /* TYPE.RESERVE: value_create under `name`, which must be missing (else NULL after
  * replying WRONGTYPE or "ERR item exists").  The caller replicates and replies OK. */
 once_filter *value_reserve(RedisModuleCtx *ctx, RedisModuleString *name, const value_type *t,
-                           value_make_fn make, const void *options);
+                           value_make_fn make, const void *options, uint64_t limit);
 
 /* An independent copy of a filter (through its saved form). */
 once_status value_copy_filter(const once_filter *f, once_filter **out);

@@ -451,7 +451,9 @@ static void late_events_happen_at_the_clock(void)
         CHECK_OK(once_test_and_add(f, &k, sizeof k, clock + day, &seen));
         CHECK(!seen);
         /* Without a bound, any time up to ONCE_MAX_TIME_MS. */
+        CHECK(once_max_time_jump(f) == day);
         CHECK_OK(once_set_max_time_jump(f, 0));
+        CHECK(once_max_time_jump(f) == 0);
         CHECK_OK(once_add(f, &k, sizeof k, ONCE_MAX_TIME_MS));
         CHECK_OK(once_query(f, &k, sizeof k, ONCE_MAX_TIME_MS, &p));
         CHECK(p);

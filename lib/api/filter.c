@@ -603,6 +603,11 @@ once_status once_set_max_time_jump(once_filter *f, uint64_t max_time_jump_ms)
     return ONCE_OK;
 }
 
+uint64_t once_max_time_jump(const once_filter *f)
+{
+    return f != NULL && f->ops->clock != NULL ? f->max_time_jump : 0;
+}
+
 bool once_clock_step(const once_filter *f, uint64_t *clock_ms, bool *started, uint64_t time_ms)
 {
     if (f == NULL || clock_ms == NULL || started == NULL || f->ops->clock == NULL ||

@@ -462,6 +462,8 @@ ONCE_API once_status once_get_stats(const once_filter *filter, once_stats *stats
  * ONCE_ERR_UNSUPPORTED for structures without a clock. */
 ONCE_API once_status once_clock(const once_filter *filter, uint64_t *clock_ms, bool *started);
 ONCE_API once_status once_set_max_time_jump(once_filter *filter, uint64_t max_time_jump_ms);
+/* The bound in force (0: none; 0 too for structures without a clock). */
+ONCE_API uint64_t once_max_time_jump(const once_filter *filter);
 /* The clock rule as a step, for a caller that batches events and sets aside the ones a
  * write would refuse (a batch stops at such a key): would `filter` take an event at
  * time_ms with its clock at *clock_ms (*started)?  If so, *clock_ms and *started become

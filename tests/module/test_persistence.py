@@ -10,7 +10,7 @@ import time
 
 import redis
 
-from checks import scandump, wait_synced
+from checks import err, scandump, wait_synced
 from server import Server
 
 
@@ -214,3 +214,55 @@ def test_replica_holds_identical_filters():
             wait_synced(m, rep)
             assert scandump(m, "twin1") != scandump(m, "twin2")
             assert scandump(rep, "twin1") == scandump(m, "twin1")
+
+
+def test_replica_follows_the_master_whatever_its_own_limit():
+    # An object's memory limit (MAXMEMORY, else once.max-memory) travels with its
+    # creation, so a replica with another once.max-memory stops growing a filter
+    # exactly where the master does.
+    with Server() as master:
+        with Server(module_args=["max-memory", "8192"],
+                    extra=["--replicaof", "127.0.0.1", str(master.port)]) as replica:
+            m, rep = master.client(), replica.client()
+            m.execute_command("BF.RESERVE", "b", "0.01", "100", "MAXMEMORY", 32768)
+            m.execute_command("DBF.RESERVE", "d", "0.01", "100", "MAXMEMORY", 32768)
+            m.execute_command("ONCE.RESERVE", "w", "SPAN", 60000, "CAPACITY", 100,
+                              "MAXMEMORY", 120000)
+            refused = {}
+            for i in range(0, 10000, 500):
+                items = ["k%d" % j for j in range(i, i + 500)]
+                for cmd, key, at in (("BF.MADD", "b", []), ("DBF.MADD", "d", []),
+                                     ("ONCE.MADD", "w", ["AT", 1000 + 10 * i])):
+                    got = m.execute_command(cmd, key, *at, *items)
+                    if isinstance(got[-1], redis.ResponseError):
+                        assert "memory limit" in str(got[-1])
+                        refused[key] = True
+            assert refused == {"b": True, "d": True, "w": True}, refused
+            wait_synced(m, rep)
+            for key, cmd in (("b", "BF.SCANDUMP"), ("d", "DBF.SCANDUMP"), ("w", "ONCE.SCANDUMP")):
+                assert scandump(rep, key, cmd) == scandump(m, key, cmd), key
+            # A creation above the replica's own limit is not refused there either.
+            m.execute_command("BF.RESERVE", "big", "0.01", "10000")
+            wait_synced(m, rep)
+            assert scandump(rep, "big") == scandump(m, "big")
+            # A limit above once.max-memory is refused where it is set.
+            assert "above once.max-memory" in err(m, "BF.RESERVE", "x", "0.01", "100",
+                                                  "MAXMEMORY", 1 << 40)
+
+
+def test_aof_replay_keeps_filters_above_a_lowered_limit():
+    with Server(extra=["--appendonly", "yes", "--aof-use-rdb-preamble", "no"]) as s:
+        r = s.client()
+        r.execute_command("BF.RESERVE", "big", "0.001", "1000000")
+        r.execute_command("BF.MADD", "big", "a", "b")
+        r.bgrewriteaof()
+        wait_for_rewrite(r)
+        before = scandump(r, "big")
+        # The server comes back with a limit far below the filter's size: what the AOF
+        # replays was taken before, and is kept.
+        s.module_args += ["max-memory", "65536"]
+        s.restart()
+        r = s.client()
+        assert r.config_get("once.max-memory") == {"once.max-memory": "65536"}
+        assert scandump(r, "big") == before
+        assert "memory limit" in err(r, "BF.RESERVE", "new", "0.001", "1000000")

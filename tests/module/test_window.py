@@ -179,6 +179,23 @@ def test_clock_rules_late_events_and_jumps():
         assert dict(zip(info[::2], info[1::2]))[b"Clock"] > 1_600_000_000_000
 
 
+def test_server_clock_is_not_bounded_by_maxjump():
+    with Server() as s:
+        r = s.client()
+        # A window last written long ago (AT 0 is 1970): the server's clock is decades
+        # past MAXJUMP, and still the next event on it is taken.
+        r.execute_command("ONCE.RESERVE", "idle", "SPAN", 1000, "MAXJUMP", 1000, "SEED", 1)
+        assert r.execute_command("ONCE.ADD", "idle", "a", "AT", 0) == 1
+        assert r.execute_command("ONCE.EXISTS", "idle", "a") == 0  # long expired
+        assert r.execute_command("ONCE.ADD", "idle", "a") == 1
+        assert r.execute_command("ONCE.ADD", "idle", "a") == 0
+        # A producer's time is still bounded by it, and the bound was kept.
+        info = r.execute_command("ONCE.INFO", "idle")
+        clock = dict(zip(info[::2], info[1::2]))[b"Clock"]
+        assert "event time refused" in err(r, "ONCE.ADD", "idle", "b", "AT", clock + 1001)
+        assert r.execute_command("ONCE.ADD", "idle", "b", "AT", clock + 1000) == 1
+
+
 def test_errors_and_missing_keys():
     with Server() as s:
         r = s.client()
