@@ -96,6 +96,7 @@ typedef enum once_status {
     ONCE_ERR_IO,          /* the caller's writer reported a failure */
     ONCE_ERR_TIME,        /* an event time the window's clock refuses (see "Event time") */
     ONCE_ERR_SEQUENCE,    /* a chunk or cursor out of its dump's order (see "Chunks") */
+    ONCE_ERR_UNAVAILABLE, /* a site of a sliced filter cannot be reached (see "Sliced filters") */
     ONCE_STATUS_COUNT
 } once_status;
 
@@ -806,6 +807,113 @@ ONCE_API uint64_t once_dbf_version(const once_filter *filter);
 ONCE_API once_status once_dbf_export_delta(once_filter *filter, uint64_t since_version,
                                            void **delta, size_t *len);
 ONCE_API once_status once_dbf_apply_delta(once_filter *replica, const void *delta, size_t len);
+
+/* ---------------------------------------------------------- sliced filters */
+
+/*
+ * One logical Bloom filter of m bits and k hash functions, sliced over S sites (paper
+ * 000, section 3): each site holds one slice's bits and answers operations on
+ * positions inside it.
+ *
+ *   Horizontal (Definition 1): S independent filters of m/S bits; a hash H_S of the
+ *   key, independent of the k probe hashes, picks the one slice an event goes to, and
+ *   the k positions fall in it.  Rate (Eq. 4): (1 - (1 - S/m)^(k n/S))^k.
+ *   Vertical (Definition 2): slice i holds bits [i m/S, (i+1) m/S) of one m-bit
+ *   filter; an event's k positions are the unsliced standard filter's
+ *   (once_standard_positions) and go to the slices that hold them, so a vertical
+ *   filter decides every event exactly as the standard filter of the same m, k and
+ *   seed (Eq. 3, Proposition 1).  m is rounded up to a multiple of 64 S.
+ *
+ * Primitives (section 3): first-test-then-set (ONCE_FTTS: test the k bits, set them
+ * only for an event found distinct) and per-bit test-and-set (ONCE_TAS: set them
+ * always, the event is a duplicate when all were set before).  Lookups: parallel
+ * (every touched slice is asked at once) or pipelined (slices in turn, stopping at the
+ * first with an unset bit; FTTS only).  A message is one request to one site.
+ *
+ * Sites: a site is the storage of one slice behind a function that runs a batch of
+ * requests, each with its own status, so that a remote site (another thread, a Redis
+ * node) is one more implementation: ONCE_ERR_UNAVAILABLE says it cannot be reached.
+ * With sites NULL the filter holds its slices in process memory.
+ */
+typedef enum once_slicing {
+    ONCE_SLICING_HORIZONTAL = 1,
+    ONCE_SLICING_VERTICAL = 2
+} once_slicing;
+
+typedef enum once_primitive {
+    ONCE_FTTS = 0, /* first test, then set */
+    ONCE_TAS = 1   /* test-and-set, bit by bit */
+} once_primitive;
+
+typedef enum once_lookup {
+    ONCE_LOOKUP_PARALLEL = 0,
+    ONCE_LOOKUP_PIPELINED = 1
+} once_lookup;
+
+typedef enum once_site_op {
+    ONCE_SITE_TEST = 0,        /* all_set: every position is set */
+    ONCE_SITE_SET = 1,         /* set every position */
+    ONCE_SITE_TEST_AND_SET = 2 /* set every position; all_set: every one was set before */
+} once_site_op;
+
+typedef struct once_site_request {
+    once_site_op op;
+    const uint64_t *positions; /* in [0, the site's bits) */
+    uint32_t count;
+    bool all_set;       /* out */
+    once_status status; /* out: ONCE_OK, or ONCE_ERR_UNAVAILABLE */
+} once_site_request;
+
+typedef struct once_site {
+    void *context;
+    /* Run requests[0 .. count-1] in order, filling each one's all_set and status. */
+    void (*run)(void *context, once_site_request *requests, size_t count);
+    /* Called by once_sliced_free (may be NULL). */
+    void (*destroy)(void *context);
+} once_site;
+
+typedef struct once_sliced_config {
+    once_slicing slicing;
+    uint32_t slices;          /* S, 1 to 4096 */
+    uint64_t bits;            /* m; 0 = the standard filter's for capacity and error */
+    uint32_t hashes;          /* k; 0 = derive */
+    uint64_t capacity;        /* n, with error, when bits is 0 */
+    double error;
+    uint64_t seed;
+    bool seed_is_set;         /* false: draw one */
+    once_primitive primitive;
+    once_lookup lookup;
+} once_sliced_config;
+
+typedef struct once_sliced once_sliced;
+
+typedef struct once_sliced_stats {
+    uint64_t bits;            /* m, as rounded */
+    uint64_t slice_bits;      /* m / S */
+    uint32_t hashes, slices;
+    uint64_t events;          /* test-and-add calls answered */
+    uint64_t messages;        /* requests sent to sites */
+    double messages_per_event;
+    double fairness;          /* (sum x)^2 / (S sum x^2) over the events each slice saw */
+    uint64_t max_load;        /* the most events one slice saw */
+} once_sliced_stats;
+
+/* `sites`, when not NULL, holds S sites, each of slice_bits bits (once_sliced_geometry
+ * tells them before creation); the filter takes them over (once_sliced_free destroys
+ * them). */
+ONCE_API once_status once_sliced_geometry(const once_sliced_config *config, uint64_t *bits,
+                                          uint32_t *hashes, uint64_t *slice_bits);
+ONCE_API once_status once_sliced_create(once_sliced **out, const once_sliced_config *config,
+                                        const once_site *sites);
+ONCE_API void once_sliced_free(once_sliced *filter);
+/* Dedup through the slices: *seen = duplicate; a distinct event is inserted. */
+ONCE_API once_status once_sliced_test_and_add(once_sliced *filter, const void *key, size_t len,
+                                              bool *seen);
+ONCE_API once_status once_sliced_query(once_sliced *filter, const void *key, size_t len,
+                                       bool *present);
+ONCE_API once_status once_sliced_get_stats(const once_sliced *filter, once_sliced_stats *stats);
+/* Events each slice saw, into loads[0 .. S-1] (room at least S). */
+ONCE_API once_status once_sliced_loads(const once_sliced *filter, uint64_t *loads, uint32_t room);
 
 #ifdef __cplusplus
 }

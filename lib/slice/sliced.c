@@ -1,0 +1,352 @@
+/*
+ * slice/sliced.c - one logical Bloom filter sliced over sites (paper 000, section 3;
+ * once.h, "Sliced filters").
+ *
+ * Design
+ *   The filter keeps no bits itself: it turns an event into requests on positions and
+ *   sends them to the sites that hold the slices (once_site), then decides from their
+ *   answers.  Slicing only chooses the requests:
+ *     horizontal: slice H_S(key), a hash of the key under a seed derived from the
+ *       filter's (so independent of the k probe hashes), and the k positions of a
+ *       standard filter of m/S bits, all in that slice: one request;
+ *     vertical: the k positions of the standard filter of m bits
+ *       (once_standard_positions, the same as ONCE_STANDARD's), grouped by the slice
+ *       that holds them, position p in slice p / (m/S) at offset p mod (m/S): one
+ *       request per touched slice.
+ *   Primitives: FTTS sends TEST requests (all at once, or in turn stopping at the first
+ *   slice with an unset bit), then SET requests to every touched slice when the event
+ *   is distinct; TAS sends TEST_AND_SET requests, and the event is a duplicate when
+ *   every slice found all its bits set.  Both decide as the unsliced filter does for
+ *   one producer: a duplicate's bits are all set already, so setting them or not
+ *   changes nothing (Proposition 1, exact for vertical slicing).
+ *
+ *   The memory site, used when the caller gives no sites, is a plain bit array.
+ *
+ * Counting (the paper's load and fairness, section 7): an event counts once for each
+ * slice it touches; a message is one request to one site.
+ *
+ * Invariants
+ *   - m is a multiple of 64 S, so every slice is a whole number of words;
+ *   - a failed request (ONCE_ERR_UNAVAILABLE) is returned as is: no decision is made
+ *     from a partial answer (the failure policies of section 3.2 come on top).
+ */
+#include "core/alloc.h"
+#include "once.h"
+#include "once_math.h"
+
+#include <string.h>
+
+#define SLICED_MAX_SLICES 4096u
+#define SLICED_MAX_HASHES 64u
+/* Derives the horizontal slice hash's seed from the filter's. */
+#define SLICE_SEED_SALT UINT64_C(0x9e3779b97f4a7c15)
+
+struct once_sliced {
+    once_slicing slicing;
+    once_primitive primitive;
+    once_lookup lookup;
+    uint32_t slices, hashes;
+    uint64_t bits, slice_bits, seed;
+    once_site *sites;
+    uint64_t *loads;
+    uint64_t events, messages;
+};
+
+/* ----------------------------------------------------------- memory sites */
+
+typedef struct memory_site {
+    uint64_t bits;
+    uint64_t words[];
+} memory_site;
+
+static void memory_site_run(void *context, once_site_request *requests, size_t count)
+{
+    memory_site *m = context;
+    for (size_t r = 0; r < count; r++) {
+        once_site_request *q = &requests[r];
+        bool all = true;
+        for (uint32_t i = 0; i < q->count; i++) {
+            uint64_t p = q->positions[i], bit = UINT64_C(1) << (p & 63);
+            if (p >= m->bits) {
+                all = false; /* a position past the slice is never set */
+                continue;
+            }
+            uint64_t *word = &m->words[p >> 6];
+            all = all && (*word & bit) != 0;
+            if (q->op != ONCE_SITE_TEST)
+                *word |= bit;
+        }
+        q->all_set = all;
+        q->status = ONCE_OK;
+    }
+}
+
+static void memory_site_destroy(void *context)
+{
+    once_free_memory(context);
+}
+
+static once_status memory_site_new(uint64_t bits, once_site *out)
+{
+    memory_site *m = once_calloc(1, sizeof *m + (bits / 64) * sizeof(uint64_t));
+    if (m == NULL)
+        return ONCE_ERR_NOMEM;
+    m->bits = bits;
+    out->context = m;
+    out->run = memory_site_run;
+    out->destroy = memory_site_destroy;
+    return ONCE_OK;
+}
+
+/* ---------------------------------------------------------------- creation */
+
+once_status once_sliced_geometry(const once_sliced_config *c, uint64_t *bits, uint32_t *hashes,
+                                 uint64_t *slice_bits)
+{
+    if (c == NULL || bits == NULL || hashes == NULL || slice_bits == NULL)
+        return ONCE_ERR_INVALID;
+    if ((c->slicing != ONCE_SLICING_HORIZONTAL && c->slicing != ONCE_SLICING_VERTICAL) ||
+        c->slices == 0 || c->slices > SLICED_MAX_SLICES ||
+        (c->primitive != ONCE_FTTS && c->primitive != ONCE_TAS) ||
+        (c->lookup != ONCE_LOOKUP_PARALLEL && c->lookup != ONCE_LOOKUP_PIPELINED) ||
+        (c->lookup == ONCE_LOOKUP_PIPELINED && c->primitive != ONCE_FTTS) ||
+        c->hashes > SLICED_MAX_HASHES)
+        return ONCE_ERR_INVALID;
+    uint64_t m = c->bits;
+    uint32_t k = c->hashes;
+    if (m == 0) {
+        uint32_t planned = 0;
+        once_status st = once_plan(ONCE_STANDARD, c->capacity, c->error, &m, &planned);
+        if (st != ONCE_OK)
+            return st;
+        if (k == 0)
+            k = planned;
+    }
+    if (k == 0) /* m given alone: the k that is best at the capacity, else 7 */
+        k = c->capacity != 0 ? once_optimal_hashes(m, c->capacity) : 7;
+    uint64_t unit = UINT64_C(64) * c->slices;
+    if (m > (UINT64_C(1) << 40) - unit)
+        return ONCE_ERR_TOO_LARGE;
+    m = (m + unit - 1) / unit * unit;
+    *bits = m;
+    *hashes = k;
+    *slice_bits = m / c->slices;
+    return ONCE_OK;
+}
+
+once_status once_sliced_create(once_sliced **out, const once_sliced_config *c,
+                               const once_site *sites)
+{
+    if (out == NULL)
+        return ONCE_ERR_INVALID;
+    *out = NULL;
+    uint64_t m = 0, slice_bits = 0;
+    uint32_t k = 0;
+    once_status st = once_sliced_geometry(c, &m, &k, &slice_bits);
+    if (st != ONCE_OK)
+        return st;
+    uint64_t seed = c->seed;
+    if (!c->seed_is_set && (st = once_random_seed(&seed)) != ONCE_OK)
+        return st;
+    once_sliced *f = once_calloc(1, sizeof *f);
+    if (f == NULL)
+        return ONCE_ERR_NOMEM;
+    f->slicing = c->slicing;
+    f->primitive = c->primitive;
+    f->lookup = c->lookup;
+    f->slices = c->slices;
+    f->hashes = k;
+    f->bits = m;
+    f->slice_bits = slice_bits;
+    f->seed = seed;
+    f->sites = once_calloc(c->slices, sizeof *f->sites);
+    f->loads = once_calloc(c->slices, sizeof *f->loads);
+    if (f->sites == NULL || f->loads == NULL) {
+        once_sliced_free(f);
+        return ONCE_ERR_NOMEM;
+    }
+    for (uint32_t i = 0; i < c->slices; i++) {
+        if (sites != NULL) {
+            if (sites[i].run == NULL) {
+                once_sliced_free(f);
+                return ONCE_ERR_INVALID;
+            }
+            f->sites[i] = sites[i];
+        } else if ((st = memory_site_new(slice_bits, &f->sites[i])) != ONCE_OK) {
+            once_sliced_free(f);
+            return st;
+        }
+    }
+    *out = f;
+    return ONCE_OK;
+}
+
+void once_sliced_free(once_sliced *f)
+{
+    if (f == NULL)
+        return;
+    if (f->sites != NULL)
+        for (uint32_t i = 0; i < f->slices; i++)
+            if (f->sites[i].destroy != NULL)
+                f->sites[i].destroy(f->sites[i].context);
+    once_free_memory(f->sites);
+    once_free_memory(f->loads);
+    once_free_memory(f);
+}
+
+/* ------------------------------------------------------------- an event */
+
+/* The requests of one event: the touched slices, each with its positions. */
+typedef struct event_plan {
+    uint32_t touched;
+    uint32_t slice[SLICED_MAX_HASHES];
+    uint32_t first[SLICED_MAX_HASHES], count[SLICED_MAX_HASHES];
+    uint64_t offsets[SLICED_MAX_HASHES];
+} event_plan;
+
+static once_status plan_event(const once_sliced *f, const void *key, size_t len, event_plan *e)
+{
+    once_digest d;
+    once_status st = once_digest_with_seed(f->seed, key, len, &d);
+    if (st != ONCE_OK)
+        return st;
+    uint64_t pos[SLICED_MAX_HASHES];
+    e->touched = 0;
+    if (f->slicing == ONCE_SLICING_HORIZONTAL) {
+        once_digest h;
+        if ((st = once_digest_with_seed(f->seed ^ SLICE_SEED_SALT, key, len, &h)) != ONCE_OK ||
+            (st = once_standard_positions(f->slice_bits, f->hashes, &d, e->offsets)) != ONCE_OK)
+            return st;
+        e->touched = 1;
+        e->slice[0] = (uint32_t)(((unsigned __int128)h.lo * f->slices) >> 64);
+        e->first[0] = 0;
+        e->count[0] = f->hashes;
+        return ONCE_OK;
+    }
+    if ((st = once_standard_positions(f->bits, f->hashes, &d, pos)) != ONCE_OK)
+        return st;
+    /* Group by slice, in the order slices are first touched. */
+    uint32_t used = 0;
+    for (uint32_t t = 0; used < f->hashes; t++) {
+        uint32_t slice = UINT32_MAX;
+        for (uint32_t i = 0; i < f->hashes; i++) {
+            if (pos[i] == UINT64_MAX)
+                continue;
+            uint32_t s = (uint32_t)(pos[i] / f->slice_bits);
+            if (slice == UINT32_MAX)
+                slice = s;
+            if (s != slice)
+                continue;
+            e->offsets[used++] = pos[i] - (uint64_t)s * f->slice_bits;
+            pos[i] = UINT64_MAX;
+        }
+        e->slice[t] = slice;
+        e->first[t] = t == 0 ? 0 : e->first[t - 1] + e->count[t - 1];
+        e->count[t] = used - e->first[t];
+        e->touched = t + 1;
+    }
+    return ONCE_OK;
+}
+
+/* One request to the site of touched slice t. */
+static once_status ask(once_sliced *f, const event_plan *e, uint32_t t, once_site_op op,
+                       bool *all_set)
+{
+    once_site_request q = {op, e->offsets + e->first[t], e->count[t], false, ONCE_OK};
+    const once_site *site = &f->sites[e->slice[t]];
+    site->run(site->context, &q, 1);
+    f->messages++;
+    *all_set = q.all_set;
+    return q.status;
+}
+
+/* Are all the event's bits set?  In parallel every touched slice is asked; pipelined,
+ * slices in turn until one has an unset bit. */
+static once_status test_bits(once_sliced *f, const event_plan *e, bool *present)
+{
+    *present = true;
+    for (uint32_t t = 0; t < e->touched; t++) {
+        bool all = false;
+        once_status st = ask(f, e, t, ONCE_SITE_TEST, &all);
+        if (st != ONCE_OK)
+            return st;
+        *present = *present && all;
+        if (!*present && f->lookup == ONCE_LOOKUP_PIPELINED)
+            break;
+    }
+    return ONCE_OK;
+}
+
+once_status once_sliced_test_and_add(once_sliced *f, const void *key, size_t len, bool *seen)
+{
+    if (f == NULL || seen == NULL || (key == NULL && len != 0))
+        return ONCE_ERR_INVALID;
+    event_plan e;
+    once_status st = plan_event(f, key, len, &e);
+    if (st != ONCE_OK)
+        return st;
+    for (uint32_t t = 0; t < e.touched; t++)
+        f->loads[e.slice[t]]++;
+    f->events++;
+    if (f->primitive == ONCE_TAS) {
+        bool all = true;
+        for (uint32_t t = 0; t < e.touched; t++) {
+            bool slice_all = false;
+            if ((st = ask(f, &e, t, ONCE_SITE_TEST_AND_SET, &slice_all)) != ONCE_OK)
+                return st;
+            all = all && slice_all;
+        }
+        *seen = all;
+        return ONCE_OK;
+    }
+    if ((st = test_bits(f, &e, seen)) != ONCE_OK || *seen)
+        return st;
+    for (uint32_t t = 0; t < e.touched; t++) {
+        bool ignored = false;
+        if ((st = ask(f, &e, t, ONCE_SITE_SET, &ignored)) != ONCE_OK)
+            return st;
+    }
+    return ONCE_OK;
+}
+
+once_status once_sliced_query(once_sliced *f, const void *key, size_t len, bool *present)
+{
+    if (f == NULL || present == NULL || (key == NULL && len != 0))
+        return ONCE_ERR_INVALID;
+    event_plan e;
+    once_status st = plan_event(f, key, len, &e);
+    return st != ONCE_OK ? st : test_bits(f, &e, present);
+}
+
+/* ---------------------------------------------------------------- stats */
+
+once_status once_sliced_get_stats(const once_sliced *f, once_sliced_stats *s)
+{
+    if (f == NULL || s == NULL)
+        return ONCE_ERR_INVALID;
+    memset(s, 0, sizeof *s);
+    s->bits = f->bits;
+    s->slice_bits = f->slice_bits;
+    s->hashes = f->hashes;
+    s->slices = f->slices;
+    s->events = f->events;
+    s->messages = f->messages;
+    s->messages_per_event = f->events ? (double)f->messages / (double)f->events : 0.0;
+    double sum = 0, squares = 0;
+    for (uint32_t i = 0; i < f->slices; i++) {
+        sum += (double)f->loads[i];
+        squares += (double)f->loads[i] * (double)f->loads[i];
+        if (f->loads[i] > s->max_load)
+            s->max_load = f->loads[i];
+    }
+    s->fairness = squares > 0 ? sum * sum / ((double)f->slices * squares) : 1.0;
+    return ONCE_OK;
+}
+
+once_status once_sliced_loads(const once_sliced *f, uint64_t *loads, uint32_t room)
+{
+    if (f == NULL || loads == NULL || room < f->slices)
+        return ONCE_ERR_INVALID;
+    memcpy(loads, f->loads, f->slices * sizeof *loads);
+    return ONCE_OK;
+}
