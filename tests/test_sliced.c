@@ -11,7 +11,11 @@
  *     and fewer over a stream of distinct events;
  *   - loads, fairness and max load are counted as the paper defines them;
  *   - a site that cannot be reached is reported (ONCE_ERR_UNAVAILABLE), never taken
- *     for an answer;
+ *     for an answer, unless the threshold rule decides without it: then the measured
+ *     FP and FN follow the exact formulas (Fig. 5(d)), FP non-increasing and FN
+ *     non-decreasing in x;
+ *   - the failure formulas reduce to Eqs. 5 and 6 at x = 0, vertical is never above
+ *     horizontal, and S_f is the fewest slices that hold the bound;
  *   - invalid configurations are refused.
  */
 #include "testing.h"
@@ -228,6 +232,127 @@ static void unreachable_sites_are_reported(void)
     CHECK(destroyed == 4);
 }
 
+/* Fig. 5(d) of paper 000: k = 8, S = 40, 8 sites failed, the threshold rule for x =
+ * 1..7: measured FP within a binomial bound of the exact formula (lib/math/slicing.c)
+ * at every x, FN from x = 4 (see below), FP non-increasing and FN non-decreasing in x. */
+static void failed_sites_follow_the_threshold_formulas(void)
+{
+    enum { SLICES = 40, K = 8, FAILED = 8 };
+    const uint64_t slice_bits = 6400, m = SLICES * slice_bits, n = 22000, trials = 20000;
+    static flaky_site store[7][SLICES];
+    int destroyed = 0;
+    uint64_t last_fp = UINT64_MAX, last_fn = 0;
+    for (uint32_t x = 1; x <= 7; x++) {
+        once_sliced_config c = config_of(ONCE_SLICING_VERTICAL, SLICES, m, K, ONCE_FTTS,
+                                         ONCE_LOOKUP_PARALLEL);
+        c.on_failure = ONCE_FAILURE_THRESHOLD;
+        c.threshold = x;
+        once_site sites[SLICES];
+        for (int i = 0; i < SLICES; i++) {
+            memset(&store[x - 1][i], 0, sizeof store[x - 1][i]);
+            store[x - 1][i].destroyed = &destroyed;
+            sites[i] = (once_site){&store[x - 1][i], flaky_run, flaky_destroy};
+        }
+        once_sliced *f = NULL;
+        CHECK_OK(once_sliced_create(&f, &c, sites));
+        REQUIRE(f != NULL);
+        for (uint64_t i = 0; i < n; i++) {
+            testing_key k = testing_key_make(9, i);
+            bool seen = false;
+            CHECK_OK(once_sliced_test_and_add(f, &k, sizeof k, &seen));
+        }
+        static const int down[FAILED] = {2, 9, 13, 17, 24, 30, 33, 39};
+        for (int i = 0; i < FAILED; i++)
+            store[x - 1][down[i]].down = true;
+        uint64_t fp = 0, fn = 0;
+        for (uint64_t i = 0; i < trials; i++) {
+            testing_key absent = testing_key_make(10, i), added = testing_key_make(9, i);
+            bool p = false, q = false;
+            CHECK_OK(once_sliced_query(f, &absent, sizeof absent, &p));
+            CHECK_OK(once_sliced_query(f, &added, sizeof added, &q));
+            fp += p;
+            fn += !q;
+        }
+        double want_fp = 0, want_fn = 0;
+        CHECK_OK(once_sliced_failure_rates(ONCE_SLICING_VERTICAL, m, K, SLICES, n,
+                                           (double)FAILED / SLICES, x, &want_fp, &want_fn));
+        CHECK(testing_within_sigmas(fp, trials, want_fp, 5.0));
+        /* The formula takes the k positions as independent; the library's probes are
+         * enhanced double hashing, so a key whose step is short has all its positions
+         * in one or two slices, and "every position failed" (FN at small x) happens
+         * about 1 key in 1000 instead of phi^k.  From x = 4 that tail no longer
+         * matters and FN follows the formula; below, it is bounded. */
+        if (x >= 4)
+            CHECK(testing_within_sigmas(fn, trials, want_fn, 5.0));
+        else
+            CHECK(fn <= trials / 200);
+        CHECK(fp <= last_fp && fn >= last_fn);
+        last_fp = fp;
+        last_fn = fn;
+        once_sliced_stats st;
+        CHECK_OK(once_sliced_get_stats(f, &st));
+        CHECK(st.failed_messages > 0 && st.failed_messages < st.messages);
+        once_sliced_free(f);
+    }
+    CHECK(destroyed == 7 * SLICES);
+}
+
+/* The formulas at their ends: x = 0 is Eq. 6 (a failed position counts as set), x = k
+ * counts only reachable set positions; horizontal Eq. 5; S_f of Definition 3. */
+static void failure_formulas_and_sites_needed(void)
+{
+    const uint64_t m = 100000, n = 10000;
+    const uint32_t k = 5, slices = 10;
+    double q = 1.0 - pow(1.0 - 1.0 / m, (double)k * n);
+    for (int f = 0; f <= 5; f++) {
+        double phi = f / 10.0, fp = 0, fn = 0;
+        CHECK_OK(once_sliced_failure_rates(ONCE_SLICING_VERTICAL, m, k, slices, n, phi, 0, &fp,
+                                           &fn));
+        CHECK(fabs(fp - pow(phi + (1 - phi) * q, k)) < 1e-12 && fn == 0.0);
+        CHECK_OK(once_sliced_failure_rates(ONCE_SLICING_VERTICAL, m, k, slices, n, phi, k, &fp,
+                                           &fn));
+        CHECK(fabs(fp - pow((1 - phi) * q, k)) < 1e-12);
+        CHECK(fabs(fn - (1.0 - pow(1 - phi, k))) < 1e-12);
+        double ph = once_sliced_fpr(ONCE_SLICING_HORIZONTAL, m, k, slices, n);
+        CHECK_OK(once_sliced_failure_rates(ONCE_SLICING_HORIZONTAL, m, k, slices, n, phi, 0,
+                                           &fp, &fn));
+        CHECK(fabs(fp - (phi + (1 - phi) * ph)) < 1e-12 && fn == 0.0);
+        /* Fig. 1(a): vertical at or below horizontal at every failed fraction. */
+        double vfp = 0, vfn = 0;
+        CHECK_OK(once_sliced_failure_rates(ONCE_SLICING_VERTICAL, m, k, slices, n, phi, 0, &vfp,
+                                           &vfn));
+        CHECK(vfp <= fp);
+    }
+    /* Eq. 3 is the unsliced rate; Eq. 4 is above it and tends to it as m/S grows. */
+    CHECK(once_sliced_fpr(ONCE_SLICING_VERTICAL, m, k, slices, n) ==
+          once_fpr_standard(m, k, n));
+    CHECK(once_sliced_fpr(ONCE_SLICING_HORIZONTAL, m, k, slices, n) >
+          once_fpr_standard(m, k, n));
+    /* S_f: enough slices that f failures keep the rate under Pmax; more failures need
+     * more slices; vertical needs no more than horizontal. */
+    uint32_t prev = 0;
+    for (uint32_t failures = 1; failures <= 4; failures++) {
+        uint32_t v = once_sliced_sites_for_failures(ONCE_SLICING_VERTICAL, m, k, n, failures,
+                                                    0.05);
+        uint32_t h = once_sliced_sites_for_failures(ONCE_SLICING_HORIZONTAL, m, k, n, failures,
+                                                    0.05);
+        CHECK(v > failures && v >= prev && (h == 0 || v <= h));
+        double fp = 0, fn = 0;
+        CHECK_OK(once_sliced_failure_rates(ONCE_SLICING_VERTICAL, m, k, v, n,
+                                           (double)failures / v, 0, &fp, &fn));
+        CHECK(fp <= 0.05);
+        CHECK_OK(once_sliced_failure_rates(ONCE_SLICING_VERTICAL, m, k, v - 1, n,
+                                           (double)failures / (v - 1), 0, &fp, &fn));
+        CHECK(v - 1 == failures || fp > 0.05);
+        prev = v;
+    }
+    double fp = 0, fn = 0;
+    CHECK_STATUS(once_sliced_failure_rates(ONCE_SLICING_VERTICAL, m, k, slices, n, 1.5, 0, &fp,
+                                           &fn), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_sliced_failure_rates(ONCE_SLICING_VERTICAL, m, k, slices, n, 0.1, k + 1,
+                                           &fp, &fn), ONCE_ERR_INVALID);
+}
+
 static void invalid_configs_refused(void)
 {
     once_sliced *f = NULL;
@@ -245,6 +370,10 @@ static void invalid_configs_refused(void)
     bad = c;
     bad.primitive = ONCE_TAS;
     bad.lookup = ONCE_LOOKUP_PIPELINED; /* a TAS sets every bit: nothing to stop early */
+    CHECK_STATUS(once_sliced_create(&f, &bad, NULL), ONCE_ERR_INVALID);
+    bad = c;
+    bad.on_failure = ONCE_FAILURE_THRESHOLD;
+    bad.threshold = 5; /* more than k */
     CHECK_STATUS(once_sliced_create(&f, &bad, NULL), ONCE_ERR_INVALID);
     bad = c;
     bad.hashes = 65;
@@ -272,6 +401,8 @@ static const testing_case cases[] = {
     {"horizontal_rate_follows_eq4", horizontal_rate_follows_eq4},
     {"pipelined_sends_no_more_messages", pipelined_sends_no_more_messages},
     {"unreachable_sites_are_reported", unreachable_sites_are_reported},
+    {"failed_sites_follow_the_threshold_formulas", failed_sites_follow_the_threshold_formulas},
+    {"failure_formulas_and_sites_needed", failure_formulas_and_sites_needed},
     {"invalid_configs_refused", invalid_configs_refused},
 };
 

@@ -872,6 +872,17 @@ typedef struct once_site {
     void (*destroy)(void *context);
 } once_site;
 
+/* What a sliced filter does when a site cannot be reached (section 3.2). */
+typedef enum once_failure {
+    ONCE_FAILURE_REPORT = 0,   /* the call fails with ONCE_ERR_UNAVAILABLE, nothing decided */
+    ONCE_FAILURE_THRESHOLD = 1 /* decide from the sites reached: a duplicate when every
+                                  reachable position is set and at least `threshold`
+                                  positions were reached (0: a failed position counts as
+                                  set, "duplicate"; k: any failure makes the event
+                                  "distinct"; between, the hybrid); a distinct event's
+                                  reachable positions are set */
+} once_failure;
+
 typedef struct once_sliced_config {
     once_slicing slicing;
     uint32_t slices;          /* S, 1 to 4096 */
@@ -883,6 +894,8 @@ typedef struct once_sliced_config {
     bool seed_is_set;         /* false: draw one */
     once_primitive primitive;
     once_lookup lookup;
+    once_failure on_failure;
+    uint32_t threshold;       /* x, at most k, for ONCE_FAILURE_THRESHOLD */
 } once_sliced_config;
 
 typedef struct once_sliced once_sliced;
@@ -893,6 +906,7 @@ typedef struct once_sliced_stats {
     uint32_t hashes, slices;
     uint64_t events;          /* test-and-add calls answered */
     uint64_t messages;        /* requests sent to sites */
+    uint64_t failed_messages; /* of which the site could not be reached */
     double messages_per_event;
     double fairness;          /* (sum x)^2 / (S sum x^2) over the events each slice saw */
     uint64_t max_load;        /* the most events one slice saw */

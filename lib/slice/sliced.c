@@ -27,8 +27,10 @@
  *
  * Invariants
  *   - m is a multiple of 64 S, so every slice is a whole number of words;
- *   - a failed request (ONCE_ERR_UNAVAILABLE) is returned as is: no decision is made
- *     from a partial answer (the failure policies of section 3.2 come on top).
+ *   - a site that cannot be reached (ONCE_ERR_UNAVAILABLE) fails the call under
+ *     ONCE_FAILURE_REPORT; under ONCE_FAILURE_THRESHOLD the event is decided from the
+ *     positions reached (section 3.2: x = 0 treats a failed position as set, x = k any
+ *     failure as "distinct"; the rates are lib/math/slicing.c's).
  */
 #include "core/alloc.h"
 #include "once.h"
@@ -45,11 +47,13 @@ struct once_sliced {
     once_slicing slicing;
     once_primitive primitive;
     once_lookup lookup;
+    once_failure on_failure;
+    uint32_t threshold;
     uint32_t slices, hashes;
     uint64_t bits, slice_bits, seed;
     once_site *sites;
     uint64_t *loads;
-    uint64_t events, messages;
+    uint64_t events, messages, failed_messages;
 };
 
 /* ----------------------------------------------------------- memory sites */
@@ -110,6 +114,7 @@ once_status once_sliced_geometry(const once_sliced_config *c, uint64_t *bits, ui
         (c->primitive != ONCE_FTTS && c->primitive != ONCE_TAS) ||
         (c->lookup != ONCE_LOOKUP_PARALLEL && c->lookup != ONCE_LOOKUP_PIPELINED) ||
         (c->lookup == ONCE_LOOKUP_PIPELINED && c->primitive != ONCE_FTTS) ||
+        (c->on_failure != ONCE_FAILURE_REPORT && c->on_failure != ONCE_FAILURE_THRESHOLD) ||
         c->hashes > SLICED_MAX_HASHES)
         return ONCE_ERR_INVALID;
     uint64_t m = c->bits;
@@ -124,6 +129,8 @@ once_status once_sliced_geometry(const once_sliced_config *c, uint64_t *bits, ui
     }
     if (k == 0) /* m given alone: the k that is best at the capacity, else 7 */
         k = c->capacity != 0 ? once_optimal_hashes(m, c->capacity) : 7;
+    if (c->on_failure == ONCE_FAILURE_THRESHOLD && c->threshold > k)
+        return ONCE_ERR_INVALID;
     uint64_t unit = UINT64_C(64) * c->slices;
     if (m > (UINT64_C(1) << 40) - unit)
         return ONCE_ERR_TOO_LARGE;
@@ -154,6 +161,8 @@ once_status once_sliced_create(once_sliced **out, const once_sliced_config *c,
     f->slicing = c->slicing;
     f->primitive = c->primitive;
     f->lookup = c->lookup;
+    f->on_failure = c->on_failure;
+    f->threshold = c->threshold;
     f->slices = c->slices;
     f->hashes = k;
     f->bits = m;
@@ -256,24 +265,43 @@ static once_status ask(once_sliced *f, const event_plan *e, uint32_t t, once_sit
     const once_site *site = &f->sites[e->slice[t]];
     site->run(site->context, &q, 1);
     f->messages++;
+    if (q.status == ONCE_ERR_UNAVAILABLE)
+        f->failed_messages++;
     *all_set = q.all_set;
     return q.status;
 }
 
-/* Are all the event's bits set?  In parallel every touched slice is asked; pipelined,
- * slices in turn until one has an unset bit. */
-static once_status test_bits(once_sliced *f, const event_plan *e, bool *present)
+/*
+ * Decide an event from its slices' answers to `op` (TEST, or TEST_AND_SET for TAS):
+ * *present when every reachable position is set and, with failures, at least the
+ * threshold of positions was reached.  failed[t] tells which touched slices could not
+ * be reached.  Pipelined, slices are asked in turn until one has an unset bit: the
+ * event is then distinct whatever the others hold.
+ */
+static once_status decide(once_sliced *f, const event_plan *e, once_site_op op, bool *present,
+                          bool *failed)
 {
-    *present = true;
+    bool all = true;
+    uint32_t reached = 0;
     for (uint32_t t = 0; t < e->touched; t++) {
-        bool all = false;
-        once_status st = ask(f, e, t, ONCE_SITE_TEST, &all);
-        if (st != ONCE_OK)
+        bool slice_all = false;
+        once_status st = ask(f, e, t, op, &slice_all);
+        failed[t] = st == ONCE_ERR_UNAVAILABLE;
+        if (failed[t] && f->on_failure == ONCE_FAILURE_REPORT)
             return st;
-        *present = *present && all;
-        if (!*present && f->lookup == ONCE_LOOKUP_PIPELINED)
+        if (st != ONCE_OK && !failed[t])
+            return st;
+        if (failed[t])
+            continue;
+        reached += e->count[t];
+        all = all && slice_all;
+        if (!all && f->lookup == ONCE_LOOKUP_PIPELINED) {
+            for (uint32_t u = t + 1; u < e->touched; u++)
+                failed[u] = false;
             break;
+        }
     }
+    *present = all && reached >= (f->on_failure == ONCE_FAILURE_THRESHOLD ? f->threshold : 0);
     return ONCE_OK;
 }
 
@@ -288,22 +316,18 @@ once_status once_sliced_test_and_add(once_sliced *f, const void *key, size_t len
     for (uint32_t t = 0; t < e.touched; t++)
         f->loads[e.slice[t]]++;
     f->events++;
-    if (f->primitive == ONCE_TAS) {
-        bool all = true;
-        for (uint32_t t = 0; t < e.touched; t++) {
-            bool slice_all = false;
-            if ((st = ask(f, &e, t, ONCE_SITE_TEST_AND_SET, &slice_all)) != ONCE_OK)
-                return st;
-            all = all && slice_all;
-        }
-        *seen = all;
-        return ONCE_OK;
-    }
-    if ((st = test_bits(f, &e, seen)) != ONCE_OK || *seen)
+    bool failed[SLICED_MAX_HASHES];
+    if (f->primitive == ONCE_TAS)
+        return decide(f, &e, ONCE_SITE_TEST_AND_SET, seen, failed);
+    if ((st = decide(f, &e, ONCE_SITE_TEST, seen, failed)) != ONCE_OK || *seen)
         return st;
     for (uint32_t t = 0; t < e.touched; t++) {
         bool ignored = false;
-        if ((st = ask(f, &e, t, ONCE_SITE_SET, &ignored)) != ONCE_OK)
+        if (failed[t])
+            continue; /* what cannot be reached cannot be set */
+        st = ask(f, &e, t, ONCE_SITE_SET, &ignored);
+        if (st != ONCE_OK && !(st == ONCE_ERR_UNAVAILABLE &&
+                               f->on_failure == ONCE_FAILURE_THRESHOLD))
             return st;
     }
     return ONCE_OK;
@@ -315,7 +339,8 @@ once_status once_sliced_query(once_sliced *f, const void *key, size_t len, bool 
         return ONCE_ERR_INVALID;
     event_plan e;
     once_status st = plan_event(f, key, len, &e);
-    return st != ONCE_OK ? st : test_bits(f, &e, present);
+    bool failed[SLICED_MAX_HASHES];
+    return st != ONCE_OK ? st : decide(f, &e, ONCE_SITE_TEST, present, failed);
 }
 
 /* ---------------------------------------------------------------- stats */
@@ -331,6 +356,7 @@ once_status once_sliced_get_stats(const once_sliced *f, once_sliced_stats *s)
     s->slices = f->slices;
     s->events = f->events;
     s->messages = f->messages;
+    s->failed_messages = f->failed_messages;
     s->messages_per_event = f->events ? (double)f->messages / (double)f->events : 0.0;
     double sum = 0, squares = 0;
     for (uint32_t i = 0; i < f->slices; i++) {
