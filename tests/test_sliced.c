@@ -233,8 +233,10 @@ static void unreachable_sites_are_reported(void)
 }
 
 /* Fig. 5(d) of paper 000: k = 8, S = 40, 8 sites failed, the threshold rule for x =
- * 1..7: measured FP within a binomial bound of the exact formula (lib/math/slicing.c)
- * at every x, FN from x = 4 (see below), FP non-increasing and FN non-decreasing in x. */
+ * 1..7: measured FP and FN each within a binomial bound of the exact formulas
+ * (lib/math/slicing.c), FP non-increasing and FN non-decreasing in x.  The formulas
+ * take a key's k positions as independent, which the keyed bit placement of vertical
+ * slicing makes true of the slices they land in (lib/slice/sliced.c, bit_place). */
 static void failed_sites_follow_the_threshold_formulas(void)
 {
     enum { SLICES = 40, K = 8, FAILED = 8 };
@@ -277,15 +279,7 @@ static void failed_sites_follow_the_threshold_formulas(void)
         CHECK_OK(once_sliced_failure_rates(ONCE_SLICING_VERTICAL, m, K, SLICES, n,
                                            (double)FAILED / SLICES, x, &want_fp, &want_fn));
         CHECK(testing_within_sigmas(fp, trials, want_fp, 5.0));
-        /* The formula takes the k positions as independent; the library's probes are
-         * enhanced double hashing, so a key whose step is short has all its positions
-         * in one or two slices, and "every position failed" (FN at small x) happens
-         * about 1 key in 1000 instead of phi^k.  From x = 4 that tail no longer
-         * matters and FN follows the formula; below, it is bounded. */
-        if (x >= 4)
-            CHECK(testing_within_sigmas(fn, trials, want_fn, 5.0));
-        else
-            CHECK(fn <= trials / 200);
+        CHECK(testing_within_sigmas(fn, trials, want_fn, 5.0));
         CHECK(fp <= last_fp && fn >= last_fn);
         last_fp = fp;
         last_fn = fn;

@@ -819,10 +819,12 @@ ONCE_API once_status once_dbf_apply_delta(once_filter *replica, const void *delt
  *   key, independent of the k probe hashes, picks the one slice an event goes to, and
  *   the k positions fall in it.  Rate (Eq. 4): (1 - (1 - S/m)^(k n/S))^k.
  *   Vertical (Definition 2): slice i holds bits [i m/S, (i+1) m/S) of one m-bit
- *   filter; an event's k positions are the unsliced standard filter's
- *   (once_standard_positions) and go to the slices that hold them, so a vertical
- *   filter decides every event exactly as the standard filter of the same m, k and
- *   seed (Eq. 3, Proposition 1).  m is rounded up to a multiple of 64 S.
+ *   filter, its bits taken in a keyed order (so that a key's k positions land in
+ *   slices independently, as the failure rates of section 3.2 assume); an event's k
+ *   positions are the unsliced standard filter's (once_standard_positions) and go to
+ *   the slices that hold them, so a vertical filter decides every event exactly as the
+ *   standard filter of the same m, k and seed (Eq. 3, Proposition 1).  m is rounded up
+ *   to a multiple of 64 S.
  *
  * Primitives (section 3): first-test-then-set (ONCE_FTTS: test the k bits, set them
  * only for an event found distinct) and per-bit test-and-set (ONCE_TAS: set them

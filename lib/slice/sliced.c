@@ -11,8 +11,8 @@
  *       standard filter of m/S bits, all in that slice: one request;
  *     vertical: the k positions of the standard filter of m bits
  *       (once_standard_positions, the same as ONCE_STANDARD's), grouped by the slice
- *       that holds them, position p in slice p / (m/S) at offset p mod (m/S): one
- *       request per touched slice.
+ *       that holds them (bit_place: slice i holds 1/S of the filter's bits, a range of
+ *       them in a keyed order): one request per touched slice.
  *   Primitives: FTTS sends TEST requests (all at once, or in turn stopping at the first
  *   slice with an unset bit), then SET requests to every touched slice when the event
  *   is distinct; TAS sends TEST_AND_SET requests, and the event is a duplicate when
@@ -51,6 +51,7 @@ struct once_sliced {
     uint32_t threshold;
     uint32_t slices, hashes;
     uint64_t bits, slice_bits, seed;
+    uint32_t half_bits; /* b / 2 for the bit placement (bit_place) */
     once_site *sites;
     uint64_t *loads;
     uint64_t events, messages, failed_messages;
@@ -168,6 +169,8 @@ once_status once_sliced_create(once_sliced **out, const once_sliced_config *c,
     f->bits = m;
     f->slice_bits = slice_bits;
     f->seed = seed;
+    while ((UINT64_C(1) << (2 * f->half_bits)) < m)
+        f->half_bits++;
     f->sites = once_calloc(c->slices, sizeof *f->sites);
     f->loads = once_calloc(c->slices, sizeof *f->loads);
     if (f->sites == NULL || f->loads == NULL) {
@@ -205,6 +208,45 @@ void once_sliced_free(once_sliced *f)
 
 /* ------------------------------------------------------------- an event */
 
+/*
+ * Where bit p of the m-bit filter lives: slice place / (m/S), offset place mod (m/S),
+ * with place = sigma(p), a keyed bijection of [0, m).  Definition 2 gives slice i the
+ * range [i m/S, (i+1) m/S) of the filter's bits; we apply it to the bits in the order
+ * sigma puts them.  The filter is the same (a relabelling of bits changes no
+ * decision), but the k probe positions of a key, which enhanced double hashing makes
+ * a progression, land in slices as if independent, as section 3.2's failure rates
+ * assume: without it, a key with a short step keeps all its positions in one or two
+ * slices, and a failure takes all of them far more often than phi^k.
+ *
+ * sigma is a 4-round Feistel permutation of [0, 2^b), 2^b the first even power of two
+ * of at least m, walked until it lands below m (cycle walking: a permutation of
+ * [0, m), in under 4 steps on average as m > 2^(b-2)).
+ */
+static uint64_t feistel_round(uint64_t half, uint64_t key)
+{
+    uint64_t x = half ^ key;
+    x ^= x >> 33;
+    x *= UINT64_C(0xff51afd7ed558ccd);
+    x ^= x >> 33;
+    x *= UINT64_C(0xc4ceb9fe1a85ec53);
+    return x ^ (x >> 33);
+}
+
+static uint64_t bit_place(const once_sliced *f, uint64_t p)
+{
+    uint64_t mask = (UINT64_C(1) << f->half_bits) - 1;
+    do {
+        uint64_t left = p >> f->half_bits, right = p & mask;
+        for (int round = 0; round < 4; round++) {
+            uint64_t next = left ^ (feistel_round(right, f->seed + (uint64_t)round) & mask);
+            left = right;
+            right = next;
+        }
+        p = left << f->half_bits | right;
+    } while (p >= f->bits);
+    return p;
+}
+
 /* The requests of one event: the touched slices, each with its positions. */
 typedef struct event_plan {
     uint32_t touched;
@@ -234,6 +276,8 @@ static once_status plan_event(const once_sliced *f, const void *key, size_t len,
     }
     if ((st = once_standard_positions(f->bits, f->hashes, &d, pos)) != ONCE_OK)
         return st;
+    for (uint32_t i = 0; i < f->hashes; i++)
+        pos[i] = bit_place(f, pos[i]);
     /* Group by slice, in the order slices are first touched. */
     uint32_t used = 0;
     for (uint32_t t = 0; used < f->hashes; t++) {
