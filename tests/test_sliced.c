@@ -16,7 +16,18 @@
  *     non-decreasing in x;
  *   - the failure formulas reduce to Eqs. 5 and 6 at x = 0, vertical is never above
  *     horizontal, and S_f is the fewest slices that hold the bound;
- *   - invalid configurations are refused.
+ *   - diced slicing (section 3.3) has no false negatives and the rates of its formulas:
+ *     h-v horizontal's over S slices, v-h horizontal's over S S' parts; with failed
+ *     sites both follow the vertical failure formulas over S S' sites (Eq. 7);
+ *   - no split of k into k1 slices of k2 bits does better than another (Proposition 2:
+ *     (1,4), (2,2) and (4,1) measure within each other's intervals and the common rate);
+ *   - a batch answers, and leaves the sites, exactly as one-key calls in array order
+ *     (repeats inside a batch included), for every slicing, primitive and lookup, on
+ *     memory sites and on thread sites; with a site down it reports the events it
+ *     cannot decide and decides the others, or, under the threshold rule, decides as
+ *     the one-key calls do;
+ *   - invalid configurations are refused, and sites given to a creation that fails
+ *     stay the caller's.
  */
 #include "testing.h"
 
@@ -37,6 +48,13 @@ static once_sliced_config config_of(once_slicing slicing, uint32_t slices, uint6
     c.primitive = primitive;
     c.lookup = lookup;
     return c;
+}
+
+static once_sliced *sliced_make(const once_sliced_config *c)
+{
+    once_sliced *f = NULL;
+    CHECK_OK(once_sliced_create(&f, c, NULL));
+    return f;
 }
 
 static void vertical_decides_as_the_unsliced_filter(void)
@@ -213,7 +231,7 @@ static void unreachable_sites_are_reported(void)
     for (int i = 0; i < 4; i++) {
         memset(&store[i], 0, sizeof store[i]);
         store[i].destroyed = &destroyed;
-        sites[i] = (once_site){&store[i], flaky_run, flaky_destroy};
+        sites[i] = (once_site){.context = &store[i], .run = flaky_run, .destroy = flaky_destroy};
     }
     once_sliced *f = NULL;
     CHECK_OK(once_sliced_create(&f, &c, sites));
@@ -253,7 +271,7 @@ static void failed_sites_follow_the_threshold_formulas(void)
         for (int i = 0; i < SLICES; i++) {
             memset(&store[x - 1][i], 0, sizeof store[x - 1][i]);
             store[x - 1][i].destroyed = &destroyed;
-            sites[i] = (once_site){&store[x - 1][i], flaky_run, flaky_destroy};
+            sites[i] = (once_site){.context = &store[x - 1][i], .run = flaky_run, .destroy = flaky_destroy};
         }
         once_sliced *f = NULL;
         CHECK_OK(once_sliced_create(&f, &c, sites));
@@ -276,7 +294,7 @@ static void failed_sites_follow_the_threshold_formulas(void)
             fn += !q;
         }
         double want_fp = 0, want_fn = 0;
-        CHECK_OK(once_sliced_failure_rates(ONCE_SLICING_VERTICAL, m, K, SLICES, n,
+        CHECK_OK(once_sliced_failure_rates(ONCE_SLICING_VERTICAL, m, K, SLICES, 1, n,
                                            (double)FAILED / SLICES, x, &want_fp, &want_fn));
         CHECK(testing_within_sigmas(fp, trials, want_fp, 5.0));
         CHECK(testing_within_sigmas(fn, trials, want_fn, 5.0));
@@ -300,27 +318,27 @@ static void failure_formulas_and_sites_needed(void)
     double q = 1.0 - pow(1.0 - 1.0 / m, (double)k * n);
     for (int f = 0; f <= 5; f++) {
         double phi = f / 10.0, fp = 0, fn = 0;
-        CHECK_OK(once_sliced_failure_rates(ONCE_SLICING_VERTICAL, m, k, slices, n, phi, 0, &fp,
+        CHECK_OK(once_sliced_failure_rates(ONCE_SLICING_VERTICAL, m, k, slices, 1, n, phi, 0, &fp,
                                            &fn));
         CHECK(fabs(fp - pow(phi + (1 - phi) * q, k)) < 1e-12 && fn == 0.0);
-        CHECK_OK(once_sliced_failure_rates(ONCE_SLICING_VERTICAL, m, k, slices, n, phi, k, &fp,
+        CHECK_OK(once_sliced_failure_rates(ONCE_SLICING_VERTICAL, m, k, slices, 1, n, phi, k, &fp,
                                            &fn));
         CHECK(fabs(fp - pow((1 - phi) * q, k)) < 1e-12);
         CHECK(fabs(fn - (1.0 - pow(1 - phi, k))) < 1e-12);
-        double ph = once_sliced_fpr(ONCE_SLICING_HORIZONTAL, m, k, slices, n);
-        CHECK_OK(once_sliced_failure_rates(ONCE_SLICING_HORIZONTAL, m, k, slices, n, phi, 0,
+        double ph = once_sliced_fpr(ONCE_SLICING_HORIZONTAL, m, k, slices, 1, n);
+        CHECK_OK(once_sliced_failure_rates(ONCE_SLICING_HORIZONTAL, m, k, slices, 1, n, phi, 0,
                                            &fp, &fn));
         CHECK(fabs(fp - (phi + (1 - phi) * ph)) < 1e-12 && fn == 0.0);
         /* Fig. 1(a): vertical at or below horizontal at every failed fraction. */
         double vfp = 0, vfn = 0;
-        CHECK_OK(once_sliced_failure_rates(ONCE_SLICING_VERTICAL, m, k, slices, n, phi, 0, &vfp,
+        CHECK_OK(once_sliced_failure_rates(ONCE_SLICING_VERTICAL, m, k, slices, 1, n, phi, 0, &vfp,
                                            &vfn));
         CHECK(vfp <= fp);
     }
     /* Eq. 3 is the unsliced rate; Eq. 4 is above it and tends to it as m/S grows. */
-    CHECK(once_sliced_fpr(ONCE_SLICING_VERTICAL, m, k, slices, n) ==
+    CHECK(once_sliced_fpr(ONCE_SLICING_VERTICAL, m, k, slices, 1, n) ==
           once_fpr_standard(m, k, n));
-    CHECK(once_sliced_fpr(ONCE_SLICING_HORIZONTAL, m, k, slices, n) >
+    CHECK(once_sliced_fpr(ONCE_SLICING_HORIZONTAL, m, k, slices, 1, n) >
           once_fpr_standard(m, k, n));
     /* S_f: enough slices that f failures keep the rate under Pmax; more failures need
      * more slices; vertical needs no more than horizontal. */
@@ -332,19 +350,290 @@ static void failure_formulas_and_sites_needed(void)
                                                     0.05);
         CHECK(v > failures && v >= prev && (h == 0 || v <= h));
         double fp = 0, fn = 0;
-        CHECK_OK(once_sliced_failure_rates(ONCE_SLICING_VERTICAL, m, k, v, n,
+        CHECK_OK(once_sliced_failure_rates(ONCE_SLICING_VERTICAL, m, k, v, 1, n,
                                            (double)failures / v, 0, &fp, &fn));
         CHECK(fp <= 0.05);
-        CHECK_OK(once_sliced_failure_rates(ONCE_SLICING_VERTICAL, m, k, v - 1, n,
+        CHECK_OK(once_sliced_failure_rates(ONCE_SLICING_VERTICAL, m, k, v - 1, 1, n,
                                            (double)failures / (v - 1), 0, &fp, &fn));
         CHECK(v - 1 == failures || fp > 0.05);
         prev = v;
     }
     double fp = 0, fn = 0;
-    CHECK_STATUS(once_sliced_failure_rates(ONCE_SLICING_VERTICAL, m, k, slices, n, 1.5, 0, &fp,
+    CHECK_STATUS(once_sliced_failure_rates(ONCE_SLICING_VERTICAL, m, k, slices, 1, n, 1.5, 0, &fp,
                                            &fn), ONCE_ERR_INVALID);
-    CHECK_STATUS(once_sliced_failure_rates(ONCE_SLICING_VERTICAL, m, k, slices, n, 0.1, k + 1,
+    CHECK_STATUS(once_sliced_failure_rates(ONCE_SLICING_VERTICAL, m, k, slices, 1, n, 0.1, k + 1,
                                            &fp, &fn), ONCE_ERR_INVALID);
+}
+
+/* Section 3.3: S x S' sites; h-v has the rate of horizontal slicing over S slices, v-h
+ * that of horizontal slicing over S S' parts; both behave as vertical over S S' sites
+ * when sites fail (Eq. 7, with the exact rule of lib/math/slicing.c). */
+static void diced_rates_follow_section_3_3(void)
+{
+    const uint64_t n = 6000, trials = 100000;
+    const uint32_t k = 4;
+    const once_slicing dicings[] = {ONCE_SLICING_DICED_HV, ONCE_SLICING_DICED_VH};
+    const uint32_t shapes[][2] = {{4, 2}, {2, 8}};
+    for (size_t d = 0; d < 2; d++)
+        for (size_t sh = 0; sh < 2; sh++) {
+            uint32_t slices = shapes[sh][0], parts = shapes[sh][1];
+            once_sliced_config c = config_of(dicings[d], slices, 64000, k, ONCE_FTTS,
+                                             ONCE_LOOKUP_PARALLEL);
+            c.parts = parts;
+            once_sliced *f = sliced_make(&c);
+            REQUIRE(f != NULL);
+            once_sliced_stats st;
+            CHECK_OK(once_sliced_get_stats(f, &st));
+            CHECK(st.sites == slices * parts && st.slice_bits * slices * parts == st.bits);
+            for (uint64_t i = 0; i < n; i++) {
+                testing_key key = testing_key_make(20, i);
+                bool seen = true;
+                CHECK_OK(once_sliced_test_and_add(f, &key, sizeof key, &seen));
+            }
+            uint64_t fn = 0, fp = 0;
+            for (uint64_t i = 0; i < n; i++) {
+                testing_key key = testing_key_make(20, i);
+                bool present = false;
+                CHECK_OK(once_sliced_query(f, &key, sizeof key, &present));
+                fn += !present;
+            }
+            CHECK(fn == 0);
+            for (uint64_t i = 0; i < trials; i++) {
+                testing_key key = testing_key_make(21, i);
+                bool present = false;
+                CHECK_OK(once_sliced_query(f, &key, sizeof key, &present));
+                fp += present;
+            }
+            double want = once_sliced_fpr(dicings[d], st.bits, k, slices, parts, n);
+            CHECK(testing_within_sigmas(fp, trials, want, 5.0));
+            /* h-v sends an event to the S' parts of one slice, v-h to at most k sites. */
+            uint64_t loads[16], touched = 0;
+            CHECK_OK(once_sliced_loads(f, loads, 16));
+            for (uint32_t i = 0; i < slices * parts; i++)
+                touched += loads[i];
+            CHECK(touched >= n && touched <= (uint64_t)k * n);
+            CHECK(st.fairness > 0.0);
+            once_sliced_free(f);
+        }
+    /* The two formulas differ where they should: v-h is horizontal over S S'. */
+    CHECK(once_sliced_fpr(ONCE_SLICING_DICED_HV, 64000, k, 4, 2, n) ==
+          once_sliced_fpr(ONCE_SLICING_HORIZONTAL, 64000, k, 4, 1, n));
+    CHECK(once_sliced_fpr(ONCE_SLICING_DICED_VH, 64000, k, 4, 2, n) ==
+          once_sliced_fpr(ONCE_SLICING_HORIZONTAL, 64000, k, 8, 1, n));
+}
+
+/* One flaky-site array per filter of the failure cases below. */
+static void flaky_sites(flaky_site *store, once_site *sites, int count, int *destroyed)
+{
+    for (int i = 0; i < count; i++) {
+        memset(&store[i], 0, sizeof store[i]);
+        store[i].destroyed = destroyed;
+        sites[i] = (once_site){.context = &store[i], .run = flaky_run, .destroy = flaky_destroy};
+    }
+}
+
+static void diced_failures_follow_eq7(void)
+{
+    enum { SLICES = 8, PARTS = 4, SITES = SLICES * PARTS, K = 6 };
+    const uint64_t slice_bits = 8192, m = SITES * slice_bits, n = 40000, trials = 20000;
+    static flaky_site store[SITES];
+    int destroyed = 0;
+    const once_slicing dicings[] = {ONCE_SLICING_DICED_HV, ONCE_SLICING_DICED_VH};
+    for (size_t d = 0; d < 2; d++)
+        for (uint32_t x = 0; x <= K; x += 3) {
+            once_sliced_config c = config_of(dicings[d], SLICES, m, K, ONCE_FTTS,
+                                             ONCE_LOOKUP_PARALLEL);
+            c.parts = PARTS;
+            c.on_failure = ONCE_FAILURE_THRESHOLD;
+            c.threshold = x;
+            once_site sites[SITES];
+            flaky_sites(store, sites, SITES, &destroyed);
+            once_sliced *f = NULL;
+            CHECK_OK(once_sliced_create(&f, &c, sites));
+            REQUIRE(f != NULL);
+            for (uint64_t i = 0; i < n; i++) {
+                testing_key key = testing_key_make(22, i);
+                bool seen = false;
+                CHECK_OK(once_sliced_test_and_add(f, &key, sizeof key, &seen));
+            }
+            for (int i = 0; i < SITES; i += 4) /* 8 of 32 sites down */
+                store[i + (i / 4) % 4].down = true;
+            uint64_t fp = 0, fn = 0;
+            for (uint64_t i = 0; i < trials; i++) {
+                testing_key absent = testing_key_make(23, i), added = testing_key_make(22, i);
+                bool p = false, q = false;
+                CHECK_OK(once_sliced_query(f, &absent, sizeof absent, &p));
+                CHECK_OK(once_sliced_query(f, &added, sizeof added, &q));
+                fp += p;
+                fn += !q;
+            }
+            double want_fp = 0, want_fn = 0;
+            CHECK_OK(once_sliced_failure_rates(dicings[d], m, K, SLICES, PARTS, n, 0.25, x,
+                                               &want_fp, &want_fn));
+            CHECK(testing_within_sigmas(fp, trials, want_fp, 5.0));
+            CHECK(testing_within_sigmas(fn, trials, want_fn, 5.0));
+            once_sliced_free(f);
+        }
+    CHECK(destroyed == 2 * 3 * SITES);
+}
+
+/*
+ * Proposition 2 (section 3.1): a filter of m bits whose k = k1 k2 hashes pick k1 of S
+ * slices and k2 bits in each has the rate (1 - e^(-k n/m))^k however k splits.  The
+ * three splits of k = 4 over S = 8 slices of one bit array, measured: each within 5
+ * sigma of the common rate, and each pair within the sum of their 5-sigma intervals.
+ */
+static void no_split_of_k_does_better(void)
+{
+    enum { S = 8, K = 4 };
+    const uint64_t m = 80000, slice = m / S, n = 8000, trials = 200000;
+    const uint32_t splits[3][2] = {{1, 4}, {2, 2}, {4, 1}};
+    uint64_t fp[3];
+    static uint64_t words[80000 / 64];
+    for (int sp = 0; sp < 3; sp++) {
+        uint32_t k1 = splits[sp][0], k2 = splits[sp][1];
+        memset(words, 0, sizeof words);
+        for (int pass = 0; pass < 2; pass++) {
+            fp[sp] = 0;
+            for (uint64_t i = 0; i < (pass == 0 ? n : trials); i++) {
+                testing_key key = testing_key_make(pass == 0 ? 24 : 25, i);
+                uint64_t h = testing_mix(key.w[0] ^ testing_mix(key.w[1]) ^ (uint64_t)sp << 56);
+                uint64_t g = testing_mix(h + 1);
+                bool all = true;
+                for (uint32_t a = 0; a < k1; a++) {
+                    /* k1 distinct slices: a walk from a hashed start by an odd step (S is a
+                     * power of two, so the k1 <= S slices are distinct). */
+                    uint64_t s = (h + a * (2 * (g >> 40) + 1)) % S;
+                    for (uint32_t b = 0; b < k2; b++) {
+                        uint64_t bit = s * slice +
+                                       testing_mix(g ^ (a * 64 + b + 1) * 0x9e3779b97f4a7c15) %
+                                           slice;
+                        all = all && (words[bit / 64] >> (bit % 64) & 1);
+                        if (pass == 0)
+                            words[bit / 64] |= UINT64_C(1) << (bit % 64);
+                    }
+                }
+                fp[sp] += pass == 1 && all;
+            }
+        }
+    }
+    double rate = pow(1.0 - exp(-(double)K * n / m), K);
+    for (int a = 0; a < 3; a++) {
+        CHECK(testing_within_sigmas(fp[a], trials, rate, 5.0));
+        for (int b = 0; b < 3; b++) {
+            double pa = (double)fp[a] / trials, pb = (double)fp[b] / trials;
+            double width = 5.0 * (sqrt(pa * (1 - pa) / trials) + sqrt(pb * (1 - pb) / trials));
+            CHECK(fabs(pa - pb) <= width);
+        }
+    }
+}
+
+/* Stream of keys with repeats near (inside one batch) and far. */
+static testing_key batch_stream_key(uint64_t i)
+{
+    return testing_key_make(26, i % 7 == 3 ? i - 1 : testing_mix(i) % 3000);
+}
+
+static void batch_matches_one_key_calls(void)
+{
+    enum { EVENTS = 5000 };
+    static testing_key keys[EVENTS];
+    static once_key batch[EVENTS];
+    static uint8_t answers[EVENTS];
+    for (uint64_t i = 0; i < EVENTS; i++) {
+        keys[i] = batch_stream_key(i);
+        batch[i] = (once_key){&keys[i], sizeof keys[i], 0};
+    }
+    const once_slicing slicings[] = {ONCE_SLICING_HORIZONTAL, ONCE_SLICING_VERTICAL,
+                                     ONCE_SLICING_DICED_HV, ONCE_SLICING_DICED_VH};
+    for (size_t sl = 0; sl < 4; sl++)
+        for (int mode = 0; mode < 3; mode++)
+            for (uint32_t threads = 0; threads <= 3; threads += 3) {
+                once_primitive primitive = mode == 1 ? ONCE_TAS : ONCE_FTTS;
+                once_lookup lookup = mode == 2 ? ONCE_LOOKUP_PIPELINED : ONCE_LOOKUP_PARALLEL;
+                once_sliced_config c = config_of(slicings[sl], 4, 30000, 5, primitive, lookup);
+                c.parts = slicings[sl] >= ONCE_SLICING_DICED_HV ? 3 : 0;
+                once_sliced *one = sliced_make(&c);
+                c.threads = threads;
+                once_sliced *many = sliced_make(&c);
+                REQUIRE(one != NULL && many != NULL);
+                uint64_t differ = 0, dups = 0;
+                size_t sizes[] = {1, 7, 256, 300, 1000};
+                for (size_t done = 0, b = 0; done < EVENTS; b++) {
+                    size_t size = sizes[b % 5] < EVENTS - done ? sizes[b % 5] : EVENTS - done;
+                    CHECK_OK(once_sliced_test_and_add_batch(many, batch + done, size,
+                                                            answers + done));
+                    done += size;
+                }
+                for (uint64_t i = 0; i < EVENTS; i++) {
+                    bool seen = false;
+                    CHECK_OK(once_sliced_test_and_add(one, &keys[i], sizeof keys[i], &seen));
+                    differ += answers[i] != (uint8_t)seen;
+                    dups += seen;
+                }
+                CHECK(differ == 0);
+                CHECK(dups > EVENTS / 4 && dups < EVENTS);
+                for (uint64_t i = 0; i < 4000; i++) { /* the same bits: the same answers */
+                    testing_key key = testing_key_make(27, i);
+                    bool a = false, b = false;
+                    CHECK_OK(once_sliced_query(one, &key, sizeof key, &a));
+                    CHECK_OK(once_sliced_query(many, &key, sizeof key, &b));
+                    differ += a != b;
+                }
+                CHECK(differ == 0);
+                once_sliced_stats st;
+                CHECK_OK(once_sliced_get_stats(many, &st));
+                CHECK(st.events == EVENTS && st.messages >= EVENTS);
+                once_sliced_free(one);
+                once_sliced_free(many);
+            }
+}
+
+static void batch_with_a_site_down(void)
+{
+    enum { EVENTS = 2000, SLICES = 8 };
+    static testing_key keys[EVENTS];
+    static once_key batch[EVENTS];
+    static uint8_t answers[EVENTS];
+    static flaky_site store[2][SLICES];
+    for (uint64_t i = 0; i < EVENTS; i++) {
+        keys[i] = batch_stream_key(i);
+        batch[i] = (once_key){&keys[i], sizeof keys[i], 0};
+    }
+    int destroyed = 0;
+    for (int rule = 0; rule < 2; rule++) {
+        once_sliced_config c = config_of(ONCE_SLICING_VERTICAL, SLICES, SLICES * 8192, 4,
+                                         ONCE_FTTS, ONCE_LOOKUP_PARALLEL);
+        c.on_failure = rule == 0 ? ONCE_FAILURE_REPORT : ONCE_FAILURE_THRESHOLD;
+        c.threshold = 2;
+        once_site a[SLICES], b[SLICES];
+        flaky_sites(store[0], a, SLICES, &destroyed);
+        flaky_sites(store[1], b, SLICES, &destroyed);
+        store[0][5].down = store[1][5].down = true;
+        once_sliced *batched = NULL, *single = NULL;
+        CHECK_OK(once_sliced_create(&batched, &c, a));
+        CHECK_OK(once_sliced_create(&single, &c, b));
+        REQUIRE(batched != NULL && single != NULL);
+        CHECK_STATUS(once_sliced_test_and_add_batch(batched, batch, EVENTS, answers),
+                     rule == 0 ? ONCE_ERR_UNAVAILABLE : ONCE_OK);
+        uint64_t undecided = 0, differ = 0;
+        for (uint64_t i = 0; i < EVENTS; i++) {
+            bool seen = false;
+            once_status st = once_sliced_test_and_add(single, &keys[i], sizeof keys[i], &seen);
+            if (st == ONCE_ERR_UNAVAILABLE) {
+                undecided++;
+                differ += answers[i] != ONCE_SLICED_UNDECIDED;
+                continue;
+            }
+            CHECK_OK(st);
+            differ += answers[i] != (uint8_t)seen;
+        }
+        CHECK(differ == 0);
+        CHECK(rule == 0 ? undecided > 0 && undecided < EVENTS : undecided == 0);
+        once_sliced_free(batched);
+        once_sliced_free(single);
+    }
+    CHECK(destroyed == 4 * SLICES);
 }
 
 static void invalid_configs_refused(void)
@@ -388,6 +677,35 @@ static void invalid_configs_refused(void)
     CHECK_OK(once_plan(ONCE_STANDARD, 10000, 0.01, &plain, &plain_k));
     CHECK(m >= plain && m < plain + 64 * 4 && m % 256 == 0 && k == plain_k);
     CHECK(slice_bits * 4 == m);
+    /* Parts are for diced slicing, and S S' sites at most 4096. */
+    bad = c;
+    bad.parts = 2;
+    CHECK_STATUS(once_sliced_create(&f, &bad, NULL), ONCE_ERR_INVALID);
+    bad.slicing = ONCE_SLICING_DICED_VH;
+    bad.slices = 64;
+    bad.parts = 65;
+    CHECK_STATUS(once_sliced_create(&f, &bad, NULL), ONCE_ERR_INVALID);
+    bad = c;
+    bad.threads = ONCE_MAX_SITE_THREADS + 1;
+    CHECK_STATUS(once_sliced_create(&f, &bad, NULL), ONCE_ERR_INVALID);
+    /* Sites given to a creation that fails stay the caller's: none is destroyed. */
+    static flaky_site store[4];
+    once_site sites[4];
+    int destroyed = 0;
+    flaky_sites(store, sites, 4, &destroyed);
+    sites[2].start = NULL;
+    sites[2].wait = flaky_destroy; /* wait without start */
+    CHECK_STATUS(once_sliced_create(&f, &c, sites), ONCE_ERR_INVALID);
+    bad = c;
+    bad.threshold = 9;
+    bad.on_failure = ONCE_FAILURE_THRESHOLD;
+    flaky_sites(store, sites, 4, &destroyed);
+    CHECK_STATUS(once_sliced_create(&f, &bad, sites), ONCE_ERR_INVALID);
+    CHECK(destroyed == 0 && f == NULL);
+    once_site threaded[4];
+    CHECK_STATUS(once_thread_sites_create(0, 4, 64, threaded), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_thread_sites_create(2, 4, 100, threaded), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_thread_sites_create(2, 0, 64, threaded), ONCE_ERR_INVALID);
 }
 
 static const testing_case cases[] = {
@@ -397,6 +715,11 @@ static const testing_case cases[] = {
     {"unreachable_sites_are_reported", unreachable_sites_are_reported},
     {"failed_sites_follow_the_threshold_formulas", failed_sites_follow_the_threshold_formulas},
     {"failure_formulas_and_sites_needed", failure_formulas_and_sites_needed},
+    {"diced_rates_follow_section_3_3", diced_rates_follow_section_3_3},
+    {"diced_failures_follow_eq7", diced_failures_follow_eq7},
+    {"no_split_of_k_does_better", no_split_of_k_does_better},
+    {"batch_matches_one_key_calls", batch_matches_one_key_calls},
+    {"batch_with_a_site_down", batch_with_a_site_down},
     {"invalid_configs_refused", invalid_configs_refused},
 };
 

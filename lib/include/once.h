@@ -811,7 +811,7 @@ ONCE_API once_status once_dbf_apply_delta(once_filter *replica, const void *delt
 /* ---------------------------------------------------------- sliced filters */
 
 /*
- * One logical Bloom filter of m bits and k hash functions, sliced over S sites (paper
+ * One logical Bloom filter of m bits and k hash functions, sliced over sites (paper
  * 000, section 3): each site holds one slice's bits and answers operations on
  * positions inside it.
  *
@@ -823,8 +823,13 @@ ONCE_API once_status once_dbf_apply_delta(once_filter *replica, const void *delt
  *   slices independently, as the failure rates of section 3.2 assume); an event's k
  *   positions are the unsliced standard filter's (once_standard_positions) and go to
  *   the slices that hold them, so a vertical filter decides every event exactly as the
- *   standard filter of the same m, k and seed (Eq. 3, Proposition 1).  m is rounded up
- *   to a multiple of 64 S.
+ *   standard filter of the same m, k and seed (Eq. 3, Proposition 1).
+ *   Diced (section 3.3), S x S' sites of m/(S S') bits: h-v is horizontal over S
+ *   slices, each a vertical filter of S' parts (the rate of horizontal slicing over
+ *   S); v-h is vertical over S slices, each a horizontal filter of S' parts (a part
+ *   chosen by a hash of the key and the slice; the rate of horizontal slicing over
+ *   S S').  Site s x S' + p holds part p of slice s.
+ *   m is rounded up to a multiple of 64 S S'.
  *
  * Primitives (section 3): first-test-then-set (ONCE_FTTS: test the k bits, set them
  * only for an event found distinct) and per-bit test-and-set (ONCE_TAS: set them
@@ -835,11 +840,22 @@ ONCE_API once_status once_dbf_apply_delta(once_filter *replica, const void *delt
  * Sites: a site is the storage of one slice behind a function that runs a batch of
  * requests, each with its own status, so that a remote site (another thread, a Redis
  * node) is one more implementation: ONCE_ERR_UNAVAILABLE says it cannot be reached.
- * With sites NULL the filter holds its slices in process memory.
+ * With sites NULL the filter holds its slices in process memory, run by the calling
+ * thread, or by `threads` worker threads that own them (once_thread_sites_create).
+ *
+ * Threads (section 6, "Concurrency"): with `concurrent` set, several threads may call
+ * one filter at once.  An event holds the locks of the sites it touches, taken in site
+ * order, from its first test to its last set, so two producers of one event cannot
+ * interleave their bits and both find it distinct: with every site reachable, an event
+ * is answered distinct at most once however many threads offer it.  Every word is
+ * written under its site's lock (and by the one thread that owns a thread site), so
+ * no set is lost.  Without `concurrent` a filter is one thread's at a time.
  */
 typedef enum once_slicing {
     ONCE_SLICING_HORIZONTAL = 1,
-    ONCE_SLICING_VERTICAL = 2
+    ONCE_SLICING_VERTICAL = 2,
+    ONCE_SLICING_DICED_HV = 3, /* horizontal slices, each vertical over S' parts */
+    ONCE_SLICING_DICED_VH = 4  /* vertical slices, each horizontal over S' parts */
 } once_slicing;
 
 typedef enum once_primitive {
@@ -872,6 +888,13 @@ typedef struct once_site {
     void (*run)(void *context, once_site_request *requests, size_t count);
     /* Called by once_sliced_free (may be NULL). */
     void (*destroy)(void *context);
+    /* Optional, both or neither, for a site that works apart from its caller (a thread,
+     * a server): start begins running the requests and returns; wait returns when they
+     * have run.  A batch starts every site it needs before it waits for any, so such
+     * sites work in parallel.  The filter never starts a site that has a batch in
+     * flight. */
+    void (*start)(void *context, once_site_request *requests, size_t count);
+    void (*wait)(void *context);
 } once_site;
 
 /* What a sliced filter does when a site cannot be reached (section 3.2). */
@@ -885,9 +908,13 @@ typedef enum once_failure {
                                   reachable positions are set */
 } once_failure;
 
+#define ONCE_MAX_SLICED_SITES 4096u /* S S' */
+#define ONCE_MAX_SITE_THREADS 256u
+
 typedef struct once_sliced_config {
     once_slicing slicing;
     uint32_t slices;          /* S, 1 to 4096 */
+    uint32_t parts;           /* S', diced slicing only (0 = 1); S S' at most 4096 */
     uint64_t bits;            /* m; 0 = the standard filter's for capacity and error */
     uint32_t hashes;          /* k; 0 = derive */
     uint64_t capacity;        /* n, with error, when bits is 0 */
@@ -898,25 +925,31 @@ typedef struct once_sliced_config {
     once_lookup lookup;
     once_failure on_failure;
     uint32_t threshold;       /* x, at most k, for ONCE_FAILURE_THRESHOLD */
+    uint32_t threads;         /* sites NULL: 0 = run the memory sites in the caller's
+                                 thread; T = T worker threads own them */
+    bool concurrent;          /* several threads call at once (see above) */
 } once_sliced_config;
 
 typedef struct once_sliced once_sliced;
 
 typedef struct once_sliced_stats {
     uint64_t bits;            /* m, as rounded */
-    uint64_t slice_bits;      /* m / S */
-    uint32_t hashes, slices;
-    uint64_t events;          /* test-and-add calls answered */
+    uint64_t slice_bits;      /* bits a site holds: m / (S S') */
+    uint32_t hashes, slices, parts;
+    uint32_t sites;           /* S S' */
+    uint64_t events;          /* events decided or offered (test-and-add, one or batched) */
     uint64_t messages;        /* requests sent to sites */
     uint64_t failed_messages; /* of which the site could not be reached */
     double messages_per_event;
-    double fairness;          /* (sum x)^2 / (S sum x^2) over the events each slice saw */
-    uint64_t max_load;        /* the most events one slice saw */
+    double fairness;          /* (sum x)^2 / (N sum x^2) over the events each of the N
+                                 sites saw */
+    uint64_t max_load;        /* the most events one site saw */
 } once_sliced_stats;
 
-/* `sites`, when not NULL, holds S sites, each of slice_bits bits (once_sliced_geometry
- * tells them before creation); the filter takes them over (once_sliced_free destroys
- * them). */
+/* `sites`, when not NULL, holds S S' sites, each of slice_bits bits
+ * (once_sliced_geometry tells them before creation); the filter takes them over when
+ * it is created (once_sliced_free destroys them), and leaves them to the caller when
+ * creation fails. */
 ONCE_API once_status once_sliced_geometry(const once_sliced_config *config, uint64_t *bits,
                                           uint32_t *hashes, uint64_t *slice_bits);
 ONCE_API once_status once_sliced_create(once_sliced **out, const once_sliced_config *config,
@@ -925,11 +958,33 @@ ONCE_API void once_sliced_free(once_sliced *filter);
 /* Dedup through the slices: *seen = duplicate; a distinct event is inserted. */
 ONCE_API once_status once_sliced_test_and_add(once_sliced *filter, const void *key, size_t len,
                                               bool *seen);
+/*
+ * The same over keys[0 .. count-1] (time_ms ignored), with the answers of one-key calls
+ * made in array order.  Each event's test-and-set requests go to all its sites at once
+ * and each site runs its requests in event order, so the sites of a batch work in
+ * parallel (thread sites, remote sites); test-and-set decides, and leaves the bits,
+ * exactly as first-test-then-set does for one producer (a duplicate's reachable bits
+ * are set already), whatever the primitive and lookup.  seen[i]: 0 distinct,
+ * 1 duplicate, ONCE_SLICED_UNDECIDED when a site it needs could not be reached under
+ * ONCE_FAILURE_REPORT (the call then returns ONCE_ERR_UNAVAILABLE, every other answer
+ * stands; the reachable bits of an undecided event are set).
+ */
+#define ONCE_SLICED_UNDECIDED 2
+ONCE_API once_status once_sliced_test_and_add_batch(once_sliced *filter, const once_key *keys,
+                                                    size_t count, uint8_t *seen);
 ONCE_API once_status once_sliced_query(once_sliced *filter, const void *key, size_t len,
                                        bool *present);
 ONCE_API once_status once_sliced_get_stats(const once_sliced *filter, once_sliced_stats *stats);
-/* Events each slice saw, into loads[0 .. S-1] (room at least S). */
+/* Events each site saw, into loads[0 .. S S' - 1] (room at least S S'). */
 ONCE_API once_status once_sliced_loads(const once_sliced *filter, uint64_t *loads, uint32_t room);
+
+/* `count` memory sites of `bits` bits (a multiple of 64) owned by `threads` worker
+ * threads (1 to ONCE_MAX_SITE_THREADS; site i by thread i mod threads), into
+ * sites[0 .. count-1]: each runs its requests on its owner thread, and starts and waits
+ * (once_site) so that a batch's sites run in parallel.  The workers stop when the last
+ * of their sites is destroyed. */
+ONCE_API once_status once_thread_sites_create(uint32_t threads, uint32_t count, uint64_t bits,
+                                              once_site *sites);
 
 #ifdef __cplusplus
 }

@@ -127,7 +127,8 @@ ONCE_API once_status once_dbf_rebuilds(uint64_t n0, double alpha, double beta, u
 
 /*
  * One filter of m bits and k hashes sliced over S sites, with n keys (paper 000,
- * section 3; lib/math/slicing.c): the rate (Eq. 3 vertical, Eq. 4 horizontal); the
+ * section 3; lib/math/slicing.c): the rate (Eq. 3 vertical, Eq. 4 horizontal, section
+ * 3.3 diced with S' parts a slice; parts is 0 or 1 otherwise); the
  * false-positive and false-negative rates with a fraction `failed` of the sites down
  * under the threshold rule (an event is a duplicate when every reachable position is
  * set and at least `threshold` positions are reachable: 0 counts a failed position as
@@ -136,11 +137,11 @@ ONCE_API once_status once_dbf_rebuilds(uint64_t n0, double alpha, double beta, u
  * sites down at most max_fpr under threshold 0 (0 when none does).
  */
 ONCE_API double once_sliced_fpr(once_slicing slicing, uint64_t bits, uint32_t hashes,
-                                uint32_t slices, uint64_t items);
+                                uint32_t slices, uint32_t parts, uint64_t items);
 ONCE_API once_status once_sliced_failure_rates(once_slicing slicing, uint64_t bits,
-                                               uint32_t hashes, uint32_t slices, uint64_t items,
-                                               double failed, uint32_t threshold, double *fp,
-                                               double *fn);
+                                               uint32_t hashes, uint32_t slices, uint32_t parts,
+                                               uint64_t items, double failed,
+                                               uint32_t threshold, double *fp, double *fn);
 ONCE_API uint32_t once_sliced_sites_for_failures(once_slicing slicing, uint64_t bits,
                                                  uint32_t hashes, uint64_t items,
                                                  uint32_t failures, double max_fpr);

@@ -19,6 +19,13 @@
  *   horizontal, the one slice failed with probability phi:
  *     x = 0: FP = phi + (1-phi) P_h (Eq. 5), FN = 0;
  *     x > 0: FP = (1-phi) P_h, FN = phi.
+ * Diced (section 3.3): h-v has horizontal's rate over S slices, v-h horizontal's over
+ * S S' parts.  With failures, h-v is vertical over S S' sites (Eq. 7: each position
+ * on a failed site with probability phi, exact when the failed sites are spread evenly
+ * over the slices).  Eq. 7 treats v-h the same way, but v-h sends all the positions an
+ * event has in one vertical slice to one part, so they are lost together: the exact
+ * rates mix the vertical ones over the number of failed slices (slices failed for the
+ * event independently with probability phi).
  * S_f (Definition 3) is the fewest slices for which f failures keep FP at most Pmax.
  */
 #include "once_math.h"
@@ -35,41 +42,106 @@ static double choose(uint32_t n, uint32_t r)
     return c;
 }
 
-double once_sliced_fpr(once_slicing slicing, uint64_t bits, uint32_t hashes, uint32_t slices,
-                       uint64_t items)
+/* C(n, j) p^j (1-p)^(n-j), in logarithms for the large n of many slices. */
+static double binomial(uint32_t n, uint32_t j, double p)
 {
-    if (bits == 0 || hashes == 0 || slices == 0 || (uint64_t)slices > bits)
+    if (p <= 0.0)
+        return j == 0 ? 1.0 : 0.0;
+    if (p >= 1.0)
+        return j == n ? 1.0 : 0.0;
+    return exp(lgamma(n + 1.0) - lgamma(j + 1.0) - lgamma(n - j + 1.0) + j * log(p) +
+               (n - j) * log1p(-p));
+}
+
+/* The threshold rule's FP and FN when each of the k positions is lost with probability
+ * phi on its own, and a reached position is set with probability q:
+ *   FP = sum_{j=x..k} C(k,j) ((1-phi) q)^j phi^(k-j)   (j positions reached, all set)
+ *   FN = sum_{i=k-x+1..k} C(k,i) phi^i (1-phi)^(k-i)   (fewer than x reached) */
+static void independent_failures(uint32_t k, double q, double phi, uint32_t x, double *fp,
+                                 double *fn)
+{
+    double reach = (1.0 - phi) * q;
+    *fp = 0.0;
+    for (uint32_t j = x; j <= k; j++)
+        *fp += choose(k, j) * pow(reach, j) * pow(phi, k - j);
+    *fn = 0.0;
+    for (uint32_t i = k - x + 1; i <= k && x > 0; i++)
+        *fn += choose(k, i) * pow(phi, i) * pow(1.0 - phi, k - i);
+}
+
+/* The chance that one probed position is set, with n keys: an event's positions fall
+ * in a filter of m bits holding n keys (vertical), or in a slice of m/S bits holding
+ * about n/S of them (horizontal; h-v, whose vertical parts do not change the rate), or
+ * in a part of m/(S S') bits holding about n/(S S') (v-h: each slice sends an event's
+ * positions to one of its S' parts). */
+static double position_set(once_slicing slicing, uint64_t bits, uint32_t hashes,
+                           uint32_t slices, uint32_t parts, uint64_t items)
+{
+    double ways = 1.0;
+    if (slicing == ONCE_SLICING_HORIZONTAL || slicing == ONCE_SLICING_DICED_HV)
+        ways = slices;
+    else if (slicing == ONCE_SLICING_DICED_VH)
+        ways = (double)slices * parts;
+    double slice_bits = (double)bits / ways;
+    return 1.0 - exp((double)hashes * ((double)items / ways) * log1p(-1.0 / slice_bits));
+}
+
+static bool valid_shape(once_slicing slicing, uint64_t bits, uint32_t hashes, uint32_t slices,
+                        uint32_t parts)
+{
+    if (slicing < ONCE_SLICING_HORIZONTAL || slicing > ONCE_SLICING_DICED_VH)
+        return false;
+    uint64_t sites = (uint64_t)slices * (parts == 0 ? 1 : parts);
+    return bits != 0 && hashes != 0 && slices != 0 && sites <= bits &&
+           (parts <= 1 || slicing >= ONCE_SLICING_DICED_HV);
+}
+
+double once_sliced_fpr(once_slicing slicing, uint64_t bits, uint32_t hashes, uint32_t slices,
+                       uint32_t parts, uint64_t items)
+{
+    if (!valid_shape(slicing, bits, hashes, slices, parts))
         return 1.0;
     if (slicing == ONCE_SLICING_VERTICAL)
         return once_fpr_standard(bits, hashes, items);
-    /* Eq. 4, with n/S keys a slice: the exponent is real. */
-    double slice_bits = (double)bits / slices;
-    double set = 1.0 - exp((double)hashes * ((double)items / slices) * log1p(-1.0 / slice_bits));
-    return pow(set, hashes);
+    /* Eq. 4 (and section 3.3's diced rates), with the keys a slice holds on average:
+     * the exponent is real. */
+    return pow(position_set(slicing, bits, hashes, slices, parts, items), hashes);
 }
 
 once_status once_sliced_failure_rates(once_slicing slicing, uint64_t bits, uint32_t hashes,
-                                      uint32_t slices, uint64_t items, double failed,
-                                      uint32_t threshold, double *fp, double *fn)
+                                      uint32_t slices, uint32_t parts, uint64_t items,
+                                      double failed, uint32_t threshold, double *fp, double *fn)
 {
-    if (fp == NULL || fn == NULL || bits == 0 || hashes == 0 || slices == 0 ||
-        !(failed >= 0.0 && failed <= 1.0) || threshold > hashes ||
-        (slicing != ONCE_SLICING_VERTICAL && slicing != ONCE_SLICING_HORIZONTAL))
+    if (fp == NULL || fn == NULL || !valid_shape(slicing, bits, hashes, slices, parts) ||
+        !(failed >= 0.0 && failed <= 1.0) || threshold > hashes)
         return ONCE_ERR_INVALID;
     if (slicing == ONCE_SLICING_HORIZONTAL) {
-        double p = once_sliced_fpr(slicing, bits, hashes, slices, items);
+        double p = once_sliced_fpr(slicing, bits, hashes, slices, 1, items);
         *fp = (threshold == 0 ? failed : 0.0) + (1.0 - failed) * p;
         *fn = threshold == 0 ? 0.0 : failed;
         return ONCE_OK;
     }
-    double q = 1.0 - exp((double)hashes * (double)items * log1p(-1.0 / (double)bits));
-    double reach = (1.0 - failed) * q;
+    double q = position_set(slicing, bits, hashes, slices, parts, items);
+    if (slicing != ONCE_SLICING_DICED_VH) {
+        /* Vertical, h-v (Eq. 7): each position on a site of its own, failed with
+         * probability phi. */
+        independent_failures(hashes, q, failed, threshold, fp, fn);
+        return ONCE_OK;
+    }
+    /* v-h: the positions an event sends to one vertical slice go to one part, so they
+     * fail together; a slice is failed for an event with probability phi, so with j of
+     * the S slices failed (binomial) each position is lost with probability j/S. */
     *fp = 0.0;
-    for (uint32_t j = threshold; j <= hashes; j++)
-        *fp += choose(hashes, j) * pow(reach, j) * pow(failed, hashes - j);
     *fn = 0.0;
-    for (uint32_t i = hashes - threshold + 1; i <= hashes && threshold > 0; i++)
-        *fn += choose(hashes, i) * pow(failed, i) * pow(1.0 - failed, hashes - i);
+    for (uint32_t j = 0; j <= slices; j++) {
+        double weight = binomial(slices, j, failed);
+        if (weight < 1e-300)
+            continue;
+        double part_fp = 0, part_fn = 0;
+        independent_failures(hashes, q, (double)j / slices, threshold, &part_fp, &part_fn);
+        *fp += weight * part_fp;
+        *fn += weight * part_fn;
+    }
     return ONCE_OK;
 }
 
@@ -78,7 +150,7 @@ uint32_t once_sliced_sites_for_failures(once_slicing slicing, uint64_t bits, uin
 {
     for (uint32_t s = failures + 1; s <= SLICING_MAX_SLICES; s++) {
         double fp = 1.0, fn = 0.0;
-        if (once_sliced_failure_rates(slicing, bits, hashes, s, items,
+        if (once_sliced_failure_rates(slicing, bits, hashes, s, 1, items,
                                       (double)failures / s, 0, &fp, &fn) == ONCE_OK &&
             fp <= max_fpr)
             return s;

@@ -5,43 +5,57 @@
  * Design
  *   The filter keeps no bits itself: it turns an event into requests on positions and
  *   sends them to the sites that hold the slices (once_site), then decides from their
- *   answers.  Slicing only chooses the requests:
- *     horizontal: slice H_S(key), a hash of the key under a seed derived from the
- *       filter's (so independent of the k probe hashes), and the k positions of a
- *       standard filter of m/S bits, all in that slice: one request;
- *     vertical: the k positions of the standard filter of m bits
- *       (once_standard_positions, the same as ONCE_STANDARD's), grouped by the slice
- *       that holds them (bit_place: slice i holds 1/S of the filter's bits, a range of
- *       them in a keyed order): one request per touched slice.
+ *   answers.  Slicing only chooses the requests.  An event's k positions are those of
+ *   a standard filter (once_standard_positions) over
+ *     m/S bits, in the slice H_S(key) picks (horizontal; h-v), H_S a hash of the key
+ *       under a seed derived from the filter's, so independent of the k probe hashes;
+ *     m bits (vertical; v-h), the same positions as ONCE_STANDARD's;
+ *   then each position is placed (bit_place: a keyed relabelling of the bits) and goes
+ *   to the site that holds it: the one site of its horizontal slice; the part of the
+ *   slice's vertical filter that holds it (h-v); the vertical slice that holds it
+ *   (vertical), and there the part a hash of the key and the slice picks (v-h).  One
+ *   request per touched site.
  *   Primitives: FTTS sends TEST requests (all at once, or in turn stopping at the first
- *   slice with an unset bit), then SET requests to every touched slice when the event
+ *   site with an unset bit), then SET requests to every touched site when the event
  *   is distinct; TAS sends TEST_AND_SET requests, and the event is a duplicate when
- *   every slice found all its bits set.  Both decide as the unsliced filter does for
+ *   every site found all its bits set.  Both decide as the unsliced filter does for
  *   one producer: a duplicate's bits are all set already, so setting them or not
- *   changes nothing (Proposition 1, exact for vertical slicing).
+ *   changes nothing (Proposition 1, exact for vertical slicing).  A batch therefore
+ *   runs as TAS: it sends every request at once and each site runs its own in event
+ *   order, which leaves every site as the one-event calls would.
  *
- *   The memory site, used when the caller gives no sites, is a plain bit array.
+ *   Memory and thread sites are slice/sites.c's.
  *
  * Counting (the paper's load and fairness, section 7): an event counts once for each
- * slice it touches; a message is one request to one site.
+ * site it touches; a message is one request to one site.
+ *
+ * Threads (section 6, "Concurrency"): with `concurrent`, an operation locks the sites
+ * it touches in increasing order (so no two operations wait for each other in a
+ * circle) and holds them from its first request to its last; the counters are atomic.
  *
  * Invariants
- *   - m is a multiple of 64 S, so every slice is a whole number of words;
+ *   - m is a multiple of 64 S S', so every site holds a whole number of words;
  *   - a site that cannot be reached (ONCE_ERR_UNAVAILABLE) fails the call under
  *     ONCE_FAILURE_REPORT; under ONCE_FAILURE_THRESHOLD the event is decided from the
  *     positions reached (section 3.2: x = 0 treats a failed position as set, x = k any
- *     failure as "distinct"; the rates are lib/math/slicing.c's).
+ *     failure as "distinct"; the rates are lib/math/slicing.c's);
+ *   - the filter owns its sites once created, and never has two batches in flight on
+ *     one site.
  */
 #include "core/alloc.h"
 #include "once.h"
 #include "once_math.h"
+#include "slice/sites.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
-#define SLICED_MAX_SLICES 4096u
 #define SLICED_MAX_HASHES 64u
 /* Derives the horizontal slice hash's seed from the filter's. */
 #define SLICE_SEED_SALT UINT64_C(0x9e3779b97f4a7c15)
+/* Events a batch plans and sends at once. */
+#define BATCH_EVENTS 256u
 
 struct once_sliced {
     once_slicing slicing;
@@ -49,58 +63,30 @@ struct once_sliced {
     once_lookup lookup;
     once_failure on_failure;
     uint32_t threshold;
-    uint32_t slices, hashes;
+    uint32_t slices, parts, site_count, hashes;
     uint64_t bits, slice_bits, seed;
-    uint32_t half_bits; /* b / 2 for the bit placement (bit_place) */
+    uint64_t probe_bits; /* the standard filter the positions are drawn for: m or m/S */
+    uint32_t half_bits;  /* b / 2 for the bit placement over probe_bits (bit_place) */
     once_site *sites;
-    uint64_t *loads;
-    uint64_t events, messages, failed_messages;
+    bool concurrent;
+    pthread_mutex_t *locks; /* one per site, when concurrent */
+    _Atomic uint64_t *loads;
+    _Atomic uint64_t events, messages, failed_messages;
 };
 
-/* ----------------------------------------------------------- memory sites */
-
-typedef struct memory_site {
-    uint64_t bits;
-    uint64_t words[];
-} memory_site;
-
-static void memory_site_run(void *context, once_site_request *requests, size_t count)
+static bool is_diced(once_slicing slicing)
 {
-    memory_site *m = context;
-    for (size_t r = 0; r < count; r++) {
-        once_site_request *q = &requests[r];
-        bool all = true;
-        for (uint32_t i = 0; i < q->count; i++) {
-            uint64_t p = q->positions[i], bit = UINT64_C(1) << (p & 63);
-            if (p >= m->bits) {
-                all = false; /* a position past the slice is never set */
-                continue;
-            }
-            uint64_t *word = &m->words[p >> 6];
-            all = all && (*word & bit) != 0;
-            if (q->op != ONCE_SITE_TEST)
-                *word |= bit;
-        }
-        q->all_set = all;
-        q->status = ONCE_OK;
-    }
+    return slicing == ONCE_SLICING_DICED_HV || slicing == ONCE_SLICING_DICED_VH;
 }
 
-static void memory_site_destroy(void *context)
+static bool horizontal_first(once_slicing slicing)
 {
-    once_free_memory(context);
+    return slicing == ONCE_SLICING_HORIZONTAL || slicing == ONCE_SLICING_DICED_HV;
 }
 
-static once_status memory_site_new(uint64_t bits, once_site *out)
+static void tally(_Atomic uint64_t *counter, uint64_t by)
 {
-    memory_site *m = once_calloc(1, sizeof *m + (bits / 64) * sizeof(uint64_t));
-    if (m == NULL)
-        return ONCE_ERR_NOMEM;
-    m->bits = bits;
-    out->context = m;
-    out->run = memory_site_run;
-    out->destroy = memory_site_destroy;
-    return ONCE_OK;
+    atomic_fetch_add_explicit(counter, by, memory_order_relaxed);
 }
 
 /* ---------------------------------------------------------------- creation */
@@ -110,13 +96,15 @@ once_status once_sliced_geometry(const once_sliced_config *c, uint64_t *bits, ui
 {
     if (c == NULL || bits == NULL || hashes == NULL || slice_bits == NULL)
         return ONCE_ERR_INVALID;
-    if ((c->slicing != ONCE_SLICING_HORIZONTAL && c->slicing != ONCE_SLICING_VERTICAL) ||
-        c->slices == 0 || c->slices > SLICED_MAX_SLICES ||
+    uint32_t parts = c->parts == 0 ? 1 : c->parts;
+    if (c->slicing < ONCE_SLICING_HORIZONTAL || c->slicing > ONCE_SLICING_DICED_VH ||
+        c->slices == 0 || (parts > 1 && !is_diced(c->slicing)) ||
+        (uint64_t)c->slices * parts > ONCE_MAX_SLICED_SITES ||
         (c->primitive != ONCE_FTTS && c->primitive != ONCE_TAS) ||
         (c->lookup != ONCE_LOOKUP_PARALLEL && c->lookup != ONCE_LOOKUP_PIPELINED) ||
         (c->lookup == ONCE_LOOKUP_PIPELINED && c->primitive != ONCE_FTTS) ||
         (c->on_failure != ONCE_FAILURE_REPORT && c->on_failure != ONCE_FAILURE_THRESHOLD) ||
-        c->hashes > SLICED_MAX_HASHES)
+        c->hashes > SLICED_MAX_HASHES || c->threads > ONCE_MAX_SITE_THREADS)
         return ONCE_ERR_INVALID;
     uint64_t m = c->bits;
     uint32_t k = c->hashes;
@@ -132,13 +120,13 @@ once_status once_sliced_geometry(const once_sliced_config *c, uint64_t *bits, ui
         k = c->capacity != 0 ? once_optimal_hashes(m, c->capacity) : 7;
     if (c->on_failure == ONCE_FAILURE_THRESHOLD && c->threshold > k)
         return ONCE_ERR_INVALID;
-    uint64_t unit = UINT64_C(64) * c->slices;
+    uint64_t unit = UINT64_C(64) * c->slices * parts;
     if (m > (UINT64_C(1) << 40) - unit)
         return ONCE_ERR_TOO_LARGE;
     m = (m + unit - 1) / unit * unit;
     *bits = m;
     *hashes = k;
-    *slice_bits = m / c->slices;
+    *slice_bits = m / ((uint64_t)c->slices * parts);
     return ONCE_OK;
 }
 
@@ -153,6 +141,11 @@ once_status once_sliced_create(once_sliced **out, const once_sliced_config *c,
     once_status st = once_sliced_geometry(c, &m, &k, &slice_bits);
     if (st != ONCE_OK)
         return st;
+    uint32_t parts = c->parts == 0 ? 1 : c->parts, site_count = c->slices * parts;
+    if (sites != NULL)
+        for (uint32_t i = 0; i < site_count; i++)
+            if (sites[i].run == NULL || (sites[i].start == NULL) != (sites[i].wait == NULL))
+                return ONCE_ERR_INVALID;
     uint64_t seed = c->seed;
     if (!c->seed_is_set && (st = once_random_seed(&seed)) != ONCE_OK)
         return st;
@@ -165,29 +158,41 @@ once_status once_sliced_create(once_sliced **out, const once_sliced_config *c,
     f->on_failure = c->on_failure;
     f->threshold = c->threshold;
     f->slices = c->slices;
+    f->parts = parts;
+    f->site_count = site_count;
     f->hashes = k;
     f->bits = m;
     f->slice_bits = slice_bits;
     f->seed = seed;
-    while ((UINT64_C(1) << (2 * f->half_bits)) < m)
+    f->probe_bits = horizontal_first(c->slicing) ? m / c->slices : m;
+    while ((UINT64_C(1) << (2 * f->half_bits)) < f->probe_bits)
         f->half_bits++;
-    f->sites = once_calloc(c->slices, sizeof *f->sites);
-    f->loads = once_calloc(c->slices, sizeof *f->loads);
+    f->sites = once_calloc(site_count, sizeof *f->sites);
+    f->loads = once_calloc(site_count, sizeof *f->loads);
     if (f->sites == NULL || f->loads == NULL) {
         once_sliced_free(f);
         return ONCE_ERR_NOMEM;
     }
-    for (uint32_t i = 0; i < c->slices; i++) {
-        if (sites != NULL) {
-            if (sites[i].run == NULL) {
-                once_sliced_free(f);
-                return ONCE_ERR_INVALID;
-            }
-            f->sites[i] = sites[i];
-        } else if ((st = memory_site_new(slice_bits, &f->sites[i])) != ONCE_OK) {
+    if (c->concurrent) {
+        f->locks = once_calloc(site_count, sizeof *f->locks);
+        if (f->locks == NULL) {
             once_sliced_free(f);
-            return st;
+            return ONCE_ERR_NOMEM;
         }
+        for (uint32_t i = 0; i < site_count; i++)
+            pthread_mutex_init(&f->locks[i], NULL);
+        f->concurrent = true;
+    }
+    if (sites != NULL)
+        memcpy(f->sites, sites, site_count * sizeof *sites);
+    else if (c->threads > 0)
+        st = once_thread_sites_create(c->threads, site_count, slice_bits, f->sites);
+    else
+        for (uint32_t i = 0; i < site_count && st == ONCE_OK; i++)
+            st = once_memory_site_new(slice_bits, &f->sites[i]);
+    if (st != ONCE_OK) {
+        once_sliced_free(f); /* destroys the memory sites made so far, nothing else */
+        return st;
     }
     *out = f;
     return ONCE_OK;
@@ -198,9 +203,13 @@ void once_sliced_free(once_sliced *f)
     if (f == NULL)
         return;
     if (f->sites != NULL)
-        for (uint32_t i = 0; i < f->slices; i++)
+        for (uint32_t i = 0; i < f->site_count; i++)
             if (f->sites[i].destroy != NULL)
                 f->sites[i].destroy(f->sites[i].context);
+    if (f->concurrent)
+        for (uint32_t i = 0; i < f->site_count; i++)
+            pthread_mutex_destroy(&f->locks[i]);
+    once_free_memory(f->locks);
     once_free_memory(f->sites);
     once_free_memory(f->loads);
     once_free_memory(f);
@@ -209,9 +218,10 @@ void once_sliced_free(once_sliced *f)
 /* ------------------------------------------------------------- an event */
 
 /*
- * Where bit p of the m-bit filter lives: slice place / (m/S), offset place mod (m/S),
- * with place = sigma(p), a keyed bijection of [0, m).  Definition 2 gives slice i the
- * range [i m/S, (i+1) m/S) of the filter's bits; we apply it to the bits in the order
+ * Where bit p of the probed filter (probe_bits: m, or m/S for horizontal-first
+ * slicing) lives: position sigma(p), sigma a keyed bijection of [0, probe_bits).
+ * Definition 2 gives slice i the range [i m/S, (i+1) m/S) of the filter's bits (and
+ * diced slicing each part a range of its slice); we apply it to the bits in the order
  * sigma puts them.  The filter is the same (a relabelling of bits changes no
  * decision), but the k probe positions of a key, which enhanced double hashing makes
  * a progression, land in slices as if independent, as section 3.2's failure rates
@@ -219,8 +229,9 @@ void once_sliced_free(once_sliced *f)
  * slices, and a failure takes all of them far more often than phi^k.
  *
  * sigma is a 4-round Feistel permutation of [0, 2^b), 2^b the first even power of two
- * of at least m, walked until it lands below m (cycle walking: a permutation of
- * [0, m), in under 4 steps on average as m > 2^(b-2)).
+ * of at least probe_bits, walked until it lands below probe_bits (cycle walking: a
+ * permutation of [0, probe_bits), in under 4 steps on average as probe_bits >
+ * 2^(b-2)).
  */
 static uint64_t feistel_round(uint64_t half, uint64_t key)
 {
@@ -243,83 +254,126 @@ static uint64_t bit_place(const once_sliced *f, uint64_t p)
             right = next;
         }
         p = left << f->half_bits | right;
-    } while (p >= f->bits);
+    } while (p >= f->probe_bits);
     return p;
 }
 
-/* The requests of one event: the touched slices, each with its positions. */
+static uint32_t fast_range(uint64_t hash, uint32_t n)
+{
+    return (uint32_t)(((unsigned __int128)hash * n) >> 64);
+}
+
+/* The requests of one event: the touched sites, each with its positions. */
 typedef struct event_plan {
     uint32_t touched;
-    uint32_t slice[SLICED_MAX_HASHES];
+    uint32_t site[SLICED_MAX_HASHES];
     uint32_t first[SLICED_MAX_HASHES], count[SLICED_MAX_HASHES];
     uint64_t offsets[SLICED_MAX_HASHES];
 } event_plan;
 
 static once_status plan_event(const once_sliced *f, const void *key, size_t len, event_plan *e)
 {
-    once_digest d;
+    once_digest d, h = {0, 0};
     once_status st = once_digest_with_seed(f->seed, key, len, &d);
-    if (st != ONCE_OK)
-        return st;
+    if (st == ONCE_OK && f->slicing != ONCE_SLICING_VERTICAL)
+        st = once_digest_with_seed(f->seed ^ SLICE_SEED_SALT, key, len, &h);
     uint64_t pos[SLICED_MAX_HASHES];
-    e->touched = 0;
+    if (st != ONCE_OK ||
+        (st = once_standard_positions(f->probe_bits, f->hashes, &d, pos)) != ONCE_OK)
+        return st;
+    uint32_t site[SLICED_MAX_HASHES];
     if (f->slicing == ONCE_SLICING_HORIZONTAL) {
-        once_digest h;
-        if ((st = once_digest_with_seed(f->seed ^ SLICE_SEED_SALT, key, len, &h)) != ONCE_OK ||
-            (st = once_standard_positions(f->slice_bits, f->hashes, &d, e->offsets)) != ONCE_OK)
-            return st;
         e->touched = 1;
-        e->slice[0] = (uint32_t)(((unsigned __int128)h.lo * f->slices) >> 64);
+        e->site[0] = fast_range(h.lo, f->slices);
         e->first[0] = 0;
         e->count[0] = f->hashes;
+        memcpy(e->offsets, pos, f->hashes * sizeof pos[0]);
         return ONCE_OK;
     }
-    if ((st = once_standard_positions(f->bits, f->hashes, &d, pos)) != ONCE_OK)
-        return st;
-    for (uint32_t i = 0; i < f->hashes; i++)
-        pos[i] = bit_place(f, pos[i]);
-    /* Group by slice, in the order slices are first touched. */
-    uint32_t used = 0;
-    for (uint32_t t = 0; used < f->hashes; t++) {
-        uint32_t slice = UINT32_MAX;
-        for (uint32_t i = 0; i < f->hashes; i++) {
-            if (pos[i] == UINT64_MAX)
-                continue;
-            uint32_t s = (uint32_t)(pos[i] / f->slice_bits);
-            if (slice == UINT32_MAX)
-                slice = s;
-            if (s != slice)
-                continue;
-            e->offsets[used++] = pos[i] - (uint64_t)s * f->slice_bits;
-            pos[i] = UINT64_MAX;
+    uint64_t slice_span = f->slice_bits * f->parts; /* bits of a vertical slice */
+    uint32_t outer = f->slicing == ONCE_SLICING_DICED_HV ? fast_range(h.lo, f->slices) : 0;
+    for (uint32_t i = 0; i < f->hashes; i++) {
+        uint64_t place = bit_place(f, pos[i]);
+        if (f->slicing == ONCE_SLICING_DICED_HV) {
+            site[i] = outer * f->parts + (uint32_t)(place / f->slice_bits);
+        } else {
+            uint32_t slice = (uint32_t)(place / slice_span);
+            uint32_t part = 0;
+            if (f->slicing == ONCE_SLICING_DICED_VH) /* the part this slice gives the key */
+                part = fast_range(feistel_round(h.hi, slice), f->parts);
+            site[i] = slice * f->parts + part;
         }
-        e->slice[t] = slice;
-        e->first[t] = t == 0 ? 0 : e->first[t - 1] + e->count[t - 1];
+        pos[i] = place % f->slice_bits;
+    }
+    /* Group by site, in the order sites are first touched. */
+    uint32_t used = 0;
+    bool taken[SLICED_MAX_HASHES] = {false};
+    e->touched = 0;
+    for (uint32_t t = 0; used < f->hashes; t++) {
+        uint32_t this_site = UINT32_MAX;
+        e->first[t] = used;
+        for (uint32_t i = 0; i < f->hashes; i++) {
+            if (taken[i] || (this_site != UINT32_MAX && site[i] != this_site))
+                continue;
+            this_site = site[i];
+            e->offsets[used++] = pos[i];
+            taken[i] = true;
+        }
+        e->site[t] = this_site;
         e->count[t] = used - e->first[t];
         e->touched = t + 1;
     }
     return ONCE_OK;
 }
 
-/* One request to the site of touched slice t. */
+/* Concurrent filters: lock the sites of sorted[0 .. n-1], increasing, distinct. */
+static void lock_sites(once_sliced *f, const uint32_t *sorted, uint32_t n)
+{
+    if (f->concurrent)
+        for (uint32_t i = 0; i < n; i++)
+            pthread_mutex_lock(&f->locks[sorted[i]]);
+}
+
+static void unlock_sites(once_sliced *f, const uint32_t *sorted, uint32_t n)
+{
+    if (f->concurrent)
+        for (uint32_t i = n; i-- > 0;)
+            pthread_mutex_unlock(&f->locks[sorted[i]]);
+}
+
+/* An event's touched sites, increasing (they are distinct). */
+static uint32_t sorted_sites(const event_plan *e, uint32_t *sorted)
+{
+    for (uint32_t t = 0; t < e->touched; t++) {
+        uint32_t j = t;
+        while (j > 0 && sorted[j - 1] > e->site[t]) {
+            sorted[j] = sorted[j - 1];
+            j--;
+        }
+        sorted[j] = e->site[t];
+    }
+    return e->touched;
+}
+
+/* One request to the site of touched site t. */
 static once_status ask(once_sliced *f, const event_plan *e, uint32_t t, once_site_op op,
                        bool *all_set)
 {
     once_site_request q = {op, e->offsets + e->first[t], e->count[t], false, ONCE_OK};
-    const once_site *site = &f->sites[e->slice[t]];
+    const once_site *site = &f->sites[e->site[t]];
     site->run(site->context, &q, 1);
-    f->messages++;
+    tally(&f->messages, 1);
     if (q.status == ONCE_ERR_UNAVAILABLE)
-        f->failed_messages++;
+        tally(&f->failed_messages, 1);
     *all_set = q.all_set;
     return q.status;
 }
 
 /*
- * Decide an event from its slices' answers to `op` (TEST, or TEST_AND_SET for TAS):
+ * Decide an event from its sites' answers to `op` (TEST, or TEST_AND_SET for TAS):
  * *present when every reachable position is set and, with failures, at least the
- * threshold of positions was reached.  failed[t] tells which touched slices could not
- * be reached.  Pipelined, slices are asked in turn until one has an unset bit: the
+ * threshold of positions was reached.  failed[t] tells which touched sites could not
+ * be reached.  Pipelined, sites are asked in turn until one has an unset bit: the
  * event is then distinct whatever the others hold.
  */
 static once_status decide(once_sliced *f, const event_plan *e, once_site_op op, bool *present,
@@ -349,6 +403,26 @@ static once_status decide(once_sliced *f, const event_plan *e, once_site_op op, 
     return ONCE_OK;
 }
 
+static once_status test_and_add_planned(once_sliced *f, const event_plan *e, bool *seen)
+{
+    bool failed[SLICED_MAX_HASHES];
+    if (f->primitive == ONCE_TAS)
+        return decide(f, e, ONCE_SITE_TEST_AND_SET, seen, failed);
+    once_status st = decide(f, e, ONCE_SITE_TEST, seen, failed);
+    if (st != ONCE_OK || *seen)
+        return st;
+    for (uint32_t t = 0; t < e->touched; t++) {
+        bool ignored = false;
+        if (failed[t])
+            continue; /* what cannot be reached cannot be set */
+        st = ask(f, e, t, ONCE_SITE_SET, &ignored);
+        if (st != ONCE_OK && !(st == ONCE_ERR_UNAVAILABLE &&
+                               f->on_failure == ONCE_FAILURE_THRESHOLD))
+            return st;
+    }
+    return ONCE_OK;
+}
+
 once_status once_sliced_test_and_add(once_sliced *f, const void *key, size_t len, bool *seen)
 {
     if (f == NULL || seen == NULL || (key == NULL && len != 0))
@@ -358,23 +432,14 @@ once_status once_sliced_test_and_add(once_sliced *f, const void *key, size_t len
     if (st != ONCE_OK)
         return st;
     for (uint32_t t = 0; t < e.touched; t++)
-        f->loads[e.slice[t]]++;
-    f->events++;
-    bool failed[SLICED_MAX_HASHES];
-    if (f->primitive == ONCE_TAS)
-        return decide(f, &e, ONCE_SITE_TEST_AND_SET, seen, failed);
-    if ((st = decide(f, &e, ONCE_SITE_TEST, seen, failed)) != ONCE_OK || *seen)
-        return st;
-    for (uint32_t t = 0; t < e.touched; t++) {
-        bool ignored = false;
-        if (failed[t])
-            continue; /* what cannot be reached cannot be set */
-        st = ask(f, &e, t, ONCE_SITE_SET, &ignored);
-        if (st != ONCE_OK && !(st == ONCE_ERR_UNAVAILABLE &&
-                               f->on_failure == ONCE_FAILURE_THRESHOLD))
-            return st;
-    }
-    return ONCE_OK;
+        tally(&f->loads[e.site[t]], 1);
+    tally(&f->events, 1);
+    uint32_t sorted[SLICED_MAX_HASHES];
+    uint32_t n = sorted_sites(&e, sorted);
+    lock_sites(f, sorted, n);
+    st = test_and_add_planned(f, &e, seen);
+    unlock_sites(f, sorted, n);
+    return st;
 }
 
 once_status once_sliced_query(once_sliced *f, const void *key, size_t len, bool *present)
@@ -383,8 +448,176 @@ once_status once_sliced_query(once_sliced *f, const void *key, size_t len, bool 
         return ONCE_ERR_INVALID;
     event_plan e;
     once_status st = plan_event(f, key, len, &e);
+    if (st != ONCE_OK)
+        return st;
+    uint32_t sorted[SLICED_MAX_HASHES];
+    uint32_t n = sorted_sites(&e, sorted);
     bool failed[SLICED_MAX_HASHES];
-    return st != ONCE_OK ? st : decide(f, &e, ONCE_SITE_TEST, present, failed);
+    lock_sites(f, sorted, n);
+    st = decide(f, &e, ONCE_SITE_TEST, present, failed);
+    unlock_sites(f, sorted, n);
+    return st;
+}
+
+/* ------------------------------------------------------------- batches */
+
+/*
+ * A batch's work space: the plans of up to BATCH_EVENTS events, their requests grouped
+ * by site (each site's in event order), and which event each request answers.
+ */
+typedef struct batch_space {
+    event_plan *plans;
+    once_site_request *requests; /* by site: site s has requests [start[s], start[s+1]) */
+    uint32_t *request_event;
+    uint32_t *start;             /* site_count + 1 */
+    uint32_t *used_sites;        /* sites with requests, increasing */
+} batch_space;
+
+static void batch_space_free(batch_space *b)
+{
+    once_free_memory(b->plans);
+    once_free_memory(b->requests);
+    once_free_memory(b->request_event);
+    once_free_memory(b->start);
+    once_free_memory(b->used_sites);
+}
+
+static once_status batch_space_new(const once_sliced *f, size_t events, batch_space *b)
+{
+    size_t requests = events * f->hashes;
+    memset(b, 0, sizeof *b);
+    b->plans = once_malloc(events * sizeof *b->plans);
+    b->requests = once_malloc(requests * sizeof *b->requests);
+    b->request_event = once_malloc(requests * sizeof *b->request_event);
+    b->start = once_malloc(((size_t)f->site_count + 1) * sizeof *b->start);
+    b->used_sites = once_malloc((size_t)f->site_count * sizeof *b->used_sites);
+    if (b->plans == NULL || b->requests == NULL || b->request_event == NULL ||
+        b->start == NULL || b->used_sites == NULL) {
+        batch_space_free(b);
+        return ONCE_ERR_NOMEM;
+    }
+    return ONCE_OK;
+}
+
+/* Plan, send and decide keys[0 .. n-1], n at most BATCH_EVENTS. */
+static once_status run_batch(once_sliced *f, batch_space *b, const once_key *keys, size_t n,
+                             uint8_t *seen)
+{
+    once_status st = ONCE_OK;
+    memset(b->start, 0, ((size_t)f->site_count + 1) * sizeof *b->start);
+    for (size_t i = 0; i < n; i++) {
+        if (keys[i].data == NULL && keys[i].len != 0)
+            return ONCE_ERR_INVALID;
+        if ((st = plan_event(f, keys[i].data, keys[i].len, &b->plans[i])) != ONCE_OK)
+            return st;
+        for (uint32_t t = 0; t < b->plans[i].touched; t++)
+            b->start[b->plans[i].site[t] + 1]++;
+    }
+    /* Counting sort of the requests by site, stable: each site's in event order. */
+    uint32_t used = 0;
+    for (uint32_t s = 0; s < f->site_count; s++) {
+        if (b->start[s + 1] != 0)
+            b->used_sites[used++] = s;
+        tally(&f->loads[s], b->start[s + 1]);
+        b->start[s + 1] += b->start[s];
+    }
+    uint32_t total = b->start[f->site_count];
+    for (size_t i = 0; i < n; i++) {
+        const event_plan *e = &b->plans[i];
+        for (uint32_t t = 0; t < e->touched; t++) {
+            uint32_t r = b->start[e->site[t]]++;
+            b->requests[r] = (once_site_request){ONCE_SITE_TEST_AND_SET,
+                                                 e->offsets + e->first[t], e->count[t],
+                                                 false, ONCE_OK};
+            b->request_event[r] = (uint32_t)i;
+        }
+    }
+    for (uint32_t s = f->site_count; s > 0; s--) /* undo the shift of the placement */
+        b->start[s] = b->start[s - 1];
+    b->start[0] = 0;
+    tally(&f->events, n);
+    tally(&f->messages, total);
+    /* Start the sites that work apart, run the others here, then wait. */
+    lock_sites(f, b->used_sites, used);
+    for (uint32_t u = 0; u < used; u++) {
+        const once_site *site = &f->sites[b->used_sites[u]];
+        uint32_t s = b->used_sites[u];
+        if (site->start != NULL)
+            site->start(site->context, b->requests + b->start[s], b->start[s + 1] - b->start[s]);
+    }
+    for (uint32_t u = 0; u < used; u++) {
+        const once_site *site = &f->sites[b->used_sites[u]];
+        uint32_t s = b->used_sites[u];
+        if (site->start == NULL)
+            site->run(site->context, b->requests + b->start[s], b->start[s + 1] - b->start[s]);
+    }
+    for (uint32_t u = 0; u < used; u++) {
+        const once_site *site = &f->sites[b->used_sites[u]];
+        if (site->wait != NULL)
+            site->wait(site->context);
+    }
+    unlock_sites(f, b->used_sites, used);
+    /* Decide: a duplicate when every reachable position was set, and enough reached. */
+    uint32_t reached[BATCH_EVENTS];
+    bool failed_event[BATCH_EVENTS];
+    for (size_t i = 0; i < n; i++) {
+        seen[i] = 1;
+        reached[i] = 0;
+        failed_event[i] = false;
+    }
+    uint64_t failures = 0;
+    for (uint32_t r = 0; r < total; r++) {
+        const once_site_request *q = &b->requests[r];
+        uint32_t i = b->request_event[r];
+        if (q->status == ONCE_ERR_UNAVAILABLE) {
+            failures++;
+            failed_event[i] = true;
+            continue;
+        }
+        if (q->status != ONCE_OK && st == ONCE_OK)
+            st = q->status;
+        reached[i] += q->count;
+        if (!q->all_set)
+            seen[i] = 0;
+    }
+    tally(&f->failed_messages, failures);
+    if (st != ONCE_OK)
+        return st;
+    bool undecided = false;
+    for (size_t i = 0; i < n; i++) {
+        if (failed_event[i] && f->on_failure == ONCE_FAILURE_REPORT) {
+            seen[i] = ONCE_SLICED_UNDECIDED;
+            undecided = true;
+        } else if (f->on_failure == ONCE_FAILURE_THRESHOLD && reached[i] < f->threshold) {
+            seen[i] = 0;
+        }
+    }
+    return undecided ? ONCE_ERR_UNAVAILABLE : ONCE_OK;
+}
+
+once_status once_sliced_test_and_add_batch(once_sliced *f, const once_key *keys, size_t count,
+                                           uint8_t *seen)
+{
+    if (f == NULL || (count != 0 && (keys == NULL || seen == NULL)))
+        return ONCE_ERR_INVALID;
+    if (count == 0)
+        return ONCE_OK;
+    batch_space b;
+    size_t chunk = count < BATCH_EVENTS ? count : BATCH_EVENTS;
+    once_status st = batch_space_new(f, chunk, &b);
+    if (st != ONCE_OK)
+        return st;
+    bool undecided = false;
+    for (size_t done = 0; st == ONCE_OK && done < count; done += chunk) {
+        size_t n = count - done < chunk ? count - done : chunk;
+        st = run_batch(f, &b, keys + done, n, seen + done);
+        if (st == ONCE_ERR_UNAVAILABLE) {
+            undecided = true;
+            st = ONCE_OK;
+        }
+    }
+    batch_space_free(&b);
+    return st != ONCE_OK ? st : undecided ? ONCE_ERR_UNAVAILABLE : ONCE_OK;
 }
 
 /* ---------------------------------------------------------------- stats */
@@ -398,25 +631,29 @@ once_status once_sliced_get_stats(const once_sliced *f, once_sliced_stats *s)
     s->slice_bits = f->slice_bits;
     s->hashes = f->hashes;
     s->slices = f->slices;
-    s->events = f->events;
-    s->messages = f->messages;
-    s->failed_messages = f->failed_messages;
-    s->messages_per_event = f->events ? (double)f->messages / (double)f->events : 0.0;
+    s->parts = f->parts;
+    s->sites = f->site_count;
+    s->events = atomic_load_explicit(&f->events, memory_order_relaxed);
+    s->messages = atomic_load_explicit(&f->messages, memory_order_relaxed);
+    s->failed_messages = atomic_load_explicit(&f->failed_messages, memory_order_relaxed);
+    s->messages_per_event = s->events ? (double)s->messages / (double)s->events : 0.0;
     double sum = 0, squares = 0;
-    for (uint32_t i = 0; i < f->slices; i++) {
-        sum += (double)f->loads[i];
-        squares += (double)f->loads[i] * (double)f->loads[i];
-        if (f->loads[i] > s->max_load)
-            s->max_load = f->loads[i];
+    for (uint32_t i = 0; i < f->site_count; i++) {
+        uint64_t load = atomic_load_explicit(&f->loads[i], memory_order_relaxed);
+        sum += (double)load;
+        squares += (double)load * (double)load;
+        if (load > s->max_load)
+            s->max_load = load;
     }
-    s->fairness = squares > 0 ? sum * sum / ((double)f->slices * squares) : 1.0;
+    s->fairness = squares > 0 ? sum * sum / ((double)f->site_count * squares) : 1.0;
     return ONCE_OK;
 }
 
 once_status once_sliced_loads(const once_sliced *f, uint64_t *loads, uint32_t room)
 {
-    if (f == NULL || loads == NULL || room < f->slices)
+    if (f == NULL || loads == NULL || room < f->site_count)
         return ONCE_ERR_INVALID;
-    memcpy(loads, f->loads, f->slices * sizeof *loads);
+    for (uint32_t i = 0; i < f->site_count; i++)
+        loads[i] = atomic_load_explicit(&f->loads[i], memory_order_relaxed);
     return ONCE_OK;
 }
