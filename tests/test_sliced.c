@@ -72,7 +72,7 @@ static void vertical_decides_as_the_unsliced_filter(void)
                 CHECK_OK(once_sliced_create(&v, &c, NULL));
                 once_sliced_stats st;
                 CHECK_OK(once_sliced_get_stats(v, &st));
-                /* The standard filter of the rounded geometry and the same seed. */
+                /* The standard filter of the same geometry and seed. */
                 once_config sc;
                 once_config_init(&sc, ONCE_STANDARD);
                 sc.bits = st.bits;
@@ -103,6 +103,43 @@ static void vertical_decides_as_the_unsliced_filter(void)
                 once_sliced_free(v);
                 once_free(f);
             }
+}
+
+/* Sized from capacity and error, a vertical filter is the standard filter that
+ * once_create builds for them (what `once --slicing vertical` relies on). */
+static void vertical_from_capacity_is_the_standard_filter(void)
+{
+    const uint32_t slice_counts[] = {3, 7, 64};
+    for (size_t s = 0; s < 3; s++) {
+        once_sliced_config c = config_of(ONCE_SLICING_VERTICAL, slice_counts[s], 0, 0,
+                                         ONCE_FTTS, ONCE_LOOKUP_PARALLEL);
+        c.capacity = 3000;
+        c.error = 0.01;
+        once_sliced *v = sliced_make(&c);
+        once_config sc;
+        once_config_init(&sc, ONCE_STANDARD);
+        sc.capacity = 3000;
+        sc.error = 0.01;
+        sc.seed = 77;
+        sc.seed_is_set = true;
+        once_filter *f = testing_create(&sc);
+        REQUIRE(v != NULL && f != NULL);
+        once_sliced_stats vs;
+        CHECK_OK(once_sliced_get_stats(v, &vs));
+        once_stats fs = testing_stats(f);
+        CHECK(vs.bits == fs.bits && vs.hashes == fs.hashes);
+        uint64_t differ = 0;
+        for (uint64_t i = 0; i < 6000; i++) { /* past capacity: false positives differ too */
+            testing_key k = testing_key_make(30, testing_mix(i) % 4000);
+            bool a = false, b = false;
+            CHECK_OK(once_sliced_test_and_add(v, &k, sizeof k, &a));
+            CHECK_OK(once_test_and_add(f, &k, sizeof k, 0, &b));
+            differ += a != b;
+        }
+        CHECK(differ == 0);
+        once_sliced_free(v);
+        once_free(f);
+    }
 }
 
 static void horizontal_rate_follows_eq4(void)
@@ -384,7 +421,8 @@ static void diced_rates_follow_section_3_3(void)
             REQUIRE(f != NULL);
             once_sliced_stats st;
             CHECK_OK(once_sliced_get_stats(f, &st));
-            CHECK(st.sites == slices * parts && st.slice_bits * slices * parts == st.bits);
+            CHECK(st.sites == slices * parts && st.bits == 64000 &&
+                  st.slice_bits * slices * parts >= st.bits && st.slice_bits % 64 == 0);
             for (uint64_t i = 0; i < n; i++) {
                 testing_key key = testing_key_make(20, i);
                 bool seen = true;
@@ -675,8 +713,8 @@ static void invalid_configs_refused(void)
     uint32_t k = 0, plain_k = 0;
     CHECK_OK(once_sliced_geometry(&derived, &m, &k, &slice_bits));
     CHECK_OK(once_plan(ONCE_STANDARD, 10000, 0.01, &plain, &plain_k));
-    CHECK(m >= plain && m < plain + 64 * 4 && m % 256 == 0 && k == plain_k);
-    CHECK(slice_bits * 4 == m);
+    CHECK(m == plain && k == plain_k);
+    CHECK(slice_bits % 64 == 0 && slice_bits * 4 >= m && (slice_bits - 64) * 4 < m);
     /* Parts are for diced slicing, and S S' sites at most 4096. */
     bad = c;
     bad.parts = 2;
@@ -710,6 +748,8 @@ static void invalid_configs_refused(void)
 
 static const testing_case cases[] = {
     {"vertical_decides_as_the_unsliced_filter", vertical_decides_as_the_unsliced_filter},
+    {"vertical_from_capacity_is_the_standard_filter",
+     vertical_from_capacity_is_the_standard_filter},
     {"horizontal_rate_follows_eq4", horizontal_rate_follows_eq4},
     {"pipelined_sends_no_more_messages", pipelined_sends_no_more_messages},
     {"unreachable_sites_are_reported", unreachable_sites_are_reported},

@@ -829,7 +829,9 @@ ONCE_API once_status once_dbf_apply_delta(once_filter *replica, const void *delt
  *   S); v-h is vertical over S slices, each a horizontal filter of S' parts (a part
  *   chosen by a hash of the key and the slice; the rate of horizontal slicing over
  *   S S').  Site s x S' + p holds part p of slice s.
- *   m is rounded up to a multiple of 64 S S'.
+ *   A slice holds m/S bits rounded up to whole words for each part (slice_bits a
+ *   site); a vertical filter keeps m as given or planned, placing its bits over the
+ *   slices, so that it is the standard filter of that m.
  *
  * Primitives (section 3): first-test-then-set (ONCE_FTTS: test the k bits, set them
  * only for an event found distinct) and per-bit test-and-set (ONCE_TAS: set them
@@ -933,8 +935,8 @@ typedef struct once_sliced_config {
 typedef struct once_sliced once_sliced;
 
 typedef struct once_sliced_stats {
-    uint64_t bits;            /* m, as rounded */
-    uint64_t slice_bits;      /* bits a site holds: m / (S S') */
+    uint64_t bits;            /* m */
+    uint64_t slice_bits;      /* bits a site holds: m / (S S'), rounded up to words */
     uint32_t hashes, slices, parts;
     uint32_t sites;           /* S S' */
     uint64_t events;          /* events decided or offered (test-and-add, one or batched) */

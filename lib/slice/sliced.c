@@ -34,7 +34,8 @@
  * circle) and holds them from its first request to its last; the counters are atomic.
  *
  * Invariants
- *   - m is a multiple of 64 S S', so every site holds a whole number of words;
+ *   - every site holds a whole number of words, and the S slices at least m bits: a
+ *     vertical filter is the standard filter of m bits exactly;
  *   - a site that cannot be reached (ONCE_ERR_UNAVAILABLE) fails the call under
  *     ONCE_FAILURE_REPORT; under ONCE_FAILURE_THRESHOLD the event is decided from the
  *     positions reached (section 3.2: x = 0 treats a failed position as set, x = k any
@@ -65,7 +66,8 @@ struct once_sliced {
     uint32_t threshold;
     uint32_t slices, parts, site_count, hashes;
     uint64_t bits, slice_bits, seed;
-    uint64_t probe_bits; /* the standard filter the positions are drawn for: m or m/S */
+    uint64_t span;       /* bits of one horizontal or vertical slice: S' sites */
+    uint64_t probe_bits; /* the standard filter the positions are drawn for: m or span */
     uint32_t half_bits;  /* b / 2 for the bit placement over probe_bits (bit_place) */
     once_site *sites;
     bool concurrent;
@@ -90,6 +92,16 @@ static void tally(_Atomic uint64_t *counter, uint64_t by)
 }
 
 /* ---------------------------------------------------------------- creation */
+
+/* The bits of one (horizontal or vertical) slice: m/S, rounded up to whole words for
+ * each of its S' parts.  m itself is kept: a vertical filter places its m bits in the
+ * S slices (the last ones hold fewer than span), so it is the standard filter of m
+ * bits exactly. */
+static uint64_t slice_span(uint64_t m, uint32_t slices, uint32_t parts)
+{
+    uint64_t unit = UINT64_C(64) * parts, per_slice = (m + slices - 1) / slices;
+    return (per_slice + unit - 1) / unit * unit;
+}
 
 once_status once_sliced_geometry(const once_sliced_config *c, uint64_t *bits, uint32_t *hashes,
                                  uint64_t *slice_bits)
@@ -120,13 +132,11 @@ once_status once_sliced_geometry(const once_sliced_config *c, uint64_t *bits, ui
         k = c->capacity != 0 ? once_optimal_hashes(m, c->capacity) : 7;
     if (c->on_failure == ONCE_FAILURE_THRESHOLD && c->threshold > k)
         return ONCE_ERR_INVALID;
-    uint64_t unit = UINT64_C(64) * c->slices * parts;
-    if (m > (UINT64_C(1) << 40) - unit)
+    if (m > (UINT64_C(1) << 40))
         return ONCE_ERR_TOO_LARGE;
-    m = (m + unit - 1) / unit * unit;
     *bits = m;
     *hashes = k;
-    *slice_bits = m / ((uint64_t)c->slices * parts);
+    *slice_bits = slice_span(m, c->slices, parts) / parts;
     return ONCE_OK;
 }
 
@@ -164,7 +174,8 @@ once_status once_sliced_create(once_sliced **out, const once_sliced_config *c,
     f->bits = m;
     f->slice_bits = slice_bits;
     f->seed = seed;
-    f->probe_bits = horizontal_first(c->slicing) ? m / c->slices : m;
+    f->span = slice_bits * parts;
+    f->probe_bits = horizontal_first(c->slicing) ? f->span : m;
     while ((UINT64_C(1) << (2 * f->half_bits)) < f->probe_bits)
         f->half_bits++;
     f->sites = once_calloc(site_count, sizeof *f->sites);
@@ -218,8 +229,8 @@ void once_sliced_free(once_sliced *f)
 /* ------------------------------------------------------------- an event */
 
 /*
- * Where bit p of the probed filter (probe_bits: m, or m/S for horizontal-first
- * slicing) lives: position sigma(p), sigma a keyed bijection of [0, probe_bits).
+ * Where bit p of the probed filter (probe_bits: m, or the span of a slice for
+ * horizontal-first slicing) lives: position sigma(p), sigma a keyed bijection of [0, probe_bits).
  * Definition 2 gives slice i the range [i m/S, (i+1) m/S) of the filter's bits (and
  * diced slicing each part a range of its slice); we apply it to the bits in the order
  * sigma puts them.  The filter is the same (a relabelling of bits changes no
@@ -290,14 +301,13 @@ static once_status plan_event(const once_sliced *f, const void *key, size_t len,
         memcpy(e->offsets, pos, f->hashes * sizeof pos[0]);
         return ONCE_OK;
     }
-    uint64_t slice_span = f->slice_bits * f->parts; /* bits of a vertical slice */
     uint32_t outer = f->slicing == ONCE_SLICING_DICED_HV ? fast_range(h.lo, f->slices) : 0;
     for (uint32_t i = 0; i < f->hashes; i++) {
         uint64_t place = bit_place(f, pos[i]);
         if (f->slicing == ONCE_SLICING_DICED_HV) {
             site[i] = outer * f->parts + (uint32_t)(place / f->slice_bits);
         } else {
-            uint32_t slice = (uint32_t)(place / slice_span);
+            uint32_t slice = (uint32_t)(place / f->span);
             uint32_t part = 0;
             if (f->slicing == ONCE_SLICING_DICED_VH) /* the part this slice gives the key */
                 part = fast_range(feistel_round(h.hi, slice), f->parts);
