@@ -204,6 +204,7 @@ static int open_filter(cli_options *o, once_filter **out)
 typedef struct run {
     const cli_options *options;
     once_filter *filter;
+    once_sliced *sliced; /* --slicing: the filter instead of `filter` */
     line_writer out;
     key_arena arena; /* keys that are not slices of their line */
     run_counters counters;
@@ -214,6 +215,48 @@ typedef struct run {
     bool input_failed; /* an input could not be opened or read: the run fails at the end */
     double started, last_progress;
 } run;
+
+/* --slicing: the standard filter of the options, sliced over sites. */
+static int open_sliced(const cli_options *o, once_sliced **out)
+{
+    once_sliced_config c;
+    memset(&c, 0, sizeof c);
+    c.slicing = o->slicing;
+    c.slices = o->slices;
+    c.parts = o->parts;
+    c.capacity = o->capacity;
+    c.error = o->error;
+    c.seed = o->seed;
+    c.seed_is_set = o->seed_given;
+    c.threads = o->threads;
+    once_status st = once_sliced_create(out, &c, NULL);
+    if (st != ONCE_OK) {
+        fprintf(stderr, "once: cannot build a sliced filter for capacity %llu at error %g over "
+                        "%u sites: %s\n",
+                (unsigned long long)o->capacity, o->error,
+                o->slices * (o->parts ? o->parts : 1), once_strerror(st));
+        return st == ONCE_ERR_NOMEM ? EXIT_IO : EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* The memory the filter holds. */
+static uint64_t run_bytes(const run *r)
+{
+    if (r->sliced == NULL)
+        return once_bytes(r->filter);
+    once_sliced_stats s;
+    once_sliced_get_stats(r->sliced, &s);
+    return s.slice_bits / 8 * s.sites;
+}
+
+/* The filter's answers for keys[0 .. n-1]. */
+static once_status answer_batch(run *r, const once_key *keys, size_t n, uint8_t *seen)
+{
+    if (r->sliced != NULL)
+        return once_sliced_test_and_add_batch(r->sliced, keys, n, seen);
+    return once_test_and_add_batch(r->filter, keys, n, seen);
+}
 
 static void flush_before_block(void *context)
 {
@@ -321,7 +364,7 @@ static int run_input(run *r, const char *path)
             keys[good].time_ms = when;
             good++;
         }
-        once_status st = once_test_and_add_batch(r->filter, keys, good, seen);
+        once_status st = answer_batch(r, keys, good, seen);
         if (st != ONCE_OK) {
             if (st == ONCE_ERR_FULL)
                 report_full(name, line_number - n + 1, r->filter, o->max_memory,
@@ -351,21 +394,22 @@ static int run_input(run *r, const char *path)
         if (code != 0)
             break;
 
-        if (!r->warned_capacity && r->fixed_size && once_capacity(r->filter) > 0 &&
-            once_items(r->filter) > once_capacity(r->filter)) {
+        uint64_t capacity = r->sliced ? o->capacity : once_capacity(r->filter);
+        uint64_t held = r->sliced ? r->counters.distinct : once_items(r->filter);
+        if (!r->warned_capacity && r->fixed_size && capacity > 0 && held > capacity) {
             r->warned_capacity = true;
             if (r->progress)
                 report_progress_done();
             fprintf(stderr,
                     "once: warning: more than %llu distinct keys, the filter's capacity; "
                     "false positives will rise above the target (use a larger --capacity)\n",
-                    (unsigned long long)once_capacity(r->filter));
+                    (unsigned long long)capacity);
         }
         if (r->progress && (r->counters.lines & 0xFFFF) < n) {
             double now = monotonic_seconds();
             if (now - r->last_progress >= 0.5) {
                 r->last_progress = now;
-                report_progress(&r->counters, r->filter, now - r->started);
+                report_progress(&r->counters, run_bytes(r), now - r->started);
             }
         }
     }
@@ -393,7 +437,7 @@ int main(int argc, char **argv)
     run r;
     memset(&r, 0, sizeof r);
     r.options = &o;
-    code = open_filter(&o, &r.filter);
+    code = o.sliced ? open_sliced(&o, &r.sliced) : open_filter(&o, &r.filter);
     if (code != 0) {
         state_lock_release(&lock);
         return code;
@@ -401,6 +445,7 @@ int main(int argc, char **argv)
     if (writer_init(&r.out, STDOUT_FILENO, OUTPUT_BUFFER_BYTES, o.terminator) != 0) {
         fprintf(stderr, "once: out of memory\n");
         once_free(r.filter);
+        once_sliced_free(r.sliced);
         state_lock_release(&lock);
         return EXIT_IO;
     }
@@ -408,8 +453,9 @@ int main(int argc, char **argv)
      * (restated each run: it is how the run reads time, not what the state holds); the
      * clock at reading is taken as it is.  The option is in range (options.c); filters
      * without a clock answer ONCE_ERR_UNSUPPORTED, which leaves nothing to do. */
-    (void)once_set_max_time_jump(r.filter, o.time_field ? o.max_time_jump_ms : 0);
-    once_type type = once_get_type(r.filter);
+    if (r.filter != NULL)
+        (void)once_set_max_time_jump(r.filter, o.time_field ? o.max_time_jump_ms : 0);
+    once_type type = r.filter != NULL ? once_get_type(r.filter) : ONCE_STANDARD;
     once_kind kind = once_structure_of(type)->kind;
     r.fixed_size = kind == ONCE_KIND_STATIC;
     r.timed = kind == ONCE_KIND_TIME_WINDOW;
@@ -438,7 +484,9 @@ int main(int argc, char **argv)
     if (code == 0 && o.state_path && state_save(o.state_path, r.filter) != 0)
         code = EXIT_IO;
     state_lock_release(&lock);
-    if (code == 0)
+    if (code == 0 && r.sliced != NULL)
+        report_sliced_stats(o.stats, &r.counters, r.sliced);
+    else if (code == 0)
         report_stats(o.stats, &r.counters, r.filter);
     if (code == 0 && o.card) {
         code = card_print(&o, o.input_count == 1 ? o.inputs[0] : o.input_count ? "(inputs)" : "-",
@@ -452,5 +500,6 @@ int main(int argc, char **argv)
     writer_free(&r.out);
     key_arena_free(&r.arena);
     once_free(r.filter);
+    once_sliced_free(r.sliced);
     return code;
 }

@@ -45,6 +45,18 @@ static void usage(FILE *out)
           "                         with --span)\n"
           "      --seed S           hash seed (decimal or 0x hex; default random)\n"
           "\n"
+          "Sliced filter (one standard filter spread over sites, here threads):\n"
+          "      --slicing MODE     horizontal (an event goes to the one slice a hash of it\n"
+          "                         picks), vertical (to the slices of its k bits: decides\n"
+          "                         every line as --filter standard with the same\n"
+          "                         --capacity, --error and --seed) or diced (--slices SxP)\n"
+          "      --slices S         slices; SxP for diced: S slices of P parts each\n"
+          "      --dicing D         diced slicing: h-v (horizontal slices, vertical parts;\n"
+          "                         default) or v-h (vertical slices, horizontal parts)\n"
+          "      --threads T        T threads own the slices and answer for them (default:\n"
+          "                         the reading thread does); --stats adds messages per\n"
+          "                         lookup, the load of each slice, fairness and max load\n"
+          "\n"
           "Window:\n"
           "      --window N         forget keys older than the last N delivered keys (count\n"
           "                         window; suffixes k, M, G); --error is then the target rate\n"
@@ -278,7 +290,72 @@ enum {
     OPT_CONFIDENCE,
     OPT_JSON,
     OPT_WS,
+    OPT_SLICING,
+    OPT_SLICES,
+    OPT_DICING,
+    OPT_THREADS,
 };
+
+/* "S" or, for diced slicing, "SxP": slices, and parts of each (0 when not given). */
+static int parse_slices(const char *text, uint32_t *slices, uint32_t *parts)
+{
+    char first[32];
+    const char *x = strchr(text, 'x');
+    size_t len = x ? (size_t)(x - text) : strlen(text);
+    uint64_t s = 0, p = 0;
+    if (len == 0 || len >= sizeof first)
+        return -1;
+    memcpy(first, text, len);
+    first[len] = '\0';
+    if (!isdigit((unsigned char)first[0]) || parse_u64(first, &s) != 0 || s == 0 ||
+        s > ONCE_MAX_SLICED_SITES)
+        return -1;
+    if (x != NULL && (!isdigit((unsigned char)x[1]) || parse_u64(x + 1, &p) != 0 || p == 0 ||
+                      p > ONCE_MAX_SLICED_SITES))
+        return -1;
+    *slices = (uint32_t)s;
+    *parts = (uint32_t)p;
+    return 0;
+}
+
+/* The sliced filter's options, together and against the rest. */
+static int check_slicing(cli_options *o, bool slices_given, bool dicing_given, bool diced,
+                         once_slicing dicing)
+{
+    if (!o->sliced)
+        return fail("%s", "--slices, --dicing and --threads shape a sliced filter: add "
+                          "--slicing horizontal, vertical or diced");
+    if (!slices_given)
+        return fail("%s", "--slicing needs --slices S (SxP for diced slicing)");
+    if (diced) {
+        o->slicing = dicing;
+        if (o->parts == 0)
+            return fail("%s", "--slicing diced needs --slices SxP (S slices of P parts)");
+        if ((uint64_t)o->slices * o->parts > ONCE_MAX_SLICED_SITES)
+            return fail("--slices %ux%u: at most %u sites in all", o->slices, o->parts,
+                        ONCE_MAX_SLICED_SITES);
+    } else if (dicing_given) {
+        return fail("%s", "--dicing applies to --slicing diced");
+    } else if (o->parts != 0) {
+        return fail("%s", "--slices SxP applies to --slicing diced: give a number of slices");
+    }
+    if (o->type_given && o->type != ONCE_STANDARD)
+        return fail("--slicing slices a standard filter: drop --filter %s",
+                    once_type_name(o->type));
+    if (o->window_given || o->span_given)
+        return fail("%s", "--slicing keeps every key (no --window or --span on slices yet)");
+    if (o->state_count > 0)
+        return fail("%s", "--slicing has no saved form: drop --state");
+    if (o->card)
+        return fail("%s", "`once card` estimates from a filter's cells, which a sliced filter "
+                          "keeps on its sites: drop --slicing");
+    if (o->max_memory)
+        return fail("%s", "--max-memory applies to filters that grow; a sliced filter has the "
+                          "size of --capacity and --error");
+    o->type = ONCE_STANDARD;
+    o->type_given = true;
+    return 0;
+}
 
 int options_parse(cli_options *o, int argc, char **argv)
 {
@@ -304,6 +381,8 @@ int options_parse(cli_options *o, int argc, char **argv)
     bool bad_time_given = false;
     bool time_jump_given = false;
     bool confidence_given = false;
+    bool slices_given = false, dicing_given = false, threads_given = false, diced = false;
+    once_slicing dicing = ONCE_SLICING_DICED_HV;
 
     static const struct option longs[] = {
         {"field", required_argument, NULL, 'f'},
@@ -331,6 +410,10 @@ int options_parse(cli_options *o, int argc, char **argv)
         {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
         {"confidence", required_argument, NULL, OPT_CONFIDENCE},
         {"json", no_argument, NULL, OPT_JSON},
+        {"slicing", required_argument, NULL, OPT_SLICING},
+        {"slices", required_argument, NULL, OPT_SLICES},
+        {"dicing", required_argument, NULL, OPT_DICING},
+        {"threads", required_argument, NULL, OPT_THREADS},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -473,6 +556,40 @@ int options_parse(cli_options *o, int argc, char **argv)
         case OPT_JSON:
             o->json = true;
             break;
+        case OPT_SLICING:
+            o->sliced = true;
+            diced = strcmp(optarg, "diced") == 0;
+            if (strcmp(optarg, "horizontal") == 0)
+                o->slicing = ONCE_SLICING_HORIZONTAL;
+            else if (strcmp(optarg, "vertical") == 0)
+                o->slicing = ONCE_SLICING_VERTICAL;
+            else if (!diced)
+                return fail("unknown slicing '%s' (horizontal, vertical or diced)", optarg);
+            break;
+        case OPT_SLICES:
+            if (parse_slices(optarg, &o->slices, &o->parts) != 0)
+                return fail("invalid slices '%s' (a number of slices from 1 to %u, or SxP for "
+                            "diced slicing, e.g. 4x2)",
+                            optarg, ONCE_MAX_SLICED_SITES);
+            slices_given = true;
+            break;
+        case OPT_DICING:
+            if (strcmp(optarg, "h-v") == 0)
+                dicing = ONCE_SLICING_DICED_HV;
+            else if (strcmp(optarg, "v-h") == 0)
+                dicing = ONCE_SLICING_DICED_VH;
+            else
+                return fail("unknown dicing '%s' (h-v or v-h)", optarg);
+            dicing_given = true;
+            break;
+        case OPT_THREADS: {
+            uint64_t v;
+            if (parse_u64(optarg, &v) != 0 || v == 0 || v > ONCE_MAX_SITE_THREADS)
+                return fail("invalid threads '%s' (1 to %u)", optarg, ONCE_MAX_SITE_THREADS);
+            o->threads = (uint32_t)v;
+            threads_given = true;
+            break;
+        }
         case OPT_MAX_MEMORY: {
             char *end = NULL;
             errno = 0;
@@ -533,6 +650,11 @@ int options_parse(cli_options *o, int argc, char **argv)
         default: /* '?' and ':' */
             return option_error(c, argv, longs);
         }
+    }
+    if (o->sliced || slices_given || dicing_given || threads_given) {
+        int code = check_slicing(o, slices_given, dicing_given, diced, dicing);
+        if (code != 0)
+            return code;
     }
     if (o->key.delimiter == o->terminator) /* with -z a newline may split fields */
         return fail("%s", "the delimiter cannot be a newline");

@@ -47,6 +47,14 @@ typedef struct cli_options {
     uint64_t max_time_jump_ms; /* event times: how far ahead of the clock (0: any) */
     uint64_t max_memory; /* 0: the structure's default cap */
 
+    /* Sliced filter (paper 000, section 3): a standard filter of --capacity and
+     * --error sliced over `slices` (x `parts` for diced slicing) sites, run by
+     * `threads` worker threads that own them (0: the reading thread). */
+    bool sliced;
+    once_slicing slicing;
+    uint32_t slices, parts;
+    uint32_t threads;
+
     /* Key selection: the whole line, or some of its fields (keys.h).  What was given
      * explicitly (fields, -i, or split_given) must agree with a state file's profile;
      * the rest is taken from it. */

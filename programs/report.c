@@ -11,6 +11,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -26,12 +27,12 @@ static double finite_or_zero(double x)
     return isfinite(x) ? x : 0.0;
 }
 
-void report_progress(const run_counters *c, const once_filter *filter, double elapsed)
+void report_progress(const run_counters *c, uint64_t bytes, double elapsed)
 {
     double rate = elapsed > 0 ? (double)c->lines / elapsed : 0.0;
     fprintf(stderr, "\r\033[Konce: %llu lines, %.2f M lines/s, %llu distinct, %.1f MiB",
             (unsigned long long)c->lines, rate / 1e6, (unsigned long long)c->distinct,
-            (double)once_bytes(filter) / (1024.0 * 1024.0));
+            (double)bytes / (1024.0 * 1024.0));
     fflush(stderr);
 }
 
@@ -116,6 +117,75 @@ void report_stats(stats_mode mode, const run_counters *c, const once_filter *fil
                 "generation), peak false-positive rate %.3g\n",
                 (unsigned long long)s.window, (unsigned long long)s.slack, s.hashes, s.age_slices,
                 s.slices, (unsigned long long)s.generation, s.design_fpr);
+}
+
+static const char *slicing_name(once_slicing slicing)
+{
+    switch (slicing) {
+    case ONCE_SLICING_HORIZONTAL:
+        return "horizontal";
+    case ONCE_SLICING_VERTICAL:
+        return "vertical";
+    case ONCE_SLICING_DICED_HV:
+        return "diced h-v";
+    case ONCE_SLICING_DICED_VH:
+        return "diced v-h";
+    }
+    return "unknown";
+}
+
+void report_sliced_stats(stats_mode mode, const run_counters *c, const once_sliced *filter)
+{
+    once_sliced_stats s;
+    if (mode == STATS_NONE || once_sliced_get_stats(filter, &s) != ONCE_OK)
+        return;
+    uint64_t *loads = calloc(s.sites, sizeof *loads);
+    if (loads == NULL || once_sliced_loads(filter, loads, s.sites) != ONCE_OK) {
+        free(loads);
+        return;
+    }
+    double rate = c->seconds > 0 ? (double)c->lines / c->seconds : 0.0;
+    /* The rate at the keys held (Eq. 3 and 4, section 3.3), as the filter was sized. */
+    double fpr = once_sliced_fpr(s.slicing, s.bits, s.hashes, s.slices, s.parts, c->distinct);
+    uint64_t bytes = s.slice_bits / 8 * s.sites;
+    if (mode == STATS_JSON) {
+        fprintf(stderr,
+                "{\"lines\":%llu,\"distinct\":%llu,\"duplicates\":%llu,\"bytes\":%llu,"
+                "\"seconds\":%.6f,\"lines_per_second\":%.1f,\"input_bytes\":%llu,"
+                "\"structure\":\"sliced\",\"slicing\":\"%s\",\"slices\":%u,\"parts\":%u,"
+                "\"sites\":%u,\"bits\":%llu,\"site_bits\":%llu,\"hashes\":%u,"
+                "\"fpr_estimate\":%.6g,\"messages\":%llu,\"messages_per_event\":%.4f,"
+                "\"fairness\":%.6f,\"max_load\":%llu,\"loads\":[",
+                (unsigned long long)c->lines, (unsigned long long)c->distinct,
+                (unsigned long long)c->duplicates, (unsigned long long)bytes,
+                finite_or_zero(c->seconds), finite_or_zero(rate),
+                (unsigned long long)c->input_bytes, slicing_name(s.slicing),
+                s.slices, s.parts, s.sites, (unsigned long long)s.bits,
+                (unsigned long long)s.slice_bits, s.hashes, finite_or_zero(fpr),
+                (unsigned long long)s.messages, finite_or_zero(s.messages_per_event),
+                finite_or_zero(s.fairness), (unsigned long long)s.max_load);
+        for (uint32_t i = 0; i < s.sites; i++)
+            fprintf(stderr, "%s%llu", i ? "," : "", (unsigned long long)loads[i]);
+        fputs("]}\n", stderr);
+        free(loads);
+        return;
+    }
+    fprintf(stderr, "once: %llu lines, %llu distinct, %llu duplicates in %.3f s (%.2f M lines/s)\n",
+            (unsigned long long)c->lines, (unsigned long long)c->distinct,
+            (unsigned long long)c->duplicates, c->seconds, rate / 1e6);
+    fprintf(stderr,
+            "once: standard filter of %llu bits, k=%u, sliced %s over %u sites of %llu bits "
+            "(%.2f MiB), estimated false-positive rate %.3g\n",
+            (unsigned long long)s.bits, s.hashes, slicing_name(s.slicing),
+            s.sites, (unsigned long long)s.slice_bits, (double)bytes / (1024.0 * 1024.0), fpr);
+    fprintf(stderr,
+            "once: %.3f messages per lookup, fairness %.4f, max load %llu events on one site\n",
+            s.messages_per_event, s.fairness, (unsigned long long)s.max_load);
+    fputs("once: events per site:", stderr);
+    for (uint32_t i = 0; i < s.sites; i++)
+        fprintf(stderr, " %llu", (unsigned long long)loads[i]);
+    fputc('\n', stderr);
+    free(loads);
 }
 
 /* ------------------------------------------------------- memory caps */

@@ -21,9 +21,13 @@ typedef struct run_counters {
 
 double monotonic_seconds(void);
 
-void report_progress(const run_counters *c, const once_filter *filter, double elapsed);
+/* `bytes`: the memory the filter holds. */
+void report_progress(const run_counters *c, uint64_t bytes, double elapsed);
 void report_progress_done(void);
 void report_stats(stats_mode mode, const run_counters *c, const once_filter *filter);
+/* The same for a sliced filter: its geometry, messages per lookup, each site's load,
+ * fairness and max load. */
+void report_sliced_stats(stats_mode mode, const run_counters *c, const once_sliced *filter);
 
 /* The filter refused a key with ONCE_ERR_FULL while reading `input`, before line `line`
  * was answered: say what it needs and what stopped it.  `max_memory`: the --max-memory

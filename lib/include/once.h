@@ -935,6 +935,7 @@ typedef struct once_sliced_config {
 typedef struct once_sliced once_sliced;
 
 typedef struct once_sliced_stats {
+    once_slicing slicing;
     uint64_t bits;            /* m */
     uint64_t slice_bits;      /* bits a site holds: m / (S S'), rounded up to words */
     uint32_t hashes, slices, parts;

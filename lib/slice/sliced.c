@@ -637,6 +637,7 @@ once_status once_sliced_get_stats(const once_sliced *f, once_sliced_stats *s)
     if (f == NULL || s == NULL)
         return ONCE_ERR_INVALID;
     memset(s, 0, sizeof *s);
+    s->slicing = f->slicing;
     s->bits = f->bits;
     s->slice_bits = f->slice_bits;
     s->hashes = f->hashes;

@@ -563,6 +563,62 @@ case_refused_combinations() {
   "$ONCE" --help | grep -q '(default 2, and 0 for apbbf; the' || fail "--help: the --level default"
 }
 
+# --slicing: vertical slicing prints exactly what the standard filter of the same
+# capacity, error and seed prints, on any number of slices and threads; every slicing
+# prints no line twice and misses a first occurrence only by a false positive; threads
+# change nothing; --stats adds the slices' loads; contradictions are refused.
+case_sliced() {
+  seq 1 30000 | awk '{ print ($1 * 7919) % 9000 }' > in
+  awk_dedup in > want_all
+  "$ONCE" --filter standard --capacity 10000 --error 0.01 --seed 9 in > want
+  for slices in 1 3 8 64; do
+    for threads in 0 1 3; do
+      extra=(); [ "$threads" -gt 0 ] && extra=(--threads "$threads")
+      "$ONCE" --slicing vertical --slices "$slices" "${extra[@]}" --capacity 10000 \
+        --error 0.01 --seed 9 in > got || fail "vertical $slices/$threads exited $?"
+      same_file got want
+    done
+  done
+  for mode in "horizontal --slices 8" "diced --slices 4x3" "diced --slices 4x3 --dicing v-h" \
+              "diced --slices 2x8 --dicing h-v"; do
+    # shellcheck disable=SC2086
+    "$ONCE" --slicing $mode --capacity 10000 --error 0.01 --seed 9 in > got || fail "$mode: exit"
+    [ -z "$(sort got | uniq -d)" ] || fail "$mode printed a line twice"
+    [ "$(comm -23 <(sort got) <(sort want_all) | wc -l)" -eq 0 ] || fail "$mode: a line not in the input"
+    [ "$(wc -l < got)" -ge 8900 ] || fail "$mode lost $((9000 - $(wc -l < got))) first occurrences"
+    # shellcheck disable=SC2086
+    "$ONCE" --slicing $mode --threads 2 --capacity 10000 --error 0.01 --seed 9 in > got2
+    same_file got2 got
+  done
+  "$ONCE" --slicing diced --slices 4x2 --dicing v-h --threads 2 --capacity 10000 --seed 1 \
+    --stats=json in > /dev/null 2> err
+  jq -e '.structure == "sliced" and .slicing == "diced v-h" and .slices == 4 and .parts == 2
+         and .sites == 8 and (.loads | length) == 8 and (.loads | add) >= 30000
+         and .max_load == (.loads | max) and .fairness > 0.9 and .fairness <= 1
+         and .messages_per_event >= 1 and .messages_per_event <= .hashes
+         and .lines == 30000 and .distinct + .duplicates == 30000' err > /dev/null \
+    || fail "sliced stats json: $(cat err)"
+  "$ONCE" --slicing horizontal --slices 5 --stats in > /dev/null 2> err
+  grep -q 'sliced horizontal over 5 sites' err || fail "human sliced stats: $(cat err)"
+  grep -q '^once: events per site: [0-9]* [0-9]* [0-9]* [0-9]* [0-9]*$' err \
+    || fail "per-site loads: $(cat err)"
+  expect_usage_error "once: --slicing needs --slices S (SxP for diced slicing)" --slicing vertical
+  expect_usage_error "once: --slices, --dicing and --threads shape a sliced filter: add --slicing horizontal, vertical or diced" --threads 2
+  expect_usage_error "once: unknown slicing 'diagonal' (horizontal, vertical or diced)" --slicing diagonal
+  expect_usage_error "once: invalid slices '0' (a number of slices from 1 to 4096, or SxP for diced slicing, e.g. 4x2)" --slicing vertical --slices 0
+  expect_usage_error "once: invalid slices '4x' (a number of slices from 1 to 4096, or SxP for diced slicing, e.g. 4x2)" --slicing diced --slices 4x
+  expect_usage_error "once: --slicing diced needs --slices SxP (S slices of P parts)" --slicing diced --slices 4
+  expect_usage_error "once: --slices 100x100: at most 4096 sites in all" --slicing diced --slices 100x100
+  expect_usage_error "once: --slices SxP applies to --slicing diced: give a number of slices" --slicing vertical --slices 4x2
+  expect_usage_error "once: --dicing applies to --slicing diced" --slicing vertical --slices 4 --dicing v-h
+  expect_usage_error "once: unknown dicing 'x-y' (h-v or v-h)" --dicing x-y
+  expect_usage_error "once: invalid threads '0' (1 to 256)" --slicing vertical --slices 2 --threads 0
+  expect_usage_error "once: --slicing slices a standard filter: drop --filter blocked" --slicing vertical --slices 2 --filter blocked
+  expect_usage_error "once: --slicing keeps every key (no --window or --span on slices yet)" --slicing vertical --slices 2 --span 1h
+  expect_usage_error "once: --slicing has no saved form: drop --state" --slicing vertical --slices 2 --state s
+  expect_usage_error "once: --max-memory applies to filters that grow; a sliced filter has the size of --capacity and --error" --slicing vertical --slices 2 --max-memory 1G
+}
+
 case_count_window() {
   # 3000 distinct keys; then the last 500 again (inside a window of 1000 deliveries:
   # all dropped); then the first 200 again (3000 deliveries ago, past the window and
