@@ -26,6 +26,17 @@
  *     memory sites and on thread sites; with a site down it reports the events it
  *     cannot decide and decides the others, or, under the threshold rule, decides as
  *     the one-key calls do;
+ *   - windows (section 4): a site sets an event's timers to expire at its producer
+ *     timestamp t_u + w whatever its own clock (a late request included) and keeps
+ *     the later expiry; a windowed sliced filter, any slicing, never answers distinct
+ *     for an event delivered less than w before, forgets what is w old, and has the
+ *     rate of the keys alive in the window; its batch answers as its one-key calls;
+ *   - equal timers (Fig. 9): with k' the false positives fall below those without,
+ *     at the price of false negatives, more of them as k' grows;
+ *   - dynamic size (section 5, Figs. 10-11): during a burst the sites that take it
+ *     open sub-filters, and the others do not; the rate stays near the target where a
+ *     filter without growth passes it; within a window after the burst the sites are
+ *     back to one sub-filter each;
  *   - invalid configurations are refused, and sites given to a creation that fails
  *     stay the caller's.
  */
@@ -86,7 +97,7 @@ static void vertical_decides_as_the_unsliced_filter(void)
                     /* Repeats near and far, and enough distinct keys to fill. */
                     testing_key k = testing_key_make(3, testing_mix(i) % 6000);
                     bool a = false, b = false;
-                    CHECK_OK(once_sliced_test_and_add(v, &k, sizeof k, &a));
+                    CHECK_OK(once_sliced_test_and_add(v, &k, sizeof k, 0, &a));
                     CHECK_OK(once_test_and_add(f, &k, sizeof k, 0, &b));
                     differ += a != b;
                     dups += a;
@@ -96,7 +107,7 @@ static void vertical_decides_as_the_unsliced_filter(void)
                 for (uint64_t i = 0; i < 3000; i++) { /* queries too, of unseen keys */
                     testing_key k = testing_key_make(4, i);
                     bool a = false, b = false;
-                    CHECK_OK(once_sliced_query(v, &k, sizeof k, &a));
+                    CHECK_OK(once_sliced_query(v, &k, sizeof k, 0, &a));
                     CHECK_OK(once_query(f, &k, sizeof k, 0, &b));
                     CHECK(a == b);
                 }
@@ -132,7 +143,7 @@ static void vertical_from_capacity_is_the_standard_filter(void)
         for (uint64_t i = 0; i < 6000; i++) { /* past capacity: false positives differ too */
             testing_key k = testing_key_make(30, testing_mix(i) % 4000);
             bool a = false, b = false;
-            CHECK_OK(once_sliced_test_and_add(v, &k, sizeof k, &a));
+            CHECK_OK(once_sliced_test_and_add(v, &k, sizeof k, 0, &a));
             CHECK_OK(once_test_and_add(f, &k, sizeof k, 0, &b));
             differ += a != b;
         }
@@ -155,19 +166,19 @@ static void horizontal_rate_follows_eq4(void)
         for (uint64_t i = 0; i < n; i++) {
             testing_key key = testing_key_make(5, i);
             bool seen = false;
-            CHECK_OK(once_sliced_test_and_add(h, &key, sizeof key, &seen));
+            CHECK_OK(once_sliced_test_and_add(h, &key, sizeof key, 0, &seen));
         }
         for (uint64_t i = 0; i < n; i++) { /* no false negatives */
             testing_key key = testing_key_make(5, i);
             bool present = false;
-            CHECK_OK(once_sliced_query(h, &key, sizeof key, &present));
+            CHECK_OK(once_sliced_query(h, &key, sizeof key, 0, &present));
             CHECK(present);
         }
         uint64_t fp = 0, trials = 200000;
         for (uint64_t i = 0; i < trials; i++) {
             testing_key key = testing_key_make(6, i);
             bool present = false;
-            CHECK_OK(once_sliced_query(h, &key, sizeof key, &present));
+            CHECK_OK(once_sliced_query(h, &key, sizeof key, 0, &present));
             fp += present;
         }
         /* Eq. 4, with the keys a slice holds binomial around n/S (the rate is convex
@@ -203,8 +214,8 @@ static void pipelined_sends_no_more_messages(void)
     for (uint64_t i = 0; i < 5000; i++) {
         testing_key k = testing_key_make(7, i % 4000); /* 80% distinct */
         bool x = false, y = false;
-        CHECK_OK(once_sliced_test_and_add(a, &k, sizeof k, &x));
-        CHECK_OK(once_sliced_test_and_add(b, &k, sizeof k, &y));
+        CHECK_OK(once_sliced_test_and_add(a, &k, sizeof k, 0, &x));
+        CHECK_OK(once_sliced_test_and_add(b, &k, sizeof k, 0, &y));
         CHECK(x == y);
         once_sliced_stats sa, sb;
         CHECK_OK(once_sliced_get_stats(a, &sa));
@@ -275,14 +286,14 @@ static void unreachable_sites_are_reported(void)
     REQUIRE(f != NULL);
     testing_key k1 = testing_key_make(8, 1);
     bool seen = true;
-    CHECK_OK(once_sliced_test_and_add(f, &k1, sizeof k1, &seen));
+    CHECK_OK(once_sliced_test_and_add(f, &k1, sizeof k1, 0, &seen));
     CHECK(!seen);
-    CHECK_OK(once_sliced_test_and_add(f, &k1, sizeof k1, &seen));
+    CHECK_OK(once_sliced_test_and_add(f, &k1, sizeof k1, 0, &seen));
     CHECK(seen);
     for (int i = 0; i < 4; i++)
         store[i].down = true;
-    CHECK_STATUS(once_sliced_test_and_add(f, &k1, sizeof k1, &seen), ONCE_ERR_UNAVAILABLE);
-    CHECK_STATUS(once_sliced_query(f, &k1, sizeof k1, &seen), ONCE_ERR_UNAVAILABLE);
+    CHECK_STATUS(once_sliced_test_and_add(f, &k1, sizeof k1, 0, &seen), ONCE_ERR_UNAVAILABLE);
+    CHECK_STATUS(once_sliced_query(f, &k1, sizeof k1, 0, &seen), ONCE_ERR_UNAVAILABLE);
     once_sliced_free(f);
     CHECK(destroyed == 4);
 }
@@ -316,7 +327,7 @@ static void failed_sites_follow_the_threshold_formulas(void)
         for (uint64_t i = 0; i < n; i++) {
             testing_key k = testing_key_make(9, i);
             bool seen = false;
-            CHECK_OK(once_sliced_test_and_add(f, &k, sizeof k, &seen));
+            CHECK_OK(once_sliced_test_and_add(f, &k, sizeof k, 0, &seen));
         }
         static const int down[FAILED] = {2, 9, 13, 17, 24, 30, 33, 39};
         for (int i = 0; i < FAILED; i++)
@@ -325,8 +336,8 @@ static void failed_sites_follow_the_threshold_formulas(void)
         for (uint64_t i = 0; i < trials; i++) {
             testing_key absent = testing_key_make(10, i), added = testing_key_make(9, i);
             bool p = false, q = false;
-            CHECK_OK(once_sliced_query(f, &absent, sizeof absent, &p));
-            CHECK_OK(once_sliced_query(f, &added, sizeof added, &q));
+            CHECK_OK(once_sliced_query(f, &absent, sizeof absent, 0, &p));
+            CHECK_OK(once_sliced_query(f, &added, sizeof added, 0, &q));
             fp += p;
             fn += !q;
         }
@@ -426,20 +437,20 @@ static void diced_rates_follow_section_3_3(void)
             for (uint64_t i = 0; i < n; i++) {
                 testing_key key = testing_key_make(20, i);
                 bool seen = true;
-                CHECK_OK(once_sliced_test_and_add(f, &key, sizeof key, &seen));
+                CHECK_OK(once_sliced_test_and_add(f, &key, sizeof key, 0, &seen));
             }
             uint64_t fn = 0, fp = 0;
             for (uint64_t i = 0; i < n; i++) {
                 testing_key key = testing_key_make(20, i);
                 bool present = false;
-                CHECK_OK(once_sliced_query(f, &key, sizeof key, &present));
+                CHECK_OK(once_sliced_query(f, &key, sizeof key, 0, &present));
                 fn += !present;
             }
             CHECK(fn == 0);
             for (uint64_t i = 0; i < trials; i++) {
                 testing_key key = testing_key_make(21, i);
                 bool present = false;
-                CHECK_OK(once_sliced_query(f, &key, sizeof key, &present));
+                CHECK_OK(once_sliced_query(f, &key, sizeof key, 0, &present));
                 fp += present;
             }
             double want = once_sliced_fpr(dicings[d], st.bits, k, slices, parts, n);
@@ -492,7 +503,7 @@ static void diced_failures_follow_eq7(void)
             for (uint64_t i = 0; i < n; i++) {
                 testing_key key = testing_key_make(22, i);
                 bool seen = false;
-                CHECK_OK(once_sliced_test_and_add(f, &key, sizeof key, &seen));
+                CHECK_OK(once_sliced_test_and_add(f, &key, sizeof key, 0, &seen));
             }
             for (int i = 0; i < SITES; i += 4) /* 8 of 32 sites down */
                 store[i + (i / 4) % 4].down = true;
@@ -500,8 +511,8 @@ static void diced_failures_follow_eq7(void)
             for (uint64_t i = 0; i < trials; i++) {
                 testing_key absent = testing_key_make(23, i), added = testing_key_make(22, i);
                 bool p = false, q = false;
-                CHECK_OK(once_sliced_query(f, &absent, sizeof absent, &p));
-                CHECK_OK(once_sliced_query(f, &added, sizeof added, &q));
+                CHECK_OK(once_sliced_query(f, &absent, sizeof absent, 0, &p));
+                CHECK_OK(once_sliced_query(f, &added, sizeof added, 0, &q));
                 fp += p;
                 fn += !q;
             }
@@ -605,7 +616,7 @@ static void batch_matches_one_key_calls(void)
                 }
                 for (uint64_t i = 0; i < EVENTS; i++) {
                     bool seen = false;
-                    CHECK_OK(once_sliced_test_and_add(one, &keys[i], sizeof keys[i], &seen));
+                    CHECK_OK(once_sliced_test_and_add(one, &keys[i], sizeof keys[i], 0, &seen));
                     differ += answers[i] != (uint8_t)seen;
                     dups += seen;
                 }
@@ -614,8 +625,8 @@ static void batch_matches_one_key_calls(void)
                 for (uint64_t i = 0; i < 4000; i++) { /* the same bits: the same answers */
                     testing_key key = testing_key_make(27, i);
                     bool a = false, b = false;
-                    CHECK_OK(once_sliced_query(one, &key, sizeof key, &a));
-                    CHECK_OK(once_sliced_query(many, &key, sizeof key, &b));
+                    CHECK_OK(once_sliced_query(one, &key, sizeof key, 0, &a));
+                    CHECK_OK(once_sliced_query(many, &key, sizeof key, 0, &b));
                     differ += a != b;
                 }
                 CHECK(differ == 0);
@@ -657,7 +668,7 @@ static void batch_with_a_site_down(void)
         uint64_t undecided = 0, differ = 0;
         for (uint64_t i = 0; i < EVENTS; i++) {
             bool seen = false;
-            once_status st = once_sliced_test_and_add(single, &keys[i], sizeof keys[i], &seen);
+            once_status st = once_sliced_test_and_add(single, &keys[i], sizeof keys[i], 0, &seen);
             if (st == ONCE_ERR_UNAVAILABLE) {
                 undecided++;
                 differ += answers[i] != ONCE_SLICED_UNDECIDED;
@@ -672,6 +683,310 @@ static void batch_with_a_site_down(void)
         once_sliced_free(single);
     }
     CHECK(destroyed == 4 * SLICES);
+}
+
+/* --------------------------------------------------------------- windows */
+
+static once_site memory_site(uint64_t bits, uint64_t window_ms)
+{
+    once_memory_site_config mc = {bits, window_ms, ONCE_GROWTH_NONE, 0.0};
+    once_site site = {0};
+    CHECK_OK(once_memory_site_create(&mc, &site));
+    return site;
+}
+
+static bool site_ask(once_site *site, once_site_op op, const uint64_t *positions,
+                     uint32_t count, uint64_t time_ms, uint64_t *expiries)
+{
+    once_site_request q = {op, positions, count, false, ONCE_ERR_INVALID, time_ms, expiries};
+    site->run(site->context, &q, 1);
+    CHECK_OK(q.status);
+    return q.all_set;
+}
+
+/* Section 4: timers expire at t_u + w at every site, whatever each site's clock. */
+static void timers_expire_at_the_producer_time(void)
+{
+    const uint64_t w = 10000;
+    once_site site = memory_site(1024, w);
+    uint64_t other[] = {5}, mine[] = {100, 200, 300}, expiries[3];
+    site_ask(&site, ONCE_SITE_SET, other, 1, 5000, NULL); /* the site's clock: 5000 */
+    /* A request that arrives late, for an event of time 1000: expires at 11000, not at
+     * 15000 (the site's clock plus w). */
+    CHECK(!site_ask(&site, ONCE_SITE_TEST, mine, 3, 1000, NULL));
+    site_ask(&site, ONCE_SITE_SET, mine, 3, 1000, NULL);
+    CHECK(site_ask(&site, ONCE_SITE_TEST, mine, 3, 10999, expiries));
+    CHECK(expiries[0] == 11000 && expiries[1] == 11000 && expiries[2] == 11000);
+    CHECK(!site_ask(&site, ONCE_SITE_TEST, mine, 3, 11000, expiries));
+    CHECK(expiries[0] == 0);
+    /* The later expiry is kept: a late event does not shorten a timer. */
+    uint64_t one[] = {400};
+    site_ask(&site, ONCE_SITE_SET, one, 1, 9000, NULL); /* expires 19000 */
+    site_ask(&site, ONCE_SITE_SET, one, 1, 7000, NULL); /* late: 17000, shorter */
+    CHECK(site_ask(&site, ONCE_SITE_TEST, one, 1, 18999, expiries) && expiries[0] == 19000);
+    /* An event already out of the window when it arrives sets nothing. */
+    uint64_t stale[] = {500};
+    site_ask(&site, ONCE_SITE_SET, stale, 1, 20000, NULL);  /* clock 20000 */
+    site_ask(&site, ONCE_SITE_SET, stale + 0, 0, 20000, NULL);
+    uint64_t gone[] = {600};
+    site_ask(&site, ONCE_SITE_SET, gone, 1, 9000, NULL); /* 9000 + w <= 20000 */
+    CHECK(!site_ask(&site, ONCE_SITE_TEST, gone, 1, 20000, NULL));
+    /* A position past the site is never set. */
+    uint64_t past[] = {1024};
+    site_ask(&site, ONCE_SITE_SET, past, 1, 20000, NULL);
+    CHECK(!site_ask(&site, ONCE_SITE_TEST, past, 1, 20000, NULL));
+    once_site_info info = {0};
+    site.describe(site.context, &info);
+    CHECK(info.cells == 1024 && info.filters == 1 && info.cells_set >= 1);
+    site.destroy(site.context);
+    once_memory_site_config bad = {1000, w, ONCE_GROWTH_NONE, 0.0}; /* not whole words */
+    CHECK_STATUS(once_memory_site_create(&bad, &site), ONCE_ERR_INVALID);
+    bad = (once_memory_site_config){1024, w, ONCE_GROWTH_DENSITY, 1.5};
+    CHECK_STATUS(once_memory_site_create(&bad, &site), ONCE_ERR_INVALID);
+}
+
+/* Keys, each delivered at a time that advances by `step` ms, repeated from `back`
+ * events before with probability 1/2. */
+static testing_key window_key(uint64_t i, uint64_t back)
+{
+    uint64_t r = testing_mix(i * 31 + 7);
+    if (i >= back && r % 2 == 0)
+        return testing_key_make(50, i - 1 - (r >> 8) % back);
+    return testing_key_make(50, i);
+}
+
+/* Definition 4 on every slicing: an event delivered less than w before is a duplicate
+ * (no false negatives), one delivered w or more before is forgotten unless a false
+ * positive keeps it, and absent keys are present at the rate of the keys alive. */
+static void windows_keep_definition_4(void)
+{
+    enum { EVENTS = 40000, STEP = 10 };
+    const uint64_t w = 20000; /* 2000 events a window */
+    const once_slicing slicings[] = {ONCE_SLICING_HORIZONTAL, ONCE_SLICING_VERTICAL,
+                                     ONCE_SLICING_DICED_HV, ONCE_SLICING_DICED_VH};
+    static uint64_t delivered[EVENTS]; /* key index -> last delivery time + 1 */
+    for (size_t sl = 0; sl < 4; sl++)
+        for (int lookup = 0; lookup < 2; lookup++) {
+            once_sliced_config c = config_of(slicings[sl], 4, 24000, 4, ONCE_FTTS,
+                                             (once_lookup)lookup);
+            c.parts = slicings[sl] >= ONCE_SLICING_DICED_HV ? 2 : 0;
+            c.window_ms = w;
+            once_sliced *f = sliced_make(&c);
+            REQUIRE(f != NULL);
+            memset(delivered, 0, sizeof delivered);
+            uint64_t false_negatives = 0, forgotten = 0, old_repeats = 0;
+            for (uint64_t i = 0; i < EVENTS; i++) {
+                uint64_t back = i % 3 == 0 ? 6000 : 1500; /* beyond and inside the window */
+                testing_key k = window_key(i, back);
+                uint64_t id = k.w[0] & 0xffffffffu, t = 100000 + i * STEP;
+                REQUIRE(id < EVENTS);
+                bool seen = false;
+                CHECK_OK(once_sliced_test_and_add(f, &k, sizeof k, t, &seen));
+                bool inside = delivered[id] != 0 && t - (delivered[id] - 1) < w;
+                false_negatives += inside && !seen;
+                old_repeats += delivered[id] != 0 && !inside;
+                forgotten += delivered[id] != 0 && !inside && !seen;
+                if (!seen)
+                    delivered[id] = t + 1;
+            }
+            CHECK(false_negatives == 0);
+            CHECK(old_repeats > 1000 && forgotten > old_repeats * 9 / 10);
+            /* Absent keys at the end: the rate of the keys alive (delivered in the last
+             * w), Eq. 3 or 4 or section 3.3. */
+            uint64_t now = 100000 + EVENTS * STEP, alive = 0;
+            for (uint64_t id = 0; id < EVENTS; id++)
+                alive += delivered[id] != 0 && now - (delivered[id] - 1) < w;
+            uint64_t fp = 0, trials = 40000;
+            for (uint64_t i = 0; i < trials; i++) {
+                testing_key k = testing_key_make(51, i);
+                bool present = false;
+                CHECK_OK(once_sliced_query(f, &k, sizeof k, now, &present));
+                fp += present;
+            }
+            once_sliced_stats st;
+            CHECK_OK(once_sliced_get_stats(f, &st));
+            double want = once_sliced_fpr(slicings[sl], st.bits, 4, 4, c.parts, alive);
+            CHECK(testing_within_sigmas(fp, trials, want, 5.0));
+            CHECK(st.filters == st.sites && st.bytes >= st.sites * st.slice_bits * 8);
+            once_sliced_free(f);
+        }
+}
+
+static void windowed_batch_matches_one_key_calls(void)
+{
+    enum { EVENTS = 6000 };
+    static testing_key keys[EVENTS];
+    static once_key batch[EVENTS];
+    static uint8_t answers[EVENTS];
+    for (uint64_t i = 0; i < EVENTS; i++) {
+        keys[i] = window_key(i, 900);
+        batch[i] = (once_key){&keys[i], sizeof keys[i], 5000 + i * 3 - (i % 5) * 7};
+    }
+    once_sliced_config c = config_of(ONCE_SLICING_VERTICAL, 6, 30000, 5, ONCE_FTTS,
+                                     ONCE_LOOKUP_PIPELINED);
+    c.window_ms = 2000;
+    c.equal_timers = 3;
+    once_sliced *one = sliced_make(&c);
+    c.threads = 2;
+    once_sliced *many = sliced_make(&c);
+    REQUIRE(one != NULL && many != NULL);
+    CHECK_OK(once_sliced_test_and_add_batch(many, batch, EVENTS, answers));
+    uint64_t differ = 0, dups = 0;
+    for (uint64_t i = 0; i < EVENTS; i++) {
+        bool seen = false;
+        CHECK_OK(once_sliced_test_and_add(one, &keys[i], sizeof keys[i], batch[i].time_ms,
+                                          &seen));
+        differ += answers[i] != (uint8_t)seen;
+        dups += seen;
+    }
+    CHECK(differ == 0 && dups > 500);
+    bool present = false;
+    CHECK_STATUS(once_sliced_query(one, &keys[0], sizeof keys[0], ONCE_MAX_TIME_MS + 1, &present),
+                 ONCE_ERR_TIME);
+    once_sliced_free(one);
+    once_sliced_free(many);
+}
+
+/* Fig. 9 of paper 000: k = 8, horizontal and vertical; the equal-timers heuristic with
+ * k' = 2 .. 8: fewer false positives than without, more false negatives as k' grows. */
+static void equal_timers_trade_fp_for_fn(void)
+{
+    enum { EVENTS = 30000, STEP = 10 };
+    const uint64_t w = 100000; /* 10000 events a window */
+    const once_slicing slicings[] = {ONCE_SLICING_HORIZONTAL, ONCE_SLICING_VERTICAL};
+    for (size_t sl = 0; sl < 2; sl++) {
+        uint64_t fp_without = 0, last_fn = 0;
+        const uint32_t ks[] = {0, 2, 4, 8};
+        for (size_t e = 0; e < 4; e++) {
+            once_sliced_config c = config_of(slicings[sl], 8, 80000, 8, ONCE_FTTS,
+                                             ONCE_LOOKUP_PARALLEL);
+            c.window_ms = w;
+            c.equal_timers = ks[e];
+            once_sliced *f = sliced_make(&c);
+            REQUIRE(f != NULL);
+            uint64_t fn = 0, fp = 0;
+            static bool delivered[EVENTS];
+            for (uint64_t i = 0; i < EVENTS; i++) {
+                uint64_t t = 1000 + i * STEP;
+                testing_key k = testing_key_make(52, i);
+                bool seen = false;
+                CHECK_OK(once_sliced_test_and_add(f, &k, sizeof k, t, &seen));
+                fp += seen; /* every key is new */
+                delivered[i] = !seen;
+                uint64_t back = i - 1 - testing_mix(i) % 2000;
+                if (i >= 2000 && i % 4 == 0 && delivered[back]) { /* delivered in the window */
+                    testing_key r = testing_key_make(52, back);
+                    bool present = false;
+                    CHECK_OK(once_sliced_query(f, &r, sizeof r, t, &present));
+                    fn += !present;
+                }
+            }
+            if (ks[e] == 0) {
+                CHECK(fn == 0);
+                fp_without = fp;
+                CHECK(fp > 50);
+            } else {
+                CHECK(fp < fp_without);
+                CHECK(fn >= last_fn);
+            }
+            last_fn = fn;
+            once_sliced_free(f);
+        }
+        CHECK(last_fn > 0); /* k' = k: a key whose timers were raised since is missed */
+    }
+}
+
+/* The keys of `count` that horizontal slicing with this config sends to slice 0. */
+static size_t keys_of_slice_zero(const once_sliced_config *c, uint64_t domain, testing_key *out,
+                                 size_t count)
+{
+    once_sliced_config probe = *c;
+    probe.window_ms = 0;
+    probe.growth = ONCE_GROWTH_NONE;
+    once_sliced *f = sliced_make(&probe);
+    size_t n = 0;
+    uint64_t loads[16] = {0}, before = 0;
+    for (uint64_t i = 0; n < count; i++) {
+        testing_key k = testing_key_make(domain, i);
+        bool seen = false;
+        CHECK_OK(once_sliced_test_and_add(f, &k, sizeof k, 0, &seen));
+        CHECK_OK(once_sliced_loads(f, loads, 16));
+        if (loads[0] != before)
+            out[n++] = k;
+        before = loads[0];
+    }
+    once_sliced_free(f);
+    return n;
+}
+
+/* Section 5, Figs. 10-11: windows of 1000 time units, a 5x burst on slice 0 in the
+ * middle third, on top of an even stream at half the capacity. */
+static void slices_grow_alone_during_a_burst(void)
+{
+    enum { SLICES = 4, UNITS = 6000, BURST_FROM = 2000, BURST_TO = 4000, EXTRA = 4 };
+    const uint64_t w = 1000;
+    static testing_key burst[(BURST_TO - BURST_FROM) * EXTRA];
+    for (int growth = 0; growth <= 2; growth++) {
+        once_sliced_config c = config_of(ONCE_SLICING_HORIZONTAL, SLICES, 0, 0, ONCE_FTTS,
+                                         ONCE_LOOKUP_PARALLEL);
+        c.capacity = 8000; /* the even stream: 4 keys a unit, 4000 a window */
+        c.error = 0.01;
+        c.window_ms = w;
+        c.growth = (once_growth)growth;
+        REQUIRE(keys_of_slice_zero(&c, 53, burst, (BURST_TO - BURST_FROM) * EXTRA) ==
+                (BURST_TO - BURST_FROM) * EXTRA);
+        once_sliced *f = sliced_make(&c);
+        REQUIRE(f != NULL);
+        uint32_t most[SLICES] = {0}, after[SLICES] = {0};
+        uint64_t fp_burst = 0, probes_burst = 0;
+        for (uint64_t u = 0; u < UNITS; u++) {
+            for (int j = 0; j < 4; j++) {
+                testing_key k = testing_key_make(54, u * 4 + j);
+                bool seen = false;
+                CHECK_OK(once_sliced_test_and_add(f, &k, sizeof k, u, &seen));
+            }
+            bool bursting = u >= BURST_FROM && u < BURST_TO;
+            for (int j = 0; bursting && j < EXTRA; j++) { /* slice 0: 1 + 4 keys a unit */
+                bool seen = false;
+                const testing_key *k = &burst[(u - BURST_FROM) * EXTRA + j];
+                CHECK_OK(once_sliced_test_and_add(f, k, sizeof *k, u, &seen));
+            }
+            for (uint32_t i = 0; i < SLICES; i++) {
+                once_site_info info;
+                CHECK_OK(once_sliced_site_info(f, i, &info));
+                if (info.filters > most[i])
+                    most[i] = info.filters;
+                after[i] = info.filters;
+            }
+            if (bursting && u >= BURST_FROM + w && u % 10 == 0) /* slice 0 at 5x */
+                for (int j = 0; j < 20; j++) {
+                    testing_key k = testing_key_make(55, u * 20 + j);
+                    bool present = false;
+                    CHECK_OK(once_sliced_query(f, &k, sizeof k, u, &present));
+                    fp_burst += present;
+                    probes_burst++;
+                }
+        }
+        double burst_rate = (double)fp_burst / (double)probes_burst;
+        if (growth == ONCE_GROWTH_NONE) {
+            for (uint32_t i = 0; i < SLICES; i++)
+                CHECK(most[i] == 1);
+            CHECK(burst_rate > 0.02); /* slice 0 at 2.5x its capacity */
+            once_sliced_free(f);
+            continue;
+        }
+        /* Slice 0 grew to hold its 5000 keys a window; the others, at half their
+         * capacity, did not (by density), or went between one and two sub-filters
+         * (by cardinality: the count of a full filter never falls, section 5). */
+        CHECK(most[0] >= 3);
+        for (uint32_t i = 1; i < SLICES; i++)
+            CHECK(most[i] <= (growth == ONCE_GROWTH_DENSITY ? 1u : 2u));
+        CHECK(burst_rate < 0.02);
+        /* Two windows after the burst the sub-filters it opened have emptied. */
+        for (uint32_t i = 0; i < SLICES; i++)
+            CHECK(after[i] <= (growth == ONCE_GROWTH_DENSITY ? 1u : 2u));
+        once_sliced_free(f);
+    }
 }
 
 static void invalid_configs_refused(void)
@@ -724,6 +1039,19 @@ static void invalid_configs_refused(void)
     bad.parts = 65;
     CHECK_STATUS(once_sliced_create(&f, &bad, NULL), ONCE_ERR_INVALID);
     bad = c;
+    bad.window_ms = 1000;
+    bad.primitive = ONCE_TAS; /* timers: a duplicate must not refresh them */
+    CHECK_STATUS(once_sliced_create(&f, &bad, NULL), ONCE_ERR_INVALID);
+    bad = c;
+    bad.equal_timers = 3; /* without a window */
+    CHECK_STATUS(once_sliced_create(&f, &bad, NULL), ONCE_ERR_INVALID);
+    bad.window_ms = 1000;
+    bad.equal_timers = 5; /* more than k */
+    CHECK_STATUS(once_sliced_create(&f, &bad, NULL), ONCE_ERR_INVALID);
+    bad = c;
+    bad.growth = ONCE_GROWTH_DENSITY; /* no error nor capacity to grow at */
+    CHECK_STATUS(once_sliced_create(&f, &bad, NULL), ONCE_ERR_INVALID);
+    bad = c;
     bad.threads = ONCE_MAX_SITE_THREADS + 1;
     CHECK_STATUS(once_sliced_create(&f, &bad, NULL), ONCE_ERR_INVALID);
     /* Sites given to a creation that fails stay the caller's: none is destroyed. */
@@ -741,9 +1069,9 @@ static void invalid_configs_refused(void)
     CHECK_STATUS(once_sliced_create(&f, &bad, sites), ONCE_ERR_INVALID);
     CHECK(destroyed == 0 && f == NULL);
     once_site threaded[4];
-    CHECK_STATUS(once_thread_sites_create(0, 4, 64, threaded), ONCE_ERR_INVALID);
-    CHECK_STATUS(once_thread_sites_create(2, 4, 100, threaded), ONCE_ERR_INVALID);
-    CHECK_STATUS(once_thread_sites_create(2, 0, 64, threaded), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_thread_sites_create(0, 4, threaded), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_thread_sites_create(2, 4, NULL), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_thread_sites_create(2, 0, threaded), ONCE_ERR_INVALID);
 }
 
 static const testing_case cases[] = {
@@ -760,6 +1088,11 @@ static const testing_case cases[] = {
     {"no_split_of_k_does_better", no_split_of_k_does_better},
     {"batch_matches_one_key_calls", batch_matches_one_key_calls},
     {"batch_with_a_site_down", batch_with_a_site_down},
+    {"timers_expire_at_the_producer_time", timers_expire_at_the_producer_time},
+    {"windows_keep_definition_4", windows_keep_definition_4},
+    {"windowed_batch_matches_one_key_calls", windowed_batch_matches_one_key_calls},
+    {"equal_timers_trade_fp_for_fn", equal_timers_trade_fp_for_fn},
+    {"slices_grow_alone_during_a_burst", slices_grow_alone_during_a_burst},
     {"invalid_configs_refused", invalid_configs_refused},
 };
 

@@ -358,7 +358,7 @@ static void *produce(void *arg)
         testing_key k = testing_key_make(40, id);
         if (p->index % 2 == 0) { /* one key at a time */
             bool dup = true;
-            if (once_sliced_test_and_add(p->filter, &k, sizeof k, &dup) != ONCE_OK)
+            if (once_sliced_test_and_add(p->filter, &k, sizeof k, 0, &dup) != ONCE_OK)
                 p->errors++;
             else if (!dup)
                 atomic_fetch_add(&p->distinct[id], 1);

@@ -882,7 +882,22 @@ typedef struct once_site_request {
     uint32_t count;
     bool all_set;       /* out */
     once_status status; /* out: ONCE_OK, or ONCE_ERR_UNAVAILABLE */
+    /* Windows (section 4): the event's producer timestamp t_u in ms; a site sets a
+     * position to expire at t_u + w, whatever the delay before it gets the request,
+     * and tests it alive at its own clock.  Ignored by sites without a window. */
+    uint64_t time_ms;
+    /* Out, when not NULL (count of them): each position's expiry in ms, 0 when not
+     * alive, from the sub-filter that holds them all when all_set (equal timers). */
+    uint64_t *expiries;
 } once_site_request;
+
+/* What a site holds, for stats (once_site.describe). */
+typedef struct once_site_info {
+    uint64_t cells;     /* positions a sub-filter holds */
+    uint64_t cells_set; /* set (alive) cells, over its sub-filters */
+    uint32_t filters;   /* sub-filters (dynamic size) */
+    uint64_t bytes;
+} once_site_info;
 
 typedef struct once_site {
     void *context;
@@ -897,7 +912,35 @@ typedef struct once_site {
      * flight. */
     void (*start)(void *context, once_site_request *requests, size_t count);
     void (*wait)(void *context);
+    /* Optional: fill *info (never called with a batch in flight). */
+    void (*describe)(void *context, once_site_info *info);
 } once_site;
+
+/* Dynamic size (section 5): when a site opens a new sub-filter. */
+typedef enum once_growth {
+    ONCE_GROWTH_NONE = 0,
+    ONCE_GROWTH_DENSITY = 1,    /* its newest passes a density of set cells */
+    ONCE_GROWTH_CARDINALITY = 2 /* its newest took the positions that reach it on average */
+} once_growth;
+
+/*
+ * A site in process memory: `bits` cells (a multiple of 64); with window_ms a cell is a
+ * timer (8 bytes), set to expire at t_u + w (the later of that and what it holds),
+ * alive while the site's clock (the latest timestamp it was asked to set at) is
+ * before it; with growth a list of sub-filters, a new one when the newest reaches
+ * max_density (by density, or by the count of positions that gives it on average),
+ * the positions of a request present when one sub-filter holds them all, and an old
+ * sub-filter dropped when all its timers expired.  Queries never move its clock.
+ */
+typedef struct once_memory_site_config {
+    uint64_t bits;
+    uint64_t window_ms; /* 0: bits, no window */
+    once_growth growth;
+    double max_density; /* in (0, 1), with growth */
+} once_memory_site_config;
+
+ONCE_API once_status once_memory_site_create(const once_memory_site_config *config,
+                                             once_site *site);
 
 /* What a sliced filter does when a site cannot be reached (section 3.2). */
 typedef enum once_failure {
@@ -930,6 +973,15 @@ typedef struct once_sliced_config {
     uint32_t threads;         /* sites NULL: 0 = run the memory sites in the caller's
                                  thread; T = T worker threads own them */
     bool concurrent;          /* several threads call at once (see above) */
+    /* Windows (section 4): keep an event for window_ms after its timestamp (FTTS only:
+     * a duplicate must not refresh its timers).  0 = all time. */
+    uint64_t window_ms;
+    uint32_t equal_timers;    /* k' of the equal-timers heuristic, at most k (0 = off) */
+    /* Dynamic size (section 5), sites NULL: each site grows alone, opening a new
+     * sub-filter of its size when its newest reaches the density at which a filter of
+     * the slice's share has rate `error` (P^(1/k)), or the count of positions that
+     * reaches it on average. */
+    once_growth growth;
 } once_sliced_config;
 
 typedef struct once_sliced once_sliced;
@@ -947,6 +999,8 @@ typedef struct once_sliced_stats {
     double fairness;          /* (sum x)^2 / (N sum x^2) over the events each of the N
                                  sites saw */
     uint64_t max_load;        /* the most events one site saw */
+    uint32_t filters;         /* sub-filters over the sites (a site without describe: 1) */
+    uint64_t bytes;           /* the sites' memory, as they describe it */
 } once_sliced_stats;
 
 /* `sites`, when not NULL, holds S S' sites, each of slice_bits bits
@@ -958,35 +1012,40 @@ ONCE_API once_status once_sliced_geometry(const once_sliced_config *config, uint
 ONCE_API once_status once_sliced_create(once_sliced **out, const once_sliced_config *config,
                                         const once_site *sites);
 ONCE_API void once_sliced_free(once_sliced *filter);
-/* Dedup through the slices: *seen = duplicate; a distinct event is inserted. */
+/* Dedup through the slices: *seen = duplicate; a distinct event is inserted.  time_ms
+ * is the event's producer timestamp t_u (windows; ignored otherwise). */
 ONCE_API once_status once_sliced_test_and_add(once_sliced *filter, const void *key, size_t len,
-                                              bool *seen);
+                                              uint64_t time_ms, bool *seen);
 /*
- * The same over keys[0 .. count-1] (time_ms ignored), with the answers of one-key calls
- * made in array order.  Each event's test-and-set requests go to all its sites at once
+ * The same over keys[0 .. count-1], with the answers of one-key calls made in array
+ * order.  Each event's test-and-set requests go to all its sites at once
  * and each site runs its requests in event order, so the sites of a batch work in
  * parallel (thread sites, remote sites); test-and-set decides, and leaves the bits,
  * exactly as first-test-then-set does for one producer (a duplicate's reachable bits
  * are set already), whatever the primitive and lookup.  seen[i]: 0 distinct,
  * 1 duplicate, ONCE_SLICED_UNDECIDED when a site it needs could not be reached under
  * ONCE_FAILURE_REPORT (the call then returns ONCE_ERR_UNAVAILABLE, every other answer
- * stands; the reachable bits of an undecided event are set).
+ * stands; the reachable bits of an undecided event are set).  A window is FTTS, which
+ * must test every event before it sets any: its batch is the one-key calls in turn.
  */
 #define ONCE_SLICED_UNDECIDED 2
 ONCE_API once_status once_sliced_test_and_add_batch(once_sliced *filter, const once_key *keys,
                                                     size_t count, uint8_t *seen);
 ONCE_API once_status once_sliced_query(once_sliced *filter, const void *key, size_t len,
-                                       bool *present);
+                                       uint64_t time_ms, bool *present);
 ONCE_API once_status once_sliced_get_stats(const once_sliced *filter, once_sliced_stats *stats);
+/* What site i holds (once_site.describe; a site without it: its size, one filter). */
+ONCE_API once_status once_sliced_site_info(const once_sliced *filter, uint32_t site,
+                                           once_site_info *info);
 /* Events each site saw, into loads[0 .. S S' - 1] (room at least S S'). */
 ONCE_API once_status once_sliced_loads(const once_sliced *filter, uint64_t *loads, uint32_t room);
 
-/* `count` memory sites of `bits` bits (a multiple of 64) owned by `threads` worker
- * threads (1 to ONCE_MAX_SITE_THREADS; site i by thread i mod threads), into
- * sites[0 .. count-1]: each runs its requests on its owner thread, and starts and waits
- * (once_site) so that a batch's sites run in parallel.  The workers stop when the last
- * of their sites is destroyed. */
-ONCE_API once_status once_thread_sites_create(uint32_t threads, uint32_t count, uint64_t bits,
+/* Give sites[0 .. count-1] to `threads` worker threads (1 to ONCE_MAX_SITE_THREADS;
+ * site i to thread i mod threads): each site is replaced by one that runs its requests
+ * on the owner thread, and starts and waits (once_site) so that a batch's sites run in
+ * parallel; destroying it destroys the site it owns.  The workers stop when the last
+ * of their sites is destroyed.  On failure the sites are left as they were. */
+ONCE_API once_status once_thread_sites_create(uint32_t threads, uint32_t count,
                                               once_site *sites);
 
 #ifdef __cplusplus

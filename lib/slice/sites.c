@@ -1,82 +1,273 @@
 /*
- * slice/sites.c - sites held in this process (once.h, "Sliced filters"; sites.h).
+ * slice/sites.c - sites held in this process (once.h, "Sliced filters", "Sites").
  *
  * Design
- *   A memory site is a bit array behind the once_site interface: run() applies each
- *   request to the bits in order, in the caller's thread.
+ *   A memory site holds one slice in cells and applies each request to them in order,
+ *   in the caller's thread.  Without a window a cell is a bit.  With a window of w ms
+ *   (paper 000, section 4) a cell is a timer: the time in ms at which it expires, so
+ *   setting a position for an event of producer timestamp t_u writes t_u + w (the
+ *   paper's w - (t_i - t_u) left at the site's time t_i, kept as an absolute expiry
+ *   so that no timer is ever decremented), and keeps the later of that and the
+ *   expiry already alive there (a later event with the same position must not be
+ *   shortened by an earlier one that arrives late).  The site's clock t_i is the
+ *   latest timestamp it has seen; a position is alive at t_i while its expiry is
+ *   later, so all k timers of an event expire at t_u + w whatever its delay to each
+ *   site.  64-bit expiries in ms never wrap and make equal timers (one insertion's)
+ *   equal to the millisecond.
  *
- *   Thread sites are memory sites owned by worker threads (paper 000, section 3: a
- *   site holds its slices and answers requests on positions; here a site is a thread
- *   instead of a host).  Site i belongs to worker i mod T.  start() queues a batch of
- *   requests on the owner's list and returns; wait() returns once the owner has run it.
- *   A filter starts the batches of every site an operation needs and then waits for
+ *   Dynamic size (section 5), per site: a site is a list of sub-filters of its size,
+ *   newest last.  A position set is written in the newest; a request's positions are
+ *   present when they are all set (alive) in one sub-filter, the one a single earlier
+ *   insertion wrote them all in.  The newest is followed by a new empty one when its
+ *   density (cells set / cells) passes max_density (growth by density) or the positions
+ *   written in it pass -cells ln(1 - max_density), the count that reaches that density
+ *   in expectation (growth by cardinality); with a window, an older sub-filter whose
+ *   latest expiry has passed is empty and dropped.  Expired timers are cleared as the
+ *   clock advances, all of them every quarter window (round robin, as window/timer.c
+ *   sweeps), so the count of cells set follows the alive ones within a quarter
+ *   window.
+ *
+ *   Thread sites own other sites (paper 000, section 3: a site holds its slices and
+ *   answers requests on positions; here a site is a thread instead of a host).  Site i
+ *   belongs to worker i mod T.  start() queues a batch of requests on the owner's list
+ *   and returns; wait() returns once the owner has run it on the site it wraps.  A
+ *   filter starts the batches of every site an operation needs and then waits for
  *   them, so the workers run them in parallel; run() is start() then wait().
  *
  * Invariants
- *   - a site's bits are touched only by its owner thread (or, for a memory site, by
+ *   - a site's cells are touched only by its owner thread (or, for a memory site, by
  *     the caller that runs it); the owner's mutex orders a batch's hand-over and its
  *     completion, so the caller sees every answer once wait() returns;
- *   - a site has at most one batch in flight (the caller waits before starting the
- *     next), so one `next` link per site is the whole queue;
+ *   - a thread site has at most one batch in flight (the caller waits before starting
+ *     the next), so one `next` link per site is the whole queue;
  *   - the workers live as long as any of their sites: the last site destroyed stops
- *     and joins them.
+ *     and joins them;
+ *   - with a window, every timer is 0 (empty) or an expiry; cells_set counts the
+ *     non-zero cells of a sub-filter.
  */
-#include "slice/sites.h"
+#include "once.h"
 
 #include "core/alloc.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
-
-/* ------------------------------------------------------------ the bits */
-
-static void bits_run(uint64_t *words, uint64_t bits, once_site_request *requests,
-                     size_t count)
-{
-    for (size_t r = 0; r < count; r++) {
-        once_site_request *q = &requests[r];
-        bool all = true;
-        for (uint32_t i = 0; i < q->count; i++) {
-            uint64_t p = q->positions[i], bit = UINT64_C(1) << (p & 63);
-            if (p >= bits) {
-                all = false; /* a position past the site is never set */
-                continue;
-            }
-            uint64_t *word = &words[p >> 6];
-            all = all && (*word & bit) != 0;
-            if (q->op != ONCE_SITE_TEST)
-                *word |= bit;
-        }
-        q->all_set = all;
-        q->status = ONCE_OK;
-    }
-}
+#include <string.h>
 
 /* ------------------------------------------------------------ memory sites */
 
+#define MEMORY_SITE_MAX_FILTERS 64u
+/* Expired timers are cleared over a quarter of the window, so a density counts at most
+ * a quarter window's worth of expired cells. */
+#define SWEEPS_PER_WINDOW 4u
+
+typedef struct sub_filter {
+    uint64_t *cells;      /* bits (words), or one 64-bit expiry per position */
+    uint64_t cells_set;   /* non-zero cells */
+    uint64_t written;     /* positions written (growth by cardinality) */
+    uint64_t last_expiry; /* with a window: the latest expiry written */
+} sub_filter;
+
 typedef struct memory_site {
-    uint64_t bits;
-    uint64_t words[];
+    once_memory_site_config config;
+    uint64_t grow_at_set;     /* cells set that start a new sub-filter (by density) */
+    uint64_t grow_at_written; /* positions written that do (by cardinality) */
+    uint64_t clock;           /* with a window: the latest timestamp seen */
+    bool clock_started;
+    uint64_t sweep_cursor, sweep_credit; /* expired timers cleared so far (see above) */
+    uint32_t filters;
+    sub_filter filter[MEMORY_SITE_MAX_FILTERS];
 } memory_site;
+
+static bool windowed(const memory_site *m)
+{
+    return m->config.window_ms != 0;
+}
+
+static once_status sub_filter_add(memory_site *m)
+{
+    uint64_t words = windowed(m) ? m->config.bits : m->config.bits / 64;
+    uint64_t *cells = once_calloc(words, sizeof *cells);
+    if (cells == NULL)
+        return ONCE_ERR_NOMEM;
+    m->filter[m->filters++] = (sub_filter){cells, 0, 0, 0};
+    return ONCE_OK;
+}
+
+/* Is position p set (alive at `now`) in sub-filter f?  Its expiry, or 1 for a bit. */
+static uint64_t cell_value(const memory_site *m, const sub_filter *f, uint64_t p, uint64_t now)
+{
+    if (!windowed(m))
+        return f->cells[p >> 6] >> (p & 63) & 1;
+    return f->cells[p] > now ? f->cells[p] : 0;
+}
+
+static void cell_set(memory_site *m, sub_filter *f, uint64_t p, uint64_t expiry, uint64_t now)
+{
+    f->written++;
+    if (!windowed(m)) {
+        uint64_t bit = UINT64_C(1) << (p & 63);
+        f->cells_set += (f->cells[p >> 6] & bit) == 0;
+        f->cells[p >> 6] |= bit;
+        return;
+    }
+    if (f->cells[p] == 0)
+        f->cells_set++;
+    if (f->cells[p] <= now || f->cells[p] < expiry) /* empty, expired, or sooner */
+        f->cells[p] = expiry;
+    if (expiry > f->last_expiry)
+        f->last_expiry = expiry;
+}
+
+/* The clock moves to `now`: clear the timers that expired, cells * advance / (w/4) of
+ * each sub-filter (all of them every quarter window), and drop the old sub-filters
+ * that are empty. */
+static void advance_clock(memory_site *m, uint64_t now)
+{
+    if (m->clock_started && now <= m->clock)
+        return;
+    uint64_t advance = m->clock_started ? now - m->clock : m->config.window_ms;
+    m->clock = now;
+    m->clock_started = true;
+    uint64_t cells = m->config.bits, sweep = cells, period = m->config.window_ms / SWEEPS_PER_WINDOW;
+    if (period == 0)
+        period = 1;
+    if (advance < period) {
+        unsigned __int128 due = (unsigned __int128)cells * advance + m->sweep_credit;
+        sweep = (uint64_t)(due / period);
+        m->sweep_credit = (uint64_t)(due % period);
+        if (sweep > cells)
+            sweep = cells;
+    }
+    for (uint64_t i = 0; i < sweep; i++) {
+        uint64_t p = (m->sweep_cursor + i) % cells;
+        for (uint32_t j = 0; j < m->filters; j++) {
+            sub_filter *f = &m->filter[j];
+            if (f->cells[p] != 0 && f->cells[p] <= now) {
+                f->cells[p] = 0;
+                f->cells_set--;
+            }
+        }
+    }
+    m->sweep_cursor = (m->sweep_cursor + sweep) % cells;
+    uint32_t kept = 0;
+    for (uint32_t j = 0; j < m->filters; j++) {
+        sub_filter *f = &m->filter[j];
+        if (j + 1 < m->filters && f->last_expiry <= now) {
+            once_free_memory(f->cells);
+            continue;
+        }
+        m->filter[kept++] = *f;
+    }
+    m->filters = kept;
+}
+
+/* The newest sub-filter past its threshold: open another (while there is room; past
+ * it the newest takes more, and the rate rises above the target). */
+static void maybe_grow(memory_site *m)
+{
+    sub_filter *newest = &m->filter[m->filters - 1];
+    bool full = (m->config.growth == ONCE_GROWTH_DENSITY && newest->cells_set >= m->grow_at_set) ||
+                (m->config.growth == ONCE_GROWTH_CARDINALITY &&
+                 newest->written >= m->grow_at_written);
+    if (full && m->filters < MEMORY_SITE_MAX_FILTERS)
+        (void)sub_filter_add(m); /* out of memory: the newest goes on taking keys */
+}
 
 static void memory_site_run(void *context, once_site_request *requests, size_t count)
 {
     memory_site *m = context;
-    bits_run(m->words, m->bits, requests, count);
+    for (size_t r = 0; r < count; r++) {
+        once_site_request *q = &requests[r];
+        q->status = ONCE_OK;
+        q->all_set = false;
+        bool in_range = true;
+        for (uint32_t i = 0; i < q->count; i++)
+            in_range = in_range && q->positions[i] < m->config.bits;
+        if (!in_range) { /* a position past the site is never set, and is not written */
+            if (q->expiries != NULL)
+                memset(q->expiries, 0, q->count * sizeof *q->expiries);
+            continue;
+        }
+        if (windowed(m) && q->op != ONCE_SITE_TEST)
+            advance_clock(m, q->time_ms);
+        uint64_t now = windowed(m) && m->clock_started && m->clock > q->time_ms ? m->clock
+                                                                                 : q->time_ms;
+        /* The positions are present when set in one sub-filter, newest first. */
+        for (uint32_t j = m->filters; j-- > 0 && !q->all_set;) {
+            bool all = true;
+            for (uint32_t i = 0; i < q->count && all; i++)
+                all = cell_value(m, &m->filter[j], q->positions[i], now) != 0;
+            if (!all)
+                continue;
+            q->all_set = true;
+            if (q->expiries != NULL)
+                for (uint32_t i = 0; i < q->count; i++)
+                    q->expiries[i] = cell_value(m, &m->filter[j], q->positions[i], now);
+        }
+        if (!q->all_set && q->expiries != NULL)
+            for (uint32_t i = 0; i < q->count; i++) /* what the newest holds */
+                q->expiries[i] = cell_value(m, &m->filter[m->filters - 1], q->positions[i],
+                                            now);
+        if (q->op == ONCE_SITE_TEST)
+            continue;
+        sub_filter *newest = &m->filter[m->filters - 1];
+        uint64_t expiry = windowed(m) ? now + m->config.window_ms : 1;
+        if (windowed(m) && q->time_ms + m->config.window_ms < expiry)
+            expiry = q->time_ms + m->config.window_ms; /* a late event expires at t_u + w */
+        if (expiry <= now)
+            continue; /* already out of the window: nothing to keep */
+        for (uint32_t i = 0; i < q->count; i++)
+            cell_set(m, newest, q->positions[i], expiry, now);
+        maybe_grow(m);
+    }
+}
+
+static void memory_site_describe(void *context, once_site_info *info)
+{
+    const memory_site *m = context;
+    info->cells = m->config.bits;
+    info->filters = m->filters;
+    info->cells_set = 0;
+    for (uint32_t j = 0; j < m->filters; j++)
+        info->cells_set += m->filter[j].cells_set;
+    info->bytes = sizeof *m + (uint64_t)m->filters * m->config.bits / (windowed(m) ? 1 : 64) * 8;
 }
 
 static void memory_site_destroy(void *context)
 {
-    once_free_memory(context);
+    memory_site *m = context;
+    for (uint32_t j = 0; j < m->filters; j++)
+        once_free_memory(m->filter[j].cells);
+    once_free_memory(m);
 }
 
-once_status once_memory_site_new(uint64_t bits, once_site *out)
+once_status once_memory_site_create(const once_memory_site_config *c, once_site *out)
 {
-    memory_site *m = once_calloc(1, sizeof *m + (bits / 64) * sizeof(uint64_t));
+    if (c == NULL || out == NULL || c->bits == 0 || c->bits % 64 != 0 ||
+        c->bits > (UINT64_C(1) << 40) || c->window_ms > ONCE_MAX_TIME_MS / 2 ||
+        (c->growth != ONCE_GROWTH_NONE && c->growth != ONCE_GROWTH_DENSITY &&
+         c->growth != ONCE_GROWTH_CARDINALITY) ||
+        (c->growth != ONCE_GROWTH_NONE && !(c->max_density > 0.0 && c->max_density < 1.0)))
+        return ONCE_ERR_INVALID;
+    if (c->window_ms != 0 && c->bits > (UINT64_C(1) << 34))
+        return ONCE_ERR_TOO_LARGE; /* 8 bytes a timer */
+    memory_site *m = once_calloc(1, sizeof *m);
     if (m == NULL)
         return ONCE_ERR_NOMEM;
-    m->bits = bits;
-    *out = (once_site){.context = m, .run = memory_site_run, .destroy = memory_site_destroy};
+    m->config = *c;
+    if (c->growth != ONCE_GROWTH_NONE) {
+        m->grow_at_set = (uint64_t)ceil((double)c->bits * c->max_density);
+        m->grow_at_written = (uint64_t)ceil(-(double)c->bits * log1p(-c->max_density));
+    }
+    if (sub_filter_add(m) != ONCE_OK) {
+        once_free_memory(m);
+        return ONCE_ERR_NOMEM;
+    }
+    *out = (once_site){.context = m,
+                       .run = memory_site_run,
+                       .destroy = memory_site_destroy,
+                       .describe = memory_site_describe};
     return ONCE_OK;
 }
 
@@ -103,11 +294,10 @@ struct thread_site {
     site_pool *pool;
     worker *owner;
     thread_site *next;
+    once_site inner; /* the site this thread owns */
     once_site_request *requests;
     size_t count;
     bool pending; /* queued or running; under owner->mutex */
-    uint64_t bits;
-    uint64_t words[];
 };
 
 static void *worker_main(void *argument)
@@ -124,7 +314,7 @@ static void *worker_main(void *argument)
         if (w->head == NULL)
             w->tail = NULL;
         pthread_mutex_unlock(&w->mutex);
-        bits_run(s->words, s->bits, s->requests, s->count);
+        s->inner.run(s->inner.context, s->requests, s->count);
         pthread_mutex_lock(&w->mutex);
         s->pending = false;
         pthread_cond_broadcast(&w->done);
@@ -167,6 +357,24 @@ static void thread_site_run(void *context, once_site_request *requests, size_t c
     thread_site_wait(context);
 }
 
+/* Run on the owner thread too: the inner site's state is the owner's. */
+typedef struct describe_job {
+    once_site_info *info;
+} describe_job;
+
+static void thread_site_describe(void *context, once_site_info *info)
+{
+    thread_site *s = context;
+    if (s->inner.describe == NULL)
+        return;
+    /* No batch is in flight between calls (the filter waits for each), and the
+     * owner's mutex, taken and released after the last one ran, orders its writes
+     * before this read. */
+    pthread_mutex_lock(&s->owner->mutex);
+    s->inner.describe(s->inner.context, info);
+    pthread_mutex_unlock(&s->owner->mutex);
+}
+
 static void pool_stop(site_pool *pool)
 {
     for (uint32_t i = 0; i < pool->workers; i++) {
@@ -189,74 +397,75 @@ static void thread_site_destroy(void *context)
 {
     thread_site *s = context;
     site_pool *pool = s->pool;
+    if (s->inner.destroy != NULL)
+        s->inner.destroy(s->inner.context);
     once_free_memory(s);
     if (atomic_fetch_sub(&pool->alive_sites, 1) == 1)
         pool_stop(pool);
 }
 
-once_status once_thread_sites_create(uint32_t threads, uint32_t count, uint64_t bits,
-                                     once_site *sites)
+static once_status worker_start(worker *w)
 {
-    if (threads == 0 || threads > ONCE_MAX_SITE_THREADS || count == 0 || sites == NULL ||
-        bits == 0 || bits % 64 != 0 || bits > (UINT64_C(1) << 40))
+    if (pthread_mutex_init(&w->mutex, NULL) != 0)
+        return ONCE_ERR_NOMEM;
+    if (pthread_cond_init(&w->wake, NULL) != 0) {
+        pthread_mutex_destroy(&w->mutex);
+        return ONCE_ERR_NOMEM;
+    }
+    if (pthread_cond_init(&w->done, NULL) != 0) {
+        pthread_cond_destroy(&w->wake);
+        pthread_mutex_destroy(&w->mutex);
+        return ONCE_ERR_NOMEM;
+    }
+    if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
+        pthread_cond_destroy(&w->done);
+        pthread_cond_destroy(&w->wake);
+        pthread_mutex_destroy(&w->mutex);
+        return ONCE_ERR_NOMEM;
+    }
+    w->started = true;
+    return ONCE_OK;
+}
+
+once_status once_thread_sites_create(uint32_t threads, uint32_t count, once_site *sites)
+{
+    if (threads == 0 || threads > ONCE_MAX_SITE_THREADS || count == 0 || sites == NULL)
         return ONCE_ERR_INVALID;
+    for (uint32_t i = 0; i < count; i++)
+        if (sites[i].run == NULL)
+            return ONCE_ERR_INVALID;
     if (threads > count)
         threads = count; /* a worker without a site would only wait */
     site_pool *pool = once_calloc(1, sizeof *pool + threads * sizeof(worker));
-    if (pool == NULL)
-        return ONCE_ERR_NOMEM;
-    pool->workers = threads;
-    atomic_init(&pool->alive_sites, 0);
-    once_status st = ONCE_OK;
-    for (uint32_t i = 0; i < count && st == ONCE_OK; i++) {
-        thread_site *s = once_calloc(1, sizeof *s + (bits / 64) * sizeof(uint64_t));
-        if (s == NULL) {
+    thread_site **made = once_calloc(count, sizeof *made);
+    once_status st = pool == NULL || made == NULL ? ONCE_ERR_NOMEM : ONCE_OK;
+    for (uint32_t i = 0; i < count && st == ONCE_OK; i++)
+        if ((made[i] = once_calloc(1, sizeof *made[i])) == NULL)
             st = ONCE_ERR_NOMEM;
-            break;
-        }
+    for (uint32_t i = 0; i < threads && st == ONCE_OK; i++)
+        st = worker_start(&pool->worker[i]);
+    if (st != ONCE_OK) { /* the given sites stay the caller's, untouched */
+        for (uint32_t i = 0; made != NULL && i < count; i++)
+            once_free_memory(made[i]);
+        once_free_memory(made);
+        if (pool != NULL)
+            pool_stop(pool);
+        return st;
+    }
+    pool->workers = threads;
+    atomic_init(&pool->alive_sites, count);
+    for (uint32_t i = 0; i < count; i++) {
+        thread_site *s = made[i];
         s->pool = pool;
         s->owner = &pool->worker[i % threads];
-        s->bits = bits;
+        s->inner = sites[i];
         sites[i] = (once_site){.context = s,
                                .run = thread_site_run,
                                .destroy = thread_site_destroy,
                                .start = thread_site_start,
-                               .wait = thread_site_wait};
-        atomic_fetch_add(&pool->alive_sites, 1);
+                               .wait = thread_site_wait,
+                               .describe = thread_site_describe};
     }
-    for (uint32_t i = 0; i < threads && st == ONCE_OK; i++) {
-        worker *w = &pool->worker[i];
-        if (pthread_mutex_init(&w->mutex, NULL) != 0) {
-            st = ONCE_ERR_NOMEM;
-            break;
-        }
-        if (pthread_cond_init(&w->wake, NULL) != 0) {
-            pthread_mutex_destroy(&w->mutex);
-            st = ONCE_ERR_NOMEM;
-            break;
-        }
-        if (pthread_cond_init(&w->done, NULL) != 0) {
-            pthread_cond_destroy(&w->wake);
-            pthread_mutex_destroy(&w->mutex);
-            st = ONCE_ERR_NOMEM;
-            break;
-        }
-        if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
-            pthread_cond_destroy(&w->done);
-            pthread_cond_destroy(&w->wake);
-            pthread_mutex_destroy(&w->mutex);
-            st = ONCE_ERR_NOMEM;
-            break;
-        }
-        w->started = true;
-    }
-    if (st != ONCE_OK) {
-        uint32_t made = atomic_load(&pool->alive_sites);
-        for (uint32_t i = 0; i < made; i++)
-            once_free_memory(sites[i].context);
-        for (uint32_t i = 0; i < count; i++)
-            sites[i] = (once_site){0};
-        pool_stop(pool);
-    }
-    return st;
+    once_free_memory(made);
+    return ONCE_OK;
 }

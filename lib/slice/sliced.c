@@ -46,8 +46,8 @@
 #include "core/alloc.h"
 #include "once.h"
 #include "once_math.h"
-#include "slice/sites.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -64,6 +64,8 @@ struct once_sliced {
     once_lookup lookup;
     once_failure on_failure;
     uint32_t threshold;
+    uint64_t window_ms;
+    uint32_t equal_timers;
     uint32_t slices, parts, site_count, hashes;
     uint64_t bits, slice_bits, seed;
     uint64_t span;       /* bits of one horizontal or vertical slice: S' sites */
@@ -93,6 +95,16 @@ static void tally(_Atomic uint64_t *counter, uint64_t by)
 
 /* ---------------------------------------------------------------- creation */
 
+/* Section 5: the density at which a filter of k hashes has rate P is P^(1/k) (P =
+ * (z/m)^k); every slice's share of the filter has the filter's rate at the same
+ * density.  P is the configured error, or the rate at the configured capacity. */
+static double growth_density(const once_sliced_config *c, uint64_t m, uint32_t k)
+{
+    double p = c->error > 0.0 && c->error < 1.0 ? c->error : once_fpr_standard(m, k, c->capacity);
+    double density = pow(p, 1.0 / k);
+    return density > 0.0 && density < 1.0 ? density : 0.5;
+}
+
 /* The bits of one (horizontal or vertical) slice: m/S, rounded up to whole words for
  * each of its S' parts.  m itself is kept: a vertical filter places its m bits in the
  * S slices (the last ones hold fewer than span), so it is the standard filter of m
@@ -116,7 +128,11 @@ once_status once_sliced_geometry(const once_sliced_config *c, uint64_t *bits, ui
         (c->lookup != ONCE_LOOKUP_PARALLEL && c->lookup != ONCE_LOOKUP_PIPELINED) ||
         (c->lookup == ONCE_LOOKUP_PIPELINED && c->primitive != ONCE_FTTS) ||
         (c->on_failure != ONCE_FAILURE_REPORT && c->on_failure != ONCE_FAILURE_THRESHOLD) ||
-        c->hashes > SLICED_MAX_HASHES || c->threads > ONCE_MAX_SITE_THREADS)
+        c->hashes > SLICED_MAX_HASHES || c->threads > ONCE_MAX_SITE_THREADS ||
+        (c->window_ms != 0 && c->primitive != ONCE_FTTS) || c->window_ms > ONCE_MAX_TIME_MS / 2 ||
+        (c->equal_timers > 1 && c->window_ms == 0) ||
+        (c->growth != ONCE_GROWTH_NONE && c->growth != ONCE_GROWTH_DENSITY &&
+         c->growth != ONCE_GROWTH_CARDINALITY))
         return ONCE_ERR_INVALID;
     uint64_t m = c->bits;
     uint32_t k = c->hashes;
@@ -130,7 +146,7 @@ once_status once_sliced_geometry(const once_sliced_config *c, uint64_t *bits, ui
     }
     if (k == 0) /* m given alone: the k that is best at the capacity, else 7 */
         k = c->capacity != 0 ? once_optimal_hashes(m, c->capacity) : 7;
-    if (c->on_failure == ONCE_FAILURE_THRESHOLD && c->threshold > k)
+    if ((c->on_failure == ONCE_FAILURE_THRESHOLD && c->threshold > k) || c->equal_timers > k)
         return ONCE_ERR_INVALID;
     if (m > (UINT64_C(1) << 40))
         return ONCE_ERR_TOO_LARGE;
@@ -152,6 +168,11 @@ once_status once_sliced_create(once_sliced **out, const once_sliced_config *c,
     if (st != ONCE_OK)
         return st;
     uint32_t parts = c->parts == 0 ? 1 : c->parts, site_count = c->slices * parts;
+    if (sites != NULL && c->growth != ONCE_GROWTH_NONE)
+        return ONCE_ERR_INVALID; /* growth is the memory sites'; given sites grow as they do */
+    if (c->growth != ONCE_GROWTH_NONE && !(c->error > 0.0 && c->error < 1.0) &&
+        c->capacity == 0)
+        return ONCE_ERR_INVALID; /* no rate to grow at */
     if (sites != NULL)
         for (uint32_t i = 0; i < site_count; i++)
             if (sites[i].run == NULL || (sites[i].start == NULL) != (sites[i].wait == NULL))
@@ -167,6 +188,8 @@ once_status once_sliced_create(once_sliced **out, const once_sliced_config *c,
     f->lookup = c->lookup;
     f->on_failure = c->on_failure;
     f->threshold = c->threshold;
+    f->window_ms = c->window_ms;
+    f->equal_timers = c->equal_timers > 1 ? c->equal_timers : 0;
     f->slices = c->slices;
     f->parts = parts;
     f->site_count = site_count;
@@ -194,13 +217,17 @@ once_status once_sliced_create(once_sliced **out, const once_sliced_config *c,
             pthread_mutex_init(&f->locks[i], NULL);
         f->concurrent = true;
     }
-    if (sites != NULL)
+    if (sites != NULL) {
         memcpy(f->sites, sites, site_count * sizeof *sites);
-    else if (c->threads > 0)
-        st = once_thread_sites_create(c->threads, site_count, slice_bits, f->sites);
-    else
+    } else {
+        once_memory_site_config mc = {slice_bits, c->window_ms, c->growth, 0.0};
+        if (c->growth != ONCE_GROWTH_NONE)
+            mc.max_density = growth_density(c, m, k);
         for (uint32_t i = 0; i < site_count && st == ONCE_OK; i++)
-            st = once_memory_site_new(slice_bits, &f->sites[i]);
+            st = once_memory_site_create(&mc, &f->sites[i]);
+        if (st == ONCE_OK && c->threads > 0)
+            st = once_thread_sites_create(c->threads, site_count, f->sites);
+    }
     if (st != ONCE_OK) {
         once_sliced_free(f); /* destroys the memory sites made so far, nothing else */
         return st;
@@ -276,10 +303,12 @@ static uint32_t fast_range(uint64_t hash, uint32_t n)
 
 /* The requests of one event: the touched sites, each with its positions. */
 typedef struct event_plan {
+    uint64_t time_ms; /* the producer's timestamp t_u (windows) */
     uint32_t touched;
     uint32_t site[SLICED_MAX_HASHES];
     uint32_t first[SLICED_MAX_HASHES], count[SLICED_MAX_HASHES];
     uint64_t offsets[SLICED_MAX_HASHES];
+    uint64_t expiries[SLICED_MAX_HASHES]; /* the sites' answers, for equal timers */
 } event_plan;
 
 static once_status plan_event(const once_sliced *f, const void *key, size_t len, event_plan *e)
@@ -365,11 +394,15 @@ static uint32_t sorted_sites(const event_plan *e, uint32_t *sorted)
     return e->touched;
 }
 
-/* One request to the site of touched site t. */
-static once_status ask(once_sliced *f, const event_plan *e, uint32_t t, once_site_op op,
+/* One request to the site of touched site t (its expiries into e->expiries when the
+ * equal-timers heuristic needs them). */
+static once_status ask(once_sliced *f, event_plan *e, uint32_t t, once_site_op op,
                        bool *all_set)
 {
-    once_site_request q = {op, e->offsets + e->first[t], e->count[t], false, ONCE_OK};
+    once_site_request q = {op, e->offsets + e->first[t], e->count[t], false, ONCE_OK,
+                           e->time_ms, NULL};
+    if (f->equal_timers && op == ONCE_SITE_TEST)
+        q.expiries = e->expiries + e->first[t];
     const once_site *site = &f->sites[e->site[t]];
     site->run(site->context, &q, 1);
     tally(&f->messages, 1);
@@ -379,18 +412,40 @@ static once_status ask(once_sliced *f, const event_plan *e, uint32_t t, once_sit
     return q.status;
 }
 
+/* The equal-timers heuristic (section 4): do at least k' of the reached positions hold
+ * one expiry, as the positions one insertion set do? */
+static bool enough_equal_timers(const once_sliced *f, const event_plan *e, const bool *failed)
+{
+    uint64_t values[SLICED_MAX_HASHES];
+    uint32_t n = 0, best = 0;
+    for (uint32_t t = 0; t < e->touched; t++)
+        for (uint32_t i = 0; i < e->count[t] && !failed[t]; i++)
+            values[n++] = e->expiries[e->first[t] + i];
+    for (uint32_t i = 0; i < n && best < f->equal_timers; i++) {
+        uint32_t same = 0;
+        for (uint32_t j = 0; j < n; j++)
+            same += values[j] == values[i];
+        if (values[i] != 0 && same > best)
+            best = same;
+    }
+    return best >= f->equal_timers;
+}
+
 /*
  * Decide an event from its sites' answers to `op` (TEST, or TEST_AND_SET for TAS):
  * *present when every reachable position is set and, with failures, at least the
- * threshold of positions was reached.  failed[t] tells which touched sites could not
- * be reached.  Pipelined, sites are asked in turn until one has an unset bit: the
- * event is then distinct whatever the others hold.
+ * threshold of positions was reached (and, with equal timers, k' of them equal).
+ * failed[t] tells which touched sites could not be reached.  Pipelined, sites are
+ * asked in turn until one has an unset bit: the event is then distinct whatever the
+ * others hold.
  */
-static once_status decide(once_sliced *f, const event_plan *e, once_site_op op, bool *present,
+static once_status decide(once_sliced *f, event_plan *e, once_site_op op, bool *present,
                           bool *failed)
 {
     bool all = true;
     uint32_t reached = 0;
+    for (uint32_t t = 0; t < e->touched; t++)
+        failed[t] = false;
     for (uint32_t t = 0; t < e->touched; t++) {
         bool slice_all = false;
         once_status st = ask(f, e, t, op, &slice_all);
@@ -403,17 +458,16 @@ static once_status decide(once_sliced *f, const event_plan *e, once_site_op op, 
             continue;
         reached += e->count[t];
         all = all && slice_all;
-        if (!all && f->lookup == ONCE_LOOKUP_PIPELINED) {
-            for (uint32_t u = t + 1; u < e->touched; u++)
-                failed[u] = false;
+        if (!all && f->lookup == ONCE_LOOKUP_PIPELINED)
             break;
-        }
     }
     *present = all && reached >= (f->on_failure == ONCE_FAILURE_THRESHOLD ? f->threshold : 0);
+    if (*present && f->equal_timers)
+        *present = enough_equal_timers(f, e, failed);
     return ONCE_OK;
 }
 
-static once_status test_and_add_planned(once_sliced *f, const event_plan *e, bool *seen)
+static once_status test_and_add_planned(once_sliced *f, event_plan *e, bool *seen)
 {
     bool failed[SLICED_MAX_HASHES];
     if (f->primitive == ONCE_TAS)
@@ -433,14 +487,23 @@ static once_status test_and_add_planned(once_sliced *f, const event_plan *e, boo
     return ONCE_OK;
 }
 
-once_status once_sliced_test_and_add(once_sliced *f, const void *key, size_t len, bool *seen)
+static bool valid_time(const once_sliced *f, uint64_t time_ms)
+{
+    return f->window_ms == 0 || time_ms <= ONCE_MAX_TIME_MS;
+}
+
+once_status once_sliced_test_and_add(once_sliced *f, const void *key, size_t len,
+                                     uint64_t time_ms, bool *seen)
 {
     if (f == NULL || seen == NULL || (key == NULL && len != 0))
         return ONCE_ERR_INVALID;
+    if (!valid_time(f, time_ms))
+        return ONCE_ERR_TIME;
     event_plan e;
     once_status st = plan_event(f, key, len, &e);
     if (st != ONCE_OK)
         return st;
+    e.time_ms = time_ms;
     for (uint32_t t = 0; t < e.touched; t++)
         tally(&f->loads[e.site[t]], 1);
     tally(&f->events, 1);
@@ -452,14 +515,18 @@ once_status once_sliced_test_and_add(once_sliced *f, const void *key, size_t len
     return st;
 }
 
-once_status once_sliced_query(once_sliced *f, const void *key, size_t len, bool *present)
+once_status once_sliced_query(once_sliced *f, const void *key, size_t len, uint64_t time_ms,
+                              bool *present)
 {
     if (f == NULL || present == NULL || (key == NULL && len != 0))
         return ONCE_ERR_INVALID;
+    if (!valid_time(f, time_ms))
+        return ONCE_ERR_TIME;
     event_plan e;
     once_status st = plan_event(f, key, len, &e);
     if (st != ONCE_OK)
         return st;
+    e.time_ms = time_ms;
     uint32_t sorted[SLICED_MAX_HASHES];
     uint32_t n = sorted_sites(&e, sorted);
     bool failed[SLICED_MAX_HASHES];
@@ -538,7 +605,7 @@ static once_status run_batch(once_sliced *f, batch_space *b, const once_key *key
             uint32_t r = b->start[e->site[t]]++;
             b->requests[r] = (once_site_request){ONCE_SITE_TEST_AND_SET,
                                                  e->offsets + e->first[t], e->count[t],
-                                                 false, ONCE_OK};
+                                                 false, ONCE_OK, 0, NULL};
             b->request_event[r] = (uint32_t)i;
         }
     }
@@ -605,6 +672,26 @@ static once_status run_batch(once_sliced *f, batch_space *b, const once_key *key
     return undecided ? ONCE_ERR_UNAVAILABLE : ONCE_OK;
 }
 
+static once_status one_at_a_time(once_sliced *f, const once_key *keys, size_t count,
+                                 uint8_t *seen)
+{
+    bool undecided = false;
+    for (size_t i = 0; i < count; i++) {
+        bool dup = false;
+        once_status st = once_sliced_test_and_add(f, keys[i].data, keys[i].len,
+                                                  keys[i].time_ms, &dup);
+        if (st == ONCE_ERR_UNAVAILABLE) {
+            seen[i] = ONCE_SLICED_UNDECIDED;
+            undecided = true;
+            continue;
+        }
+        if (st != ONCE_OK)
+            return st;
+        seen[i] = dup;
+    }
+    return undecided ? ONCE_ERR_UNAVAILABLE : ONCE_OK;
+}
+
 once_status once_sliced_test_and_add_batch(once_sliced *f, const once_key *keys, size_t count,
                                            uint8_t *seen)
 {
@@ -612,6 +699,8 @@ once_status once_sliced_test_and_add_batch(once_sliced *f, const once_key *keys,
         return ONCE_ERR_INVALID;
     if (count == 0)
         return ONCE_OK;
+    if (f->window_ms != 0) /* FTTS: each event is tested, then set, before the next */
+        return one_at_a_time(f, keys, count, seen);
     batch_space b;
     size_t chunk = count < BATCH_EVENTS ? count : BATCH_EVENTS;
     once_status st = batch_space_new(f, chunk, &b);
@@ -657,6 +746,27 @@ once_status once_sliced_get_stats(const once_sliced *f, once_sliced_stats *s)
             s->max_load = load;
     }
     s->fairness = squares > 0 ? sum * sum / ((double)f->site_count * squares) : 1.0;
+    for (uint32_t i = 0; i < f->site_count; i++) {
+        once_site_info info;
+        once_sliced_site_info(f, i, &info);
+        s->filters += info.filters;
+        s->bytes += info.bytes;
+    }
+    return ONCE_OK;
+}
+
+once_status once_sliced_site_info(const once_sliced *f, uint32_t site, once_site_info *info)
+{
+    if (f == NULL || info == NULL || site >= f->site_count)
+        return ONCE_ERR_INVALID;
+    *info = (once_site_info){f->slice_bits, 0, 1, f->slice_bits / 8};
+    if (f->sites[site].describe != NULL) {
+        if (f->concurrent)
+            pthread_mutex_lock(&f->locks[site]);
+        f->sites[site].describe(f->sites[site].context, info);
+        if (f->concurrent)
+            pthread_mutex_unlock(&f->locks[site]);
+    }
     return ONCE_OK;
 }
 
