@@ -39,7 +39,7 @@ static const char *const status_text[ONCE_STATUS_COUNT] = {
     [ONCE_ERR_IO] = "write failed",
     [ONCE_ERR_TIME] = "event time refused: out of range, or too far ahead of the window's clock",
     [ONCE_ERR_SEQUENCE] = "chunk or cursor out of sequence: not the next of this dump, or the filter changed during it",
-    [ONCE_ERR_UNAVAILABLE] = "a site of the sliced filter cannot be reached",
+    [ONCE_ERR_UNAVAILABLE] = "a site (of a sliced filter or a Bloom tree) cannot be reached",
 };
 
 const char *once_strerror(once_status status)

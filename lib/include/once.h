@@ -96,7 +96,8 @@ typedef enum once_status {
     ONCE_ERR_IO,          /* the caller's writer reported a failure */
     ONCE_ERR_TIME,        /* an event time the window's clock refuses (see "Event time") */
     ONCE_ERR_SEQUENCE,    /* a chunk or cursor out of its dump's order (see "Chunks") */
-    ONCE_ERR_UNAVAILABLE, /* a site of a sliced filter cannot be reached (see "Sliced filters") */
+    ONCE_ERR_UNAVAILABLE, /* a site of a sliced filter or a node of a Bloom tree cannot be
+                             reached (see "Sliced filters", "Bloom trees") */
     ONCE_STATUS_COUNT
 } once_status;
 
@@ -1047,6 +1048,116 @@ ONCE_API once_status once_sliced_loads(const once_sliced *filter, uint64_t *load
  * of their sites is destroyed.  On failure the sites are left as they were. */
 ONCE_API once_status once_thread_sites_create(uint32_t threads, uint32_t count,
                                               once_site *sites);
+
+/* ------------------------------------------------------------- Bloom trees */
+
+/*
+ * A tree of Bloom filters placed near the producers (paper 000, section 6, Definition
+ * 5): an event is tested first at the leaf of its producer group, and goes up toward
+ * the root only on a miss, so that duplicates produced near each other are caught
+ * without reaching the remote part of the tree.  Every node is a filter of the same m
+ * bits, k hash functions and seed, and an event's k positions are computed once
+ * (once_standard_positions of once_digest_with_seed, as ONCE_STANDARD's) and asked of
+ * every node it visits.
+ *
+ * Shape: a complete tree of L levels, numbered as the paper does (section 7, Table 1):
+ * level 0 is the root, level L - 1 the leaves; every internal node has `fanout`
+ * children, so there are fanout^(L-1) leaves, named 0 .. leaves - 1 left to right.  The
+ * caller names the leaf of each event.  L = 1 is a single filter.
+ *
+ * Modes (section 6):
+ *   ONCE_TREE_DENSE, test-and-set (Algorithm 1): test-and-set at the leaf, then at each
+ *     ancestor in turn; the first node that held all k bits makes the event a
+ *     duplicate and nothing above it is asked; past the root, the event is distinct.
+ *     Leaves' sets may overlap: an event is kept near every producer that sent it.
+ *   ONCE_TREE_SPARSE, first-test-then-set (Algorithm 2): test at the leaf, then at
+ *     each ancestor, setting nothing; a node holding all k bits makes the event a
+ *     duplicate; past the root, the event is distinct and its bits are set at every
+ *     node of its path, from the root down to the leaf.  Leaves' sets are disjoint.
+ * Without top-down testing both decide every event exactly as one standard filter of
+ * the same m, k and seed that sees the whole stream (Propositions 3 and 4): the root
+ * holds the bits of every event so far, and every node holds a subset of its parent's.
+ *
+ * Top-down testing (section 6, the heuristic with threshold level d): a match at a
+ * node of level j < d, which the upper levels make likelier to be a false positive, is
+ * checked below it.  The node's other children (all but the one the event came up
+ * from) are tested, then every child of each that matched, level by level down to
+ * level d; a match at level d confirms the event a duplicate.  If a level has no match
+ * the node's match was a false positive and the event goes on up the tree as after a
+ * miss (where the paper stops and calls the event distinct: going on keeps every
+ * repeat a duplicate).  A match at level d or below is final.  The check only tests,
+ * in both modes.  It makes an event distinct only where the tree without it would say
+ * duplicate, never the other way; run by one caller with every node reachable, an
+ * event seen before is still always a duplicate.  d = 0 turns it off; d is at most
+ * L - 1.
+ *
+ * Nodes: a node is a site (once_site above), so it may live anywhere; with sites NULL
+ * the tree holds its nodes in process memory.  A node that cannot be reached when the
+ * event needs it fails the call with ONCE_ERR_UNAVAILABLE, nothing decided; what the
+ * nodes asked before it were told stays (dense: the event's bits at the nodes below
+ * it; sparse: at the nodes above it when the failure comes while setting), so a retry
+ * may answer duplicate.  Calls on one tree are made by one thread at a time.
+ */
+typedef enum once_tree_mode {
+    ONCE_TREE_DENSE = 0, /* test-and-set up the tree (Algorithm 1) */
+    ONCE_TREE_SPARSE = 1 /* first test up to a match or the root, then set (Algorithm 2) */
+} once_tree_mode;
+
+#define ONCE_TREE_MAX_LEVELS 16
+#define ONCE_TREE_MAX_NODES (UINT64_C(1) << 24)
+
+typedef struct once_tree_config {
+    once_tree_mode mode;
+    uint32_t levels;          /* L, 1 to ONCE_TREE_MAX_LEVELS */
+    uint32_t fanout;          /* children of each internal node, at least 1; at most
+                                 ONCE_TREE_MAX_NODES nodes in all */
+    uint64_t bits;            /* m of every node; 0 = the standard filter's for capacity
+                                 and error */
+    uint32_t hashes;          /* k, at most 64; 0 = derive */
+    uint64_t capacity;        /* n, with error, when bits is 0 */
+    double error;
+    uint64_t seed;
+    bool seed_is_set;         /* false: draw one */
+    uint32_t top_down_level;  /* d, 0 (off) to L - 1 */
+} once_tree_config;
+
+typedef struct once_tree once_tree;
+
+/* Per level, indexed by level (0 = the root, levels - 1 = the leaves); entries past
+ * `levels` are 0. */
+typedef struct once_tree_stats {
+    uint64_t bits;            /* m of every node */
+    uint32_t hashes, levels, fanout;
+    uint64_t nodes, leaves;
+    uint64_t events;          /* test-and-add calls answered */
+    uint64_t duplicates;      /* of which answered duplicate */
+    uint64_t failures;        /* requests a node could not answer */
+    uint64_t accesses[ONCE_TREE_MAX_LEVELS];  /* requests to the level's nodes: tests,
+                                                 test-and-sets, sets, top-down tests */
+    uint64_t hits[ONCE_TREE_MAX_LEVELS];      /* of which answered "all k bits set"
+                                                 (a set is never a hit) */
+    uint64_t ruled_out[ONCE_TREE_MAX_LEVELS]; /* matches at the level that top-down
+                                                 testing found false positives */
+} once_tree_stats;
+
+/* The tree's m, k, nodes and leaves for a configuration, before creation (to build its
+ * sites).  ONCE_ERR_INVALID for a field out of range, ONCE_ERR_TOO_LARGE for m past
+ * 2^40 or a tree past ONCE_TREE_MAX_NODES nodes. */
+ONCE_API once_status once_tree_geometry(const once_tree_config *config, uint64_t *bits,
+                                        uint32_t *hashes, uint64_t *nodes, uint64_t *leaves);
+/* `sites`, when not NULL, holds one site per node, each of m bits, in level order: the
+ * root first, then level 1 left to right, and so on, the leaves last (leaf i is
+ * sites[nodes - leaves + i]); the children of sites[i] are sites[fanout i + 1 ..
+ * fanout i + fanout].  The tree takes them over (once_tree_free calls each destroy);
+ * if creation fails the caller keeps them. */
+ONCE_API once_status once_tree_create(once_tree **out, const once_tree_config *config,
+                                      const once_site *sites);
+ONCE_API void once_tree_free(once_tree *tree);
+/* Dedup an event produced at leaf `leaf` (0 .. leaves - 1): *seen = duplicate; a
+ * distinct event is inserted as the mode says. */
+ONCE_API once_status once_tree_test_and_add(once_tree *tree, uint64_t leaf, const void *key,
+                                            size_t len, bool *seen);
+ONCE_API once_status once_tree_get_stats(const once_tree *tree, once_tree_stats *stats);
 
 #ifdef __cplusplus
 }

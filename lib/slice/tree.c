@@ -1,0 +1,361 @@
+/*
+ * slice/tree.c - Bloom trees: filters placed near the producers, one level above the
+ * other (paper 000, section 6; once.h, "Bloom trees").
+ *
+ * Design
+ *   A tree of L levels, level 0 the root and level L - 1 the leaves (the paper's
+ *   numbering, section 7), every internal node with `fanout` children.  Nodes are kept
+ *   in level order, as a heap is: node 0 is the root, the children of node i are
+ *   fanout i + 1 .. fanout i + fanout, its parent (i - 1) / fanout, and level l starts
+ *   at node first[l] = 1 + fanout + .. + fanout^(l-1).  Leaf i is node first[L-1] + i.
+ *
+ *   Every node is a filter of the same m bits and k hash functions under one seed,
+ *   held by a site (once_site): the tree keeps no bits itself.  An event is hashed once
+ *   (once_digest_with_seed, then once_standard_positions, as ONCE_STANDARD and the
+ *   vertically sliced filter do), and each node it visits gets one request on those k
+ *   positions.
+ *
+ *   Dense (Algorithm 1, test-and-set): from the leaf up, a TEST_AND_SET to each node;
+ *   the first that had all k bits set answers "duplicate" and the walk stops there;
+ *   when the root too missed, "distinct".  Every node visited holds the event after.
+ *
+ *   Sparse (Algorithm 2, first-test-then-set): from the leaf up, a TEST to each node,
+ *   pushing it on the path, until one matches ("duplicate", nothing set) or the root
+ *   misses ("distinct"); then a SET to every node of the path, popped: the root first,
+ *   the leaf last.
+ *
+ *   Top-down testing, threshold level d (section 6): the paper checks a match at a
+ *   node i of level j < d by testing i's children other than the one the request came
+ *   from, then the children of every child that matched, down to level d; "if all the
+ *   children indicate a miss, then u is considered distinct, the match at i is
+ *   determined as a false positive and the process stops".  We implement:
+ *     - a match at level j >= d (all leaves' matches among them, as d <= L - 1) is
+ *       final, as without the heuristic;
+ *     - a match at node i of level j < d starts the check: frontier = the children of
+ *       i but the one the event came up from; at each level down to d, every frontier
+ *       node is sent a TEST (the paper forwards the request to all of them, which a
+ *       deployment does at once); the ones that match give the next frontier, their
+ *       children.  A match at level d confirms the duplicate; a level where nothing
+ *       matches rules i's match a false positive (ruled_out[j]);
+ *     - a ruled-out match is treated as a miss: the event goes on up to i's parent
+ *       (dense: with the test-and-set i has already done; sparse: i stays on the path
+ *       and is set if the event ends distinct).  The paper stops there and calls the
+ *       event distinct; but a false positive at i says nothing of the rest of the
+ *       tree: the event may have come before through another subtree of an ancestor
+ *       of i, and stopping would pass that duplicate (a false negative, which the
+ *       heuristic is not meant to trade for its fewer false positives).  Going on costs
+ *       the rest of the walk to the root, and the event ends distinct only when no
+ *       node above confirms it;
+ *     - the check only tests (paper: "the top-down process consists of tests only, i.e.,
+ *       no bits are set"), in both modes.
+ *
+ * Invariants (one caller, every node reachable)
+ *   - every bit set at a node is set at its parent: a dense event sets its bits at each
+ *     node up to the one that already held them all, whose ancestors hold them; a
+ *     sparse distinct event sets its whole path, and a duplicate nothing;
+ *   - so the root holds the bits of every event answered so far, as the standard filter
+ *     of the same m, k and seed that saw them does (a duplicate's bits are all set
+ *     already, wherever it was found).  Without the heuristic, an event is a duplicate
+ *     exactly when some node of its path matches, which (nodes being subsets of the
+ *     root) is exactly when the root matches: the tree decides as the single filter,
+ *     dense and sparse alike (Propositions 3 and 4; Lemma 1 for the vertically sliced
+ *     filter, which decides as the standard one);
+ *   - with the heuristic a duplicate still needs a match, so it is one for the single
+ *     filter too (Proposition 4), and the root holds the same bits as without it.  An
+ *     event u seen before is still a duplicate: its earlier visit left a chain of nodes
+ *     that match u reaching level d or below (its path down to its leaf when u was set,
+ *     the confirming chain when u was found), and every ancestor of a node that matches
+ *     matches.  Let x be the lowest node of the new walk's path among the chain and its
+ *     ancestors: x matches; at level d or below that is final, else the chain goes on
+ *     from x through a child off the path (one on it would be lower than x), which the
+ *     check at x tests, and ruled-out matches below x do not stop the walk before x;
+ *   - a failed request (ONCE_ERR_UNAVAILABLE) fails the call, nothing decided and no
+ *     further request sent.  Sparse sets go root first, so a failure while setting
+ *     leaves the first invariant intact; a dense test-and-set below the unreachable
+ *     node stays done.
+ *
+ * Counting (Table 1, Fig. 12): per level, accesses are requests sent to the level's
+ * nodes (each a message to one site), hits the tests and test-and-sets answered "all
+ * set".  Without the heuristic, each event is answered by its one hit (or by none, when
+ * distinct), so the hits sum to the duplicates; a dense tree's leaves are accessed once
+ * per event, a sparse tree's once more per distinct event (section 7: "each filter is
+ * accessed twice, once during testing and once during setting").
+ */
+#include "core/alloc.h"
+#include "once.h"
+#include "once_math.h"
+
+#include <string.h>
+
+#define TREE_MAX_HASHES 64u
+#define TREE_MAX_BITS (UINT64_C(1) << 40)
+#define NO_NODE UINT64_MAX
+
+struct once_tree {
+    once_tree_mode mode;
+    uint32_t levels, fanout, hashes, top_down_level;
+    uint64_t bits, seed, nodes, leaves;
+    uint64_t first[ONCE_TREE_MAX_LEVELS]; /* the first node of each level */
+    once_site *sites;                     /* nodes of them, in level order */
+    uint64_t *frontier, *next;            /* top-down scratch, leaves of them each */
+    uint64_t events, duplicates, failures;
+    uint64_t accesses[ONCE_TREE_MAX_LEVELS], hits[ONCE_TREE_MAX_LEVELS],
+        ruled_out[ONCE_TREE_MAX_LEVELS];
+};
+
+/* ---------------------------------------------------------------- creation */
+
+/* The nodes of a complete tree, level by level into first[] (when not NULL), or
+ * ONCE_ERR_TOO_LARGE past ONCE_TREE_MAX_NODES. */
+static once_status count_nodes(uint32_t levels, uint32_t fanout, uint64_t *first,
+                               uint64_t *nodes, uint64_t *leaves)
+{
+    uint64_t total = 0, width = 1;
+    for (uint32_t l = 0; l < levels; l++) {
+        if (l > 0) {
+            if (width > ONCE_TREE_MAX_NODES / fanout)
+                return ONCE_ERR_TOO_LARGE;
+            width *= fanout;
+        }
+        if (first != NULL)
+            first[l] = total;
+        total += width;
+        if (total > ONCE_TREE_MAX_NODES)
+            return ONCE_ERR_TOO_LARGE;
+    }
+    *nodes = total;
+    *leaves = width;
+    return ONCE_OK;
+}
+
+once_status once_tree_geometry(const once_tree_config *c, uint64_t *bits, uint32_t *hashes,
+                               uint64_t *nodes, uint64_t *leaves)
+{
+    if (c == NULL || bits == NULL || hashes == NULL || nodes == NULL || leaves == NULL)
+        return ONCE_ERR_INVALID;
+    if ((c->mode != ONCE_TREE_DENSE && c->mode != ONCE_TREE_SPARSE) || c->levels == 0 ||
+        c->levels > ONCE_TREE_MAX_LEVELS || c->fanout == 0 || c->hashes > TREE_MAX_HASHES ||
+        c->top_down_level >= c->levels)
+        return ONCE_ERR_INVALID;
+    uint64_t m = c->bits;
+    uint32_t k = c->hashes;
+    if (m == 0) {
+        uint32_t planned = 0;
+        once_status st = once_plan(ONCE_STANDARD, c->capacity, c->error, &m, &planned);
+        if (st != ONCE_OK)
+            return st;
+        if (k == 0)
+            k = planned;
+    }
+    if (k == 0) /* m given alone: the k that is best at the capacity, else 7 */
+        k = c->capacity != 0 ? once_optimal_hashes(m, c->capacity) : 7;
+    if (k == 0 || k > TREE_MAX_HASHES)
+        return ONCE_ERR_INVALID;
+    if (m > TREE_MAX_BITS)
+        return ONCE_ERR_TOO_LARGE;
+    uint64_t n = 0, l = 0;
+    once_status st = count_nodes(c->levels, c->fanout, NULL, &n, &l);
+    if (st != ONCE_OK)
+        return st;
+    *bits = m;
+    *hashes = k;
+    *nodes = n;
+    *leaves = l;
+    return ONCE_OK;
+}
+
+once_status once_tree_create(once_tree **out, const once_tree_config *c, const once_site *sites)
+{
+    if (out == NULL)
+        return ONCE_ERR_INVALID;
+    *out = NULL;
+    uint64_t m = 0, nodes = 0, leaves = 0;
+    uint32_t k = 0;
+    once_status st = once_tree_geometry(c, &m, &k, &nodes, &leaves);
+    if (st != ONCE_OK)
+        return st;
+    if (sites != NULL) /* checked before anything is taken over */
+        for (uint64_t i = 0; i < nodes; i++)
+            if (sites[i].run == NULL)
+                return ONCE_ERR_INVALID;
+    uint64_t seed = c->seed;
+    if (!c->seed_is_set && (st = once_random_seed(&seed)) != ONCE_OK)
+        return st;
+    once_tree *t = once_calloc(1, sizeof *t);
+    if (t == NULL)
+        return ONCE_ERR_NOMEM;
+    t->mode = c->mode;
+    t->levels = c->levels;
+    t->fanout = c->fanout;
+    t->hashes = k;
+    t->top_down_level = c->top_down_level;
+    t->bits = m;
+    t->seed = seed;
+    count_nodes(c->levels, c->fanout, t->first, &t->nodes, &t->leaves);
+    t->sites = once_calloc((size_t)nodes, sizeof *t->sites);
+    t->frontier = once_calloc((size_t)leaves, sizeof *t->frontier);
+    t->next = once_calloc((size_t)leaves, sizeof *t->next);
+    if (t->sites == NULL || t->frontier == NULL || t->next == NULL) {
+        once_tree_free(t);
+        return ONCE_ERR_NOMEM;
+    }
+    if (sites != NULL) {
+        memcpy(t->sites, sites, (size_t)nodes * sizeof *sites);
+    } else {
+        /* Positions fall in [0, m): a node holds m bits, rounded up to whole words. */
+        once_memory_site_config node = {(m + 63) / 64 * 64, 0, ONCE_GROWTH_NONE, 0.0};
+        for (uint64_t i = 0; i < nodes; i++)
+            if ((st = once_memory_site_create(&node, &t->sites[i])) != ONCE_OK) {
+                once_tree_free(t); /* destroys the ones made so far */
+                return st;
+            }
+    }
+    *out = t;
+    return ONCE_OK;
+}
+
+void once_tree_free(once_tree *t)
+{
+    if (t == NULL)
+        return;
+    if (t->sites != NULL)
+        for (uint64_t i = 0; i < t->nodes; i++)
+            if (t->sites[i].destroy != NULL)
+                t->sites[i].destroy(t->sites[i].context);
+    once_free_memory(t->sites);
+    once_free_memory(t->frontier);
+    once_free_memory(t->next);
+    once_free_memory(t);
+}
+
+/* ------------------------------------------------------------- an event */
+
+/* One request on the event's positions to `node`, of level `level`. */
+static once_status ask(once_tree *t, uint64_t node, uint32_t level, once_site_op op,
+                       const uint64_t *positions, bool *all_set)
+{
+    once_site_request q = {.op = op, .positions = positions, .count = t->hashes,
+                           .status = ONCE_OK};
+    const once_site *site = &t->sites[node];
+    site->run(site->context, &q, 1);
+    t->accesses[level]++;
+    if (q.status != ONCE_OK) {
+        t->failures++;
+        return q.status;
+    }
+    *all_set = op != ONCE_SITE_SET && q.all_set;
+    if (*all_set)
+        t->hits[level]++;
+    return ONCE_OK;
+}
+
+/*
+ * Top-down testing of a match at `node`, of level `level` < d, reached from its child
+ * `from` (NO_NODE: none): *confirmed when a chain of matching nodes leads from one of
+ * node's other children down to level d.  Level by level, every node of the frontier
+ * is tested; those that match pass their children on.
+ */
+static once_status confirm_below(once_tree *t, uint64_t node, uint64_t from, uint32_t level,
+                                 const uint64_t *positions, bool *confirmed)
+{
+    uint64_t *frontier = t->frontier, *next = t->next;
+    size_t count = 0;
+    for (uint64_t c = node * t->fanout + 1; c <= node * t->fanout + t->fanout; c++)
+        if (c != from)
+            frontier[count++] = c;
+    for (uint32_t l = level + 1;; l++) {
+        size_t matched = 0;
+        for (size_t i = 0; i < count; i++) {
+            bool present = false;
+            once_status st = ask(t, frontier[i], l, ONCE_SITE_TEST, positions, &present);
+            if (st != ONCE_OK)
+                return st;
+            if (present)
+                frontier[matched++] = frontier[i];
+        }
+        if (matched == 0 || l == t->top_down_level) {
+            *confirmed = matched > 0;
+            return ONCE_OK;
+        }
+        count = 0;
+        for (size_t i = 0; i < matched; i++)
+            for (uint64_t c = frontier[i] * t->fanout + 1;
+                 c <= frontier[i] * t->fanout + t->fanout; c++)
+                next[count++] = c;
+        uint64_t *swap = frontier;
+        frontier = next;
+        next = swap;
+    }
+}
+
+once_status once_tree_test_and_add(once_tree *t, uint64_t leaf, const void *key, size_t len,
+                                   bool *seen)
+{
+    if (t == NULL || seen == NULL || (key == NULL && len != 0) || leaf >= t->leaves)
+        return ONCE_ERR_INVALID;
+    once_digest d;
+    uint64_t positions[TREE_MAX_HASHES];
+    once_status st = once_digest_with_seed(t->seed, key, len, &d);
+    if (st != ONCE_OK ||
+        (st = once_standard_positions(t->bits, t->hashes, &d, positions)) != ONCE_OK)
+        return st;
+    const once_site_op op = t->mode == ONCE_TREE_DENSE ? ONCE_SITE_TEST_AND_SET : ONCE_SITE_TEST;
+    uint64_t path[ONCE_TREE_MAX_LEVELS]; /* path[l]: the event's node at level l */
+    uint64_t node = t->first[t->levels - 1] + leaf, from = NO_NODE;
+    bool duplicate = false;
+    for (uint32_t level = t->levels - 1;; level--) {
+        path[level] = node;
+        bool present = false;
+        if ((st = ask(t, node, level, op, positions, &present)) != ONCE_OK)
+            return st;
+        if (present && level < t->top_down_level) {
+            if ((st = confirm_below(t, node, from, level, positions, &present)) != ONCE_OK)
+                return st;
+            if (!present)
+                t->ruled_out[level]++; /* a false positive: on up, as after a miss */
+        }
+        if (present) {
+            duplicate = true;
+            break;
+        }
+        if (level == 0)
+            break;
+        from = node;
+        node = (node - 1) / t->fanout;
+    }
+    if (!duplicate && t->mode == ONCE_TREE_SPARSE)
+        for (uint32_t level = 0; level < t->levels; level++) { /* pop: root first */
+            bool ignored = false;
+            if ((st = ask(t, path[level], level, ONCE_SITE_SET, positions, &ignored)) !=
+                ONCE_OK)
+                return st;
+        }
+    t->events++;
+    t->duplicates += duplicate;
+    *seen = duplicate;
+    return ONCE_OK;
+}
+
+/* ---------------------------------------------------------------- stats */
+
+once_status once_tree_get_stats(const once_tree *t, once_tree_stats *s)
+{
+    if (t == NULL || s == NULL)
+        return ONCE_ERR_INVALID;
+    memset(s, 0, sizeof *s);
+    s->bits = t->bits;
+    s->hashes = t->hashes;
+    s->levels = t->levels;
+    s->fanout = t->fanout;
+    s->nodes = t->nodes;
+    s->leaves = t->leaves;
+    s->events = t->events;
+    s->duplicates = t->duplicates;
+    s->failures = t->failures;
+    for (uint32_t l = 0; l < t->levels; l++) {
+        s->accesses[l] = t->accesses[l];
+        s->hits[l] = t->hits[l];
+        s->ruled_out[l] = t->ruled_out[l];
+    }
+    return ONCE_OK;
+}
