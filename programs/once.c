@@ -212,6 +212,8 @@ typedef struct run {
     bool warned_capacity;
     bool fixed_size; /* a static filter: passing its capacity raises the error rate */
     bool timed;    /* a time window: every key needs an event time */
+    uint64_t sliced_clock; /* --slicing --span: the latest event time taken */
+    bool sliced_clock_started;
     bool input_failed; /* an input could not be opened or read: the run fails at the end */
     double started, last_progress;
 } run;
@@ -229,6 +231,10 @@ static int open_sliced(const cli_options *o, once_sliced **out)
     c.seed = o->seed;
     c.seed_is_set = o->seed_given;
     c.threads = o->threads;
+    /* A time window: the paper's timers, each site growing alone past --capacity keys
+     * a span (section 5), as a time window here grows with its rate. */
+    c.window_ms = o->span_ms;
+    c.growth = o->span_given ? ONCE_GROWTH_DENSITY : ONCE_GROWTH_NONE;
     once_status st = once_sliced_create(out, &c, NULL);
     if (st != ONCE_OK) {
         fprintf(stderr, "once: cannot build a sliced filter for capacity %llu at error %g over "
@@ -240,6 +246,22 @@ static int open_sliced(const cli_options *o, once_sliced **out)
     return 0;
 }
 
+/* Would the window take an event at `when` (not too far past the latest time)?  The
+ * library's rule for its windows; a sliced filter's sites keep their own clocks, so
+ * the run keeps the stream's here. */
+static bool clock_step(run *r, uint64_t *clock, bool *started, uint64_t when)
+{
+    if (r->sliced == NULL)
+        return once_clock_step(r->filter, clock, started, when);
+    uint64_t jump = r->options->max_time_jump_ms;
+    if (when > ONCE_MAX_TIME_MS || (*started && jump != 0 && when > *clock && when - *clock > jump))
+        return false;
+    if (!*started || when > *clock)
+        *clock = when;
+    *started = true;
+    return true;
+}
+
 /* The memory the filter holds. */
 static uint64_t run_bytes(const run *r)
 {
@@ -247,7 +269,7 @@ static uint64_t run_bytes(const run *r)
         return once_bytes(r->filter);
     once_sliced_stats s;
     once_sliced_get_stats(r->sliced, &s);
-    return s.slice_bits / 8 * s.sites;
+    return s.bytes;
 }
 
 /* The filter's answers for keys[0 .. n-1]. */
@@ -308,8 +330,12 @@ static int run_input(run *r, const char *path)
         uint64_t wall = r->timed && !o->time_field ? wall_clock_ms() : 0;
         uint64_t clock = 0;
         bool clock_started = false;
-        if (r->timed && o->time_field)
+        if (r->timed && o->time_field && r->sliced == NULL)
             once_clock(r->filter, &clock, &clock_started);
+        else if (r->timed && o->time_field) {
+            clock = r->sliced_clock;
+            clock_started = r->sliced_clock_started;
+        }
         size_t good = 0;
         key_arena_reset(&r->arena);
         for (size_t i = 0; i < n; i++) {
@@ -326,7 +352,7 @@ static int run_input(run *r, const char *path)
                 bool parsed = time_status == 0;
                 /* A time the window's clock would refuse (too far ahead) is a bad time
                  * too; the step tracks the clock through the batch as the filter will. */
-                if (!parsed || !once_clock_step(r->filter, &clock, &clock_started, when)) {
+                if (!parsed || !clock_step(r, &clock, &clock_started, when)) {
                     r->counters.bad_time++;
                     if (o->on_bad_time == BAD_TIME_FAIL) {
                         if (time_status == TIME_BEFORE_1970)
@@ -365,6 +391,10 @@ static int run_input(run *r, const char *path)
             good++;
         }
         once_status st = answer_batch(r, keys, good, seen);
+        if (r->sliced != NULL && r->timed && o->time_field) {
+            r->sliced_clock = clock;
+            r->sliced_clock_started = clock_started;
+        }
         if (st != ONCE_OK) {
             if (st == ONCE_ERR_FULL)
                 report_full(name, line_number - n + 1, r->filter, o->max_memory,
@@ -457,6 +487,8 @@ int main(int argc, char **argv)
         (void)once_set_max_time_jump(r.filter, o.time_field ? o.max_time_jump_ms : 0);
     once_type type = r.filter != NULL ? once_get_type(r.filter) : ONCE_STANDARD;
     once_kind kind = once_structure_of(type)->kind;
+    if (r.sliced != NULL && o.span_given)
+        kind = ONCE_KIND_TIME_WINDOW;
     r.fixed_size = kind == ONCE_KIND_STATIC;
     r.timed = kind == ONCE_KIND_TIME_WINDOW;
     r.progress = o.progress == PROGRESS_ON || (o.progress == PROGRESS_AUTO && isatty(STDERR_FILENO));

@@ -55,7 +55,9 @@ static void usage(FILE *out)
           "                         default) or v-h (vertical slices, horizontal parts)\n"
           "      --threads T        T threads own the slices and answer for them (default:\n"
           "                         the reading thread does); --stats adds messages per\n"
-          "                         lookup, the load of each slice, fairness and max load\n"
+          "                         lookup, the load of each slice, fairness and max load.\n"
+          "                         With --span, every slice keeps timers that expire at\n"
+          "                         each line's time plus the span, and grows alone\n"
           "\n"
           "Window:\n"
           "      --window N         forget keys older than the last N delivered keys (count\n"
@@ -342,8 +344,9 @@ static int check_slicing(cli_options *o, bool slices_given, bool dicing_given, b
     if (o->type_given && o->type != ONCE_STANDARD)
         return fail("--slicing slices a standard filter: drop --filter %s",
                     once_type_name(o->type));
-    if (o->window_given || o->span_given)
-        return fail("%s", "--slicing keeps every key (no --window or --span on slices yet)");
+    if (o->window_given)
+        return fail("%s", "--slicing keeps a time window (--span), not a count window: counting "
+                          "events across sites is what slicing avoids");
     if (o->state_count > 0)
         return fail("%s", "--slicing has no saved form: drop --state");
     if (o->card)
@@ -352,6 +355,8 @@ static int check_slicing(cli_options *o, bool slices_given, bool dicing_given, b
     if (o->max_memory)
         return fail("%s", "--max-memory applies to filters that grow; a sliced filter has the "
                           "size of --capacity and --error");
+    if (o->refresh || o->level_given)
+        return fail("%s", "--refresh and --level do not apply to --slicing");
     o->type = ONCE_STANDARD;
     o->type_given = true;
     return 0;
@@ -672,7 +677,7 @@ int options_parse(cli_options *o, int argc, char **argv)
         if (o->capacity_given)
             return fail("%s", "--capacity and --window exclude each other (the window is the "
                               "capacity)");
-    } else if (o->span_given) {
+    } else if (o->span_given && !o->sliced) { /* a sliced filter keeps its own timers */
         if (!o->type_given)
             o->type = ONCE_TLBF;
         else if (!time_type)

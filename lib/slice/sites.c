@@ -7,13 +7,15 @@
  *   (paper 000, section 4) a cell is a timer: the time in ms at which it expires, so
  *   setting a position for an event of producer timestamp t_u writes t_u + w (the
  *   paper's w - (t_i - t_u) left at the site's time t_i, kept as an absolute expiry
- *   so that no timer is ever decremented), and keeps the later of that and the
- *   expiry already alive there (a later event with the same position must not be
- *   shortened by an earlier one that arrives late).  The site's clock t_i is the
- *   latest timestamp it has seen; a position is alive at t_i while its expiry is
- *   later, so all k timers of an event expire at t_u + w whatever its delay to each
- *   site.  64-bit expiries in ms never wrap and make equal timers (one insertion's)
- *   equal to the millisecond.
+ *   so that no timer is ever decremented), and keeps the later of that and the expiry
+ *   already there (a later event with the same position must not be shortened by an
+ *   earlier one that arrives late).  A request is answered at its own time t_u
+ *   (Definition 4 in the producers' time): a position is alive for it while it expires
+ *   after t_u, so all k timers of an event expire at t_u + w whatever its delay to
+ *   each site, and a late event is a duplicate exactly when its key was delivered in
+ *   the w before it.  The site's clock, the latest time it set at, only paces the
+ *   sweep below.  64-bit expiries in ms never wrap and make equal timers (one
+ *   insertion's) equal to the millisecond.
  *
  *   Dynamic size (section 5), per site: a site is a list of sub-filters of its size,
  *   newest last.  A position set is written in the newest; a request's positions are
@@ -22,10 +24,10 @@
  *   density (cells set / cells) passes max_density (growth by density) or the positions
  *   written in it pass -cells ln(1 - max_density), the count that reaches that density
  *   in expectation (growth by cardinality); with a window, an older sub-filter whose
- *   latest expiry has passed is empty and dropped.  Expired timers are cleared as the
- *   clock advances, all of them every quarter window (round robin, as window/timer.c
- *   sweeps), so the count of cells set follows the alive ones within a quarter
- *   window.
+ *   latest expiry is past the clock is empty and dropped.  A sweep marks the timers
+ *   that expired at the clock, all of them every quarter window (round robin, as
+ *   window/timer.c sweeps), so the count of cells set follows the alive ones within a
+ *   quarter window; a marked timer keeps its expiry for events later than the clock.
  *
  *   Thread sites own other sites (paper 000, section 3: a site holds its slices and
  *   answers requests on positions; here a site is a thread instead of a host).  Site i
@@ -42,8 +44,8 @@
  *     the next), so one `next` link per site is the whole queue;
  *   - the workers live as long as any of their sites: the last site destroyed stops
  *     and joins them;
- *   - with a window, every timer is 0 (empty) or an expiry; cells_set counts the
- *     non-zero cells of a sub-filter.
+ *   - with a window, every timer is 0 (empty) or an expiry, marked once a sweep found
+ *     it expired; cells_set counts the non-zero unmarked cells of a sub-filter.
  */
 #include "once.h"
 
@@ -60,10 +62,13 @@
 /* Expired timers are cleared over a quarter of the window, so a density counts at most
  * a quarter window's worth of expired cells. */
 #define SWEEPS_PER_WINDOW 4u
+/* On a timer the sweep found expired at the site's clock: no longer counted as set,
+ * its expiry kept (times are below 2^63). */
+#define EXPIRED_MARK (UINT64_C(1) << 63)
 
 typedef struct sub_filter {
     uint64_t *cells;      /* bits (words), or one 64-bit expiry per position */
-    uint64_t cells_set;   /* non-zero cells */
+    uint64_t cells_set;   /* cells set: bits, or timers alive at the clock when last seen */
     uint64_t written;     /* positions written (growth by cardinality) */
     uint64_t last_expiry; /* with a window: the latest expiry written */
 } sub_filter;
@@ -94,15 +99,21 @@ static once_status sub_filter_add(memory_site *m)
     return ONCE_OK;
 }
 
-/* Is position p set (alive at `now`) in sub-filter f?  Its expiry, or 1 for a bit. */
-static uint64_t cell_value(const memory_site *m, const sub_filter *f, uint64_t p, uint64_t now)
+/* A timer's expiry, without the mark the sweep leaves on one it found expired. */
+static uint64_t expiry_of(uint64_t cell)
+{
+    return cell & ~EXPIRED_MARK;
+}
+
+/* Is position p set (alive at `at`) in sub-filter f?  Its expiry, or 1 for a bit. */
+static uint64_t cell_value(const memory_site *m, const sub_filter *f, uint64_t p, uint64_t at)
 {
     if (!windowed(m))
         return f->cells[p >> 6] >> (p & 63) & 1;
-    return f->cells[p] > now ? f->cells[p] : 0;
+    return expiry_of(f->cells[p]) > at ? expiry_of(f->cells[p]) : 0;
 }
 
-static void cell_set(memory_site *m, sub_filter *f, uint64_t p, uint64_t expiry, uint64_t now)
+static void cell_set(memory_site *m, sub_filter *f, uint64_t p, uint64_t expiry)
 {
     f->written++;
     if (!windowed(m)) {
@@ -111,10 +122,11 @@ static void cell_set(memory_site *m, sub_filter *f, uint64_t p, uint64_t expiry,
         f->cells[p >> 6] |= bit;
         return;
     }
-    if (f->cells[p] == 0)
+    uint64_t cell = f->cells[p];
+    if (cell == 0 || (cell & EXPIRED_MARK) != 0) /* counted again: alive from now */
         f->cells_set++;
-    if (f->cells[p] <= now || f->cells[p] < expiry) /* empty, expired, or sooner */
-        f->cells[p] = expiry;
+    /* The later expiry stays: a late event does not shorten a timer. */
+    f->cells[p] = expiry_of(cell) > expiry ? expiry_of(cell) : expiry;
     if (expiry > f->last_expiry)
         f->last_expiry = expiry;
 }
@@ -143,8 +155,8 @@ static void advance_clock(memory_site *m, uint64_t now)
         uint64_t p = (m->sweep_cursor + i) % cells;
         for (uint32_t j = 0; j < m->filters; j++) {
             sub_filter *f = &m->filter[j];
-            if (f->cells[p] != 0 && f->cells[p] <= now) {
-                f->cells[p] = 0;
+            if (f->cells[p] != 0 && (f->cells[p] & EXPIRED_MARK) == 0 && f->cells[p] <= now) {
+                f->cells[p] |= EXPIRED_MARK; /* kept, for events later than the clock */
                 f->cells_set--;
             }
         }
@@ -191,34 +203,31 @@ static void memory_site_run(void *context, once_site_request *requests, size_t c
         }
         if (windowed(m) && q->op != ONCE_SITE_TEST)
             advance_clock(m, q->time_ms);
-        uint64_t now = windowed(m) && m->clock_started && m->clock > q->time_ms ? m->clock
-                                                                                 : q->time_ms;
+        /* Definition 4 at the event's own time: a position is alive for t_u when it
+         * expires after t_u, whatever the site's clock. */
+        uint64_t at = q->time_ms;
         /* The positions are present when set in one sub-filter, newest first. */
         for (uint32_t j = m->filters; j-- > 0 && !q->all_set;) {
             bool all = true;
             for (uint32_t i = 0; i < q->count && all; i++)
-                all = cell_value(m, &m->filter[j], q->positions[i], now) != 0;
+                all = cell_value(m, &m->filter[j], q->positions[i], at) != 0;
             if (!all)
                 continue;
             q->all_set = true;
             if (q->expiries != NULL)
                 for (uint32_t i = 0; i < q->count; i++)
-                    q->expiries[i] = cell_value(m, &m->filter[j], q->positions[i], now);
+                    q->expiries[i] = cell_value(m, &m->filter[j], q->positions[i], at);
         }
         if (!q->all_set && q->expiries != NULL)
             for (uint32_t i = 0; i < q->count; i++) /* what the newest holds */
                 q->expiries[i] = cell_value(m, &m->filter[m->filters - 1], q->positions[i],
-                                            now);
+                                            at);
         if (q->op == ONCE_SITE_TEST)
             continue;
         sub_filter *newest = &m->filter[m->filters - 1];
-        uint64_t expiry = windowed(m) ? now + m->config.window_ms : 1;
-        if (windowed(m) && q->time_ms + m->config.window_ms < expiry)
-            expiry = q->time_ms + m->config.window_ms; /* a late event expires at t_u + w */
-        if (expiry <= now)
-            continue; /* already out of the window: nothing to keep */
+        uint64_t expiry = windowed(m) ? q->time_ms + m->config.window_ms : 1;
         for (uint32_t i = 0; i < q->count; i++)
-            cell_set(m, newest, q->positions[i], expiry, now);
+            cell_set(m, newest, q->positions[i], expiry);
         maybe_grow(m);
     }
 }

@@ -614,9 +614,32 @@ case_sliced() {
   expect_usage_error "once: unknown dicing 'x-y' (h-v or v-h)" --dicing x-y
   expect_usage_error "once: invalid threads '0' (1 to 256)" --slicing vertical --slices 2 --threads 0
   expect_usage_error "once: --slicing slices a standard filter: drop --filter blocked" --slicing vertical --slices 2 --filter blocked
-  expect_usage_error "once: --slicing keeps every key (no --window or --span on slices yet)" --slicing vertical --slices 2 --span 1h
+  expect_usage_error "once: --slicing keeps a time window (--span), not a count window: counting events across sites is what slicing avoids" --slicing vertical --slices 2 --window 100
+  expect_usage_error "once: --refresh and --level do not apply to --slicing" --slicing vertical --slices 2 --span 1h --refresh
   expect_usage_error "once: --slicing has no saved form: drop --state" --slicing vertical --slices 2 --state s
   expect_usage_error "once: --max-memory applies to filters that grow; a sliced filter has the size of --capacity and --error" --slicing vertical --slices 2 --max-memory 1G
+}
+
+# --slicing with --span: the paper's timers on every site; a line is printed iff its
+# key was not delivered in the span before its time (Definition 4), exactly as an
+# exact model says when the filter is large enough to make false positives improbable,
+# late lines included (they expire at their own time plus the span).
+case_sliced_span() {
+  awk 'BEGIN { srand(7); t = 1000000; for (i = 0; i < 20000; i++) {
+         t += int(rand() * 20); late = (rand() < 0.05) ? int(rand() * 500) : 0;
+         printf "%d\tk%d\n", t - late, int(rand() * 3000) } }' > in
+  awk -F'\t' '{ if (!($2 in last) || $1 - last[$2] >= 2000) { print; last[$2] = $1 } }' in > want
+  for mode in "vertical --slices 8" "horizontal --slices 4 --threads 2" "diced --slices 2x3 --dicing v-h --threads 3"; do
+    # shellcheck disable=SC2086
+    "$ONCE" --slicing $mode --span 2s --time-field 1 --time-format epoch_ms -f 2 \
+      --capacity 20000 --error 1e-7 --seed 3 in > got || fail "$mode --span exited $?"
+    same_file got want
+  done
+  [ "$(wc -l < want)" -gt 5000 ] && [ "$(wc -l < want)" -lt 19000 ] || fail "the stream has repeats on both sides of the span"
+  # A time too far ahead is a bad time, as for every window.
+  printf '1000\ta\n999999999999\tb\n' | "$ONCE" --slicing vertical --slices 2 --span 1s \
+    --time-field 1 --time-format epoch_ms -f 2 > /dev/null 2> err
+  [ $? -eq 2 ] && grep -q 'more than --max-time-jump' err || fail "time jump on slices: $(cat err)"
 }
 
 case_count_window() {
