@@ -428,10 +428,79 @@ static void sliced_distinct_at_most_once(void)
         }
 }
 
+typedef struct tree_producer {
+    once_tree *tree;
+    int index;
+    atomic_uint *distinct;
+    uint64_t errors;
+} tree_producer;
+
+static void *produce_at_a_leaf(void *arg)
+{
+    tree_producer *p = arg;
+    for (uint64_t r = 0; r < PRODUCER_ROUNDS * PRODUCED_KEYS; r++) {
+        uint32_t id = (uint32_t)((r * (2 * p->index + 1) + (uint64_t)p->index * 997) %
+                                 PRODUCED_KEYS);
+        testing_key k = testing_key_make(41, id);
+        bool dup = true;
+        if (once_tree_test_and_add(p->tree, (uint64_t)p->index, &k, sizeof k, &dup) != ONCE_OK)
+            p->errors++;
+        else if (!dup)
+            atomic_fetch_add(&p->distinct[id], 1);
+    }
+    return NULL;
+}
+
+static void tree_distinct_at_most_once(void)
+{
+    for (int mode = 0; mode < 2; mode++) {
+        once_tree_config c;
+        memset(&c, 0, sizeof c);
+        c.mode = (once_tree_mode)mode;
+        c.levels = 2;
+        c.fanout = THREADS;
+        c.capacity = PRODUCED_KEYS;
+        c.error = 0.001;
+        c.seed = 6;
+        c.seed_is_set = true;
+        c.concurrent = true;
+        once_tree *t = NULL;
+        CHECK_OK(once_tree_create(&t, &c, NULL));
+        REQUIRE(t != NULL);
+        static atomic_uint distinct[PRODUCED_KEYS];
+        for (int i = 0; i < PRODUCED_KEYS; i++)
+            atomic_init(&distinct[i], 0);
+        tree_producer ps[THREADS];
+        pthread_t tids[THREADS];
+        for (int i = 0; i < THREADS; i++) {
+            ps[i] = (tree_producer){t, i, distinct, 0};
+            REQUIRE(pthread_create(&tids[i], NULL, produce_at_a_leaf, &ps[i]) == 0);
+        }
+        once_tree_stats st;
+        CHECK_OK(once_tree_get_stats(t, &st)); /* while they run */
+        for (int i = 0; i < THREADS; i++) {
+            pthread_join(tids[i], NULL);
+            CHECK(ps[i].errors == 0);
+        }
+        uint64_t twice = 0, once = 0;
+        for (int i = 0; i < PRODUCED_KEYS; i++) {
+            unsigned d = atomic_load(&distinct[i]);
+            twice += d > 1;
+            once += d == 1;
+        }
+        CHECK(twice == 0);
+        CHECK(once >= PRODUCED_KEYS - PRODUCED_KEYS / 100);
+        CHECK_OK(once_tree_get_stats(t, &st));
+        CHECK(st.events == (uint64_t)THREADS * PRODUCER_ROUNDS * PRODUCED_KEYS);
+        once_tree_free(t);
+    }
+}
+
 static const testing_case cases[] = {
     {"shared_filters_read_concurrently", shared_filters_read_concurrently},
     {"own_filters_on_each_thread", own_filters_on_each_thread},
     {"sliced_distinct_at_most_once", sliced_distinct_at_most_once},
+    {"tree_distinct_at_most_once", tree_distinct_at_most_once},
 };
 
 TESTING_MAIN(cases)

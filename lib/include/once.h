@@ -1119,6 +1119,9 @@ typedef struct once_tree_config {
     uint64_t seed;
     bool seed_is_set;         /* false: draw one */
     uint32_t top_down_level;  /* d, 0 (off) to L - 1 */
+    bool concurrent;          /* several threads call at once: each operation holds the
+                                 root's lock (section 6), so an event is answered
+                                 distinct at most once */
 } once_tree_config;
 
 typedef struct once_tree once_tree;

@@ -85,6 +85,7 @@
 #include "once.h"
 #include "once_math.h"
 
+#include <pthread.h>
 #include <string.h>
 
 #define TREE_MAX_HASHES 64u
@@ -101,6 +102,8 @@ struct once_tree {
     uint64_t events, duplicates, failures;
     uint64_t accesses[ONCE_TREE_MAX_LEVELS], hits[ONCE_TREE_MAX_LEVELS],
         ruled_out[ONCE_TREE_MAX_LEVELS];
+    bool concurrent;
+    pthread_mutex_t root_lock; /* when concurrent */
 };
 
 /* ---------------------------------------------------------------- creation */
@@ -189,6 +192,13 @@ once_status once_tree_create(once_tree **out, const once_tree_config *c, const o
     t->fanout = c->fanout;
     t->hashes = k;
     t->top_down_level = c->top_down_level;
+    if (c->concurrent) {
+        if (pthread_mutex_init(&t->root_lock, NULL) != 0) {
+            once_free_memory(t);
+            return ONCE_ERR_NOMEM;
+        }
+        t->concurrent = true;
+    }
     t->bits = m;
     t->seed = seed;
     count_nodes(c->levels, c->fanout, t->first, &t->nodes, &t->leaves);
@@ -222,6 +232,8 @@ void once_tree_free(once_tree *t)
         for (uint64_t i = 0; i < t->nodes; i++)
             if (t->sites[i].destroy != NULL)
                 t->sites[i].destroy(t->sites[i].context);
+    if (t->concurrent)
+        pthread_mutex_destroy(&t->root_lock);
     once_free_memory(t->sites);
     once_free_memory(t->frontier);
     once_free_memory(t->next);
@@ -288,11 +300,9 @@ static once_status confirm_below(once_tree *t, uint64_t node, uint64_t from, uin
     }
 }
 
-once_status once_tree_test_and_add(once_tree *t, uint64_t leaf, const void *key, size_t len,
-                                   bool *seen)
+static once_status tree_test_and_add(once_tree *t, uint64_t leaf, const void *key, size_t len,
+                                     bool *seen)
 {
-    if (t == NULL || seen == NULL || (key == NULL && len != 0) || leaf >= t->leaves)
-        return ONCE_ERR_INVALID;
     once_digest d;
     uint64_t positions[TREE_MAX_HASHES];
     once_status st = once_digest_with_seed(t->seed, key, len, &d);
@@ -336,12 +346,33 @@ once_status once_tree_test_and_add(once_tree *t, uint64_t leaf, const void *key,
     return ONCE_OK;
 }
 
+/* Section 6, "Concurrency": every first-test-then-set of a distinct event passes the
+ * root, so holding the root for the operation is enough to keep two producers of one
+ * event from both finding it distinct; the tree holds one lock, the root's, for the
+ * whole operation (which also guards its counters and scratch). */
+once_status once_tree_test_and_add(once_tree *t, uint64_t leaf, const void *key, size_t len,
+                                   bool *seen)
+{
+    if (t == NULL || seen == NULL || (key == NULL && len != 0) || leaf >= t->leaves)
+        return ONCE_ERR_INVALID;
+    if (t->concurrent)
+        pthread_mutex_lock(&t->root_lock);
+    once_status st = tree_test_and_add(t, leaf, key, len, seen);
+    if (t->concurrent)
+        pthread_mutex_unlock(&t->root_lock);
+    return st;
+}
+
 /* ---------------------------------------------------------------- stats */
 
 once_status once_tree_get_stats(const once_tree *t, once_tree_stats *s)
 {
     if (t == NULL || s == NULL)
         return ONCE_ERR_INVALID;
+    /* The counters are the operations' (under the root's lock when concurrent). */
+    pthread_mutex_t *lock = t->concurrent ? (pthread_mutex_t *)&t->root_lock : NULL;
+    if (lock != NULL)
+        pthread_mutex_lock(lock);
     memset(s, 0, sizeof *s);
     s->bits = t->bits;
     s->hashes = t->hashes;
@@ -357,5 +388,7 @@ once_status once_tree_get_stats(const once_tree *t, once_tree_stats *s)
         s->hits[l] = t->hits[l];
         s->ruled_out[l] = t->ruled_out[l];
     }
+    if (lock != NULL)
+        pthread_mutex_unlock(lock);
     return ONCE_OK;
 }
