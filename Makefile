@@ -75,6 +75,7 @@ bench-quick: build
 
 bench: build
 	$(BUILD)/bench/once-bench
+	$(BUILD)/bench/once-sliced-bench --n 1e6 --reps 3
 	bench/cli_bench.sh $(BUILD)/programs/once
 
 # The Redis module against SET NX EX (and another Bloom module given as

@@ -186,10 +186,28 @@ static void maybe_grow(memory_site *m)
         (void)sub_filter_add(m); /* out of memory: the newest goes on taking keys */
 }
 
+/* Ask for the cells of a request some requests ahead, so that a batch has several
+ * cache misses in flight (as the library's own batches do). */
+#define PREFETCH_AHEAD 8u
+
+static void prefetch_request(const memory_site *m, const once_site_request *q)
+{
+    const sub_filter *newest = &m->filter[m->filters - 1];
+    for (uint32_t i = 0; i < q->count; i++) {
+        uint64_t p = q->positions[i];
+        if (p < m->config.bits)
+            __builtin_prefetch(windowed(m) ? &newest->cells[p] : &newest->cells[p >> 6], 1);
+    }
+}
+
 static void memory_site_run(void *context, once_site_request *requests, size_t count)
 {
     memory_site *m = context;
+    for (size_t r = 0; r < count && r < PREFETCH_AHEAD; r++)
+        prefetch_request(m, &requests[r]);
     for (size_t r = 0; r < count; r++) {
+        if (r + PREFETCH_AHEAD < count)
+            prefetch_request(m, &requests[r + PREFETCH_AHEAD]);
         once_site_request *q = &requests[r];
         q->status = ONCE_OK;
         q->all_set = false;
