@@ -47,7 +47,7 @@
  *   - with a window, every timer is 0 (empty) or an expiry, marked once a sweep found
  *     it expired; cells_set counts the non-zero unmarked cells of a sub-filter.
  */
-#include "once.h"
+#include "slice/sites.h"
 
 #include "core/alloc.h"
 
@@ -495,4 +495,11 @@ once_status once_thread_sites_create(uint32_t threads, uint32_t count, once_site
     }
     once_free_memory(made);
     return ONCE_OK;
+}
+
+void slice_sites_destroy(once_site *sites, uint64_t count)
+{
+    for (uint64_t i = 0; sites != NULL && i < count; i++)
+        if (sites[i].destroy != NULL)
+            sites[i].destroy(sites[i].context);
 }

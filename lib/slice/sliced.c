@@ -46,6 +46,7 @@
 #include "core/alloc.h"
 #include "once.h"
 #include "once_math.h"
+#include "slice/sites.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -262,10 +263,7 @@ void once_sliced_free(once_sliced *f)
 {
     if (f == NULL)
         return;
-    if (f->sites != NULL)
-        for (uint32_t i = 0; i < f->site_count; i++)
-            if (f->sites[i].destroy != NULL)
-                f->sites[i].destroy(f->sites[i].context);
+    slice_sites_destroy(f->sites, f->site_count);
     if (f->concurrent)
         for (uint32_t i = 0; i < f->site_count; i++)
             pthread_mutex_destroy(&f->locks[i]);
@@ -531,18 +529,25 @@ static bool valid_time(const once_sliced *f, uint64_t time_ms)
     return f->window_ms == 0 || time_ms <= ONCE_MAX_TIME_MS;
 }
 
-once_status once_sliced_test_and_add(once_sliced *f, const void *key, size_t len,
-                                     uint64_t time_ms, bool *seen)
+/* The checks and the plan a one-key call starts with. */
+static once_status plan_call(const once_sliced *f, const void *key, size_t len,
+                             uint64_t time_ms, const void *answer, event_plan *e)
 {
-    if (f == NULL || seen == NULL || (key == NULL && len != 0))
+    if (f == NULL || answer == NULL || (key == NULL && len != 0))
         return ONCE_ERR_INVALID;
     if (!valid_time(f, time_ms))
         return ONCE_ERR_TIME;
+    e->time_ms = time_ms;
+    return plan_event(f, key, len, e);
+}
+
+once_status once_sliced_test_and_add(once_sliced *f, const void *key, size_t len,
+                                     uint64_t time_ms, bool *seen)
+{
     event_plan e;
-    once_status st = plan_event(f, key, len, &e);
+    once_status st = plan_call(f, key, len, time_ms, seen, &e);
     if (st != ONCE_OK)
         return st;
-    e.time_ms = time_ms;
     for (uint32_t t = 0; t < e.touched; t++)
         tally(&f->loads[e.site[t]], 1);
     tally(&f->events, 1);
@@ -557,15 +562,10 @@ once_status once_sliced_test_and_add(once_sliced *f, const void *key, size_t len
 once_status once_sliced_query(once_sliced *f, const void *key, size_t len, uint64_t time_ms,
                               bool *present)
 {
-    if (f == NULL || present == NULL || (key == NULL && len != 0))
-        return ONCE_ERR_INVALID;
-    if (!valid_time(f, time_ms))
-        return ONCE_ERR_TIME;
     event_plan e;
-    once_status st = plan_event(f, key, len, &e);
+    once_status st = plan_call(f, key, len, time_ms, present, &e);
     if (st != ONCE_OK)
         return st;
-    e.time_ms = time_ms;
     uint32_t sorted[SLICED_MAX_HASHES];
     uint32_t n = sorted_sites(&e, sorted);
     bool failed[SLICED_MAX_HASHES];

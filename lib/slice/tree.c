@@ -84,6 +84,7 @@
 #include "core/alloc.h"
 #include "once.h"
 #include "once_math.h"
+#include "slice/sites.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -228,10 +229,7 @@ void once_tree_free(once_tree *t)
 {
     if (t == NULL)
         return;
-    if (t->sites != NULL)
-        for (uint64_t i = 0; i < t->nodes; i++)
-            if (t->sites[i].destroy != NULL)
-                t->sites[i].destroy(t->sites[i].context);
+    slice_sites_destroy(t->sites, t->nodes);
     if (t->concurrent)
         pthread_mutex_destroy(&t->root_lock);
     once_free_memory(t->sites);
