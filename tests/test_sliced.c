@@ -689,7 +689,7 @@ static void batch_with_a_site_down(void)
 
 static once_site memory_site(uint64_t bits, uint64_t window_ms)
 {
-    once_memory_site_config mc = {bits, window_ms, ONCE_GROWTH_NONE, 0.0};
+    once_memory_site_config mc = {.bits = bits, .window_ms = window_ms};
     once_site site = {0};
     CHECK_OK(once_memory_site_create(&mc, &site));
     return site;
@@ -739,9 +739,12 @@ static void timers_expire_at_the_producer_time(void)
     site.describe(site.context, &info);
     CHECK(info.cells == 1024 && info.filters == 1 && info.cells_set >= 1);
     site.destroy(site.context);
-    once_memory_site_config bad = {1000, w, ONCE_GROWTH_NONE, 0.0}; /* not whole words */
+    once_memory_site_config bad = {.bits = 1000, .window_ms = w}; /* not whole words */
     CHECK_STATUS(once_memory_site_create(&bad, &site), ONCE_ERR_INVALID);
-    bad = (once_memory_site_config){1024, w, ONCE_GROWTH_DENSITY, 1.5};
+    bad = (once_memory_site_config){.bits = 1024, .window_ms = w, .growth = ONCE_GROWTH_DENSITY, .max_density = 1.5};
+    CHECK_STATUS(once_memory_site_create(&bad, &site), ONCE_ERR_INVALID);
+    /* Shared sites are bits: no timers, no growth. */
+    bad = (once_memory_site_config){.bits = 1024, .window_ms = w, .shared = true};
     CHECK_STATUS(once_memory_site_create(&bad, &site), ONCE_ERR_INVALID);
 }
 

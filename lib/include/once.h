@@ -847,12 +847,15 @@ ONCE_API once_status once_dbf_apply_delta(once_filter *replica, const void *delt
  * thread, or by `threads` worker threads that own them (once_thread_sites_create).
  *
  * Threads (section 6, "Concurrency"): with `concurrent` set, several threads may call
- * one filter at once.  An event holds the locks of the sites it touches, taken in site
- * order, from its first test to its last set, so two producers of one event cannot
- * interleave their bits and both find it distinct: with every site reachable, an event
- * is answered distinct at most once however many threads offer it.  Every word is
- * written under its site's lock (and by the one thread that owns a thread site), so
- * no set is lost.  Without `concurrent` a filter is one thread's at a time.
+ * one filter at once, and with every site reachable an event is answered distinct at
+ * most once however many threads offer it: two producers of one event cannot
+ * interleave their tests and sets.  The filter's own bit sites, run by the callers
+ * (no threads, window or growth), take event-level locks: an operation holds the lock
+ * of its key's stripe (a batch, those of its keys, in order) from its first test to
+ * its last set, and bits are set with atomic OR, so events of other keys run at once
+ * and no set is lost.  Other sites take slice-level locks: an event holds the locks of
+ * the sites it touches, in site order.  Without `concurrent` a filter is one thread's
+ * at a time.
  */
 typedef enum once_slicing {
     ONCE_SLICING_HORIZONTAL = 1,
@@ -938,6 +941,8 @@ typedef struct once_memory_site_config {
     uint64_t window_ms; /* 0: bits, no window */
     once_growth growth;
     double max_density; /* in (0, 1), with growth */
+    bool shared;        /* bits only, no growth: several threads may run it at once (a
+                           bit is set with an atomic OR, so no set is lost) */
 } once_memory_site_config;
 
 ONCE_API once_status once_memory_site_create(const once_memory_site_config *config,

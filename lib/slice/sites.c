@@ -29,6 +29,10 @@
  *   window/timer.c sweeps), so the count of cells set follows the alive ones within a
  *   quarter window; a marked timer keeps its expiry for events later than the clock.
  *
+ *   A shared site (bits only, no growth) is run by several threads at once: bits are
+ *   read with atomic loads and set with atomic OR, and its count with atomic adds;
+ *   the sub-filter list never changes.
+ *
  *   Thread sites own other sites (paper 000, section 3: a site holds its slices and
  *   answers requests on positions; here a site is a thread instead of a host).  Site i
  *   belongs to worker i mod T.  start() queues a batch of requests on the owner's list
@@ -108,6 +112,8 @@ static uint64_t expiry_of(uint64_t cell)
 /* Is position p set (alive at `at`) in sub-filter f?  Its expiry, or 1 for a bit. */
 static uint64_t cell_value(const memory_site *m, const sub_filter *f, uint64_t p, uint64_t at)
 {
+    if (m->config.shared) /* other threads set bits meanwhile */
+        return __atomic_load_n(&f->cells[p >> 6], __ATOMIC_RELAXED) >> (p & 63) & 1;
     if (!windowed(m))
         return f->cells[p >> 6] >> (p & 63) & 1;
     return expiry_of(f->cells[p]) > at ? expiry_of(f->cells[p]) : 0;
@@ -115,6 +121,13 @@ static uint64_t cell_value(const memory_site *m, const sub_filter *f, uint64_t p
 
 static void cell_set(memory_site *m, sub_filter *f, uint64_t p, uint64_t expiry)
 {
+    if (m->config.shared) {
+        uint64_t bit = UINT64_C(1) << (p & 63);
+        uint64_t old = __atomic_fetch_or(&f->cells[p >> 6], bit, __ATOMIC_RELAXED);
+        if ((old & bit) == 0)
+            __atomic_fetch_add(&f->cells_set, 1, __ATOMIC_RELAXED);
+        return; /* no growth: `written` is not needed */
+    }
     f->written++;
     if (!windowed(m)) {
         uint64_t bit = UINT64_C(1) << (p & 63);
@@ -257,7 +270,7 @@ static void memory_site_describe(void *context, once_site_info *info)
     info->filters = m->filters;
     info->cells_set = 0;
     for (uint32_t j = 0; j < m->filters; j++)
-        info->cells_set += m->filter[j].cells_set;
+        info->cells_set += __atomic_load_n(&m->filter[j].cells_set, __ATOMIC_RELAXED);
     info->bytes = sizeof *m + (uint64_t)m->filters * m->config.bits / (windowed(m) ? 1 : 64) * 8;
 }
 
@@ -276,6 +289,8 @@ once_status once_memory_site_create(const once_memory_site_config *c, once_site 
         (c->growth != ONCE_GROWTH_NONE && c->growth != ONCE_GROWTH_DENSITY &&
          c->growth != ONCE_GROWTH_CARDINALITY) ||
         (c->growth != ONCE_GROWTH_NONE && !(c->max_density > 0.0 && c->max_density < 1.0)))
+        return ONCE_ERR_INVALID;
+    if (c->shared && (c->window_ms != 0 || c->growth != ONCE_GROWTH_NONE))
         return ONCE_ERR_INVALID;
     if (c->window_ms != 0 && c->bits > (UINT64_C(1) << 34))
         return ONCE_ERR_TOO_LARGE; /* 8 bytes a timer */

@@ -56,6 +56,9 @@
 #define SLICED_MAX_HASHES 64u
 /* Derives the horizontal slice hash's seed from the filter's. */
 #define SLICE_SEED_SALT UINT64_C(0x9e3779b97f4a7c15)
+/* Event-level locks (concurrent filters over their own bit sites): a key's lock is one
+ * of this many, by its hash. */
+#define EVENT_STRIPES 1024u
 /* Events a batch plans and sends at once. */
 #define BATCH_EVENTS 256u
 
@@ -89,7 +92,9 @@ struct once_sliced {
     uint32_t place_shift;
     once_site *sites;
     bool concurrent;
-    pthread_mutex_t *locks; /* one per site, when concurrent */
+    bool event_locks;      /* concurrent over shared bit sites: locks by key stripe */
+    uint32_t lock_count;   /* sites, or EVENT_STRIPES */
+    pthread_mutex_t *locks; /* when concurrent */
     _Atomic uint64_t *loads;
     _Atomic uint64_t events, messages, failed_messages;
 };
@@ -231,19 +236,25 @@ once_status once_sliced_create(once_sliced **out, const once_sliced_config *c,
         return ONCE_ERR_NOMEM;
     }
     if (c->concurrent) {
-        f->locks = once_calloc(site_count, sizeof *f->locks);
+        /* Bits that the callers set with atomic OR need only the event's own lock;
+         * other sites (timers, growth, threads, the caller's) lock slice by slice. */
+        f->event_locks = sites == NULL && c->threads == 0 && c->window_ms == 0 &&
+                         c->growth == ONCE_GROWTH_NONE;
+        f->lock_count = f->event_locks ? EVENT_STRIPES : site_count;
+        f->locks = once_calloc(f->lock_count, sizeof *f->locks);
         if (f->locks == NULL) {
             once_sliced_free(f);
             return ONCE_ERR_NOMEM;
         }
-        for (uint32_t i = 0; i < site_count; i++)
+        for (uint32_t i = 0; i < f->lock_count; i++)
             pthread_mutex_init(&f->locks[i], NULL);
         f->concurrent = true;
     }
     if (sites != NULL) {
         memcpy(f->sites, sites, site_count * sizeof *sites);
     } else {
-        once_memory_site_config mc = {slice_bits, c->window_ms, c->growth, 0.0};
+        once_memory_site_config mc = {slice_bits, c->window_ms, c->growth, 0.0,
+                                      f->event_locks};
         if (c->growth != ONCE_GROWTH_NONE)
             mc.max_density = growth_density(c, m, k);
         for (uint32_t i = 0; i < site_count && st == ONCE_OK; i++)
@@ -265,7 +276,7 @@ void once_sliced_free(once_sliced *f)
         return;
     slice_sites_destroy(f->sites, f->site_count);
     if (f->concurrent)
-        for (uint32_t i = 0; i < f->site_count; i++)
+        for (uint32_t i = 0; i < f->lock_count; i++)
             pthread_mutex_destroy(&f->locks[i]);
     once_free_memory(f->locks);
     once_free_memory(f->sites);
@@ -340,6 +351,7 @@ static uint32_t fast_range(uint64_t hash, uint32_t n)
 /* The requests of one event: the touched sites, each with its positions. */
 typedef struct event_plan {
     uint64_t time_ms; /* the producer's timestamp t_u (windows) */
+    uint32_t stripe;  /* the key's event lock (event-level locking) */
     uint32_t touched;
     uint32_t site[SLICED_MAX_HASHES];
     uint32_t first[SLICED_MAX_HASHES], count[SLICED_MAX_HASHES];
@@ -357,6 +369,7 @@ static once_status plan_event(const once_sliced *f, const void *key, size_t len,
     if (st != ONCE_OK ||
         (st = once_standard_positions(f->probe_bits, f->hashes, &d, pos)) != ONCE_OK)
         return st;
+    e->stripe = (uint32_t)(d.hi % EVENT_STRIPES);
     uint32_t site[SLICED_MAX_HASHES];
     if (f->slicing == ONCE_SLICING_HORIZONTAL) {
         e->touched = 1;
@@ -409,7 +422,8 @@ static once_status plan_event(const once_sliced *f, const void *key, size_t len,
     return ONCE_OK;
 }
 
-/* Concurrent filters: lock the sites of sorted[0 .. n-1], increasing, distinct. */
+/* Concurrent filters: take locks sorted[0 .. n-1] (sites, or key stripes), increasing
+ * and distinct, so that no two operations wait for each other in a circle. */
 static void lock_sites(once_sliced *f, const uint32_t *sorted, uint32_t n)
 {
     if (f->concurrent)
@@ -424,9 +438,14 @@ static void unlock_sites(once_sliced *f, const uint32_t *sorted, uint32_t n)
             pthread_mutex_unlock(&f->locks[sorted[i]]);
 }
 
-/* An event's touched sites, increasing (plan_event groups them so). */
-static uint32_t sorted_sites(const event_plan *e, uint32_t *sorted)
+/* The locks an event takes: its key's stripe, or its touched sites, increasing
+ * (plan_event groups them so). */
+static uint32_t sorted_sites(const once_sliced *f, const event_plan *e, uint32_t *sorted)
 {
+    if (f->event_locks) {
+        sorted[0] = e->stripe;
+        return 1;
+    }
     memcpy(sorted, e->site, e->touched * sizeof *sorted);
     return e->touched;
 }
@@ -552,7 +571,7 @@ once_status once_sliced_test_and_add(once_sliced *f, const void *key, size_t len
         tally(&f->loads[e.site[t]], 1);
     tally(&f->events, 1);
     uint32_t sorted[SLICED_MAX_HASHES];
-    uint32_t n = sorted_sites(&e, sorted);
+    uint32_t n = sorted_sites(f, &e, sorted);
     lock_sites(f, sorted, n);
     st = test_and_add_planned(f, &e, seen);
     unlock_sites(f, sorted, n);
@@ -567,7 +586,8 @@ once_status once_sliced_query(once_sliced *f, const void *key, size_t len, uint6
     if (st != ONCE_OK)
         return st;
     uint32_t sorted[SLICED_MAX_HASHES];
-    uint32_t n = sorted_sites(&e, sorted);
+    /* A query sets nothing: over shared bits it needs no lock. */
+    uint32_t n = f->event_locks ? 0 : sorted_sites(f, &e, sorted);
     bool failed[SLICED_MAX_HASHES];
     lock_sites(f, sorted, n);
     st = decide(f, &e, ONCE_SITE_TEST, present, failed);
@@ -587,7 +607,25 @@ typedef struct batch_space {
     uint32_t *request_event;
     uint32_t *start;             /* site_count + 1 */
     uint32_t *used_sites;        /* sites with requests, increasing */
+    uint32_t stripes[BATCH_EVENTS]; /* the events' key stripes (event-level locking) */
 } batch_space;
+
+/* The distinct stripes of the batch's n events, increasing, into b->stripes. */
+static uint32_t batch_stripes(batch_space *b, size_t n)
+{
+    uint32_t count = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t stripe = b->plans[i].stripe, j = count;
+        while (j > 0 && b->stripes[j - 1] > stripe)
+            j--;
+        if (j > 0 && b->stripes[j - 1] == stripe)
+            continue;
+        memmove(b->stripes + j + 1, b->stripes + j, (count - j) * sizeof *b->stripes);
+        b->stripes[j] = stripe;
+        count++;
+    }
+    return count;
+}
 
 static void batch_space_free(batch_space *b)
 {
@@ -654,7 +692,12 @@ static once_status run_batch(once_sliced *f, batch_space *b, const once_key *key
     tally(&f->events, n);
     tally(&f->messages, total);
     /* Start the sites that work apart, run the others here, then wait. */
-    lock_sites(f, b->used_sites, used);
+    uint32_t *held = b->used_sites, held_count = used;
+    if (f->event_locks) {
+        held = b->stripes;
+        held_count = batch_stripes(b, n);
+    }
+    lock_sites(f, held, held_count);
     for (uint32_t u = 0; u < used; u++) {
         const once_site *site = &f->sites[b->used_sites[u]];
         uint32_t s = b->used_sites[u];
@@ -672,7 +715,7 @@ static once_status run_batch(once_sliced *f, batch_space *b, const once_key *key
         if (site->wait != NULL)
             site->wait(site->context);
     }
-    unlock_sites(f, b->used_sites, used);
+    unlock_sites(f, held, held_count);
     /* Decide: a duplicate when every reachable position was set, and enough reached. */
     uint32_t reached[BATCH_EVENTS];
     bool failed_event[BATCH_EVENTS];
@@ -800,10 +843,12 @@ once_status once_sliced_site_info(const once_sliced *f, uint32_t site, once_site
         return ONCE_ERR_INVALID;
     *info = (once_site_info){f->slice_bits, 0, 1, f->slice_bits / 8};
     if (f->sites[site].describe != NULL) {
-        if (f->concurrent)
+        /* Shared bit sites count atomically; other sites are read under their lock. */
+        bool lock = f->concurrent && !f->event_locks;
+        if (lock)
             pthread_mutex_lock(&f->locks[site]);
         f->sites[site].describe(f->sites[site].context, info);
-        if (f->concurrent)
+        if (lock)
             pthread_mutex_unlock(&f->locks[site]);
     }
     return ONCE_OK;

@@ -214,7 +214,7 @@ once_status once_tree_create(once_tree **out, const once_tree_config *c, const o
         memcpy(t->sites, sites, (size_t)nodes * sizeof *sites);
     } else {
         /* Positions fall in [0, m): a node holds m bits, rounded up to whole words. */
-        once_memory_site_config node = {(m + 63) / 64 * 64, 0, ONCE_GROWTH_NONE, 0.0};
+        once_memory_site_config node = {.bits = (m + 63) / 64 * 64};
         for (uint64_t i = 0; i < nodes; i++)
             if ((st = once_memory_site_create(&node, &t->sites[i])) != ONCE_OK) {
                 once_tree_free(t); /* destroys the ones made so far */
