@@ -5,6 +5,7 @@
  *   - vertical slicing decides every event exactly as the unsliced standard filter of
  *     the same m, k and seed (Proposition 1 via Eq. 3), for FTTS and TAS, parallel and
  *     pipelined lookups, any number of slices;
+ *   - vertical slices hold floor(m/S) or ceil(m/S) of the filter's bits each;
  *   - horizontal slicing has no false negatives, and its measured false-positive rate
  *     is within a binomial bound of Eq. 4;
  *   - a pipelined lookup sends no more messages than a parallel one, event by event,
@@ -150,6 +151,42 @@ static void vertical_from_capacity_is_the_standard_filter(void)
         CHECK(differ == 0);
         once_sliced_free(v);
         once_free(f);
+    }
+}
+
+/* Definition 2 with m not a multiple of the slices' words: every vertical slice holds
+ * floor(m/S) or ceil(m/S) of the filter's bits, none fewer (a filled filter sets all
+ * of them). */
+static void vertical_slices_are_even(void)
+{
+    const uint32_t slices = 32;
+    const uint64_t m = 31 * 128 + 10; /* whole-word slices of 128 would leave 10 bits */
+    for (uint32_t parts = 1; parts <= 2; parts++) {
+        once_sliced_config c = config_of(parts == 1 ? ONCE_SLICING_VERTICAL
+                                                    : ONCE_SLICING_DICED_VH,
+                                         slices, m, 3, ONCE_FTTS, ONCE_LOOKUP_PARALLEL);
+        c.parts = parts == 1 ? 0 : parts;
+        once_sliced *f = sliced_make(&c);
+        REQUIRE(f != NULL);
+        for (uint64_t i = 0; i < 40000; i++) { /* fills every bit */
+            testing_key k = testing_key_make(31, i);
+            bool seen = false;
+            CHECK_OK(once_sliced_test_and_add(f, &k, sizeof k, 0, &seen));
+        }
+        uint64_t total = 0;
+        for (uint32_t s = 0; s < slices; s++) {
+            uint64_t set = 0;
+            for (uint32_t p = 0; p < parts; p++) {
+                once_site_info info;
+                CHECK_OK(once_sliced_site_info(f, s * parts + p, &info));
+                set += info.cells_set;
+            }
+            /* v-h folds a slice's bits onto each part: up to S' times the slice's. */
+            CHECK(set >= m / slices && set <= parts * ((m + slices - 1) / slices));
+            total += set;
+        }
+        CHECK(parts > 1 || total == m);
+        once_sliced_free(f);
     }
 }
 
@@ -1081,6 +1118,7 @@ static const testing_case cases[] = {
     {"vertical_decides_as_the_unsliced_filter", vertical_decides_as_the_unsliced_filter},
     {"vertical_from_capacity_is_the_standard_filter",
      vertical_from_capacity_is_the_standard_filter},
+    {"vertical_slices_are_even", vertical_slices_are_even},
     {"horizontal_rate_follows_eq4", horizontal_rate_follows_eq4},
     {"pipelined_sends_no_more_messages", pipelined_sends_no_more_messages},
     {"unreachable_sites_are_reported", unreachable_sites_are_reported},

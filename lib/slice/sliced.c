@@ -88,7 +88,7 @@ struct once_sliced {
     uint64_t span;       /* bits of one horizontal or vertical slice: S' sites */
     uint64_t probe_bits; /* the standard filter the positions are drawn for: m or span */
     uint64_t place_mask, place_keys[2]; /* the bit placement over probe_bits (bit_place) */
-    divisor by_slice_bits, by_span;
+    divisor by_slice_bits, by_bits, by_slices;
     uint32_t place_shift;
     once_site *sites;
     bool concurrent;
@@ -127,9 +127,9 @@ static double growth_density(const once_sliced_config *c, uint64_t m, uint32_t k
 }
 
 /* The bits of one (horizontal or vertical) slice: m/S, rounded up to whole words for
- * each of its S' parts.  m itself is kept: a vertical filter places its m bits in the
- * S slices (the last ones hold fewer than span), so it is the standard filter of m
- * bits exactly. */
+ * each of its S' parts.  m itself is kept: a vertical filter spreads its m bits over
+ * the S slices, floor(m/S) or ceil(m/S) each, so it is the standard filter of m bits
+ * exactly and its slices are as even as m allows. */
 static uint64_t slice_span(uint64_t m, uint32_t slices, uint32_t parts)
 {
     uint64_t unit = UINT64_C(64) * parts, per_slice = (m + slices - 1) / slices;
@@ -220,7 +220,8 @@ once_status once_sliced_create(once_sliced **out, const once_sliced_config *c,
     f->seed = seed;
     f->span = slice_bits * parts;
     f->by_slice_bits = divisor_of(slice_bits);
-    f->by_span = divisor_of(f->span);
+    f->by_bits = divisor_of(m);
+    f->by_slices = divisor_of(c->slices);
     f->probe_bits = horizontal_first(c->slicing) ? f->span : m;
     uint32_t b = 1;
     while ((UINT64_C(1) << b) < f->probe_bits)
@@ -381,20 +382,27 @@ static once_status plan_event(const once_sliced *f, const void *key, size_t len,
     }
     uint32_t outer = f->slicing == ONCE_SLICING_DICED_HV ? fast_range(h.lo, f->slices) : 0;
     for (uint32_t i = 0; i < f->hashes; i++) {
-        uint64_t place = bit_place(f, pos[i]), offset = 0;
-        uint64_t site_of_place = divide(place, &f->by_slice_bits, &offset);
+        uint64_t place = bit_place(f, pos[i]), offset = 0, ignored = 0;
         if (f->slicing == ONCE_SLICING_DICED_HV) {
-            site[i] = outer * f->parts + (uint32_t)site_of_place;
-        } else if (f->parts == 1) {
-            site[i] = (uint32_t)site_of_place; /* the span is one site's bits */
-        } else {
-            uint64_t ignored = 0;
-            uint32_t slice = (uint32_t)divide(place, &f->by_span, &ignored);
-            /* The part this slice gives the key (v-h). */
-            uint32_t part = fast_range(mix64(h.hi ^ mix64(slice + 1)), f->parts);
-            site[i] = slice * f->parts + part;
+            site[i] = outer * f->parts + (uint32_t)divide(place, &f->by_slice_bits, &offset);
+            pos[i] = offset;
+            continue;
         }
-        pos[i] = offset;
+        /* Vertical slice i holds the places p with floor(p S / m) = i, that is
+         * [ceil(i m / S), ceil((i + 1) m / S)): floor(m/S) or ceil(m/S) of them, as
+         * even as m allows (Definition 2). */
+        uint64_t slice = divide(place * f->slices, &f->by_bits, &ignored);
+        uint64_t start = divide(slice * f->bits + f->slices - 1, &f->by_slices, &ignored);
+        offset = place - start;
+        if (f->parts == 1) {
+            site[i] = (uint32_t)slice;
+            pos[i] = offset;
+            continue;
+        }
+        /* v-h: the part this slice gives the key, and the offset folded into it. */
+        uint32_t part = fast_range(mix64(h.hi ^ mix64(slice + 1)), f->parts);
+        site[i] = (uint32_t)slice * f->parts + part;
+        divide(offset, &f->by_slice_bits, &pos[i]);
     }
     /* Group by site, in increasing site order (an insertion sort of k pairs, stable:
      * the positions of a site keep their probe order). */
