@@ -31,12 +31,36 @@
  *   card_fig5.dat    paper 002 Fig. 5: estimates of ten trials against the true count, with
  *                    the 70% and 90% bounds, for 8 and 32 Kbit filters with 2 hashes
  *
+ * Paper 000 (bench/paper000.c; each table states its pass criteria and a PASS/FAIL
+ * column the program computes):
+ *   p000_summary.md  PASS and FAIL counts of every paper 000 table
+ *   p000_fig1.md     Figs. 1(a, b): rate against the failed fraction (Eqs. 5, 6, and
+ *                    measured with sites taken down), S_f against f for three P_max;
+ *                    data p000_fig1a.dat, p000_fig1a_measured.dat, p000_fig1b.dat
+ *   p000_fig5.md     Figs. 5(a-c): final rate of horizontal, vertical, h-v and v-h
+ *                    slicing against its formula for S = 1..32 at targets 0.02, 0.05 and
+ *                    0.08 (Zipf stream), fairness and largest load share; p000_fig5.dat
+ *   p000_fig5d.md    Fig. 5(d): FP and FN of the threshold rule x = 1..7, k = 8, 8 of 40
+ *                    sites failed, against the exact formulas; p000_fig5d.dat
+ *   p000_fig7c.md    Fig. 7(c): TEST requests per event, parallel against pipelined
+ *                    vertical lookups, on 80%, 50% and 20% distinct streams; p000_fig7c.dat
+ *   p000_fig9.md     Fig. 9: duplicates by equal timers (p000_fig9ab.dat) and FP/FN of
+ *                    the equal-timers heuristic for k' = 2..8 (p000_fig9.dat)
+ *   p000_fig10.md    Figs. 10-11: sub-filters over time with 2x and 5x bursts, windows
+ *                    100, 500, 1000, by density and cardinality (p000_fig10.dat), and
+ *                    the false-positive rate over time (p000_fig11.dat)
+ *   p000_table1.md   Table 1, Fig. 12(a, b): hits and accesses per level of dense and
+ *                    sparse Bloom trees of 2 and 5 levels and their identities
+ *   p000_fig12.md    Fig. 12(c): false positives against the top-down level d;
+ *                    p000_fig12.dat holds Fig. 12(a-c)
+ *
  * Usage: once-experiments DIRECTORY
  */
 #include <once.h>
 #include <once_math.h>
 
 #include "cardinality_trials.h"
+#include "paper000.h"
 #include "paper002.h"
 #include "paper_tables.h"
 
@@ -726,5 +750,6 @@ int main(int argc, char **argv)
     write_bpbf_fig1(argv[1]);
     write_dbpbf_fig4(argv[1]);
     write_cardinality(argv[1]);
+    write_paper000(argv[1]);
     return 0;
 }
