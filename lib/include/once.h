@@ -831,8 +831,9 @@ ONCE_API once_status once_dbf_apply_delta(once_filter *replica, const void *delt
  *   chosen by a hash of the key and the slice; the rate of horizontal slicing over
  *   S S').  Site s x S' + p holds part p of slice s.
  *   A slice holds m/S bits rounded up to whole words for each part (slice_bits a
- *   site); a vertical filter keeps m as given or planned, placing its bits over the
- *   slices, so that it is the standard filter of that m.
+ *   site); a vertical filter keeps m as given or planned, spreading its bits over the
+ *   slices (floor(m/S) or ceil(m/S) each), so that it is the standard filter of that
+ *   m; v-h rounds m up to a multiple of S S', so that its parts are equal.
  *
  * Primitives (section 3): first-test-then-set (ONCE_FTTS: test the k bits, set them
  * only for an event found distinct) and per-bit test-and-set (ONCE_TAS: set them

@@ -88,7 +88,7 @@ struct once_sliced {
     uint64_t span;       /* bits of one horizontal or vertical slice: S' sites */
     uint64_t probe_bits; /* the standard filter the positions are drawn for: m or span */
     uint64_t place_mask, place_keys[2]; /* the bit placement over probe_bits (bit_place) */
-    divisor by_slice_bits, by_bits, by_slices;
+    divisor by_slice_bits, by_bits, by_slices, by_part;
     uint32_t place_shift;
     once_site *sites;
     bool concurrent;
@@ -171,6 +171,9 @@ once_status once_sliced_geometry(const once_sliced_config *c, uint64_t *bits, ui
         return ONCE_ERR_INVALID;
     if (m > (UINT64_C(1) << 40))
         return ONCE_ERR_TOO_LARGE;
+    if (c->slicing == ONCE_SLICING_DICED_VH) /* parts of m/(S S') bits, all equal */
+        m = (m + (uint64_t)c->slices * parts - 1) / ((uint64_t)c->slices * parts) *
+            ((uint64_t)c->slices * parts);
     *bits = m;
     *hashes = k;
     *slice_bits = slice_span(m, c->slices, parts) / parts;
@@ -222,6 +225,8 @@ once_status once_sliced_create(once_sliced **out, const once_sliced_config *c,
     f->by_slice_bits = divisor_of(slice_bits);
     f->by_bits = divisor_of(m);
     f->by_slices = divisor_of(c->slices);
+    if (c->slicing == ONCE_SLICING_DICED_VH) /* m is a multiple of S S' (geometry) */
+        f->by_part = divisor_of(m / ((uint64_t)c->slices * parts));
     f->probe_bits = horizontal_first(c->slicing) ? f->span : m;
     uint32_t b = 1;
     while ((UINT64_C(1) << b) < f->probe_bits)
@@ -399,10 +404,12 @@ static once_status plan_event(const once_sliced *f, const void *key, size_t len,
             pos[i] = offset;
             continue;
         }
-        /* v-h: the part this slice gives the key, and the offset folded into it. */
+        /* v-h: the part this slice gives the key, and the offset folded into its
+         * m/(S S') bits (m is a multiple of S S' here, so every cell takes S' of the
+         * slice's offsets). */
         uint32_t part = fast_range(mix64(h.hi ^ mix64(slice + 1)), f->parts);
         site[i] = (uint32_t)slice * f->parts + part;
-        divide(offset, &f->by_slice_bits, &pos[i]);
+        divide(offset, &f->by_part, &pos[i]);
     }
     /* Group by site, in increasing site order (an insertion sort of k pairs, stable:
      * the positions of a site keep their probe order). */
