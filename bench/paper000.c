@@ -293,9 +293,8 @@ static void probe_destroy(void *context)
 }
 
 /* m rounded up so that each of S slices holds m/S bits in whole words: the slices of
- * Definition 2 are equal, as the failure formulas of section 3.2 assume (a failed
- * site loses a share f/S of the positions).  Otherwise the last slices of a vertical
- * filter hold fewer bits than the others (once.h, "Sliced filters"). */
+ * Definition 2 are exactly equal, as the failure formulas of section 3.2 assume (a
+ * failed site loses a share f/S of the positions); without it they differ by a bit. */
 static uint64_t whole_slices(uint64_t m, uint32_t slices)
 {
     uint64_t unit = UINT64_C(64) * slices;
@@ -312,7 +311,7 @@ static once_sliced *sliced_over_probes(const once_sliced_config *c, probe_site *
     once_site *list = alloc_or_die(sites, sizeof *list);
     for (uint32_t i = 0; i < sites; i++) {
         memset(&store[i], 0, sizeof store[i]);
-        once_memory_site_config mc = {slice_bits, c->window_ms, ONCE_GROWTH_NONE, 0.0};
+        once_memory_site_config mc = {.bits = slice_bits, .window_ms = c->window_ms};
         MUST(once_memory_site_create(&mc, &store[i].inner), "memory site");
         list[i] = (once_site){.context = &store[i], .run = probe_run, .destroy = probe_destroy};
     }
@@ -667,10 +666,9 @@ static void write_fig5(const char *dir, const stream *z, verdicts *v)
             "site's part of the total load (even: 1/N).  Stream and filters of target 0.05.  "
             "Criterion (section 3.2, \"Load\": vertical slicing spreads a skewed stream more "
             "evenly), for S >= 8: vertical's fairness above horizontal's and its max share "
-            "below.  *Idle sites*: sites that saw no event, per slicing (h/v/h-v/v-h): a "
-            "vertical filter keeps m as given and fills its sites of whole words in order, "
-            "so when m is not a multiple of 64 S the last site holds fewer bits than the "
-            "others, or none.\n\n"
+            "below.  *Idle sites*: sites that saw no event, per slicing (h/v/h-v/v-h); a "
+            "vertical filter spreads its m bits evenly (floor or ceil of m/S a slice), so "
+            "none should be idle.\n\n"
             "| S | horizontal fairness | vertical fairness | h-v fairness | v-h fairness | "
             "horizontal max share | vertical max share | h-v max share | v-h max share | 1/S | "
             "idle sites | vertical fairer |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
