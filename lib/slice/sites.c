@@ -123,6 +123,10 @@ static void cell_set(memory_site *m, sub_filter *f, uint64_t p, uint64_t expiry)
 {
     if (m->config.shared) {
         uint64_t bit = UINT64_C(1) << (p & 63);
+        /* A bit set already needs no write: a read keeps the line shared between the
+         * cores, where an atomic OR would take it over. */
+        if (__atomic_load_n(&f->cells[p >> 6], __ATOMIC_RELAXED) & bit)
+            return;
         uint64_t old = __atomic_fetch_or(&f->cells[p >> 6], bit, __ATOMIC_RELAXED);
         if ((old & bit) == 0)
             __atomic_fetch_add(&f->cells_set, 1, __ATOMIC_RELAXED);

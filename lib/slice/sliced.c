@@ -75,6 +75,14 @@ static divisor divisor_of(uint64_t d)
     return (divisor){d, UINT64_MAX / d};
 }
 
+typedef struct counter_group {
+    _Alignas(64) _Atomic uint64_t events;
+    _Atomic uint64_t messages, failed_messages;
+} counter_group;
+
+/* Counter groups of a concurrent filter. */
+#define COUNTER_GROUPS 16u
+
 struct once_sliced {
     once_slicing slicing;
     once_primitive primitive;
@@ -95,8 +103,13 @@ struct once_sliced {
     bool event_locks;      /* concurrent over shared bit sites: locks by key stripe */
     uint32_t lock_count;   /* sites, or EVENT_STRIPES */
     pthread_mutex_t *locks; /* when concurrent */
-    _Atomic uint64_t *loads;
-    _Atomic uint64_t events, messages, failed_messages;
+    /* Counters, in groups so that concurrent producers seldom write one line: an
+     * operation counts in the group of its key's stripe (one group without
+     * `concurrent`); the stats add the groups up. */
+    uint32_t groups;
+    uint32_t loads_stride; /* site_count rounded up to a cache line of counters */
+    counter_group *group;
+    _Atomic uint64_t *loads; /* groups x loads_stride */
 };
 
 static bool is_diced(once_slicing slicing)
@@ -107,6 +120,16 @@ static bool is_diced(once_slicing slicing)
 static bool horizontal_first(once_slicing slicing)
 {
     return slicing == ONCE_SLICING_HORIZONTAL || slicing == ONCE_SLICING_DICED_HV;
+}
+
+static counter_group *group_of(const once_sliced *f, uint32_t stripe)
+{
+    return &f->group[stripe % f->groups];
+}
+
+static _Atomic uint64_t *loads_of(const once_sliced *f, uint32_t stripe)
+{
+    return f->loads + (size_t)(stripe % f->groups) * f->loads_stride;
 }
 
 static void tally(_Atomic uint64_t *counter, uint64_t by)
@@ -236,8 +259,11 @@ once_status once_sliced_create(once_sliced **out, const once_sliced_config *c,
     f->place_keys[0] = seed ^ UINT64_C(0x243f6a8885a308d3);
     f->place_keys[1] = seed * UINT64_C(0x13198a2e03707345);
     f->sites = once_calloc(site_count, sizeof *f->sites);
-    f->loads = once_calloc(site_count, sizeof *f->loads);
-    if (f->sites == NULL || f->loads == NULL) {
+    f->groups = c->concurrent ? COUNTER_GROUPS : 1;
+    f->loads_stride = (site_count + 7) / 8 * 8;
+    f->group = once_aligned_alloc((size_t)f->groups * sizeof *f->group);
+    f->loads = once_aligned_alloc((size_t)f->groups * f->loads_stride * sizeof *f->loads);
+    if (f->sites == NULL || f->loads == NULL || f->group == NULL) {
         once_sliced_free(f);
         return ONCE_ERR_NOMEM;
     }
@@ -286,7 +312,8 @@ void once_sliced_free(once_sliced *f)
             pthread_mutex_destroy(&f->locks[i]);
     once_free_memory(f->locks);
     once_free_memory(f->sites);
-    once_free_memory(f->loads);
+    once_aligned_free(f->loads);
+    once_aligned_free(f->group);
     once_free_memory(f);
 }
 
@@ -476,9 +503,10 @@ static once_status ask(once_sliced *f, event_plan *e, uint32_t t, once_site_op o
         q.expiries = e->expiries + e->first[t];
     const once_site *site = &f->sites[e->site[t]];
     site->run(site->context, &q, 1);
-    tally(&f->messages, 1);
+    counter_group *g = group_of(f, e->stripe);
+    tally(&g->messages, 1);
     if (q.status == ONCE_ERR_UNAVAILABLE)
-        tally(&f->failed_messages, 1);
+        tally(&g->failed_messages, 1);
     *all_set = q.all_set;
     return q.status;
 }
@@ -583,8 +611,8 @@ once_status once_sliced_test_and_add(once_sliced *f, const void *key, size_t len
     if (st != ONCE_OK)
         return st;
     for (uint32_t t = 0; t < e.touched; t++)
-        tally(&f->loads[e.site[t]], 1);
-    tally(&f->events, 1);
+        tally(&loads_of(f, e.stripe)[e.site[t]], 1);
+    tally(&group_of(f, e.stripe)->events, 1);
     uint32_t sorted[SLICED_MAX_HASHES];
     uint32_t n = sorted_sites(f, &e, sorted);
     lock_sites(f, sorted, n);
@@ -687,7 +715,7 @@ static once_status run_batch(once_sliced *f, batch_space *b, const once_key *key
     for (uint32_t s = 0; s < f->site_count; s++) {
         if (b->start[s + 1] != 0)
             b->used_sites[used++] = s;
-        tally(&f->loads[s], b->start[s + 1]);
+        tally(&loads_of(f, b->plans[0].stripe)[s], b->start[s + 1]);
         b->start[s + 1] += b->start[s];
     }
     uint32_t total = b->start[f->site_count];
@@ -704,8 +732,9 @@ static once_status run_batch(once_sliced *f, batch_space *b, const once_key *key
     for (uint32_t s = f->site_count; s > 0; s--) /* undo the shift of the placement */
         b->start[s] = b->start[s - 1];
     b->start[0] = 0;
-    tally(&f->events, n);
-    tally(&f->messages, total);
+    counter_group *g = group_of(f, b->plans[0].stripe);
+    tally(&g->events, n);
+    tally(&g->messages, total);
     /* Start the sites that work apart, run the others here, then wait. */
     uint32_t *held = b->used_sites, held_count = used;
     if (f->event_locks) {
@@ -754,7 +783,7 @@ static once_status run_batch(once_sliced *f, batch_space *b, const once_key *key
         if (!q->all_set)
             seen[i] = 0;
     }
-    tally(&f->failed_messages, failures);
+    tally(&g->failed_messages, failures);
     if (st != ONCE_OK)
         return st;
     bool undecided = false;
@@ -818,6 +847,15 @@ once_status once_sliced_test_and_add_batch(once_sliced *f, const once_key *keys,
 
 /* ---------------------------------------------------------------- stats */
 
+static uint64_t site_load(const once_sliced *f, uint32_t site)
+{
+    uint64_t load = 0;
+    for (uint32_t j = 0; j < f->groups; j++)
+        load += atomic_load_explicit(&f->loads[(size_t)j * f->loads_stride + site],
+                                     memory_order_relaxed);
+    return load;
+}
+
 once_status once_sliced_get_stats(const once_sliced *f, once_sliced_stats *s)
 {
     if (f == NULL || s == NULL)
@@ -830,13 +868,16 @@ once_status once_sliced_get_stats(const once_sliced *f, once_sliced_stats *s)
     s->slices = f->slices;
     s->parts = f->parts;
     s->sites = f->site_count;
-    s->events = atomic_load_explicit(&f->events, memory_order_relaxed);
-    s->messages = atomic_load_explicit(&f->messages, memory_order_relaxed);
-    s->failed_messages = atomic_load_explicit(&f->failed_messages, memory_order_relaxed);
+    for (uint32_t j = 0; j < f->groups; j++) {
+        s->events += atomic_load_explicit(&f->group[j].events, memory_order_relaxed);
+        s->messages += atomic_load_explicit(&f->group[j].messages, memory_order_relaxed);
+        s->failed_messages +=
+            atomic_load_explicit(&f->group[j].failed_messages, memory_order_relaxed);
+    }
     s->messages_per_event = s->events ? (double)s->messages / (double)s->events : 0.0;
     double sum = 0, squares = 0;
     for (uint32_t i = 0; i < f->site_count; i++) {
-        uint64_t load = atomic_load_explicit(&f->loads[i], memory_order_relaxed);
+        uint64_t load = site_load(f, i);
         sum += (double)load;
         squares += (double)load * (double)load;
         if (load > s->max_load)
@@ -874,6 +915,6 @@ once_status once_sliced_loads(const once_sliced *f, uint64_t *loads, uint32_t ro
     if (f == NULL || loads == NULL || room < f->site_count)
         return ONCE_ERR_INVALID;
     for (uint32_t i = 0; i < f->site_count; i++)
-        loads[i] = atomic_load_explicit(&f->loads[i], memory_order_relaxed);
+        loads[i] = site_load(f, i);
     return ONCE_OK;
 }
