@@ -145,8 +145,8 @@ void report_sliced_stats(stats_mode mode, const run_counters *c, const once_slic
         return;
     }
     double rate = c->seconds > 0 ? (double)c->lines / c->seconds : 0.0;
-    /* The rate at the keys held (Eq. 3 and 4, section 3.3), as the filter was sized. */
-    double fpr = once_sliced_fpr(s.slicing, s.bits, s.hashes, s.slices, s.parts, c->distinct);
+    /* The filter's live estimate, from the cells its sites hold set (section 3.2). */
+    double fpr = s.fp_estimate;
     uint64_t bytes = s.bytes;
     if (mode == STATS_JSON) {
         fprintf(stderr,
@@ -155,7 +155,7 @@ void report_sliced_stats(stats_mode mode, const run_counters *c, const once_slic
                 "\"structure\":\"sliced\",\"slicing\":\"%s\",\"slices\":%u,\"parts\":%u,"
                 "\"sites\":%u,\"bits\":%llu,\"site_bits\":%llu,\"hashes\":%u,"
                 "\"fpr_estimate\":%.6g,\"messages\":%llu,\"messages_per_event\":%.4f,"
-                "\"fairness\":%.6f,\"max_load\":%llu,\"filters\":%u,\"loads\":[",
+                "\"fairness\":%.6f,\"max_load\":%llu,\"filters\":%u,\"fill\":%.6f,\"loads\":[",
                 (unsigned long long)c->lines, (unsigned long long)c->distinct,
                 (unsigned long long)c->duplicates, (unsigned long long)bytes,
                 finite_or_zero(c->seconds), finite_or_zero(rate),
@@ -163,7 +163,8 @@ void report_sliced_stats(stats_mode mode, const run_counters *c, const once_slic
                 s.slices, s.parts, s.sites, (unsigned long long)s.bits,
                 (unsigned long long)s.slice_bits, s.hashes, finite_or_zero(fpr),
                 (unsigned long long)s.messages, finite_or_zero(s.messages_per_event),
-                finite_or_zero(s.fairness), (unsigned long long)s.max_load, s.filters);
+                finite_or_zero(s.fairness), (unsigned long long)s.max_load, s.filters,
+                finite_or_zero(s.fill));
         for (uint32_t i = 0; i < s.sites; i++)
             fprintf(stderr, "%s%llu", i ? "," : "", (unsigned long long)loads[i]);
         fputs("]}\n", stderr);

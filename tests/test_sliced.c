@@ -15,6 +15,9 @@
  *     for an answer, unless the threshold rule decides without it: then the measured
  *     FP and FN follow the exact formulas (Fig. 5(d)), FP non-increasing and FN
  *     non-decreasing in x;
+ *   - the filter reports the sites found down and its live FP and FN estimates, which
+ *     the measured rates match; a site that comes back with its old state loses
+ *     nothing, one that comes back empty loses the keys with a position there;
  *   - the failure formulas reduce to Eqs. 5 and 6 at x = 0, vertical is never above
  *     horizontal, and S_f is the fewest slices that hold the bound;
  *   - diced slicing (section 3.3) has no false negatives and the rates of its formulas:
@@ -36,7 +39,7 @@
  *     at the price of false negatives, more of them as k' grows;
  *   - dynamic size (section 5, Figs. 10-11): during a burst the sites that take it
  *     open sub-filters, and the others do not; the rate stays near the target where a
- *     filter without growth passes it; within a window after the burst the sites are
+ *     filter without growth passes it; two windows after the burst the sites are
  *     back to one sub-filter each;
  *   - invalid configurations are refused, and sites given to a creation that fails
  *     stay the caller's.
@@ -222,6 +225,12 @@ static void horizontal_rate_follows_eq4(void)
          * in them, so Eq. 4 at the mean is slightly low: 5 sigmas absorb it). */
         double p = pow(1.0 - pow(1.0 - (double)slices / (double)m, (double)k * n / slices), k);
         CHECK(testing_within_sigmas(fp, trials, p, 5.0));
+        once_sliced_stats live;
+        CHECK_OK(once_sliced_get_stats(h, &live));
+        /* The live estimate from the cells the sites hold set (averaged over slices,
+         * so a little below the rate of unequal slices). */
+        CHECK(live.failed_fraction == 0.0 && live.fn_estimate == 0.0);
+        CHECK(testing_within_sigmas(fp, trials, live.fp_estimate, 5.0));
         /* One event, one slice: one message (FTTS adds one to set a distinct event's
          * bits). */
         once_sliced_stats st;
@@ -302,6 +311,16 @@ static void flaky_destroy(void *context)
     (*s->destroyed)++;
 }
 
+/* One flaky-site array per filter of the failure cases below. */
+static void flaky_sites(flaky_site *store, once_site *sites, int count, int *destroyed)
+{
+    for (int i = 0; i < count; i++) {
+        memset(&store[i], 0, sizeof store[i]);
+        store[i].destroyed = destroyed;
+        sites[i] = (once_site){.context = &store[i], .run = flaky_run, .destroy = flaky_destroy};
+    }
+}
+
 static void unreachable_sites_are_reported(void)
 {
     once_sliced_config c = config_of(ONCE_SLICING_VERTICAL, 4, 4 * 65536, 6, ONCE_FTTS,
@@ -333,6 +352,66 @@ static void unreachable_sites_are_reported(void)
     CHECK_STATUS(once_sliced_query(f, &k1, sizeof k1, 0, &seen), ONCE_ERR_UNAVAILABLE);
     once_sliced_free(f);
     CHECK(destroyed == 4);
+}
+
+/* Section 3.2: a site that comes back after a failure.  One unreachable for a while
+ * comes back with its old state: every key stored before it went down is found again.
+ * One replaced by an empty site loses its positions: a vertical key stored before is
+ * missed when any of its k positions was there, 1 - (1 - 1/S)^k of them. */
+static void sites_come_back_old_or_empty(void)
+{
+    enum { SLICES = 8, K = 4 };
+    const uint64_t slice_bits = 64 * 512, m = SLICES * slice_bits, n = 20000;
+    static flaky_site store[SLICES];
+    int destroyed = 0;
+    once_site sites[SLICES];
+    flaky_sites(store, sites, SLICES, &destroyed);
+    once_sliced_config c = config_of(ONCE_SLICING_VERTICAL, SLICES, m, K, ONCE_FTTS,
+                                     ONCE_LOOKUP_PARALLEL);
+    c.on_failure = ONCE_FAILURE_THRESHOLD;
+    c.threshold = K;
+    once_sliced *f = NULL;
+    CHECK_OK(once_sliced_create(&f, &c, sites));
+    REQUIRE(f != NULL);
+    for (uint64_t i = 0; i < n; i++) {
+        testing_key k = testing_key_make(60, i);
+        bool seen = false;
+        CHECK_OK(once_sliced_test_and_add(f, &k, sizeof k, 0, &seen));
+    }
+    store[3].down = true;
+    uint64_t missed_while_down = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        testing_key k = testing_key_make(60, i);
+        bool present = false;
+        CHECK_OK(once_sliced_query(f, &k, sizeof k, 0, &present));
+        missed_while_down += !present;
+    }
+    once_sliced_stats st;
+    CHECK_OK(once_sliced_get_stats(f, &st));
+    CHECK(st.failed_fraction == 1.0 / SLICES);
+    double lost = 1.0 - pow(1.0 - 1.0 / SLICES, K);
+    CHECK(testing_within_sigmas(missed_while_down, n, lost, 5.0));
+    store[3].down = false; /* back with its old state */
+    uint64_t missed = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        testing_key k = testing_key_make(60, i);
+        bool present = false;
+        CHECK_OK(once_sliced_query(f, &k, sizeof k, 0, &present));
+        missed += !present;
+    }
+    CHECK(missed == 0);
+    CHECK_OK(once_sliced_get_stats(f, &st));
+    CHECK(st.failed_fraction == 0.0);
+    memset(store[3].words, 0, sizeof store[3].words); /* replaced by an empty site */
+    missed = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        testing_key k = testing_key_make(60, i);
+        bool present = false;
+        CHECK_OK(once_sliced_query(f, &k, sizeof k, 0, &present));
+        missed += !present;
+    }
+    CHECK(testing_within_sigmas(missed, n, lost, 5.0));
+    once_sliced_free(f);
 }
 
 /* Fig. 5(d) of paper 000: k = 8, S = 40, 8 sites failed, the threshold rule for x =
@@ -389,6 +468,12 @@ static void failed_sites_follow_the_threshold_formulas(void)
         once_sliced_stats st;
         CHECK_OK(once_sliced_get_stats(f, &st));
         CHECK(st.failed_messages > 0 && st.failed_messages < st.messages);
+        /* The live estimates: the sites found down, and the rates they give at the
+         * fill of the keys inserted (flaky sites describe nothing). */
+        CHECK(fabs(st.failed_fraction - (double)FAILED / SLICES) < 1e-12);
+        CHECK(st.inserted > n - n / 20 && st.inserted <= n);
+        CHECK(testing_within_sigmas(fp, trials, st.fp_estimate, 5.0));
+        CHECK(testing_within_sigmas(fn, trials, st.fn_estimate, 5.0));
         once_sliced_free(f);
     }
     CHECK(destroyed == 7 * SLICES);
@@ -508,15 +593,6 @@ static void diced_rates_follow_section_3_3(void)
           once_sliced_fpr(ONCE_SLICING_HORIZONTAL, 64000, k, 8, 1, n));
 }
 
-/* One flaky-site array per filter of the failure cases below. */
-static void flaky_sites(flaky_site *store, once_site *sites, int count, int *destroyed)
-{
-    for (int i = 0; i < count; i++) {
-        memset(&store[i], 0, sizeof store[i]);
-        store[i].destroyed = destroyed;
-        sites[i] = (once_site){.context = &store[i], .run = flaky_run, .destroy = flaky_destroy};
-    }
-}
 
 static void diced_failures_follow_eq7(void)
 {
@@ -1123,6 +1199,7 @@ static const testing_case cases[] = {
     {"pipelined_sends_no_more_messages", pipelined_sends_no_more_messages},
     {"unreachable_sites_are_reported", unreachable_sites_are_reported},
     {"failed_sites_follow_the_threshold_formulas", failed_sites_follow_the_threshold_formulas},
+    {"sites_come_back_old_or_empty", sites_come_back_old_or_empty},
     {"failure_formulas_and_sites_needed", failure_formulas_and_sites_needed},
     {"diced_rates_follow_section_3_3", diced_rates_follow_section_3_3},
     {"diced_failures_follow_eq7", diced_failures_follow_eq7},

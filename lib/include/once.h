@@ -1008,6 +1008,21 @@ typedef struct once_sliced_stats {
     uint64_t max_load;        /* the most events one site saw */
     uint32_t filters;         /* sub-filters over the sites (a site without describe: 1) */
     uint64_t bytes;           /* the sites' memory, as they describe it */
+    uint64_t inserted;        /* events answered distinct (and so inserted) */
+    /* Live estimates (section 3.2): the fill where an event's positions fall (the
+     * set cells the sites describe, over their cells and sub-filters; from `inserted`
+     * and the formulas for sites that describe nothing), the fraction of sites whose
+     * last request failed, and the false-positive and false-negative rates they give
+     * under the filter's failure rule (once_sliced_failure_rates_at_fill).  A site
+     * that comes back is as its implementation brings it: with its old state (a
+     * site that was unreachable: the rates return to those without failures, but for
+     * the events decided without it, whose bits there were never set), or empty (a
+     * replaced site: every key stored before loses the positions it held there, a
+     * false negative for a key with any of them, 1 - (1 - 1/S)^k of vertical keys,
+     * until they are offered again).  The filter does not repair sites. */
+    double fill;
+    double failed_fraction;
+    double fp_estimate, fn_estimate;
 } once_sliced_stats;
 
 /* `sites`, when not NULL, holds S S' sites, each of slice_bits bits

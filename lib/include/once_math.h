@@ -142,6 +142,12 @@ ONCE_API once_status once_sliced_failure_rates(once_slicing slicing, uint64_t bi
                                                uint32_t hashes, uint32_t slices, uint32_t parts,
                                                uint64_t items, double failed,
                                                uint32_t threshold, double *fp, double *fn);
+/* The same from the fill (the fraction of set cells where the event's positions fall:
+ * what a filter measures of itself) rather than from n: a filter's live estimates. */
+ONCE_API once_status once_sliced_failure_rates_at_fill(once_slicing slicing, uint32_t hashes,
+                                                       uint32_t slices, double fill,
+                                                       double failed, uint32_t threshold,
+                                                       double *fp, double *fn);
 ONCE_API uint32_t once_sliced_sites_for_failures(once_slicing slicing, uint64_t bits,
                                                  uint32_t hashes, uint64_t items,
                                                  uint32_t failures, double max_fpr);

@@ -108,24 +108,26 @@ double once_sliced_fpr(once_slicing slicing, uint64_t bits, uint32_t hashes, uin
     return pow(position_set(slicing, bits, hashes, slices, parts, items), hashes);
 }
 
-once_status once_sliced_failure_rates(once_slicing slicing, uint64_t bits, uint32_t hashes,
-                                      uint32_t slices, uint32_t parts, uint64_t items,
-                                      double failed, uint32_t threshold, double *fp, double *fn)
+once_status once_sliced_failure_rates_at_fill(once_slicing slicing, uint32_t hashes,
+                                              uint32_t slices, double fill, double failed,
+                                              uint32_t threshold, double *fp, double *fn)
 {
-    if (fp == NULL || fn == NULL || !valid_shape(slicing, bits, hashes, slices, parts) ||
-        !(failed >= 0.0 && failed <= 1.0) || threshold > hashes)
+    if (fp == NULL || fn == NULL || slicing < ONCE_SLICING_HORIZONTAL ||
+        slicing > ONCE_SLICING_DICED_VH || hashes == 0 || slices == 0 ||
+        !(fill >= 0.0 && fill <= 1.0) || !(failed >= 0.0 && failed <= 1.0) ||
+        threshold > hashes)
         return ONCE_ERR_INVALID;
     if (slicing == ONCE_SLICING_HORIZONTAL) {
-        double p = once_sliced_fpr(slicing, bits, hashes, slices, 1, items);
+        /* The one slice is failed with probability phi (Eq. 5, or "distinct"). */
+        double p = pow(fill, hashes);
         *fp = (threshold == 0 ? failed : 0.0) + (1.0 - failed) * p;
         *fn = threshold == 0 ? 0.0 : failed;
         return ONCE_OK;
     }
-    double q = position_set(slicing, bits, hashes, slices, parts, items);
     if (slicing != ONCE_SLICING_DICED_VH) {
         /* Vertical, h-v (Eq. 7): each position on a site of its own, failed with
          * probability phi. */
-        independent_failures(hashes, q, failed, threshold, fp, fn);
+        independent_failures(hashes, fill, failed, threshold, fp, fn);
         return ONCE_OK;
     }
     /* v-h: the positions an event sends to one vertical slice go to one part, so they
@@ -138,11 +140,23 @@ once_status once_sliced_failure_rates(once_slicing slicing, uint64_t bits, uint3
         if (weight < 1e-300)
             continue;
         double part_fp = 0, part_fn = 0;
-        independent_failures(hashes, q, (double)j / slices, threshold, &part_fp, &part_fn);
+        independent_failures(hashes, fill, (double)j / slices, threshold, &part_fp, &part_fn);
         *fp += weight * part_fp;
         *fn += weight * part_fn;
     }
     return ONCE_OK;
+}
+
+once_status once_sliced_failure_rates(once_slicing slicing, uint64_t bits, uint32_t hashes,
+                                      uint32_t slices, uint32_t parts, uint64_t items,
+                                      double failed, uint32_t threshold, double *fp, double *fn)
+{
+    if (!valid_shape(slicing, bits, hashes, slices, parts))
+        return ONCE_ERR_INVALID;
+    return once_sliced_failure_rates_at_fill(slicing, hashes, slices,
+                                             position_set(slicing, bits, hashes, slices, parts,
+                                                          items),
+                                             failed, threshold, fp, fn);
 }
 
 uint32_t once_sliced_sites_for_failures(once_slicing slicing, uint64_t bits, uint32_t hashes,

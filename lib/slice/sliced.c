@@ -77,7 +77,7 @@ static divisor divisor_of(uint64_t d)
 
 typedef struct counter_group {
     _Alignas(64) _Atomic uint64_t events;
-    _Atomic uint64_t messages, failed_messages;
+    _Atomic uint64_t messages, failed_messages, inserted;
 } counter_group;
 
 /* Counter groups of a concurrent filter. */
@@ -110,6 +110,7 @@ struct once_sliced {
     uint32_t loads_stride; /* site_count rounded up to a cache line of counters */
     counter_group *group;
     _Atomic uint64_t *loads; /* groups x loads_stride */
+    _Atomic uint8_t *down;   /* per site: its last request could not reach it */
 };
 
 static bool is_diced(once_slicing slicing)
@@ -135,6 +136,14 @@ static _Atomic uint64_t *loads_of(const once_sliced *f, uint32_t stripe)
 static void tally(_Atomic uint64_t *counter, uint64_t by)
 {
     atomic_fetch_add_explicit(counter, by, memory_order_relaxed);
+}
+
+/* Whether a site's last request reached it (the live failed fraction). */
+static void mark_site(once_sliced *f, uint32_t site, once_status status)
+{
+    uint8_t down = status == ONCE_ERR_UNAVAILABLE;
+    if (atomic_load_explicit(&f->down[site], memory_order_relaxed) != down)
+        atomic_store_explicit(&f->down[site], down, memory_order_relaxed);
 }
 
 /* ---------------------------------------------------------------- creation */
@@ -263,7 +272,8 @@ once_status once_sliced_create(once_sliced **out, const once_sliced_config *c,
     f->loads_stride = (site_count + 7) / 8 * 8;
     f->group = once_aligned_alloc((size_t)f->groups * sizeof *f->group);
     f->loads = once_aligned_alloc((size_t)f->groups * f->loads_stride * sizeof *f->loads);
-    if (f->sites == NULL || f->loads == NULL || f->group == NULL) {
+    f->down = once_calloc(site_count, sizeof *f->down);
+    if (f->sites == NULL || f->loads == NULL || f->group == NULL || f->down == NULL) {
         once_sliced_free(f);
         return ONCE_ERR_NOMEM;
     }
@@ -314,6 +324,7 @@ void once_sliced_free(once_sliced *f)
     once_free_memory(f->sites);
     once_aligned_free(f->loads);
     once_aligned_free(f->group);
+    once_free_memory((void *)f->down);
     once_free_memory(f);
 }
 
@@ -507,6 +518,7 @@ static once_status ask(once_sliced *f, event_plan *e, uint32_t t, once_site_op o
     tally(&g->messages, 1);
     if (q.status == ONCE_ERR_UNAVAILABLE)
         tally(&g->failed_messages, 1);
+    mark_site(f, e->site[t], q.status);
     *all_set = q.all_set;
     return q.status;
 }
@@ -569,11 +581,16 @@ static once_status decide(once_sliced *f, event_plan *e, once_site_op op, bool *
 static once_status test_and_add_planned(once_sliced *f, event_plan *e, bool *seen)
 {
     bool failed[SLICED_MAX_HASHES];
-    if (f->primitive == ONCE_TAS)
-        return decide(f, e, ONCE_SITE_TEST_AND_SET, seen, failed);
+    if (f->primitive == ONCE_TAS) {
+        once_status st = decide(f, e, ONCE_SITE_TEST_AND_SET, seen, failed);
+        if (st == ONCE_OK && !*seen)
+            tally(&group_of(f, e->stripe)->inserted, 1);
+        return st;
+    }
     once_status st = decide(f, e, ONCE_SITE_TEST, seen, failed);
     if (st != ONCE_OK || *seen)
         return st;
+    tally(&group_of(f, e->stripe)->inserted, 1);
     for (uint32_t t = 0; t < e->touched; t++) {
         bool ignored = false;
         if (failed[t])
@@ -768,6 +785,10 @@ static once_status run_batch(once_sliced *f, batch_space *b, const once_key *key
         reached[i] = 0;
         failed_event[i] = false;
     }
+    for (uint32_t u = 0; u < used; u++) { /* a site's last request is its batch's last */
+        uint32_t site = b->used_sites[u];
+        mark_site(f, site, b->requests[b->start[site + 1] - 1].status);
+    }
     uint64_t failures = 0;
     for (uint32_t r = 0; r < total; r++) {
         const once_site_request *q = &b->requests[r];
@@ -787,6 +808,7 @@ static once_status run_batch(once_sliced *f, batch_space *b, const once_key *key
     if (st != ONCE_OK)
         return st;
     bool undecided = false;
+    uint64_t inserted = 0;
     for (size_t i = 0; i < n; i++) {
         if (failed_event[i] && f->on_failure == ONCE_FAILURE_REPORT) {
             seen[i] = ONCE_SLICED_UNDECIDED;
@@ -794,7 +816,9 @@ static once_status run_batch(once_sliced *f, batch_space *b, const once_key *key
         } else if (f->on_failure == ONCE_FAILURE_THRESHOLD && reached[i] < f->threshold) {
             seen[i] = 0;
         }
+        inserted += seen[i] == 0;
     }
+    tally(&g->inserted, inserted);
     return undecided ? ONCE_ERR_UNAVAILABLE : ONCE_OK;
 }
 
@@ -869,6 +893,7 @@ once_status once_sliced_get_stats(const once_sliced *f, once_sliced_stats *s)
     s->parts = f->parts;
     s->sites = f->site_count;
     for (uint32_t j = 0; j < f->groups; j++) {
+        s->inserted += atomic_load_explicit(&f->group[j].inserted, memory_order_relaxed);
         s->events += atomic_load_explicit(&f->group[j].events, memory_order_relaxed);
         s->messages += atomic_load_explicit(&f->group[j].messages, memory_order_relaxed);
         s->failed_messages +=
@@ -884,12 +909,35 @@ once_status once_sliced_get_stats(const once_sliced *f, once_sliced_stats *s)
             s->max_load = load;
     }
     s->fairness = squares > 0 ? sum * sum / ((double)f->site_count * squares) : 1.0;
+    /* Live estimates: the fill the sites describe (or the formulas' at `inserted`) and
+     * the sites found down. */
+    double set = 0, cells = 0;
+    bool described = true;
+    uint32_t down = 0;
     for (uint32_t i = 0; i < f->site_count; i++) {
         once_site_info info;
         once_sliced_site_info(f, i, &info);
         s->filters += info.filters;
         s->bytes += info.bytes;
+        described = described && f->sites[i].describe != NULL;
+        set += (double)info.cells_set;
+        cells += (double)info.cells * (info.filters ? info.filters : 1);
+        down += atomic_load_explicit(&f->down[i], memory_order_relaxed) != 0;
     }
+    s->failed_fraction = (double)down / f->site_count;
+    s->fill = described && cells > 0 ? set / cells
+                                     : pow(once_sliced_fpr(f->slicing, f->bits, f->hashes,
+                                                           f->slices, f->parts, s->inserted),
+                                           1.0 / f->hashes);
+    if (s->fill > 1.0)
+        s->fill = 1.0;
+    /* Under ONCE_FAILURE_REPORT nothing is decided without its sites: the rates are
+     * those of the events decided, with every site they need. */
+    bool threshold_rule = f->on_failure == ONCE_FAILURE_THRESHOLD;
+    once_sliced_failure_rates_at_fill(f->slicing, f->hashes, f->slices, s->fill,
+                                      threshold_rule ? s->failed_fraction : 0.0,
+                                      threshold_rule ? f->threshold : 0, &s->fp_estimate,
+                                      &s->fn_estimate);
     return ONCE_OK;
 }
 

@@ -596,7 +596,8 @@ case_sliced() {
          and .sites == 8 and (.loads | length) == 8 and (.loads | add) >= 30000
          and .max_load == (.loads | max) and .fairness > 0.9 and .fairness <= 1
          and .messages_per_event >= 1 and .messages_per_event <= .hashes
-         and .lines == 30000 and .distinct + .duplicates == 30000' err > /dev/null \
+         and .lines == 30000 and .distinct + .duplicates == 30000
+         and .fill > 0.3 and .fill < 0.7 and .fpr_estimate > 0 and .fpr_estimate < 0.01' err > /dev/null \
     || fail "sliced stats json: $(cat err)"
   "$ONCE" --slicing horizontal --slices 5 --stats in > /dev/null 2> err
   grep -q 'sliced horizontal over 5 sites' err || fail "human sliced stats: $(cat err)"
