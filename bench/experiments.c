@@ -59,6 +59,7 @@
 #include <once.h>
 #include <once_math.h>
 
+#include "experiment_file.h"
 #include "cardinality_trials.h"
 #include "paper000.h"
 #include "paper002.h"
@@ -70,17 +71,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static FILE *open_out(const char *dir, const char *name)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    if (f == NULL) {
-        perror(path);
-        exit(2);
-    }
-    return f;
-}
 
 static void key_of(uint64_t domain, uint64_t i, uint64_t out[2])
 {

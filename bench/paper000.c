@@ -21,6 +21,7 @@
  * A false positive is a distinct event (by ground truth) answered duplicate; rates are
  * FP / (FP + TN) as in section 7.
  */
+#include "experiment_file.h"
 #include "paper000.h"
 
 #include <once.h>
@@ -72,17 +73,6 @@ static void *alloc_or_die(size_t count, size_t size)
     return p;
 }
 
-static FILE *open_in(const char *dir, const char *name)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    if (f == NULL) {
-        perror(path);
-        exit(2);
-    }
-    return f;
-}
 
 /* splitmix64's output function: a bijection of 64-bit words that mixes every bit. */
 static uint64_t mix(uint64_t x)
@@ -436,8 +426,8 @@ static void write_fig1(const char *dir, const stream *z, verdicts *v)
     enum { K = 4, SLICES = 40, MAX_FAILED = 20, PROBES = 20000 };
     const double base = 0.05;
     const uint64_t n = z->distinct, m = whole_slices(bits_for(n, K, base), SLICES);
-    FILE *md = open_in(dir, "p000_fig1.md");
-    FILE *da = open_in(dir, "p000_fig1a.dat");
+    FILE *md = open_out(dir, "p000_fig1.md");
+    FILE *da = open_out(dir, "p000_fig1a.dat");
     fprintf(md,
             "# Paper 000 Fig. 1: fault tolerance (section 3.2)\n\n"
             "One filter of m = %" PRIu64 " bits and k = %d hashes (sized by Eq. 2 for rate %.2f "
@@ -477,7 +467,7 @@ static void write_fig1(const char *dir, const stream *z, verdicts *v)
             "| slicing | failed sites | probes | measured FP | formula | sigmas | "
             "within 4 sigmas |\n|---|---|---|---|---|---|---|\n",
             z->events, PROBES);
-    FILE *dm = open_in(dir, "p000_fig1a_measured.dat");
+    FILE *dm = open_out(dir, "p000_fig1a_measured.dat");
     fprintf(dm, "# failed_fraction horizontal_measured vertical_measured\n");
     double measured[2][MAX_FAILED + 1];
     const once_slicing slicings[2] = {ONCE_SLICING_HORIZONTAL, ONCE_SLICING_VERTICAL};
@@ -522,7 +512,7 @@ static void write_fig1(const char *dir, const stream *z, verdicts *v)
 
     /* Fig. 1(b). */
     const double pmax[3] = {0.10, 0.15, 0.20};
-    FILE *db = open_in(dir, "p000_fig1b.dat");
+    FILE *db = open_out(dir, "p000_fig1b.dat");
     fprintf(db, "# failures  then for P_max 0.10 0.15 0.20: horizontal_Sf vertical_Sf "
                 "(0: more than 4096 slices)\n");
     fprintf(md,
@@ -599,7 +589,7 @@ static void write_fig5(const char *dir, const stream *z, verdicts *v)
     double fairness[SIZES][MODES], max_share[SIZES][MODES];
     uint32_t idle[SIZES][MODES];
     const uint64_t n = z->distinct;
-    FILE *md = open_in(dir, "p000_fig5.md");
+    FILE *md = open_out(dir, "p000_fig5.md");
     fprintf(md,
             "# Paper 000 Fig. 5(a-c): slicing, false positives and load (section 7)\n\n"
             "The Zipf stream (%zu events, %" PRIu64 " distinct keys) inserted into an empty "
@@ -689,7 +679,7 @@ static void write_fig5(const char *dir, const stream *z, verdicts *v)
     }
     fclose(md);
 
-    FILE *dat = open_in(dir, "p000_fig5.dat");
+    FILE *dat = open_out(dir, "p000_fig5.dat");
     fprintf(dat, "# S, then for targets 0.02 0.05 0.08 and slicings horizontal vertical h-v v-h:"
                  " final_rate formula (columns 2-25), then fairness of the 4 slicings "
                  "(26-29), max share of the 4 (30-33), 1/S (34)\n");
@@ -718,8 +708,8 @@ static void write_fig5d(const char *dir, const stream *z, verdicts *v)
 {
     enum { K = 8, SLICES = 40, FAILED = 8, PROBES = 20000 };
     const uint64_t n = z->distinct, m = whole_slices(bits_for(n, K, 0.05), SLICES);
-    FILE *md = open_in(dir, "p000_fig5d.md");
-    FILE *dat = open_in(dir, "p000_fig5d.dat");
+    FILE *md = open_out(dir, "p000_fig5d.md");
+    FILE *dat = open_out(dir, "p000_fig5d.dat");
     fprintf(dat, "# x measured_fp formula_fp measured_fn formula_fn\n");
     fprintf(md,
             "# Paper 000 Fig. 5(d): the vertical fault-tolerance heuristic (sections 3.2, 7)\n\n"
@@ -795,8 +785,8 @@ static void write_fig7c(const char *dir, verdicts *v)
     const double shares[STREAMS] = {0.8, 0.5, 0.2};
     const size_t events = 100000;
     double savings[STREAMS];
-    FILE *md = open_in(dir, "p000_fig7c.md");
-    FILE *dat = open_in(dir, "p000_fig7c.dat");
+    FILE *md = open_out(dir, "p000_fig7c.md");
+    FILE *dat = open_out(dir, "p000_fig7c.dat");
     fprintf(dat, "# stream distinct_share parallel_tests_per_event pipelined_tests_per_event\n");
     fprintf(md,
             "# Paper 000 Fig. 7(c): pipelining (sections 3.2, 7)\n\n"
@@ -928,7 +918,7 @@ static void write_fig9(const char *dir, const stream *z, verdicts *v)
         }
     }
     const uint64_t alive = deliveries * w / z->events, m = bits_for(alive, K, 0.1);
-    FILE *md = open_in(dir, "p000_fig9.md");
+    FILE *md = open_out(dir, "p000_fig9.md");
     fprintf(md,
             "# Paper 000 Fig. 9: the equal-timers heuristic (sections 4, 7)\n\n"
             "Timer filters (first-test-then-set), window w = %" PRIu64 " time units, the Zipf "
@@ -991,7 +981,7 @@ static void write_fig9(const char *dir, const stream *z, verdicts *v)
         once_sliced_free(f);
         free(store);
     }
-    FILE *da = open_in(dir, "p000_fig9ab.dat");
+    FILE *da = open_out(dir, "p000_fig9ab.dat");
     fprintf(da, "# equal_timers horizontal_true horizontal_fp vertical_true vertical_fp\n");
     fprintf(md, "| equal timers | horizontal: true duplicates | false positives | FP share | "
                 "vertical: true duplicates | false positives | FP share |\n"
@@ -1058,7 +1048,7 @@ static void write_fig9(const char *dir, const stream *z, verdicts *v)
             "and the FP counts at large k' are a few events).\n\n"
             "| slicing | k' | FP | FP rate | FN | FN rate | FP below off | FP does not rise | "
             "FN does not fall |\n|---|---|---|---|---|---|---|---|---|\n");
-    FILE *dat = open_in(dir, "p000_fig9.dat");
+    FILE *dat = open_out(dir, "p000_fig9.dat");
     fprintf(dat, "# k' (0: off)  horizontal_fp horizontal_fn vertical_fp vertical_fn\n");
     double rates[SETTINGS][4];
     for (int sl = 0; sl < 2; sl++) {
@@ -1133,7 +1123,7 @@ static void write_fig10(const char *dir, verdicts *v)
     const once_slicing slicings[2] = {ONCE_SLICING_HORIZONTAL, ONCE_SLICING_VERTICAL};
     static uint32_t filters[RUNS][UNITS / EVERY];
     static double fp_bucket[RUNS][UNITS / BUCKET];
-    FILE *md = open_in(dir, "p000_fig10.md");
+    FILE *md = open_out(dir, "p000_fig10.md");
     fprintf(md,
             "# Paper 000 Figs. 10-11: dynamic size with bursts (sections 5, 7)\n\n"
             "Timer filters over S = %d sites, horizontal or vertical, k from the sizing, "
@@ -1246,7 +1236,7 @@ static void write_fig10(const char *dir, verdicts *v)
                             verdict(v, back <= w));
                 }
     fclose(md);
-    FILE *dat = open_in(dir, "p000_fig10.dat");
+    FILE *dat = open_out(dir, "p000_fig10.dat");
     fprintf(dat, "# unit, then sub-filters over the sites for, in order: density, cardinality; "
                  "horizontal, vertical; w = 100, 500, 1000; burst 2x, 5x (24 columns)\n");
     for (int i = 0; i < UNITS / EVERY; i++) {
@@ -1256,7 +1246,7 @@ static void write_fig10(const char *dir, verdicts *v)
         fprintf(dat, "\n");
     }
     fclose(dat);
-    dat = open_in(dir, "p000_fig11.dat");
+    dat = open_out(dir, "p000_fig11.dat");
     fprintf(dat, "# middle unit of a %d-unit bucket, then the FP rate of the runs of "
                  "p000_fig10.dat, in its order\n", BUCKET);
     for (int i = 0; i < UNITS / BUCKET; i++) {
@@ -1333,7 +1323,7 @@ static void write_trees(const char *dir, const stream *z, verdicts *table1, verd
         uint32_t levels, fanout;
     } shapes[2] = {{2, 16}, {5, 3}};
     const uint64_t n = z->distinct, m = bits_for(n, K, 0.05);
-    FILE *md = open_in(dir, "p000_table1.md");
+    FILE *md = open_out(dir, "p000_table1.md");
     fprintf(md,
             "# Paper 000 Table 1 and Fig. 12(a, b): Bloom trees, hits and accesses per level "
             "(sections 6, 7)\n\n"
@@ -1349,7 +1339,7 @@ static void write_trees(const char *dir, const stream *z, verdicts *table1, verd
             "trees decide alike (Proposition 3: the same D); the dense leaves catch more "
             "duplicates than the sparse ones (locality, Table 1).\n",
             z->events, n, m, K);
-    FILE *dat = open_in(dir, "p000_fig12.dat");
+    FILE *dat = open_out(dir, "p000_fig12.dat");
     for (int sh = 0; sh < 2; sh++) {
         uint32_t L = shapes[sh].levels, F = shapes[sh].fanout;
         tree_run dense = run_tree(ONCE_TREE_DENSE, L, F, m, K, 0, z);
@@ -1400,7 +1390,7 @@ static void write_trees(const char *dir, const stream *z, verdicts *table1, verd
     fclose(md);
 
     /* Fig. 12(c): false positives against the top-down level d. */
-    md = open_in(dir, "p000_fig12.md");
+    md = open_out(dir, "p000_fig12.md");
     fprintf(md,
             "# Paper 000 Fig. 12(c): top-down testing (section 6)\n\n"
             "The trees and stream of Table 1 (p000_table1.md).  With d > 0 a match at a level "
@@ -1477,7 +1467,7 @@ void write_paper000(const char *dir)
     write_trees(dir, &z, &v[6], &v[7]);
     fprintf(stderr, "paper000: trees %.1fs\n", seconds_since(step));
 
-    FILE *md = open_in(dir, "p000_summary.md");
+    FILE *md = open_out(dir, "p000_summary.md");
     fprintf(md, "# Paper 000 reproductions: summary\n\n"
                 "Zipf stream: %zu events, alpha %.1f over %u keys, %u distinct.  Each file "
                 "states its criteria; this counts its PASS and FAIL cells.\n\n"

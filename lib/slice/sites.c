@@ -53,6 +53,8 @@
  */
 #include "slice/sites.h"
 
+#include "once_math.h"
+
 #include "core/alloc.h"
 
 #include <math.h>
@@ -521,4 +523,22 @@ void slice_sites_destroy(once_site *sites, uint64_t count)
     for (uint64_t i = 0; sites != NULL && i < count; i++)
         if (sites[i].destroy != NULL)
             sites[i].destroy(sites[i].context);
+}
+
+once_status slice_plan_geometry(uint64_t bits, uint32_t hashes, uint64_t capacity, double error,
+                                uint64_t *m, uint32_t *k)
+{
+    *m = bits;
+    *k = hashes;
+    if (*m == 0) {
+        uint32_t planned = 0;
+        once_status st = once_plan(ONCE_STANDARD, capacity, error, m, &planned);
+        if (st != ONCE_OK)
+            return st;
+        if (*k == 0)
+            *k = planned;
+    }
+    if (*k == 0) /* m given alone: the k that is best at the capacity, else 7 */
+        *k = capacity != 0 ? once_optimal_hashes(*m, capacity) : 7;
+    return ONCE_OK;
 }

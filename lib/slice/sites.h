@@ -11,4 +11,10 @@
  * does when it is freed. */
 void slice_sites_destroy(once_site *sites, uint64_t count);
 
+/* The m and k of a filter of slice/ from its config: bits and hashes as given, else
+ * the standard filter's for capacity and error; k alone derived from m and the
+ * capacity (7 without one). */
+once_status slice_plan_geometry(uint64_t bits, uint32_t hashes, uint64_t capacity, double error,
+                                uint64_t *m, uint32_t *k);
+
 #endif /* ONCE_SLICE_SITES_H */

@@ -187,18 +187,11 @@ once_status once_sliced_geometry(const once_sliced_config *c, uint64_t *bits, ui
         (c->growth != ONCE_GROWTH_NONE && c->growth != ONCE_GROWTH_DENSITY &&
          c->growth != ONCE_GROWTH_CARDINALITY))
         return ONCE_ERR_INVALID;
-    uint64_t m = c->bits;
-    uint32_t k = c->hashes;
-    if (m == 0) {
-        uint32_t planned = 0;
-        once_status st = once_plan(ONCE_STANDARD, c->capacity, c->error, &m, &planned);
-        if (st != ONCE_OK)
-            return st;
-        if (k == 0)
-            k = planned;
-    }
-    if (k == 0) /* m given alone: the k that is best at the capacity, else 7 */
-        k = c->capacity != 0 ? once_optimal_hashes(m, c->capacity) : 7;
+    uint64_t m = 0;
+    uint32_t k = 0;
+    once_status planned = slice_plan_geometry(c->bits, c->hashes, c->capacity, c->error, &m, &k);
+    if (planned != ONCE_OK)
+        return planned;
     if ((c->on_failure == ONCE_FAILURE_THRESHOLD && c->threshold > k) || c->equal_timers > k)
         return ONCE_ERR_INVALID;
     if (m > (UINT64_C(1) << 40))

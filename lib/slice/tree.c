@@ -141,18 +141,11 @@ once_status once_tree_geometry(const once_tree_config *c, uint64_t *bits, uint32
         c->levels > ONCE_TREE_MAX_LEVELS || c->fanout == 0 || c->hashes > TREE_MAX_HASHES ||
         c->top_down_level >= c->levels)
         return ONCE_ERR_INVALID;
-    uint64_t m = c->bits;
-    uint32_t k = c->hashes;
-    if (m == 0) {
-        uint32_t planned = 0;
-        once_status st = once_plan(ONCE_STANDARD, c->capacity, c->error, &m, &planned);
-        if (st != ONCE_OK)
-            return st;
-        if (k == 0)
-            k = planned;
-    }
-    if (k == 0) /* m given alone: the k that is best at the capacity, else 7 */
-        k = c->capacity != 0 ? once_optimal_hashes(m, c->capacity) : 7;
+    uint64_t m = 0;
+    uint32_t k = 0;
+    once_status planned = slice_plan_geometry(c->bits, c->hashes, c->capacity, c->error, &m, &k);
+    if (planned != ONCE_OK)
+        return planned;
     if (k == 0 || k > TREE_MAX_HASHES)
         return ONCE_ERR_INVALID;
     if (m > TREE_MAX_BITS)
