@@ -515,6 +515,7 @@ case_usage_errors() {
   grep -q 'no-such-file' err || fail "missing file not named"
   expect_status 2 "$ONCE" . 2> /dev/null
   expect_status 0 "$ONCE" --help > out; grep -q 'Usage' out || fail "help text"
+  [ "$(awk 'length > 80' out | wc -l)" -eq 0 ] || fail "--help has lines over 80 columns"
   expect_status 0 "$ONCE" --version > out; grep -q '^once ' out || fail "version text"
   expect_status 0 "$ONCE" --capacity 10k --error 1e-4 < /dev/null
 }
@@ -560,7 +561,7 @@ case_refused_combinations() {
   expect_usage_error "once: -D/--duplicates selects lines to print, and \`once card\` prints a count instead of lines: drop one of them" \
     card --duplicates
   expect_status 0 "$ONCE" --span 1h --filter tlbf --level 2 < /dev/null
-  "$ONCE" --help | grep -q '(default 2, and 0 for apbbf; the' || fail "--help: the --level default"
+  "$ONCE" --help | tr -s ' \n' ' ' | grep -q '(default 2, and 0 for apbbf; the' || fail "--help: the --level default"
 }
 
 # --slicing: vertical slicing prints exactly what the standard filter of the same
@@ -812,7 +813,7 @@ case_times_before_1970() {
   expect_status 2 "$ONCE" --span 1h --time-field 1 --time-format iso8601 -f 2 nonsense \
     > /dev/null 2> err
   grep -q 'cannot read a time from field 1' err || fail "month 13: $(cat err)"
-  "$ONCE" --help | grep -q 'milliseconds since 1970: an earlier one is a bad time' \
+  "$ONCE" --help | tr -s ' \n' ' ' | grep -q 'milliseconds since 1970: an earlier one is a bad time' \
     || fail "--help does not say times before 1970 are bad times"
 }
 
