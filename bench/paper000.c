@@ -23,6 +23,7 @@
  */
 #include "experiment_file.h"
 #include "paper000.h"
+#include "zipf.h"
 
 #include <once.h>
 #include <once_math.h>
@@ -121,30 +122,16 @@ static void stream_count_distinct(stream *s)
     free(seen);
 }
 
-/* Zipf(alpha) over ranks [0, n), by inversion of the cumulative weights. */
+/* Zipf(alpha) over ranks [0, n) (tests/zipf.h), drawn from uniform01. */
 static stream zipf_stream(size_t events, uint32_t n, double alpha, uint64_t salt)
 {
-    double *cdf = alloc_or_die(n, sizeof *cdf), total = 0, run = 0;
-    for (uint32_t r = 0; r < n; r++)
-        total += pow(r + 1.0, -alpha);
-    for (uint32_t r = 0; r < n; r++) {
-        run += pow(r + 1.0, -alpha) / total;
-        cdf[r] = run;
-    }
+    zipf_table z = zipf_table_make(n, alpha);
+    if (z.cdf == NULL)
+        die("Zipf table", ONCE_ERR_NOMEM);
     stream s = {alloc_or_die(events, sizeof(uint32_t)), events, n, 0, DOMAIN_ZIPF};
-    for (size_t i = 0; i < events; i++) {
-        double u = uniform01(salt, i);
-        uint32_t lo = 0, hi = n - 1;
-        while (lo < hi) {
-            uint32_t mid = lo + (hi - lo) / 2;
-            if (cdf[mid] < u)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        s.id[i] = lo;
-    }
-    free(cdf);
+    for (size_t i = 0; i < events; i++)
+        s.id[i] = (uint32_t)zipf_rank(&z, uniform01(salt, i));
+    free(z.cdf);
     stream_count_distinct(&s);
     return s;
 }

@@ -82,18 +82,16 @@ static once_sliced_config sliced_config(once_slicing slicing, uint32_t slices, u
     return c;
 }
 
-static double run_sliced_batches(const once_sliced_config *c, uint64_t *dups)
+/* The stream through `answer` in batches of CHUNK: seconds, and *dups. */
+typedef once_status (*batch_call)(void *filter, const once_key *keys, size_t n, uint8_t *seen);
+
+static double time_batches(batch_call answer, void *filter, uint64_t *dups)
 {
-    once_sliced *f = NULL;
-    if (once_sliced_create(&f, c, NULL) != ONCE_OK) {
-        fputs("cannot create a sliced filter\n", stderr);
-        exit(2);
-    }
     double start = now_seconds();
     for (size_t done = 0; done < events; done += CHUNK) {
         size_t n = events - done < CHUNK ? events - done : CHUNK;
-        if (once_sliced_test_and_add_batch(f, batch + done, n, answers + done) != ONCE_OK) {
-            fputs("sliced batch failed\n", stderr);
+        if (answer(filter, batch + done, n, answers + done) != ONCE_OK) {
+            fputs("batch failed\n", stderr);
             exit(2);
         }
     }
@@ -101,6 +99,27 @@ static double run_sliced_batches(const once_sliced_config *c, uint64_t *dups)
     *dups = 0;
     for (size_t i = 0; i < events; i++)
         *dups += answers[i];
+    return seconds;
+}
+
+static once_status sliced_batch(void *filter, const once_key *keys, size_t n, uint8_t *seen)
+{
+    return once_sliced_test_and_add_batch(filter, keys, n, seen);
+}
+
+static once_status standard_batch(void *filter, const once_key *keys, size_t n, uint8_t *seen)
+{
+    return once_test_and_add_batch(filter, keys, n, seen);
+}
+
+static double run_sliced_batches(const once_sliced_config *c, uint64_t *dups)
+{
+    once_sliced *f = NULL;
+    if (once_sliced_create(&f, c, NULL) != ONCE_OK) {
+        fputs("cannot create a sliced filter\n", stderr);
+        exit(2);
+    }
+    double seconds = time_batches(sliced_batch, f, dups);
     once_sliced_free(f);
     return seconds;
 }
@@ -118,18 +137,7 @@ static double run_standard(uint64_t *dups)
         fputs("cannot create the standard filter\n", stderr);
         exit(2);
     }
-    double start = now_seconds();
-    for (size_t done = 0; done < events; done += CHUNK) {
-        size_t n = events - done < CHUNK ? events - done : CHUNK;
-        if (once_test_and_add_batch(f, batch + done, n, answers + done) != ONCE_OK) {
-            fputs("batch failed\n", stderr);
-            exit(2);
-        }
-    }
-    double seconds = now_seconds() - start;
-    *dups = 0;
-    for (size_t i = 0; i < events; i++)
-        *dups += answers[i];
+    double seconds = time_batches(standard_batch, f, dups);
     once_free(f);
     return seconds;
 }

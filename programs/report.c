@@ -51,6 +51,14 @@ static void json_number_or_null(char *buf, size_t size, bool known, double x)
         snprintf(buf, size, "null");
 }
 
+/* The human summary's first line: what the run read and answered. */
+static void report_counts(const run_counters *c, double rate)
+{
+    fprintf(stderr, "once: %llu lines, %llu distinct, %llu duplicates in %.3f s (%.2f M lines/s)\n",
+            (unsigned long long)c->lines, (unsigned long long)c->distinct,
+            (unsigned long long)c->duplicates, c->seconds, rate / 1e6);
+}
+
 void report_stats(stats_mode mode, const run_counters *c, const once_filter *filter)
 {
     once_stats s;
@@ -88,9 +96,7 @@ void report_stats(stats_mode mode, const run_counters *c, const once_filter *fil
                 (unsigned long long)c->bad_time, s.filters, card_estimate, card_low, card_high);
         return;
     }
-    fprintf(stderr, "once: %llu lines, %llu distinct, %llu duplicates in %.3f s (%.2f M lines/s)\n",
-            (unsigned long long)c->lines, (unsigned long long)c->distinct,
-            (unsigned long long)c->duplicates, c->seconds, rate / 1e6);
+    report_counts(c, rate);
     fprintf(stderr,
             "once: %s filter, %.2f MiB, %llu keys held (capacity %llu at error %g), "
             "%.2f bits/key, k=%u, fill %.3f, estimated false-positive rate %.3g\n",
@@ -171,9 +177,7 @@ void report_sliced_stats(stats_mode mode, const run_counters *c, const once_slic
         free(loads);
         return;
     }
-    fprintf(stderr, "once: %llu lines, %llu distinct, %llu duplicates in %.3f s (%.2f M lines/s)\n",
-            (unsigned long long)c->lines, (unsigned long long)c->distinct,
-            (unsigned long long)c->duplicates, c->seconds, rate / 1e6);
+    report_counts(c, rate);
     fprintf(stderr,
             "once: standard filter of %llu bits, k=%u, sliced %s over %u sites of %llu bits "
             "(%.2f MiB), estimated false-positive rate %.3g\n",

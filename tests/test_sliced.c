@@ -45,6 +45,7 @@
  *   - invalid configurations are refused, and sites given to a creation that fails
  *     stay the caller's.
  */
+#include "flaky_site.h"
 #include "testing.h"
 
 #include "once_math.h"
@@ -281,44 +282,19 @@ static void pipelined_sends_no_more_messages(void)
     once_sliced_free(b);
 }
 
-/* A site that answers, or says it cannot be reached. */
-typedef struct flaky_site {
-    uint64_t words[1024];
-    bool down;
-    int *destroyed;
-} flaky_site;
 
-static void flaky_run(void *context, once_site_request *requests, size_t count)
+/* Query `trials` keys of domain `added` (each was offered) and as many of domain
+ * `absent` (none was): *fp absent keys found, *fn added keys missed. */
+static void count_wrong_answers(once_sliced *f, uint64_t added, uint64_t absent,
+                                uint64_t trials, uint64_t *fp, uint64_t *fn)
 {
-    flaky_site *s = context;
-    for (size_t r = 0; r < count; r++) {
-        once_site_request *q = &requests[r];
-        q->status = s->down ? ONCE_ERR_UNAVAILABLE : ONCE_OK;
-        if (s->down)
-            continue;
-        q->all_set = true;
-        for (uint32_t i = 0; i < q->count; i++) {
-            uint64_t p = q->positions[i];
-            q->all_set = q->all_set && (s->words[p / 64] >> (p % 64) & 1);
-            if (q->op != ONCE_SITE_TEST)
-                s->words[p / 64] |= UINT64_C(1) << (p % 64);
-        }
-    }
-}
-
-static void flaky_destroy(void *context)
-{
-    flaky_site *s = context;
-    (*s->destroyed)++;
-}
-
-/* One flaky-site array per filter of the failure cases below. */
-static void flaky_sites(flaky_site *store, once_site *sites, int count, int *destroyed)
-{
-    for (int i = 0; i < count; i++) {
-        memset(&store[i], 0, sizeof store[i]);
-        store[i].destroyed = destroyed;
-        sites[i] = (once_site){.context = &store[i], .run = flaky_run, .destroy = flaky_destroy};
+    for (uint64_t i = 0; i < trials; i++) {
+        testing_key out = testing_key_make(absent, i), in = testing_key_make(added, i);
+        bool p = false, q = false;
+        CHECK_OK(once_sliced_query(f, &out, sizeof out, 0, &p));
+        CHECK_OK(once_sliced_query(f, &in, sizeof in, 0, &q));
+        *fp += p;
+        *fn += !q;
     }
 }
 
@@ -450,14 +426,7 @@ static void failed_sites_follow_the_threshold_formulas(void)
         for (int i = 0; i < FAILED; i++)
             store[x - 1][down[i]].down = true;
         uint64_t fp = 0, fn = 0;
-        for (uint64_t i = 0; i < trials; i++) {
-            testing_key absent = testing_key_make(10, i), added = testing_key_make(9, i);
-            bool p = false, q = false;
-            CHECK_OK(once_sliced_query(f, &absent, sizeof absent, 0, &p));
-            CHECK_OK(once_sliced_query(f, &added, sizeof added, 0, &q));
-            fp += p;
-            fn += !q;
-        }
+        count_wrong_answers(f, 9, 10, trials, &fp, &fn);
         double want_fp = 0, want_fn = 0;
         CHECK_OK(once_sliced_failure_rates(ONCE_SLICING_VERTICAL, m, K, SLICES, 1, n,
                                            (double)FAILED / SLICES, x, &want_fp, &want_fn));
@@ -634,14 +603,7 @@ static void diced_failures_follow_eq7(void)
             for (int i = 0; i < SITES; i += 4) /* 8 of 32 sites down */
                 store[i + (i / 4) % 4].down = true;
             uint64_t fp = 0, fn = 0;
-            for (uint64_t i = 0; i < trials; i++) {
-                testing_key absent = testing_key_make(23, i), added = testing_key_make(22, i);
-                bool p = false, q = false;
-                CHECK_OK(once_sliced_query(f, &absent, sizeof absent, 0, &p));
-                CHECK_OK(once_sliced_query(f, &added, sizeof added, 0, &q));
-                fp += p;
-                fn += !q;
-            }
+            count_wrong_answers(f, 22, 23, trials, &fp, &fn);
             double want_fp = 0, want_fn = 0;
             CHECK_OK(once_sliced_failure_rates(dicings[d], m, K, SLICES, PARTS, n, 0.25, x,
                                                &want_fp, &want_fn));

@@ -336,13 +336,22 @@ static void own_filters_on_each_thread(void)
 #define PRODUCED_KEYS 3000
 #define PRODUCER_ROUNDS 2
 
+/* A producer offers every key PRODUCER_ROUNDS times, from its own start with its own
+ * odd step, and counts in `distinct` the answers "distinct" each key got. */
 typedef struct producer {
-    once_sliced *filter;
+    once_sliced *filter; /* or */
+    once_tree *tree;
     int index;
-    atomic_uint *distinct; /* answers "distinct" per key, shared */
+    atomic_uint *distinct; /* shared by the producers */
     uint64_t errors;
 } producer;
 
+static uint32_t produced_id(const producer *p, uint64_t round)
+{
+    return (uint32_t)((round * (2 * p->index + 1) + (uint64_t)p->index * 997) % PRODUCED_KEYS);
+}
+
+/* Even producers offer one key at a time, odd ones batches of 64. */
 static void *produce(void *arg)
 {
     producer *p = arg;
@@ -352,11 +361,9 @@ static void *produce(void *arg)
     uint8_t seen[64];
     uint32_t ids[64];
     for (uint64_t r = 0; r < PRODUCER_ROUNDS * PRODUCED_KEYS; r++) {
-        /* Each producer walks the keys from its own start with its own odd step. */
-        uint32_t id = (uint32_t)((r * (2 * p->index + 1) + (uint64_t)p->index * 997) %
-                                 PRODUCED_KEYS);
+        uint32_t id = produced_id(p, r);
         testing_key k = testing_key_make(40, id);
-        if (p->index % 2 == 0) { /* one key at a time */
+        if (p->index % 2 == 0) {
             bool dup = true;
             if (once_sliced_test_and_add(p->filter, &k, sizeof k, 0, &dup) != ONCE_OK)
                 p->errors++;
@@ -379,6 +386,54 @@ static void *produce(void *arg)
     return NULL;
 }
 
+/* Producer i offers its keys at leaf i of the tree. */
+static void *produce_at_a_leaf(void *arg)
+{
+    producer *p = arg;
+    for (uint64_t r = 0; r < PRODUCER_ROUNDS * PRODUCED_KEYS; r++) {
+        uint32_t id = produced_id(p, r);
+        testing_key k = testing_key_make(41, id);
+        bool dup = true;
+        if (once_tree_test_and_add(p->tree, (uint64_t)p->index, &k, sizeof k, &dup) != ONCE_OK)
+            p->errors++;
+        else if (!dup)
+            atomic_fetch_add(&p->distinct[id], 1);
+    }
+    return NULL;
+}
+
+static atomic_uint distinct_answers[PRODUCED_KEYS];
+
+/* THREADS producers running `body` on the filter or the tree. */
+static void start_producers(producer *ps, pthread_t *tids, void *(*body)(void *),
+                            once_sliced *filter, once_tree *tree)
+{
+    for (int i = 0; i < PRODUCED_KEYS; i++)
+        atomic_init(&distinct_answers[i], 0);
+    for (int t = 0; t < THREADS; t++) {
+        ps[t] = (producer){filter, tree, t, distinct_answers, 0};
+        REQUIRE(pthread_create(&tids[t], NULL, body, &ps[t]) == 0);
+    }
+}
+
+/* Join them: no key answered distinct twice, and every key once but for a false
+ * positive (at about 0.1%). */
+static void join_producers(producer *ps, pthread_t *tids)
+{
+    for (int t = 0; t < THREADS; t++) {
+        pthread_join(tids[t], NULL);
+        CHECK(ps[t].errors == 0);
+    }
+    uint64_t twice = 0, once = 0;
+    for (int i = 0; i < PRODUCED_KEYS; i++) {
+        unsigned d = atomic_load(&distinct_answers[i]);
+        twice += d > 1;
+        once += d == 1;
+    }
+    CHECK(twice == 0);
+    CHECK(once >= PRODUCED_KEYS - PRODUCED_KEYS / 100);
+}
+
 static void sliced_distinct_at_most_once(void)
 {
     const once_slicing slicings[] = {ONCE_SLICING_VERTICAL, ONCE_SLICING_HORIZONTAL,
@@ -399,56 +454,15 @@ static void sliced_distinct_at_most_once(void)
             once_sliced *f = NULL;
             CHECK_OK(once_sliced_create(&f, &c, NULL));
             REQUIRE(f != NULL);
-            static atomic_uint distinct[PRODUCED_KEYS];
-            for (int i = 0; i < PRODUCED_KEYS; i++)
-                atomic_init(&distinct[i], 0);
             producer ps[THREADS];
             pthread_t tids[THREADS];
-            for (int t = 0; t < THREADS; t++) {
-                ps[t] = (producer){f, t, distinct, 0};
-                REQUIRE(pthread_create(&tids[t], NULL, produce, &ps[t]) == 0);
-            }
-            for (int t = 0; t < THREADS; t++) {
-                pthread_join(tids[t], NULL);
-                CHECK(ps[t].errors == 0);
-            }
-            uint64_t twice = 0, once = 0;
-            for (int i = 0; i < PRODUCED_KEYS; i++) {
-                unsigned d = atomic_load(&distinct[i]);
-                twice += d > 1;
-                once += d == 1;
-            }
-            CHECK(twice == 0);
-            /* A value is missed only through a false positive, at about 0.1%. */
-            CHECK(once >= PRODUCED_KEYS - PRODUCED_KEYS / 100);
+            start_producers(ps, tids, produce, f, NULL);
+            join_producers(ps, tids);
             once_sliced_stats st;
             CHECK_OK(once_sliced_get_stats(f, &st));
             CHECK(st.events == (uint64_t)THREADS * PRODUCER_ROUNDS * PRODUCED_KEYS);
             once_sliced_free(f);
         }
-}
-
-typedef struct tree_producer {
-    once_tree *tree;
-    int index;
-    atomic_uint *distinct;
-    uint64_t errors;
-} tree_producer;
-
-static void *produce_at_a_leaf(void *arg)
-{
-    tree_producer *p = arg;
-    for (uint64_t r = 0; r < PRODUCER_ROUNDS * PRODUCED_KEYS; r++) {
-        uint32_t id = (uint32_t)((r * (2 * p->index + 1) + (uint64_t)p->index * 997) %
-                                 PRODUCED_KEYS);
-        testing_key k = testing_key_make(41, id);
-        bool dup = true;
-        if (once_tree_test_and_add(p->tree, (uint64_t)p->index, &k, sizeof k, &dup) != ONCE_OK)
-            p->errors++;
-        else if (!dup)
-            atomic_fetch_add(&p->distinct[id], 1);
-    }
-    return NULL;
 }
 
 static void tree_distinct_at_most_once(void)
@@ -467,29 +481,12 @@ static void tree_distinct_at_most_once(void)
         once_tree *t = NULL;
         CHECK_OK(once_tree_create(&t, &c, NULL));
         REQUIRE(t != NULL);
-        static atomic_uint distinct[PRODUCED_KEYS];
-        for (int i = 0; i < PRODUCED_KEYS; i++)
-            atomic_init(&distinct[i], 0);
-        tree_producer ps[THREADS];
+        producer ps[THREADS];
         pthread_t tids[THREADS];
-        for (int i = 0; i < THREADS; i++) {
-            ps[i] = (tree_producer){t, i, distinct, 0};
-            REQUIRE(pthread_create(&tids[i], NULL, produce_at_a_leaf, &ps[i]) == 0);
-        }
+        start_producers(ps, tids, produce_at_a_leaf, NULL, t);
         once_tree_stats st;
         CHECK_OK(once_tree_get_stats(t, &st)); /* while they run */
-        for (int i = 0; i < THREADS; i++) {
-            pthread_join(tids[i], NULL);
-            CHECK(ps[i].errors == 0);
-        }
-        uint64_t twice = 0, once = 0;
-        for (int i = 0; i < PRODUCED_KEYS; i++) {
-            unsigned d = atomic_load(&distinct[i]);
-            twice += d > 1;
-            once += d == 1;
-        }
-        CHECK(twice == 0);
-        CHECK(once >= PRODUCED_KEYS - PRODUCED_KEYS / 100);
+        join_producers(ps, tids);
         CHECK_OK(once_tree_get_stats(t, &st));
         CHECK(st.events == (uint64_t)THREADS * PRODUCER_ROUNDS * PRODUCED_KEYS);
         once_tree_free(t);

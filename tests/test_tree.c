@@ -29,6 +29,7 @@
  *     the limits ONCE_ERR_TOO_LARGE); a failed allocation is ONCE_ERR_NOMEM with
  *     nothing left allocated.
  */
+#include "flaky_site.h"
 #include "testing.h"
 
 #include "once_math.h"
@@ -342,62 +343,6 @@ static void top_down_keeps_repeats_and_cuts_false_positives(void)
 
 /* ----------------------------------------------- sites: caller's, unreachable */
 
-/* A node store of up to 4096 bits that answers, or says it cannot be reached (down),
- * or cannot be reached for sets only. */
-typedef struct test_site {
-    uint64_t words[64];
-    bool down, refuse_sets;
-    int *destroyed;
-} test_site;
-
-static void test_site_run(void *context, once_site_request *requests, size_t count)
-{
-    test_site *s = context;
-    for (size_t r = 0; r < count; r++) {
-        once_site_request *q = &requests[r];
-        if (s->down || (s->refuse_sets && q->op == ONCE_SITE_SET)) {
-            q->status = ONCE_ERR_UNAVAILABLE;
-            continue;
-        }
-        q->status = ONCE_OK;
-        q->all_set = true;
-        for (uint32_t i = 0; i < q->count; i++) {
-            uint64_t p = q->positions[i];
-            q->all_set = q->all_set && (s->words[p / 64] >> (p % 64) & 1);
-            if (q->op != ONCE_SITE_TEST)
-                s->words[p / 64] |= UINT64_C(1) << (p % 64);
-        }
-    }
-}
-
-static void test_site_destroy(void *context)
-{
-    test_site *s = context;
-    (*s->destroyed)++;
-}
-
-static bool test_site_empty(const test_site *s)
-{
-    for (int i = 0; i < 64; i++)
-        if (s->words[i] != 0)
-            return false;
-    return true;
-}
-
-static void test_site_set(test_site *s, const uint64_t *positions, uint32_t k)
-{
-    for (uint32_t i = 0; i < k; i++)
-        s->words[positions[i] / 64] |= UINT64_C(1) << (positions[i] % 64);
-}
-
-static bool test_site_has(const test_site *s, const uint64_t *positions, uint32_t k)
-{
-    for (uint32_t i = 0; i < k; i++)
-        if (!(s->words[positions[i] / 64] >> (positions[i] % 64) & 1))
-            return false;
-    return true;
-}
-
 /* The k positions of a key in the trees of these tests (m = 4096, k = 4). */
 static void positions_of(const testing_key *key, uint64_t *positions)
 {
@@ -406,14 +351,10 @@ static void positions_of(const testing_key *key, uint64_t *positions)
     CHECK_OK(once_standard_positions(4096, 4, &d, positions));
 }
 
-static once_tree *tree_over(const once_tree_config *c, test_site *store, once_site *sites,
+static once_tree *tree_over(const once_tree_config *c, flaky_site *store, once_site *sites,
                             uint64_t nodes, int *destroyed)
 {
-    for (uint64_t i = 0; i < nodes; i++) {
-        memset(&store[i], 0, sizeof store[i]);
-        store[i].destroyed = destroyed;
-        sites[i] = (once_site){.context = &store[i], .run = test_site_run, .destroy = test_site_destroy};
-    }
+    flaky_sites(store, sites, (int)nodes, destroyed);
     once_tree *t = NULL;
     CHECK_OK(once_tree_create(&t, c, sites));
     return t;
@@ -428,7 +369,7 @@ static void nodes_are_sites_in_level_order(void)
         uint32_t k = 0;
         CHECK_OK(once_tree_geometry(&c, &m, &k, &nodes, &leaves));
         CHECK(m == 4096 && k == 4 && nodes == 4 && leaves == 3);
-        test_site store[4];
+        flaky_site store[4];
         once_site sites[4];
         int destroyed = 0;
         once_tree *t = tree_over(&c, store, sites, 4, &destroyed);
@@ -437,8 +378,8 @@ static void nodes_are_sites_in_level_order(void)
         bool seen = true;
         CHECK_OK(once_tree_test_and_add(t, 2, &u, sizeof u, &seen));
         CHECK(!seen);
-        CHECK(!test_site_empty(&store[0]) && !test_site_empty(&store[3]));
-        CHECK(test_site_empty(&store[1]) && test_site_empty(&store[2]));
+        CHECK(!flaky_empty(&store[0]) && !flaky_empty(&store[3]));
+        CHECK(flaky_empty(&store[1]) && flaky_empty(&store[2]));
         /* Found at its leaf: the root, down, is not asked. */
         store[0].down = true;
         CHECK_OK(once_tree_test_and_add(t, 2, &u, sizeof u, &seen));
@@ -460,7 +401,7 @@ static void nodes_are_sites_in_level_order(void)
 static void unreachable_nodes_fail_the_call(void)
 {
     enum { NODES = 7 }; /* 3 levels, fanout 2: root 0; 1, 2; leaves 3..6 */
-    test_site store[NODES];
+    flaky_site store[NODES];
     once_site sites[NODES];
     int destroyed = 0;
 
@@ -486,8 +427,8 @@ static void unreachable_nodes_fail_the_call(void)
     CHECK_STATUS(once_tree_test_and_add(t, 3, &v, sizeof v, &seen), ONCE_ERR_UNAVAILABLE);
     uint64_t pos[4];
     positions_of(&v, pos);
-    CHECK(test_site_has(&store[0], pos, 4) && test_site_has(&store[2], pos, 4));
-    CHECK(test_site_empty(&store[6]));
+    CHECK(flaky_has(&store[0], pos, 4) && flaky_has(&store[2], pos, 4));
+    CHECK(flaky_empty(&store[6]));
     once_tree_stats st;
     CHECK_OK(once_tree_get_stats(t, &st));
     CHECK(st.events == 2 && st.failures == 2);
@@ -501,14 +442,14 @@ static void unreachable_nodes_fail_the_call(void)
     REQUIRE(t != NULL);
     store[2].down = true;
     CHECK_STATUS(once_tree_test_and_add(t, 3, &v, sizeof v, &seen), ONCE_ERR_UNAVAILABLE);
-    CHECK(!test_site_empty(&store[6]) && test_site_empty(&store[0]));
+    CHECK(!flaky_empty(&store[6]) && flaky_empty(&store[0]));
     once_tree_free(t);
     CHECK(destroyed == NODES);
 
     /* A site without run: refused, and the caller keeps every site. */
     destroyed = 0;
     for (int i = 0; i < NODES; i++)
-        sites[i] = (once_site){.context = &store[i], .run = test_site_run, .destroy = test_site_destroy};
+        sites[i] = (once_site){.context = &store[i], .run = flaky_run, .destroy = flaky_destroy};
     sites[4].run = NULL;
     t = NULL;
     CHECK_STATUS(once_tree_create(&t, &c, sites), ONCE_ERR_INVALID);
@@ -520,7 +461,7 @@ static void ruled_out_match_goes_on_up(void)
 {
     enum { NODES = 7 }; /* 3 levels, fanout 2: root 0; 1, 2; leaves 3..6 */
     for (int mode = 0; mode < 2; mode++) {
-        test_site store[NODES];
+        flaky_site store[NODES];
         once_site sites[NODES];
         int destroyed = 0;
         once_tree_config c = config_of((once_tree_mode)mode, 3, 2, 4096, 4, 2);
@@ -535,8 +476,8 @@ static void ruled_out_match_goes_on_up(void)
          * parent. */
         uint64_t pos[4];
         positions_of(&u, pos);
-        CHECK(test_site_has(&store[0], pos, 4) && !test_site_has(&store[2], pos, 4));
-        test_site_set(&store[2], pos, 4);
+        CHECK(flaky_has(&store[0], pos, 4) && !flaky_has(&store[2], pos, 4));
+        flaky_set(&store[2], pos, 4);
         /* From leaf 3 (node 6): miss at 6; match at 2 (level 1 < d = 2), whose other
          * child, node 5, misses: ruled out; on to the root, whose check finds node 1,
          * then node 3 at level 2. */

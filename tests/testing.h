@@ -9,6 +9,7 @@
 #define ONCE_TESTING_H
 
 #include "once.h"
+#include "zipf.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -155,40 +156,19 @@ static inline once_stats testing_stats(const once_filter *f)
     return s;
 }
 
-/* Zipf(s) over [0, n) by inversion of the cumulative weights. */
-typedef struct testing_zipf {
-    double *cdf;
-    uint64_t n;
-} testing_zipf;
+/* Zipf(s) over [0, n) (zipf.h), drawn from a splitmix64 state. */
+typedef zipf_table testing_zipf;
 
 static inline testing_zipf testing_zipf_make(uint64_t n, double s)
 {
-    testing_zipf z = {malloc(n * sizeof(double)), n};
-    double total = 0;
-    for (uint64_t i = 0; i < n; i++)
-        total += pow((double)(i + 1), -s);
-    double run = 0;
-    for (uint64_t i = 0; i < n; i++) {
-        run += pow((double)(i + 1), -s) / total;
-        z.cdf[i] = run;
-    }
-    return z;
+    return zipf_table_make(n, s);
 }
 
 /* A draw; *state is a splitmix64 state advanced by one step. */
 static inline uint64_t testing_zipf_draw(const testing_zipf *z, uint64_t *state)
 {
     *state = testing_mix(*state);
-    double u = (double)(*state >> 11) * 0x1.0p-53;
-    uint64_t lo = 0, hi = z->n - 1;
-    while (lo < hi) {
-        uint64_t mid = (lo + hi) / 2;
-        if (z->cdf[mid] < u)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return zipf_rank(z, (double)(*state >> 11) * 0x1.0p-53);
 }
 
 /* ------------------------------------------------------ saved-file surgery */

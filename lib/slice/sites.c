@@ -56,6 +56,7 @@
 #include "once_math.h"
 
 #include "core/alloc.h"
+#include "core/hash.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -215,7 +216,7 @@ static void prefetch_request(const memory_site *m, const once_site_request *q)
     for (uint32_t i = 0; i < q->count; i++) {
         uint64_t p = q->positions[i];
         if (p < m->config.bits)
-            __builtin_prefetch(windowed(m) ? &newest->cells[p] : &newest->cells[p >> 6], 1);
+            once_prefetch_write(windowed(m) ? &newest->cells[p] : &newest->cells[p >> 6]);
     }
 }
 

@@ -29,9 +29,12 @@
  * Counting (the paper's load and fairness, section 7): an event counts once for each
  * site it touches; a message is one request to one site.
  *
- * Threads (section 6, "Concurrency"): with `concurrent`, an operation locks the sites
- * it touches in increasing order (so no two operations wait for each other in a
- * circle) and holds them from its first request to its last; the counters are atomic.
+ * Threads (section 6, "Concurrency"): with `concurrent`, an operation holds its locks
+ * from its first request to its last: over the filter's own bit sites, the lock of its
+ * key's stripe (event-level locking; the sites set bits with atomic OR), otherwise the
+ * locks of the sites it touches (slice-level).  Locks are taken in increasing order,
+ * so no two operations wait for each other in a circle; the counters are atomic, in
+ * groups by stripe.
  *
  * Invariants
  *   - every site holds a whole number of words, and the S slices at least m bits: a
@@ -44,6 +47,7 @@
  *     one site.
  */
 #include "core/alloc.h"
+#include "core/hash.h"
 #include "once.h"
 #include "once_math.h"
 #include "slice/sites.h"
@@ -111,7 +115,13 @@ struct once_sliced {
     counter_group *group;
     _Atomic uint64_t *loads; /* groups x loads_stride */
     _Atomic uint8_t *down;   /* per site: its last request could not reach it */
+    /* A batch's work space, kept for the next batch rather than allocated each time
+     * (a batch that finds it taken, by another thread's, makes its own). */
+    struct batch_space *_Atomic spare;
 };
+
+typedef struct batch_space batch_space;
+static void batch_space_free(batch_space *b);
 
 static bool is_diced(once_slicing slicing)
 {
@@ -318,6 +328,7 @@ void once_sliced_free(once_sliced *f)
     once_aligned_free(f->loads);
     once_aligned_free(f->group);
     once_free_memory((void *)f->down);
+    batch_space_free(atomic_load(&f->spare));
     once_free_memory(f);
 }
 
@@ -380,11 +391,6 @@ static uint64_t divide(uint64_t x, const divisor *by, uint64_t *remainder)
     return q;
 }
 
-static uint32_t fast_range(uint64_t hash, uint32_t n)
-{
-    return (uint32_t)(((unsigned __int128)hash * n) >> 64);
-}
-
 /* The requests of one event: the touched sites, each with its positions. */
 typedef struct event_plan {
     uint64_t time_ms; /* the producer's timestamp t_u (windows) */
@@ -410,13 +416,14 @@ static once_status plan_event(const once_sliced *f, const void *key, size_t len,
     uint32_t site[SLICED_MAX_HASHES];
     if (f->slicing == ONCE_SLICING_HORIZONTAL) {
         e->touched = 1;
-        e->site[0] = fast_range(h.lo, f->slices);
+        e->site[0] = (uint32_t)once_reduce(h.lo, f->slices);
         e->first[0] = 0;
         e->count[0] = f->hashes;
         memcpy(e->offsets, pos, f->hashes * sizeof pos[0]);
         return ONCE_OK;
     }
-    uint32_t outer = f->slicing == ONCE_SLICING_DICED_HV ? fast_range(h.lo, f->slices) : 0;
+    uint32_t outer =
+        f->slicing == ONCE_SLICING_DICED_HV ? (uint32_t)once_reduce(h.lo, f->slices) : 0;
     for (uint32_t i = 0; i < f->hashes; i++) {
         uint64_t place = bit_place(f, pos[i]), offset = 0, ignored = 0;
         if (f->slicing == ONCE_SLICING_DICED_HV) {
@@ -438,7 +445,7 @@ static once_status plan_event(const once_sliced *f, const void *key, size_t len,
         /* v-h: the part this slice gives the key, and the offset folded into its
          * m/(S S') bits (m is a multiple of S S' here, so every cell takes S' of the
          * slice's offsets). */
-        uint32_t part = fast_range(mix64(h.hi ^ mix64(slice + 1)), f->parts);
+        uint32_t part = (uint32_t)once_reduce(mix64(h.hi ^ mix64(slice + 1)), f->parts);
         site[i] = (uint32_t)slice * f->parts + part;
         divide(offset, &f->by_part, &pos[i]);
     }
@@ -468,31 +475,31 @@ static once_status plan_event(const once_sliced *f, const void *key, size_t len,
     return ONCE_OK;
 }
 
-/* Concurrent filters: take locks sorted[0 .. n-1] (sites, or key stripes), increasing
+/* Concurrent filters: take locks held[0 .. n-1] (sites, or key stripes), increasing
  * and distinct, so that no two operations wait for each other in a circle. */
-static void lock_sites(once_sliced *f, const uint32_t *sorted, uint32_t n)
+static void lock_all(once_sliced *f, const uint32_t *held, uint32_t n)
 {
     if (f->concurrent)
         for (uint32_t i = 0; i < n; i++)
-            pthread_mutex_lock(&f->locks[sorted[i]]);
+            pthread_mutex_lock(&f->locks[held[i]]);
 }
 
-static void unlock_sites(once_sliced *f, const uint32_t *sorted, uint32_t n)
+static void unlock_all(once_sliced *f, const uint32_t *held, uint32_t n)
 {
     if (f->concurrent)
         for (uint32_t i = n; i-- > 0;)
-            pthread_mutex_unlock(&f->locks[sorted[i]]);
+            pthread_mutex_unlock(&f->locks[held[i]]);
 }
 
-/* The locks an event takes: its key's stripe, or its touched sites, increasing
- * (plan_event groups them so). */
-static uint32_t sorted_sites(const once_sliced *f, const event_plan *e, uint32_t *sorted)
+/* The locks an event takes, into held[]: its key's stripe, or its touched sites,
+ * increasing (plan_event groups them so). */
+static uint32_t locks_of(const once_sliced *f, const event_plan *e, uint32_t *held)
 {
     if (f->event_locks) {
-        sorted[0] = e->stripe;
+        held[0] = e->stripe;
         return 1;
     }
-    memcpy(sorted, e->site, e->touched * sizeof *sorted);
+    memcpy(held, e->site, e->touched * sizeof *held);
     return e->touched;
 }
 
@@ -623,11 +630,11 @@ once_status once_sliced_test_and_add(once_sliced *f, const void *key, size_t len
     for (uint32_t t = 0; t < e.touched; t++)
         tally(&loads_of(f, e.stripe)[e.site[t]], 1);
     tally(&group_of(f, e.stripe)->events, 1);
-    uint32_t sorted[SLICED_MAX_HASHES];
-    uint32_t n = sorted_sites(f, &e, sorted);
-    lock_sites(f, sorted, n);
+    uint32_t held[SLICED_MAX_HASHES];
+    uint32_t n = locks_of(f, &e, held);
+    lock_all(f, held, n);
     st = test_and_add_planned(f, &e, seen);
-    unlock_sites(f, sorted, n);
+    unlock_all(f, held, n);
     return st;
 }
 
@@ -638,13 +645,13 @@ once_status once_sliced_query(once_sliced *f, const void *key, size_t len, uint6
     once_status st = plan_call(f, key, len, time_ms, present, &e);
     if (st != ONCE_OK)
         return st;
-    uint32_t sorted[SLICED_MAX_HASHES];
+    uint32_t held[SLICED_MAX_HASHES];
     /* A query sets nothing: over shared bits it needs no lock. */
-    uint32_t n = f->event_locks ? 0 : sorted_sites(f, &e, sorted);
+    uint32_t n = f->event_locks ? 0 : locks_of(f, &e, held);
     bool failed[SLICED_MAX_HASHES];
-    lock_sites(f, sorted, n);
+    lock_all(f, held, n);
     st = decide(f, &e, ONCE_SITE_TEST, present, failed);
-    unlock_sites(f, sorted, n);
+    unlock_all(f, held, n);
     return st;
 }
 
@@ -654,14 +661,14 @@ once_status once_sliced_query(once_sliced *f, const void *key, size_t len, uint6
  * A batch's work space: the plans of up to BATCH_EVENTS events, their requests grouped
  * by site (each site's in event order), and which event each request answers.
  */
-typedef struct batch_space {
+struct batch_space {
     event_plan *plans;
     once_site_request *requests; /* by site: site s has requests [start[s], start[s+1]) */
     uint32_t *request_event;
     uint32_t *start;             /* site_count + 1 */
     uint32_t *used_sites;        /* sites with requests, increasing */
     uint32_t stripes[BATCH_EVENTS]; /* the events' key stripes (event-level locking) */
-} batch_space;
+};
 
 /* The distinct stripes of the batch's n events, increasing, into b->stripes. */
 static uint32_t batch_stripes(batch_space *b, size_t n)
@@ -682,18 +689,28 @@ static uint32_t batch_stripes(batch_space *b, size_t n)
 
 static void batch_space_free(batch_space *b)
 {
+    if (b == NULL)
+        return;
     once_free_memory(b->plans);
     once_free_memory(b->requests);
     once_free_memory(b->request_event);
     once_free_memory(b->start);
     once_free_memory(b->used_sites);
+    once_free_memory(b);
 }
 
-static once_status batch_space_new(const once_sliced *f, size_t events, batch_space *b)
+/* The filter's kept work space, or a new one for BATCH_EVENTS events (NULL: out of
+ * memory). */
+static batch_space *batch_space_take(once_sliced *f)
 {
-    size_t requests = events * f->hashes;
-    memset(b, 0, sizeof *b);
-    b->plans = once_malloc(events * sizeof *b->plans);
+    batch_space *b = atomic_exchange(&f->spare, NULL);
+    if (b != NULL)
+        return b;
+    size_t requests = (size_t)BATCH_EVENTS * f->hashes;
+    b = once_calloc(1, sizeof *b);
+    if (b == NULL)
+        return NULL;
+    b->plans = once_malloc(BATCH_EVENTS * sizeof *b->plans);
     b->requests = once_malloc(requests * sizeof *b->requests);
     b->request_event = once_malloc(requests * sizeof *b->request_event);
     b->start = once_malloc(((size_t)f->site_count + 1) * sizeof *b->start);
@@ -701,9 +718,17 @@ static once_status batch_space_new(const once_sliced *f, size_t events, batch_sp
     if (b->plans == NULL || b->requests == NULL || b->request_event == NULL ||
         b->start == NULL || b->used_sites == NULL) {
         batch_space_free(b);
-        return ONCE_ERR_NOMEM;
+        return NULL;
     }
-    return ONCE_OK;
+    return b;
+}
+
+/* Keep the work space for the next batch, unless another is kept already. */
+static void batch_space_give(once_sliced *f, batch_space *b)
+{
+    batch_space *none = NULL;
+    if (!atomic_compare_exchange_strong(&f->spare, &none, b))
+        batch_space_free(b);
 }
 
 /* Plan, send and decide keys[0 .. n-1], n at most BATCH_EVENTS. */
@@ -751,7 +776,7 @@ static once_status run_batch(once_sliced *f, batch_space *b, const once_key *key
         held = b->stripes;
         held_count = batch_stripes(b, n);
     }
-    lock_sites(f, held, held_count);
+    lock_all(f, held, held_count);
     for (uint32_t u = 0; u < used; u++) {
         const once_site *site = &f->sites[b->used_sites[u]];
         uint32_t s = b->used_sites[u];
@@ -769,7 +794,7 @@ static once_status run_batch(once_sliced *f, batch_space *b, const once_key *key
         if (site->wait != NULL)
             site->wait(site->context);
     }
-    unlock_sites(f, held, held_count);
+    unlock_all(f, held, held_count);
     /* Decide: a duplicate when every reachable position was set, and enough reached. */
     uint32_t reached[BATCH_EVENTS];
     bool failed_event[BATCH_EVENTS];
@@ -844,21 +869,20 @@ once_status once_sliced_test_and_add_batch(once_sliced *f, const once_key *keys,
         return ONCE_OK;
     if (f->window_ms != 0) /* FTTS: each event is tested, then set, before the next */
         return one_at_a_time(f, keys, count, seen);
-    batch_space b;
-    size_t chunk = count < BATCH_EVENTS ? count : BATCH_EVENTS;
-    once_status st = batch_space_new(f, chunk, &b);
-    if (st != ONCE_OK)
-        return st;
+    batch_space *b = batch_space_take(f);
+    if (b == NULL)
+        return ONCE_ERR_NOMEM;
+    once_status st = ONCE_OK;
     bool undecided = false;
-    for (size_t done = 0; st == ONCE_OK && done < count; done += chunk) {
-        size_t n = count - done < chunk ? count - done : chunk;
-        st = run_batch(f, &b, keys + done, n, seen + done);
+    for (size_t done = 0; st == ONCE_OK && done < count; done += BATCH_EVENTS) {
+        size_t n = count - done < BATCH_EVENTS ? count - done : BATCH_EVENTS;
+        st = run_batch(f, b, keys + done, n, seen + done);
         if (st == ONCE_ERR_UNAVAILABLE) {
             undecided = true;
             st = ONCE_OK;
         }
     }
-    batch_space_free(&b);
+    batch_space_give(f, b);
     return st != ONCE_OK ? st : undecided ? ONCE_ERR_UNAVAILABLE : ONCE_OK;
 }
 
