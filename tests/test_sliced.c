@@ -819,6 +819,13 @@ static void timers_expire_at_the_producer_time(void)
     uint64_t gone[] = {600};
     site_ask(&site, ONCE_SITE_SET, gone, 1, 9000, NULL); /* 9000 + w <= 20000 */
     CHECK(!site_ask(&site, ONCE_SITE_TEST, gone, 1, 20000, NULL));
+    /* At the far end of time an expiry stops short of the largest time, and the
+     * positions set there are alive for it. */
+    uint64_t last[] = {700};
+    site_ask(&site, ONCE_SITE_SET, last, 1, ONCE_MAX_TIME_MS - 10, NULL);
+    CHECK(site_ask(&site, ONCE_SITE_TEST, last, 1, ONCE_MAX_TIME_MS - 10, expiries));
+    CHECK(expiries[0] == ONCE_MAX_TIME_MS);
+    CHECK(!site_ask(&site, ONCE_SITE_TEST, last, 1, ONCE_MAX_TIME_MS, NULL));
     /* A position past the site is never set. */
     uint64_t past[] = {1024};
     site_ask(&site, ONCE_SITE_SET, past, 1, 20000, NULL);

@@ -263,7 +263,11 @@ static void memory_site_run(void *context, once_site_request *requests, size_t c
         if (q->op == ONCE_SITE_TEST)
             continue;
         sub_filter *newest = &m->filter[m->filters - 1];
-        uint64_t expiry = windowed(m) ? q->time_ms + m->config.window_ms : 1;
+        uint64_t expiry = 1;
+        if (windowed(m)) /* t_u + w, short of the sweep's mark at the far end of time */
+            expiry = q->time_ms < EXPIRED_MARK - 1 - m->config.window_ms
+                         ? q->time_ms + m->config.window_ms
+                         : EXPIRED_MARK - 1;
         for (uint32_t i = 0; i < q->count; i++)
             cell_set(m, newest, q->positions[i], expiry);
         maybe_grow(m);
