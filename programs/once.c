@@ -232,14 +232,19 @@ static int open_sliced(const cli_options *o, once_sliced **out)
     c.seed_is_set = o->seed_given;
     c.threads = o->threads;
     /* A time window: the paper's timers, each site growing alone past --capacity keys
-     * a span (section 5), as a time window here grows with its rate. */
+     * a span (section 5), as a time window here grows with its rate.  A count window
+     * holds N keys at most: sized for them, it never grows. */
     c.window_ms = o->span_ms;
     c.growth = o->span_given ? ONCE_GROWTH_DENSITY : ONCE_GROWTH_NONE;
+    if (o->window_given) {
+        c.window_events = o->window;
+        c.capacity = o->window;
+    }
     once_status st = once_sliced_create(out, &c, NULL);
     if (st != ONCE_OK) {
         fprintf(stderr, "once: cannot build a sliced filter for capacity %llu at error %g over "
                         "%u sites: %s\n",
-                (unsigned long long)o->capacity, o->error,
+                (unsigned long long)c.capacity, o->error,
                 o->slices * (o->parts ? o->parts : 1), once_strerror(st));
         return st == ONCE_ERR_NOMEM ? EXIT_IO : EXIT_USAGE;
     }
@@ -487,8 +492,8 @@ int main(int argc, char **argv)
         (void)once_set_max_time_jump(r.filter, o.time_field ? o.max_time_jump_ms : 0);
     once_type type = r.filter != NULL ? once_get_type(r.filter) : ONCE_STANDARD;
     once_kind kind = once_structure_of(type)->kind;
-    if (r.sliced != NULL && o.span_given)
-        kind = ONCE_KIND_TIME_WINDOW;
+    if (r.sliced != NULL && (o.span_given || o.window_given))
+        kind = o.span_given ? ONCE_KIND_TIME_WINDOW : ONCE_KIND_COUNT_WINDOW;
     r.fixed_size = kind == ONCE_KIND_STATIC;
     r.timed = kind == ONCE_KIND_TIME_WINDOW;
     r.progress = o.progress == PROGRESS_ON || (o.progress == PROGRESS_AUTO && isatty(STDERR_FILENO));

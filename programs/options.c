@@ -59,7 +59,8 @@ static void usage(FILE *out)
           "                         the reading thread does); --stats adds messages per\n"
           "                         lookup, the load of each slice, fairness and max load.\n"
           "                         With --span, every slice keeps timers that expire at\n"
-          "                         each line's time plus the span, and grows alone\n"
+          "                         each line's time plus the span, and grows alone; with\n"
+          "                         --window N, timers on the count of keys delivered\n"
           "\n"
           "Window:\n"
           "      --window N         forget keys older than the last N delivered keys (count\n"
@@ -349,9 +350,6 @@ static int check_slicing(cli_options *o, bool slices_given, bool dicing_given, b
     if (o->type_given && o->type != ONCE_STANDARD)
         return fail("--slicing slices a standard filter: drop --filter %s",
                     once_type_name(o->type));
-    if (o->window_given)
-        return fail("%s", "--slicing keeps a time window (--span), not a count window: counting "
-                          "events across sites is what slicing avoids");
     if (o->state_count > 0)
         return fail("%s", "--slicing has no saved form: drop --state");
     if (o->card)
@@ -676,7 +674,7 @@ int options_parse(cli_options *o, int argc, char **argv)
     if (o->window_given) {
         if (!o->type_given)
             o->type = ONCE_APBF;
-        else if (!count_type)
+        else if (!count_type && !o->sliced) /* slices keep timers on the count */
             return fail("--filter %s does not keep a count window: use %s",
                         once_type_name(o->type), structure_names(count_window, names, sizeof names));
         if (o->capacity_given)

@@ -36,6 +36,8 @@
  *     the later expiry; a windowed sliced filter, any slicing, never answers distinct
  *     for an event delivered less than w before, forgets what is w old, and has the
  *     rate of the keys alive in the window; its batch answers as its one-key calls;
+ *     a count window keeps exactly the last N events delivered, whatever the calls'
+ *     times, and has the rate of N keys;
  *   - equal timers (Fig. 9): with k' the false positives fall below those without,
  *     at the price of false negatives, more of them as k' grows;
  *   - dynamic size (section 5, Figs. 10-11): during a burst the sites that take it
@@ -910,6 +912,75 @@ static void windows_keep_definition_4(void)
         }
 }
 
+/* A count window (the last N delivered) on every slicing: a key delivered with fewer
+ * than N others after it is a duplicate (no false negatives), one with N or more is
+ * forgotten but for false positives, whatever times the calls carry; at the edge the
+ * window holds exactly N. */
+static void count_windows_keep_the_last_n(void)
+{
+    enum { EVENTS = 40000, WINDOW = 2000 };
+    const once_slicing slicings[] = {ONCE_SLICING_HORIZONTAL, ONCE_SLICING_VERTICAL,
+                                     ONCE_SLICING_DICED_HV, ONCE_SLICING_DICED_VH};
+    static uint64_t position[EVENTS]; /* key index -> place among the delivered + 1 */
+    for (size_t sl = 0; sl < 4; sl++) {
+        once_sliced_config c = config_of(slicings[sl], 4, 24000, 4, ONCE_FTTS,
+                                         (once_lookup)(sl % 2));
+        c.parts = slicings[sl] >= ONCE_SLICING_DICED_HV ? 2 : 0;
+        c.window_events = WINDOW;
+        once_sliced *f = sliced_make(&c);
+        REQUIRE(f != NULL);
+        memset(position, 0, sizeof position);
+        uint64_t delivered = 0, false_negatives = 0, forgotten = 0, old_repeats = 0;
+        for (uint64_t i = 0; i < EVENTS; i++) {
+            /* Repeats from within 1500 events (about 1000 delivered) and from 6000. */
+            testing_key k = window_key(i, i % 3 == 0 ? 6000 : 1500);
+            uint64_t id = k.w[0] & 0xffffffffu;
+            REQUIRE(id < EVENTS);
+            bool seen = false;
+            /* Times that mean nothing to a count window, the largest included. */
+            uint64_t t = i % 7 == 0 ? UINT64_MAX : testing_mix(i);
+            CHECK_OK(once_sliced_test_and_add(f, &k, sizeof k, t, &seen));
+            bool inside = position[id] != 0 && delivered - (position[id] - 1) <= WINDOW;
+            false_negatives += inside && !seen;
+            old_repeats += position[id] != 0 && !inside;
+            forgotten += position[id] != 0 && !inside && !seen;
+            if (!seen)
+                position[id] = ++delivered;
+        }
+        CHECK(false_negatives == 0);
+        CHECK(old_repeats > 1000 && forgotten > old_repeats * 9 / 10);
+        /* Absent keys: the rate of the N keys in the window. */
+        uint64_t fp = 0, trials = 40000;
+        for (uint64_t i = 0; i < trials; i++) {
+            testing_key k = testing_key_make(51, i);
+            bool present = false;
+            CHECK_OK(once_sliced_query(f, &k, sizeof k, 0, &present));
+            fp += present;
+        }
+        once_sliced_stats st;
+        CHECK_OK(once_sliced_get_stats(f, &st));
+        CHECK(st.inserted == delivered);
+        double want = once_sliced_fpr(slicings[sl], st.bits, 4, 4, c.parts, WINDOW);
+        CHECK(testing_within_sigmas(fp, trials, want, 5.0));
+        once_sliced_free(f);
+    }
+    /* The edge, on a filter too large for false positives among a few keys: with N = 3,
+     * a key is kept while at most 2 others follow it, and lost at the third. */
+    once_sliced_config c = config_of(ONCE_SLICING_VERTICAL, 4, 1 << 20, 4, ONCE_FTTS,
+                                     ONCE_LOOKUP_PARALLEL);
+    c.window_events = 3;
+    once_sliced *f = sliced_make(&c);
+    REQUIRE(f != NULL);
+    const char *stream = "abcadaeab";
+    const char *want = "DDDdDDDdD"; /* D distinct, d duplicate */
+    for (size_t i = 0; stream[i] != '\0'; i++) {
+        bool seen = false;
+        CHECK_OK(once_sliced_test_and_add(f, &stream[i], 1, 0, &seen));
+        CHECK(seen == (want[i] == 'd'));
+    }
+    once_sliced_free(f);
+}
+
 static void windowed_batch_matches_one_key_calls(void)
 {
     enum { EVENTS = 6000 };
@@ -1147,6 +1218,16 @@ static void invalid_configs_refused(void)
     bad.equal_timers = 5; /* more than k */
     CHECK_STATUS(once_sliced_create(&f, &bad, NULL), ONCE_ERR_INVALID);
     bad = c;
+    bad.window_ms = 1000;
+    bad.window_events = 100; /* a time and a count window at once */
+    CHECK_STATUS(once_sliced_create(&f, &bad, NULL), ONCE_ERR_INVALID);
+    bad.window_ms = 0;
+    bad.primitive = ONCE_TAS; /* count windows are timers too */
+    CHECK_STATUS(once_sliced_create(&f, &bad, NULL), ONCE_ERR_INVALID);
+    bad.primitive = ONCE_FTTS;
+    bad.window_events = ONCE_MAX_TIME_MS / 2;
+    CHECK_STATUS(once_sliced_create(&f, &bad, NULL), ONCE_ERR_INVALID);
+    bad = c;
     bad.growth = ONCE_GROWTH_DENSITY; /* no error nor capacity to grow at */
     CHECK_STATUS(once_sliced_create(&f, &bad, NULL), ONCE_ERR_INVALID);
     bad = c;
@@ -1190,6 +1271,7 @@ static const testing_case cases[] = {
     {"batch_with_a_site_down", batch_with_a_site_down},
     {"timers_expire_at_the_producer_time", timers_expire_at_the_producer_time},
     {"windows_keep_definition_4", windows_keep_definition_4},
+    {"count_windows_keep_the_last_n", count_windows_keep_the_last_n},
     {"windowed_batch_matches_one_key_calls", windowed_batch_matches_one_key_calls},
     {"equal_timers_trade_fp_for_fn", equal_timers_trade_fp_for_fn},
     {"slices_grow_alone_during_a_burst", slices_grow_alone_during_a_burst},

@@ -438,8 +438,11 @@ static void sliced_distinct_at_most_once(void)
 {
     const once_slicing slicings[] = {ONCE_SLICING_VERTICAL, ONCE_SLICING_HORIZONTAL,
                                      ONCE_SLICING_DICED_VH};
+    /* Memory sites in the callers' threads, on 2 worker threads, and with a count
+     * window as long as the stream's keys (each of them stays in it). */
+    enum { IN_CALLERS, ON_WORKERS, COUNT_WINDOW };
     for (size_t sl = 0; sl < 3; sl++)
-        for (uint32_t threads = 0; threads <= 2; threads += 2) {
+        for (int variant = IN_CALLERS; variant <= COUNT_WINDOW; variant++) {
             once_sliced_config c;
             memset(&c, 0, sizeof c);
             c.slicing = slicings[sl];
@@ -449,7 +452,8 @@ static void sliced_distinct_at_most_once(void)
             c.error = 0.001;
             c.seed = 5;
             c.seed_is_set = true;
-            c.threads = threads;
+            c.threads = variant == ON_WORKERS ? 2 : 0;
+            c.window_events = variant == COUNT_WINDOW ? PRODUCED_KEYS : 0;
             c.concurrent = true;
             once_sliced *f = NULL;
             CHECK_OK(once_sliced_create(&f, &c, NULL));

@@ -983,6 +983,11 @@ typedef struct once_sliced_config {
     /* Windows (section 4): keep an event for window_ms after its timestamp (FTTS only:
      * a duplicate must not refresh its timers).  0 = all time. */
     uint64_t window_ms;
+    /* Or a count window: keep the last N events answered distinct (0 = none; not with
+     * window_ms).  The filter's count of such events is then its clock: an event
+     * distinct at count c is stamped c and stays while fewer than N others follow it,
+     * and the time_ms of calls is ignored. */
+    uint64_t window_events;
     uint32_t equal_timers;    /* k' of the equal-timers heuristic, at most k (0 = off) */
     /* Dynamic size (section 5), sites NULL: each site grows alone, opening a new
      * sub-filter of its size when its newest reaches the density at which a filter of

@@ -24,6 +24,13 @@
  *   runs as TAS: it sends every request at once and each site runs its own in event
  *   order, which leaves every site as the one-event calls would.
  *
+ *   Windows are the sites' timers (section 4): an event is sent with its time t_u and
+ *   the sites keep its positions until t_u + w.  A count window of N (the last N
+ *   events delivered) is the same timers on another clock: the filter counts the
+ *   events it answers distinct, stamps each with its place in that count, and tests
+ *   at the count so far, so its events leave the window in the order they came and
+ *   none is forgotten while fewer than N others came after it.
+ *
  *   Memory and thread sites are slice/sites.c's.
  *
  * Counting (the paper's load and fairness, section 7): an event counts once for each
@@ -93,7 +100,8 @@ struct once_sliced {
     once_lookup lookup;
     once_failure on_failure;
     uint32_t threshold;
-    uint64_t window_ms;
+    uint64_t window_ms;   /* the timers' span: the time window, or the count window + 1 */
+    bool count_window;    /* the clock is `delivered`, not the callers' time */
     uint32_t equal_timers;
     uint32_t slices, parts, site_count, hashes;
     uint64_t bits, slice_bits, seed;
@@ -118,6 +126,8 @@ struct once_sliced {
     /* A batch's work space, kept for the next batch rather than allocated each time
      * (a batch that finds it taken, by another thread's, makes its own). */
     struct batch_space *_Atomic spare;
+    /* A count window's clock: the events answered distinct so far. */
+    _Alignas(64) _Atomic uint64_t delivered;
 };
 
 typedef struct batch_space batch_space;
@@ -168,6 +178,15 @@ static double growth_density(const once_sliced_config *c, uint64_t m, uint32_t k
     return density > 0.0 && density < 1.0 ? density : 0.5;
 }
 
+/* How long the timers keep an event.  A count window of N runs the timers on the count
+ * of events delivered: an event distinct at count s is stamped s, and is in the window
+ * at count c while c - s <= N (it and fewer than N others delivered since), that is
+ * while its expiry s + N + 1 is past c. */
+static uint64_t timer_span(const once_sliced_config *c)
+{
+    return c->window_events != 0 ? c->window_events + 1 : c->window_ms;
+}
+
 /* The bits of one (horizontal or vertical) slice: m/S, rounded up to whole words for
  * each of its S' parts.  m itself is kept: a vertical filter spreads its m bits over
  * the S slices, floor(m/S) or ceil(m/S) each, so it is the standard filter of m bits
@@ -192,8 +211,10 @@ once_status once_sliced_geometry(const once_sliced_config *c, uint64_t *bits, ui
         (c->lookup == ONCE_LOOKUP_PIPELINED && c->primitive != ONCE_FTTS) ||
         (c->on_failure != ONCE_FAILURE_REPORT && c->on_failure != ONCE_FAILURE_THRESHOLD) ||
         c->hashes > SLICED_MAX_HASHES || c->threads > ONCE_MAX_SITE_THREADS ||
-        (c->window_ms != 0 && c->primitive != ONCE_FTTS) || c->window_ms > ONCE_MAX_TIME_MS / 2 ||
-        (c->equal_timers > 1 && c->window_ms == 0) ||
+        (c->window_ms != 0 && c->window_events != 0) ||
+        c->window_events >= ONCE_MAX_TIME_MS / 2 ||
+        (timer_span(c) != 0 && c->primitive != ONCE_FTTS) || c->window_ms > ONCE_MAX_TIME_MS / 2 ||
+        (c->equal_timers > 1 && timer_span(c) == 0) ||
         (c->growth != ONCE_GROWTH_NONE && c->growth != ONCE_GROWTH_DENSITY &&
          c->growth != ONCE_GROWTH_CARDINALITY))
         return ONCE_ERR_INVALID;
@@ -247,7 +268,8 @@ once_status once_sliced_create(once_sliced **out, const once_sliced_config *c,
     f->lookup = c->lookup;
     f->on_failure = c->on_failure;
     f->threshold = c->threshold;
-    f->window_ms = c->window_ms;
+    f->window_ms = timer_span(c);
+    f->count_window = c->window_events != 0;
     f->equal_timers = c->equal_timers > 1 ? c->equal_timers : 0;
     f->slices = c->slices;
     f->parts = parts;
@@ -283,7 +305,7 @@ once_status once_sliced_create(once_sliced **out, const once_sliced_config *c,
     if (c->concurrent) {
         /* Bits that the callers set with atomic OR need only the event's own lock;
          * other sites (timers, growth, threads, the caller's) lock slice by slice. */
-        f->event_locks = sites == NULL && c->threads == 0 && c->window_ms == 0 &&
+        f->event_locks = sites == NULL && c->threads == 0 && f->window_ms == 0 &&
                          c->growth == ONCE_GROWTH_NONE;
         f->lock_count = f->event_locks ? EVENT_STRIPES : site_count;
         f->locks = once_calloc(f->lock_count, sizeof *f->locks);
@@ -298,7 +320,7 @@ once_status once_sliced_create(once_sliced **out, const once_sliced_config *c,
     if (sites != NULL) {
         memcpy(f->sites, sites, site_count * sizeof *sites);
     } else {
-        once_memory_site_config mc = {slice_bits, c->window_ms, c->growth, 0.0,
+        once_memory_site_config mc = {slice_bits, f->window_ms, c->growth, 0.0,
                                       f->event_locks};
         if (c->growth != ONCE_GROWTH_NONE)
             mc.max_density = growth_density(c, m, k);
@@ -591,6 +613,8 @@ static once_status test_and_add_planned(once_sliced *f, event_plan *e, bool *see
     if (st != ONCE_OK || *seen)
         return st;
     tally(&group_of(f, e->stripe)->inserted, 1);
+    if (f->count_window) /* tested at the count so far, stamped with its own place */
+        e->time_ms = atomic_fetch_add_explicit(&f->delivered, 1, memory_order_relaxed);
     for (uint32_t t = 0; t < e->touched; t++) {
         bool ignored = false;
         if (failed[t])
@@ -605,7 +629,15 @@ static once_status test_and_add_planned(once_sliced *f, event_plan *e, bool *see
 
 static bool valid_time(const once_sliced *f, uint64_t time_ms)
 {
-    return f->window_ms == 0 || time_ms <= ONCE_MAX_TIME_MS;
+    return f->window_ms == 0 || f->count_window || time_ms <= ONCE_MAX_TIME_MS;
+}
+
+/* A count window reads its clock under the event's locks: a repeat of a key, which
+ * takes the same locks, sees the count its first event left. */
+static void read_count_clock(once_sliced *f, event_plan *e)
+{
+    if (f->count_window)
+        e->time_ms = atomic_load_explicit(&f->delivered, memory_order_relaxed);
 }
 
 /* The checks and the plan a one-key call starts with. */
@@ -633,6 +665,7 @@ once_status once_sliced_test_and_add(once_sliced *f, const void *key, size_t len
     uint32_t held[SLICED_MAX_HASHES];
     uint32_t n = locks_of(f, &e, held);
     lock_all(f, held, n);
+    read_count_clock(f, &e);
     st = test_and_add_planned(f, &e, seen);
     unlock_all(f, held, n);
     return st;
@@ -650,6 +683,7 @@ once_status once_sliced_query(once_sliced *f, const void *key, size_t len, uint6
     uint32_t n = f->event_locks ? 0 : locks_of(f, &e, held);
     bool failed[SLICED_MAX_HASHES];
     lock_all(f, held, n);
+    read_count_clock(f, &e);
     st = decide(f, &e, ONCE_SITE_TEST, present, failed);
     unlock_all(f, held, n);
     return st;

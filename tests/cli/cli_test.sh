@@ -616,7 +616,7 @@ case_sliced() {
   expect_usage_error "once: unknown dicing 'x-y' (h-v or v-h)" --dicing x-y
   expect_usage_error "once: invalid threads '0' (1 to 256)" --slicing vertical --slices 2 --threads 0
   expect_usage_error "once: --slicing slices a standard filter: drop --filter blocked" --slicing vertical --slices 2 --filter blocked
-  expect_usage_error "once: --slicing keeps a time window (--span), not a count window: counting events across sites is what slicing avoids" --slicing vertical --slices 2 --window 100
+  expect_usage_error "once: --capacity and --window exclude each other (the window is the capacity)" --slicing vertical --slices 2 --window 100 --capacity 100
   expect_usage_error "once: --refresh and --level do not apply to --slicing" --slicing vertical --slices 2 --span 1h --refresh
   expect_usage_error "once: --slicing has no saved form: drop --state" --slicing vertical --slices 2 --state s
   expect_usage_error "once: --max-memory applies to filters that grow; a sliced filter has the size of --capacity and --error" --slicing vertical --slices 2 --max-memory 1G
@@ -642,6 +642,37 @@ case_sliced_span() {
   printf '1000\ta\n999999999999\tb\n' | "$ONCE" --slicing vertical --slices 2 --span 1s \
     --time-field 1 --time-format epoch_ms -f 2 > /dev/null 2> err
   [ $? -eq 2 ] && grep -q 'more than --max-time-jump' err || fail "time jump on slices: $(cat err)"
+}
+
+# --slicing with --window N: timers on the count of keys delivered.  Each line carries
+# its number, so the check follows the filter's own answers: a line whose key is among
+# the last N printed must not be printed (no false negatives, ever), and one whose key
+# is not must be, but for false positives: at most 5 of the 12,000 or so (the target
+# rate would give none; the standard probe sequence keeps a floor of a few in a
+# million on filters this small).
+case_sliced_window() {
+  awk 'BEGIN { srand(11); for (i = 0; i < 20000; i++) printf "k%d\t%d\n", int(rand() * 2500), i }' > in
+  for mode in "vertical --slices 8" "horizontal --slices 4 --threads 2" "diced --slices 2x3 --dicing v-h --threads 3"; do
+    # shellcheck disable=SC2086
+    "$ONCE" --slicing $mode --window 1000 -f 1 --error 1e-7 --seed 3 in > got ||
+      fail "$mode --window exited $?"
+    awk -F'\t' -v n=1000 '
+      NR == FNR { printed_line[$2] = 1; next }
+      { inside = ($1 in at) && printed - at[$1] <= n
+        if (inside && ($2 in printed_line)) missed++
+        if (!inside && !($2 in printed_line)) kept++
+        if (!inside) fresh++
+        if ($2 in printed_line) at[$1] = printed++ }
+      END { printf "%d %d %d\n", missed, kept, fresh }' got in > counts
+    read -r missed kept fresh < counts
+    [ "$missed" -eq 0 ] || fail "$mode --window: $missed keys inside the window printed again"
+    [ "$kept" -le 5 ] || fail "$mode --window: $kept keys outside the window dropped"
+    [ "$fresh" -gt 5000 ] && [ "$fresh" -lt 19000 ] || fail "the stream has repeats on both sides of the window ($fresh)"
+  done
+  # The edge, exactly: with --window 2 a key is kept while one other follows it.
+  printf 'a\nb\na\nc\na\nb\n' | "$ONCE" --slicing vertical --slices 2 --window 2 > got
+  printf 'a\nb\nc\na\nb\n' > want
+  same_file got want
 }
 
 case_count_window() {
