@@ -42,8 +42,8 @@
  *     at the price of false negatives, more of them as k' grows;
  *   - dynamic size (section 5, Figs. 10-11): during a burst the sites that take it
  *     open sub-filters, and the others do not; the rate stays near the target where a
- *     filter without growth passes it; two windows after the burst the sites are
- *     back to one sub-filter each;
+ *     filter without growth passes it; by density a site is back to one sub-filter
+ *     within w of its last opening, two windows after the burst at the latest;
  *   - invalid configurations are refused, and sites given to a creation that fails
  *     stay the caller's.
  */
@@ -1107,6 +1107,7 @@ static void slices_grow_alone_during_a_burst(void)
         once_sliced *f = sliced_make(&c);
         REQUIRE(f != NULL);
         uint32_t most[SLICES] = {0}, after[SLICES] = {0};
+        uint64_t opened[SLICES] = {0}, last_opening[SLICES] = {0}, grown_until[SLICES] = {0};
         uint64_t fp_burst = 0, probes_burst = 0;
         for (uint64_t u = 0; u < UNITS; u++) {
             for (int j = 0; j < 4; j++) {
@@ -1126,6 +1127,11 @@ static void slices_grow_alone_during_a_burst(void)
                 if (info.filters > most[i])
                     most[i] = info.filters;
                 after[i] = info.filters;
+                if (info.opened > opened[i])
+                    last_opening[i] = u;
+                opened[i] = info.opened;
+                if (info.filters > 1)
+                    grown_until[i] = u + 1;
             }
             if (bursting && u >= BURST_FROM + w && u % 10 == 0) /* slice 0 at 5x */
                 for (int j = 0; j < 20; j++) {
@@ -1139,7 +1145,7 @@ static void slices_grow_alone_during_a_burst(void)
         double burst_rate = (double)fp_burst / (double)probes_burst;
         if (growth == ONCE_GROWTH_NONE) {
             for (uint32_t i = 0; i < SLICES; i++)
-                CHECK(most[i] == 1);
+                CHECK(most[i] == 1 && opened[i] == 1);
             CHECK(burst_rate > 0.02); /* slice 0 at 2.5x its capacity */
             once_sliced_free(f);
             continue;
@@ -1154,6 +1160,17 @@ static void slices_grow_alone_during_a_burst(void)
         /* Two windows after the burst the sub-filters it opened have emptied. */
         for (uint32_t i = 0; i < SLICES; i++)
             CHECK(after[i] <= (growth == ONCE_GROWTH_DENSITY ? 1u : 2u));
+        if (growth == ONCE_GROWTH_DENSITY) {
+            /* The older sub-filters take nothing after the last opening, so slice 0 is
+             * back to one within w of it (and of its next write, one a unit here); the
+             * last comes before the burst's cells leave the density, w after the burst
+             * and a quarter-window sweep.  The other slices never opened one. */
+            CHECK(opened[0] >= 3 && last_opening[0] >= BURST_FROM);
+            CHECK(last_opening[0] <= BURST_TO + w + w / 4);
+            CHECK(grown_until[0] <= last_opening[0] + w + 10);
+            for (uint32_t i = 1; i < SLICES; i++)
+                CHECK(opened[i] == 1);
+        }
         once_sliced_free(f);
     }
 }

@@ -902,6 +902,7 @@ typedef struct once_site_info {
     uint64_t cells_set; /* set (alive) cells, over its sub-filters */
     uint32_t filters;   /* sub-filters (dynamic size) */
     uint64_t bytes;
+    uint64_t opened;    /* sub-filters opened since creation, the first included */
 } once_site_info;
 
 typedef struct once_site {

@@ -88,6 +88,7 @@ typedef struct memory_site {
     bool clock_started;
     uint64_t sweep_cursor, sweep_credit; /* expired timers cleared so far (see above) */
     uint32_t filters;
+    uint64_t opened; /* sub-filters opened, the first included */
     sub_filter filter[MEMORY_SITE_MAX_FILTERS];
 } memory_site;
 
@@ -103,6 +104,7 @@ static once_status sub_filter_add(memory_site *m)
     if (cells == NULL)
         return ONCE_ERR_NOMEM;
     m->filter[m->filters++] = (sub_filter){cells, 0, 0, 0};
+    m->opened++;
     return ONCE_OK;
 }
 
@@ -279,6 +281,7 @@ static void memory_site_describe(void *context, once_site_info *info)
     const memory_site *m = context;
     info->cells = m->config.bits;
     info->filters = m->filters;
+    info->opened = m->opened;
     info->cells_set = 0;
     for (uint32_t j = 0; j < m->filters; j++)
         info->cells_set += __atomic_load_n(&m->filter[j].cells_set, __ATOMIC_RELAXED);

@@ -996,7 +996,7 @@ once_status once_sliced_site_info(const once_sliced *f, uint32_t site, once_site
 {
     if (f == NULL || info == NULL || site >= f->site_count)
         return ONCE_ERR_INVALID;
-    *info = (once_site_info){f->slice_bits, 0, 1, f->slice_bits / 8};
+    *info = (once_site_info){f->slice_bits, 0, 1, f->slice_bits / 8, 1};
     if (f->sites[site].describe != NULL) {
         /* Shared bit sites count atomically; other sites are read under their lock. */
         bool lock = f->concurrent && !f->event_locks;
