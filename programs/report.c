@@ -161,7 +161,8 @@ void report_sliced_stats(stats_mode mode, const run_counters *c, const once_slic
                 "\"structure\":\"sliced\",\"slicing\":\"%s\",\"slices\":%u,\"parts\":%u,"
                 "\"sites\":%u,\"bits\":%llu,\"site_bits\":%llu,\"hashes\":%u,"
                 "\"fpr_estimate\":%.6g,\"messages\":%llu,\"messages_per_event\":%.4f,"
-                "\"fairness\":%.6f,\"max_load\":%llu,\"filters\":%u,\"fill\":%.6f,\"loads\":[",
+                "\"fairness\":%.6f,\"max_load\":%llu,\"filters\":%u,\"fill\":%.6f,"
+                "\"window\":%llu,\"window_unit\":\"%s\",\"loads\":[",
                 (unsigned long long)c->lines, (unsigned long long)c->distinct,
                 (unsigned long long)c->duplicates, (unsigned long long)bytes,
                 finite_or_zero(c->seconds), finite_or_zero(rate),
@@ -170,7 +171,9 @@ void report_sliced_stats(stats_mode mode, const run_counters *c, const once_slic
                 (unsigned long long)s.slice_bits, s.hashes, finite_or_zero(fpr),
                 (unsigned long long)s.messages, finite_or_zero(s.messages_per_event),
                 finite_or_zero(s.fairness), (unsigned long long)s.max_load, s.filters,
-                finite_or_zero(s.fill));
+                finite_or_zero(s.fill),
+                (unsigned long long)(s.window_ms ? s.window_ms : s.window_events),
+                s.window_ms ? "ms" : s.window_events ? "events" : "none");
         for (uint32_t i = 0; i < s.sites; i++)
             fprintf(stderr, "%s%llu", i ? "," : "", (unsigned long long)loads[i]);
         fputs("]}\n", stderr);
@@ -186,6 +189,12 @@ void report_sliced_stats(stats_mode mode, const run_counters *c, const once_slic
     fprintf(stderr,
             "once: %.3f messages per lookup, fairness %.4f, max load %llu events on one site\n",
             s.messages_per_event, s.fairness, (unsigned long long)s.max_load);
+    if (s.window_events)
+        fprintf(stderr, "once: window %llu keys: timers on the count of keys delivered\n",
+                (unsigned long long)s.window_events);
+    else if (s.window_ms)
+        fprintf(stderr, "once: span %.3f s: timers on every site, %u sub-filters now\n",
+                (double)s.window_ms / 1000.0, s.filters);
     fputs("once: events per site:", stderr);
     for (uint32_t i = 0; i < s.sites; i++)
         fprintf(stderr, " %llu", (unsigned long long)loads[i]);

@@ -1015,6 +1015,8 @@ typedef struct once_sliced_stats {
     uint32_t filters;         /* sub-filters over the sites (a site without describe: 1) */
     uint64_t bytes;           /* the sites' memory, as they describe it */
     uint64_t inserted;        /* events answered distinct (and so inserted) */
+    uint64_t window_ms;       /* the time window, or 0 */
+    uint64_t window_events;   /* the count window (N events delivered), or 0 */
     /* Live estimates (section 3.2): the fill where an event's positions fall (the
      * set cells the sites describe, over their cells and sub-filters; from `inserted`
      * and the formulas for sites that describe nothing), the fraction of sites whose

@@ -943,6 +943,8 @@ once_status once_sliced_get_stats(const once_sliced *f, once_sliced_stats *s)
     s->slices = f->slices;
     s->parts = f->parts;
     s->sites = f->site_count;
+    s->window_events = f->count_window ? f->window_ms - 1 : 0;
+    s->window_ms = f->count_window ? 0 : f->window_ms;
     for (uint32_t j = 0; j < f->groups; j++) {
         s->inserted += atomic_load_explicit(&f->group[j].inserted, memory_order_relaxed);
         s->events += atomic_load_explicit(&f->group[j].events, memory_order_relaxed);

@@ -638,6 +638,9 @@ case_sliced_span() {
     same_file got want
   done
   [ "$(wc -l < want)" -gt 5000 ] && [ "$(wc -l < want)" -lt 19000 ] || fail "the stream has repeats on both sides of the span"
+  "$ONCE" --slicing vertical --slices 2 --span 2s --time-field 1 --time-format epoch_ms -f 2 \
+    --stats=json in > /dev/null 2> err
+  jq -e '.window == 2000 and .window_unit == "ms"' err > /dev/null || fail "sliced span stats: $(cat err)"
   # A time too far ahead is a bad time, as for every window.
   printf '1000\ta\n999999999999\tb\n' | "$ONCE" --slicing vertical --slices 2 --span 1s \
     --time-field 1 --time-format epoch_ms -f 2 > /dev/null 2> err
@@ -669,6 +672,9 @@ case_sliced_window() {
     [ "$kept" -le 5 ] || fail "$mode --window: $kept keys outside the window dropped"
     [ "$fresh" -gt 5000 ] && [ "$fresh" -lt 19000 ] || fail "the stream has repeats on both sides of the window ($fresh)"
   done
+  "$ONCE" --slicing horizontal --slices 4 --window 1000 -f 1 --stats=json in > /dev/null 2> err
+  jq -e '.window == 1000 and .window_unit == "events" and .filters == 4' err > /dev/null ||
+    fail "sliced count window stats: $(cat err)"
   # The edge, exactly: with --window 2 a key is kept while one other follows it.
   printf 'a\nb\na\nc\na\nb\n' | "$ONCE" --slicing vertical --slices 2 --window 2 > got
   printf 'a\nb\nc\na\nb\n' > want
