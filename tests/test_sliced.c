@@ -76,6 +76,20 @@ static once_sliced *sliced_make(const once_sliced_config *c)
     return f;
 }
 
+/* How many of keys 0 .. count-1 of `domain` the filter holds at time_ms: false
+ * positives for keys never offered, false negatives short of count for keys offered. */
+static uint64_t count_present(once_sliced *f, uint64_t domain, uint64_t count, uint64_t time_ms)
+{
+    uint64_t present_count = 0;
+    for (uint64_t i = 0; i < count; i++) {
+        testing_key key = testing_key_make(domain, i);
+        bool present = false;
+        CHECK_OK(once_sliced_query(f, &key, sizeof key, time_ms, &present));
+        present_count += present;
+    }
+    return present_count;
+}
+
 static void vertical_decides_as_the_unsliced_filter(void)
 {
     const uint32_t slice_counts[] = {1, 2, 3, 8, 40};
@@ -212,19 +226,8 @@ static void horizontal_rate_follows_eq4(void)
             bool seen = false;
             CHECK_OK(once_sliced_test_and_add(h, &key, sizeof key, 0, &seen));
         }
-        for (uint64_t i = 0; i < n; i++) { /* no false negatives */
-            testing_key key = testing_key_make(5, i);
-            bool present = false;
-            CHECK_OK(once_sliced_query(h, &key, sizeof key, 0, &present));
-            CHECK(present);
-        }
-        uint64_t fp = 0, trials = 200000;
-        for (uint64_t i = 0; i < trials; i++) {
-            testing_key key = testing_key_make(6, i);
-            bool present = false;
-            CHECK_OK(once_sliced_query(h, &key, sizeof key, 0, &present));
-            fp += present;
-        }
+        CHECK(count_present(h, 5, n, 0) == n); /* no false negatives */
+        uint64_t trials = 200000, fp = count_present(h, 6, trials, 0);
         /* Eq. 4, with the keys a slice holds binomial around n/S (the rate is convex
          * in them, so Eq. 4 at the mean is slightly low: 5 sigmas absorb it). */
         double p = pow(1.0 - pow(1.0 - (double)slices / (double)m, (double)k * n / slices), k);
@@ -545,20 +548,8 @@ static void diced_rates_follow_section_3_3(void)
                 bool seen = true;
                 CHECK_OK(once_sliced_test_and_add(f, &key, sizeof key, 0, &seen));
             }
-            uint64_t fn = 0, fp = 0;
-            for (uint64_t i = 0; i < n; i++) {
-                testing_key key = testing_key_make(20, i);
-                bool present = false;
-                CHECK_OK(once_sliced_query(f, &key, sizeof key, 0, &present));
-                fn += !present;
-            }
-            CHECK(fn == 0);
-            for (uint64_t i = 0; i < trials; i++) {
-                testing_key key = testing_key_make(21, i);
-                bool present = false;
-                CHECK_OK(once_sliced_query(f, &key, sizeof key, 0, &present));
-                fp += present;
-            }
+            CHECK(count_present(f, 20, n, 0) == n); /* no false negatives */
+            uint64_t fp = count_present(f, 21, trials, 0);
             double want = once_sliced_fpr(dicings[d], st.bits, k, slices, parts, n);
             CHECK(testing_within_sigmas(fp, trials, want, 5.0));
             /* h-v sends an event to the S' parts of one slice, v-h to at most k sites. */
@@ -896,13 +887,7 @@ static void windows_keep_definition_4(void)
             uint64_t now = 100000 + EVENTS * STEP, alive = 0;
             for (uint64_t id = 0; id < EVENTS; id++)
                 alive += delivered[id] != 0 && now - (delivered[id] - 1) < w;
-            uint64_t fp = 0, trials = 40000;
-            for (uint64_t i = 0; i < trials; i++) {
-                testing_key k = testing_key_make(51, i);
-                bool present = false;
-                CHECK_OK(once_sliced_query(f, &k, sizeof k, now, &present));
-                fp += present;
-            }
+            uint64_t trials = 40000, fp = count_present(f, 51, trials, now);
             once_sliced_stats st;
             CHECK_OK(once_sliced_get_stats(f, &st));
             double want = once_sliced_fpr(slicings[sl], st.bits, 4, 4, c.parts, alive);
@@ -950,13 +935,7 @@ static void count_windows_keep_the_last_n(void)
         CHECK(false_negatives == 0);
         CHECK(old_repeats > 1000 && forgotten > old_repeats * 9 / 10);
         /* Absent keys: the rate of the N keys in the window. */
-        uint64_t fp = 0, trials = 40000;
-        for (uint64_t i = 0; i < trials; i++) {
-            testing_key k = testing_key_make(51, i);
-            bool present = false;
-            CHECK_OK(once_sliced_query(f, &k, sizeof k, 0, &present));
-            fp += present;
-        }
+        uint64_t trials = 40000, fp = count_present(f, 51, trials, 0);
         once_sliced_stats st;
         CHECK_OK(once_sliced_get_stats(f, &st));
         CHECK(st.inserted == delivered);
