@@ -240,6 +240,7 @@ static int open_sliced(const cli_options *o, once_sliced **out)
         c.window_events = o->window;
         c.capacity = o->window;
     }
+    c.refresh = o->refresh;
     once_status st = once_sliced_create(out, &c, NULL);
     if (st != ONCE_OK) {
         fprintf(stderr, "once: cannot build a sliced filter for capacity %llu at error %g over "

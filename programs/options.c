@@ -358,8 +358,9 @@ static int check_slicing(cli_options *o, bool slices_given, bool dicing_given, b
     if (o->max_memory)
         return fail("%s", "--max-memory applies to filters that grow; a sliced filter has the "
                           "size of --capacity and --error");
-    if (o->refresh || o->level_given)
-        return fail("%s", "--refresh and --level do not apply to --slicing");
+    if (o->level_given)
+        return fail("%s", "--level lays out the slices of a window filter; a sliced filter's "
+                          "windows are timers: drop --level");
     o->type = ONCE_STANDARD;
     o->type_given = true;
     return 0;
@@ -680,10 +681,10 @@ int options_parse(cli_options *o, int argc, char **argv)
         if (o->capacity_given)
             return fail("%s", "--capacity and --window exclude each other (the window is the "
                               "capacity)");
-    } else if (o->span_given && !o->sliced) { /* a sliced filter keeps its own timers */
-        if (!o->type_given)
+    } else if (o->span_given) { /* a sliced filter keeps its own timers */
+        if (!o->sliced && !o->type_given)
             o->type = ONCE_TLBF;
-        else if (!time_type)
+        else if (!o->sliced && !time_type)
             return fail("--filter %s does not keep a time window: use %s",
                         once_type_name(o->type), structure_names(time_window, names, sizeof names));
     } else if (count_type || time_type) {

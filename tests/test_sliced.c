@@ -37,7 +37,8 @@
  *     for an event delivered less than w before, forgets what is w old, and has the
  *     rate of the keys alive in the window; its batch answers as its one-key calls;
  *     a count window keeps exactly the last N events delivered, whatever the calls'
- *     times, and has the rate of N keys;
+ *     times, and has the rate of N keys; with refresh a duplicate restarts its
+ *     window, on either;
  *   - equal timers (Fig. 9): with k' the false positives fall below those without,
  *     at the price of false negatives, more of them as k' grows;
  *   - dynamic size (section 5, Figs. 10-11): during a burst the sites that take it
@@ -960,6 +961,59 @@ static void count_windows_keep_the_last_n(void)
     once_sliced_free(f);
 }
 
+/* Refresh: a duplicate restarts its window, on a time and on a count window.  A key
+ * is a duplicate while its last occurrence, delivered or not, is inside the window; a
+ * key that recurs more often than the window is delivered once. */
+static void refresh_restarts_the_window(void)
+{
+    enum { EVENTS = 30000, STEP = 10, WINDOW = 2000 };
+    static uint64_t last[EVENTS]; /* key index -> clock at its last occurrence + 1 */
+    const testing_key hot = testing_key_make(57, 0);
+    for (int sl = 0; sl < 2; sl++)
+        for (int counted = 0; counted < 2; counted++)
+            for (int refresh = 0; refresh < 2; refresh++) {
+                once_sliced_config c = config_of(sl ? ONCE_SLICING_VERTICAL
+                                                    : ONCE_SLICING_HORIZONTAL,
+                                                 4, 24000, 4, ONCE_FTTS, ONCE_LOOKUP_PARALLEL);
+                c.window_ms = counted ? 0 : WINDOW * STEP;
+                c.window_events = counted ? WINDOW : 0;
+                c.refresh = refresh;
+                once_sliced *f = sliced_make(&c);
+                REQUIRE(f != NULL);
+                memset(last, 0, sizeof last);
+                uint64_t delivered = 0, false_negatives = 0, forgotten = 0, old_repeats = 0;
+                uint64_t hot_deliveries = 0;
+                for (uint64_t i = 0; i < EVENTS; i++) {
+                    uint64_t t = i * STEP;
+                    bool seen = false;
+                    if (i % 1500 == 0) { /* every 3/4 window of events, or fewer keys */
+                        CHECK_OK(once_sliced_test_and_add(f, &hot, sizeof hot, t, &seen));
+                        hot_deliveries += !seen;
+                        delivered += !seen;
+                    }
+                    testing_key k = window_key(i, i % 3 == 0 ? 6000 : 1500);
+                    uint64_t id = k.w[0] & 0xffffffffu;
+                    REQUIRE(id < EVENTS);
+                    CHECK_OK(once_sliced_test_and_add(f, &k, sizeof k, t, &seen));
+                    uint64_t clock = counted ? delivered : t;
+                    bool inside = last[id] != 0 && (counted ? clock - (last[id] - 1) <= WINDOW
+                                                            : clock - (last[id] - 1) < WINDOW * STEP);
+                    false_negatives += inside && !seen;
+                    old_repeats += last[id] != 0 && !inside;
+                    forgotten += last[id] != 0 && !inside && !seen;
+                    if (!seen || refresh)
+                        last[id] = clock + 1;
+                    delivered += !seen;
+                }
+                CHECK(false_negatives == 0);
+                CHECK(old_repeats > 1000 && forgotten > old_repeats * 9 / 10);
+                /* Without refresh the hot key comes back each window (20 of them over the
+                 * time window; about 15 over the count, fewer keys delivered a unit). */
+                CHECK(refresh ? hot_deliveries == 1 : hot_deliveries > 5);
+                once_sliced_free(f);
+            }
+}
+
 static void windowed_batch_matches_one_key_calls(void)
 {
     enum { EVENTS = 6000 };
@@ -1218,6 +1272,11 @@ static void invalid_configs_refused(void)
     bad.window_events = 100; /* a time and a count window at once */
     CHECK_STATUS(once_sliced_create(&f, &bad, NULL), ONCE_ERR_INVALID);
     bad.window_ms = 0;
+    bad.window_events = 0;
+    bad.refresh = true; /* without a window */
+    CHECK_STATUS(once_sliced_create(&f, &bad, NULL), ONCE_ERR_INVALID);
+    bad.refresh = false;
+    bad.window_events = 100;
     bad.primitive = ONCE_TAS; /* count windows are timers too */
     CHECK_STATUS(once_sliced_create(&f, &bad, NULL), ONCE_ERR_INVALID);
     bad.primitive = ONCE_FTTS;
@@ -1268,6 +1327,7 @@ static const testing_case cases[] = {
     {"timers_expire_at_the_producer_time", timers_expire_at_the_producer_time},
     {"windows_keep_definition_4", windows_keep_definition_4},
     {"count_windows_keep_the_last_n", count_windows_keep_the_last_n},
+    {"refresh_restarts_the_window", refresh_restarts_the_window},
     {"windowed_batch_matches_one_key_calls", windowed_batch_matches_one_key_calls},
     {"equal_timers_trade_fp_for_fn", equal_timers_trade_fp_for_fn},
     {"slices_grow_alone_during_a_burst", slices_grow_alone_during_a_burst},

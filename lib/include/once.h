@@ -989,6 +989,10 @@ typedef struct once_sliced_config {
      * distinct at count c is stamped c and stays while fewer than N others follow it,
      * and the time_ms of calls is ignored. */
     uint64_t window_events;
+    /* With a window: a duplicate restarts its window (its timers are set again at its
+     * own time, or count), as ONCE_POLICY_REFRESH; false: the window counts from the
+     * key's first delivery, the paper's timers. */
+    bool refresh;
     uint32_t equal_timers;    /* k' of the equal-timers heuristic, at most k (0 = off) */
     /* Dynamic size (section 5), sites NULL: each site grows alone, opening a new
      * sub-filter of its size when its newest reaches the density at which a filter of

@@ -29,7 +29,9 @@
  *   events delivered) is the same timers on another clock: the filter counts the
  *   events it answers distinct, stamps each with its place in that count, and tests
  *   at the count so far, so its events leave the window in the order they came and
- *   none is forgotten while fewer than N others came after it.
+ *   none is forgotten while fewer than N others came after it.  With `refresh` a
+ *   duplicate sends SET requests too, so its timers restart at its own time (a site
+ *   keeps the later expiry, so a late duplicate shortens nothing).
  *
  *   Memory and thread sites are slice/sites.c's.
  *
@@ -102,6 +104,7 @@ struct once_sliced {
     uint32_t threshold;
     uint64_t window_ms;   /* the timers' span: the time window, or the count window + 1 */
     bool count_window;    /* the clock is `delivered`, not the callers' time */
+    bool refresh;         /* a duplicate sets its timers again */
     uint32_t equal_timers;
     uint32_t slices, parts, site_count, hashes;
     uint64_t bits, slice_bits, seed;
@@ -214,7 +217,7 @@ once_status once_sliced_geometry(const once_sliced_config *c, uint64_t *bits, ui
         (c->window_ms != 0 && c->window_events != 0) ||
         c->window_events >= ONCE_MAX_TIME_MS / 2 ||
         (timer_span(c) != 0 && c->primitive != ONCE_FTTS) || c->window_ms > ONCE_MAX_TIME_MS / 2 ||
-        (c->equal_timers > 1 && timer_span(c) == 0) ||
+        (c->equal_timers > 1 && timer_span(c) == 0) || (c->refresh && timer_span(c) == 0) ||
         (c->growth != ONCE_GROWTH_NONE && c->growth != ONCE_GROWTH_DENSITY &&
          c->growth != ONCE_GROWTH_CARDINALITY))
         return ONCE_ERR_INVALID;
@@ -270,6 +273,7 @@ once_status once_sliced_create(once_sliced **out, const once_sliced_config *c,
     f->threshold = c->threshold;
     f->window_ms = timer_span(c);
     f->count_window = c->window_events != 0;
+    f->refresh = c->refresh;
     f->equal_timers = c->equal_timers > 1 ? c->equal_timers : 0;
     f->slices = c->slices;
     f->parts = parts;
@@ -610,11 +614,13 @@ static once_status test_and_add_planned(once_sliced *f, event_plan *e, bool *see
         return st;
     }
     once_status st = decide(f, e, ONCE_SITE_TEST, seen, failed);
-    if (st != ONCE_OK || *seen)
+    if (st != ONCE_OK || (*seen && !f->refresh))
         return st;
-    tally(&group_of(f, e->stripe)->inserted, 1);
-    if (f->count_window) /* tested at the count so far, stamped with its own place */
-        e->time_ms = atomic_fetch_add_explicit(&f->delivered, 1, memory_order_relaxed);
+    if (!*seen) {
+        tally(&group_of(f, e->stripe)->inserted, 1);
+        if (f->count_window) /* tested at the count so far, stamped with its own place */
+            e->time_ms = atomic_fetch_add_explicit(&f->delivered, 1, memory_order_relaxed);
+    } /* a refreshed duplicate is stamped with the time, or count, it was tested at */
     for (uint32_t t = 0; t < e->touched; t++) {
         bool ignored = false;
         if (failed[t])

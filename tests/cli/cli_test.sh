@@ -617,7 +617,8 @@ case_sliced() {
   expect_usage_error "once: invalid threads '0' (1 to 256)" --slicing vertical --slices 2 --threads 0
   expect_usage_error "once: --slicing slices a standard filter: drop --filter blocked" --slicing vertical --slices 2 --filter blocked
   expect_usage_error "once: --capacity and --window exclude each other (the window is the capacity)" --slicing vertical --slices 2 --window 100 --capacity 100
-  expect_usage_error "once: --refresh and --level do not apply to --slicing" --slicing vertical --slices 2 --span 1h --refresh
+  expect_usage_error "once: --level lays out the slices of a window filter; a sliced filter's windows are timers: drop --level" --slicing vertical --slices 2 --span 1h --level 2
+  expect_usage_error "once: --refresh and --level apply to windows: add --window or --span" --slicing vertical --slices 2 --refresh
   expect_usage_error "once: --slicing has no saved form: drop --state" --slicing vertical --slices 2 --state s
   expect_usage_error "once: --max-memory applies to filters that grow; a sliced filter has the size of --capacity and --error" --slicing vertical --slices 2 --max-memory 1G
 }
@@ -638,6 +639,12 @@ case_sliced_span() {
     same_file got want
   done
   [ "$(wc -l < want)" -gt 5000 ] && [ "$(wc -l < want)" -lt 19000 ] || fail "the stream has repeats on both sides of the span"
+  # --refresh: a repeat restarts its key's span, delivered or not (the later time stays).
+  awk -F'\t' '{ if (!($2 in last) || $1 - last[$2] >= 2000) print
+                 if (!($2 in last) || $1 > last[$2]) last[$2] = $1 }' in > want
+  "$ONCE" --slicing horizontal --slices 4 --span 2s --refresh --time-field 1 \
+    --time-format epoch_ms -f 2 --capacity 20000 --error 1e-7 --seed 3 in > got
+  same_file got want
   "$ONCE" --slicing vertical --slices 2 --span 2s --time-field 1 --time-format epoch_ms -f 2 \
     --stats=json in > /dev/null 2> err
   jq -e '.window == 2000 and .window_unit == "ms"' err > /dev/null || fail "sliced span stats: $(cat err)"
@@ -655,17 +662,22 @@ case_sliced_span() {
 # million on filters this small).
 case_sliced_window() {
   awk 'BEGIN { srand(11); for (i = 0; i < 20000; i++) printf "k%d\t%d\n", int(rand() * 2500), i }' > in
-  for mode in "vertical --slices 8" "horizontal --slices 4 --threads 2" "diced --slices 2x3 --dicing v-h --threads 3"; do
+  # With --refresh a repeat restarts its key's window, at the count of its time.
+  for mode in "vertical --slices 8" "horizontal --slices 4 --threads 2" \
+              "diced --slices 2x3 --dicing v-h --threads 3" "vertical --slices 4 --refresh"; do
+    refresh=0
+    case $mode in *--refresh) refresh=1 ;; esac
     # shellcheck disable=SC2086
     "$ONCE" --slicing $mode --window 1000 -f 1 --error 1e-7 --seed 3 in > got ||
       fail "$mode --window exited $?"
-    awk -F'\t' -v n=1000 '
+    awk -F'\t' -v n=1000 -v refresh=$refresh '
       NR == FNR { printed_line[$2] = 1; next }
       { inside = ($1 in at) && printed - at[$1] <= n
         if (inside && ($2 in printed_line)) missed++
         if (!inside && !($2 in printed_line)) kept++
         if (!inside) fresh++
-        if ($2 in printed_line) at[$1] = printed++ }
+        if ($2 in printed_line) at[$1] = printed++
+        else if (refresh) at[$1] = printed }
       END { printf "%d %d %d\n", missed, kept, fresh }' got in > counts
     read -r missed kept fresh < counts
     [ "$missed" -eq 0 ] || fail "$mode --window: $missed keys inside the window printed again"
