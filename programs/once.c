@@ -219,6 +219,14 @@ typedef struct run {
 } run;
 
 /* --slicing: the standard filter of the options, sliced over sites. */
+/* A sliced filter's sites grow with a time window: capped as every time window is. */
+static uint64_t sliced_memory_cap(const cli_options *o)
+{
+    if (!o->span_given)
+        return 0;
+    return o->max_memory ? o->max_memory : ONCE_DEFAULT_TIME_WINDOW_MAX_BYTES;
+}
+
 static int open_sliced(const cli_options *o, once_sliced **out)
 {
     once_sliced_config c;
@@ -241,7 +249,10 @@ static int open_sliced(const cli_options *o, once_sliced **out)
         c.capacity = o->window;
     }
     c.refresh = o->refresh;
+    c.max_bytes = sliced_memory_cap(o);
     once_status st = once_sliced_create(out, &c, NULL);
+    if (st == ONCE_ERR_FULL && report_sliced_cap_at_creation(&c))
+        return EXIT_USAGE;
     if (st != ONCE_OK) {
         fprintf(stderr, "once: cannot build a sliced filter for capacity %llu at error %g over "
                         "%u sites: %s\n",
@@ -402,7 +413,9 @@ static int run_input(run *r, const char *path)
             r->sliced_clock_started = clock_started;
         }
         if (st != ONCE_OK) {
-            if (st == ONCE_ERR_FULL)
+            if (st == ONCE_ERR_FULL && r->sliced != NULL)
+                report_sliced_full(name, line_number - n + 1, r->sliced, sliced_memory_cap(o));
+            else if (st == ONCE_ERR_FULL)
                 report_full(name, line_number - n + 1, r->filter, o->max_memory,
                             o->state_path != NULL);
             else

@@ -355,9 +355,10 @@ static int check_slicing(cli_options *o, bool slices_given, bool dicing_given, b
     if (o->card)
         return fail("%s", "`once card` estimates from a filter's cells, which a sliced filter "
                           "keeps on its sites: drop --slicing");
-    if (o->max_memory)
-        return fail("%s", "--max-memory applies to filters that grow; a sliced filter has the "
-                          "size of --capacity and --error");
+    if (o->max_memory && !o->span_given)
+        return fail("%s", "--max-memory caps a sliced filter that grows, with --span; without it "
+                          "the slices keep the size of --capacity and --error (of N keys with "
+                          "--window N)");
     if (o->level_given)
         return fail("%s", "--level lays out the slices of a window filter; a sliced filter's "
                           "windows are timers: drop --level");
@@ -705,7 +706,7 @@ int options_parse(cli_options *o, int argc, char **argv)
                            time_jump_given))
         return fail("%s", "--time-field, --time-format, --on-bad-time and --max-time-jump apply "
                           "to time windows: add --span");
-    if (o->max_memory && !chosen->memory_cap)
+    if (o->max_memory && !chosen->memory_cap && !o->sliced)
         return fail("--max-memory applies to the filters that grow: %s (the scalable filter is "
                     "the default without --capacity), and time windows (--span)",
                     structure_names(capped_growth, names, sizeof names));

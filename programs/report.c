@@ -359,3 +359,55 @@ bool report_cap_at_creation(const once_config *config)
                 config->error);
     return true;
 }
+
+void report_sliced_full(const char *input, uint64_t line, const once_sliced *filter,
+                        uint64_t max_bytes)
+{
+    once_sliced_stats s;
+    char held[32], cap[32];
+    if (once_sliced_get_stats(filter, &s) != ONCE_OK) {
+        fprintf(stderr, "once: %s: the filter is full; stopping before line %llu is answered\n",
+                input, (unsigned long long)line);
+        return;
+    }
+    format_cap(cap, sizeof cap, max_bytes);
+    format_need(held, sizeof held, s.bytes);
+    uint32_t most = 0; /* a site at the most sub-filters, or under the cap */
+    for (uint32_t i = 0; i < s.sites; i++) {
+        once_site_info info;
+        if (once_sliced_site_info(filter, i, &info) == ONCE_OK && info.filters > most)
+            most = info.filters;
+    }
+    fprintf(stderr, "once: %s: the sliced filter holds %s in %u sub-filters over %u sites, and "
+                    "a site needs another for the keys of its span, ",
+            input, held, s.filters, s.sites);
+    if (most >= ONCE_MEMORY_SITE_MAX_FILTERS)
+        fprintf(stderr, "past the %u a site holds (a larger --capacity grows less)",
+                ONCE_MEMORY_SITE_MAX_FILTERS);
+    else
+        fprintf(stderr, "past the memory cap of %s (--max-memory; 1 GiB by default)", cap);
+    fprintf(stderr, "; stopping before line %llu is answered\n", (unsigned long long)line);
+}
+
+bool report_sliced_cap_at_creation(const once_sliced_config *config)
+{
+    uint64_t bits = 0, slice_bits = 0;
+    uint32_t hashes = 0;
+    if (config->max_bytes == 0 ||
+        once_sliced_geometry(config, &bits, &hashes, &slice_bits) != ONCE_OK)
+        return false;
+    uint64_t sites = (uint64_t)config->slices * (config->parts ? config->parts : 1);
+    uint64_t needs = sites * slice_bits * 8; /* a timer a cell */
+    if (needs <= config->max_bytes)
+        return false;
+    char need[32], cap[32];
+    format_need(need, sizeof need, needs);
+    format_cap(cap, sizeof cap, config->max_bytes);
+    fprintf(stderr,
+            "once: the sliced filter's first sub-filters alone need %s (%llu sites of %llu "
+            "timers), more than the memory cap of %s (--max-memory; 1 GiB by default) for "
+            "--capacity %llu at --error %g\n",
+            need, (unsigned long long)sites, (unsigned long long)slice_bits, cap,
+            (unsigned long long)config->capacity, config->error);
+    return true;
+}

@@ -37,5 +37,9 @@ void report_full(const char *input, uint64_t line, const once_filter *filter,
 /* once_create refused `config`, which has a memory cap.  If the cap is why, say how much
  * the filter needs and return true; false leaves the message to the caller. */
 bool report_cap_at_creation(const once_config *config);
+/* The same two for a sliced filter whose sites grow under config->max_bytes. */
+void report_sliced_full(const char *input, uint64_t line, const once_sliced *filter,
+                        uint64_t max_bytes);
+bool report_sliced_cap_at_creation(const once_sliced_config *config);
 
 #endif

@@ -44,7 +44,9 @@
  *   - dynamic size (section 5, Figs. 10-11): during a burst the sites that take it
  *     open sub-filters, and the others do not; the rate stays near the target where a
  *     filter without growth passes it; by density a site is back to one sub-filter
- *     within w of its last opening, two windows after the burst at the latest;
+ *     within w of its last opening, two windows after the burst at the latest; a
+ *     memory cap stops a site's growth there (its events fail with ONCE_ERR_FULL)
+ *     until its old sub-filters drop;
  *   - invalid configurations are refused, and sites given to a creation that fails
  *     stay the caller's.
  */
@@ -1208,6 +1210,74 @@ static void slices_grow_alone_during_a_burst(void)
     }
 }
 
+/* A memory cap over growing sites: a burst on slice 0 opens sub-filters there until
+ * the cap, then its events fail with ONCE_ERR_FULL (setting nothing) while the other
+ * slices answer; once the burst's sub-filters expire and drop, their room comes back. */
+static void memory_cap_bounds_growth(void)
+{
+    enum { SLICES = 4, UNITS = 5000, BURST_FROM = 1000, BURST_TO = 2000, EXTRA = 8 };
+    const uint64_t w = 500;
+    static testing_key burst[(BURST_TO - BURST_FROM) * EXTRA];
+    once_sliced_config c = config_of(ONCE_SLICING_HORIZONTAL, SLICES, 0, 0, ONCE_FTTS,
+                                     ONCE_LOOKUP_PARALLEL);
+    c.capacity = 4000; /* 4 keys a unit, 2000 a window */
+    c.error = 0.01;
+    c.window_ms = w;
+    c.growth = ONCE_GROWTH_DENSITY;
+    uint64_t m = 0, slice_bits = 0;
+    uint32_t k = 0;
+    CHECK_OK(once_sliced_geometry(&c, &m, &k, &slice_bits));
+    const uint64_t sub_filter_bytes = slice_bits * 8;
+    /* Too small for the first sub-filters. */
+    c.max_bytes = SLICES * sub_filter_bytes - 1;
+    once_sliced *f = NULL;
+    CHECK_STATUS(once_sliced_create(&f, &c, NULL), ONCE_ERR_FULL);
+    CHECK(f == NULL);
+    c.max_bytes = (SLICES + 2) * sub_filter_bytes; /* two more in all */
+    REQUIRE(keys_of_slice_zero(&c, 56, burst, (BURST_TO - BURST_FROM) * EXTRA) ==
+            (BURST_TO - BURST_FROM) * EXTRA);
+    f = sliced_make(&c);
+    REQUIRE(f != NULL);
+    uint64_t full = 0, full_after = 0, other_errors = 0;
+    uint32_t most = 0;
+    for (uint64_t u = 0; u < UNITS; u++) {
+        for (int j = 0; j < 4; j++) { /* every slice, one key a unit each */
+            testing_key key = testing_key_make(58, u * 4 + j);
+            bool seen = false;
+            once_status st = once_sliced_test_and_add(f, &key, sizeof key, u, &seen);
+            full += st == ONCE_ERR_FULL;
+            full_after += st == ONCE_ERR_FULL && u >= BURST_TO + w + w / 4 + 10;
+            other_errors += st != ONCE_OK && st != ONCE_ERR_FULL;
+        }
+        for (int j = 0; u >= BURST_FROM && u < BURST_TO && j < EXTRA; j++) {
+            const testing_key *key = &burst[(u - BURST_FROM) * EXTRA + j];
+            bool seen = false;
+            once_status st = once_sliced_test_and_add(f, key, sizeof *key, u, &seen);
+            full += st == ONCE_ERR_FULL;
+            other_errors += st != ONCE_OK && st != ONCE_ERR_FULL;
+        }
+        once_sliced_stats st;
+        CHECK_OK(once_sliced_get_stats(f, &st));
+        if (st.filters > most)
+            most = st.filters;
+        for (uint32_t i = 1; i < SLICES; i++) {
+            once_site_info info;
+            CHECK_OK(once_sliced_site_info(f, i, &info));
+            CHECK(info.filters == 1); /* the others never needed more */
+        }
+    }
+    CHECK(other_errors == 0);
+    CHECK(most == SLICES + 2); /* slice 0 took the two, and no more */
+    CHECK(full > 1000);        /* at 9x its share, it then refused */
+    CHECK(full_after == 0);    /* the room came back after the burst */
+    once_sliced_free(f);
+    /* A count window takes no cap: it holds N events at most. */
+    c.window_ms = 0;
+    c.growth = ONCE_GROWTH_NONE;
+    c.window_events = 100;
+    CHECK_STATUS(once_sliced_create(&f, &c, NULL), ONCE_ERR_INVALID);
+}
+
 static void invalid_configs_refused(void)
 {
     once_sliced *f = NULL;
@@ -1331,6 +1401,7 @@ static const testing_case cases[] = {
     {"windowed_batch_matches_one_key_calls", windowed_batch_matches_one_key_calls},
     {"equal_timers_trade_fp_for_fn", equal_timers_trade_fp_for_fn},
     {"slices_grow_alone_during_a_burst", slices_grow_alone_during_a_burst},
+    {"memory_cap_bounds_growth", memory_cap_bounds_growth},
     {"invalid_configs_refused", invalid_configs_refused},
 };
 

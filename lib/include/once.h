@@ -166,6 +166,8 @@ typedef enum once_type {
  */
 #define ONCE_MAX_TIME_MS (UINT64_MAX >> 1)
 #define ONCE_DEFAULT_MAX_TIME_JUMP_MS (UINT64_C(24) * 3600 * 1000)
+/* The memory cap of a time window that grows (ONCE_TLBF) when max_bytes is 0. */
+#define ONCE_DEFAULT_TIME_WINDOW_MAX_BYTES (UINT64_C(1) << 30)
 
 typedef enum once_policy {
     ONCE_POLICY_FIRST = 0,  /* insert only keys not seen: the window counts deliveries */
@@ -945,7 +947,17 @@ typedef struct once_memory_site_config {
     double max_density; /* in (0, 1), with growth */
     bool shared;        /* bits only, no growth: several threads may run it at once (a
                            bit is set with an atomic OR, so no set is lost) */
+    /* With growth, when not NULL: the bytes that the sites given this budget may still
+     * take for sub-filters past their first, taken and given back atomically (the sites
+     * may run on several threads).  A site whose newest is full and that cannot open
+     * another within it answers a request that sets with ONCE_ERR_FULL, setting
+     * nothing, as it does past ONCE_MEMORY_SITE_MAX_FILTERS; a dropped sub-filter
+     * gives its bytes back.  NULL: no budget, and a site past its most sub-filters lets
+     * the newest take more (the rate then rises above the target). */
+    uint64_t *budget;
 } once_memory_site_config;
+
+#define ONCE_MEMORY_SITE_MAX_FILTERS 64u
 
 ONCE_API once_status once_memory_site_create(const once_memory_site_config *config,
                                              once_site *site);
@@ -994,6 +1006,12 @@ typedef struct once_sliced_config {
      * key's first delivery, the paper's timers. */
     bool refresh;
     uint32_t equal_timers;    /* k' of the equal-timers heuristic, at most k (0 = off) */
+    /* Memory sites (sites NULL): their cells take at most this many bytes in all, the
+     * first sub-filter of each site included (creation fails with ONCE_ERR_FULL when
+     * those alone pass it); an event whose site would need a sub-filter past it fails
+     * with ONCE_ERR_FULL.  0 = no cap.  Not with a count window, which holds N events
+     * at most and is sized for them. */
+    uint64_t max_bytes;
     /* Dynamic size (section 5), sites NULL: each site grows alone, opening a new
      * sub-filter of its size when its newest reaches the density at which a filter of
      * the slice's share has rate `error` (P^(1/k)), or the count of positions that

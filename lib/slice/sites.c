@@ -28,6 +28,9 @@
  *   that expired at the clock, all of them every quarter window (round robin, as
  *   window/timer.c sweeps), so the count of cells set follows the alive ones within a
  *   quarter window; a marked timer keeps its expiry for events later than the clock.
+ *   Sites may share a budget of bytes for the sub-filters past their first: a site
+ *   whose newest is full and that finds no room refuses to set (ONCE_ERR_FULL) rather
+ *   than let the newest pass its threshold, and a drop gives the bytes back.
  *
  *   A shared site (bits only, no growth) is run by several threads at once: bits are
  *   read with atomic loads and set with atomic OR, and its count with atomic adds;
@@ -65,7 +68,6 @@
 
 /* ------------------------------------------------------------ memory sites */
 
-#define MEMORY_SITE_MAX_FILTERS 64u
 /* Expired timers are cleared over a quarter of the window, so a density counts at most
  * a quarter window's worth of expired cells. */
 #define SWEEPS_PER_WINDOW 4u
@@ -89,7 +91,7 @@ typedef struct memory_site {
     uint64_t sweep_cursor, sweep_credit; /* expired timers cleared so far (see above) */
     uint32_t filters;
     uint64_t opened; /* sub-filters opened, the first included */
-    sub_filter filter[MEMORY_SITE_MAX_FILTERS];
+    sub_filter filter[ONCE_MEMORY_SITE_MAX_FILTERS];
 } memory_site;
 
 static bool windowed(const memory_site *m)
@@ -97,12 +99,42 @@ static bool windowed(const memory_site *m)
     return m->config.window_ms != 0;
 }
 
+static uint64_t sub_filter_bytes(const memory_site *m)
+{
+    return (windowed(m) ? m->config.bits : m->config.bits / 64) * sizeof(uint64_t);
+}
+
+/* Take a sub-filter's bytes from the budget, when there is one and they fit. */
+static bool budget_take(memory_site *m)
+{
+    uint64_t *budget = m->config.budget, need = sub_filter_bytes(m);
+    if (budget == NULL || m->filters == 0) /* the first is the creator's to count */
+        return true;
+    uint64_t left = __atomic_load_n(budget, __ATOMIC_RELAXED);
+    do {
+        if (left < need)
+            return false;
+    } while (!__atomic_compare_exchange_n(budget, &left, left - need, true, __ATOMIC_RELAXED,
+                                          __ATOMIC_RELAXED));
+    return true;
+}
+
+static void budget_give(memory_site *m)
+{
+    if (m->config.budget != NULL)
+        __atomic_fetch_add(m->config.budget, sub_filter_bytes(m), __ATOMIC_RELAXED);
+}
+
 static once_status sub_filter_add(memory_site *m)
 {
-    uint64_t words = windowed(m) ? m->config.bits : m->config.bits / 64;
-    uint64_t *cells = once_calloc(words, sizeof *cells);
-    if (cells == NULL)
+    if (!budget_take(m))
+        return ONCE_ERR_FULL;
+    uint64_t *cells = once_calloc(sub_filter_bytes(m) / sizeof *cells, sizeof *cells);
+    if (cells == NULL) {
+        if (m->filters > 0)
+            budget_give(m);
         return ONCE_ERR_NOMEM;
+    }
     m->filter[m->filters++] = (sub_filter){cells, 0, 0, 0};
     m->opened++;
     return ONCE_OK;
@@ -189,6 +221,7 @@ static void advance_clock(memory_site *m, uint64_t now)
         sub_filter *f = &m->filter[j];
         if (j + 1 < m->filters && f->last_expiry <= now) {
             once_free_memory(f->cells);
+            budget_give(m);
             continue;
         }
         m->filter[kept++] = *f;
@@ -196,16 +229,30 @@ static void advance_clock(memory_site *m, uint64_t now)
     m->filters = kept;
 }
 
-/* The newest sub-filter past its threshold: open another (while there is room; past
- * it the newest takes more, and the rate rises above the target). */
+static bool newest_full(const memory_site *m)
+{
+    const sub_filter *newest = &m->filter[m->filters - 1];
+    return (m->config.growth == ONCE_GROWTH_DENSITY && newest->cells_set >= m->grow_at_set) ||
+           (m->config.growth == ONCE_GROWTH_CARDINALITY && newest->written >= m->grow_at_written);
+}
+
+/* The newest sub-filter past its threshold: open another, while there is room.  Past
+ * it, without a budget, the newest takes more and the rate rises above the target (out
+ * of memory too); with one, the site refuses to set until a drop gives room back
+ * (has_room). */
 static void maybe_grow(memory_site *m)
 {
-    sub_filter *newest = &m->filter[m->filters - 1];
-    bool full = (m->config.growth == ONCE_GROWTH_DENSITY && newest->cells_set >= m->grow_at_set) ||
-                (m->config.growth == ONCE_GROWTH_CARDINALITY &&
-                 newest->written >= m->grow_at_written);
-    if (full && m->filters < MEMORY_SITE_MAX_FILTERS)
-        (void)sub_filter_add(m); /* out of memory: the newest goes on taking keys */
+    if (newest_full(m) && m->filters < ONCE_MEMORY_SITE_MAX_FILTERS)
+        (void)sub_filter_add(m);
+}
+
+/* May a request set positions?  Not when the site keeps a budget and its newest is
+ * full with no room for another. */
+static bool has_room(memory_site *m)
+{
+    if (m->config.budget == NULL || !newest_full(m))
+        return true;
+    return m->filters < ONCE_MEMORY_SITE_MAX_FILTERS && sub_filter_add(m) == ONCE_OK;
 }
 
 /* Ask for the cells of a request some requests ahead, so that a batch has several
@@ -264,6 +311,10 @@ static void memory_site_run(void *context, once_site_request *requests, size_t c
                                             at);
         if (q->op == ONCE_SITE_TEST)
             continue;
+        if (!has_room(m)) {
+            q->status = ONCE_ERR_FULL;
+            continue;
+        }
         sub_filter *newest = &m->filter[m->filters - 1];
         uint64_t expiry = 1;
         if (windowed(m)) /* t_u + w, short of the sweep's mark at the far end of time */

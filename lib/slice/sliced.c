@@ -131,6 +131,9 @@ struct once_sliced {
     struct batch_space *_Atomic spare;
     /* A count window's clock: the events answered distinct so far. */
     _Alignas(64) _Atomic uint64_t delivered;
+    /* max_bytes: what the memory sites may still take for sub-filters past their
+     * first (once_memory_site_config.budget). */
+    uint64_t budget;
 };
 
 typedef struct batch_space batch_space;
@@ -218,6 +221,7 @@ once_status once_sliced_geometry(const once_sliced_config *c, uint64_t *bits, ui
         c->window_events >= ONCE_MAX_TIME_MS / 2 ||
         (timer_span(c) != 0 && c->primitive != ONCE_FTTS) || c->window_ms > ONCE_MAX_TIME_MS / 2 ||
         (c->equal_timers > 1 && timer_span(c) == 0) || (c->refresh && timer_span(c) == 0) ||
+        (c->max_bytes != 0 && c->window_events != 0) ||
         (c->growth != ONCE_GROWTH_NONE && c->growth != ONCE_GROWTH_DENSITY &&
          c->growth != ONCE_GROWTH_CARDINALITY))
         return ONCE_ERR_INVALID;
@@ -251,8 +255,13 @@ once_status once_sliced_create(once_sliced **out, const once_sliced_config *c,
     if (st != ONCE_OK)
         return st;
     uint32_t parts = c->parts == 0 ? 1 : c->parts, site_count = c->slices * parts;
-    if (sites != NULL && c->growth != ONCE_GROWTH_NONE)
+    if (sites != NULL && (c->growth != ONCE_GROWTH_NONE || c->max_bytes != 0))
         return ONCE_ERR_INVALID; /* growth is the memory sites'; given sites grow as they do */
+    /* The first sub-filter of every memory site: 8 bytes a timer, a bit otherwise. */
+    uint64_t first_bytes = c->window_ms != 0 || c->window_events != 0 ? slice_bits * 8
+                                                                       : slice_bits / 8;
+    if (c->max_bytes != 0 && first_bytes > c->max_bytes / site_count)
+        return ONCE_ERR_FULL;
     if (c->growth != ONCE_GROWTH_NONE && !(c->error > 0.0 && c->error < 1.0) &&
         c->capacity == 0)
         return ONCE_ERR_INVALID; /* no rate to grow at */
@@ -325,7 +334,11 @@ once_status once_sliced_create(once_sliced **out, const once_sliced_config *c,
         memcpy(f->sites, sites, site_count * sizeof *sites);
     } else {
         once_memory_site_config mc = {slice_bits, f->window_ms, c->growth, 0.0,
-                                      f->event_locks};
+                                      f->event_locks, NULL};
+        if (c->max_bytes != 0) {
+            f->budget = c->max_bytes - first_bytes * site_count;
+            mc.budget = &f->budget;
+        }
         if (c->growth != ONCE_GROWTH_NONE)
             mc.max_density = growth_density(c, m, k);
         for (uint32_t i = 0; i < site_count && st == ONCE_OK; i++)

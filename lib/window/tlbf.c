@@ -81,7 +81,6 @@
 /* The table at the end of this file, which the code above refers to. */
 extern const once_filter_ops once_tlbf_ops;
 
-#define TLBF_DEFAULT_MAX_BYTES (UINT64_C(1) << 30)
 #define TLBF_MAX_SLICES 65536u
 #define TLBF_MAX_SPAN_MS (UINT64_C(1) << 56)
 #define SLICE_FIELDS 6
@@ -974,7 +973,7 @@ static once_status once_tlbf_create(once_filter **out, const once_config *c)
         if (st != ONCE_OK)
             return st;
     }
-    uint64_t max_bytes = c->max_bytes ? c->max_bytes : TLBF_DEFAULT_MAX_BYTES;
+    uint64_t max_bytes = c->max_bytes ? c->max_bytes : ONCE_DEFAULT_TIME_WINDOW_MAX_BYTES;
     uint32_t max_slices = 64 * (k + l);
     if (max_slices > TLBF_MAX_SLICES)
         max_slices = TLBF_MAX_SLICES;

@@ -620,7 +620,7 @@ case_sliced() {
   expect_usage_error "once: --level lays out the slices of a window filter; a sliced filter's windows are timers: drop --level" --slicing vertical --slices 2 --span 1h --level 2
   expect_usage_error "once: --refresh and --level apply to windows: add --window or --span" --slicing vertical --slices 2 --refresh
   expect_usage_error "once: --slicing has no saved form: drop --state" --slicing vertical --slices 2 --state s
-  expect_usage_error "once: --max-memory applies to filters that grow; a sliced filter has the size of --capacity and --error" --slicing vertical --slices 2 --max-memory 1G
+  expect_usage_error "once: --max-memory caps a sliced filter that grows, with --span; without it the slices keep the size of --capacity and --error (of N keys with --window N)" --slicing vertical --slices 2 --max-memory 1G
 }
 
 # --slicing with --span: the paper's timers on every site; a line is printed iff its
@@ -648,6 +648,25 @@ case_sliced_span() {
   "$ONCE" --slicing vertical --slices 2 --span 2s --time-field 1 --time-format epoch_ms -f 2 \
     --stats=json in > /dev/null 2> err
   jq -e '.window == 2000 and .window_unit == "ms"' err > /dev/null || fail "sliced span stats: $(cat err)"
+  # --max-memory caps the sites' growth: a stream at 100x the capacity a span stops with
+  # exit 2 once a site needs a sub-filter past the cap, every line before the failing
+  # batch written; a cap below the first sub-filters is refused at the start.
+  awk 'BEGIN { for (i = 0; i < 300000; i++) printf "%d\tk%d\n", i, i }' > fast
+  "$ONCE" --slicing horizontal --slices 4 --span 100s --time-field 1 --time-format epoch_ms \
+    -f 2 --capacity 1000 --max-memory 1M fast > got 2> err
+  [ $? -eq 2 ] && grep -q 'a site needs another for the keys of its span, past the memory cap of 1 MiB' err ||
+    fail "sliced memory cap: $(cat err)"
+  [ "$(wc -l < got)" -gt 1000 ] && [ "$(wc -l < got)" -lt 100000 ] || fail "sliced memory cap printed $(wc -l < got) lines"
+  # Under a larger cap a site stops at its most sub-filters, 64: a larger --capacity fits.
+  "$ONCE" --slicing horizontal --slices 4 --span 100s --time-field 1 --time-format epoch_ms \
+    -f 2 --capacity 1000 --max-memory 64M fast > got 2> err
+  [ $? -eq 2 ] && grep -q 'past the 64 a site holds (a larger --capacity grows less)' err ||
+    fail "sliced sub-filter limit: $(cat err)"
+  "$ONCE" --slicing horizontal --slices 4 --span 100s --time-field 1 --time-format epoch_ms \
+    -f 2 --capacity 100000 --max-memory 64M fast > got 2> err || fail "sliced under a larger cap: $(cat err)"
+  [ "$(wc -l < got)" -ge 299000 ] || fail "sliced under a larger cap printed $(wc -l < got) lines (all distinct, at error 0.001)"
+  expect_status 1 "$ONCE" --slicing vertical --slices 4 --span 1s --capacity 1000000 --max-memory 1M < /dev/null 2> err
+  grep -q "first sub-filters alone need" err || fail "sliced cap at creation: $(cat err)"
   # A time too far ahead is a bad time, as for every window.
   printf '1000\ta\n999999999999\tb\n' | "$ONCE" --slicing vertical --slices 2 --span 1s \
     --time-field 1 --time-format epoch_ms -f 2 > /dev/null 2> err
