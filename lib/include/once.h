@@ -994,7 +994,7 @@ typedef struct once_sliced_config {
                                  thread; T = T worker threads own them */
     bool concurrent;          /* several threads call at once (see above) */
     /* Windows (section 4): keep an event for window_ms after its timestamp (FTTS only:
-     * a duplicate must not refresh its timers).  0 = all time. */
+     * a duplicate must not set its timers, unless `refresh` below).  0 = all time. */
     uint64_t window_ms;
     /* Or a count window: keep the last N events answered distinct (0 = none; not with
      * window_ms).  The filter's count of such events is then its clock: an event
