@@ -23,6 +23,7 @@
  */
 #include "experiment_file.h"
 #include "paper000.h"
+#include "testing.h"
 #include "zipf.h"
 
 #include <once.h>
@@ -75,19 +76,10 @@ static void *alloc_or_die(size_t count, size_t size)
 }
 
 
-/* splitmix64's output function: a bijection of 64-bit words that mixes every bit. */
-static uint64_t mix(uint64_t x)
-{
-    x += UINT64_C(0x9E3779B97F4A7C15);
-    x = (x ^ (x >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    x = (x ^ (x >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return x ^ (x >> 31);
-}
-
 /* A uniform double in [0, 1) from the i-th draw of stream `salt`. */
 static double uniform01(uint64_t salt, uint64_t i)
 {
-    return (double)(mix(mix(salt) ^ i) >> 11) * 0x1.0p-53;
+    return (double)(testing_mix(testing_mix(salt) ^ i) >> 11) * 0x1.0p-53;
 }
 
 /* 16-byte keys: (domain, id) pairs are distinct keys (the second word is a bijection
@@ -98,7 +90,7 @@ typedef struct event_key {
 
 static event_key key_of(uint64_t domain, uint64_t id)
 {
-    event_key k = {{id, mix(domain * UINT64_C(0x9E3779B97F4A7C15) + id)}};
+    event_key k = {{id, testing_mix(domain * UINT64_C(0x9E3779B97F4A7C15) + id)}};
     return k;
 }
 
@@ -315,21 +307,6 @@ static once_sliced_config sliced_config(once_slicing slicing, uint32_t slices, u
     return c;
 }
 
-static const char *slicing_name(once_slicing s)
-{
-    switch (s) {
-    case ONCE_SLICING_HORIZONTAL:
-        return "horizontal";
-    case ONCE_SLICING_VERTICAL:
-        return "vertical";
-    case ONCE_SLICING_DICED_HV:
-        return "h-v diced";
-    case ONCE_SLICING_DICED_VH:
-        return "v-h diced";
-    }
-    return "?";
-}
-
 /* The m a slicing's rate formula takes: horizontal-first slicing draws an event's
  * positions over its slice's sites, whole words each (stats.slice_bits), so its
  * filter has S S' slice_bits bits; vertical-first slicing is the standard filter of m
@@ -485,7 +462,7 @@ static void write_fig1(const char *dir, const stream *z, verdicts *v)
                  "failure rates");
             double z_score = sigmas_from(hits, PROBES, fp);
             measured[sl][failed] = (double)hits / PROBES;
-            fprintf(md, "| %s | %u | %d | %.5f | %.5f | %+.2f | %s |\n", slicing_name(slicings[sl]),
+            fprintf(md, "| %s | %u | %d | %.5f | %.5f | %+.2f | %s |\n", once_slicing_name(slicings[sl]),
                     failed, PROBES, (double)hits / PROBES, fp, z_score,
                     verdict(v, fabs(z_score) <= 4.0));
         }
@@ -614,7 +591,7 @@ static void write_fig5(const char *dir, const stream *z, verdicts *v)
                 model_rate[t][si][mo] = want;
                 fprintf(md, "| %.2f | %" PRIu64 " | %u | %s | %.5f | %.5f | %+.2f | %.5f | %.5f | "
                             "%+.2f | %s |\n",
-                        targets[t], m, sizes[si], slicing_name(modes[mo]), stream_rate,
+                        targets[t], m, sizes[si], once_slicing_name(modes[mo]), stream_rate,
                         r.expected_fp / (double)(r.fp + r.tn), zs, final_rate[t][si][mo], want,
                         zf, verdict(v, fabs(zf) <= 4.0));
                 if (t == 1) { /* loads do not depend on m (section 7): one target's */
@@ -1006,7 +983,7 @@ static void write_fig9(const char *dir, const stream *z, verdicts *v)
         uint64_t all_t = hist[sl][0][K], all_f = hist[sl][1][K];
         double few = few_t + few_f ? (double)few_f / (double)(few_t + few_f) : 0;
         double all = all_t + all_f ? (double)all_f / (double)(all_t + all_f) : 1;
-        fprintf(md, "| %s | %.4f | %.4f | %s |\n", slicing_name(slicings[sl]), few, all,
+        fprintf(md, "| %s | %.4f | %.4f | %s |\n", once_slicing_name(slicings[sl]), few, all,
                 verdict(v, all < few));
     }
     fprintf(md, "\n| slicing | k' | would keep: false positives | would keep: true duplicates |\n"
@@ -1021,7 +998,7 @@ static void write_fig9(const char *dir, const stream *z, verdicts *v)
             char label[16] = "off";
             if (kp > 1)
                 snprintf(label, sizeof label, "%u", kp);
-            fprintf(md, "| %s | %s | %" PRIu64 " | %" PRIu64 " |\n", slicing_name(slicings[sl]),
+            fprintf(md, "| %s | %s | %" PRIu64 " | %" PRIu64 " |\n", once_slicing_name(slicings[sl]),
                     label, fa, tr);
         }
 
@@ -1068,12 +1045,12 @@ static void write_fig9(const char *dir, const stream *z, verdicts *v)
                 fp_off = fp;
                 fprintf(md, "| %s | off | %" PRIu64 " | %.5f | %" PRIu64 " | %.5f | no FN: %s | "
                             "- | - |\n",
-                        slicing_name(slicings[sl]), fp, rates[e][sl * 2], fn,
+                        once_slicing_name(slicings[sl]), fp, rates[e][sl * 2], fn,
                         rates[e][sl * 2 + 1], verdict(v, fn == 0));
             } else {
                 fprintf(md, "| %s | %u | %" PRIu64 " | %.5f | %" PRIu64 " | %.5f | %s | %s | "
                             "%s |\n",
-                        slicing_name(slicings[sl]), kprime[e], fp, rates[e][sl * 2], fn,
+                        once_slicing_name(slicings[sl]), kprime[e], fp, rates[e][sl * 2], fn,
                         rates[e][sl * 2 + 1], verdict(v, fp < fp_off),
                         e == 1 ? "-" : verdict(v, !significant_rise(last_fp, fp)),
                         e == 1 ? "-" : verdict(v, !significant_rise(fn, last_fn)));
@@ -1234,7 +1211,7 @@ static void write_fig10(const char *dir, verdicts *v)
                         snprintf(after_opening, sizeof after_opening, "%" PRIu64, since_open);
                     fprintf(md, "| %s | %s | %" PRIu64 " | %ux | %u | %u | %s | %" PRIu64 " | "
                                 "%.2f | %s | %.4f | %.4f | %s | %s |\n",
-                            g == 0 ? "density" : "cardinality", slicing_name(slicings[sl]), w,
+                            g == 0 ? "density" : "cardinality", once_slicing_name(slicings[sl]), w,
                             bursts[b], before, most, opened_after, back, (double)back / (double)w,
                             after_opening, (double)fp_out / (double)probes_out,
                             (double)fp_in / (double)probes_in, verdict(v, most > before),
@@ -1301,7 +1278,7 @@ static tree_run run_tree(once_tree_mode mode, uint32_t levels, uint32_t fanout, 
     uint8_t *seen = alloc_or_die(z->domain_size, 1);
     for (size_t i = 0; i < z->events; i++) {
         uint32_t id = z->id[i];
-        uint64_t home = mix(id ^ UINT64_C(0x5eed)) % leaves;
+        uint64_t home = testing_mix(id ^ UINT64_C(0x5eed)) % leaves;
         double u = uniform01(300, i);
         uint64_t leaf = home;
         if (u >= 0.9) /* any leaf */

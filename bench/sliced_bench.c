@@ -227,19 +227,18 @@ int main(int argc, char **argv)
         double base = run_standard(&dups);
         row("standard, unsliced (batch)", base, base, dups);
         const struct {
-            const char *name;
             once_slicing slicing;
             uint32_t slices, parts;
         } modes[] = {
-            {"horizontal", ONCE_SLICING_HORIZONTAL, slices, 0},
-            {"vertical", ONCE_SLICING_VERTICAL, slices, 0},
-            {"diced h-v", ONCE_SLICING_DICED_HV, slices / 2, 2},
-            {"diced v-h", ONCE_SLICING_DICED_VH, slices / 2, 2},
+            {ONCE_SLICING_HORIZONTAL, slices, 0},
+            {ONCE_SLICING_VERTICAL, slices, 0},
+            {ONCE_SLICING_DICED_HV, slices / 2, 2},
+            {ONCE_SLICING_DICED_VH, slices / 2, 2},
         };
         for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++)
             for (uint32_t threads = 0; threads <= 2; threads++) {
                 char name[96];
-                snprintf(name, sizeof name, "%s, batch, %s", modes[m].name,
+                snprintf(name, sizeof name, "%s, batch, %s", once_slicing_name(modes[m].slicing),
                          threads == 0 ? "sites in the caller's thread"
                                       : threads == 1 ? "1 site thread" : "2 site threads");
                 once_sliced_config c =

@@ -218,7 +218,6 @@ typedef struct run {
     double started, last_progress;
 } run;
 
-/* --slicing: the standard filter of the options, sliced over sites. */
 /* A sliced filter's sites grow with a time window: capped as every time window is. */
 static uint64_t sliced_memory_cap(const cli_options *o)
 {
@@ -227,6 +226,7 @@ static uint64_t sliced_memory_cap(const cli_options *o)
     return o->max_memory ? o->max_memory : ONCE_DEFAULT_TIME_WINDOW_MAX_BYTES;
 }
 
+/* --slicing: the standard filter of the options, sliced over sites. */
 static int open_sliced(const cli_options *o, once_sliced **out)
 {
     once_sliced_config c;

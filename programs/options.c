@@ -683,7 +683,7 @@ int options_parse(cli_options *o, int argc, char **argv)
             return fail("%s", "--capacity and --window exclude each other (the window is the "
                               "capacity)");
     } else if (o->span_given) { /* a sliced filter keeps its own timers */
-        if (!o->sliced && !o->type_given)
+        if (!o->type_given) /* check_slicing gave a sliced filter its type */
             o->type = ONCE_TLBF;
         else if (!o->sliced && !time_type)
             return fail("--filter %s does not keep a time window: use %s",

@@ -125,21 +125,6 @@ void report_stats(stats_mode mode, const run_counters *c, const once_filter *fil
                 s.slices, (unsigned long long)s.generation, s.design_fpr);
 }
 
-static const char *slicing_name(once_slicing slicing)
-{
-    switch (slicing) {
-    case ONCE_SLICING_HORIZONTAL:
-        return "horizontal";
-    case ONCE_SLICING_VERTICAL:
-        return "vertical";
-    case ONCE_SLICING_DICED_HV:
-        return "diced h-v";
-    case ONCE_SLICING_DICED_VH:
-        return "diced v-h";
-    }
-    return "unknown";
-}
-
 void report_sliced_stats(stats_mode mode, const run_counters *c, const once_sliced *filter)
 {
     once_sliced_stats s;
@@ -166,7 +151,7 @@ void report_sliced_stats(stats_mode mode, const run_counters *c, const once_slic
                 (unsigned long long)c->lines, (unsigned long long)c->distinct,
                 (unsigned long long)c->duplicates, (unsigned long long)bytes,
                 finite_or_zero(c->seconds), finite_or_zero(rate),
-                (unsigned long long)c->input_bytes, slicing_name(s.slicing),
+                (unsigned long long)c->input_bytes, once_slicing_name(s.slicing),
                 s.slices, s.parts, s.sites, (unsigned long long)s.bits,
                 (unsigned long long)s.slice_bits, s.hashes, finite_or_zero(fpr),
                 (unsigned long long)s.messages, finite_or_zero(s.messages_per_event),
@@ -184,7 +169,7 @@ void report_sliced_stats(stats_mode mode, const run_counters *c, const once_slic
     fprintf(stderr,
             "once: standard filter of %llu bits, k=%u, sliced %s over %u sites of %llu bits "
             "(%.2f MiB), estimated false-positive rate %.3g\n",
-            (unsigned long long)s.bits, s.hashes, slicing_name(s.slicing),
+            (unsigned long long)s.bits, s.hashes, once_slicing_name(s.slicing),
             s.sites, (unsigned long long)s.slice_bits, (double)bytes / (1024.0 * 1024.0), fpr);
     fprintf(stderr,
             "once: %.3f messages per lookup, fairness %.4f, max load %llu events on one site\n",
@@ -372,7 +357,7 @@ void report_sliced_full(const char *input, uint64_t line, const once_sliced *fil
     }
     format_cap(cap, sizeof cap, max_bytes);
     format_need(held, sizeof held, s.bytes);
-    uint32_t most = 0; /* a site at the most sub-filters, or under the cap */
+    uint32_t most = 0; /* the most sub-filters a site holds */
     for (uint32_t i = 0; i < s.sites; i++) {
         once_site_info info;
         if (once_sliced_site_info(filter, i, &info) == ONCE_OK && info.filters > most)

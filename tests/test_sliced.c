@@ -296,14 +296,8 @@ static void pipelined_sends_no_more_messages(void)
 static void count_wrong_answers(once_sliced *f, uint64_t added, uint64_t absent,
                                 uint64_t trials, uint64_t *fp, uint64_t *fn)
 {
-    for (uint64_t i = 0; i < trials; i++) {
-        testing_key out = testing_key_make(absent, i), in = testing_key_make(added, i);
-        bool p = false, q = false;
-        CHECK_OK(once_sliced_query(f, &out, sizeof out, 0, &p));
-        CHECK_OK(once_sliced_query(f, &in, sizeof in, 0, &q));
-        *fp += p;
-        *fn += !q;
-    }
+    *fp += count_present(f, absent, trials, 0);
+    *fn += trials - count_present(f, added, trials, 0);
 }
 
 static void unreachable_sites_are_reported(void)
@@ -317,11 +311,7 @@ static void unreachable_sites_are_reported(void)
     static flaky_site store[4];
     int destroyed = 0;
     once_site sites[4];
-    for (int i = 0; i < 4; i++) {
-        memset(&store[i], 0, sizeof store[i]);
-        store[i].destroyed = &destroyed;
-        sites[i] = (once_site){.context = &store[i], .run = flaky_run, .destroy = flaky_destroy};
-    }
+    flaky_sites(store, sites, 4, &destroyed);
     once_sliced *f = NULL;
     CHECK_OK(once_sliced_create(&f, &c, sites));
     REQUIRE(f != NULL);
@@ -364,38 +354,18 @@ static void sites_come_back_old_or_empty(void)
         CHECK_OK(once_sliced_test_and_add(f, &k, sizeof k, 0, &seen));
     }
     store[3].down = true;
-    uint64_t missed_while_down = 0;
-    for (uint64_t i = 0; i < n; i++) {
-        testing_key k = testing_key_make(60, i);
-        bool present = false;
-        CHECK_OK(once_sliced_query(f, &k, sizeof k, 0, &present));
-        missed_while_down += !present;
-    }
+    uint64_t missed_while_down = n - count_present(f, 60, n, 0);
     once_sliced_stats st;
     CHECK_OK(once_sliced_get_stats(f, &st));
     CHECK(st.failed_fraction == 1.0 / SLICES);
     double lost = 1.0 - pow(1.0 - 1.0 / SLICES, K);
     CHECK(testing_within_sigmas(missed_while_down, n, lost, 5.0));
     store[3].down = false; /* back with its old state */
-    uint64_t missed = 0;
-    for (uint64_t i = 0; i < n; i++) {
-        testing_key k = testing_key_make(60, i);
-        bool present = false;
-        CHECK_OK(once_sliced_query(f, &k, sizeof k, 0, &present));
-        missed += !present;
-    }
-    CHECK(missed == 0);
+    CHECK(count_present(f, 60, n, 0) == n);
     CHECK_OK(once_sliced_get_stats(f, &st));
     CHECK(st.failed_fraction == 0.0);
     memset(store[3].words, 0, sizeof store[3].words); /* replaced by an empty site */
-    missed = 0;
-    for (uint64_t i = 0; i < n; i++) {
-        testing_key k = testing_key_make(60, i);
-        bool present = false;
-        CHECK_OK(once_sliced_query(f, &k, sizeof k, 0, &present));
-        missed += !present;
-    }
-    CHECK(testing_within_sigmas(missed, n, lost, 5.0));
+    CHECK(testing_within_sigmas(n - count_present(f, 60, n, 0), n, lost, 5.0));
     once_sliced_free(f);
 }
 
@@ -417,11 +387,7 @@ static void failed_sites_follow_the_threshold_formulas(void)
         c.on_failure = ONCE_FAILURE_THRESHOLD;
         c.threshold = x;
         once_site sites[SLICES];
-        for (int i = 0; i < SLICES; i++) {
-            memset(&store[x - 1][i], 0, sizeof store[x - 1][i]);
-            store[x - 1][i].destroyed = &destroyed;
-            sites[i] = (once_site){.context = &store[x - 1][i], .run = flaky_run, .destroy = flaky_destroy};
-        }
+        flaky_sites(store[x - 1], sites, SLICES, &destroyed);
         once_sliced *f = NULL;
         CHECK_OK(once_sliced_create(&f, &c, sites));
         REQUIRE(f != NULL);
@@ -1378,6 +1344,15 @@ static void invalid_configs_refused(void)
     CHECK_STATUS(once_thread_sites_create(2, 0, threaded), ONCE_ERR_INVALID);
 }
 
+static void slicings_have_names(void)
+{
+    CHECK(strcmp(once_slicing_name(ONCE_SLICING_HORIZONTAL), "horizontal") == 0);
+    CHECK(strcmp(once_slicing_name(ONCE_SLICING_VERTICAL), "vertical") == 0);
+    CHECK(strcmp(once_slicing_name(ONCE_SLICING_DICED_HV), "diced h-v") == 0);
+    CHECK(strcmp(once_slicing_name(ONCE_SLICING_DICED_VH), "diced v-h") == 0);
+    CHECK(strcmp(once_slicing_name((once_slicing)99), "unknown") == 0);
+}
+
 static const testing_case cases[] = {
     {"vertical_decides_as_the_unsliced_filter", vertical_decides_as_the_unsliced_filter},
     {"vertical_from_capacity_is_the_standard_filter",
@@ -1403,6 +1378,7 @@ static const testing_case cases[] = {
     {"slices_grow_alone_during_a_burst", slices_grow_alone_during_a_burst},
     {"memory_cap_bounds_growth", memory_cap_bounds_growth},
     {"invalid_configs_refused", invalid_configs_refused},
+    {"slicings_have_names", slicings_have_names},
 };
 
 TESTING_MAIN(cases)

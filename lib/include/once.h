@@ -1055,6 +1055,9 @@ typedef struct once_sliced_stats {
     double fp_estimate, fn_estimate;
 } once_sliced_stats;
 
+/* "horizontal", "vertical", "diced h-v" or "diced v-h" ("unknown" for another value). */
+ONCE_API const char *once_slicing_name(once_slicing slicing);
+
 /* `sites`, when not NULL, holds S S' sites, each of slice_bits bits
  * (once_sliced_geometry tells them before creation); the filter takes them over when
  * it is created (once_sliced_free destroys them), and leaves them to the caller when

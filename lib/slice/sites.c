@@ -60,6 +60,7 @@
 
 #include "core/alloc.h"
 #include "core/hash.h"
+#include "core/words.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -101,7 +102,7 @@ static bool windowed(const memory_site *m)
 
 static uint64_t sub_filter_bytes(const memory_site *m)
 {
-    return (windowed(m) ? m->config.bits : m->config.bits / 64) * sizeof(uint64_t);
+    return slice_sub_filter_bytes(m->config.bits, windowed(m));
 }
 
 /* Take a sub-filter's bytes from the budget, when there is one and they fit. */
@@ -152,7 +153,7 @@ static uint64_t cell_value(const memory_site *m, const sub_filter *f, uint64_t p
     if (m->config.shared) /* other threads set bits meanwhile */
         return __atomic_load_n(&f->cells[p >> 6], __ATOMIC_RELAXED) >> (p & 63) & 1;
     if (!windowed(m))
-        return f->cells[p >> 6] >> (p & 63) & 1;
+        return once_bit_get(f->cells, p);
     return expiry_of(f->cells[p]) > at ? expiry_of(f->cells[p]) : 0;
 }
 
@@ -205,8 +206,7 @@ static void advance_clock(memory_site *m, uint64_t now)
         if (sweep > cells)
             sweep = cells;
     }
-    for (uint64_t i = 0; i < sweep; i++) {
-        uint64_t p = (m->sweep_cursor + i) % cells;
+    for (uint64_t i = 0, p = m->sweep_cursor; i < sweep; i++, p = p + 1 == cells ? 0 : p + 1) {
         for (uint32_t j = 0; j < m->filters; j++) {
             sub_filter *f = &m->filter[j];
             if (f->cells[p] != 0 && (f->cells[p] & EXPIRED_MARK) == 0 && f->cells[p] <= now) {
@@ -336,7 +336,7 @@ static void memory_site_describe(void *context, once_site_info *info)
     info->cells_set = 0;
     for (uint32_t j = 0; j < m->filters; j++)
         info->cells_set += __atomic_load_n(&m->filter[j].cells_set, __ATOMIC_RELAXED);
-    info->bytes = sizeof *m + (uint64_t)m->filters * m->config.bits / (windowed(m) ? 1 : 64) * 8;
+    info->bytes = sizeof *m + (uint64_t)m->filters * sub_filter_bytes(m);
 }
 
 static void memory_site_destroy(void *context)
@@ -463,11 +463,6 @@ static void thread_site_run(void *context, once_site_request *requests, size_t c
     thread_site_start(context, requests, count);
     thread_site_wait(context);
 }
-
-/* Run on the owner thread too: the inner site's state is the owner's. */
-typedef struct describe_job {
-    once_site_info *info;
-} describe_job;
 
 static void thread_site_describe(void *context, once_site_info *info)
 {

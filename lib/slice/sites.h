@@ -17,4 +17,11 @@ void slice_sites_destroy(once_site *sites, uint64_t count);
 once_status slice_plan_geometry(uint64_t bits, uint32_t hashes, uint64_t capacity, double error,
                                 uint64_t *m, uint32_t *k);
 
+/* The bytes of one sub-filter of a memory site of `bits` cells: a 64-bit timer a cell
+ * with a window, a bit otherwise (the memory cap counts them so). */
+static inline uint64_t slice_sub_filter_bytes(uint64_t bits, bool windowed)
+{
+    return windowed ? bits * 8 : bits / 8;
+}
+
 #endif /* ONCE_SLICE_SITES_H */

@@ -108,8 +108,7 @@ struct once_sliced {
     uint32_t equal_timers;
     uint32_t slices, parts, site_count, hashes;
     uint64_t bits, slice_bits, seed;
-    uint64_t span;       /* bits of one horizontal or vertical slice: S' sites */
-    uint64_t probe_bits; /* the standard filter the positions are drawn for: m or span */
+    uint64_t probe_bits; /* the filter positions are drawn for: m, or a slice (S' sites) */
     uint64_t place_mask, place_keys[2]; /* the bit placement over probe_bits (bit_place) */
     divisor by_slice_bits, by_bits, by_slices, by_part;
     uint32_t place_shift;
@@ -203,6 +202,21 @@ static uint64_t slice_span(uint64_t m, uint32_t slices, uint32_t parts)
     return (per_slice + unit - 1) / unit * unit;
 }
 
+const char *once_slicing_name(once_slicing slicing)
+{
+    switch (slicing) {
+    case ONCE_SLICING_HORIZONTAL:
+        return "horizontal";
+    case ONCE_SLICING_VERTICAL:
+        return "vertical";
+    case ONCE_SLICING_DICED_HV:
+        return "diced h-v";
+    case ONCE_SLICING_DICED_VH:
+        return "diced v-h";
+    }
+    return "unknown";
+}
+
 once_status once_sliced_geometry(const once_sliced_config *c, uint64_t *bits, uint32_t *hashes,
                                  uint64_t *slice_bits)
 {
@@ -258,8 +272,7 @@ once_status once_sliced_create(once_sliced **out, const once_sliced_config *c,
     if (sites != NULL && (c->growth != ONCE_GROWTH_NONE || c->max_bytes != 0))
         return ONCE_ERR_INVALID; /* growth is the memory sites'; given sites grow as they do */
     /* The first sub-filter of every memory site: 8 bytes a timer, a bit otherwise. */
-    uint64_t first_bytes = c->window_ms != 0 || c->window_events != 0 ? slice_bits * 8
-                                                                       : slice_bits / 8;
+    uint64_t first_bytes = slice_sub_filter_bytes(slice_bits, timer_span(c) != 0);
     if (c->max_bytes != 0 && first_bytes > c->max_bytes / site_count)
         return ONCE_ERR_FULL;
     if (c->growth != ONCE_GROWTH_NONE && !(c->error > 0.0 && c->error < 1.0) &&
@@ -291,13 +304,12 @@ once_status once_sliced_create(once_sliced **out, const once_sliced_config *c,
     f->bits = m;
     f->slice_bits = slice_bits;
     f->seed = seed;
-    f->span = slice_bits * parts;
     f->by_slice_bits = divisor_of(slice_bits);
     f->by_bits = divisor_of(m);
     f->by_slices = divisor_of(c->slices);
     if (c->slicing == ONCE_SLICING_DICED_VH) /* m is a multiple of S S' (geometry) */
         f->by_part = divisor_of(m / ((uint64_t)c->slices * parts));
-    f->probe_bits = horizontal_first(c->slicing) ? f->span : m;
+    f->probe_bits = horizontal_first(c->slicing) ? slice_bits * parts : m;
     uint32_t b = 1;
     while ((UINT64_C(1) << b) < f->probe_bits)
         b++;
