@@ -57,6 +57,8 @@ static void report_counts(const run_counters *c, double rate)
     fprintf(stderr, "once: %llu lines, %llu distinct, %llu duplicates in %.3f s (%.2f M lines/s)\n",
             (unsigned long long)c->lines, (unsigned long long)c->distinct,
             (unsigned long long)c->duplicates, c->seconds, rate / 1e6);
+    if (c->bad_time)
+        fprintf(stderr, "once: %llu lines had no readable time\n", (unsigned long long)c->bad_time);
 }
 
 void report_stats(stats_mode mode, const run_counters *c, const once_filter *filter)
@@ -109,8 +111,6 @@ void report_stats(stats_mode mode, const run_counters *c, const once_filter *fil
                 "false-positive rate %.3g\n",
                 (double)s.span_ms / 1000.0, (double)s.slack / 1000.0, s.hashes, s.age_slices,
                 s.slices, s.design_fpr);
-    if (c->bad_time)
-        fprintf(stderr, "once: %llu lines had no readable time\n", (unsigned long long)c->bad_time);
     if (card_known)
         fprintf(stderr, "once: about %s distinct keys in the filter (90%%: %s-%s)\n", card_estimate,
                 card_low, isfinite(card.high) ? card_high : "unbounded");
@@ -147,7 +147,7 @@ void report_sliced_stats(stats_mode mode, const run_counters *c, const once_slic
                 "\"sites\":%u,\"bits\":%llu,\"site_bits\":%llu,\"hashes\":%u,"
                 "\"fpr_estimate\":%.6g,\"messages\":%llu,\"messages_per_event\":%.4f,"
                 "\"fairness\":%.6f,\"max_load\":%llu,\"filters\":%u,\"fill\":%.6f,"
-                "\"window\":%llu,\"window_unit\":\"%s\",\"loads\":[",
+                "\"window\":%llu,\"window_unit\":\"%s\",\"bad_time\":%llu,\"loads\":[",
                 (unsigned long long)c->lines, (unsigned long long)c->distinct,
                 (unsigned long long)c->duplicates, (unsigned long long)bytes,
                 finite_or_zero(c->seconds), finite_or_zero(rate),
@@ -158,7 +158,8 @@ void report_sliced_stats(stats_mode mode, const run_counters *c, const once_slic
                 finite_or_zero(s.fairness), (unsigned long long)s.max_load, s.filters,
                 finite_or_zero(s.fill),
                 (unsigned long long)(s.window_ms ? s.window_ms : s.window_events),
-                s.window_ms ? "ms" : s.window_events ? "events" : "none");
+                s.window_ms ? "ms" : s.window_events ? "events" : "none",
+                (unsigned long long)c->bad_time);
         for (uint32_t i = 0; i < s.sites; i++)
             fprintf(stderr, "%s%llu", i ? "," : "", (unsigned long long)loads[i]);
         fputs("]}\n", stderr);

@@ -647,7 +647,13 @@ case_sliced_span() {
   same_file got want
   "$ONCE" --slicing vertical --slices 2 --span 2s --time-field 1 --time-format epoch_ms -f 2 \
     --stats=json in > /dev/null 2> err
-  jq -e '.window == 2000 and .window_unit == "ms"' err > /dev/null || fail "sliced span stats: $(cat err)"
+  jq -e '.window == 2000 and .window_unit == "ms" and .bad_time == 0' err > /dev/null || fail "sliced span stats: $(cat err)"
+  printf '1000\ta\nsoon\tb\n' | "$ONCE" --slicing vertical --slices 2 --span 2s --time-field 1 \
+    --time-format epoch_ms -f 2 --on-bad-time skip --stats=json > /dev/null 2> err
+  jq -e '.bad_time == 1 and .distinct == 1' err > /dev/null || fail "sliced bad times: $(cat err)"
+  printf '1000\ta\nsoon\tb\n' | "$ONCE" --slicing vertical --slices 2 --span 2s --time-field 1 \
+    --time-format epoch_ms -f 2 --on-bad-time skip --stats > /dev/null 2> err
+  grep -q '^once: 1 lines had no readable time$' err || fail "sliced bad times, human: $(cat err)"
   # --max-memory caps the sites' growth: a stream at 100x the capacity a span stops with
   # exit 2 once a site needs a sub-filter past the cap, every line before the failing
   # batch written; a cap below the first sub-filters is refused at the start.
