@@ -1,0 +1,118 @@
+/*
+ * format1/generate.c - writes this folder's saved-format-1 files (format1.h says what
+ * each holds).  Built against the library at the last commit that wrote format 1
+ * (57e552f), from the repository root of that checkout:
+ *
+ *   cc -O2 -Ilib/include -Itests -o generate tests/format1/generate.c build/lib/libonce.a -lm
+ *   ./generate OUTPUT_DIR
+ *
+ * Kept for the record of how the files were made: built against a later library it
+ * writes that library's format, not these files.
+ */
+#include "every_structure.h"
+#include "format1/format1.h"
+#include "once.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void fail(const char *what, const char *name, once_status st)
+{
+    fprintf(stderr, "generate: %s: %s: %s\n", name, what, once_strerror(st));
+    exit(1);
+}
+
+static void write_file(const char *dir, const char *name, const char *suffix, const void *data,
+                       size_t len)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s%s", dir, name, suffix);
+    FILE *f = fopen(path, "wb");
+    if (f == NULL || fwrite(data, 1, len, f) != len || fclose(f) != 0) {
+        perror(path);
+        exit(1);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: generate OUTPUT_DIR\n");
+        return 2;
+    }
+    const char *dir = argv[1];
+    named_config configs[64];
+    size_t count = every_structure(configs, 64);
+    char path[512];
+    snprintf(path, sizeof path, "%s/answers.txt", dir);
+    FILE *answers = fopen(path, "w");
+    if (answers == NULL) {
+        perror(path);
+        return 1;
+    }
+    for (size_t c = 0; c < count; c++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s", configs[c].name);
+        for (char *p = name; *p; p++)
+            if (*p == ' ' || *p == ',')
+                *p = '-';
+        once_filter *f = NULL;
+        once_status st = once_create(&f, &configs[c].config);
+        if (st != ONCE_OK)
+            fail("create", name, st);
+        uint8_t key[FORMAT1_MAX_KEY];
+        bool seen;
+        for (uint32_t i = 0; i < FORMAT1_STORED; i++) {
+            size_t len = format1_key('s', i, key);
+            st = once_test_and_add(f, key, len, (uint64_t)i * FORMAT1_STEP_MS, &seen);
+            if (st != ONCE_OK && st != ONCE_ERR_FULL) /* a capped filter stops growing */
+                fail("test_and_add", name, st);
+        }
+        if (once_structure_of(configs[c].config.type)->deletes)
+            for (uint32_t i = 0; i < FORMAT1_STORED; i += 7) {
+                size_t len = format1_key('s', i, key);
+                st = once_remove(f, key, len, (uint64_t)FORMAT1_STORED * FORMAT1_STEP_MS);
+                if (st != ONCE_OK && st != ONCE_ERR_NOT_PRESENT && st != ONCE_ERR_UNSUPPORTED)
+                    fail("remove", name, st);
+            }
+        void *buffer = NULL;
+        size_t size = 0;
+        if ((st = once_save_to_buffer(f, &buffer, &size)) != ONCE_OK)
+            fail("save", name, st);
+        write_file(dir, name, ".once", buffer, size);
+
+        fprintf(answers, "%s query ", name);
+        uint64_t at = (uint64_t)FORMAT1_STORED * FORMAT1_STEP_MS;
+        for (int set = 0; set < 2; set++)
+            for (uint32_t i = 0; i < (set ? FORMAT1_ABSENT : FORMAT1_STORED); i++) {
+                size_t len = format1_key(set ? 'a' : 's', i, key);
+                bool present;
+                if ((st = once_query(f, key, len, at, &present)) != ONCE_OK)
+                    fail("query", name, st);
+                fputc(present ? '1' : '0', answers);
+            }
+        fputc('\n', answers);
+        once_free(f);
+
+        if ((st = once_load(&f, buffer, size)) != ONCE_OK)
+            fail("load", name, st);
+        once_free_buffer(buffer);
+        fprintf(answers, "%s more ", name);
+        for (uint32_t i = 0; i < FORMAT1_MORE; i++) {
+            size_t len = format1_key('c', i, key);
+            st = once_test_and_add(f, key, len, (uint64_t)(FORMAT1_STORED + i) * FORMAT1_STEP_MS,
+                                   &seen);
+            if (st != ONCE_OK && st != ONCE_ERR_FULL)
+                fail("test_and_add", name, st);
+            fputc(st == ONCE_ERR_FULL ? 'F' : seen ? '1' : '0', answers);
+        }
+        fputc('\n', answers);
+        if ((st = once_save_to_buffer(f, &buffer, &size)) != ONCE_OK)
+            fail("save", name, st);
+        write_file(dir, name, ".more.once", buffer, size);
+        once_free_buffer(buffer);
+        once_free(f);
+    }
+    return fclose(answers) == 0 ? 0 : 1;
+}
