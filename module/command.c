@@ -188,3 +188,11 @@ int reply_cardinality(RedisModuleCtx *ctx, const once_filter *f, uint64_t now_ms
     RM_ReplyWithDouble(ctx, c.high);
     return RM_OK;
 }
+
+void reply_format(RedisModuleCtx *ctx, const once_stats *s)
+{
+    RM_ReplyWithSimpleString(ctx, "Format");
+    RM_ReplyWithLongLong(ctx, (long long)s->format);
+    RM_ReplyWithSimpleString(ctx, "Probe");
+    RM_ReplyWithSimpleString(ctx, s->probe);
+}

@@ -99,4 +99,10 @@ const char *parse_card_estimate(RedisModuleString **argv, int argc, bool *estima
 int reply_cardinality(RedisModuleCtx *ctx, const once_filter *f, uint64_t now_ms,
                       double confidence);
 
+/* The last two pairs of an INFO map: "Format", the saved format the value writes (2,
+ * or 1 for a value saved by a module of format 1, which keeps its probe), and
+ * "Probe", how it places keys ("mixed", "linear"; once_stats.probe). */
+#define INFO_FORMAT_PAIRS 2
+void reply_format(RedisModuleCtx *ctx, const once_stats *s);
+
 #endif /* ONCE_MODULE_COMMAND_H */

@@ -221,7 +221,7 @@ static int dbf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     once_stats s;
     once_get_stats(f, &s);
     value_close(&k);
-    RM_ReplyWithMap(ctx, 6);
+    RM_ReplyWithMap(ctx, 6 + INFO_FORMAT_PAIRS);
     RM_ReplyWithSimpleString(ctx, "Capacity per row");
     RM_ReplyWithLongLong(ctx, (long long)s.capacity);
     RM_ReplyWithSimpleString(ctx, "Rows");
@@ -234,6 +234,7 @@ static int dbf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     RM_ReplyWithDouble(ctx, s.error);
     RM_ReplyWithSimpleString(ctx, "Estimated error rate");
     RM_ReplyWithDouble(ctx, s.fpr_estimate);
+    reply_format(ctx, &s);
     return RM_OK;
 }
 

@@ -491,7 +491,7 @@ static int window_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (timed)
         once_clock(f, &clock, &started);
     value_close(&k);
-    RM_ReplyWithMap(ctx, 10);
+    RM_ReplyWithMap(ctx, 10 + INFO_FORMAT_PAIRS);
     RM_ReplyWithSimpleString(ctx, "Filter");
     RM_ReplyWithSimpleString(ctx, s.structure);
     RM_ReplyWithSimpleString(ctx, timed ? "Span" : "Window");
@@ -515,6 +515,7 @@ static int window_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         RM_ReplyWithLongLong(ctx, (long long)clock);
     else
         RM_ReplyWithNull(ctx);
+    reply_format(ctx, &s);
     return RM_OK;
 }
 

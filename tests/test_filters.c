@@ -359,12 +359,20 @@ static void batch_matches_single(void)
             CHECK(out_query[i] == 1);
         once_filter *c = testing_make(all_types[t], 4000, 0.01, 9);
         CHECK_OK(once_add_batch(c, keys, 3000));
-        CHECK(same_bits(a, c));
+        once_filter *d = testing_make(all_types[t], 4000, 0.01, 9);
+        for (int i = 0; i < 3000; i++)
+            CHECK_OK(once_add(d, keys[i].data, keys[i].len, 0));
+        CHECK(same_bits(c, d));
+        /* A bit array holds the same bits however its keys came; counters differ where
+         * a test-and-add found a fresh key present (a false positive) and left them. */
+        if (all_types[t] != ONCE_COUNTING)
+            CHECK(same_bits(a, c));
         CHECK_OK(once_add_batch(c, keys, 0));
         CHECK_STATUS(once_add_batch(c, NULL, 5), ONCE_ERR_INVALID);
         once_free(a);
         once_free(b);
         once_free(c);
+        once_free(d);
     }
 }
 

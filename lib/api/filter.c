@@ -40,6 +40,9 @@ static const char *const status_text[ONCE_STATUS_COUNT] = {
     [ONCE_ERR_TIME] = "event time refused: out of range, or too far ahead of the window's clock",
     [ONCE_ERR_SEQUENCE] = "chunk or cursor out of sequence: not the next of this dump, or the filter changed during it",
     [ONCE_ERR_UNAVAILABLE] = "a site (of a sliced filter or a Bloom tree) cannot be reached",
+    [ONCE_ERR_PROBE_MISMATCH] = "the filters place keys differently: one was saved in format 1 "
+                                "(before probes were mixed), so their cells do not line up; "
+                                "rebuild it from its keys to combine the two",
 };
 
 const char *once_strerror(once_status status)
@@ -526,6 +529,8 @@ static once_status combine(once_filter *dst, const once_filter *src, once_combin
         return ONCE_ERR_INVALID;
     if (dst->ops != src->ops || dst->seed != src->seed || !dst->ops->same_geometry(dst, src))
         return ONCE_ERR_MISMATCH;
+    if (!once_same_probe(dst, src))
+        return ONCE_ERR_PROBE_MISMATCH;
     if (dst->ops->combine == NULL)
         return ONCE_ERR_UNSUPPORTED;
     once_status st = dst->ops->combine(dst, src, op);
@@ -576,6 +581,10 @@ once_status once_get_stats(const once_filter *f, once_stats *s)
     s->error = f->error;
     s->seed = f->seed;
     s->bytes = once_bytes(f);
+    s->format = f->format;
+    s->probe = f->ops->blocked_probe ? "blocked"
+               : f->probe_mix == ONCE_PROBE_LINEAR_MULTIPLIER ? "linear"
+                                                             : "mixed";
     f->ops->stats(f, s);
     s->fill_ratio = s->bits ? (double)s->bits_set / (double)s->bits : 0.0;
     return ONCE_OK;
@@ -649,6 +658,8 @@ static once_status estimate_pair(const once_filter *a, const once_filter *b, onc
         return ONCE_ERR_INVALID;
     if (a->ops != b->ops || a->seed != b->seed || !a->ops->same_geometry(a, b))
         return ONCE_ERR_MISMATCH;
+    if (!once_same_probe(a, b))
+        return ONCE_ERR_PROBE_MISMATCH;
     if (a->ops->cardinality_pair == NULL)
         return ONCE_ERR_UNSUPPORTED;
     memset(out, 0, sizeof *out);

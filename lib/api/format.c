@@ -3,7 +3,7 @@
  *
  *   offset  size  field
  *   0       4     magic "ONCE"
- *   4       2     format version (ONCE_FORMAT_VERSION)
+ *   4       2     format version: ONCE_FORMAT_VERSION (2), or 1 (below)
  *   6       2     structure type (once_type)
  *   8       8     hash seed
  *   16      8     items
@@ -27,6 +27,13 @@
  * (the scalable filter's counts) then checks the header against it (check_header).
  * A hostile file therefore cannot make the loader allocate more than about its own
  * size.
+ *
+ * Versions 1 and 2 share this layout; they differ in where keys sit.  Version 2 mixes
+ * each probe before its reduction (core/hash.h); version 1, written before that, did
+ * not.  The loader reads both and gives the filter the probe of its file
+ * (once_filter_set_format), and the writer writes the filter's own version back, so a
+ * format-1 filter stays format 1 through every save, load, chunked dump and copy, and
+ * answers exactly as it did.
  *
  * Chunks (once_save_chunk, once_load_chunk: once.h, "Chunks").  A dump is the stream
  * above cut into chunks, each a whole number of 64-bit words of it, the first one
@@ -82,7 +89,7 @@
 
 #include <math.h>
 
-#define ONCE_FORMAT_VERSION 1
+#define ONCE_FORMAT_LINEAR_PROBE 1 /* the first version, read and written back */
 #define ONCE_HEADER_SIZE 48
 #define ONCE_MAX_PARAMS 4096
 #define ONCE_FLAG_METADATA 1u
@@ -126,7 +133,7 @@ static once_status save_stream(const once_filter *f, once_write_fn write, void *
 
     uint64_t params = f->ops->saved_params_size(f);
     once_writer_bytes(&w, once_magic, 4);
-    writer_u16(&w, ONCE_FORMAT_VERSION);
+    writer_u16(&w, f->format);
     writer_u16(&w, (uint16_t)f->ops->type);
     once_writer_u64(&w, f->seed);
     once_writer_u64(&w, f->items);
@@ -217,6 +224,7 @@ typedef struct saved_prefix {
     size_t metadata_len;
     uint64_t payload_len;
     uint32_t flags;
+    uint16_t version;
     const once_filter_ops *ops; /* set by prefix_check_fields, with the fields below */
     uint64_t seed, items, capacity;
     double error;
@@ -233,7 +241,7 @@ static once_status prefix_parse(const uint8_t *b, size_t len, size_t tail, saved
     if (len < ONCE_HEADER_SIZE + 8 + tail)
         return ONCE_ERR_TRUNCATED;
     uint16_t version = once_le16_read(b + 4);
-    if (version != ONCE_FORMAT_VERSION)
+    if (version != ONCE_FORMAT_VERSION && version != ONCE_FORMAT_LINEAR_PROBE)
         return ONCE_ERR_VERSION;
 
     uint32_t params_len = once_le32_read(b + 40);
@@ -266,6 +274,7 @@ static once_status prefix_parse(const uint8_t *b, size_t len, size_t tail, saved
     p->metadata_len = (size_t)metadata_len;
     p->payload_len = once_le64_read(b + at);
     p->flags = flags;
+    p->version = version;
     return ONCE_OK;
 }
 
@@ -311,6 +320,9 @@ static once_status build_filter(const saved_prefix *p, const uint8_t *payload, o
     f->items = p->items;
     f->capacity = p->capacity;
     f->error = p->error;
+    once_filter_set_format(f, p->version);
+    if (ops->set_format != NULL)
+        ops->set_format(f);
     if (ops->check_header != NULL && !ops->check_header(f)) {
         once_free(f);
         return ONCE_ERR_CORRUPT;

@@ -6,8 +6,8 @@
  * entry takes a hash, so the key calls and the digest calls reach one probe path.  (The
  * optional key operations, query_key and the like, hash a short key themselves and then
  * run that same probe, in one function.)  The two 64-bit halves drive every probe: enhanced double hashing
- * (Dillinger & Manolios) gives the k positions of the standard, partitioned and
- * counting layouts, and the blocked layout takes its block from one half and its
+ * (Dillinger & Manolios), each probe mixed, gives the k positions of the standard,
+ * partitioned and counting layouts and the windows' slices, and the blocked layout takes its block from one half and its
  * in-block bits from the other.  A 64-bit value is mapped onto [0, n) by
  * multiply-shift ((x * n) >> 64), which is uniform up to n / 2^64 and needs no
  * division in the hot path.
@@ -69,36 +69,74 @@ static inline uint64_t once_reduce(uint64_t x, uint64_t n)
 }
 
 /*
- * The probe sequence shared by the standard, partitioned and counting layouts:
- * position i is reduce(x_i, range) with x_0 = lo, x_{i+1} = x_i + y_i, y_{i+1} = y_i + i
- * (enhanced double hashing).  `hi` is forced odd so the sequence never stalls.
+ * The probe sequence shared by every layout but the blocked one (standard, partitioned,
+ * counting, block-partitioned, the count and time windows' slices, the timer filter,
+ * the DBF's rows).  Probe i starts from x_i = lo + i*y + i(i-1)(i-2)/6 (enhanced double
+ * hashing, Dillinger & Manolios; y = hi | 1, so the sequence never stalls) and is
+ * mixed before its reduction onto [0, range): position i is reduce(mix(x_i), range).
+ *
+ * Why the mix.  reduce keeps the high bits of x_i * range, and the cubic term moves x_i
+ * by far less than a cell, so without a mix the positions are an arithmetic
+ * progression with step y*range / 2^64 (mod range).  Keys whose step lies near a
+ * fraction with a small denominator put their k probes on a few cells, and an absent
+ * key whose start and step lie near a stored key's follows it through every slice of a
+ * one-probe-per-slice layout: a false-positive rate with a floor, measured at 30-300x
+ * the target of 1e-7 on filters of 100 to 1000 keys.  Reducing modulo the range
+ * instead keeps the cubic term, but leaves a pair of keys that meet in two probes
+ * meeting in all of them (1 / range^2, ruinous for narrow slices).  The mix breaks the
+ * arithmetic in both cases:
+ *     mix(x) = lo64(x * M) xor hi64(x * M)
+ * the 128-bit product folded (one multiply; M odd, the golden ratio's 64 bits), which
+ * is not linear in x over the integers, nor over GF(2).  Measured: rates within their
+ * statistical bounds of the formulas from 100 keys to 10^4 at 1e-5 and 1e-7 (tests:
+ * test_filters' rate cases, and the distinct-cells case, which sees the floor in a
+ * second).
+ *
+ * Saved format 1 placed keys without the mix.  Folding the product by M = 1 gives x
+ * back (its high word is 0), so that probe is this same loop with multiplier 1: a
+ * filter loaded from a format-1 file keeps it (once_filter.probe_mix, set by the
+ * loader) and goes on placing keys where its file has them.
  */
+#define ONCE_PROBE_MIX_MULTIPLIER UINT64_C(0x9E3779B97F4A7C15) /* format 2 */
+#define ONCE_PROBE_LINEAR_MULTIPLIER UINT64_C(1)               /* format 1: no mix */
+
+static inline uint64_t once_probe_mix(uint64_t x, uint64_t multiplier)
+{
+    unsigned __int128 p = (unsigned __int128)x * multiplier;
+    return (uint64_t)p ^ (uint64_t)(p >> 64);
+}
+
 typedef struct once_probe {
-    uint64_t x, y;
+    uint64_t x, y, multiplier;
     uint32_t i;
 } once_probe;
 
-static inline once_probe once_probe_start(const once_hash *h)
+static inline once_probe once_probe_start(const once_hash *h, uint64_t multiplier)
 {
-    once_probe p = {h->lo, h->hi | 1, 0};
+    once_probe p = {h->lo, h->hi | 1, multiplier, 0};
     return p;
 }
 
 static inline uint64_t once_probe_next(once_probe *p, uint64_t range)
 {
-    uint64_t pos = once_reduce(p->x, range);
+    uint64_t pos = once_reduce(once_probe_mix(p->x, p->multiplier), range);
     p->x += p->y;
     p->y += p->i;
     p->i++;
     return pos;
 }
 
-/* Position i of the same sequence in closed form, for layouts that need probe i
- * without the ones before it (x_i = lo + i*y + i(i-1)(i-2)/6, y = hi | 1). */
-static inline uint64_t once_probe_at(const once_hash *h, uint64_t i, uint64_t range)
+/* x_i of the same sequence in closed form, before its mix, for layouts that need probe
+ * i without the ones before it (a slice of a window); once_probe_at is its position. */
+static inline uint64_t once_probe_value_at(const once_hash *h, uint64_t i)
 {
-    uint64_t x = h->lo + i * (h->hi | 1) + i * (i - 1) * (i - 2) / 6;
-    return once_reduce(x, range);
+    return h->lo + i * (h->hi | 1) + i * (i - 1) * (i - 2) / 6;
+}
+
+static inline uint64_t once_probe_at(const once_hash *h, uint64_t i, uint64_t range,
+                                     uint64_t multiplier)
+{
+    return once_reduce(once_probe_mix(once_probe_value_at(h, i), multiplier), range);
 }
 
 static inline void once_prefetch_read(const void *addr)

@@ -156,6 +156,14 @@ typedef struct once_filter_ops {
      * capacity and error, already set on f, agree with the structure's own state?
      * false makes the load fail with ONCE_ERR_CORRUPT. */
     bool (*check_header)(const once_filter *f);
+    /* Optional: give the filters the structure holds (the DBF's rows) the probe the
+     * loader gave it (once_filter_set_format, after `load`), so that they place keys
+     * alike.  NULL: it holds none. */
+    void (*set_format)(once_filter *f);
+    /* The layout places keys without the shared probe (the blocked layouts: a block
+     * from one half of the digest, its bits from the other), the same in every saved
+     * format; once_stats names its probe "blocked". */
+    bool blocked_probe;
     /* Time windows (NULL for the others): the clock, the latest event time accepted;
      * returns false before the first event.  See once.h, "Event time". */
     bool (*clock)(const once_filter *f, uint64_t *latest);
@@ -170,7 +178,26 @@ struct once_filter {
     double error;      /* design false-positive rate */
     uint8_t *metadata; /* the application's bytes saved with the filter (once.h) */
     size_t metadata_len;
+    /* The saved format the filter writes, and its probe's multiplier (core/hash.h):
+     * ONCE_FORMAT_VERSION and the mixed probe for a filter built here, 1 and the
+     * linear probe for one loaded from a format-1 file, which keeps placing keys where
+     * its file put them for as long as it lives.  Set together by once_filter_set_format. */
+    uint16_t format;
+    uint64_t probe_mix;
 };
+
+/* May two filters' cells be combined?  Only if they place keys alike. */
+static inline bool once_same_probe(const once_filter *a, const once_filter *b)
+{
+    return a->probe_mix == b->probe_mix;
+}
+
+/* Give a filter the probe of saved format `format` (1 or ONCE_FORMAT_VERSION). */
+static inline void once_filter_set_format(once_filter *f, uint16_t format)
+{
+    f->format = format;
+    f->probe_mix = format == 1 ? ONCE_PROBE_LINEAR_MULTIPLIER : ONCE_PROBE_MIX_MULTIPLIER;
+}
 
 
 /* Fill the common fields of a freshly built filter. */
@@ -182,6 +209,7 @@ static inline void once_filter_init(once_filter *f, const once_filter_ops *ops)
     f->capacity = 0;
     f->error = 0;
     f->max_time_jump = 0;
+    once_filter_set_format(f, ONCE_FORMAT_VERSION);
 }
 
 /*

@@ -156,7 +156,7 @@ static uint64_t count_sum(uint64_t a, uint64_t b)
 
 static void positions(const dbf_filter *d, const once_hash *h, uint64_t *pos)
 {
-    once_probe p = once_probe_start(h);
+    once_probe p = once_probe_start(h, d->base.probe_mix);
     for (uint32_t i = 0; i < d->hashes; i++)
         pos[i] = once_probe_next(&p, d->cells);
 }
@@ -277,9 +277,21 @@ static bool dbf_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
     return matching_rows(CDBF(f), h, NULL, 1, &first) != 0;
 }
 
+/* A row places keys with its DBF's probe (dbf_set_format gives the rows of a loaded
+ * DBF the probe of its file). */
 once_status once_dbf_row_make(const dbf_filter *d, once_filter **out)
 {
-    return once_counting_new(out, d->cells, d->hashes);
+    once_status st = once_counting_new(out, d->cells, d->hashes);
+    if (st == ONCE_OK)
+        once_filter_set_format(*out, d->base.format);
+    return st;
+}
+
+static void dbf_set_format(once_filter *f)
+{
+    dbf_filter *d = DBF(f);
+    for (uint32_t r = 0; r < d->rows; r++)
+        once_filter_set_format(d->row[r].counters, f->format);
 }
 
 static bool rows_reserve(dbf_filter *d, uint32_t rows)
@@ -843,6 +855,7 @@ static once_status dbf_load(once_filter **out, const uint8_t *params, size_t par
 
 const once_filter_ops once_dbf_ops = {
     .type = ONCE_DBF,
+    .set_format = dbf_set_format,
     .create = once_dbf_create,
     .explicit_geometry = once_bits_or_hashes_given,
     .destroy = dbf_destroy,

@@ -27,13 +27,14 @@
 #include <zstd_errors.h>
 
 /* Delta format (all integers little-endian):
- *   0 magic "ODLT", 4 u32 format, 8 seed, 16 m, 24 k, 32 c, 40 base version,
+ *   0 magic "ODLT", 4 u32 format (the source's saved format: 2, or 1 for a DBF loaded
+ *   from a format-1 file, whose rows place keys with the linear probe), 8 seed, 16 m,
+ *   24 k, 32 c, 40 base version,
  *   48 new version, 56 rows at base, 64 rows now, 72 rows sent, 80 items,
  *   88 compressed length L, 96 zstd frame of L bytes, 96+L XXH3-64 of [0, 96+L).
  * The frame holds, for each row sent in increasing row order: row index, nr, the
  * version of the row's last change, and the row's counter words xor the base row. */
 #define DELTA_ROW_HEADER 24
-#define DELTA_FORMAT 1
 #define DELTA_HEADER 96
 #define DELTA_ZSTD_LEVEL 3
 static const uint8_t delta_magic[4] = {'O', 'D', 'L', 'T'};
@@ -123,8 +124,7 @@ once_status once_dbf_export_delta(once_filter *f, uint64_t since, void **delta, 
         return ONCE_ERR_NOMEM;
     }
     memcpy(out, delta_magic, 4);
-    out[4] = DELTA_FORMAT;
-    out[5] = out[6] = out[7] = 0;
+    once_le_write(out + 4, f->format, 4);
     uint64_t header[11] = {f->seed,   d->cells, d->hashes, d->row_capacity, since, d->version,
                            base_rows, d->rows,  sent,      f->items,        packed};
     for (int i = 0; i < 11; i++)
@@ -155,7 +155,8 @@ once_status once_dbf_apply_delta(once_filter *f, const void *delta, size_t len)
         return ONCE_ERR_BAD_MAGIC;
     if (len < DELTA_HEADER + 8)
         return ONCE_ERR_TRUNCATED;
-    if (once_le32_read(b + 4) != DELTA_FORMAT)
+    uint32_t format = once_le32_read(b + 4);
+    if (format != 1 && format != ONCE_FORMAT_VERSION)
         return ONCE_ERR_VERSION;
     uint64_t h[11];
     for (int i = 0; i < 11; i++)
@@ -170,6 +171,8 @@ once_status once_dbf_apply_delta(once_filter *f, const void *delta, size_t len)
     if (h[SEED] != f->seed || h[CELLS] != d->cells || h[HASHES] != d->hashes ||
         h[CAPACITY] != d->row_capacity)
         return ONCE_ERR_MISMATCH;
+    if (format != f->format) /* rows whose keys sit on other cells */
+        return ONCE_ERR_PROBE_MISMATCH;
     if (h[TO] < h[FROM] || h[TO] > DBF_MAX_VERSION || h[NEW_ROWS] == 0 || h[NEW_ROWS] > DBF_MAX_ROWS ||
         h[NEW_ROWS] * d->cells > ONCE_MAX_CELLS || h[SENT] > h[NEW_ROWS] || h[OLD_ROWS] == 0)
         return ONCE_ERR_CORRUPT;

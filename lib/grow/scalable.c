@@ -570,6 +570,7 @@ static bool scalable_check_header(const once_filter *f)
 
 const once_filter_ops once_scalable_ops = {
     .type = ONCE_SCALABLE,
+    .blocked_probe = true,
     .create = once_scalable_create,
     .add_tests_first = true,
     .destroy = scalable_destroy,

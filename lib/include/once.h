@@ -98,6 +98,9 @@ typedef enum once_status {
     ONCE_ERR_SEQUENCE,    /* a chunk or cursor out of its dump's order (see "Chunks") */
     ONCE_ERR_UNAVAILABLE, /* a site of a sliced filter or a node of a Bloom tree cannot be
                              reached (see "Sliced filters", "Bloom trees") */
+    ONCE_ERR_PROBE_MISMATCH, /* two filters (or a DBF and a delta) place keys with different
+                                probes: one comes from a saved format-1 file (see
+                                ONCE_FORMAT_VERSION) */
     ONCE_STATUS_COUNT
 } once_status;
 
@@ -419,8 +422,8 @@ ONCE_API once_status once_test_and_add_digest_batch(once_filter *filter,
  * *count = k, nothing written).  Other structures: ONCE_ERR_UNSUPPORTED.
  *
  * once_standard_positions: the k bits a standard filter of m = bits and k = hashes
- * would set for the digest, as a function of the geometry alone (no filter), into
- * out[0 .. hashes-1]: once_positions of such a filter.  ONCE_ERR_INVALID for bits 0
+ * built by this library (format 2) would set for the digest, as a function of the
+ * geometry alone (no filter), into out[0 .. hashes-1]: once_positions of such a filter.  ONCE_ERR_INVALID for bits 0
  * or past 2^40, hashes 0 or past 64, or a NULL pointer.
  */
 ONCE_API once_status once_positions(const once_filter *filter, const once_digest *digest,
@@ -457,6 +460,10 @@ typedef struct once_stats {
     uint64_t newest_bits;  /* TLBF: size of the newest slice, the one sized for the rate */
     uint32_t filters;      /* dynamic structures: sub-filters (rows, batches) alive */
     uint32_t expansion;    /* scalable: capacity factor between sub-filters (0 = non-scaling) */
+    uint32_t format;       /* the saved format it writes: ONCE_FORMAT_VERSION, or 1 for a filter
+                              loaded from a format-1 file (see "Versions" under serialization) */
+    const char *probe;     /* how it places keys: "mixed" (format 2), "linear" (format 1);
+                              "blocked" for the blocked layouts, the same in both formats */
 } once_stats;
 
 ONCE_API once_status once_get_stats(const once_filter *filter, once_stats *stats);
@@ -527,7 +534,18 @@ ONCE_API once_status once_estimate_intersection(const once_filter *a, const once
  * it returns an error, never crashes, on truncated, corrupt or hostile input.  Every
  * filter once_create builds, and every state an operation reaches from a filter the
  * library accepted, saves into a file that loads again and answers alike.
+ *
+ * Versions.  A filter built by this library writes format ONCE_FORMAT_VERSION (2),
+ * whose probes are mixed before their reduction (lib/core/hash.h says why).  Format 1
+ * placed the keys of every layout but the blocked one with the linear probe; a
+ * format-1 file still loads, answers exactly as it did, keeps placing new keys with
+ * that probe for as long as it lives, and saves as format 1 again (once_stats.format
+ * says which a filter writes).  Combining a format-1 filter with a format-2 one (union,
+ * intersection, the pair estimates, a DBF delta) is refused with
+ * ONCE_ERR_PROBE_MISMATCH: their keys sit on different cells.
  */
+#define ONCE_FORMAT_VERSION 2
+
 typedef int (*once_write_fn)(void *context, const void *data, size_t len); /* 0 = ok */
 
 ONCE_API uint64_t once_saved_size(const once_filter *filter);

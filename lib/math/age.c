@@ -223,11 +223,12 @@ double once_age_geometry_load(uint32_t k, uint64_t generation, uint32_t block_bi
 }
 
 /*
- * The double-hashing floor of a slice layout.  A key's positions in consecutive slices
- * come from one double-hashing sequence (segment_hash), whose top bits - the ones
- * once_reduce keeps - advance by a per-key step: an arithmetic progression modulo m.
- * An absent key whose start u and step v lie close enough to a stored key's follows it
- * into the same bit of all k of its slices, with probability
+ * The double-hashing floor of a slice layout placed by the linear probe of saved
+ * format 1 (core/hash.h; format 2 mixes each probe and has none).  A key's positions
+ * in consecutive slices came from one double-hashing sequence whose top bits - the
+ * ones once_reduce keeps - advance by a per-key step: an arithmetic progression modulo
+ * m.  An absent key whose start u and step v lie close enough to a stored key's
+ * follows it into the same bit of all k of its slices, with probability
  *     I(k) / m^2,  I(k) = integral of prod_{j<k} (1 - |U + j V|)+ dU dV <= 4 / k^2
  * (numerically 1 for k = 2, 0.38 for 3, 0.035 for 8, 0.0046 for 17) per stored key,
  * whatever the fills.  A key that follows a stored one through k - 1 slices and
@@ -235,10 +236,11 @@ double once_age_geometry_load(uint32_t k, uint64_t generation, uint32_t block_bi
  * small window (measured: 3.3e-4 for k = 17, l = 125, g = 8, m = 251, where the full
  * term gives 0.8e-4 and F 0.2e-4), so over the (l + k) g keys a filter holds we count
  *     8 (l + k) g / (k^2 m^2)
- * on top of F: nothing to speak of for the slices of thousands of bits of ordinary
- * windows, but the rate itself for the slices of a few dozen bits a small window would
- * have (measured 2e-3 where F gives 3e-5, k = 8, l = 64, m = 43).  One slice a key
- * (k = 1) has no such floor; blocked segments remix their in-block bits and have none.
+ * on top of F for a format-1 filter's rates (its stats): nothing to speak of for the
+ * slices of thousands of bits of ordinary windows, but the rate itself for the slices
+ * of a few dozen bits a small window has (measured 2e-3 where F gives 3e-5, k = 8,
+ * l = 64, m = 43).  One slice a key (k = 1) has no such floor; blocked segments remix
+ * their in-block bits and have none.
  */
 double once_age_slice_floor_rate(uint32_t k, uint32_t l, uint64_t generation, double bits)
 {
@@ -247,7 +249,7 @@ double once_age_slice_floor_rate(uint32_t k, uint32_t l, uint64_t generation, do
     return 8.0 * (double)(l + k) * (double)generation / ((double)k * k * bits * bits);
 }
 
-/* The peak rate of a geometry: F at the segments' fills, plus the slices' floor. */
+/* The peak rate of a geometry: F at the segments' fills. */
 double once_age_design_rate(uint32_t k, uint32_t l, uint32_t block_bits, uint32_t hashes,
                             uint64_t generation, double units)
 {
@@ -255,8 +257,6 @@ double once_age_design_rate(uint32_t k, uint32_t l, uint32_t block_bits, uint32_
     double load = once_age_geometry_load(k, generation, block_bits, hashes, units);
     once_age_peak_fills(k, l, block_bits, hashes, load, fill);
     double rate = once_age_fpr(k, l, fill);
-    if (block_bits == 0)
-        rate += once_age_slice_floor_rate(k, l, generation, units);
     return rate < 1.0 ? rate : 1.0;
 }
 
@@ -373,13 +373,3 @@ void once_age_small_window_layout(uint64_t window, uint32_t block_bits, uint32_t
     *l = fit;
 }
 
-/* The fewest bits a slice needs to keep the double-hashing floor (once_age_slice_floor_rate)
- * at or below p / 4: m >= (4 sqrt 2 / k) sqrt((l + k) g / p).  Windows of a few
- * thousand keys or more meet it by far at the design load; for small ones it, not F,
- * sets the slice. */
-double once_age_slice_floor_bits(uint32_t k, uint32_t l, uint64_t generation, double p)
-{
-    if (k < 2)
-        return 1.0;
-    return ceil(4.0 * sqrt(2.0) / k * sqrt((double)(l + k) * (double)generation / p));
-}

@@ -27,11 +27,10 @@ void once_age_peak_fills(uint32_t k, uint32_t l, uint32_t block_bits, uint32_t h
 /* The load a geometry's full segments carry, as a share of the design load. */
 double once_age_geometry_load(uint32_t k, uint64_t generation, uint32_t block_bits,
                               uint32_t hashes, double units);
-/* The double-hashing floor of a slice layout, added to F (see math/age.c). */
+/* The double-hashing floor of a slice layout placed by format 1's linear probe, added
+ * to F in such a filter's rates (see math/age.c). */
 double once_age_slice_floor_rate(uint32_t k, uint32_t l, uint64_t generation, double bits);
-/* The fewest bits a slice needs to keep that floor at or below p / 4. */
-double once_age_slice_floor_bits(uint32_t k, uint32_t l, uint64_t generation, double p);
-/* The peak rate of a geometry: F at the segments' fills, plus the slices' floor. */
+/* The peak rate of a geometry: F at the segments' fills. */
 double once_age_design_rate(uint32_t k, uint32_t l, uint32_t block_bits, uint32_t hashes,
                             uint64_t generation, double units);
 

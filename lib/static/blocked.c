@@ -427,6 +427,7 @@ static once_status blocked_load(once_filter **out, const uint8_t *params, size_t
 
 const once_filter_ops once_blocked_ops = {
     .type = ONCE_BLOCKED,
+    .blocked_probe = true,
     .new_geometry = once_blocked_new,
     .destroy = once_array_destroy,
     .query = blocked_query,

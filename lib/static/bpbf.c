@@ -135,7 +135,7 @@ typedef enum probe_mode { PROBE_TEST, PROBE_SET, PROBE_REQUEST, PROBE_TEST_AND_S
 static inline __attribute__((always_inline)) bool
 probe_blocks(const bpbf *b, uint64_t *words, uint32_t blocks, const once_hash *h, probe_mode mode)
 {
-    once_probe p = once_probe_start(h);
+    once_probe p = once_probe_start(h, b->base.probe_mix);
     uint64_t *block = words;
     bool all = true;
     for (uint32_t j = 0; j < blocks; j++, block += b->stride) {
@@ -279,7 +279,7 @@ static once_status bpbf_test_and_add(once_filter *f, const once_hash *h, uint64_
 /* Bit offsets (within a batch) of the first probe of blocks 0 .. n-1. */
 static uint32_t first_probes(const bpbf *b, const once_hash *h, uint64_t *first, uint32_t n)
 {
-    once_probe p = once_probe_start(h);
+    once_probe p = once_probe_start(h, b->base.probe_mix);
     uint32_t blocks = b->blocks < n ? b->blocks : n;
     for (uint32_t j = 0; j < blocks; j++) {
         first[j] = once_probe_next(&p, b->block_length) + j * b->stride * 64;
@@ -536,6 +536,8 @@ static once_status combine_resolutions(once_filter *dst_f, const once_filter *sr
         dst->block_length != src->block_length || dst->block_hashes != src->block_hashes ||
         dst->threshold != src->threshold)
         return ONCE_ERR_MISMATCH;
+    if (!once_same_probe(dst_f, src_f))
+        return ONCE_ERR_PROBE_MISMATCH;
     uint32_t blocks = src->blocks < dst->blocks ? src->blocks : dst->blocks;
     uint32_t count = dst->count;
     if (op == ONCE_COMBINE_UNION && src->count > count)

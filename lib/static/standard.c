@@ -24,7 +24,7 @@ static bool standard_query(const once_filter *f, const once_hash *h, uint64_t no
 {
     (void)now_ms;
     const once_array_filter *a = CARRAY(f);
-    once_probe p = once_probe_start(h);
+    once_probe p = once_probe_start(h, a->base.probe_mix);
     for (uint32_t i = 0; i < a->hashes; i++)
         if (!once_bit_get(a->array, once_probe_next(&p, a->cells)))
             return false;
@@ -36,7 +36,7 @@ static once_status standard_test_and_add(once_filter *f, const once_hash *h, uin
 {
     (void)now_ms;
     once_array_filter *a = ARRAY(f);
-    once_probe p = once_probe_start(h);
+    once_probe p = once_probe_start(h, a->base.probe_mix);
     bool all = true;
     for (uint32_t i = 0; i < a->hashes; i++) {
         uint64_t pos = once_probe_next(&p, a->cells);
@@ -58,29 +58,36 @@ static once_status standard_add(once_filter *f, const once_hash *h, uint64_t now
 static void standard_prefetch(const once_filter *f, const once_hash *h)
 {
     const once_array_filter *a = CARRAY(f);
-    once_probe p = once_probe_start(h);
+    once_probe p = once_probe_start(h, a->base.probe_mix);
     for (uint32_t i = 0; i < a->hashes; i++)
         once_prefetch_write(&a->array[once_probe_next(&p, a->cells) >> 6]);
 }
 
-/* The k bits of paper 000's Eq. 1 filter a digest names: the shared probe sequence over
- * [0, m), the very positions standard_query tests and standard_test_and_add sets. */
+/* The k bits a digest names: the shared probe sequence over [0, m), the very positions
+ * standard_query tests and standard_test_and_add set. */
+static void probe_positions(uint64_t bits, uint32_t hashes, const once_hash *h,
+                            uint64_t multiplier, uint64_t *out)
+{
+    once_probe p = once_probe_start(h, multiplier);
+    for (uint32_t i = 0; i < hashes; i++)
+        out[i] = once_probe_next(&p, bits);
+}
+
+/* Those of paper 000's Eq. 1 filter a new filter would build: the mixed probe. */
 once_status once_standard_positions(uint64_t bits, uint32_t hashes, const once_digest *digest,
                                     uint64_t *out)
 {
     if (bits == 0 || bits > ONCE_MAX_CELLS || hashes == 0 || hashes > ONCE_MAX_HASHES ||
         digest == NULL || out == NULL)
         return ONCE_ERR_INVALID;
-    once_probe p = once_probe_start(digest);
-    for (uint32_t i = 0; i < hashes; i++)
-        out[i] = once_probe_next(&p, bits);
+    probe_positions(bits, hashes, digest, ONCE_PROBE_MIX_MULTIPLIER, out);
     return ONCE_OK;
 }
 
 static uint32_t standard_positions(const once_filter *f, const once_hash *h, uint64_t *out)
 {
     const once_array_filter *a = CARRAY(f);
-    once_standard_positions(a->cells, a->hashes, h, out);
+    probe_positions(a->cells, a->hashes, h, a->base.probe_mix, out);
     return a->hashes;
 }
 

@@ -53,10 +53,11 @@ static inline uint32_t physical_of(const age_filter *a, uint32_t logical)
 
 /*
  * Where a key lives in physical segment j: a spot, the words it uses and the bits in
- * them.  Both layouts start from x_j, probe j of the shared sequence (once_probe_at's
- * closed form).  APBF: bit reduce(x_j, m) of the slice.  APBBF: the block
- * reduce(x_j, blocks) (multiply-shift on the high bits) and the b in-block bits from a
- * remix of x_j, log2(B/b) bits per part; part t's bit is t * (B/b) + those bits.  A
+ * them.  Both layouts start from x_j, probe j of the shared sequence
+ * (once_probe_value_at), mixed as every probe is (once_probe_mix, core/hash.h).  APBF:
+ * bit reduce(mix(x_j), m) of the slice.  APBBF: the block reduce(mix(x_j), blocks)
+ * (multiply-shift on the high bits) and the b in-block bits from a remix of x_j,
+ * log2(B/b) bits per part; part t's bit is t * (B/b) + those bits.  A
  * spot depends on the key and the physical segment only, never on the head: a shift
  * changes which segments a key's operation visits, not where it lives in each.
  */
@@ -82,10 +83,6 @@ static inline block_shape block_shape_of(const age_filter *a)
     return shape;
 }
 
-static inline uint64_t segment_hash(const once_hash *h, uint32_t j)
-{
-    return h->lo + (uint64_t)j * (h->hi | 1) + (uint64_t)j * (j - 1) * (j - 2) / 6;
-}
 
 static inline uint64_t block_bit_source(uint64_t x)
 {
@@ -96,14 +93,15 @@ static inline uint64_t block_bit_source(uint64_t x)
 static inline __attribute__((always_inline)) segment_spot
 spot_of(const age_filter *a, block_shape shape, const once_hash *h, uint32_t j)
 {
-    uint64_t x = segment_hash(h, j);
+    uint64_t x = once_probe_value_at(h, j);
+    uint64_t mixed = once_probe_mix(x, a->base.probe_mix);
     segment_spot spot;
     if (shape.bits == 0) {
-        uint64_t pos = once_reduce(x, a->segment_bits);
+        uint64_t pos = once_reduce(mixed, a->segment_bits);
         spot.words = segment_at(a, j) + (pos >> 6);
         spot.bits = pos & 63;
     } else {
-        spot.words = segment_at(a, j) + once_reduce(x, a->blocks) * shape.words;
+        spot.words = segment_at(a, j) + once_reduce(mixed, a->blocks) * shape.words;
         spot.bits = block_bit_source(x);
     }
     return spot;

@@ -43,10 +43,10 @@
  *   k drops in proportion, floor(k l' / l) (at least 1), so the slack relative to the
  *   window, about k / l, stays what the level promises; the segments are then sparser
  *   (a fraction `load` of the design load, at least MIN_LOAD) until F at those fills is
- *   back at the target; k grows back only when even MIN_LOAD cannot reach p.  Every
- *   planned slice layout also keeps the double-hashing floor (once_age_slice_floor_rate) under
- *   p / 4 and F plus the floor at most p, which only small windows need more bits for.
- *   The saved format is unchanged: g and the segment size are saved, and the stats
+ *   back at the target; k grows back only when even MIN_LOAD cannot reach p.  (Filters
+ *   of saved format 1, whose linear probe had a false-positive floor, were planned with
+ *   slices widened to keep it under p / 4: their files keep those slices, and their
+ *   stats add the floor, once_age_slice_floor_rate.)  The saved format is unchanged: g and the segment size are saved, and the stats
  *   derive the load from them (segment_load).
  *
  * Combining (age_combine)
@@ -285,13 +285,17 @@ static void age_stats(const once_filter *f, once_stats *st)
     once_age_peak_fills(a->k, a->l, a->block_bits, a->block_hashes, segment_load(a), fill);
     st->design_fpr = once_age_design_rate(a->k, a->l, a->block_bits, a->block_hashes,
                                           a->generation, segment_units(a));
+    /* Format 1's linear probe adds its floor to a slice layout's rates (math/age.c). */
+    double floor_rate =
+        a->block_bits == 0 && a->base.probe_mix == ONCE_PROBE_LINEAR_MULTIPLIER
+            ? once_age_slice_floor_rate(a->k, a->l, a->generation, segment_units(a))
+            : 0.0;
+    st->design_fpr = fmin(1.0, st->design_fpr + floor_rate);
     st->accesses_absent = once_age_accesses_absent(a->k, a->l, fill);
     /* Now: the recurrence over the segments' measured match rates. */
     for (uint32_t i = 0; i < a->segments; i++)
         fill[i] = segment_rate(a, physical_of(a, i));
-    st->fpr_estimate = once_age_fpr(a->k, a->l, fill);
-    if (a->block_bits == 0)
-        st->fpr_estimate += once_age_slice_floor_rate(a->k, a->l, a->generation, segment_units(a));
+    st->fpr_estimate = once_age_fpr(a->k, a->l, fill) + floor_rate;
     if (st->fpr_estimate > 1.0)
         st->fpr_estimate = 1.0;
 }
@@ -532,9 +536,8 @@ static once_status once_age_create(once_filter **out, const once_config *c)
          * at the full load.  A small window's sparser segments: as many more units. */
         double units = ceil((double)generation * k / (full * load));
         if (plan_layout && !blocked) {
-            /* F at the load plus the floor must reach p: widen the slices until they do
-             * (a few percent at most, and only where the floor is not negligible). */
-            units = fmax(units, once_age_slice_floor_bits(k, l, generation, c->error));
+            /* F at the load must reach p: widen the slices until it does (the rounding
+             * of g and of the load can leave it a hair above). */
             for (int i = 0;
                  i < 1000 && once_age_design_rate(k, l, 0, 0, generation, units) > c->error; i++)
                 units += fmax(1.0, floor(units / 128));

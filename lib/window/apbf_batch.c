@@ -21,7 +21,8 @@
  *
  * Per batch, the kept logical segments are chosen once; per head, their physical
  * segments' constants (the cubic term of the probe sequence, the segment's address)
- * are tabled, so a spot costs a multiply-add, a reduction and, for blocks, a remix.
+ * are tabled, so a spot costs a multiply-add, the probe's mix, a reduction and, for
+ * blocks, a remix.
  * A 512-bit block is tested and set with one mask of the key's b bits built in SIMD
  * registers where the CPU has AVX-512 or AVX2 (lane w of the mask is word w of the
  * block), bit by bit otherwise: all paths touch the same bits.  Each layout and block
@@ -35,7 +36,7 @@ typedef struct kept_plan {
     int8_t where[2 * ONCE_MAX_AGE_SLICES];         /* logical -> kept index, or -1 */
     uint32_t head;                                  /* the head of the tables below */
     uint64_t physical[KEPT_SPOTS];
-    uint64_t cubic[KEPT_SPOTS]; /* j (j - 1) (j - 2) / 6 of physical j (segment_hash) */
+    uint64_t cubic[KEPT_SPOTS]; /* j (j - 1) (j - 2) / 6 of physical j (once_probe_value_at) */
     uint64_t *segment[KEPT_SPOTS];
 } kept_plan;
 
@@ -240,7 +241,7 @@ kept_prepare(const age_filter *a, const kept_plan *plan, block_shape shape, kept
     const uint64_t range = shape.bits == 0 ? a->segment_bits : a->blocks;
     for (uint32_t p = 0; p < plan->count; p++) {
         uint64_t x = slot->h.lo + plan->physical[p] * step + plan->cubic[p];
-        uint64_t at = once_reduce(x, range);
+        uint64_t at = once_reduce(once_probe_mix(x, a->base.probe_mix), range);
         uint64_t *block;
         if (shape.bits == 0) { /* the slice's word and bit */
             block = plan->segment[p] + (at >> 6);

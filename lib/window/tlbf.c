@@ -168,14 +168,17 @@ static bool expired(const tlbf_slice *s, uint64_t now, uint64_t span)
     return s->stamped && s->stamp <= now && now - s->stamp >= span;
 }
 
-static inline uint64_t slice_position(const tlbf_slice *s, const once_hash *h)
+/* A key's bit in slice s: probe s->hash of the filter's sequence (its multiplier `mix`:
+ * core/hash.h), so that slices keep their bits whatever their place in the ring. */
+static inline uint64_t slice_position(const tlbf_slice *s, const once_hash *h, uint64_t mix)
 {
-    return once_probe_at(h, s->hash, s->bits);
+    return once_probe_at(h, s->hash, s->bits, mix);
 }
 
-static bool slice_match(const tlbf_slice *s, const once_hash *h, uint64_t now, uint64_t span)
+static bool slice_match(const tlbf *t, const tlbf_slice *s, const once_hash *h, uint64_t now)
 {
-    return !expired(s, now, span) && once_bit_get(s->array, slice_position(s, h));
+    return !expired(s, now, t->span) &&
+           once_bit_get(s->array, slice_position(s, h, t->base.probe_mix));
 }
 
 /* The clock never goes back past the latest time seen (0 for a new filter), whatever
@@ -478,7 +481,7 @@ insert(tlbf *t, const once_hash *h, uint64_t now, const tlbf_ready *ready)
     for (uint32_t i = 0; i < t->k; i++) {
         tlbf_slice *s = &t->slices[i];
         once_bit_set(s->array, fresh && i < READY_SLICES ? ready->position[i]
-                                                          : slice_position(s, h));
+                                                          : slice_position(s, h, t->base.probe_mix));
         s->count++;
         s->stamp = now;
         s->stamped = true;
@@ -499,7 +502,7 @@ typedef struct tlbf_probe {
 static inline bool tlbf_slice_matches(const void *ctx, uint32_t i)
 {
     const tlbf_probe *p = ctx;
-    return slice_match(&p->t->slices[i], p->h, p->now, p->t->span);
+    return slice_match(p->t, &p->t->slices[i], p->h, p->now);
 }
 
 /* The APBF search over the current slices (l = slices - k), expired slices missing. */
@@ -590,7 +593,7 @@ static inline void tlbf_prefetch_slice(const void *ctx, uint32_t i, bool write)
 {
     const tlbf_lines *p = ctx;
     const tlbf_slice *s = &p->t->slices[i];
-    const uint64_t *line = s->array + (slice_position(s, p->h) >> 6);
+    const uint64_t *line = s->array + (slice_position(s, p->h, p->t->base.probe_mix) >> 6);
     if (write)
         once_prefetch_write(line);
     else
@@ -616,7 +619,7 @@ tlbf_batch_prepare(const void *ctx, void *record, const once_hash *h, once_batch
         r->ready.serial = t->serial;
         for (uint32_t i = 0; i < t->k && i < READY_SLICES; i++) {
             const tlbf_slice *s = &t->slices[i];
-            r->ready.position[i] = slice_position(s, &r->h);
+            r->ready.position[i] = slice_position(s, &r->h, t->base.probe_mix);
             once_prefetch_write(s->array + (r->ready.position[i] >> 6));
         }
     }

@@ -682,9 +682,11 @@ case_sliced_span() {
 # --slicing with --window N: timers on the count of keys delivered.  Each line carries
 # its number, so the check follows the filter's own answers: a line whose key is among
 # the last N printed must not be printed (no false negatives, ever), and one whose key
-# is not must be, but for false positives: at most 5 of the 12,000 or so (the target
-# rate would give none; the standard probe sequence keeps a floor of a few in a
-# million on filters this small).
+# is not must be, but for false positives.  Without --refresh the filter holds at most
+# N keys, so at the target of 1e-7 the 6,000 or so fresh lines expect 0.0006 of them:
+# at most 1.  With --refresh a repeat keeps its key alive without a delivery, so the
+# filter holds more keys than N (all 2,500 of this stream at times) and its rate is
+# what its fill gives: at most its own estimate's share, with room for chance.
 case_sliced_window() {
   awk 'BEGIN { srand(11); for (i = 0; i < 20000; i++) printf "k%d\t%d\n", int(rand() * 2500), i }' > in
   # With --refresh a repeat restarts its key's window, at the count of its time.
@@ -693,7 +695,7 @@ case_sliced_window() {
     refresh=0
     case $mode in *--refresh) refresh=1 ;; esac
     # shellcheck disable=SC2086
-    "$ONCE" --slicing $mode --window 1000 -f 1 --error 1e-7 --seed 3 in > got ||
+    "$ONCE" --slicing $mode --window 1000 -f 1 --error 1e-7 --seed 3 --stats=json in > got 2> stats ||
       fail "$mode --window exited $?"
     awk -F'\t' -v n=1000 -v refresh=$refresh '
       NR == FNR { printed_line[$2] = 1; next }
@@ -706,7 +708,10 @@ case_sliced_window() {
       END { printf "%d %d %d\n", missed, kept, fresh }' got in > counts
     read -r missed kept fresh < counts
     [ "$missed" -eq 0 ] || fail "$mode --window: $missed keys inside the window printed again"
-    [ "$kept" -le 5 ] || fail "$mode --window: $kept keys outside the window dropped"
+    allowed=1
+    [ $refresh -eq 1 ] &&
+      allowed=$(jq -r --argjson fresh "$fresh" '.fpr_estimate * $fresh | . + 4 * (. | sqrt) + 2 | floor' stats)
+    [ "$kept" -le "$allowed" ] || fail "$mode --window: $kept keys outside the window dropped (at most $allowed)"
     [ "$fresh" -gt 5000 ] && [ "$fresh" -lt 19000 ] || fail "the stream has repeats on both sides of the window ($fresh)"
   done
   "$ONCE" --slicing horizontal --slices 4 --window 1000 -f 1 --stats=json in > /dev/null 2> err
