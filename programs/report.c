@@ -85,7 +85,7 @@ void report_stats(stats_mode mode, const run_counters *c, const once_filter *fil
                 "\"fill_ratio\":%.6f,\"seed\":\"%llu\",\"window\":%llu,\"slack\":%llu,"
                 "\"k\":%u,\"l\":%u,\"slices\":%u,\"window_unit\":\"%s\",\"bad_time\":%llu,"
                 "\"filters\":%u,\"cardinality_estimate\":%s,\"cardinality_low\":%s,"
-                "\"cardinality_high\":%s}\n",
+                "\"cardinality_high\":%s,\"format\":%u,\"probe\":\"%s\"}\n",
                 (unsigned long long)c->lines, (unsigned long long)c->distinct,
                 (unsigned long long)c->duplicates, (unsigned long long)s.bytes,
                 finite_or_zero(bits_per_key), finite_or_zero(s.fpr_estimate),
@@ -95,7 +95,8 @@ void report_stats(stats_mode mode, const run_counters *c, const once_filter *fil
                 finite_or_zero(s.fill_ratio), (unsigned long long)s.seed,
                 (unsigned long long)s.window, (unsigned long long)s.slack, s.hashes, s.age_slices,
                 s.slices, s.span_ms ? "ms" : s.window ? "events" : "none",
-                (unsigned long long)c->bad_time, s.filters, card_estimate, card_low, card_high);
+                (unsigned long long)c->bad_time, s.filters, card_estimate, card_low, card_high,
+                s.format, s.probe);
         return;
     }
     report_counts(c, rate);
@@ -105,6 +106,11 @@ void report_stats(stats_mode mode, const run_counters *c, const once_filter *fil
             s.structure, (double)s.bytes / (1024.0 * 1024.0), (unsigned long long)s.items,
             (unsigned long long)s.capacity, s.error, bits_per_key, s.hashes, s.fill_ratio,
             s.fpr_estimate);
+    if (s.format != ONCE_FORMAT_VERSION)
+        fprintf(stderr,
+                "once: the state was saved in format %u: its keys are placed by the %s probe of "
+                "that format, which it keeps (new filters write format %u)\n",
+                s.format, s.probe, ONCE_FORMAT_VERSION);
     if (s.span_ms)
         fprintf(stderr,
                 "once: span %.3f s (slack %.3f s more), k=%u l=%u, %u slices now, peak "

@@ -18,6 +18,7 @@
  */
 #include "once.h"
 #include "testing.h"
+#include "format1/format1.h"
 
 #include <stdbool.h>
 
@@ -803,8 +804,8 @@ static void endianness(void)
         once_free(f);
         REQUIRE(b != NULL);
         REQUIRE(len == OFF_PAYLOAD + 64 + 8);
-        unsigned __int128 product = (unsigned __int128)XXH3_128bits_withSeed(&k, sizeof k, seed).low64 *
-                                    UINT64_C(0x9E3779B97F4A7C15);
+        uint64_t low64 = XXH3_128bits_withSeed(&k, sizeof k, seed).low64;
+        unsigned __int128 product = (unsigned __int128)low64 * UINT64_C(0x9E3779B97F4A7C15);
         uint64_t mixed = (uint64_t)product ^ (uint64_t)(product >> 64);
         unsigned pos = (unsigned)(mixed >> 58);
         for (unsigned byte = 0; byte < 64; byte++) {
@@ -952,6 +953,227 @@ static void metadata_round_trip(void)
     once_free(f);
 }
 
+/* ------------------------------------------------------------- format 1 */
+
+/* A whole file of tests/format1 (NULL if missing); its length in *len. */
+static uint8_t *format1_file(const char *name, const char *suffix, size_t *len)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s%s", ONCE_FORMAT1_DIR, name, suffix);
+    FILE *in = fopen(path, "rb");
+    if (in == NULL) {
+        fprintf(stderr, "%s: cannot open\n", path);
+        return NULL;
+    }
+    static uint8_t buf[1 << 20];
+    *len = fread(buf, 1, sizeof buf, in);
+    fclose(in);
+    return testing_copy_exact(buf, *len);
+}
+
+/* The answers of `f` to format1.h's queries, as '0' and '1'. */
+static void format1_query(const once_filter *f, char *out)
+{
+    uint8_t key[FORMAT1_MAX_KEY];
+    uint64_t at = (uint64_t)FORMAT1_STORED * FORMAT1_STEP_MS;
+    size_t n = 0;
+    for (int set = 0; set < 2; set++)
+        for (uint32_t i = 0; i < (set ? FORMAT1_ABSENT : FORMAT1_STORED); i++) {
+            size_t len = format1_key(set ? 'a' : 's', i, key);
+            bool present = false;
+            CHECK_OK(once_query(f, key, len, at, &present));
+            out[n++] = present ? '1' : '0';
+        }
+    out[n] = 0;
+}
+
+/* Every file the library saved in format 1 (tests/format1, made by generate.c at the
+ * last commit that wrote it) loads, whole and in chunks, answers format1.h's queries
+ * exactly as that library did (false positives included: they are where the probe
+ * shows), says it is format 1, saves to its own bytes, and takes more keys as that
+ * library did: the same answers, and the very file that library saved after them. */
+static void format1_files_answer_as_saved(void)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/answers.txt", ONCE_FORMAT1_DIR);
+    FILE *answers = fopen(path, "r");
+    REQUIRE(answers != NULL);
+    static char name[128], kind[16], want[FORMAT1_STORED + FORMAT1_ABSENT + 1],
+        got[FORMAT1_STORED + FORMAT1_ABSENT + 1];
+    int files = 0;
+    while (fscanf(answers, "%127s %15s %2200s", name, kind, want) == 3) {
+        if (strcmp(kind, "query") == 0) {
+            size_t len = 0;
+            uint8_t *file = format1_file(name, ".once", &len);
+            REQUIRE(file != NULL);
+            once_filter *f = NULL;
+            CHECK_OK(once_load(&f, file, len));
+            REQUIRE(f != NULL);
+            files++;
+            once_stats st = testing_stats(f);
+            CHECK(st.format == 1);
+            CHECK(strcmp(st.probe, st.type == ONCE_BLOCKED || st.type == ONCE_SCALABLE
+                                       ? "blocked"
+                                       : "linear") == 0);
+            format1_query(f, got);
+            if (strcmp(got, want) != 0)
+                fprintf(stderr, "%s: answers differ from format 1's\n", name);
+            CHECK(strcmp(got, want) == 0);
+            size_t again_len = 0;
+            uint8_t *again = testing_save(f, &again_len);
+            CHECK(again != NULL && again_len == len && memcmp(again, file, len) == 0);
+            once_free_buffer(again);
+            once_filter *chunked = testing_chunk_reload(f, once_save_chunk_min(f) + 64);
+            REQUIRE(chunked != NULL);
+            format1_query(chunked, got);
+            CHECK(strcmp(got, want) == 0);
+            CHECK(testing_same_save(f, chunked));
+            once_free(chunked);
+            once_free(f);
+            free(file);
+            continue;
+        }
+        REQUIRE(strcmp(kind, "more") == 0);
+        size_t len = 0, more_len = 0;
+        uint8_t *file = format1_file(name, ".once", &len);
+        uint8_t *more = format1_file(name, ".more.once", &more_len);
+        REQUIRE(file != NULL && more != NULL);
+        once_filter *f = NULL;
+        CHECK_OK(once_load(&f, file, len));
+        REQUIRE(f != NULL);
+        uint8_t key[FORMAT1_MAX_KEY];
+        for (uint32_t i = 0; i < FORMAT1_MORE; i++) {
+            size_t key_len = format1_key('c', i, key);
+            bool seen = false;
+            once_status st = once_test_and_add(
+                f, key, key_len, (uint64_t)(FORMAT1_STORED + i) * FORMAT1_STEP_MS, &seen);
+            got[i] = st == ONCE_ERR_FULL ? 'F' : st != ONCE_OK ? '?' : seen ? '1' : '0';
+        }
+        got[FORMAT1_MORE] = 0;
+        if (strcmp(got, want) != 0)
+            fprintf(stderr, "%s: test-and-add answers differ from format 1's\n", name);
+        CHECK(strcmp(got, want) == 0);
+        size_t after_len = 0;
+        uint8_t *after = testing_save(f, &after_len);
+        bool same = after != NULL && after_len == more_len && memcmp(after, more, more_len) == 0;
+        if (!same)
+            fprintf(stderr, "%s: saves other bytes than format 1's after the same keys\n", name);
+        CHECK(same);
+        once_free_buffer(after);
+        once_free(f);
+        free(file);
+        free(more);
+    }
+    fclose(answers);
+    fprintf(stderr, "%d format-1 files\n", files);
+    CHECK(files >= 19);
+}
+
+/* Another loaded copy of a format-1 file, or NULL. */
+static once_filter *format1_load(const char *name)
+{
+    size_t len = 0;
+    uint8_t *file = format1_file(name, ".once", &len);
+    once_filter *f = NULL;
+    if (file != NULL && once_load(&f, file, len) != ONCE_OK)
+        f = NULL;
+    free(file);
+    return f;
+}
+
+/* A filter of format 2 with the geometry and seed of a format-1 one. */
+static once_filter *format2_twin(const once_filter *old)
+{
+    once_stats st = testing_stats(old);
+    once_config c;
+    once_config_init(&c, st.type);
+    c.capacity = st.capacity;
+    c.error = st.error;
+    c.bits = st.type == ONCE_DBF ? st.bits / (st.filters ? st.filters : 1) : st.bits;
+    c.hashes = st.hashes;
+    c.seed = st.seed;
+    c.seed_is_set = true;
+    return testing_create(&c);
+}
+
+/* Filters of format 1 and 2 place keys differently, so their cells do not combine:
+ * union, intersection, the pair estimates and a DBF delta are refused with
+ * ONCE_ERR_PROBE_MISMATCH (whose message names format 1), and change nothing; two of
+ * format 1 combine as they always did. */
+static void format1_and_format2_do_not_combine(void)
+{
+    once_filter *old = format1_load("standard"), *old2 = format1_load("standard");
+    REQUIRE(old != NULL && old2 != NULL);
+    once_filter *young = format2_twin(old);
+    REQUIRE(young != NULL);
+    CHECK(testing_stats(young).format == ONCE_FORMAT_VERSION);
+    CHECK(strcmp(testing_stats(young).probe, "mixed") == 0);
+    CHECK_OK(once_add(young, "k", 1, 0));
+    size_t before_len = 0;
+    uint8_t *before = testing_save(young, &before_len);
+    once_cardinality card;
+    CHECK_STATUS(once_union(young, old), ONCE_ERR_PROBE_MISMATCH);
+    CHECK_STATUS(once_union(old, young), ONCE_ERR_PROBE_MISMATCH);
+    CHECK_STATUS(once_intersect(young, old), ONCE_ERR_PROBE_MISMATCH);
+    CHECK_STATUS(once_estimate_union(old, young, 0.9, &card), ONCE_ERR_PROBE_MISMATCH);
+    CHECK_STATUS(once_estimate_intersection(young, old, 0.9, &card), ONCE_ERR_PROBE_MISMATCH);
+    size_t after_len = 0;
+    uint8_t *after = testing_save(young, &after_len);
+    CHECK(before && after && before_len == after_len && memcmp(before, after, after_len) == 0);
+    once_free_buffer(before);
+    once_free_buffer(after);
+    CHECK(strstr(once_strerror(ONCE_ERR_PROBE_MISMATCH), "format 1") != NULL);
+    CHECK_OK(once_union(old, old2));
+    once_free(young);
+    once_free(old);
+    once_free(old2);
+
+    /* The block-partitioned union of two resolutions checks the same. */
+    old = format1_load("bpbf");
+    REQUIRE(old != NULL);
+    once_config c;
+    once_stats st = testing_stats(old);
+    once_config_init(&c, ONCE_BPBF);
+    c.capacity = st.capacity;
+    c.error = st.error;
+    c.block_length = 200;
+    c.blocks = 4;
+    c.hashes = 2;
+    c.seed = st.seed;
+    c.seed_is_set = true;
+    young = testing_create(&c);
+    REQUIRE(young != NULL);
+    CHECK_STATUS(once_bpbf_union(young, old), ONCE_ERR_PROBE_MISMATCH);
+    once_free(young);
+    once_free(old);
+
+    /* A DBF delta carries its source's format: one from a format-1 DBF is refused by
+     * a format-2 replica, and the other way. */
+    old = format1_load("dbf");
+    REQUIRE(old != NULL);
+    once_config_init(&c, ONCE_DBF);
+    st = testing_stats(old);
+    c.capacity = 20;
+    c.bits = 200;
+    c.hashes = 3;
+    c.seed = st.seed;
+    c.seed_is_set = true;
+    young = testing_create(&c);
+    REQUIRE(young != NULL);
+    void *delta = NULL;
+    size_t delta_len = 0;
+    CHECK_OK(once_dbf_export_delta(old, 0, &delta, &delta_len));
+    CHECK(delta_len > 8 && ((uint8_t *)delta)[4] == 1);
+    CHECK_STATUS(once_dbf_apply_delta(young, delta, delta_len), ONCE_ERR_PROBE_MISMATCH);
+    once_free_buffer(delta);
+    CHECK_OK(once_dbf_export_delta(young, 0, &delta, &delta_len));
+    CHECK(delta_len > 8 && ((uint8_t *)delta)[4] == ONCE_FORMAT_VERSION);
+    CHECK_STATUS(once_dbf_apply_delta(old, delta, delta_len), ONCE_ERR_PROBE_MISMATCH);
+    once_free_buffer(delta);
+    once_free(young);
+    once_free(old);
+}
+
 static const testing_case cases[] = {
     {"metadata_round_trip", metadata_round_trip},
     {"round_trip", round_trip},
@@ -960,6 +1182,8 @@ static const testing_case cases[] = {
     {"hostile_headers", hostile_headers},
     {"endianness", endianness},
     {"invalid_arguments", invalid_arguments},
+    {"format1_files_answer_as_saved", format1_files_answer_as_saved},
+    {"format1_and_format2_do_not_combine", format1_and_format2_do_not_combine},
 };
 
 TESTING_MAIN(cases)

@@ -261,7 +261,7 @@ once_status once_set_metadata(once_filter *f, const void *data, size_t len)
     }
     once_free_memory(f->metadata);
     f->metadata = copy;
-    f->metadata_len = len;
+    f->metadata_len = (uint32_t)len; /* at most ONCE_MAX_METADATA, checked above */
     return ONCE_OK;
 }
 
@@ -583,7 +583,7 @@ once_status once_get_stats(const once_filter *f, once_stats *s)
     s->bytes = once_bytes(f);
     s->format = f->format;
     s->probe = f->ops->blocked_probe ? "blocked"
-               : f->probe_mix == ONCE_PROBE_LINEAR_MULTIPLIER ? "linear"
+               : f->format == 1 ? "linear"
                                                              : "mixed";
     f->ops->stats(f, s);
     s->fill_ratio = s->bits ? (double)s->bits_set / (double)s->bits : 0.0;

@@ -5,10 +5,11 @@
  * public once_digest (once.h), and the structures see only that digest: every probe
  * entry takes a hash, so the key calls and the digest calls reach one probe path.  (The
  * optional key operations, query_key and the like, hash a short key themselves and then
- * run that same probe, in one function.)  The two 64-bit halves drive every probe: enhanced double hashing
- * (Dillinger & Manolios), each probe mixed, gives the k positions of the standard,
- * partitioned and counting layouts and the windows' slices, and the blocked layout takes its block from one half and its
- * in-block bits from the other.  A 64-bit value is mapped onto [0, n) by
+ * run that same probe, in one function.)  The two 64-bit halves drive every probe:
+ * enhanced double hashing (Dillinger & Manolios), each probe mixed, gives the k
+ * positions of the standard, partitioned and counting layouts and the windows' slices,
+ * and the blocked layout takes its block from one half and its in-block bits from the
+ * other.  A 64-bit value is mapped onto [0, n) by
  * multiply-shift ((x * n) >> 64), which is uniform up to n / 2^64 and needs no
  * division in the hot path.
  */
@@ -94,7 +95,7 @@ static inline uint64_t once_reduce(uint64_t x, uint64_t n)
  *
  * Saved format 1 placed keys without the mix.  Folding the product by M = 1 gives x
  * back (its high word is 0), so that probe is this same loop with multiplier 1: a
- * filter loaded from a format-1 file keeps it (once_filter.probe_mix, set by the
+ * filter loaded from a format-1 file keeps it (once_filter.format, set by the
  * loader) and goes on placing keys where its file has them.
  */
 #define ONCE_PROBE_MIX_MULTIPLIER UINT64_C(0x9E3779B97F4A7C15) /* format 2 */

@@ -177,26 +177,36 @@ struct once_filter {
     uint64_t capacity; /* design capacity */
     double error;      /* design false-positive rate */
     uint8_t *metadata; /* the application's bytes saved with the filter (once.h) */
-    size_t metadata_len;
-    /* The saved format the filter writes, and its probe's multiplier (core/hash.h):
-     * ONCE_FORMAT_VERSION and the mixed probe for a filter built here, 1 and the
-     * linear probe for one loaded from a format-1 file, which keeps placing keys where
-     * its file put them for as long as it lives.  Set together by once_filter_set_format. */
+    uint32_t metadata_len; /* at most ONCE_MAX_METADATA */
+    /* The saved format the filter writes: ONCE_FORMAT_VERSION for a filter built here,
+     * 1 for one loaded from a format-1 file, which keeps placing keys with that
+     * format's linear probe for as long as it lives (once_filter_probe). */
     uint16_t format;
-    uint64_t probe_mix;
 };
+
+/* The struct's size counts in every filter's once_bytes, which a capped filter saved
+ * near its cap must still fit when a later library loads it (loaders refuse a file
+ * whose filter would pass its cap): the format fits where metadata_len's upper half
+ * was, and a field added later must too. */
+_Static_assert(sizeof(struct once_filter) == 64,
+               "once_filter keeps the size filters were saved with");
+
+/* The multiplier of a filter's probe (core/hash.h): the mix of format 2, or none. */
+static inline uint64_t once_filter_probe(const once_filter *f)
+{
+    return f->format == 1 ? ONCE_PROBE_LINEAR_MULTIPLIER : ONCE_PROBE_MIX_MULTIPLIER;
+}
 
 /* May two filters' cells be combined?  Only if they place keys alike. */
 static inline bool once_same_probe(const once_filter *a, const once_filter *b)
 {
-    return a->probe_mix == b->probe_mix;
+    return once_filter_probe(a) == once_filter_probe(b);
 }
 
 /* Give a filter the probe of saved format `format` (1 or ONCE_FORMAT_VERSION). */
 static inline void once_filter_set_format(once_filter *f, uint16_t format)
 {
     f->format = format;
-    f->probe_mix = format == 1 ? ONCE_PROBE_LINEAR_MULTIPLIER : ONCE_PROBE_MIX_MULTIPLIER;
 }
 
 

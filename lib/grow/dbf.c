@@ -156,7 +156,7 @@ static uint64_t count_sum(uint64_t a, uint64_t b)
 
 static void positions(const dbf_filter *d, const once_hash *h, uint64_t *pos)
 {
-    once_probe p = once_probe_start(h, d->base.probe_mix);
+    once_probe p = once_probe_start(h, once_filter_probe(&d->base));
     for (uint32_t i = 0; i < d->hashes; i++)
         pos[i] = once_probe_next(&p, d->cells);
 }

@@ -423,8 +423,8 @@ ONCE_API once_status once_test_and_add_digest_batch(once_filter *filter,
  *
  * once_standard_positions: the k bits a standard filter of m = bits and k = hashes
  * built by this library (format 2) would set for the digest, as a function of the
- * geometry alone (no filter), into out[0 .. hashes-1]: once_positions of such a filter.  ONCE_ERR_INVALID for bits 0
- * or past 2^40, hashes 0 or past 64, or a NULL pointer.
+ * geometry alone (no filter), into out[0 .. hashes-1]: once_positions of such a filter.
+ * ONCE_ERR_INVALID for bits 0 or past 2^40, hashes 0 or past 64, or a NULL pointer.
  */
 ONCE_API once_status once_positions(const once_filter *filter, const once_digest *digest,
                                     uint64_t *positions, uint32_t *count);

@@ -135,7 +135,7 @@ typedef enum probe_mode { PROBE_TEST, PROBE_SET, PROBE_REQUEST, PROBE_TEST_AND_S
 static inline __attribute__((always_inline)) bool
 probe_blocks(const bpbf *b, uint64_t *words, uint32_t blocks, const once_hash *h, probe_mode mode)
 {
-    once_probe p = once_probe_start(h, b->base.probe_mix);
+    once_probe p = once_probe_start(h, once_filter_probe(&b->base));
     uint64_t *block = words;
     bool all = true;
     for (uint32_t j = 0; j < blocks; j++, block += b->stride) {
@@ -279,7 +279,7 @@ static once_status bpbf_test_and_add(once_filter *f, const once_hash *h, uint64_
 /* Bit offsets (within a batch) of the first probe of blocks 0 .. n-1. */
 static uint32_t first_probes(const bpbf *b, const once_hash *h, uint64_t *first, uint32_t n)
 {
-    once_probe p = once_probe_start(h, b->base.probe_mix);
+    once_probe p = once_probe_start(h, once_filter_probe(&b->base));
     uint32_t blocks = b->blocks < n ? b->blocks : n;
     for (uint32_t j = 0; j < blocks; j++) {
         first[j] = once_probe_next(&p, b->block_length) + j * b->stride * 64;

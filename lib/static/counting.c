@@ -47,7 +47,7 @@ unsigned once_counting_counter(const once_filter *f, uint64_t cell)
 /* The k counter positions of a key. */
 static void counting_positions(const once_array_filter *a, const once_hash *h, uint64_t *pos)
 {
-    once_probe p = once_probe_start(h, a->base.probe_mix);
+    once_probe p = once_probe_start(h, once_filter_probe(&a->base));
     for (uint32_t i = 0; i < a->hashes; i++)
         pos[i] = once_probe_next(&p, a->cells);
 }
@@ -67,7 +67,7 @@ static inline __attribute__((always_inline)) bool counting_holds(const once_arra
 {
     once_probe p = {0, 0, 0, 0};
     if (cells == NULL)
-        p = once_probe_start(h, a->base.probe_mix);
+        p = once_probe_start(h, once_filter_probe(&a->base));
     for (uint32_t i = 0; i < a->hashes; i++) {
         uint64_t pos = cells != NULL ? cells[i] : once_probe_next(&p, a->cells);
         if (counter_get(a->array, pos) == 0)
@@ -96,7 +96,7 @@ static once_status counting_add(once_filter *f, const once_hash *h, uint64_t now
 {
     (void)now_ms;
     once_array_filter *a = ARRAY(f);
-    once_probe p = once_probe_start(h, a->base.probe_mix);
+    once_probe p = once_probe_start(h, once_filter_probe(&a->base));
     for (uint32_t i = 0; i < a->hashes; i++)
         add_at(a, once_probe_next(&p, a->cells));
     return ONCE_OK;
@@ -166,7 +166,7 @@ static once_status counting_remove(once_filter *f, const once_hash *h, uint64_t 
 static void counting_prefetch(const once_filter *f, const once_hash *h)
 {
     const once_array_filter *a = CARRAY(f);
-    once_probe p = once_probe_start(h, a->base.probe_mix);
+    once_probe p = once_probe_start(h, once_filter_probe(&a->base));
     for (uint32_t i = 0; i < a->hashes; i++)
         once_prefetch_write(&a->array[once_probe_next(&p, a->cells) >> 4]);
 }

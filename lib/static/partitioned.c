@@ -38,7 +38,7 @@ static bool partitioned_query(const once_filter *f, const once_hash *h, uint64_t
     (void)now_ms;
     const once_array_filter *a = CARRAY(f);
     uint64_t s = slice_bits(a);
-    once_probe p = once_probe_start(h, a->base.probe_mix);
+    once_probe p = once_probe_start(h, once_filter_probe(&a->base));
     for (uint32_t i = 0; i < a->hashes; i++)
         if (!once_bit_get(a->array, i * s + once_probe_next(&p, s)))
             return false;
@@ -51,7 +51,7 @@ static once_status partitioned_test_and_add(once_filter *f, const once_hash *h,
     (void)now_ms;
     once_array_filter *a = ARRAY(f);
     uint64_t s = slice_bits(a);
-    once_probe p = once_probe_start(h, a->base.probe_mix);
+    once_probe p = once_probe_start(h, once_filter_probe(&a->base));
     bool all = true;
     for (uint32_t i = 0; i < a->hashes; i++) {
         uint64_t pos = i * s + once_probe_next(&p, s);
@@ -74,7 +74,7 @@ static void partitioned_prefetch(const once_filter *f, const once_hash *h)
 {
     const once_array_filter *a = CARRAY(f);
     uint64_t s = slice_bits(a);
-    once_probe p = once_probe_start(h, a->base.probe_mix);
+    once_probe p = once_probe_start(h, once_filter_probe(&a->base));
     for (uint32_t i = 0; i < a->hashes; i++)
         once_prefetch_write(&a->array[(i * s + once_probe_next(&p, s)) >> 6]);
 }
@@ -84,7 +84,7 @@ static uint32_t partitioned_positions(const once_filter *f, const once_hash *h, 
 {
     const once_array_filter *a = CARRAY(f);
     uint64_t s = slice_bits(a);
-    once_probe p = once_probe_start(h, a->base.probe_mix);
+    once_probe p = once_probe_start(h, once_filter_probe(&a->base));
     for (uint32_t i = 0; i < a->hashes; i++)
         out[i] = i * s + once_probe_next(&p, s);
     return a->hashes;

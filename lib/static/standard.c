@@ -24,7 +24,7 @@ static bool standard_query(const once_filter *f, const once_hash *h, uint64_t no
 {
     (void)now_ms;
     const once_array_filter *a = CARRAY(f);
-    once_probe p = once_probe_start(h, a->base.probe_mix);
+    once_probe p = once_probe_start(h, once_filter_probe(&a->base));
     for (uint32_t i = 0; i < a->hashes; i++)
         if (!once_bit_get(a->array, once_probe_next(&p, a->cells)))
             return false;
@@ -36,7 +36,7 @@ static once_status standard_test_and_add(once_filter *f, const once_hash *h, uin
 {
     (void)now_ms;
     once_array_filter *a = ARRAY(f);
-    once_probe p = once_probe_start(h, a->base.probe_mix);
+    once_probe p = once_probe_start(h, once_filter_probe(&a->base));
     bool all = true;
     for (uint32_t i = 0; i < a->hashes; i++) {
         uint64_t pos = once_probe_next(&p, a->cells);
@@ -58,7 +58,7 @@ static once_status standard_add(once_filter *f, const once_hash *h, uint64_t now
 static void standard_prefetch(const once_filter *f, const once_hash *h)
 {
     const once_array_filter *a = CARRAY(f);
-    once_probe p = once_probe_start(h, a->base.probe_mix);
+    once_probe p = once_probe_start(h, once_filter_probe(&a->base));
     for (uint32_t i = 0; i < a->hashes; i++)
         once_prefetch_write(&a->array[once_probe_next(&p, a->cells) >> 6]);
 }
@@ -87,7 +87,7 @@ once_status once_standard_positions(uint64_t bits, uint32_t hashes, const once_d
 static uint32_t standard_positions(const once_filter *f, const once_hash *h, uint64_t *out)
 {
     const once_array_filter *a = CARRAY(f);
-    probe_positions(a->cells, a->hashes, h, a->base.probe_mix, out);
+    probe_positions(a->cells, a->hashes, h, once_filter_probe(&a->base), out);
     return a->hashes;
 }
 

@@ -94,7 +94,7 @@ static inline __attribute__((always_inline)) segment_spot
 spot_of(const age_filter *a, block_shape shape, const once_hash *h, uint32_t j)
 {
     uint64_t x = once_probe_value_at(h, j);
-    uint64_t mixed = once_probe_mix(x, a->base.probe_mix);
+    uint64_t mixed = once_probe_mix(x, once_filter_probe(&a->base));
     segment_spot spot;
     if (shape.bits == 0) {
         uint64_t pos = once_reduce(mixed, a->segment_bits);

@@ -46,8 +46,8 @@
  *   back at the target; k grows back only when even MIN_LOAD cannot reach p.  (Filters
  *   of saved format 1, whose linear probe had a false-positive floor, were planned with
  *   slices widened to keep it under p / 4: their files keep those slices, and their
- *   stats add the floor, once_age_slice_floor_rate.)  The saved format is unchanged: g and the segment size are saved, and the stats
- *   derive the load from them (segment_load).
+ *   stats add the floor, once_age_slice_floor_rate.)  The saved form records g and the
+ *   segment size, and the stats derive the load from them (segment_load).
  *
  * Combining (age_combine)
  *   Union only, of filters with the same geometry, seed and head; intersection is
@@ -287,7 +287,7 @@ static void age_stats(const once_filter *f, once_stats *st)
                                           a->generation, segment_units(a));
     /* Format 1's linear probe adds its floor to a slice layout's rates (math/age.c). */
     double floor_rate =
-        a->block_bits == 0 && a->base.probe_mix == ONCE_PROBE_LINEAR_MULTIPLIER
+        a->block_bits == 0 && once_filter_probe(&a->base) == ONCE_PROBE_LINEAR_MULTIPLIER
             ? once_age_slice_floor_rate(a->k, a->l, a->generation, segment_units(a))
             : 0.0;
     st->design_fpr = fmin(1.0, st->design_fpr + floor_rate);

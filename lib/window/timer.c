@@ -311,7 +311,7 @@ static void sub_rebuild(const timer_filter *t, timer_sub *s)
 
 static inline void probe_positions(const timer_filter *t, const once_hash *h, uint64_t *pos)
 {
-    once_probe p = once_probe_start(h, t->base.probe_mix);
+    once_probe p = once_probe_start(h, once_filter_probe(&t->base));
     for (uint32_t i = 0; i < t->hashes; i++)
         pos[i] = once_probe_next(&p, t->cells);
 }
@@ -661,7 +661,7 @@ static void timer_prefetch(const once_filter *f, const once_hash *h)
 {
     const timer_filter *t = CTIMER(f);
     const uint64_t *a = t->subs[t->count - 1].array;
-    once_probe p = once_probe_start(h, t->base.probe_mix);
+    once_probe p = once_probe_start(h, once_filter_probe(&t->base));
     for (uint32_t i = 0; i < t->hashes; i++)
         once_prefetch_write(&a[once_probe_next(&p, t->cells) >> t->shift]);
 }

@@ -178,7 +178,7 @@ static inline uint64_t slice_position(const tlbf_slice *s, const once_hash *h, u
 static bool slice_match(const tlbf *t, const tlbf_slice *s, const once_hash *h, uint64_t now)
 {
     return !expired(s, now, t->span) &&
-           once_bit_get(s->array, slice_position(s, h, t->base.probe_mix));
+           once_bit_get(s->array, slice_position(s, h, once_filter_probe(&t->base)));
 }
 
 /* The clock never goes back past the latest time seen (0 for a new filter), whatever
@@ -480,8 +480,9 @@ insert(tlbf *t, const once_hash *h, uint64_t now, const tlbf_ready *ready)
     bool fresh = ready != NULL && ready->serial == t->serial;
     for (uint32_t i = 0; i < t->k; i++) {
         tlbf_slice *s = &t->slices[i];
-        once_bit_set(s->array, fresh && i < READY_SLICES ? ready->position[i]
-                                                          : slice_position(s, h, t->base.probe_mix));
+        once_bit_set(s->array, fresh && i < READY_SLICES
+                                   ? ready->position[i]
+                                   : slice_position(s, h, once_filter_probe(&t->base)));
         s->count++;
         s->stamp = now;
         s->stamped = true;
@@ -593,7 +594,8 @@ static inline void tlbf_prefetch_slice(const void *ctx, uint32_t i, bool write)
 {
     const tlbf_lines *p = ctx;
     const tlbf_slice *s = &p->t->slices[i];
-    const uint64_t *line = s->array + (slice_position(s, p->h, p->t->base.probe_mix) >> 6);
+    uint64_t position = slice_position(s, p->h, once_filter_probe(&p->t->base));
+    const uint64_t *line = s->array + (position >> 6);
     if (write)
         once_prefetch_write(line);
     else
@@ -619,7 +621,7 @@ tlbf_batch_prepare(const void *ctx, void *record, const once_hash *h, once_batch
         r->ready.serial = t->serial;
         for (uint32_t i = 0; i < t->k && i < READY_SLICES; i++) {
             const tlbf_slice *s = &t->slices[i];
-            r->ready.position[i] = slice_position(s, &r->h, t->base.probe_mix);
+            r->ready.position[i] = slice_position(s, &r->h, once_filter_probe(&t->base));
             once_prefetch_write(s->array + (r->ready.position[i] >> 6));
         }
     }

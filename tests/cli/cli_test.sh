@@ -1080,6 +1080,31 @@ match_output() {
   ' "$1" "$2"
 }
 
+# A state saved by the last `once` of format 1 (tests/format1/cli: its expected.txt
+# says how each was made) resumes here exactly as that `once` resumed it: the same
+# lines printed and the same state left (the filter keeps format 1 and its probe, and
+# --stats says so).
+case_format1_state_resumes() {
+  sed -n 15001,30000p "$SOURCE_DIR/data/events.tsv" > half2
+  local dir="$SOURCE_DIR/tests/format1/cli" resumed=0
+  while read -r name lines output state options; do
+    case $name in '#'*|'') continue ;; esac
+    cp "$dir/$name.once" state.once
+    # shellcheck disable=SC2086
+    "$ONCE" --state state.once --stats=json $options half2 > got 2> stats ||
+      fail "$name: resuming a format-1 state exited $?: $(cat stats)"
+    [ "$(wc -l < got)" -eq "$lines" ] || fail "$name: printed $(wc -l < got) lines, format 1 printed $lines"
+    [ "$(sha256sum < got | cut -c1-64)" = "$output" ] || fail "$name: prints other lines than format 1"
+    [ "$(sha256sum < state.once | cut -c1-64)" = "$state" ] || fail "$name: leaves another state than format 1"
+    jq -e '.format == 1 and (.probe == "linear" or .probe == "blocked")' stats > /dev/null ||
+      fail "$name: stats do not say format 1: $(cat stats)"
+    "$ONCE" --state state.once --stats $options < /dev/null 2>&1 > /dev/null |
+      grep -q 'saved in format 1' || fail "$name: the human stats do not name format 1"
+    resumed=$((resumed + 1))
+  done < "$dir/expected.txt"
+  [ "$resumed" -eq 3 ] || fail "resumed $resumed format-1 states, not 3"
+}
+
 case_readme_examples() {
   # Every README block that opens with a "$ " command is a session: its commands run in
   # order, in one directory holding the sample stream as events.tsv, with `once` on the
