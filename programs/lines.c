@@ -5,9 +5,32 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* Until the input is readable (or at its end), unless a stop signal comes first: the
+ * signals are blocked from the check of the flag to the wait, which lets them in, so
+ * none can slip in between (see lines.h).  READER_LINES when a read will not block. */
+static reader_status wait_for_input(line_reader *r)
+{
+    sigset_t outside;
+    sigprocmask(SIG_BLOCK, r->stop_signals, &outside);
+    int ready = 0, error = 0;
+    if (!*r->stop_flag) {
+        struct pollfd input = {r->fd, POLLIN, 0};
+        ready = ppoll(&input, 1, NULL, &outside);
+        error = errno;
+    }
+    sigprocmask(SIG_SETMASK, &outside, NULL);
+    if (ready > 0)
+        return READER_LINES;
+    if (ready == 0 || error == EINTR)
+        return READER_INTERRUPTED; /* the flag was set: the caller's loop sees it */
+    errno = error;
+    return READER_ERROR;
+}
 
 int reader_open(line_reader *r, const char *path, char terminator)
 {
@@ -112,6 +135,8 @@ reader_status reader_next(line_reader *r, line_span *lines, size_t max, size_t *
             return s;
         if (r->last_short && r->before_block)
             r->before_block(r->context);
+        if (r->stop_signals != NULL && (s = wait_for_input(r)) != READER_LINES)
+            return s;
         size_t want = r->capacity - r->end;
         ssize_t got = read(r->fd, r->buffer + r->end, want);
         if (got < 0) {

@@ -15,6 +15,7 @@
 #ifndef ONCE_PROGRAMS_LINES_H
 #define ONCE_PROGRAMS_LINES_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -40,6 +41,13 @@ typedef struct line_reader {
     /* Called before a read that may block, so output can be flushed for a live stream. */
     void (*before_block)(void *context);
     void *context;
+    /* Stop signals: with `stop_signals` set, every read first waits for input in
+     * ppoll(2), the only place those signals are let in, and the signals are blocked
+     * from the check of *stop_flag until that wait begins.  So a signal that comes after
+     * the check still ends the wait (READER_INTERRUPTED), where a plain read would have
+     * let its handler run first and then blocked until more input came. */
+    const sigset_t *stop_signals;
+    volatile sig_atomic_t *stop_flag;
     /* Work done, which tests bound to show that reading stays linear: bytes the
      * terminator search examined (each byte at most once) and bytes moved to the buffer's front. */
     uint64_t scanned, moved;

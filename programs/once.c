@@ -43,6 +43,7 @@
 #define OUTPUT_BUFFER_BYTES ((size_t)1 << 20)
 
 static volatile sig_atomic_t stop_signal;
+static sigset_t stop_signals; /* SIGINT, SIGTERM, SIGHUP: the reader waits for them too */
 
 static void on_stop_signal(int sig)
 {
@@ -56,6 +57,10 @@ static void install_signals(bool have_state)
     sa.sa_handler = on_stop_signal;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = 0; /* no SA_RESTART: a blocked read must return so we can stop */
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGTERM);
+    sigaddset(&stop_signals, SIGHUP);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
@@ -316,6 +321,8 @@ static int run_input(run *r, const char *path)
     }
     reader.before_block = flush_before_block;
     reader.context = r;
+    reader.stop_signals = &stop_signals;
+    reader.stop_flag = &stop_signal;
 
     static line_span lines[BATCH_LINES];
     static once_key keys[BATCH_LINES];
