@@ -210,45 +210,20 @@ static void bpbf_rates(void)
     static_rates(ONCE_BPBF, "bpbf");
 }
 
-/* A count window of n: 3n keys by test-and-add (the window has shifted through every
- * slice), then the absent keys; the rate is the age recurrence at the slices' fills. */
-static void apbf_rates(void)
+/* Windows of n keys: a count window (APBF) of n, or a time window (TLBF) of one second
+ * at n keys a second, evenly spaced; 3n keys by test-and-add (three windows: the
+ * filter has shifted through every slice), then the absent keys at the last one's
+ * time.  The rate is the age recurrence at the live slices' fills. */
+static void window_rates(once_type type, const char *name)
 {
+    const uint64_t span = 1000, windows = 3;
     for (size_t t = 0; t < TARGETS; t++)
         for (size_t s = 0; s < SIZES; s++) {
             uint64_t n = sizes[s];
             once_config c;
-            once_config_init(&c, ONCE_APBF);
-            c.window = n;
-            c.error = targets[t];
-            c.seed = SEED + s;
-            c.seed_is_set = true;
-            once_filter *f = testing_create(&c);
-            REQUIRE(f != NULL);
-            for (uint64_t i = 0; i < 3 * n; i++) {
-                once_digest d = digest_of(1, i);
-                bool seen;
-                CHECK_OK(once_test_and_add_digest(f, &d, 0, &seen));
-            }
-            once_stats st = testing_stats(f);
-            uint64_t q = queries_for(targets[t]);
-            check_rate("apbf", targets[t], n, false_positives(f, q, 0), q, st.fpr_estimate);
-            once_free(f);
-        }
-}
-
-/* A time window of one second at n keys a second, three spans of them, evenly spaced;
- * the absent keys at the last one's time; the rate is the age recurrence at the live
- * slices' fills. */
-static void tlbf_rates(void)
-{
-    const uint64_t span = 1000, spans = 3;
-    for (size_t t = 0; t < TARGETS; t++)
-        for (size_t s = 0; s < SIZES; s++) {
-            uint64_t n = sizes[s];
-            once_config c;
-            once_config_init(&c, ONCE_TLBF);
-            c.capacity = n;
+            once_config_init(&c, type);
+            c.window = n;   /* the APBF's */
+            c.capacity = n; /* the TLBF's keys a span */
             c.span_ms = span;
             c.error = targets[t];
             c.seed = SEED + s;
@@ -256,7 +231,7 @@ static void tlbf_rates(void)
             once_filter *f = testing_create(&c);
             REQUIRE(f != NULL);
             uint64_t now = 0;
-            for (uint64_t i = 0; i < spans * n; i++) {
+            for (uint64_t i = 0; i < windows * n; i++) {
                 once_digest d = digest_of(1, i);
                 bool seen;
                 now = i * span / n;
@@ -264,9 +239,19 @@ static void tlbf_rates(void)
             }
             once_stats st = testing_stats(f);
             uint64_t q = queries_for(targets[t]);
-            check_rate("tlbf", targets[t], n, false_positives(f, q, now), q, st.fpr_estimate);
+            check_rate(name, targets[t], n, false_positives(f, q, now), q, st.fpr_estimate);
             once_free(f);
         }
+}
+
+static void apbf_rates(void)
+{
+    window_rates(ONCE_APBF, "apbf");
+}
+
+static void tlbf_rates(void)
+{
+    window_rates(ONCE_TLBF, "tlbf");
 }
 
 /* A sliced filter of n keys over S memory sites: the rate its sites' cells give, the

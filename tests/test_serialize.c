@@ -998,8 +998,9 @@ static void format1_files_answer_as_saved(void)
     snprintf(path, sizeof path, "%s/answers.txt", ONCE_FORMAT1_DIR);
     FILE *answers = fopen(path, "r");
     REQUIRE(answers != NULL);
-    static char name[128], kind[16], want[FORMAT1_STORED + FORMAT1_ABSENT + 1],
-        got[FORMAT1_STORED + FORMAT1_ABSENT + 1];
+    /* A line of answers is at most 2200 characters (fscanf's width below). */
+    _Static_assert(FORMAT1_STORED + FORMAT1_ABSENT <= 2200, "answers fit the line");
+    static char name[128], kind[16], want[2201], got[2201];
     int files = 0;
     while (fscanf(answers, "%127s %15s %2200s", name, kind, want) == 3) {
         if (strcmp(kind, "query") == 0) {

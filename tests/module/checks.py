@@ -41,3 +41,14 @@ def wait_synced(master, replica):
             return
         time.sleep(0.02)
     raise AssertionError("the replica did not catch up")
+
+
+def wait_for_rewrite(r):
+    """Until the server has no AOF rewrite running or scheduled."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        info = r.info("persistence")
+        if not info["aof_rewrite_in_progress"] and not info["aof_rewrite_scheduled"]:
+            return
+        time.sleep(0.05)
+    raise AssertionError("the AOF rewrite did not end")

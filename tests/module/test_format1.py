@@ -22,15 +22,12 @@ import json
 import os
 import shutil
 import tempfile
-import time
 
-import redis
-
-from checks import err, scandump
+from checks import err, scandump, wait_for_rewrite
+from replies import PREFIX, cards, info, norm, run
 from server import Server
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "format1")
-PREFIX = {"bf": "BF", "once": "ONCE", "dbf": "DBF"}
 AOF = ["--appendonly", "yes", "--aof-use-rdb-preamble", "no"]
 
 
@@ -73,30 +70,6 @@ def server_on(*names, extra=()):
         shutil.rmtree(d, ignore_errors=True)
 
 
-def norm(x):
-    """A reply as make.py recorded it: bulk strings as Latin-1 text, errors as
-    {"error": text}."""
-    if isinstance(x, list):
-        return [norm(v) for v in x]
-    if isinstance(x, bytes):
-        return x.decode("latin-1")
-    if isinstance(x, redis.ResponseError):
-        return {"error": str(x)}
-    return x
-
-
-def run(r, args):
-    try:
-        return r.execute_command(*args)
-    except redis.ResponseError as e:
-        return e
-
-
-def info(r, kind, key):
-    flat = norm(r.execute_command(PREFIX[kind] + ".INFO", key))
-    return dict(zip(flat[0::2], flat[1::2]))
-
-
 # What INFO reports of the running server rather than of the value: "Size" is the
 # memory the module holds for it (once_bytes: its structs included), which follows the
 # library's layout in memory, not what was saved.
@@ -118,13 +91,6 @@ def check_info(r, kind, key, expected):
         assert field in got, "%s: INFO lacks %r: %r" % (key, field, got)
         assert got[field] == value, "%s: INFO %r is %r, format 1 replied %r" % (
             key, field, got[field], value)
-
-
-def cards(r, kind, key, times):
-    if kind == "once":
-        return [norm(r.execute_command("ONCE.CARD", key, "AT", t)) for t in times]
-    return [norm(r.execute_command(PREFIX[kind] + ".CARD", key)),
-            norm(r.execute_command(PREFIX[kind] + ".CARD", key, "ESTIMATE"))]
 
 
 def check_answers(r, key, rec):
@@ -152,15 +118,6 @@ def load_chunks(r, kind, key, chunks):
 def dump_of(r, kind, key):
     return scandump(r, key, PREFIX[kind] + ".SCANDUMP")
 
-
-def wait_for_rewrite(r):
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        p = r.info("persistence")
-        if not p["aof_rewrite_in_progress"] and not p["aof_rewrite_scheduled"]:
-            return
-        time.sleep(0.05)
-    raise AssertionError("the AOF rewrite did not end")
 
 
 def test_rdb_loads_at_startup():

@@ -6,11 +6,10 @@ stream); corrupt RESTORE payloads are refused and the server keeps running.
 a filter, and on DEBUG DIGEST-VALUE.
 """
 import os
-import time
 
 import redis
 
-from checks import err, scandump, wait_synced
+from checks import err, scandump, wait_for_rewrite, wait_synced
 from server import Server
 
 
@@ -70,15 +69,6 @@ def test_debug_reload():
         assert state(r, keys) == before
         finish_pending(r, chunks, before["large"][0])
 
-
-def wait_for_rewrite(r):
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        info = r.info("persistence")
-        if not info["aof_rewrite_in_progress"] and not info["aof_rewrite_scheduled"]:
-            return
-        time.sleep(0.05)
-    raise AssertionError("the AOF rewrite did not end")
 
 
 def test_aof_rewrite_and_restart():

@@ -50,9 +50,14 @@ import os
 import shutil
 import sys
 import tempfile
-import time
 
 import redis
+
+# tests/module, whose helpers this script shares with the tests.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from checks import wait_for_rewrite  # noqa: E402
+from replies import PREFIX, cards, info, norm, run  # noqa: E402
+from server import Server  # noqa: E402
 
 T0 = 1_700_000_000_000  # event times (ms) start here: a plausible Unix time
 SPAN = 60_000
@@ -248,40 +253,14 @@ def all_keys():
     return keys
 
 
-PREFIX = {"bf": "BF", "once": "ONCE", "dbf": "DBF"}
 PENDING = "bf-pending"
 
 # ----------------------------------------------------------------- replies
 
 
-def run(r, args):
-    """A command's reply, or its error as a value."""
-    try:
-        return r.execute_command(*args)
-    except redis.ResponseError as e:
-        return e
-
-
-def norm(x):
-    """A reply as JSON: bulk strings as Latin-1 text, errors as {"error": text}."""
-    if isinstance(x, list):
-        return [norm(v) for v in x]
-    if isinstance(x, bytes):
-        return x.decode("latin-1")
-    if isinstance(x, redis.ResponseError):
-        return {"error": str(x)}
-    return x
-
-
 def text(words):
     """Command words as JSON strings."""
     return [w.decode("latin-1") if isinstance(w, bytes) else str(w) for w in words]
-
-
-def info(r, kind, key):
-    """The INFO reply as {label: value}."""
-    flat = norm(r.execute_command(PREFIX[kind] + ".INFO", key))
-    return dict(zip(flat[0::2], flat[1::2]))
 
 
 def scandump(r, kind, key):
@@ -291,13 +270,6 @@ def scandump(r, kind, key):
         if it == 0:
             return chunks
         chunks.append((it, data))
-
-
-def cards(r, kind, key, times):
-    if kind == "once":
-        return [norm(r.execute_command("ONCE.CARD", key, "AT", t)) for t in times]
-    return [norm(r.execute_command(PREFIX[kind] + ".CARD", key)),
-            norm(r.execute_command(PREFIX[kind] + ".CARD", key, "ESTIMATE"))]
 
 
 def answers(r, kind, key, query, times):
@@ -342,15 +314,6 @@ def compact_json(x, indent=""):
         return "[\n" + ",\n".join(inner + compact_json(v, inner) for v in x) + "\n" + indent + "]"
     return json.dumps(x)
 
-
-def wait_for_rewrite(r):
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        p = r.info("persistence")
-        if not p["aof_rewrite_in_progress"] and not p["aof_rewrite_scheduled"]:
-            return
-        time.sleep(0.05)
-    raise RuntimeError("the AOF rewrite did not end")
 
 
 def resp_commands(data):
@@ -483,8 +446,6 @@ def main():
         sys.exit("usage: make.py PATH/TO/once.so OUTPUT_DIR")
     module, out = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     os.environ["ONCE_MODULE"] = module
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-    from server import Server
     for name in ("dump.rdb", "answers.json"):
         if os.path.exists(os.path.join(out, name)):
             os.unlink(os.path.join(out, name))
