@@ -967,11 +967,13 @@ static void write_fig9(const char *dir, const stream *z, verdicts *v)
     }
     fclose(da);
     fprintf(md, "\nFalse positives with all %d timers equal whose %d probe positions are one "
-                "cell (enhanced double hashing with a step under 2^64 / range moves by less "
-                "than a cell: one timer then counts %d times, a floor under the false positives "
-                "of every k'): horizontal %" PRIu64 " of %" PRIu64
-                ", vertical %" PRIu64 " of %" PRIu64 ".\n",
-            K, K, K, one_cell[0], hist[0][1][K], one_cell[1], hist[1][1][K]);
+                "cell: horizontal %" PRIu64 " of %" PRIu64 ", vertical %" PRIu64 " of %" PRIu64
+                ".  (Saved format 1 reduced its probes unmixed, and a key whose step is under "
+                "2^64 / range then never left its cell: one timer counted %d times, a floor "
+                "under the false positives of every k', which gave the all-equal rows of this "
+                "table a larger share of them than the rows of 6 and 7 equal.  Format 2 mixes "
+                "each probe before its reduction, lib/core/hash.h.)\n",
+            K, K, one_cell[0], hist[0][1][K], one_cell[1], hist[1][1][K], K);
     fprintf(md, "\n| slicing | FP share, fewer than 3 equal | FP share, all %d equal | "
                 "lower with all equal |\n|---|---|---|---|\n", K);
     for (int sl = 0; sl < 2; sl++) {

@@ -188,7 +188,7 @@ struct once_filter {
  * near its cap must still fit when a later library loads it (loaders refuse a file
  * whose filter would pass its cap): the format fits where metadata_len's upper half
  * was, and a field added later must too. */
-_Static_assert(sizeof(struct once_filter) == 64,
+_Static_assert(sizeof(void *) != 8 || sizeof(struct once_filter) == 64,
                "once_filter keeps the size filters were saved with");
 
 /* The multiplier of a filter's probe (core/hash.h): the mix of format 2, or none. */
