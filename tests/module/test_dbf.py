@@ -28,6 +28,8 @@ def test_add_exists_delete_and_count():
         assert r.execute_command("DBF.DEL", "missing", "a") == 0
         assert r.execute_command("DBF.EXISTS", "missing", "a") == 0
         assert r.execute_command("DBF.CARD", "missing") == 0
+        # A DBF created here is saved in format 2 and places keys with the mixed probe.
+        assert (info(r, "d")[b"Format"], info(r, "d")[b"Probe"]) == (2, b"mixed")
 
 
 def test_grows_by_rows_without_false_negatives_after_deletes():

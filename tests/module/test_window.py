@@ -131,6 +131,7 @@ def test_time_window_holds_for_its_span_and_forgets_after():
             assert r.execute_command("ONCE.ADD", key, "k5", "AT", t0 + span - 1) == 0
             info = r.execute_command("ONCE.INFO", key)
             fields = dict(zip(info[::2], info[1::2]))
+            assert (fields[b"Format"], fields[b"Probe"]) == (2, b"mixed")
             slack = fields[b"Slack"]
             after = t0 + span + slack + 1
             # Past span + slack: forgotten (a query changes nothing: ask twice).
