@@ -582,9 +582,9 @@ once_status once_get_stats(const once_filter *f, once_stats *s)
     s->seed = f->seed;
     s->bytes = once_bytes(f);
     s->format = f->format;
-    s->probe = f->ops->blocked_probe ? "blocked"
-               : f->format == 1 ? "linear"
-                                                             : "mixed";
+    s->probe = f->ops->blocked_probe                ? "blocked"
+               : f->format == ONCE_FORMAT_LINEAR ? "linear"
+                                                 : "mixed";
     f->ops->stats(f, s);
     s->fill_ratio = s->bits ? (double)s->bits_set / (double)s->bits : 0.0;
     return ONCE_OK;

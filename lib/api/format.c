@@ -31,7 +31,7 @@
  * Versions 1 and 2 share this layout; they differ in where keys sit.  Version 2 mixes
  * each probe before its reduction (core/hash.h); version 1, written before that, did
  * not.  The loader reads both and gives the filter the probe of its file
- * (once_filter_set_format), and the writer writes the filter's own version back, so a
+ * (once_filter.format), and the writer writes the filter's own version back, so a
  * format-1 filter stays format 1 through every save, load, chunked dump and copy, and
  * answers exactly as it did.
  *
@@ -89,7 +89,6 @@
 
 #include <math.h>
 
-#define ONCE_FORMAT_LINEAR_PROBE 1 /* the first version, read and written back */
 #define ONCE_HEADER_SIZE 48
 #define ONCE_MAX_PARAMS 4096
 #define ONCE_FLAG_METADATA 1u
@@ -241,7 +240,7 @@ static once_status prefix_parse(const uint8_t *b, size_t len, size_t tail, saved
     if (len < ONCE_HEADER_SIZE + 8 + tail)
         return ONCE_ERR_TRUNCATED;
     uint16_t version = once_le16_read(b + 4);
-    if (version != ONCE_FORMAT_VERSION && version != ONCE_FORMAT_LINEAR_PROBE)
+    if (!once_format_known(version))
         return ONCE_ERR_VERSION;
 
     uint32_t params_len = once_le32_read(b + 40);
@@ -320,7 +319,7 @@ static once_status build_filter(const saved_prefix *p, const uint8_t *payload, o
     f->items = p->items;
     f->capacity = p->capacity;
     f->error = p->error;
-    once_filter_set_format(f, p->version);
+    f->format = p->version;
     if (ops->set_format != NULL)
         ops->set_format(f);
     if (ops->check_header != NULL && !ops->check_header(f)) {

@@ -156,8 +156,8 @@ typedef struct once_filter_ops {
      * capacity and error, already set on f, agree with the structure's own state?
      * false makes the load fail with ONCE_ERR_CORRUPT. */
     bool (*check_header)(const once_filter *f);
-    /* Optional: give the filters the structure holds (the DBF's rows) the probe the
-     * loader gave it (once_filter_set_format, after `load`), so that they place keys
+    /* Optional: give the filters the structure holds (the DBF's rows) the format the
+     * loader gave it (once_filter.format, set after `load`), so that they place keys
      * alike.  NULL: it holds none. */
     void (*set_format)(once_filter *f);
     /* The layout places keys without the shared probe (the blocked layouts: a block
@@ -191,22 +191,26 @@ struct once_filter {
 _Static_assert(sizeof(void *) != 8 || sizeof(struct once_filter) == 64,
                "once_filter keeps the size filters were saved with");
 
+/* Saved format 1, whose probe was linear (core/hash.h); the loader and the DBF's deltas
+ * take it and ONCE_FORMAT_VERSION, no other. */
+#define ONCE_FORMAT_LINEAR 1
+
+static inline bool once_format_known(uint32_t format)
+{
+    return format == ONCE_FORMAT_VERSION || format == ONCE_FORMAT_LINEAR;
+}
+
 /* The multiplier of a filter's probe (core/hash.h): the mix of format 2, or none. */
 static inline uint64_t once_filter_probe(const once_filter *f)
 {
-    return f->format == 1 ? ONCE_PROBE_LINEAR_MULTIPLIER : ONCE_PROBE_MIX_MULTIPLIER;
+    return f->format == ONCE_FORMAT_LINEAR ? ONCE_PROBE_LINEAR_MULTIPLIER
+                                           : ONCE_PROBE_MIX_MULTIPLIER;
 }
 
 /* May two filters' cells be combined?  Only if they place keys alike. */
 static inline bool once_same_probe(const once_filter *a, const once_filter *b)
 {
-    return once_filter_probe(a) == once_filter_probe(b);
-}
-
-/* Give a filter the probe of saved format `format` (1 or ONCE_FORMAT_VERSION). */
-static inline void once_filter_set_format(once_filter *f, uint16_t format)
-{
-    f->format = format;
+    return a->format == b->format;
 }
 
 
@@ -219,7 +223,7 @@ static inline void once_filter_init(once_filter *f, const once_filter_ops *ops)
     f->capacity = 0;
     f->error = 0;
     f->max_time_jump = 0;
-    once_filter_set_format(f, ONCE_FORMAT_VERSION);
+    f->format = ONCE_FORMAT_VERSION;
 }
 
 /*

@@ -283,7 +283,7 @@ once_status once_dbf_row_make(const dbf_filter *d, once_filter **out)
 {
     once_status st = once_counting_new(out, d->cells, d->hashes);
     if (st == ONCE_OK)
-        once_filter_set_format(*out, d->base.format);
+        (*out)->format = d->base.format;
     return st;
 }
 
@@ -291,7 +291,7 @@ static void dbf_set_format(once_filter *f)
 {
     dbf_filter *d = DBF(f);
     for (uint32_t r = 0; r < d->rows; r++)
-        once_filter_set_format(d->row[r].counters, f->format);
+        d->row[r].counters->format = f->format;
 }
 
 static bool rows_reserve(dbf_filter *d, uint32_t rows)

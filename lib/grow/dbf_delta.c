@@ -156,7 +156,7 @@ once_status once_dbf_apply_delta(once_filter *f, const void *delta, size_t len)
     if (len < DELTA_HEADER + 8)
         return ONCE_ERR_TRUNCATED;
     uint32_t format = once_le32_read(b + 4);
-    if (format != 1 && format != ONCE_FORMAT_VERSION)
+    if (!once_format_known(format))
         return ONCE_ERR_VERSION;
     uint64_t h[11];
     for (int i = 0; i < 11; i++)

@@ -287,7 +287,7 @@ static void age_stats(const once_filter *f, once_stats *st)
                                           a->generation, segment_units(a));
     /* Format 1's linear probe adds its floor to a slice layout's rates (math/age.c). */
     double floor_rate =
-        a->block_bits == 0 && once_filter_probe(&a->base) == ONCE_PROBE_LINEAR_MULTIPLIER
+        a->block_bits == 0 && a->base.format == ONCE_FORMAT_LINEAR
             ? once_age_slice_floor_rate(a->k, a->l, a->generation, segment_units(a))
             : 0.0;
     st->design_fpr = fmin(1.0, st->design_fpr + floor_rate);

@@ -237,11 +237,11 @@ kept_prepare(const age_filter *a, const kept_plan *plan, block_shape shape, kept
 {
     slot->h = once_item_hash(items, i);
     slot->head = plan->head;
-    const uint64_t step = slot->h.hi | 1;
+    const uint64_t step = slot->h.hi | 1, mix = once_filter_probe(&a->base);
     const uint64_t range = shape.bits == 0 ? a->segment_bits : a->blocks;
     for (uint32_t p = 0; p < plan->count; p++) {
         uint64_t x = slot->h.lo + plan->physical[p] * step + plan->cubic[p];
-        uint64_t at = once_reduce(once_probe_mix(x, once_filter_probe(&a->base)), range);
+        uint64_t at = once_reduce(once_probe_mix(x, mix), range);
         uint64_t *block;
         if (shape.bits == 0) { /* the slice's word and bit */
             block = plan->segment[p] + (at >> 6);
