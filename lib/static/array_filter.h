@@ -6,6 +6,7 @@
 #define ONCE_STATIC_ARRAY_FILTER_H
 
 #include "core/structure.h"
+#include "core/limits.h"
 #include "math/cardinality.h"
 
 /*
@@ -76,5 +77,84 @@ unsigned once_counting_counter(const once_filter *f, uint64_t cell);
  * order) the caller has already: the DBF computes them once for all its rows. */
 bool once_counting_holds_cells(const once_filter *f, const uint64_t *cells);
 void once_counting_add_cells(once_filter *f, const uint64_t *cells);
+
+/*
+ * The batch loop of the probed array layouts (standard, partitioned, counting).  A
+ * key's k cells are computed once, as the key enters the prefetch window: stored in
+ * the ring as its lines are requested, and probed from there ONCE_BATCH_AHEAD keys
+ * later.  Going through the one-key operations would compute them twice, once to
+ * request the lines and once to probe them: with the mixed probe (core/hash.h) that
+ * second pass is most of a batch's arithmetic.  A layout supplies its four cell
+ * operations as a static const table; the loop is inlined into the layout's `batch`,
+ * so the table's calls become direct (and are inlined in turn).
+ */
+typedef struct once_cell_ops {
+    /* Write the key's cells to cells[0 .. k-1] and request their lines. */
+    void (*plan)(const once_array_filter *a, const once_hash *h, uint64_t *cells);
+    bool (*query)(const once_array_filter *a, const uint64_t *cells);
+    void (*add)(once_array_filter *a, const uint64_t *cells);
+    bool (*test_and_add)(once_array_filter *a, const uint64_t *cells); /* returns seen */
+} once_cell_ops;
+
+static inline __attribute__((always_inline)) void
+once_array_plan(const once_array_filter *a, const once_cell_ops *ops,
+                const once_batch_items *items, size_t count, uint64_t *ring, size_t next)
+{
+    if (next < count) {
+        once_hash key = once_item_hash(items, next);
+        ops->plan(a, &key, &ring[(next & (ONCE_PIPELINE_RING - 1)) * a->hashes]);
+    }
+}
+
+static inline __attribute__((always_inline)) void
+once_array_cell_batch(once_filter *f, const once_batch_items *items, size_t count,
+                      once_batch_op op, uint8_t *out, const once_cell_ops *ops)
+{
+    once_array_filter *a = ARRAY(f);
+    const once_batch_items in = *items; /* a local: the answer stores cannot alias it */
+    uint64_t ring[ONCE_PIPELINE_RING * ONCE_MAX_HASHES];
+    for (size_t i = 0; i < ONCE_BATCH_AHEAD; i++)
+        once_array_plan(a, ops, &in, count, ring, i);
+    for (size_t i = 0; i < count; i++) {
+        once_array_plan(a, ops, &in, count, ring, i + ONCE_BATCH_AHEAD);
+        const uint64_t *cells = &ring[(i & (ONCE_PIPELINE_RING - 1)) * a->hashes];
+        if (op == ONCE_OP_QUERY)
+            out[i] = ops->query(a, cells);
+        else if (op == ONCE_OP_ADD)
+            ops->add(a, cells);
+        else
+            out[i] = ops->test_and_add(a, cells);
+    }
+}
+
+/* The cell operations of a bit array whose cells are bit indexes of the whole array
+ * (standard, partitioned): what their own query and test_and_add do to the bits. */
+static inline __attribute__((always_inline)) bool once_bits_query(const once_array_filter *a,
+                                                                  const uint64_t *cells)
+{
+    for (uint32_t i = 0; i < a->hashes; i++)
+        if (!once_bit_get(a->array, cells[i]))
+            return false;
+    return true;
+}
+
+static inline __attribute__((always_inline)) bool
+once_bits_test_and_add(once_array_filter *a, const uint64_t *cells)
+{
+    bool all = true;
+    for (uint32_t i = 0; i < a->hashes; i++) {
+        uint64_t *word = &a->array[cells[i] >> 6];
+        uint64_t bit = UINT64_C(1) << (cells[i] & 63);
+        all &= (*word & bit) != 0;
+        *word |= bit;
+    }
+    return all;
+}
+
+static inline __attribute__((always_inline)) void once_bits_add(once_array_filter *a,
+                                                                const uint64_t *cells)
+{
+    (void)once_bits_test_and_add(a, cells);
+}
 
 #endif /* ONCE_STATIC_ARRAY_FILTER_H */

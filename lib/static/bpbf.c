@@ -339,12 +339,15 @@ static once_status bpbf_fused_batch(once_filter *f, const once_batch_items *item
             batch->items++;
             continue;
         }
-        bool present = probe_blocks(b, batch->words, b->blocks, h, PROBE_TEST);
-        out[k] = present;
-        if (op == ONCE_OP_TEST_AND_ADD && !present) {
-            probe_blocks(b, batch->words, b->blocks, h, PROBE_SET);
-            batch->items++;
+        if (op == ONCE_OP_QUERY) {
+            out[k] = probe_blocks(b, batch->words, b->blocks, h, PROBE_TEST);
+            continue;
         }
+        /* One pass that tests and sets: the lines were requested for an insertion, and
+         * setting the bits of a key found present changes none of them. */
+        bool present = probe_blocks(b, batch->words, b->blocks, h, PROBE_TEST_AND_SET);
+        out[k] = present;
+        batch->items += !present;
     }
     *done = count;
     return ONCE_OK;

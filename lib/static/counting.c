@@ -163,12 +163,43 @@ static once_status counting_remove(once_filter *f, const once_hash *h, uint64_t 
     return ONCE_OK;
 }
 
-static void counting_prefetch(const once_filter *f, const once_hash *h)
+/* The batch loop's cell operations (static/array_filter.h): a test-and-add there has
+ * every line requested already. */
+static void counting_plan(const once_array_filter *a, const once_hash *h, uint64_t *cells)
 {
-    const once_array_filter *a = CARRAY(f);
     once_probe p = once_probe_start(h, once_filter_probe(&a->base));
-    for (uint32_t i = 0; i < a->hashes; i++)
-        once_prefetch_write(&a->array[once_probe_next(&p, a->cells) >> 4]);
+    for (uint32_t i = 0; i < a->hashes; i++) {
+        cells[i] = once_probe_next(&p, a->cells);
+        once_prefetch_write(&a->array[cells[i] >> 4]);
+    }
+}
+
+static bool counting_cells_query(const once_array_filter *a, const uint64_t *cells)
+{
+    return counting_holds(a, NULL, cells);
+}
+
+static bool counting_cells_test_and_add(once_array_filter *a, const uint64_t *cells)
+{
+    bool seen = counting_holds(a, NULL, cells);
+    if (!seen)
+        add_cells(a, cells);
+    return seen;
+}
+
+static const once_cell_ops counting_cells = {
+    .plan = counting_plan,
+    .query = counting_cells_query,
+    .add = add_cells,
+    .test_and_add = counting_cells_test_and_add,
+};
+
+static once_status counting_batch(once_filter *f, const once_batch_items *items, size_t count,
+                                  once_batch_op op, uint8_t *out, size_t *done)
+{
+    once_array_cell_batch(f, items, count, op, out, &counting_cells);
+    *done = count;
+    return ONCE_OK;
 }
 
 /* Union adds counts (saturating), intersection keeps the smaller: the counter-wise
@@ -202,7 +233,8 @@ const once_filter_ops once_counting_ops = {
     .query = counting_query,
     .add = counting_add,
     .test_and_add = counting_test_and_add,
-    .prefetch = counting_prefetch,
+    .prefetch = NULL,
+    .batch = counting_batch,
     .remove = counting_remove,
     .positions = counting_key_cells,
     .clear = once_array_clear,

@@ -70,13 +70,30 @@ static once_status partitioned_add(once_filter *f, const once_hash *h, uint64_t 
     return partitioned_test_and_add(f, h, now_ms, &seen);
 }
 
-static void partitioned_prefetch(const once_filter *f, const once_hash *h)
+static void partitioned_plan(const once_array_filter *a, const once_hash *h, uint64_t *cells)
 {
-    const once_array_filter *a = CARRAY(f);
     uint64_t s = slice_bits(a);
     once_probe p = once_probe_start(h, once_filter_probe(&a->base));
-    for (uint32_t i = 0; i < a->hashes; i++)
-        once_prefetch_write(&a->array[(i * s + once_probe_next(&p, s)) >> 6]);
+    for (uint32_t i = 0; i < a->hashes; i++) {
+        cells[i] = i * s + once_probe_next(&p, s);
+        once_prefetch_write(&a->array[cells[i] >> 6]);
+    }
+}
+
+static const once_cell_ops partitioned_cells = {
+    .plan = partitioned_plan,
+    .query = once_bits_query,
+    .add = once_bits_add,
+    .test_and_add = once_bits_test_and_add,
+};
+
+static once_status partitioned_batch(once_filter *f, const once_batch_items *items,
+                                     size_t count, once_batch_op op, uint8_t *out,
+                                     size_t *done)
+{
+    once_array_cell_batch(f, items, count, op, out, &partitioned_cells);
+    *done = count;
+    return ONCE_OK;
 }
 
 /* Probe i in slice i: the positions partitioned_query tests. */
@@ -115,7 +132,8 @@ const once_filter_ops once_partitioned_ops = {
     .query = partitioned_query,
     .add = partitioned_add,
     .test_and_add = partitioned_test_and_add,
-    .prefetch = partitioned_prefetch,
+    .prefetch = NULL,
+    .batch = partitioned_batch,
     .remove = NULL,
     .positions = partitioned_positions,
     .clear = once_array_clear,

@@ -55,12 +55,28 @@ static once_status standard_add(once_filter *f, const once_hash *h, uint64_t now
     return standard_test_and_add(f, h, now_ms, &seen);
 }
 
-static void standard_prefetch(const once_filter *f, const once_hash *h)
+static void standard_plan(const once_array_filter *a, const once_hash *h, uint64_t *cells)
 {
-    const once_array_filter *a = CARRAY(f);
     once_probe p = once_probe_start(h, once_filter_probe(&a->base));
-    for (uint32_t i = 0; i < a->hashes; i++)
-        once_prefetch_write(&a->array[once_probe_next(&p, a->cells) >> 6]);
+    for (uint32_t i = 0; i < a->hashes; i++) {
+        cells[i] = once_probe_next(&p, a->cells);
+        once_prefetch_write(&a->array[cells[i] >> 6]);
+    }
+}
+
+static const once_cell_ops standard_cells = {
+    .plan = standard_plan,
+    .query = once_bits_query,
+    .add = once_bits_add,
+    .test_and_add = once_bits_test_and_add,
+};
+
+static once_status standard_batch(once_filter *f, const once_batch_items *items, size_t count,
+                                  once_batch_op op, uint8_t *out, size_t *done)
+{
+    once_array_cell_batch(f, items, count, op, out, &standard_cells);
+    *done = count;
+    return ONCE_OK;
 }
 
 /* The k bits a digest names: the shared probe sequence over [0, m), the very positions
@@ -104,7 +120,8 @@ const once_filter_ops once_standard_ops = {
     .query = standard_query,
     .add = standard_add,
     .test_and_add = standard_test_and_add,
-    .prefetch = standard_prefetch,
+    .prefetch = NULL,
+    .batch = standard_batch,
     .remove = NULL,
     .positions = standard_positions,
     .clear = once_array_clear,
