@@ -27,7 +27,9 @@
  *   and a creation as ONCE.RESERVE with every option and the seed it drew, so that a
  *   replica (or the AOF) applies the same events at the same times to the same
  *   filter and holds the same bytes.  Count windows ignore time; their writes are
- *   replicated verbatim.
+ *   replicated verbatim.  A timer window's creation always says SCALING or NONSCALING:
+ *   one that says neither was replicated by a version whose timer windows were all
+ *   fixed, and is replayed as one (a command from a client without either word grows).
  *
  * Invariants
  *   - queries (EXISTS, MEXISTS, INFO, CARD) never change a window, its clock included;
@@ -69,6 +71,8 @@ typedef struct window_options {
     double error;
     once_type type;
     bool type_given, level_given, capacity_given, max_jump_given, seed_given, refresh;
+    bool fixed;       /* NONSCALING: a timer filter that keeps its first size */
+    bool growth_given; /* SCALING or NONSCALING was given */
 } window_options;
 
 static once_status window_make(const void *options, once_filter **out)
@@ -92,6 +96,7 @@ static once_status window_make(const void *options, once_filter **out)
     }
     if (once_structure_of(o->type)->memory_cap)
         c.max_bytes = o->max_bytes;
+    c.dynamic = !o->fixed;
     return once_create(out, &c);
 }
 
@@ -100,7 +105,7 @@ static void replicate_creation(RedisModuleCtx *ctx, RedisModuleString *key,
                                const window_options *o)
 {
     char text[8][40];
-    const char *words[20];
+    const char *words[21];
     int n = 0;
     snprintf(text[0], sizeof text[0], "%llu",
              (unsigned long long)(o->window != 0 ? o->window : o->span_ms));
@@ -132,7 +137,9 @@ static void replicate_creation(RedisModuleCtx *ctx, RedisModuleString *key,
     words[n++] = text[6];
     if (o->refresh)
         words[n++] = "REFRESH";
-    RedisModuleString *args[21];
+    if (o->type == ONCE_TIMER) /* always said: see the design note, "Replication" */
+        words[n++] = o->fixed ? "NONSCALING" : "SCALING";
+    RedisModuleString *args[22];
     args[0] = key;
     for (int i = 0; i < n; i++)
         args[i + 1] = RM_CreateString(ctx, words[i], strlen(words[i]));
@@ -154,6 +161,11 @@ static const char *parse_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, 
     for (int i = 2; i < argc; i++) {
         if (arg_is(argv[i], "REFRESH")) {
             o->refresh = true;
+            continue;
+        }
+        if (arg_is(argv[i], "SCALING") || arg_is(argv[i], "NONSCALING")) {
+            o->fixed = arg_is(argv[i], "NONSCALING");
+            o->growth_given = true;
             continue;
         }
         if (i + 1 >= argc)
@@ -226,6 +238,13 @@ static const char *parse_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, 
         return "ERR CAPACITY and MAXJUMP apply to time windows (SPAN)";
     if (o->level_given && !once_structure_of(o->type)->levels)
         return "ERR LEVEL does not apply to this filter";
+    if (o->growth_given && o->type != ONCE_TIMER)
+        return "ERR SCALING and NONSCALING apply to FILTER timer (the other windows always "
+               "adapt to their rate)";
+    /* A timer window created before SCALING existed was fixed, and its replayed
+     * creation (AOF, master) says neither word: it is built as it was. */
+    if (o->type == ONCE_TIMER && !o->growth_given && command_replayed(ctx))
+        o->fixed = true;
     if (!o->level_given)
         o->level = o->type == ONCE_APBBF ? 0 : WINDOW_DEFAULT_LEVEL;
     if (!o->seed_given)

@@ -46,7 +46,7 @@ static inline size_t every_structure(named_config *out, size_t room)
     ADD_CONFIG("apbbf 64-bit blocks", ONCE_APBBF, c->block_bits = 64; c->block_hashes = 4);
     ADD_CONFIG("tlbf", ONCE_TLBF, (void)c);
     ADD_CONFIG("tlbf capped", ONCE_TLBF, c->max_bytes = 40 << 10); /* its slice table is ~33 KiB */
-    ADD_CONFIG("timer", ONCE_TIMER, (void)c);
+    ADD_CONFIG("timer", ONCE_TIMER, c->dynamic = false);
     ADD_CONFIG("timer dynamic", ONCE_TIMER, c->dynamic = true; c->max_bytes = 16384);
     ADD_CONFIG("scalable", ONCE_SCALABLE, c->capacity = 20; c->error = 0.05);
     ADD_CONFIG("scalable capped", ONCE_SCALABLE, c->capacity = 10; c->max_bytes = 1500);

@@ -49,9 +49,10 @@ static int write_window(const char *dir, once_type type, int variant, uint64_t k
         c.block_bits = 64;
         c.block_hashes = 4;
     }
-    if (type == ONCE_TIMER && variant >= 2) {
-        c.dynamic = true;
-        c.timer_bits = 8;
+    if (type == ONCE_TIMER) { /* fixed, then growing */
+        c.dynamic = variant >= 2;
+        if (variant >= 2)
+            c.timer_bits = 8;
     }
     char label[64];
     snprintf(label, sizeof label, "window-%d", variant);

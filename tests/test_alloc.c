@@ -277,6 +277,7 @@ static void set_timer(once_config *c)
     c->capacity = 300;
     c->error = 0.01;
     c->span_ms = 1000;
+    c->dynamic = false;
 }
 static void set_timer_dynamic(once_config *c)
 {

@@ -501,7 +501,7 @@ static void failed_combination_leaves_dst_unchanged(void)
         snprintf(what, sizeof what, "%s union", configs[i].name);
         if (t == ONCE_TLBF)
             refused_unchanged(dst, twin, false, ONCE_ERR_UNSUPPORTED, what);
-        if (c->dynamic) { /* a growing timer filter combines with none */
+        if (t == ONCE_TIMER && c->dynamic) { /* a growing timer filter combines with none */
             refused_unchanged(dst, twin, false, ONCE_ERR_MISMATCH, what);
             refused_unchanged(dst, twin, true, ONCE_ERR_MISMATCH, what);
         }

@@ -86,6 +86,7 @@ void once_config_init(once_config *config, once_type type)
     config->expansion = 2;
     config->tightening = 0.5;
     config->max_time_jump_ms = ONCE_DEFAULT_MAX_TIME_JUMP_MS;
+    config->dynamic = true; /* a time window's capacity is a first guess: it grows */
 }
 
 static once_status seed_from(const once_config *config, uint64_t *seed)

@@ -254,7 +254,10 @@ typedef struct once_config {
                                 structure's default) */
     uint32_t timer_bits;     /* timer filter: width of a timer, 8, 16 or 32 (0 = 16) */
     uint32_t equal_timers;   /* timer filter: k' of the equal-timers heuristic (0 = off) */
-    bool dynamic;            /* timer filter: grow by whole filters (paper 000, section 5) */
+    bool dynamic;            /* timer filter: grow by whole filters past `capacity` keys a
+                                span, keeping `error` (paper 000, section 5; window/timer.c);
+                                once_config_init sets it, false: a fixed size, whose rate
+                                rises past `error` when the rate passes `capacity` */
 
     /* Growing structures (scalable, DBF, block-partitioned). */
     uint32_t expansion;       /* scalable: each new sub-filter holds `expansion` times the
@@ -270,7 +273,7 @@ typedef struct once_config {
 } once_config;
 
 /* Fill `config` with the defaults: capacity 1,000,000, error 0.001, random seed, a
- * maximum time jump of a day. */
+ * maximum time jump of a day, a timer filter that grows (`dynamic`). */
 ONCE_API void once_config_init(once_config *config, once_type type);
 
 ONCE_API once_status once_create(once_filter **out, const once_config *config);

@@ -73,20 +73,39 @@
  *   no-false-negative promise holds only with it off.  Keys inserted in the same tick
  *   share a value, so coarse ticks (small W, long spans) weaken it.
  *
- * Dynamic size (config dynamic; paper 000, section 5)
- *   The filter is a list of sub-filters of one geometry, oldest first.  Each is planned
- *   for ceil(capacity / 4) keys at error / 4 (explicit bits and hashes replace the
- *   plan; the growth threshold below still aims at error / 4), so that at the design
- *   rate about four full sub-filters together stay near `error` (1 - (1 - error/4)^4),
- *   below it memory shrinks, and above it the rate grows about linearly with the
- *   overload instead of exponentially.  Keys are tested against every sub-filter and
- *   inserted into the newest only.  Growth is density based (the key count is
- *   unknowable once keys expire): when the newest holds at least m * (error/4)^(1/k)
- *   alive timers, the insertion goes into a new empty sub-filter.  A sub-filter other
- *   than the newest is dropped once its latest expiry has passed (it holds no alive
- *   timer).  once_bytes is capped by max_bytes (0 = 1 GiB) and the sub-filters by
- *   TIMER_MAX_FILTERS: an insertion that would need more fails with ONCE_ERR_FULL and
- *   changes nothing.
+ * Dynamic size (config dynamic, once_config_init's default; paper 000, section 5)
+ *   The filter is a list of sub-filters of one geometry, oldest first.  Keys are
+ *   tested against every sub-filter and inserted into the newest only.  Growth is
+ *   density based (the key count is unknowable once keys expire): when the newest
+ *   holds `threshold` alive timers, the insertion goes into a new empty sub-filter.  A
+ *   sub-filter other than the newest is dropped once its latest expiry has passed (it
+ *   holds no alive timer).  once_bytes is capped by max_bytes (0 = 1 GiB) and the
+ *   sub-filters by TIMER_MAX_FILTERS: an insertion that would need more fails with
+ *   ONCE_ERR_FULL and changes nothing.
+ *
+ *   An absent key is a false positive when any alive sub-filter matches it, so the
+ *   filter's rate is at most the sum of its sub-filters' rates, and a sub-filter's
+ *   rate is (alive timers / m)^k.  How full the newest may get is its share of that
+ *   sum ("budget" growth, what once_create builds): each sub-filter is planned for
+ *   ceil(capacity / 4) keys at error / 8, and a new sub-filter may reach
+ *   error / (2 max(4, c)), c the sub-filters that will be alive together:
+ *   threshold = m (error / (2 max(4, c)))^(1/k), set when it opens.  Sub-filters that
+ *   fill in f ms each stay alive f + T, so c is the larger of the sub-filters alive
+ *   once it opens and (T + f) / f + 1, f the time the one before it took to fill (and
+ *   P_OPENED saves when the newest opened).  At the design rate a sub-filter fills in
+ *   about a quarter span and about five are alive: their rates sum to about error / 2.
+ *   At r times the design rate more are alive, and each aims at error / (2c), so the
+ *   sum stays near error / 2 however large r is; in the span after the rate climbs the
+ *   sub-filters opened before the climb add their larger aims (a few times error / 8).
+ *   When the rate falls the new ones aim higher again and the old ones expire: memory
+ *   follows the rate, a span behind.
+ *   The cost of a high rate is memory (sub-filters fill to a lower density) and time
+ *   (a key is tested against every alive sub-filter).
+ *
+ *   Files saved before budget growth existed ("even" growth, P_DYNAMIC = 1) keep it:
+ *   every sub-filter planned for ceil(capacity / 4) keys at error / 4 and full at
+ *   m (error / 4)^(1/k) alive timers, so that at the design rate about four full
+ *   sub-filters stay near `error`, while above it the rate grows with the overload.
  *
  *   Alive counts are kept in O(1) per change: a ring of EPOCHS counters per sub-filter
  *   counts the alive timers by expiry epoch (EPOCHS_PER_SPAN epochs per span), only for
@@ -149,6 +168,7 @@ typedef struct timer_filter {
     uint32_t equal;       /* k' (0 or 1: off) */
     uint32_t policy;
     bool dynamic;
+    bool budget;          /* dynamic: budget growth (each new sub-filter's threshold) */
     uint64_t words;       /* per sub-filter */
     uint64_t span;        /* T, ms */
     uint64_t tick;        /* ms */
@@ -158,6 +178,8 @@ typedef struct timer_filter {
     uint64_t plan_capacity; /* keys per (sub-)filter the geometry was planned for */
     double sub_error;       /* rate per (sub-)filter aimed at */
     uint64_t threshold;     /* dynamic: alive timers at which the newest is full */
+    double error;           /* budget growth: the whole filter's target */
+    uint64_t opened;        /* budget growth: when the newest sub-filter opened, ms */
     uint64_t max_bytes;
     uint64_t latest;        /* L, ms: the clock */
     bool started;           /* L was set by an event (once.h, "Event time") */
@@ -558,6 +580,32 @@ static void clock_move(timer_filter *t, uint64_t latest, timer_now before, timer
     }
 }
 
+/* Alive timers at which a sub-filter of m cells and k probes reaches rate p:
+ * (z / m)^k = p, at least 1 and at most m. */
+static uint64_t density_threshold(uint64_t cells, uint32_t hashes, double p)
+{
+    double z = ceil((double)cells * pow(p, 1.0 / hashes));
+    return z < 1.0 ? 1 : z > (double)cells ? cells : (uint64_t)z;
+}
+
+/*
+ * Budget growth: the threshold of a new sub-filter, the newest of `alive`, opened
+ * after the one before it took `fill_ms` to fill.  Sub-filters that fill in f ms are
+ * alive for f + T each, so (T + f) / f + 1 of them will be alive together: that count
+ * is known as soon as one has filled, while `alive` only reaches it a span later.  The
+ * share is the larger of the two (and at least 4), so the aims fall as soon as the rate
+ * climbs, and the rates of the sub-filters opened before the climb are all that passes
+ * the budget.
+ */
+static uint64_t budget_threshold(const timer_filter *t, uint32_t alive, uint64_t fill_ms)
+{
+    uint64_t coming = (t->span + fill_ms) / (fill_ms ? fill_ms : 1) + 1;
+    uint64_t share = alive > TIMER_SPLIT ? alive : TIMER_SPLIT;
+    share = coming > share ? coming : share;
+    share = share < TIMER_MAX_FILTERS ? share : TIMER_MAX_FILTERS;
+    return density_threshold(t->cells, t->hashes, t->error / (2.0 * (double)share));
+}
+
 static once_status timer_write(timer_filter *t, const once_hash *h, uint64_t ms, bool test,
                                bool *seen)
 {
@@ -574,6 +622,7 @@ static once_status timer_write(timer_filter *t, const once_hash *h, uint64_t ms,
         once_prefetch_write(&newest[pos[i] >> t->shift]);
 
     uint64_t old = t->latest;
+    bool first = !t->started;
     uint64_t latest = ms > old ? ms : old; /* a late event happens at the clock */
     ms = latest;
     uint64_t advance = latest - old;
@@ -625,6 +674,12 @@ static once_status timer_write(timer_filter *t, const once_hash *h, uint64_t ms,
         s->array = fresh;
     }
     fit_subs(t);
+    if (grow && t->budget) {
+        t->threshold = budget_threshold(t, t->count, latest - t->opened);
+        t->opened = latest;
+    } else if (first) {
+        t->opened = latest; /* the first sub-filter opens with the first event */
+    }
     if (insert)
         sub_set(t, &t->subs[t->count - 1], pos, expiry, &w);
     if (seen)
@@ -696,6 +751,9 @@ static void timer_clear(once_filter *f)
     t->now = now_of(t, 0);
     t->cursor = 0;
     t->credit = 0;
+    t->opened = 0;
+    if (t->budget) /* the first sub-filter's, as created */
+        t->threshold = density_threshold(t->cells, t->hashes, t->error / (2.0 * TIMER_SPLIT));
 }
 
 static bool timer_clock(const once_filter *f, uint64_t *latest)
@@ -843,7 +901,7 @@ static uint64_t timer_memory_cap(const once_filter *f)
 
 typedef struct timer_geometry {
     uint32_t width, hashes, equal, policy;
-    bool dynamic;
+    bool dynamic, budget;
     uint64_t cells, span, plan_capacity, threshold, max_bytes;
     double sub_error;
 } timer_geometry;
@@ -874,6 +932,7 @@ static once_status timer_new(once_filter **out, const timer_geometry *g)
     t->equal = g->equal;
     t->policy = g->policy;
     t->dynamic = g->dynamic;
+    t->budget = g->dynamic && g->budget;
     t->words = words;
     t->span = g->span;
     t->tick = tick_for(g->span, g->width);
@@ -882,6 +941,7 @@ static once_status timer_new(once_filter **out, const timer_geometry *g)
     t->epoch_ticks = (t->span_ticks + EPOCHS_PER_SPAN - 1) / EPOCHS_PER_SPAN;
     t->plan_capacity = g->plan_capacity;
     t->sub_error = g->sub_error;
+    t->error = t->budget ? g->sub_error * 2.0 * TIMER_SPLIT : 0.0;
     t->threshold = g->dynamic ? g->threshold : 0;
     t->max_bytes = g->max_bytes;
     t->now = now_of(t, 0);
@@ -910,6 +970,7 @@ static once_status once_timer_create(once_filter **out, const once_config *c)
     g.span = c->span_ms;
     g.policy = (uint32_t)c->policy;
     g.dynamic = c->dynamic;
+    g.budget = c->dynamic;
     g.max_bytes = c->max_bytes ? c->max_bytes : TIMER_DEFAULT_MAX_BYTES;
     if ((g.width != 8 && g.width != 16 && g.width != 32) || g.span == 0 ||
         g.span > TIMER_MAX_SPAN ||
@@ -919,7 +980,7 @@ static once_status once_timer_create(once_filter **out, const once_config *c)
         return ONCE_ERR_INVALID;
     g.plan_capacity = g.dynamic ? c->capacity / TIMER_SPLIT + (c->capacity % TIMER_SPLIT != 0)
                                 : c->capacity;
-    g.sub_error = g.dynamic ? c->error / TIMER_SPLIT : c->error;
+    g.sub_error = g.dynamic ? c->error / (2.0 * TIMER_SPLIT) : c->error;
     if (!(g.sub_error >= 0.0 && g.sub_error < 1.0))
         g.sub_error = 0.0; /* explicit geometry: the error is only recorded */
     g.cells = c->bits;
@@ -939,11 +1000,8 @@ static once_status once_timer_create(once_filter **out, const once_config *c)
     if (g.hashes > ONCE_MAX_HASHES || c->equal_timers > g.hashes)
         return ONCE_ERR_INVALID;
     g.equal = c->equal_timers;
-    if (g.dynamic) {
-        /* Density at which the newest sub-filter reaches its rate: (z/m)^k = p. */
-        double z = ceil((double)g.cells * pow(g.sub_error, 1.0 / g.hashes));
-        g.threshold = z < 1.0 ? 1 : z > (double)g.cells ? g.cells : (uint64_t)z;
-    }
+    if (g.dynamic) /* the first sub-filter, alone: error / 8, its plan */
+        g.threshold = density_threshold(g.cells, g.hashes, c->error / (2.0 * TIMER_SPLIT));
     return timer_new(out, &g);
 }
 
@@ -969,16 +1027,19 @@ enum {
     P_FILTERS,
     P_STARTED,
     P_MAX_TIME_JUMP,
+    P_OPENED, /* budget growth only: when the newest sub-filter opened, ms */
     P_COUNT
 };
+/* Filters without budget growth save the parameters before P_OPENED (their bytes are
+ * those of the version that wrote them); budget growth always saves P_OPENED. */
+#define P_COUNT_FIXED_OR_EVEN P_OPENED
 /* States written before the clock's bound existed end at P_FILTERS; they load with no
  * bound, as they ran, and a clock started if it ever moved. */
 #define P_COUNT_UNBOUNDED P_STARTED
 
 static uint64_t timer_params_size(const once_filter *f)
 {
-    (void)f;
-    return P_COUNT * 8;
+    return (CTIMER(f)->budget ? P_COUNT : P_COUNT_FIXED_OR_EVEN) * 8;
 }
 
 static uint64_t timer_payload_size(const once_filter *f)
@@ -999,7 +1060,7 @@ static void timer_save_params(const once_filter *f, once_writer *w)
         [P_TICK] = t->tick,
         [P_EQUAL] = t->equal,
         [P_POLICY] = t->policy,
-        [P_DYNAMIC] = t->dynamic,
+        [P_DYNAMIC] = t->budget ? 2 : t->dynamic, /* 1: even growth (older files) */
         [P_PLAN_CAPACITY] = t->plan_capacity,
         [P_SUB_ERROR] = error_bits,
         [P_THRESHOLD] = t->threshold,
@@ -1010,8 +1071,9 @@ static void timer_save_params(const once_filter *f, once_writer *w)
         [P_FILTERS] = t->count,
         [P_STARTED] = t->started,
         [P_MAX_TIME_JUMP] = t->base.max_time_jump,
+        [P_OPENED] = t->opened,
     };
-    for (int i = 0; i < P_COUNT; i++)
+    for (int i = 0; i < (t->budget ? P_COUNT : P_COUNT_FIXED_OR_EVEN); i++)
         once_writer_u64(w, v[i]);
 }
 
@@ -1045,12 +1107,21 @@ static once_status timer_load(once_filter **out, const uint8_t *params, size_t p
                               const uint8_t *payload, size_t payload_len)
 {
     uint64_t v[P_COUNT];
+    bool has_opened = false;
     if (once_read_params(params, params_len, v, P_COUNT_UNBOUNDED)) {
         v[P_STARTED] = v[P_LATEST] != 0;
         v[P_MAX_TIME_JUMP] = 0;
-    } else if (!once_read_params(params, params_len, v, P_COUNT)) {
+        v[P_OPENED] = 0;
+    } else if (once_read_params(params, params_len, v, P_COUNT_FIXED_OR_EVEN)) {
+        v[P_OPENED] = 0;
+    } else if (once_read_params(params, params_len, v, P_COUNT)) {
+        has_opened = true;
+    } else {
         return ONCE_ERR_CORRUPT;
     }
+    /* Budget growth (P_DYNAMIC 2) and its P_OPENED come together. */
+    if ((v[P_DYNAMIC] == 2) != has_opened || v[P_OPENED] > v[P_LATEST])
+        return ONCE_ERR_CORRUPT;
     double sub_error;
     memcpy(&sub_error, &v[P_SUB_ERROR], sizeof sub_error);
     /* Ranges first, so that the geometry arithmetic below cannot overflow. */
@@ -1058,7 +1129,7 @@ static once_status timer_load(once_filter **out, const uint8_t *params, size_t p
         v[P_HASHES] > ONCE_MAX_HASHES || v[P_CELLS] == 0 || v[P_CELLS] > ONCE_MAX_CELLS ||
         v[P_CELLS] * v[P_WIDTH] > TIMER_MAX_CELL_BITS || v[P_SPAN] == 0 ||
         v[P_SPAN] > TIMER_MAX_SPAN || v[P_TICK] != tick_for(v[P_SPAN], (uint32_t)v[P_WIDTH]) ||
-        v[P_EQUAL] > v[P_HASHES] || v[P_POLICY] > ONCE_POLICY_REFRESH || v[P_DYNAMIC] > 1 ||
+        v[P_EQUAL] > v[P_HASHES] || v[P_POLICY] > ONCE_POLICY_REFRESH || v[P_DYNAMIC] > 2 ||
         v[P_PLAN_CAPACITY] > ONCE_MAX_CELLS || !isfinite(sub_error) || sub_error < 0.0 ||
         sub_error >= 1.0 || (v[P_DYNAMIC] && sub_error == 0.0) ||
         (v[P_DYNAMIC] ? v[P_THRESHOLD] == 0 || v[P_THRESHOLD] > v[P_CELLS]
@@ -1078,6 +1149,7 @@ static once_status timer_load(once_filter **out, const uint8_t *params, size_t p
         .equal = (uint32_t)v[P_EQUAL],
         .policy = (uint32_t)v[P_POLICY],
         .dynamic = v[P_DYNAMIC] != 0,
+        .budget = v[P_DYNAMIC] == 2,
         .cells = v[P_CELLS],
         .span = v[P_SPAN],
         .plan_capacity = v[P_PLAN_CAPACITY],
@@ -1113,6 +1185,7 @@ static once_status timer_load(once_filter **out, const uint8_t *params, size_t p
     t->latest = v[P_LATEST];
     t->started = v[P_STARTED] != 0;
     t->base.max_time_jump = v[P_MAX_TIME_JUMP];
+    t->opened = v[P_OPENED];
     t->now = now_of(t, t->latest);
     t->cursor = v[P_CURSOR];
     t->credit = v[P_CREDIT];

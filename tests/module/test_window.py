@@ -6,7 +6,9 @@ same event times, so every decision must match, false positives included.
 """
 import os
 import random
+import shutil
 import subprocess
+import tempfile
 
 from checks import err, wait_synced
 from resp import Connection
@@ -332,3 +334,63 @@ def test_windows_survive_reload_and_restart():
         assert {n: r.execute_command("ONCE.SCANDUMP", n, 0) for n in names} == before
         for n in names:
             assert r.execute_command("ONCE.EXISTS", n, "k799", "AT", 778) == 1
+
+
+def timer_answers(r, key, items, at):
+    """ONCE.MADD of `items` at time `at`, 100 a command: how many were answered 0."""
+    zeros = 0
+    for i in range(0, len(items), 100):
+        zeros += r.execute_command("ONCE.MADD", key, "AT", at, *items[i:i + 100]).count(0)
+    return zeros
+
+
+def test_timer_window_grows_past_its_capacity():
+    """CAPACITY is a first guess: a timer window grows past it within its error rate;
+    NONSCALING keeps the first size, whose rate then rises (and SCALING, NONSCALING
+    belong to the timer filter only)."""
+    items = ["item-%d" % i for i in range(3000)]
+    with Server() as s:
+        r = s.client()
+        r.execute_command("ONCE.RESERVE", "grows", "SPAN", 3600000, "FILTER", "timer",
+                          "CAPACITY", 100, "ERROR", 0.01)
+        r.execute_command("ONCE.RESERVE", "said", "SPAN", 3600000, "FILTER", "timer",
+                          "CAPACITY", 100, "ERROR", 0.01, "SCALING")
+        r.execute_command("ONCE.RESERVE", "fixed", "SPAN", 3600000, "FILTER", "timer",
+                          "CAPACITY", 100, "ERROR", 0.01, "NONSCALING")
+        # 3,000 new items, 30 times the guess: about 30 false positives at 1%; 60 is
+        # past four standard deviations.
+        assert timer_answers(r, "grows", items, 1000) <= 60
+        assert timer_answers(r, "said", items, 1000) <= 60
+        assert timer_answers(r, "fixed", items, 1000) > 1000
+        for word in ("SCALING", "NONSCALING"):
+            assert "apply to FILTER timer" in err(r, "ONCE.RESERVE", "t" + word, "SPAN", 1000,
+                                                  word)
+            assert "apply to FILTER timer" in err(r, "ONCE.RESERVE", "c" + word, "WINDOW", 10,
+                                                  "FILTER", "apbf", word)
+
+
+def test_timer_creation_replayed_from_an_earlier_version_stays_fixed():
+    """An AOF written before SCALING existed replicated a timer window's creation
+    without it: replayed, the window is the fixed one it was, while the same creation
+    from a client grows.  The replayed creation is built here as that version wrote
+    it (every option, the seed it drew)."""
+    creation = ["ONCE.RESERVE", "old", "SPAN", "3600000", "ERROR", "0.01", "FILTER", "timer",
+                "CAPACITY", "100", "MAXJUMP", "86400000", "SEED", "7", "MAXMEMORY",
+                "16777216"]
+    resp = "*%d\r\n" % len(creation) + "".join(
+        "$%d\r\n%s\r\n" % (len(w), w) for w in creation)
+    d = tempfile.mkdtemp(prefix="once-aof-")
+    try:
+        os.mkdir(os.path.join(d, "appendonlydir"))
+        with open(os.path.join(d, "appendonlydir", "appendonly.aof.1.incr.aof"), "w") as f:
+            f.write(resp)
+        with open(os.path.join(d, "appendonlydir", "appendonly.aof.manifest"), "w") as f:
+            f.write("file appendonly.aof.1.incr.aof seq 1 type i\n")
+        with Server(directory=d, extra=["--appendonly", "yes"]) as s:
+            r = s.client()
+            r.execute_command(*(["ONCE.RESERVE", "new"] + creation[2:]))
+            items = ["item-%d" % i for i in range(3000)]
+            assert timer_answers(r, "old", items, 1000) > 1000
+            assert timer_answers(r, "new", items, 1000) <= 60
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
