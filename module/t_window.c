@@ -331,6 +331,23 @@ static uint64_t lift_jump_bound(RedisModuleCtx *ctx, once_filter *f, const event
     return bound;
 }
 
+/*
+ * MAXJUMP also bounds AT against the server's clock, so that the first event of a
+ * window, which no earlier time bounds, cannot carry its clock years ahead either: a
+ * producer's time is never far ahead of the real one.  Not for replayed commands,
+ * which were checked where they first ran, against that server's clock.
+ */
+#define ERR_AHEAD_OF_SERVER                                                                    \
+    "ERR event time refused: AT is more than MAXJUMP ahead of the server's clock"
+
+static bool ahead_of_server(RedisModuleCtx *ctx, const event_time *t, uint64_t bound)
+{
+    if (!t->given || bound == 0 || command_replayed(ctx))
+        return false;
+    uint64_t now = server_time().ms;
+    return t->ms > now && t->ms - now > bound;
+}
+
 static void restore_jump_bound(once_filter *f, uint64_t bound)
 {
     if (bound != 0)
@@ -383,6 +400,11 @@ static int window_add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int a
         restore_jump_bound(f, bound);
         value_close(&k);
         return RM_ReplyWithError(ctx, ERR_TIME);
+    }
+    if (timed && ahead_of_server(ctx, &t, bound)) {
+        restore_jump_bound(f, bound);
+        value_close(&k);
+        return RM_ReplyWithError(ctx, ERR_AHEAD_OF_SERVER);
     }
     if (!single)
         RM_ReplyWithArray(ctx, RM_POSTPONED_LEN);

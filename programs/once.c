@@ -360,6 +360,14 @@ static int run_input(run *r, const char *path)
             clock = r->sliced_clock;
             clock_started = r->sliced_clock_started;
         }
+        /* A time more than --max-time-jump ahead of the wall clock is a bad time even
+         * on the first line, which no earlier time bounds: a replay of old logs is never
+         * ahead of the wall clock, and one outlier must not carry the clock decades
+         * ahead and keep every later key "seen" until then. */
+        uint64_t jump = o->max_time_jump_ms;
+        uint64_t ahead_limit = UINT64_MAX;
+        if (r->timed && o->time_field && jump != 0)
+            ahead_limit = wall_clock_ms() + jump;
         size_t good = 0;
         key_arena_reset(&r->arena);
         for (size_t i = 0; i < n; i++) {
@@ -374,12 +382,27 @@ static int run_input(run *r, const char *path)
                           &field_len);
                 int time_status = parse_event_time(field, field_len, o->time_format, &when);
                 bool parsed = time_status == 0;
+                bool future = parsed && when > ahead_limit;
+                uint64_t before = clock;
                 /* A time the window's clock would refuse (too far ahead) is a bad time
                  * too; the step tracks the clock through the batch as the filter will. */
-                if (!parsed || !clock_step(r, &clock, &clock_started, when)) {
+                if (!parsed || future || !clock_step(r, &clock, &clock_started, when)) {
                     r->counters.bad_time++;
                     if (o->on_bad_time == BAD_TIME_FAIL) {
-                        if (time_status == TIME_BEFORE_1970)
+                        char t1[EVENT_TIME_TEXT], t2[EVENT_TIME_TEXT];
+                        if (future)
+                            fprintf(stderr,
+                                    "once: %s:%llu: time %s is more than --max-time-jump ahead "
+                                    "of the wall clock, %s%s (--on-bad-time skip or keep to "
+                                    "go on)\n",
+                                    name, (unsigned long long)line_number,
+                                    format_event_time(when, o->time_format, t1),
+                                    format_event_time(ahead_limit - jump, o->time_format, t2),
+                                    o->time_format == TIME_EPOCH && when / 1000 <= ahead_limit
+                                        ? "; if the field holds milliseconds, use --time-format "
+                                          "epoch_ms"
+                                        : "");
+                        else if (time_status == TIME_BEFORE_1970)
                             fprintf(stderr,
                                     "once: %s:%llu: the time in field %u is before 1970, "
                                     "which the windows' clock cannot hold (--on-bad-time skip "
@@ -392,11 +415,12 @@ static int run_input(run *r, const char *path)
                                     name, (unsigned long long)line_number, o->time_field);
                         else
                             fprintf(stderr,
-                                    "once: %s:%llu: time %llu ms is more than --max-time-jump "
-                                    "ahead of the latest event time, %llu ms (--max-time-jump "
+                                    "once: %s:%llu: time %s is more than --max-time-jump "
+                                    "ahead of the latest event time, %s (--max-time-jump "
                                     "to allow it; --on-bad-time skip or keep to go on)\n",
                                     name, (unsigned long long)line_number,
-                                    (unsigned long long)when, (unsigned long long)clock);
+                                    format_event_time(when, o->time_format, t1),
+                                    format_event_time(clock, o->time_format, t2));
                         code = EXIT_IO;
                         n = i; /* lines before it are still answered and written */
                         break;
@@ -404,6 +428,8 @@ static int run_input(run *r, const char *path)
                     action[i] = o->on_bad_time == BAD_TIME_SKIP ? LINE_SKIP : LINE_KEEP;
                     continue;
                 }
+                /* Late: older than the clock (as it was before this line) minus the span. */
+                r->counters.late += when < before && before - when > o->span_ms;
             }
             if (key_of_line(&o->key, lines[i].data, lines[i].len, &r->arena, &keys[good]) != 0) {
                 fprintf(stderr, "once: out of memory\n");
@@ -538,6 +564,15 @@ int main(int argc, char **argv)
     r.counters.seconds = monotonic_seconds() - r.started;
     if (r.progress)
         report_progress_done();
+    /* Many late lines mean the input is out of order, or the time field is not the
+     * event time: each was answered as of the latest time, not its own. */
+    if (r.counters.late * 100 > r.counters.lines)
+        fprintf(stderr,
+                "once: warning: %llu of %llu lines (%.1f%%) were late, older than the latest "
+                "event time minus the span; each was taken at the latest time (is the input "
+                "in time order, and --time-field its event time?)\n",
+                (unsigned long long)r.counters.late, (unsigned long long)r.counters.lines,
+                100.0 * (double)r.counters.late / (double)r.counters.lines);
 
     if (code == 0 && o.state_path && state_save(o.state_path, r.filter) != 0)
         code = EXIT_IO;

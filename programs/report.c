@@ -58,7 +58,12 @@ static void report_counts(const run_counters *c, double rate)
             (unsigned long long)c->lines, (unsigned long long)c->distinct,
             (unsigned long long)c->duplicates, c->seconds, rate / 1e6);
     if (c->bad_time)
-        fprintf(stderr, "once: %llu lines had no readable time\n", (unsigned long long)c->bad_time);
+        fprintf(stderr, "once: %llu %s a bad time (unreadable, before 1970, or too far ahead)\n",
+                (unsigned long long)c->bad_time, c->bad_time == 1 ? "line had" : "lines had");
+    if (c->late)
+        fprintf(stderr,
+                "once: %llu %s late (older than the latest event time minus the span)\n",
+                (unsigned long long)c->late, c->late == 1 ? "line was" : "lines were");
 }
 
 void report_stats(stats_mode mode, const run_counters *c, const once_filter *filter)
@@ -84,7 +89,7 @@ void report_stats(stats_mode mode, const run_counters *c, const once_filter *fil
                 "\"items\":%llu,\"capacity\":%llu,\"error\":%.6g,\"hashes\":%u,"
                 "\"fill_ratio\":%.6f,\"seed\":\"%llu\",\"window\":%llu,\"slack\":%llu,"
                 "\"k\":%u,\"l\":%u,\"slices\":%u,\"window_unit\":\"%s\",\"bad_time\":%llu,"
-                "\"filters\":%u,\"cardinality_estimate\":%s,\"cardinality_low\":%s,"
+                "\"late\":%llu,\"filters\":%u,\"cardinality_estimate\":%s,\"cardinality_low\":%s,"
                 "\"cardinality_high\":%s,\"format\":%u,\"probe\":\"%s\"}\n",
                 (unsigned long long)c->lines, (unsigned long long)c->distinct,
                 (unsigned long long)c->duplicates, (unsigned long long)s.bytes,
@@ -95,7 +100,8 @@ void report_stats(stats_mode mode, const run_counters *c, const once_filter *fil
                 finite_or_zero(s.fill_ratio), (unsigned long long)s.seed,
                 (unsigned long long)s.window, (unsigned long long)s.slack, s.hashes, s.age_slices,
                 s.slices, s.span_ms ? "ms" : s.window ? "events" : "none",
-                (unsigned long long)c->bad_time, s.filters, card_estimate, card_low, card_high,
+                (unsigned long long)c->bad_time, (unsigned long long)c->late, s.filters,
+                card_estimate, card_low, card_high,
                 s.format, s.probe);
         return;
     }
@@ -153,7 +159,8 @@ void report_sliced_stats(stats_mode mode, const run_counters *c, const once_slic
                 "\"sites\":%u,\"bits\":%llu,\"site_bits\":%llu,\"hashes\":%u,"
                 "\"fpr_estimate\":%.6g,\"messages\":%llu,\"messages_per_event\":%.4f,"
                 "\"fairness\":%.6f,\"max_load\":%llu,\"filters\":%u,\"fill\":%.6f,"
-                "\"window\":%llu,\"window_unit\":\"%s\",\"bad_time\":%llu,\"loads\":[",
+                "\"window\":%llu,\"window_unit\":\"%s\",\"bad_time\":%llu,\"late\":%llu,"
+                "\"loads\":[",
                 (unsigned long long)c->lines, (unsigned long long)c->distinct,
                 (unsigned long long)c->duplicates, (unsigned long long)bytes,
                 finite_or_zero(c->seconds), finite_or_zero(rate),
@@ -165,7 +172,7 @@ void report_sliced_stats(stats_mode mode, const run_counters *c, const once_slic
                 finite_or_zero(s.fill),
                 (unsigned long long)(s.window_ms ? s.window_ms : s.window_events),
                 s.window_ms ? "ms" : s.window_events ? "events" : "none",
-                (unsigned long long)c->bad_time);
+                (unsigned long long)c->bad_time, (unsigned long long)c->late);
         for (uint32_t i = 0; i < s.sites; i++)
             fprintf(stderr, "%s%llu", i ? "," : "", (unsigned long long)loads[i]);
         fputs("]}\n", stderr);

@@ -15,7 +15,9 @@ typedef struct run_counters {
     uint64_t distinct;
     uint64_t duplicates;
     uint64_t input_bytes;
-    uint64_t bad_time; /* lines whose event time did not parse */
+    uint64_t bad_time; /* lines whose event time is unreadable, before 1970 or too far
+                          ahead (of the latest event time or of the wall clock) */
+    uint64_t late;     /* lines older than the latest event time minus the span */
     double seconds;
 } run_counters;
 

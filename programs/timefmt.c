@@ -5,6 +5,7 @@
 #include "timefmt.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 /* The units of a duration.  A suffix that begins another ("ms", "min" and "m") comes
@@ -249,4 +250,45 @@ int parse_event_time(const char *text, size_t len, time_format format, uint64_t 
         return TIME_UNREADABLE;
     *ms = value;
     return 0;
+}
+
+/* Days since 1970-01-01 to a civil date (proleptic Gregorian), the inverse of the
+ * parser's day count. */
+static void civil_from_days(uint64_t days, uint64_t *year, unsigned *month, unsigned *day)
+{
+    uint64_t z = days + 719468; /* days since 0000-03-01 */
+    uint64_t era = z / 146097;
+    uint64_t doe = z - era * 146097;
+    uint64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    uint64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    uint64_t mp = (5 * doy + 2) / 153;
+    *day = (unsigned)(doy - (153 * mp + 2) / 5 + 1);
+    *month = (unsigned)(mp < 10 ? mp + 3 : mp - 9);
+    *year = yoe + era * 400 + (*month <= 2);
+}
+
+const char *format_event_time(uint64_t ms, time_format format, char *out)
+{
+    uint64_t seconds = ms / 1000, milli = ms % 1000;
+    if (format == TIME_EPOCH_MS) {
+        snprintf(out, EVENT_TIME_TEXT, "%llu", (unsigned long long)ms);
+    } else if (format == TIME_EPOCH) {
+        if (milli)
+            snprintf(out, EVENT_TIME_TEXT, "%llu.%03llu", (unsigned long long)seconds,
+                     (unsigned long long)milli);
+        else
+            snprintf(out, EVENT_TIME_TEXT, "%llu", (unsigned long long)seconds);
+    } else {
+        uint64_t year;
+        unsigned month, day;
+        civil_from_days(seconds / 86400, &year, &month, &day);
+        unsigned in_day = (unsigned)(seconds % 86400);
+        int n = snprintf(out, EVENT_TIME_TEXT, "%04llu-%02u-%02uT%02u:%02u:%02u",
+                         (unsigned long long)year, month, day, in_day / 3600,
+                         in_day / 60 % 60, in_day % 60);
+        if (n > 0 && n < EVENT_TIME_TEXT)
+            snprintf(out + n, (size_t)(EVENT_TIME_TEXT - n), milli ? ".%03lluZ" : "Z",
+                     (unsigned long long)milli);
+    }
+    return out;
 }

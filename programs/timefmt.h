@@ -32,4 +32,10 @@ enum {
  * negative epoch time, or an ISO-8601 time before 1970 in UTC). */
 int parse_event_time(const char *text, size_t len, time_format format, uint64_t *ms);
 
+/* Unix milliseconds written as the input gives times, for messages: seconds (with a
+ * fraction when there is one) for epoch, milliseconds for epoch_ms, UTC ISO-8601 for
+ * iso8601.  `out` takes at least EVENT_TIME_TEXT bytes. */
+#define EVENT_TIME_TEXT 40
+const char *format_event_time(uint64_t ms, time_format format, char *out);
+
 #endif

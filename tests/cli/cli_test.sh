@@ -286,12 +286,47 @@ case_capacity_warning() {
 # it and keeps --error.  20,000 distinct keys at 2,000 a span, twenty times the guess:
 # at --error 0.001 about 20 are dropped as false positives; 60 is past any chance.
 case_timer_grows_past_its_guess() {
-  awk 'BEGIN { for (i = 0; i < 20000; i++) printf "key%d\t%d\n", i, 1700000000000 + int(i * 2.5) }' > in
+  awk 'BEGIN { for (i = 0; i < 20000; i++) printf "key%d\t%.0f\n", i, 1700000000000 + int(i * 2.5) }' > in
   "$ONCE" --span 5s --filter timer --capacity 100 -f 1 --time-field 2 \
     --time-format epoch_ms --seed 5 in > got 2> err || fail "exited $?: $(cat err)"
   local delivered; delivered=$(wc -l < got)
   [ "$delivered" -ge 19940 ] || fail "timer --capacity 100: $delivered of 20000 new keys delivered"
   [ ! -s err ] || fail "a growing window warns: $(cat err)"
+}
+
+# One outlier time must not carry a window's clock ahead: a time more than
+# --max-time-jump ahead of the wall clock is a bad time, on the first line too.  Lines
+# older than the clock minus the span are counted as late, and many of them warned of.
+case_outlier_times_and_late_lines() {
+  { printf '2100-01-01T00:00:00Z\tfuture\n'
+    for i in $(seq 0 99); do printf '2023-01-01T%02d:%02d:00Z\tev%d\n' $((i / 60)) $((i % 60)) $i; done
+  } > in
+  expect_status 2 "$ONCE" --span 10s -f 2 --time-field 1 --time-format iso8601 in > got 2> err
+  grep -q "in:1: time 2100-01-01T00:00:00Z is more than --max-time-jump ahead of the wall clock" err \
+    || fail "outlier message: $(cat err)"
+  [ ! -s got ] || fail "lines after a failed first line"
+  "$ONCE" --span 10s -f 2 --time-field 1 --time-format iso8601 --on-bad-time skip \
+    --stats=json in > got 2> err || fail "skip exited $?"
+  [ "$(wc -l < got)" -eq 100 ] || fail "one outlier froze the window: $(wc -l < got) of 100 delivered"
+  jq -e '.bad_time == 1 and .late == 0' err > /dev/null || fail "outlier stats: $(cat err)"
+  # The limit is the wall clock: 0 lifts it, as it lifts the bound on the latest time.
+  "$ONCE" --span 10s -f 2 --time-field 1 --time-format iso8601 --max-time-jump 0 in > got \
+    || fail "--max-time-jump 0 exited $?"
+  # Milliseconds read as seconds are far in the future: the message says so.
+  printf '1700000000000\ta\n' > ms
+  expect_status 2 "$ONCE" --span 10s -f 2 --time-field 1 ms > got 2> err
+  grep -q "use --time-format epoch_ms" err || fail "no hint at epoch_ms: $(cat err)"
+  "$ONCE" --span 10s -f 2 --time-field 1 --time-format epoch_ms ms > got || fail "epoch_ms exited $?"
+  # Late lines: two of four are older than the clock minus the span.
+  printf '1000\ta\n1100\tb\n5\tc\n1\td\n' > late
+  "$ONCE" --span 10s -f 2 --time-field 1 --stats=json late > got 2> err
+  grep '^{' err | jq -e '.late == 2 and .bad_time == 0' > /dev/null || fail "late count: $(cat err)"
+  [ "$(grep -c 'warning: 2 of 4 lines (50.0%) were late' err)" -eq 1 ] || fail "late warning: $(cat err)"
+  "$ONCE" --span 10s -f 2 --time-field 1 --stats late > got 2> err
+  grep -q "^once: 2 lines were late (older than the latest event time minus the span)" err \
+    || fail "late summary: $(cat err)"
+  printf '1000\ta\n1001\tb\n' | "$ONCE" --span 10s -f 2 --time-field 1 > got 2> err
+  [ ! -s err ] || fail "in-order lines warned: $(cat err)"
 }
 
 case_state_resume() {
@@ -665,7 +700,7 @@ case_sliced_span() {
   jq -e '.bad_time == 1 and .distinct == 1' err > /dev/null || fail "sliced bad times: $(cat err)"
   printf '1000\ta\nsoon\tb\n' | "$ONCE" --slicing vertical --slices 2 --span 2s --time-field 1 \
     --time-format epoch_ms -f 2 --on-bad-time skip --stats > /dev/null 2> err
-  grep -q '^once: 1 lines had no readable time$' err || fail "sliced bad times, human: $(cat err)"
+  grep -q '^once: 1 line had a bad time (unreadable, before 1970, or too far ahead)$' err || fail "sliced bad times, human: $(cat err)"
   # --max-memory caps the sites' growth: a stream at 100x the capacity a span stops with
   # exit 2 once a site needs a sub-filter past the cap, every line before the failing
   # batch written; a cap below the first sub-filters is refused at the start.

@@ -394,3 +394,22 @@ def test_timer_creation_replayed_from_an_earlier_version_stays_fixed():
             assert timer_answers(r, "new", items, 1000) <= 60
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+
+def test_first_event_is_bounded_by_the_server_clock():
+    """A window's first event has no clock before it to bound it: MAXJUMP bounds AT
+    against the server's clock too, so one outlier cannot carry a new window decades
+    ahead.  MAXJUMP 0 lifts both bounds; replayed commands were bounded where they ran."""
+    with Server() as s:
+        r = s.client()
+        now = int(r.execute_command("TIME")[0]) * 1000
+        day = 86400000
+        r.execute_command("ONCE.RESERVE", "w", "SPAN", 10000, "SEED", 3)
+        before = r.execute_command("ONCE.SCANDUMP", "w", 0)
+        for command in (["ONCE.ADD", "w", "a", "AT", now + 2 * day],
+                        ["ONCE.MADD", "w", "AT", now + 2 * day, "a", "b"]):
+            assert "ahead of the server's clock" in err(r, *command)
+        assert r.execute_command("ONCE.SCANDUMP", "w", 0) == before  # nothing taken
+        assert r.execute_command("ONCE.ADD", "w", "a", "AT", now + day // 2) == 1
+        r.execute_command("ONCE.RESERVE", "free", "SPAN", 10000, "MAXJUMP", 0, "SEED", 3)
+        assert r.execute_command("ONCE.ADD", "free", "a", "AT", now + 3650 * day) == 1
