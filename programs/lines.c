@@ -191,6 +191,7 @@ int writer_flush(line_writer *w)
     if (w->used > 0 && write_all(w, w->buffer, w->used) != 0)
         return -1;
     w->used = 0;
+    w->pending = 0;
     return 0;
 }
 
@@ -202,13 +203,16 @@ int writer_line(line_writer *w, const char *data, size_t len)
         if (writer_flush(w) != 0)
             return -1;
         if (len + 1 > w->capacity) { /* a line larger than the buffer goes straight out */
+            w->pending = 1;
             if (write_all(w, data, len) != 0 || write_all(w, &w->terminator, 1) != 0)
                 return -1;
+            w->pending = 0;
             return 0;
         }
     }
     memcpy(w->buffer + w->used, data, len);
     w->buffer[w->used + len] = w->terminator;
     w->used += len + 1;
+    w->pending++;
     return 0;
 }

@@ -73,6 +73,8 @@ typedef struct line_writer {
     char *buffer;
     size_t capacity, used;
     int error; /* errno of the first failed write, 0 if none */
+    uint64_t pending; /* lines given but not yet written out (in the buffer, or the line
+                         whose write failed): after a failure, the lines that may be lost */
 } line_writer;
 
 int writer_init(line_writer *w, int fd, size_t capacity, char terminator);

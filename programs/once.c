@@ -6,14 +6,18 @@
  * batched test-and-add, and write the lines it calls new (or, with -D, the others) in
  * input order; then save the state and print the summary.
  *
- * Failure rules, so that nothing is lost:
- *   - a run that fails (unreadable input, failed output, bad state, an unreadable event
- *     time) exits 2 and does not save: the old state file stays, and no key is
- *     recorded as delivered unless its line reached the output (lines answered before
- *     the failure are still written: a rerun may deliver them again, never lose them);
+ * Failure rules, so that a line is delivered once:
+ *   - a run that fails (unreadable input, failed output, an unreadable event time, a
+ *     memory cap reached) exits 2, but first writes every line answered before the
+ *     failure and saves the state as of the last of them: the lines written are the
+ *     lines the state holds as delivered, and a rerun on the rest of the input
+ *     delivers none twice.  The one gap is a failed write: the lines answered but not
+ *     yet out (at most the output buffer's, and the rest of their batch) are held as
+ *     delivered and may not have arrived; the run says how many at most.  A state that
+ *     cannot be loaded is refused before any input is read and left as it is;
  *   - an input that cannot be opened or read (missing, a directory) is reported and
  *     the run goes on with the other inputs, as cat does, then fails as above: their
- *     lines are written, no state is saved, no summary or estimate is printed;
+ *     lines are written and the state saved, but no summary or estimate is printed;
  *   - SIGINT/SIGTERM/SIGHUP stop reading, finish the complete lines already read, flush
  *     the output, save the state, and exit 128+signal (a closed terminal or a service
  *     manager's hangup is a request to stop, not a reason to lose the run's keys);
@@ -220,6 +224,7 @@ typedef struct run {
     uint64_t sliced_clock; /* --slicing --span: the latest event time taken */
     bool sliced_clock_started;
     bool input_failed; /* an input could not be opened or read: the run fails at the end */
+    uint64_t unwritten; /* after a write error: answered lines that may not have been written */
     double started, last_progress;
 } run;
 
@@ -294,12 +299,30 @@ static uint64_t run_bytes(const run *r)
     return s.bytes;
 }
 
-/* The filter's answers for keys[0 .. n-1]. */
-static once_status answer_batch(run *r, const once_key *keys, size_t n, uint8_t *seen)
+/* The filter's answers for keys[0 .. n-1]; *done: the keys answered, all n unless a key
+ * was refused (a sliced filter, which has no saved state, reports none then). */
+static once_status answer_batch(run *r, const once_key *keys, size_t n, uint8_t *seen,
+                                size_t *done)
 {
-    if (r->sliced != NULL)
-        return once_sliced_test_and_add_batch(r->sliced, keys, n, seen);
-    return once_test_and_add_batch(r->filter, keys, n, seen);
+    if (r->sliced != NULL) {
+        once_status st = once_sliced_test_and_add_batch(r->sliced, keys, n, seen);
+        *done = st == ONCE_OK ? n : 0;
+        return st;
+    }
+    return once_test_and_add_batch_partial(r->filter, keys, n, seen, done);
+}
+
+/* How many of the batch's lines come before its key number `keys` (the lines whose
+ * keys were answered, and the kept or skipped lines among them). */
+static size_t lines_before_key(const line_action *action, size_t n, size_t keys)
+{
+    size_t i = 0;
+    for (size_t j = 0; i < n; i++) {
+        if (action[i] == LINE_FILTER && j == keys)
+            break;
+        j += action[i] == LINE_FILTER;
+    }
+    return i;
 }
 
 static void flush_before_block(void *context)
@@ -440,34 +463,49 @@ static int run_input(run *r, const char *path)
             keys[good].time_ms = when;
             good++;
         }
-        once_status st = answer_batch(r, keys, good, seen);
+        size_t done = 0;
+        once_status st = answer_batch(r, keys, good, seen, &done);
         if (r->sliced != NULL && r->timed && o->time_field) {
             r->sliced_clock = clock;
             r->sliced_clock_started = clock_started;
         }
         if (st != ONCE_OK) {
+            /* The keys before the refused one took effect: their lines are answered and
+             * written as any, so that what a saved state holds is what was written. */
+            size_t answered = lines_before_key(action, n, done);
+            uint64_t refused_line = line_number - n + 1 + answered;
             if (st == ONCE_ERR_FULL && r->sliced != NULL)
-                report_sliced_full(name, line_number - n + 1, r->sliced, sliced_memory_cap(o));
+                report_sliced_full(name, refused_line, r->sliced, sliced_memory_cap(o));
             else if (st == ONCE_ERR_FULL)
-                report_full(name, line_number - n + 1, r->filter, o->max_memory,
-                            o->state_path != NULL);
+                report_full(name, refused_line, r->filter, o->max_memory, o->state_path != NULL);
             else
-                fprintf(stderr, "once: %s: filter error: %s\n", name, once_strerror(st));
+                fprintf(stderr, "once: %s:%llu: filter error: %s\n", name,
+                        (unsigned long long)refused_line, once_strerror(st));
             code = EXIT_IO;
-            break;
+            n = answered;
         }
         for (size_t i = 0, j = 0; i < n; i++) {
             bool duplicate;
             if (action[i] == LINE_SKIP)
                 continue;
             duplicate = action[i] == LINE_FILTER ? seen[j++] : false;
-            if (!o->card && duplicate == o->print_duplicates &&
-                writer_line(&r->out, lines[i].data, lines[i].len) != 0)
+            bool printed = !o->card && duplicate == o->print_duplicates;
+            if (printed && writer_line(&r->out, lines[i].data, lines[i].len) != 0) {
+                /* This line and the printed ones after it were answered, not written. */
+                r->unwritten = r->out.pending;
+                for (size_t k = i, m = j - (action[i] == LINE_FILTER); k < n; k++) {
+                    if (action[k] == LINE_SKIP)
+                        continue;
+                    bool dup = action[k] == LINE_FILTER ? seen[m++] : false;
+                    r->unwritten += !o->card && dup == o->print_duplicates;
+                }
                 break;
+            }
             r->counters.duplicates += duplicate;
         }
         if (r->out.error) {
             fprintf(stderr, "once: write error: %s\n", strerror(r->out.error));
+            r->counters.lines += n; /* answered, if not all written */
             code = EXIT_IO;
             break;
         }
@@ -552,15 +590,14 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < o.input_count && code == 0 && !stop_signal; i++)
             code = run_input(&r, o.inputs[i]);
     }
-    /* Lines already answered are written even when the run then fails: the failed run
-     * saves no state, so at worst they are delivered again by a rerun (at least once),
-     * never lost. */
+    /* Lines already answered are written even when the run then fails. */
     if ((r.out.error || writer_flush(&r.out) != 0) && code == 0) {
         fprintf(stderr, "once: write error: %s\n", strerror(r.out.error));
+        r.unwritten = r.out.pending;
         code = EXIT_IO;
     }
     if (code == 0 && r.input_failed)
-        code = EXIT_IO; /* each was reported; like any failed run, this one saves nothing */
+        code = EXIT_IO; /* each was reported */
     r.counters.seconds = monotonic_seconds() - r.started;
     if (r.progress)
         report_progress_done();
@@ -574,8 +611,16 @@ int main(int argc, char **argv)
                 (unsigned long long)r.counters.late, (unsigned long long)r.counters.lines,
                 100.0 * (double)r.counters.late / (double)r.counters.lines);
 
-    if (code == 0 && o.state_path && state_save(o.state_path, r.filter) != 0)
-        code = EXIT_IO;
+    /* Whatever ended the run, the state is saved as of the last line answered, so that
+     * a rerun on the rest of the input delivers no line twice; a run that stopped early
+     * says so, and how many lines a failed write may have lost. */
+    if (o.state_path) {
+        bool saved = state_save(o.state_path, r.filter) == 0;
+        if (!saved && code == 0)
+            code = EXIT_IO;
+        if (code != 0 || stop_signal)
+            report_state_kept(o.state_path, saved, r.counters.lines, r.unwritten);
+    }
     state_lock_release(&lock);
     if (code == 0 && r.sliced != NULL)
         report_sliced_stats(o.stats, &r.counters, r.sliced);

@@ -127,7 +127,10 @@ static void usage(FILE *out)
           "SIGINT, SIGTERM or SIGHUP (N = 2, 15, 1: complete lines already read are\n"
           "finished, the output flushed and the state saved first).  An input that cannot\n"
           "be read (missing, a directory) is reported and the others are still read and\n"
-          "written, as cat does; the run then exits 2 and saves no state.\n",
+          "written, as cat does; the run then exits 2.  Whatever ends a run, --state is\n"
+          "saved as of the last line answered, so a rerun on the rest of the input\n"
+          "delivers no line twice; a run that stops early says where, and after a failed\n"
+          "write how many lines at most were answered but not written.\n",
           out);
     /* The structures, from the library's registry. */
     fputs("\nFilters (the last N keys: with --window; the last T: with --span):\n", out);

@@ -410,3 +410,21 @@ bool report_sliced_cap_at_creation(const once_sliced_config *config)
             (unsigned long long)config->capacity, config->error);
     return true;
 }
+
+void report_state_kept(const char *path, bool saved, uint64_t lines, uint64_t unwritten)
+{
+    if (!saved) {
+        fprintf(stderr, "once: state not saved: '%s' is as it was before this run\n", path);
+        return;
+    }
+    fprintf(stderr,
+            "once: state saved to '%s' after %llu %s: a rerun on the rest of the input "
+            "delivers none of them again\n",
+            path, (unsigned long long)lines, lines == 1 ? "line" : "lines");
+    if (unwritten)
+        fprintf(stderr,
+                "once: up to %llu %s answered last may not have reached the output (the "
+                "write failed), and the state holds %s as delivered\n",
+                (unsigned long long)unwritten, unwritten == 1 ? "line" : "lines",
+                unwritten == 1 ? "it" : "them");
+}

@@ -31,6 +31,10 @@ void report_stats(stats_mode mode, const run_counters *c, const once_filter *fil
  * fairness and max load. */
 void report_sliced_stats(stats_mode mode, const run_counters *c, const once_sliced *filter);
 
+/* A run that failed or was stopped, with --state: whether the state was saved to `path`
+ * and as of which line, and how many lines a failed write may have lost. */
+void report_state_kept(const char *path, bool saved, uint64_t lines, uint64_t unwritten);
+
 /* The filter refused a key with ONCE_ERR_FULL while reading `input`, before line `line`
  * was answered: say what it needs and what stopped it.  `max_memory`: the --max-memory
  * given (0: none); `has_state_file`: a loaded filter keeps the cap it was saved with. */

@@ -22,18 +22,19 @@ static inline void batch_advance(const once_filter *f, const once_batch_items *i
     }
 }
 
-/* Arguments already checked; `out` gets the answers (unused for ONCE_OP_ADD). */
+/* Arguments already checked; `out` gets the answers (unused for ONCE_OP_ADD), *done
+ * the keys that took effect (all, or those before the one refused). */
 static once_status run_batch(once_filter *f, const once_batch_items *items, size_t count,
-                             once_batch_op op, uint8_t *out)
+                             once_batch_op op, uint8_t *out, size_t *done)
 {
     once_status st;
+    *done = count;
     if (f->ops->batch != NULL && !(op == ONCE_OP_ADD && f->ops->add_tests_first)) {
-        size_t done = 0;
-        st = f->ops->batch(f, items, count, op, out, &done);
+        st = f->ops->batch(f, items, count, op, out, done);
         if (op == ONCE_OP_ADD)
-            f->items += done;
+            f->items += *done;
         else if (op == ONCE_OP_TEST_AND_ADD)
-            for (size_t i = 0; i < done; i++)
+            for (size_t i = 0; i < *done; i++)
                 f->items += !out[i];
         return st;
     }
@@ -59,8 +60,10 @@ static once_status run_batch(once_filter *f, const once_batch_items *items, size
                 f->items += !was;
             }
         }
-        if (st != ONCE_OK)
+        if (st != ONCE_OK) {
+            *done = i;
             return st;
+        }
     }
     return ONCE_OK;
 }
@@ -68,8 +71,9 @@ static once_status run_batch(once_filter *f, const once_batch_items *items, size
 /* Check the arguments, then run.  Nothing happens unless all are valid; a query batch
  * also refuses, before it answers any key, a time a write would refuse. */
 static once_status checked_batch(once_filter *f, const once_batch_items *items, size_t count,
-                                 once_batch_op op, uint8_t *out)
+                                 once_batch_op op, uint8_t *out, size_t *done)
 {
+    *done = 0;
     if (f == NULL || (items->keys == NULL && items->hashes == NULL && count != 0))
         return ONCE_ERR_INVALID;
     if (op != ONCE_OP_ADD && out == NULL && count != 0)
@@ -87,16 +91,19 @@ static once_status checked_batch(once_filter *f, const once_batch_items *items, 
             if (!once_time_admissible(f, latest, started, once_item_time(items, i)))
                 return ONCE_ERR_TIME;
     }
-    return run_batch(f, items, count, op, out);
+    return run_batch(f, items, count, op, out, done);
 }
 
 static once_status key_batch(once_filter *f, const once_key *keys, size_t count,
-                             once_batch_op op, uint8_t *out)
+                             once_batch_op op, uint8_t *out, size_t *done)
 {
     once_batch_items items = {keys, NULL, NULL, f != NULL ? f->seed : 0};
+    size_t ignored;
+    done = done != NULL ? done : &ignored;
+    *done = 0;
     if (keys == NULL && count != 0)
         return ONCE_ERR_INVALID;
-    return checked_batch(f, &items, count, op, out);
+    return checked_batch(f, &items, count, op, out, done);
 }
 
 static once_status digest_batch(once_filter *f, const once_digest *digests,
@@ -104,14 +111,15 @@ static once_status digest_batch(once_filter *f, const once_digest *digests,
                                 uint8_t *out)
 {
     once_batch_items items = {NULL, digests, times_ms, 0};
+    size_t done;
     if (digests == NULL && count != 0)
         return ONCE_ERR_INVALID;
-    return checked_batch(f, &items, count, op, out);
+    return checked_batch(f, &items, count, op, out, &done);
 }
 
 once_status once_add_batch(once_filter *f, const once_key *keys, size_t count)
 {
-    return key_batch(f, keys, count, ONCE_OP_ADD, NULL);
+    return key_batch(f, keys, count, ONCE_OP_ADD, NULL, NULL);
 }
 
 /* Queries never write: the fused loops and the generic one take the filter as
@@ -119,13 +127,19 @@ once_status once_add_batch(once_filter *f, const once_key *keys, size_t count)
 once_status once_query_batch(const once_filter *f, const once_key *keys, size_t count,
                              uint8_t *present)
 {
-    return key_batch((once_filter *)f, keys, count, ONCE_OP_QUERY, present);
+    return key_batch((once_filter *)f, keys, count, ONCE_OP_QUERY, present, NULL);
 }
 
 once_status once_test_and_add_batch(once_filter *f, const once_key *keys, size_t count,
                                     uint8_t *seen)
 {
-    return key_batch(f, keys, count, ONCE_OP_TEST_AND_ADD, seen);
+    return key_batch(f, keys, count, ONCE_OP_TEST_AND_ADD, seen, NULL);
+}
+
+once_status once_test_and_add_batch_partial(once_filter *f, const once_key *keys, size_t count,
+                                            uint8_t *seen, size_t *done)
+{
+    return key_batch(f, keys, count, ONCE_OP_TEST_AND_ADD, seen, done);
 }
 
 once_status once_add_digest_batch(once_filter *f, const once_digest *digests,

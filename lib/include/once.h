@@ -357,6 +357,15 @@ ONCE_API once_status once_query_batch(const once_filter *filter, const once_key 
                                       size_t count, uint8_t *present);
 ONCE_API once_status once_test_and_add_batch(once_filter *filter, const once_key *keys,
                                              size_t count, uint8_t *seen);
+/* The same, also saying how many keys took effect (*done, if not NULL): all `count` when
+ * it succeeds; when a key is refused (ONCE_ERR_FULL at a memory cap, ONCE_ERR_TIME for a
+ * time the clock refuses, ...), the keys before it, whose answers are in
+ * seen[0 .. *done - 1], exactly as the one-key calls in array order would have left the
+ * filter (0 when the arguments are refused).  For a caller that must account for every
+ * key it was given, such as one that writes out the keys it delivers. */
+ONCE_API once_status once_test_and_add_batch_partial(once_filter *filter, const once_key *keys,
+                                                     size_t count, uint8_t *seen,
+                                                     size_t *done);
 
 /* ----------------------------------------------------------------- digests */
 
