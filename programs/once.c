@@ -220,6 +220,7 @@ typedef struct run {
     bool progress;
     bool warned_capacity;
     bool fixed_size; /* a static filter: passing its capacity raises the error rate */
+    bool rows_add_up; /* dbf, dbpbf: each row (batch) keeps --error, and their rates add */
     bool timed;    /* a time window: every key needs an event time */
     uint64_t sliced_clock; /* --slicing --span: the latest event time taken */
     bool sliced_clock_started;
@@ -516,14 +517,27 @@ static int run_input(run *r, const char *path)
 
         uint64_t capacity = r->sliced ? o->capacity : once_capacity(r->filter);
         uint64_t held = r->sliced ? r->counters.distinct : once_items(r->filter);
-        if (!r->warned_capacity && r->fixed_size && capacity > 0 && held > capacity) {
+        if (!r->warned_capacity && (r->fixed_size || r->rows_add_up) && capacity > 0 &&
+            held > capacity) {
             r->warned_capacity = true;
             if (r->progress)
                 report_progress_done();
-            fprintf(stderr,
-                    "once: warning: more than %llu distinct keys, the filter's capacity; "
-                    "false positives will rise above the target (use a larger --capacity)\n",
-                    (unsigned long long)capacity);
+            if (r->fixed_size)
+                fprintf(stderr,
+                        "once: warning: more than %llu distinct keys, the filter's capacity; "
+                        "false positives will rise above the target (use a larger "
+                        "--capacity)\n",
+                        (unsigned long long)capacity);
+            else /* the second row opens: the rate is now the sum of the rows' */
+                fprintf(stderr,
+                        "once: warning: more than %llu distinct keys, one %s of the %s "
+                        "filter; it grows, but each %s keeps --error and their rates add "
+                        "up, so false positives will rise above the target (use a larger "
+                        "--capacity, or the scalable filter, which keeps --error at any "
+                        "size)\n",
+                        (unsigned long long)capacity, once_get_type(r->filter) == ONCE_DBF ? "row" : "batch",
+                        once_type_name(once_get_type(r->filter)),
+                        once_get_type(r->filter) == ONCE_DBF ? "row" : "batch");
         }
         if (r->progress && (r->counters.lines & 0xFFFF) < n) {
             double now = monotonic_seconds();
@@ -580,6 +594,7 @@ int main(int argc, char **argv)
     if (r.sliced != NULL && (o.span_given || o.window_given))
         kind = o.span_given ? ONCE_KIND_TIME_WINDOW : ONCE_KIND_COUNT_WINDOW;
     r.fixed_size = kind == ONCE_KIND_STATIC;
+    r.rows_add_up = r.filter != NULL && (type == ONCE_DBF || type == ONCE_DBPBF);
     r.timed = kind == ONCE_KIND_TIME_WINDOW;
     r.progress = o.progress == PROGRESS_ON || (o.progress == PROGRESS_AUTO && isatty(STDERR_FILENO));
     r.started = r.last_progress = monotonic_seconds();

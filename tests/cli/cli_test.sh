@@ -280,6 +280,17 @@ case_capacity_warning() {
   seq 1 50 > small
   "$ONCE" --capacity 100 small > got 2> err
   [ ! -s err ] || fail "warning below capacity: $(cat err)"
+  # The growing filters whose rows each keep --error: their rates add up once a second
+  # row (batch) opens, which is warned of once; the scalable filter keeps --error.
+  for f in dbf dbpbf; do
+    "$ONCE" --capacity 100 --filter $f in > got 2> err
+    [ "$(grep -c 'warning: more than 100 distinct keys, one .* their rates add up' err)" -eq 1 ] \
+      || fail "$f: expected one warning: $(cat err)"
+    "$ONCE" --capacity 100 --filter $f small > got 2> err
+    [ ! -s err ] || fail "$f: warning below capacity: $(cat err)"
+  done
+  "$ONCE" --capacity 100 --filter scalable in > got 2> err
+  [ ! -s err ] || fail "scalable warned: $(cat err)"
 }
 
 # --capacity with --span is a first guess of keys per span: the timer filter grows past
