@@ -60,6 +60,13 @@ bool command_replayed(RedisModuleCtx *ctx)
     return (RM_GetContextFlags(ctx) & (RM_CTX_FLAGS_REPLICATED | RM_CTX_FLAGS_LOADING)) != 0;
 }
 
+const char *check_error_rate(double rate)
+{
+    if (!(rate > 0.0 && rate < 1.0))
+        return ERR_RATE_RANGE;
+    return once_error_in_range(rate) ? NULL : ERR_RATE_BELOW;
+}
+
 const char *parse_max_memory(RedisModuleCtx *ctx, RedisModuleString *arg, uint64_t *out)
 {
     if (!arg_unsigned(arg, UINT64_C(1) << 42, out) || *out < MIN_MAX_MEMORY)

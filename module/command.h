@@ -25,7 +25,10 @@
 #define ERR_UNKNOWN_ARGUMENT "ERR unknown argument received"
 #define ERR_MEMORY_LIMIT "ERR operation exceeds the object's memory limit (once.max-memory)"
 #define ERR_GROWTH_LIMIT                                                                      \
-    "ERR operation exceeds the object's memory limit (once.max-memory) or its growth limit"
+    "ERR operation exceeds the object's memory limit (MAXMEMORY, or once.max-memory)"
+#define ERR_SUBFILTER_LIMIT                                                                   \
+    "ERR the filter holds its 64 sub-filters, the most it can: it is full (a larger "        \
+    "capacity or EXPANSION grows further)"
 #define ERR_NO_MEMORY "ERR out of memory"
 #define ERR_TIME                                                                              \
     "ERR event time refused: more than the window's MAXJUMP ahead of its clock"
@@ -63,6 +66,14 @@ bool command_replayed(RedisModuleCtx *ctx);
  * once.max-memory (any, when replayed).  NULL or the error. */
 const char *parse_max_memory(RedisModuleCtx *ctx, RedisModuleString *arg, uint64_t *out);
 #define MIN_MAX_MEMORY 4096
+/* A target error rate as asked for (ERROR, error_rate): NULL, or the error to reply.
+ * Outside (0, 1) RedisBloom's reply, which its clients match on; inside it but below
+ * ONCE_MIN_ERROR, the range the library plans for (once.h). */
+const char *check_error_rate(double rate);
+#define ERR_RATE_RANGE "ERR (0 < error rate range < 1)"
+#define ERR_RATE_BELOW                                                                        \
+    "ERR error rate below 1e-9: the smallest target rate a filter plans for (1e-9 <= error " \
+    "rate < 1)"
 
 /* Does the calling client speak RESP3? */
 bool client_resp3(RedisModuleCtx *ctx);

@@ -5,6 +5,7 @@
  * parsed and checked here: a value outside (0, 1) is refused and the old one kept.
  */
 #include "config.h"
+#include "once.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -27,7 +28,7 @@ static bool parse_rate(const char *s, size_t len, double *out)
     char *end = NULL;
     errno = 0;
     double v = strtod(buf, &end);
-    if (errno != 0 || end != buf + len || !(v > 0.0 && v < 1.0))
+    if (errno != 0 || end != buf + len || !once_error_in_range(v))
         return false;
     *out = v;
     return true;
@@ -49,7 +50,9 @@ static int set_error_rate(const char *name, RedisModuleString *val, void *privda
     const char *s = RM_StringPtrLen(val, &len);
     double v = 0;
     if (!parse_rate(s, len, &v)) {
-        *err = RM_CreateString(NULL, "error rate must be a number in (0, 1)", 37);
+        static const char message[] =
+            "error rate must be a number at least 1e-9 and below 1, the range a filter plans for";
+        *err = RM_CreateString(NULL, message, sizeof message - 1);
         return RM_ERR;
     }
     RedisModuleString *text = RM_CreateString(NULL, s, len);

@@ -77,9 +77,7 @@ static const char *parse_error_rate(RedisModuleString *arg, double *out)
 {
     if (!arg_double(arg, out))
         return "ERR bad error rate";
-    if (!(*out > 0.0 && *out < 1.0))
-        return "ERR (0 < error rate range < 1)";
-    return NULL;
+    return check_error_rate(*out);
 }
 
 static const char *parse_capacity(RedisModuleString *arg, long long *out)
@@ -187,9 +185,12 @@ static const char *add_refusal(const once_filter *f, once_status st)
     if (st == ONCE_ERR_NOMEM)
         return ERR_NO_MEMORY;
     uint32_t filters = 0, expansion = 1;
-    if (st == ONCE_ERR_FULL && once_scalable_shape(f, &filters, &expansion) == ONCE_OK &&
-        expansion == 0)
-        return ERR_NONSCALING_FULL;
+    if (st == ONCE_ERR_FULL && once_scalable_shape(f, &filters, &expansion) == ONCE_OK) {
+        if (expansion == 0)
+            return ERR_NONSCALING_FULL;
+        if (filters >= ONCE_SCALABLE_MAX_FILTERS)
+            return ERR_SUBFILTER_LIMIT;
+    }
     return ERR_GROWTH_LIMIT;
 }
 

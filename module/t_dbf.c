@@ -82,8 +82,8 @@ static int dbf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     bool seed_given = false;
     if (!arg_double(argv[2], &o.error))
         err = "ERR bad error rate";
-    else if (!(o.error > 0.0 && o.error < 1.0))
-        err = "ERR (0 < error rate range < 1)";
+    else if (check_error_rate(o.error) != NULL)
+        err = check_error_rate(o.error);
     else if (!arg_long(argv[3], &o.capacity))
         err = "ERR bad capacity";
     else if (o.capacity <= 0)

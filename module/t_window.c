@@ -188,8 +188,8 @@ static const char *parse_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, 
         } else if (arg_is(argv[i - 1], "ERROR")) {
             if (!arg_double(v, &o->error))
                 return "ERR bad error rate";
-            if (!(o->error > 0.0 && o->error < 1.0))
-                return "ERR (0 < error rate range < 1)";
+            if (check_error_rate(o->error) != NULL)
+                return check_error_rate(o->error);
         } else if (arg_is(argv[i - 1], "LEVEL")) {
             if (!arg_unsigned(v, WINDOW_MAX_LEVEL, &o->level))
                 return "ERR bad level: an integer in [0, 8]";

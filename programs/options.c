@@ -483,9 +483,12 @@ int options_parse(cli_options *o, int argc, char **argv)
             char *end = NULL;
             errno = 0;
             double p = strtod(optarg, &end);
-            if (errno != 0 || end == optarg || *end != '\0' || !(p > 0.0 && p < 1.0))
-                return fail("invalid error rate '%s' (a number between 0 and 1, e.g. 0.001)",
-                            optarg);
+            if (errno == ERANGE && p == 0.0) /* underflow: a positive number below any range */
+                errno = 0;
+            if (errno != 0 || end == optarg || *end != '\0' || !once_error_in_range(p))
+                return fail("invalid error rate '%s': a target rate is at least %g and below 1 "
+                            "(e.g. 0.001)",
+                            optarg, ONCE_MIN_ERROR);
             o->error = p;
             o->error_given = true;
             break;

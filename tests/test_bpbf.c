@@ -943,7 +943,7 @@ static void invalid_arguments(void)
     CHECK_STATUS(once_create(&f, &c), ONCE_ERR_INVALID); /* nothing to size from */
     c.capacity = 1000;
     c.error = 0;
-    CHECK_STATUS(once_create(&f, &c), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_create(&f, &c), ONCE_ERR_RATE);
     c.error = 0.01;
     c.blocks = 65537;
     CHECK_STATUS(once_create(&f, &c), ONCE_ERR_INVALID);
@@ -955,7 +955,7 @@ static void invalid_arguments(void)
     CHECK_STATUS(once_create(&f, &c), ONCE_ERR_TOO_LARGE);
     once_config_init(&c, ONCE_DBPBF);
     c.error = 1.5;
-    CHECK_STATUS(once_create(&f, &c), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_create(&f, &c), ONCE_ERR_RATE);
     c.error = 0.01;
     c.block_length = 100;
     c.blocks = 3;

@@ -153,9 +153,15 @@ static void geometry_constructor(void)
         CHECK_STATUS(once_create_with_geometry(&f, all_types[t], UINT64_C(1) << 50, 5),
                      ONCE_ERR_TOO_LARGE);
         CHECK_STATUS(once_create_for_capacity(&f, all_types[t], 0, 0.01), ONCE_ERR_INVALID);
-        CHECK_STATUS(once_create_for_capacity(&f, all_types[t], 1000, 0.0), ONCE_ERR_INVALID);
-        CHECK_STATUS(once_create_for_capacity(&f, all_types[t], 1000, 1.0), ONCE_ERR_INVALID);
-        CHECK_STATUS(once_create_for_capacity(&f, all_types[t], 1000, NAN), ONCE_ERR_INVALID);
+        /* A target rate outside [ONCE_MIN_ERROR, 1) is refused as such. */
+        CHECK_STATUS(once_create_for_capacity(&f, all_types[t], 1000, 0.0), ONCE_ERR_RATE);
+        CHECK_STATUS(once_create_for_capacity(&f, all_types[t], 1000, 1.0), ONCE_ERR_RATE);
+        CHECK_STATUS(once_create_for_capacity(&f, all_types[t], 1000, NAN), ONCE_ERR_RATE);
+        CHECK_STATUS(once_create_for_capacity(&f, all_types[t], 1000, 9.99e-10), ONCE_ERR_RATE);
+        CHECK(f == NULL);
+        CHECK_OK(once_create_for_capacity(&f, all_types[t], 1000, ONCE_MIN_ERROR));
+        once_free(f);
+        f = NULL;
     }
     once_filter *f = NULL;
     CHECK_STATUS(once_create_with_geometry(&f, ONCE_BLOCKED, 4096, 17), ONCE_ERR_INVALID);
@@ -493,6 +499,20 @@ static void sizing_formulas(void)
     CHECK(once_fpr_blocked(bb, kb, 500000) < once_fpr_blocked(bb, kb, 1000000));
     CHECK(once_fpr_blocked(bb * 2, kb, 1000000) < once_fpr_blocked(bb, kb, 1000000));
     CHECK(once_fpr_blocked(bb, kb, 0) == 0.0);
+    /* Below 1e-9, the planner's reach for a scalable filter's later sub-filters: k = 16
+     * and the fewest blocks whose rate (a sum of positive terms there) meets it. */
+    for (double tiny = 1e-10; tiny >= 1e-15; tiny /= 100) {
+        uint64_t tb = 0;
+        uint32_t tk = 0;
+        CHECK_OK(once_plan(ONCE_BLOCKED, 50, tiny, &tb, &tk));
+        CHECK(tk == 16 && tb % 512 == 0);
+        CHECK(once_fpr_blocked(tb, tk, 50) <= tiny);
+        CHECK(once_fpr_blocked(tb - 512, tk, 50) > tiny);
+        CHECK(once_fpr_blocked(tb, tk, 25) < once_fpr_blocked(tb, tk, 50));
+    }
+    uint64_t no_bits = 0;
+    uint32_t no_k = 0;
+    CHECK_STATUS(once_plan(ONCE_BLOCKED, 50, 1e-16, &no_bits, &no_k), ONCE_ERR_INVALID);
     fprintf(stderr, "p=0.01 n=1e6: standard %.3f bits/key k=%u, blocked %.3f bits/key k=%u\n",
             bs / 1e6, ks, bb / 1e6, kb);
 }

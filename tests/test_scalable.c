@@ -486,7 +486,11 @@ static void growth_limits_refuse_and_keep_state(void)
         CHECK(g == NULL);
         once_free(f);
     }
-    /* (b) the planner's floor: p_i = 9e-7 * 0.1^i passes 1e-9 at i = 3. */
+    /* (b) no rate stops growth: p_i = 9e-7 * 0.1^i passes the planner's floor, 1e-15,
+     * at i = 9, and every sub-filter after it is planned at the floor (k = 16, the
+     * blocked layout's rate as a sum of positive terms), up to the 64 sub-filters.  The
+     * compound design rate stays within the target plus 1e-15 a floored sub-filter,
+     * and every key added is present. */
     {
         scalable_opts o = {50, 1e-6, 1, 0.1, 0, 62};
         once_filter *f = make(&o);
@@ -499,7 +503,16 @@ static void growth_limits_refuse_and_keep_state(void)
         }
         CHECK(st == ONCE_ERR_FULL);
         once_stats s = testing_stats(f);
-        CHECK(s.filters == 3 && s.items == 150 && s.capacity == 150);
+        CHECK(s.filters == ONCE_SCALABLE_MAX_FILTERS && s.items == 3200 && s.capacity == 3200);
+        CHECK(s.design_fpr <= 1e-6 + 64 * 1e-15);
+        for (uint64_t i = 0; i < 3200; i++)
+            CHECK(present(f, 7, i));
+        /* What grew past the old floor saves and loads as itself. */
+        size_t len = 0;
+        uint8_t *file = testing_save(f, &len);
+        REQUIRE(file != NULL);
+        CHECK_OK(testing_load_and_vet(file, len));
+        once_free_buffer(file);
         once_free(f);
     }
     /* (c) the 64 sub-filter limit, with equal sub-filters and a slow tightening. */
@@ -828,11 +841,11 @@ static void invalid_configs(void)
     } cases[] = {
         {{0, 0.01, 2, 0.5, 0, 1}, ONCE_ERR_INVALID, "capacity 0"},
         {{(UINT64_C(1) << 40) + 1, 0.01, 2, 0.5, 0, 1}, ONCE_ERR_TOO_LARGE, "capacity past limit"},
-        {{1000, 0.0, 2, 0.5, 0, 1}, ONCE_ERR_INVALID, "error 0"},
-        {{1000, 1.0, 2, 0.5, 0, 1}, ONCE_ERR_INVALID, "error 1"},
-        {{1000, -0.1, 2, 0.5, 0, 1}, ONCE_ERR_INVALID, "error negative"},
-        {{1000, NAN, 2, 0.5, 0, 1}, ONCE_ERR_INVALID, "error NaN"},
-        {{1000, 1e-9, 2, 0.5, 0, 1}, ONCE_ERR_INVALID, "p_0 below the planner's floor"},
+        {{1000, 0.0, 2, 0.5, 0, 1}, ONCE_ERR_RATE, "error 0"},
+        {{1000, 1.0, 2, 0.5, 0, 1}, ONCE_ERR_RATE, "error 1"},
+        {{1000, -0.1, 2, 0.5, 0, 1}, ONCE_ERR_RATE, "error negative"},
+        {{1000, NAN, 2, 0.5, 0, 1}, ONCE_ERR_RATE, "error NaN"},
+        {{1000, 9e-10, 2, 0.5, 0, 1}, ONCE_ERR_RATE, "error below ONCE_MIN_ERROR"},
         {{1000, 0.01, 2, 1.0, 0, 1}, ONCE_ERR_INVALID, "tightening 1"},
         {{1000, 0.01, 2, 1.5, 0, 1}, ONCE_ERR_INVALID, "tightening 1.5"},
         {{1000, 0.01, 2, -0.5, 0, 1}, ONCE_ERR_INVALID, "tightening negative"},

@@ -1435,10 +1435,10 @@ static void invalid_configs(void)
     CHECK_STATUS(once_create(&f, &c), ONCE_ERR_INVALID);
     c.capacity = 1000;
     c.error = 0;
-    CHECK_STATUS(once_create(&f, &c), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_create(&f, &c), ONCE_ERR_RATE);
     c.error = 1.5;
     c.dynamic = true;
-    CHECK_STATUS(once_create(&f, &c), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_create(&f, &c), ONCE_ERR_RATE);
     /* The default memory cap (1 GiB) and an explicit one. */
     once_config_init(&c, ONCE_TIMER);
     c.span_ms = 1000;

@@ -435,7 +435,7 @@ static void invalid_configs(void)
     CHECK_STATUS(once_create(&f, &c), ONCE_ERR_INVALID);
     c.capacity = 1000;
     c.error = 0;
-    CHECK_STATUS(once_create(&f, &c), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_create(&f, &c), ONCE_ERR_RATE);
     c.error = 0.01;
     c.max_bytes = 100;
     CHECK_STATUS(once_create(&f, &c), ONCE_ERR_TOO_LARGE);

@@ -40,6 +40,7 @@ static const char *const status_text[ONCE_STATUS_COUNT] = {
     [ONCE_ERR_TIME] = "event time refused: out of range, or too far ahead of the window's clock",
     [ONCE_ERR_SEQUENCE] = "chunk or cursor out of sequence: not the next of this dump, or the filter changed during it",
     [ONCE_ERR_UNAVAILABLE] = "a site (of a sliced filter or a Bloom tree) cannot be reached",
+    [ONCE_ERR_RATE] = "target false-positive rate outside [1e-9, 1)",
     [ONCE_ERR_PROBE_MISMATCH] = "the filters place keys differently: one was saved in format 1 "
                                 "(before probes were mixed), so their cells do not line up; "
                                 "rebuild it from its keys to combine the two",
@@ -149,6 +150,20 @@ static once_status create_from_config(once_filter **out, const once_filter_ops *
 static once_status create_static(once_filter **out, const once_filter_ops *ops,
                                  const once_config *config);
 
+bool once_error_in_range(double error)
+{
+    return error >= ONCE_MIN_ERROR && error < 1.0; /* false for NaN */
+}
+
+/* Does the config's error plan the geometry (rather than only being recorded beside an
+ * explicit one)? */
+static bool error_plans(const once_filter_ops *ops, const once_config *c)
+{
+    if (c->bits != 0 || c->hashes != 0)
+        return false;
+    return ops->explicit_geometry == NULL || !ops->explicit_geometry(c);
+}
+
 once_status once_create(once_filter **out, const once_config *config)
 {
     if (out == NULL || config == NULL)
@@ -157,6 +172,8 @@ once_status once_create(once_filter **out, const once_config *config)
     const once_filter_ops *ops = once_ops_for_type(config->type);
     if (ops == NULL)
         return ONCE_ERR_INVALID;
+    if (error_plans(ops, config) && !once_error_in_range(config->error))
+        return ONCE_ERR_RATE;
     /* Every structure but the count windows (which record their window) records the
      * capacity as given: refuse one past the limit before sizing anything for it. */
     bool records_capacity = once_structure_of(config->type)->kind != ONCE_KIND_COUNT_WINDOW;

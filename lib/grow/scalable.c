@@ -29,7 +29,9 @@
  *       P = 1 - prod_i (1 - p_i)  <=  sum_i p_i  =  p_0 (1 + r + r^2 + ...)
  *         <  p_0 / (1 - r)  =  error
  *   for ANY number of sub-filters, hence p_0 = error * (1 - r): however far the filter
- *   grows, its compound rate stays below the requested one.  The bound uses only the
+ *   grows, its compound rate stays below the requested one, but for the sub-filters
+ *   held at the planner's floor (see Limits), which add at most 1e-15 each: at most
+ *   64e-15, under a millionth of the smallest target a caller may ask for (1e-9).  The bound uses only the
  *   union bound, so it holds whatever the correlation between sub-filters (they all
  *   probe with the same 128-bit key hash).  p_i is the expected rate of F_i at n_i
  *   keys (the planner's exact formula for the blocked layout); one particular small
@@ -52,8 +54,11 @@
  * Limits (an insertion that would pass one fails with ONCE_ERR_FULL, nothing changed)
  *   - expansion 0 (non-scaling, RedisBloom's NONSCALING): never grows;
  *   - at most SCALABLE_MAX_FILTERS sub-filters; total capacity at most ONCE_MAX_CELLS;
- *   - the next p_i must be one the blocked planner can reach (>= 1e-9): with r = 1/2
- *     and error 1e-3 that is 19 sub-filters, 2^19 times the initial capacity at e = 2;
+ *   - p_i stops at the planner's floor, ONCE_MIN_PLANNED_ERROR (1e-15, where the blocked
+ *     layout plans at k = 16 by a sum of positive terms): past it every sub-filter is
+ *     planned at the floor and adds at most 1e-15 to the compounded rate, so that a
+ *     filter grows until the memory cap or the count of sub-filters stops it, not its
+ *     rate (with r = 1/2 and error 1e-3 the floor comes at the 40th sub-filter);
  *   - max_bytes (0 = none beyond the library's cell limit) caps once_bytes().
  *
  * Union (BF.MERGE)
@@ -84,6 +89,7 @@
  */
 #include "static/array_filter.h"
 #include "core/limits.h"
+#include "math/blocked_rate.h"
 #include "once_math.h"
 
 #include <math.h>
@@ -91,7 +97,7 @@
 /* The table at the end of this file, which the code above refers to. */
 extern const once_filter_ops once_scalable_ops;
 
-#define SCALABLE_MAX_FILTERS 64u
+#define SCALABLE_MAX_FILTERS ONCE_SCALABLE_MAX_FILTERS
 #define SCALABLE_MAX_EXPANSION 32768u /* as RedisBloom bounds its cuckoo expansion */
 #define SCALABLE_DEFAULT_TIGHTENING 0.5
 
@@ -114,6 +120,16 @@ typedef struct scalable_filter {
 static double first_error(double error, double tightening, uint32_t expansion)
 {
     return expansion == 0 ? error : error * (1.0 - tightening);
+}
+
+/* The next sub-filter's rate: the series', p_i = p_{i-1} r, until it reaches the
+ * floor the planner can reach (ONCE_MIN_PLANNED_ERROR), then the floor: every
+ * sub-filter past it adds at most 1e-15 to the compounded rate, so that growth stops at
+ * a memory or count limit, not at a rate.  One function, for the loader too. */
+static double next_error(double error, double tightening)
+{
+    double next = error * tightening;
+    return next > ONCE_MIN_PLANNED_ERROR ? next : ONCE_MIN_PLANNED_ERROR;
 }
 
 static bool tightening_valid(double r)
@@ -224,8 +240,8 @@ static once_status scalable_grow(scalable_filter *s)
     if (capacity > ONCE_MAX_CELLS - s->base.capacity)
         return ONCE_ERR_FULL;
     once_filter *sub = NULL;
-    once_status st = sub_new(&sub, capacity, last->error * s->tightening, s->max_bytes,
-                             once_filter_bytes(&s->base));
+    once_status st = sub_new(&sub, capacity, next_error(last->error, s->tightening),
+                             s->max_bytes, once_filter_bytes(&s->base));
     if (st != ONCE_OK) /* past the planner's reach, the library's limits or the cap */
         return st == ONCE_ERR_NOMEM ? st : ONCE_ERR_FULL;
     s->subs[s->count++] = sub;
@@ -480,7 +496,7 @@ static bool record_valid(const uint64_t *v, const uint64_t *prev, bool newest, u
         return true;
     return expansion != 0 && prev[S_CAPACITY] <= ONCE_MAX_CELLS / expansion &&
            v[S_CAPACITY] == prev[S_CAPACITY] * expansion &&
-           error == bits_f64(prev[S_ERROR]) * tightening;
+           error == next_error(bits_f64(prev[S_ERROR]), tightening);
 }
 
 static once_status scalable_load(once_filter **out, const uint8_t *params, size_t params_len,

@@ -101,10 +101,23 @@ typedef enum once_status {
     ONCE_ERR_PROBE_MISMATCH, /* two filters (or a DBF and a delta) place keys with different
                                 probes: one comes from a saved format-1 file (see
                                 ONCE_FORMAT_VERSION) */
+    ONCE_ERR_RATE,        /* a target false-positive rate outside [ONCE_MIN_ERROR, 1) */
     ONCE_STATUS_COUNT
 } once_status;
 
 ONCE_API const char *once_strerror(once_status status);
+
+/*
+ * Target false-positive rates.  A rate asked for (once_config.error where it plans the
+ * geometry, the CLI's --error, the module's ERROR, error_rate and once.error-rate) is
+ * in [ONCE_MIN_ERROR, 1), for every structure: below 1e-9 the blocked layout, which
+ * the default filters use, has no exact rate to plan by (its inclusion-exclusion sum
+ * loses its precision).  once_create refuses another with ONCE_ERR_RATE.  Structures
+ * that share their target among parts (the scalable filter's sub-filters, the timer
+ * filter's) plan parts below it.
+ */
+#define ONCE_MIN_ERROR 1e-9
+ONCE_API bool once_error_in_range(double error);
 ONCE_API const char *once_version(void);
 
 /* --------------------------------------------------------------- structures */
@@ -775,6 +788,12 @@ ONCE_API once_status once_random_seed(uint64_t *seed);
 
 
 /* ------------------------------------------------------- scalable filters */
+
+/* A scalable filter holds at most this many sub-filters (the saved format's bound on
+ * its parameters): past the last one's capacity it is full (ONCE_ERR_FULL), as it is
+ * at its memory cap.  Its sub-filters' rates tighten down to 1e-15 and stay there, so
+ * its target rate never stops its growth before one of those two limits does. */
+#define ONCE_SCALABLE_MAX_FILTERS 64u
 
 /* A scalable filter's sub-filters and expansion (0: non-scaling) in constant time,
  * where once_get_stats reads every cell (for BF.INFO, which must be cheap).

@@ -126,6 +126,11 @@ static double blocked_rate(const fpr_term *terms, size_t groups, uint64_t blocks
     return sum < 0.0 ? 0.0 : sum;
 }
 
+/* Below this the alternating sum loses its precision in double arithmetic. */
+#define BLOCKED_MIN_ERROR 1e-9
+
+static double blocked_rate_all_lanes(uint64_t blocks, uint64_t items);
+
 double once_fpr_blocked(uint64_t bits, uint32_t hashes, uint64_t items)
 {
     uint64_t blocks = bits / BLOCK_BITS;
@@ -134,16 +139,73 @@ double once_fpr_blocked(uint64_t bits, uint32_t hashes, uint64_t items)
     fpr_term scratch[MAX_TERM_GROUPS];
     size_t groups = 0;
     const fpr_term *terms = blocked_terms_cached(hashes, scratch, &groups);
-    return terms != NULL ? blocked_rate(terms, groups, blocks, items) : 1.0;
+    double rate = terms != NULL ? blocked_rate(terms, groups, blocks, items) : 1.0;
+    if (hashes == MAX_BLOCKED_HASHES && rate < BLOCKED_MIN_ERROR)
+        return blocked_rate_all_lanes(blocks, items); /* the same rate, still precise */
+    return rate;
 }
 
-/* Below this the alternating sum loses its precision in double arithmetic. */
-#define BLOCKED_MIN_ERROR 1e-9
+/*
+ * The rate at k = 16, as a sum of positive terms.  With 16 lanes a key's arc covers
+ * every lane, so a block with L keys has one bit of each key in each lane, all
+ * independent: each of the query's 16 bits is set with probability 1 - (31/32)^L, and
+ *     Pfp = sum over L of P(L keys in the block) (1 - (31/32)^L)^16,
+ * L binomial (items, 1/B).  No term cancels another, so it holds its precision at any
+ * rate; plans below BLOCKED_MIN_ERROR (a scalable filter's later sub-filters) use it.
+ */
+static double blocked_rate_all_lanes(uint64_t blocks, uint64_t items)
+{
+    double log_miss = log1p(-1.0 / LANE_BITS);
+    if (blocks == 1) /* every key in the one block */
+        return pow(-expm1((double)items * log_miss), LANES);
+    double p = 1.0 / (double)blocks, n = (double)items;
+    double mean = n * p;
+    double last = mean + 40.0 * sqrt(mean) + 60.0;
+    uint64_t top = last < n ? (uint64_t)last : items;
+    double log_keep = log1p(-p);
+    double sum = 0.0;
+    for (uint64_t l = 1; l <= top; l++) {
+        double log_pmf = lgamma(n + 1) - lgamma((double)l + 1) - lgamma(n - (double)l + 1) +
+                         (double)l * log(p) + (n - (double)l) * log_keep;
+        double set = -expm1((double)l * log_miss);
+        sum += exp(log_pmf + LANES * log(set));
+    }
+    return sum == sum ? sum : 1.0; /* NaN: no rate to plan by */
+}
+
+/* The fewest blocks at k = 16 that meet `error` at `capacity` (0 if none within the
+ * library's limits). */
+static uint64_t blocks_all_lanes(uint64_t capacity, double error)
+{
+    const uint64_t max_blocks = ONCE_MAX_CELLS / BLOCK_BITS;
+    uint64_t hi = 1;
+    while (hi < max_blocks && blocked_rate_all_lanes(hi, capacity) > error)
+        hi = hi * 2 < max_blocks ? hi * 2 : max_blocks;
+    if (blocked_rate_all_lanes(hi, capacity) > error)
+        return 0;
+    uint64_t lo = hi / 2;
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (blocked_rate_all_lanes(mid, capacity) <= error)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return hi;
+}
 
 once_status once_blocked_plan(uint64_t capacity, double error, uint64_t *bits, uint32_t *hashes)
 {
-    if (capacity == 0 || !(error >= BLOCKED_MIN_ERROR && error < 1.0))
+    if (capacity == 0 || !(error >= ONCE_MIN_PLANNED_ERROR && error < 1.0))
         return ONCE_ERR_INVALID;
+    if (error < BLOCKED_MIN_ERROR) {
+        uint64_t blocks = blocks_all_lanes(capacity, error);
+        if (blocks == 0)
+            return ONCE_ERR_TOO_LARGE;
+        *bits = blocks * BLOCK_BITS;
+        *hashes = MAX_BLOCKED_HASHES;
+        return ONCE_OK;
+    }
     const uint64_t max_blocks = ONCE_MAX_CELLS / BLOCK_BITS;
     int k_limit = (int)ceil(-log2(error)) + 3;
     if (k_limit > MAX_BLOCKED_HASHES)

@@ -28,7 +28,10 @@ static inline __attribute__((always_inline)) uint32_t lane_mask(uint32_t hashes,
 }
 
 /* The fewest bits of the blocked layout that meet `error` at `capacity`, and its k
- * (once_fpr_blocked, once.h, is its rate). */
+ * (once_fpr_blocked, once.h, is its rate), for an error in [ONCE_MIN_PLANNED_ERROR, 1):
+ * below ONCE_MIN_ERROR only at k = 16, for the parts of a structure that shares its
+ * target among them. */
+#define ONCE_MIN_PLANNED_ERROR 1e-15
 once_status once_blocked_plan(uint64_t capacity, double error, uint64_t *bits, uint32_t *hashes);
 
 #endif /* ONCE_MATH_BLOCKED_RATE_H */

@@ -340,6 +340,15 @@ case_outlier_times_and_late_lines() {
   [ ! -s err ] || fail "in-order lines warned: $(cat err)"
 }
 
+# One range for a target rate, named when refused.
+case_error_rate_range() {
+  for bad in 1e-20 1e-400 0 1 2 -0.1 abc; do
+    expect_status 1 "$ONCE" --error "$bad" < /dev/null 2> err
+    grep -q "a target rate is at least 1e-09 and below 1" err || fail "--error $bad: $(cat err)"
+  done
+  echo a | "$ONCE" --error 1e-9 > got || fail "--error 1e-9 refused"
+}
+
 case_state_resume() {
   awk 'BEGIN { srand(3); for (i = 0; i < 60000; i++) print int(rand() * 30000) }' > in
   head -n 20000 in > p1; sed -n '20001,45000p' in > p2; tail -n +45001 in > p3

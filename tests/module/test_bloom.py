@@ -202,6 +202,34 @@ def test_non_scaling_filter_full():
         assert r.execute_command("BF.INFO", "n", "FILTERS") == [1]
 
 
+def test_error_rate_range_and_growth_to_its_limit():
+    """One range for a target rate, [1e-9, 1), named when refused; a scalable filter's
+    sub-filters tighten below it, so EXPANSION 1 grows to its 64 sub-filters, and the
+    error names that limit."""
+    with Server() as s:
+        r = s.client()
+        assert err(r, "BF.RESERVE", "x", "1e-300", "100").startswith(
+            "error rate below 1e-9")
+        assert err(r, "BF.RESERVE", "x", "0", "100") == "(0 < error rate range < 1)"
+        assert "error rate below 1e-9" in err(r, "DBF.RESERVE", "d", "1e-12", "100")
+        assert "error rate below 1e-9" in err(r, "ONCE.RESERVE", "w", "SPAN", 1000,
+                                               "ERROR", "1e-10")
+        r.execute_command("BF.RESERVE", "low", "1e-9", "100")
+        r.execute_command("BF.RESERVE", "k", "0.01", "10", "EXPANSION", "1")
+        added, refusal = 0, None
+        for i in range(0, 2000, 50):
+            for answer in r.execute_command("BF.MADD", "k", *["i%d" % j for j in range(i, i + 50)]):
+                if isinstance(answer, redis.ResponseError):
+                    refusal = str(answer)
+                    break
+                added += answer
+            if refusal:
+                break
+        assert refusal is not None and "64 sub-filters" in refusal, refusal
+        assert 600 <= added <= 640, added
+        assert r.execute_command("BF.INFO", "k", "FILTERS") == [64]
+
+
 def test_insert_options_apply_only_when_creating():
     with Server() as s:
         r = s.client()

@@ -22,7 +22,9 @@ def test_set_checks_ranges_and_keeps_old_value():
         r = s.client()
         r.config_set("once.error-rate", "0.001")
         assert settings(r)["once.error-rate"] == "0.001"
-        for bad in ("0", "1", "-0.5", "abc", "0.5x", "nan", ""):
+        # Below 1e-9 no filter plans for its target (ONCE_MIN_ERROR): refused here, not
+        # at every ADD that would create a key later.
+        for bad in ("0", "1", "-0.5", "abc", "0.5x", "nan", "", "1e-12", "1e-300"):
             try:
                 r.config_set("once.error-rate", bad)
             except redis.ResponseError:
@@ -30,6 +32,12 @@ def test_set_checks_ranges_and_keeps_old_value():
             else:
                 raise AssertionError("error rate %r accepted" % bad)
         assert settings(r)["once.error-rate"] == "0.001"
+        try:
+            r.config_set("once.error-rate", "1e-12")
+        except redis.ResponseError as e:
+            assert "at least 1e-9 and below 1" in str(e), e
+        r.config_set("once.error-rate", "1e-9")
+        r.config_set("once.error-rate", "0.001")
         for name, bad in (("once.expansion", "0"), ("once.initial-capacity", "0"),
                           ("once.max-memory", "1"), ("once.random-seeds", "maybe")):
             try:
