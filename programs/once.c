@@ -36,6 +36,7 @@
 #include "once.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +76,23 @@ static void install_signals(bool have_state)
 }
 
 typedef enum line_action { LINE_FILTER, LINE_SKIP, LINE_KEEP } line_action;
+
+/* Does the file begin as a saved filter does: the format's magic, "ONCE", and a format
+ * version this build reads (text that starts with the word has no such bytes)? */
+static bool is_saved_filter(const char *path)
+{
+    if (strcmp(path, "-") == 0)
+        return false;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false; /* the run reports it */
+    unsigned char head[6];
+    bool saved = read(fd, head, sizeof head) == (ssize_t)sizeof head &&
+                 memcmp(head, "ONCE", 4) == 0 &&
+                 head[4] + 256u * head[5] >= 1 && head[4] + 256u * head[5] <= ONCE_FORMAT_VERSION;
+    close(fd);
+    return saved;
+}
 
 static uint64_t wall_clock_ms(void)
 {
@@ -561,6 +579,16 @@ int main(int argc, char **argv)
     /* once card --state: estimate each saved filter, change nothing, read no input. */
     if (o.card && o.state_count > 0)
         return card_states(&o);
+    /* once card FILE counts FILE's lines: a saved filter given so would be counted as
+     * text, a bogus estimate; say what was meant instead. */
+    for (size_t i = 0; o.card && i < o.input_count; i++)
+        if (is_saved_filter(o.inputs[i])) {
+            fprintf(stderr,
+                    "once: %s is a saved filter, not a stream of lines: once card --state %s "
+                    "estimates it\n",
+                    o.inputs[i], o.inputs[i]);
+            return EXIT_USAGE;
+        }
 
     install_signals(o.state_path != NULL);
     /* The state is this run's from before the load to after the save, and a path that
