@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 double monotonic_seconds(void)
 {
@@ -27,17 +28,32 @@ static double finite_or_zero(double x)
     return isfinite(x) ? x : 0.0;
 }
 
+/* On a terminal the progress line is rewritten in place; anywhere else (a file, a
+ * pipe to a log) each update is a plain line, with no terminal escapes in it. */
+static int progress_terminal = -1;
+
+static bool progress_in_place(void)
+{
+    if (progress_terminal < 0)
+        progress_terminal = isatty(STDERR_FILENO);
+    return progress_terminal == 1;
+}
+
 void report_progress(const run_counters *c, uint64_t bytes, double elapsed)
 {
     double rate = elapsed > 0 ? (double)c->lines / elapsed : 0.0;
-    fprintf(stderr, "\r\033[Konce: %llu lines, %.2f M lines/s, %llu distinct, %.1f MiB",
-            (unsigned long long)c->lines, rate / 1e6, (unsigned long long)c->distinct,
-            (double)bytes / (1024.0 * 1024.0));
+    bool in_place = progress_in_place();
+    fprintf(stderr, "%sonce: %llu lines, %.2f M lines/s, %llu distinct, %.1f MiB%s",
+            in_place ? "\r\033[K" : "", (unsigned long long)c->lines, rate / 1e6,
+            (unsigned long long)c->distinct, (double)bytes / (1024.0 * 1024.0),
+            in_place ? "" : "\n");
     fflush(stderr);
 }
 
 void report_progress_done(void)
 {
+    if (!progress_in_place())
+        return;
     fputs("\r\033[K", stderr);
     fflush(stderr);
 }
@@ -54,9 +70,10 @@ static void json_number_or_null(char *buf, size_t size, bool known, double x)
 /* The human summary's first line: what the run read and answered. */
 static void report_counts(const run_counters *c, double rate)
 {
-    fprintf(stderr, "once: %llu lines, %llu distinct, %llu duplicates in %.3f s (%.2f M lines/s)\n",
-            (unsigned long long)c->lines, (unsigned long long)c->distinct,
-            (unsigned long long)c->duplicates, c->seconds, rate / 1e6);
+    fprintf(stderr, "once: %llu %s, %llu distinct, %llu %s in %.3f s (%.2f M lines/s)\n",
+            (unsigned long long)c->lines, c->lines == 1 ? "line" : "lines",
+            (unsigned long long)c->distinct, (unsigned long long)c->duplicates,
+            c->duplicates == 1 ? "duplicate" : "duplicates", c->seconds, rate / 1e6);
     if (c->bad_time)
         fprintf(stderr, "once: %llu %s a bad time (unreadable, before 1970, or too far ahead)\n",
                 (unsigned long long)c->bad_time, c->bad_time == 1 ? "line had" : "lines had");
@@ -80,7 +97,18 @@ void report_stats(stats_mode mode, const run_counters *c, const once_filter *fil
     json_number_or_null(card_low, sizeof card_low, card_known, card.low);
     json_number_or_null(card_high, sizeof card_high, card_known, card.high);
     double rate = c->seconds > 0 ? (double)c->lines / c->seconds : 0.0;
-    double bits_per_key = s.items ? (double)s.bytes * 8.0 / (double)s.items : 0.0;
+    /* A window holds the keys of its window, not every key it was given: its keys are
+     * the estimate in the window.  Bits per key are over the keys held or the design
+     * count, whichever is larger, so that a near-empty filter reports what it spends
+     * a key at its design size rather than its whole memory over a few keys (a time
+     * window's capacity is only a first guess: its keys held are its measure). */
+    bool windowed = s.window != 0;
+    double held = windowed ? (card_known ? card.estimate : 0.0) : (double)s.items;
+    double design = s.span_ms ? 0.0 : windowed ? (double)s.window : (double)s.capacity;
+    double per = held > design ? held : design;
+    double bits_per_key = per > 0 ? (double)s.bytes * 8.0 / per : 0.0;
+    char window_keys[32];
+    json_number_or_null(window_keys, sizeof window_keys, windowed && card_known, card.estimate);
     if (mode == STATS_JSON) {
         fprintf(stderr,
                 "{\"lines\":%llu,\"distinct\":%llu,\"duplicates\":%llu,\"bytes\":%llu,"
@@ -90,7 +118,7 @@ void report_stats(stats_mode mode, const run_counters *c, const once_filter *fil
                 "\"fill_ratio\":%.6f,\"seed\":\"%llu\",\"window\":%llu,\"slack\":%llu,"
                 "\"k\":%u,\"l\":%u,\"slices\":%u,\"window_unit\":\"%s\",\"bad_time\":%llu,"
                 "\"late\":%llu,\"filters\":%u,\"cardinality_estimate\":%s,\"cardinality_low\":%s,"
-                "\"cardinality_high\":%s,\"format\":%u,\"probe\":\"%s\"}\n",
+                "\"cardinality_high\":%s,\"window_keys\":%s,\"format\":%u,\"probe\":\"%s\"}\n",
                 (unsigned long long)c->lines, (unsigned long long)c->distinct,
                 (unsigned long long)c->duplicates, (unsigned long long)s.bytes,
                 finite_or_zero(bits_per_key), finite_or_zero(s.fpr_estimate),
@@ -101,16 +129,23 @@ void report_stats(stats_mode mode, const run_counters *c, const once_filter *fil
                 (unsigned long long)s.window, (unsigned long long)s.slack, s.hashes, s.age_slices,
                 s.slices, s.span_ms ? "ms" : s.window ? "events" : "none",
                 (unsigned long long)c->bad_time, (unsigned long long)c->late, s.filters,
-                card_estimate, card_low, card_high,
-                s.format, s.probe);
+                card_estimate, card_low, card_high, window_keys, s.format, s.probe);
         return;
     }
     report_counts(c, rate);
+    char held_text[96];
+    if (windowed)
+        snprintf(held_text, sizeof held_text, "%llu keys added, about %s in the window",
+                 (unsigned long long)s.items, window_keys);
+    else
+        snprintf(held_text, sizeof held_text, "%llu %s held", (unsigned long long)s.items,
+                 s.items == 1 ? "key" : "keys");
     fprintf(stderr,
-            "once: %s filter, %.2f MiB, %llu keys held (capacity %llu at error %g), "
+            "once: %s filter, %.2f MiB, %s (capacity %llu%s at error %g), "
             "%.2f bits/key, k=%u, fill %.3f, estimated false-positive rate %.3g\n",
-            s.structure, (double)s.bytes / (1024.0 * 1024.0), (unsigned long long)s.items,
-            (unsigned long long)s.capacity, s.error, bits_per_key, s.hashes, s.fill_ratio,
+            s.structure, (double)s.bytes / (1024.0 * 1024.0), held_text,
+            (unsigned long long)(s.span_ms || !windowed ? s.capacity : s.window),
+            s.span_ms ? " a span" : "", s.error, bits_per_key, s.hashes, s.fill_ratio,
             s.fpr_estimate);
     if (s.format != ONCE_FORMAT_VERSION)
         fprintf(stderr,

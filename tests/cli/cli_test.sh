@@ -162,7 +162,22 @@ case_stats_json() {
   "$ONCE" --seed 0xffffffffffffffff --stats=json in > /dev/null 2> err
   [ "$(jq -r .seed err)" = 18446744073709551615 ] || fail "seed 2^64-1 in stats json: $(cat err)"
   "$ONCE" --stats in > /dev/null 2> err
-  grep -q '4 lines, 3 distinct, 1 duplicates' err || fail "human stats: $(cat err)"
+  grep -q '4 lines, 3 distinct, 1 duplicate in' err || fail "human stats: $(cat err)"
+  # A window holds its window's keys, not every key it took: both are said, and its
+  # bits per key are over the keys it holds.  A near-empty filter's bits per key are
+  # at its design size.
+  seq 1 5000 > many
+  "$ONCE" --window 1000 --seed 7 --stats=json many > /dev/null 2> err
+  jq -e '.items == 5000 - .duplicates and .window_keys >= 800 and .window_keys <= 1250
+         and (.bits_per_key / (.bytes * 8 / ([.window_keys, .window] | max)) - 1 | fabs) < 0.001' \
+    err > /dev/null \
+    || fail "window stats: $(cat err)"
+  "$ONCE" --window 1000 --stats many > /dev/null 2> err
+  grep -q 'keys added, about [0-9]* in the window (capacity 1000 at error' err \
+    || fail "window stats, human: $(cat err)"
+  echo a | "$ONCE" --capacity 1M --stats=json > /dev/null 2> err
+  jq -e '.items == 1 and (.bits_per_key - .bytes * 8 / 1000000 | fabs) < 0.01' err > /dev/null \
+    || fail "near-empty bits per key: $(cat err)"
   "$ONCE" in > /dev/null 2> err
   [ ! -s err ] || fail "stderr not quiet without --stats: $(cat err)"
 }
@@ -363,6 +378,13 @@ case_error_rate_range() {
     grep -q "a target rate is at least 1e-09 and below 1" err || fail "--error $bad: $(cat err)"
   done
   echo a | "$ONCE" --error 1e-9 > got || fail "--error 1e-9 refused"
+}
+
+# --progress to a file or a pipe writes plain lines, without the terminal's escapes.
+case_progress_to_a_file_is_plain_lines() {
+  { seq 1 70000; sleep 1; seq 70001 140000; } | "$ONCE" --progress > /dev/null 2> err
+  grep -q '^once: [0-9]* lines, .* distinct, .* MiB$' err || fail "no progress line: $(od -c err | head -3)"
+  if LC_ALL=C grep -q "$(printf '[\r\033]')" err; then fail "escapes in progress to a file: $(od -c err | head -3)"; fi
 }
 
 case_state_resume() {
