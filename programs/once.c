@@ -190,6 +190,26 @@ static int open_filter(cli_options *o, once_filter **out)
                 return EXIT_USAGE;
             }
             int code = check_profile(o, f);
+            /* A cap given now applies: the state keeps the one it was saved with only
+             * until a run says otherwise (and then saves the new one). */
+            if (code == 0 && o->max_memory) {
+                once_status st = once_set_max_bytes(*out, o->max_memory);
+                if (st == ONCE_ERR_FULL) {
+                    fprintf(stderr,
+                            "once: state file '%s' holds %llu bytes, more than --max-memory "
+                            "%llu: give a larger cap, or none to keep its own (%llu)\n",
+                            o->state_path, (unsigned long long)once_bytes(*out),
+                            (unsigned long long)o->max_memory,
+                            (unsigned long long)once_max_bytes(*out));
+                    code = EXIT_USAGE;
+                } else if (st != ONCE_OK) {
+                    fprintf(stderr,
+                            "once: --max-memory caps a filter that grows; state file '%s' "
+                            "holds a %s filter, which does not\n",
+                            o->state_path, s.structure);
+                    code = EXIT_USAGE;
+                }
+            }
             if (code == 0)
                 code = set_profile(o, *out);
             if (code != 0) {

@@ -580,6 +580,39 @@ static void failed_combination_leaves_dst_unchanged(void)
     once_free(large);
 }
 
+
+/* A structure that grows takes a new memory cap on a filter that exists: refused,
+ * unchanged, below what it holds; kept, and saved, otherwise.  The others have none. */
+static void memory_cap_changes_on_a_live_filter(void)
+{
+    named_config configs[32];
+    size_t n = every_structure(configs, 32);
+    for (size_t i = 0; i < n; i++) {
+        once_filter *f = testing_create(&configs[i].config);
+        REQUIRE(f != NULL);
+        fill(f, 1, 30, 100);
+        if (!once_structure_of(configs[i].config.type)->memory_cap) {
+            CHECK_STATUS(once_set_max_bytes(f, 1 << 20), ONCE_ERR_UNSUPPORTED);
+            once_free(f);
+            continue;
+        }
+        uint64_t before = once_max_bytes(f), held = once_bytes(f);
+        CHECK_STATUS(once_set_max_bytes(f, held - 1), ONCE_ERR_FULL);
+        CHECK(once_max_bytes(f) == before);
+        CHECK_OK(once_set_max_bytes(f, held + 12345));
+        CHECK(once_max_bytes(f) == held + 12345);
+        size_t len = 0;
+        uint8_t *file = testing_save(f, &len);
+        once_filter *g = NULL;
+        CHECK_OK(once_load(&g, file, len));
+        if (g != NULL)
+            CHECK(once_max_bytes(g) == held + 12345);
+        once_free(g);
+        once_free_buffer(file);
+        once_free(f);
+    }
+}
+
 static const testing_case cases[] = {
     {"digest_is_the_seeded_hash", digest_is_the_seeded_hash},
     {"digest_arguments_checked", digest_arguments_checked},
@@ -587,6 +620,7 @@ static const testing_case cases[] = {
     {"keys_of_every_length_answer_as_digests", keys_of_every_length_answer_as_digests},
     {"positions_are_the_cells_a_key_sets", positions_are_the_cells_a_key_sets},
     {"failed_combination_leaves_dst_unchanged", failed_combination_leaves_dst_unchanged},
+    {"memory_cap_changes_on_a_live_filter", memory_cap_changes_on_a_live_filter},
 };
 
 TESTING_MAIN(cases)

@@ -526,7 +526,8 @@ static void tlbf_serial_near_limit(void)
  * Every configuration once_create accepts must survive use, save and load: the
  * configurations once seen saving files the loader refused, then every structure with
  * one field at a time set to an edge value.  Refusals must be ONCE_ERR_INVALID,
- * ONCE_ERR_TOO_LARGE or ONCE_ERR_RATE (a target rate outside its range).
+ * ONCE_ERR_TOO_LARGE, ONCE_ERR_RATE (a target rate outside its range) or
+ * ONCE_ERR_NO_WINDOW (a window without its window).
  */
 static void create_use_save_load(const once_config *config, const char *label, uint64_t seed)
 {
@@ -534,7 +535,8 @@ static void create_use_save_load(const once_config *config, const char *label, u
     once_status st = once_create(&f, config);
     if (st != ONCE_OK) {
         if (f != NULL || (st != ONCE_ERR_INVALID && st != ONCE_ERR_TOO_LARGE &&
-                          st != ONCE_ERR_RATE && st != ONCE_ERR_NOMEM)) {
+                          st != ONCE_ERR_RATE && st != ONCE_ERR_NO_WINDOW &&
+                          st != ONCE_ERR_NOMEM)) {
             fprintf(stderr, "%s: refused with %s\n", label, once_strerror(st));
             testing_failures++;
         }

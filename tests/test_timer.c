@@ -1381,7 +1381,7 @@ static void invalid_configs(void)
 
     timer_opts o = good;
     o.span = 0;
-    CHECK_STATUS(try_make(&o, &f), ONCE_ERR_INVALID);
+    CHECK_STATUS(try_make(&o, &f), ONCE_ERR_NO_WINDOW);
     o.span = (UINT64_C(1) << 40) + 1;
     CHECK_STATUS(try_make(&o, &f), ONCE_ERR_INVALID);
     o.span = UINT64_C(1) << 40;

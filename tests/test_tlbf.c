@@ -429,7 +429,7 @@ static void invalid_configs(void)
     once_filter *f = NULL;
     once_config c;
     once_config_init(&c, ONCE_TLBF);
-    CHECK_STATUS(once_create(&f, &c), ONCE_ERR_INVALID); /* no span */
+    CHECK_STATUS(once_create(&f, &c), ONCE_ERR_NO_WINDOW); /* no span */
     c.span_ms = HOUR;
     c.capacity = 0;
     CHECK_STATUS(once_create(&f, &c), ONCE_ERR_INVALID);

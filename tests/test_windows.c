@@ -373,7 +373,21 @@ static void planner_meets_target(void)
     once_config c;
     once_config_init(&c, ONCE_APBF);
     c.window = 0;
-    CHECK_STATUS(once_create(&f, &c), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_create(&f, &c), ONCE_ERR_NO_WINDOW);
+    /* The capacity call cannot give a window: it says what a window needs. */
+    for (once_type t = ONCE_STANDARD; once_structure_of(t) != NULL; t++) {
+        once_kind kind = once_structure_of(t)->kind;
+        once_status st = once_create_for_capacity(&f, t, 1000, 0.01);
+        if (kind == ONCE_KIND_COUNT_WINDOW || kind == ONCE_KIND_TIME_WINDOW) {
+            CHECK_STATUS(st, ONCE_ERR_NO_WINDOW);
+            CHECK(strstr(once_strerror(st), "once_config.window") != NULL &&
+                  strstr(once_strerror(st), "span_ms") != NULL);
+        } else {
+            CHECK_OK(st);
+        }
+        once_free(f);
+        f = NULL;
+    }
     c.window = 1000;
     c.hashes = 4; /* k without l */
     CHECK_STATUS(once_create(&f, &c), ONCE_ERR_INVALID);

@@ -41,6 +41,8 @@ static const char *const status_text[ONCE_STATUS_COUNT] = {
     [ONCE_ERR_SEQUENCE] = "chunk or cursor out of sequence: not the next of this dump, or the filter changed during it",
     [ONCE_ERR_UNAVAILABLE] = "a site (of a sliced filter or a Bloom tree) cannot be reached",
     [ONCE_ERR_RATE] = "target false-positive rate outside [1e-9, 1)",
+    [ONCE_ERR_NO_WINDOW] = "a window filter needs its window: once_create with once_config.window "
+                           "(a count of keys) or span_ms (a time)",
     [ONCE_ERR_PROBE_MISMATCH] = "the filters place keys differently: one was saved in format 1 "
                                 "(before probes were mixed), so their cells do not line up; "
                                 "rebuild it from its keys to combine the two",
@@ -172,6 +174,10 @@ once_status once_create(once_filter **out, const once_config *config)
     const once_filter_ops *ops = once_ops_for_type(config->type);
     if (ops == NULL)
         return ONCE_ERR_INVALID;
+    once_kind kind = once_structure_of(config->type)->kind;
+    if ((kind == ONCE_KIND_COUNT_WINDOW && config->window == 0 && config->bits == 0) ||
+        (kind == ONCE_KIND_TIME_WINDOW && config->span_ms == 0))
+        return ONCE_ERR_NO_WINDOW;
     if (error_plans(ops, config) && !once_error_in_range(config->error))
         return ONCE_ERR_RATE;
     /* Every structure but the count windows (which record their window) records the
@@ -281,6 +287,27 @@ once_status once_set_metadata(once_filter *f, const void *data, size_t len)
     f->metadata = copy;
     f->metadata_len = (uint32_t)len; /* at most ONCE_MAX_METADATA, checked above */
     return ONCE_OK;
+}
+
+once_status once_set_max_bytes(once_filter *f, uint64_t max_bytes)
+{
+    if (f == NULL)
+        return ONCE_ERR_INVALID;
+    if (f->ops->set_memory_cap == NULL)
+        return ONCE_ERR_UNSUPPORTED;
+    uint64_t before = f->ops->memory_cap(f);
+    f->ops->set_memory_cap(f, max_bytes);
+    uint64_t cap = f->ops->memory_cap(f);
+    if (cap != 0 && once_bytes(f) > cap) {
+        f->ops->set_memory_cap(f, before);
+        return ONCE_ERR_FULL;
+    }
+    return ONCE_OK;
+}
+
+uint64_t once_max_bytes(const once_filter *f)
+{
+    return f != NULL && f->ops->memory_cap != NULL ? f->ops->memory_cap(f) : 0;
 }
 
 once_status once_get_metadata(const once_filter *f, const void **data, size_t *len)

@@ -144,6 +144,9 @@ typedef struct once_filter_ops {
     uint64_t (*memory)(const once_filter *f);
     /* The structure's cap on once_bytes (0: none; NULL: the structure has no cap). */
     uint64_t (*memory_cap)(const once_filter *f);
+    /* Set that cap (0: the structure's default, as once_create takes 0); with
+     * memory_cap, NULL where that is NULL.  api/filter.c checks the bytes held. */
+    void (*set_memory_cap)(once_filter *f, uint64_t cap);
     /* Serialization: the type parameters and the payload. */
     uint64_t (*saved_params_size)(const once_filter *f);
     uint64_t (*saved_payload_size)(const once_filter *f);

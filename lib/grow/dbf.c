@@ -133,6 +133,11 @@ static uint64_t dbf_memory_cap(const once_filter *f)
     return CDBF(f)->max_bytes;
 }
 
+static void dbf_set_memory_cap(once_filter *f, uint64_t cap)
+{
+    DBF(f)->max_bytes = cap ? cap : DBF_DEFAULT_MAX_BYTES;
+}
+
 /* A change advances the version and stamps the row.  The version stops at
  * DBF_MAX_VERSION instead of wrapping: a wrapped version would stamp rows below older
  * stamps, a state the loader rightly refuses (a row cannot change after the filter's
@@ -872,6 +877,7 @@ const once_filter_ops once_dbf_ops = {
     .cardinality = dbf_cardinality,
     .memory = dbf_memory,
     .memory_cap = dbf_memory_cap,
+    .set_memory_cap = dbf_set_memory_cap,
     .saved_params_size = dbf_params_size,
     .saved_payload_size = dbf_payload_size,
     .save_params = dbf_save_params,

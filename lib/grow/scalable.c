@@ -162,6 +162,11 @@ static uint64_t scalable_memory_cap(const once_filter *f)
     return CSCALABLE(f)->max_bytes;
 }
 
+static void scalable_set_memory_cap(once_filter *f, uint64_t cap)
+{
+    SCALABLE(f)->max_bytes = cap; /* 0: none */
+}
+
 /* A blocked sub-filter planned for (capacity, error), with its design recorded. */
 static once_status sub_new(once_filter **out, uint64_t capacity, double error, uint64_t max_bytes,
                            uint64_t memory_before)
@@ -605,6 +610,7 @@ const once_filter_ops once_scalable_ops = {
     .cardinality_pair = NULL,
     .memory = scalable_memory,
     .memory_cap = scalable_memory_cap,
+    .set_memory_cap = scalable_set_memory_cap,
     .saved_params_size = scalable_params_size,
     .saved_payload_size = scalable_payload_size,
     .save_params = scalable_save_params,

@@ -102,6 +102,9 @@ typedef enum once_status {
                                 probes: one comes from a saved format-1 file (see
                                 ONCE_FORMAT_VERSION) */
     ONCE_ERR_RATE,        /* a target false-positive rate outside [ONCE_MIN_ERROR, 1) */
+    ONCE_ERR_NO_WINDOW,   /* a window filter without its window: once_create with
+                             once_config.window (count windows, unless `bits` sizes it)
+                             or span_ms (time windows) */
     ONCE_STATUS_COUNT
 } once_status;
 
@@ -290,6 +293,10 @@ typedef struct once_config {
 ONCE_API void once_config_init(once_config *config, once_type type);
 
 ONCE_API once_status once_create(once_filter **out, const once_config *config);
+/* A filter of `type` for `capacity` keys at `error`, the other fields once_config_init's.
+ * A window needs its window, which these two calls cannot give: for ONCE_APBF, ONCE_APBBF
+ * (once_config.window, keys) and ONCE_TLBF, ONCE_TIMER (span_ms) they answer
+ * ONCE_ERR_NO_WINDOW; build those with once_create. */
 ONCE_API once_status once_create_for_capacity(once_filter **out, once_type type, uint64_t capacity,
                                               double error);
 ONCE_API once_status once_create_with_geometry(once_filter **out, once_type type, uint64_t bits,
@@ -590,6 +597,15 @@ ONCE_API once_status once_load(once_filter **out, const void *buffer, size_t len
 ONCE_API once_status once_set_metadata(once_filter *filter, const void *data, size_t len);
 ONCE_API once_status once_get_metadata(const once_filter *filter, const void **data,
                                        size_t *len);
+
+/* The memory cap of a structure that grows (once_config.max_bytes: scalable, DBF,
+ * block-partitioned, TLBF, timer), changed on a filter that exists, such as one just
+ * loaded, which keeps the cap it was saved with until then; the new cap is saved with
+ * it.  0 is the structure's default, as at creation.  ONCE_ERR_FULL, the cap unchanged,
+ * when the filter already holds more than the new cap; ONCE_ERR_UNSUPPORTED for a
+ * structure without one.  once_max_bytes reads it (0: none). */
+ONCE_API once_status once_set_max_bytes(once_filter *filter, uint64_t max_bytes);
+ONCE_API uint64_t once_max_bytes(const once_filter *filter);
 
 /*
  * Chunks: the saved form as a sequence of bounded chunks, for a caller that cannot hold

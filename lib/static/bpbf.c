@@ -691,6 +691,11 @@ static uint64_t bpbf_memory_cap(const once_filter *f)
     return CBP(f)->max_bytes;
 }
 
+static void bpbf_set_memory_cap(once_filter *f, uint64_t cap) /* the dynamic filter's */
+{
+    BP(f)->max_bytes = cap ? cap : DBPBF_DEFAULT_MAX_BYTES;
+}
+
 /* -------------------------------------------------------- lifecycle */
 
 static void bpbf_destroy(once_filter *f)
@@ -871,7 +876,7 @@ static bool dbpbf_explicit_geometry(const once_config *c)
     return bpbf_explicit_geometry(c) || c->batch_threshold != 0;
 }
 
-#define BPBF_OPS(NAME, TYPE, EXPLICIT, LOAD, BATCH, PAIR)                                         \
+#define BPBF_OPS(NAME, TYPE, EXPLICIT, LOAD, BATCH, PAIR, SET_CAP)                                \
     const once_filter_ops NAME = {                                                             \
         .type = TYPE,                                                                          \
         .create = once_bpbf_create,                                                            \
@@ -892,6 +897,7 @@ static bool dbpbf_explicit_geometry(const once_config *c)
         .cardinality_pair = PAIR,                                                              \
         .memory = bpbf_memory,                                                                 \
         .memory_cap = bpbf_memory_cap,                                                         \
+        .set_memory_cap = SET_CAP,                                                             \
         .saved_params_size = bpbf_params_size,                                                 \
         .saved_payload_size = bpbf_payload_size,                                               \
         .save_params = bpbf_save_params,                                                       \
@@ -900,8 +906,9 @@ static bool dbpbf_explicit_geometry(const once_config *c)
     }
 
 BPBF_OPS(once_bpbf_ops, ONCE_BPBF, bpbf_explicit_geometry, bpbf_load, bpbf_fused_batch,
-         bpbf_cardinality_pair);
+         bpbf_cardinality_pair, NULL); /* never grows: no cap to change */
 /* The dynamic filter takes filter.c's generic loop (its prefetch, the first blocks of
  * the newest batches, serves every operation) and has no pair estimate (its batches do
  * not line up across filters). */
-BPBF_OPS(once_dbpbf_ops, ONCE_DBPBF, dbpbf_explicit_geometry, dbpbf_load, NULL, NULL);
+BPBF_OPS(once_dbpbf_ops, ONCE_DBPBF, dbpbf_explicit_geometry, dbpbf_load, NULL, NULL,
+         bpbf_set_memory_cap);

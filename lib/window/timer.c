@@ -897,6 +897,11 @@ static uint64_t timer_memory_cap(const once_filter *f)
     return CTIMER(f)->max_bytes;
 }
 
+static void timer_set_memory_cap(once_filter *f, uint64_t cap)
+{
+    TIMER(f)->max_bytes = cap ? cap : TIMER_DEFAULT_MAX_BYTES;
+}
+
 /* ------------------------------------------------------------ construction */
 
 typedef struct timer_geometry {
@@ -1226,6 +1231,7 @@ const once_filter_ops once_timer_ops = {
     .cardinality = timer_cardinality,
     .memory = timer_memory,
     .memory_cap = timer_memory_cap,
+    .set_memory_cap = timer_set_memory_cap,
     .saved_params_size = timer_params_size,
     .saved_payload_size = timer_payload_size,
     .save_params = timer_save_params,

@@ -806,6 +806,11 @@ static uint64_t tlbf_memory_cap(const once_filter *f)
     return CTL(f)->max_bytes;
 }
 
+static void tlbf_set_memory_cap(once_filter *f, uint64_t cap)
+{
+    TL(f)->max_bytes = cap ? cap : ONCE_DEFAULT_TIME_WINDOW_MAX_BYTES;
+}
+
 /* ------------------------------------------------------- serialization */
 
 enum { P_K, P_L, P_SPAN, P_POLICY, P_MAX_BYTES, P_MAX_SLICES, P_COUNT_SLICES, P_COUNTDOWN,
@@ -1039,6 +1044,7 @@ const once_filter_ops once_tlbf_ops = {
     .cardinality = tlbf_cardinality,
     .memory = tlbf_memory,
     .memory_cap = tlbf_memory_cap,
+    .set_memory_cap = tlbf_set_memory_cap,
     .saved_params_size = tlbf_params_size,
     .saved_payload_size = tlbf_payload_size,
     .save_params = tlbf_save_params,

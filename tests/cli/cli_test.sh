@@ -387,6 +387,21 @@ case_progress_to_a_file_is_plain_lines() {
   if LC_ALL=C grep -q "$(printf '[\r\033]')" err; then fail "escapes in progress to a file: $(od -c err | head -3)"; fi
 }
 
+# A cap given on a resumed run applies (and is saved); one below what the state holds
+# is refused before any input is read.
+case_resumed_run_takes_max_memory() {
+  seq 1 100000 > in
+  "$ONCE" --state st --max-memory 256K --filter scalable --capacity 1000 in > /dev/null 2> err
+  [ $? -eq 2 ] && grep -q "max-memory cap of 256 KiB" err || fail "first run: $(cat err)"
+  seq 100001 300000 > more
+  "$ONCE" --state st --max-memory 64M more > got 2> err || fail "the larger cap did not apply: $(cat err)"
+  [ "$(wc -l < got)" -gt 199000 ] || fail "resumed run stopped early: $(wc -l < got) lines"
+  "$ONCE" --state st --stats=json < /dev/null > /dev/null 2> err
+  bytes=$(jq .bytes err)
+  expect_status 1 "$ONCE" --state st --max-memory 64K < /dev/null > /dev/null 2> err
+  grep -q "holds $bytes bytes, more than --max-memory 65536" err || fail "cap below the state: $(cat err)"
+}
+
 case_state_resume() {
   awk 'BEGIN { srand(3); for (i = 0; i < 60000; i++) print int(rand() * 30000) }' > in
   head -n 20000 in > p1; sed -n '20001,45000p' in > p2; tail -n +45001 in > p3
