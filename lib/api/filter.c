@@ -41,8 +41,7 @@ static const char *const status_text[ONCE_STATUS_COUNT] = {
     [ONCE_ERR_SEQUENCE] = "chunk or cursor out of sequence: not the next of this dump, or the filter changed during it",
     [ONCE_ERR_UNAVAILABLE] = "a site (of a sliced filter or a Bloom tree) cannot be reached",
     [ONCE_ERR_RATE] = "target false-positive rate outside [1e-9, 1)",
-    [ONCE_ERR_NO_WINDOW] = "a window filter needs its window: once_create with once_config.window "
-                           "(a count of keys) or span_ms (a time)",
+    [ONCE_ERR_NO_WINDOW] = "a window filter needs its window: once_create with once_config.window (a count of keys) or span_ms (a time)",
     [ONCE_ERR_PROBE_MISMATCH] = "the filters place keys differently: one was saved in format 1 "
                                 "(before probes were mixed), so their cells do not line up; "
                                 "rebuild it from its keys to combine the two",
