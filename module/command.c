@@ -55,6 +55,46 @@ int command_register(RedisModuleCtx *ctx, const command_spec *table, size_t coun
     return RM_OK;
 }
 
+void creation_start(creation *c, const char *command)
+{
+    c->command = command;
+    c->count = 0;
+}
+
+void creation_word(creation *c, const char *word)
+{
+    if (c->count < CREATION_MAX_WORDS)
+        snprintf(c->word[c->count], sizeof c->word[0], "%s", word);
+    c->count++;
+}
+
+void creation_u64(creation *c, uint64_t value)
+{
+    char text[24];
+    snprintf(text, sizeof text, "%llu", (unsigned long long)value);
+    creation_word(c, text);
+}
+
+void creation_rate(creation *c, double rate)
+{
+    char text[40];
+    snprintf(text, sizeof text, "%.17g", rate);
+    creation_word(c, text);
+}
+
+void creation_replicate(RedisModuleCtx *ctx, RedisModuleString *key, const creation *c)
+{
+    if (c->count > CREATION_MAX_WORDS)
+        return;
+    RedisModuleString *args[CREATION_MAX_WORDS + 1];
+    args[0] = key;
+    for (int i = 0; i < c->count; i++)
+        args[i + 1] = RM_CreateString(ctx, c->word[i], strlen(c->word[i]));
+    RM_Replicate(ctx, c->command, "v", args, (size_t)c->count + 1);
+    for (int i = 0; i < c->count; i++)
+        RM_FreeString(ctx, args[i + 1]);
+}
+
 bool command_replayed(RedisModuleCtx *ctx)
 {
     return (RM_GetContextFlags(ctx) & (RM_CTX_FLAGS_REPLICATED | RM_CTX_FLAGS_LOADING)) != 0;

@@ -75,6 +75,28 @@ const char *check_error_rate(double rate);
     "ERR error rate below 1e-9: the smallest target rate a filter plans for (1e-9 <= error " \
     "rate < 1)"
 
+/*
+ * The replicated form of a creation (BF.RESERVE, DBF.RESERVE, ONCE.RESERVE with every
+ * option that decides the value's bytes): its words after the key, each kept as text
+ * and sent as a string, so that no format string can drop a word or send the wrong
+ * kind (a number passed where a C string was declared went out as a pointer once).
+ * The one builder the three types use.
+ */
+#define CREATION_MAX_WORDS 24
+typedef struct creation {
+    const char *command;
+    int count;
+    char word[CREATION_MAX_WORDS][48];
+} creation;
+
+void creation_start(creation *c, const char *command);
+void creation_word(creation *c, const char *word);
+void creation_u64(creation *c, uint64_t value);
+void creation_rate(creation *c, double rate); /* %.17g: the same double on the replica */
+/* Replicate `command key words...` (RM_Replicate; nothing is sent if the words did not
+ * fit, which a test of every option guards). */
+void creation_replicate(RedisModuleCtx *ctx, RedisModuleString *key, const creation *c);
+
 /* Does the calling client speak RESP3? */
 bool client_resp3(RedisModuleCtx *ctx);
 

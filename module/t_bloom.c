@@ -165,16 +165,21 @@ static once_status bloom_make(const void *options, once_filter **out)
 static void replicate_creation(RedisModuleCtx *ctx, RedisModuleString *key,
                                const bloom_options *o)
 {
-    char error[40], seed[24];
-    snprintf(error, sizeof error, "%.17g", o->error);
-    snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
-    long long limit = (long long)o->max_bytes;
-    if (o->expansion == 0)
-        RM_Replicate(ctx, "BF.RESERVE", "sclccccl", key, error, o->capacity, "NONSCALING",
-                     "SEED", seed, "MAXMEMORY", limit);
-    else
-        RM_Replicate(ctx, "BF.RESERVE", "sclclcccl", key, error, o->capacity, "EXPANSION",
-                     o->expansion, "SEED", seed, "MAXMEMORY", limit);
+    creation c;
+    creation_start(&c, "BF.RESERVE");
+    creation_rate(&c, o->error);
+    creation_u64(&c, (uint64_t)o->capacity);
+    if (o->expansion == 0) {
+        creation_word(&c, "NONSCALING");
+    } else {
+        creation_word(&c, "EXPANSION");
+        creation_u64(&c, (uint64_t)o->expansion);
+    }
+    creation_word(&c, "SEED");
+    creation_u64(&c, o->seed);
+    creation_word(&c, "MAXMEMORY");
+    creation_u64(&c, o->max_bytes);
+    creation_replicate(ctx, key, &c);
 }
 
 /* ---------------------------------------------------------------- writes */

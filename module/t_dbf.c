@@ -66,11 +66,15 @@ static once_status dbf_make(const void *options, once_filter **out)
 
 static void replicate_creation(RedisModuleCtx *ctx, RedisModuleString *key, const dbf_options *o)
 {
-    char error[40], seed[24];
-    snprintf(error, sizeof error, "%.17g", o->error);
-    snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
-    RM_Replicate(ctx, "DBF.RESERVE", "sclccl", key, error, o->capacity, "SEED", seed,
-                 "MAXMEMORY", (long long)o->max_bytes);
+    creation c;
+    creation_start(&c, "DBF.RESERVE");
+    creation_rate(&c, o->error);
+    creation_u64(&c, (uint64_t)o->capacity);
+    creation_word(&c, "SEED");
+    creation_u64(&c, o->seed);
+    creation_word(&c, "MAXMEMORY");
+    creation_u64(&c, o->max_bytes);
+    creation_replicate(ctx, key, &c);
 }
 
 /* DBF.RESERVE key error_rate capacity [SEED s] [MAXMEMORY bytes]: capacity is each

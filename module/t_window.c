@@ -104,48 +104,33 @@ static once_status window_make(const void *options, once_filter **out)
 static void replicate_creation(RedisModuleCtx *ctx, RedisModuleString *key,
                                const window_options *o)
 {
-    char text[8][40];
-    const char *words[21];
-    int n = 0;
-    snprintf(text[0], sizeof text[0], "%llu",
-             (unsigned long long)(o->window != 0 ? o->window : o->span_ms));
-    words[n++] = o->window != 0 ? "WINDOW" : "SPAN";
-    words[n++] = text[0];
-    snprintf(text[1], sizeof text[1], "%.17g", o->error);
-    words[n++] = "ERROR";
-    words[n++] = text[1];
-    words[n++] = "FILTER";
-    words[n++] = once_type_name(o->type);
+    creation c;
+    creation_start(&c, "ONCE.RESERVE");
+    creation_word(&c, o->window != 0 ? "WINDOW" : "SPAN");
+    creation_u64(&c, o->window != 0 ? o->window : o->span_ms);
+    creation_word(&c, "ERROR");
+    creation_rate(&c, o->error);
+    creation_word(&c, "FILTER");
+    creation_word(&c, once_type_name(o->type));
     if (once_structure_of(o->type)->levels) {
-        snprintf(text[2], sizeof text[2], "%llu", (unsigned long long)o->level);
-        words[n++] = "LEVEL";
-        words[n++] = text[2];
+        creation_word(&c, "LEVEL");
+        creation_u64(&c, o->level);
     }
     if (o->window == 0) {
-        snprintf(text[3], sizeof text[3], "%llu", (unsigned long long)o->capacity);
-        snprintf(text[4], sizeof text[4], "%llu", (unsigned long long)o->max_jump_ms);
-        words[n++] = "CAPACITY";
-        words[n++] = text[3];
-        words[n++] = "MAXJUMP";
-        words[n++] = text[4];
+        creation_word(&c, "CAPACITY");
+        creation_u64(&c, o->capacity);
+        creation_word(&c, "MAXJUMP");
+        creation_u64(&c, o->max_jump_ms);
     }
-    snprintf(text[5], sizeof text[5], "%llu", (unsigned long long)o->seed);
-    words[n++] = "SEED";
-    words[n++] = text[5];
-    snprintf(text[6], sizeof text[6], "%llu", (unsigned long long)o->max_bytes);
-    words[n++] = "MAXMEMORY";
-    words[n++] = text[6];
+    creation_word(&c, "SEED");
+    creation_u64(&c, o->seed);
+    creation_word(&c, "MAXMEMORY");
+    creation_u64(&c, o->max_bytes);
     if (o->refresh)
-        words[n++] = "REFRESH";
+        creation_word(&c, "REFRESH");
     if (o->type == ONCE_TIMER) /* always said: see the design note, "Replication" */
-        words[n++] = o->fixed ? "NONSCALING" : "SCALING";
-    RedisModuleString *args[22];
-    args[0] = key;
-    for (int i = 0; i < n; i++)
-        args[i + 1] = RM_CreateString(ctx, words[i], strlen(words[i]));
-    RM_Replicate(ctx, "ONCE.RESERVE", "v", args, (size_t)(n + 1));
-    for (int i = 0; i < n; i++)
-        RM_FreeString(ctx, args[i + 1]);
+        creation_word(&c, o->fixed ? "NONSCALING" : "SCALING");
+    creation_replicate(ctx, key, &c);
 }
 
 /* The options of ONCE.RESERVE, checked before any key is touched: NULL or the error. */
