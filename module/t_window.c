@@ -63,6 +63,81 @@ static bool time_window(const once_filter *f)
     return once_structure_of(once_get_type(f))->kind == ONCE_KIND_TIME_WINDOW;
 }
 
+/* ------------------------------------------------------------- clocks */
+
+/*
+ * One clock per window.  A time window runs either on event times (every write gives
+ * AT) or on the server's clock (none does): mixing them would carry its clock decades
+ * ahead (event times near 1e6 ms against the server's 1.8e12) and expire every key at
+ * once.  The choice is fixed by ONCE.RESERVE's CLOCK, or else by the window's first
+ * write (and by ONCE.CLOCK), and kept in the filter's metadata ("clock=event",
+ * "clock=server", or "clock=first" until the first write), so it is saved, dumped and
+ * replicated with the value.  A command that uses the other clock is refused, saying
+ * which the window runs on.  Replayed commands are not checked (a write on the
+ * server's clock is replicated with AT); the master replicates ONCE.CLOCK when a write
+ * fixes the clock, before the write, and every creation with its CLOCK.  A window
+ * saved before clocks existed (no metadata, or a creation replayed without CLOCK)
+ * takes both clocks as it did, and keeps its bytes, until ONCE.CLOCK fixes one.
+ */
+typedef enum window_clock { CLOCK_LEGACY, CLOCK_FIRST, CLOCK_SERVER, CLOCK_EVENT } window_clock;
+
+#define CLOCK_META "clock="
+#define ERR_CLOCK_EVENT                                                                       \
+    "ERR the window runs on event time: give AT ms (ONCE.ADD key item AT ms, ONCE.MADD key " \
+    "AT ms item ...)"
+#define ERR_CLOCK_SERVER "ERR the window runs on the server's clock: drop AT"
+
+static const char *clock_name(window_clock c)
+{
+    return c == CLOCK_EVENT ? "event" : c == CLOCK_SERVER ? "server" : "first";
+}
+
+/* event, server, or (with `first_too`) first. */
+static bool clock_parse(RedisModuleString *arg, bool first_too, window_clock *out)
+{
+    if (arg_is(arg, "event"))
+        *out = CLOCK_EVENT;
+    else if (arg_is(arg, "server"))
+        *out = CLOCK_SERVER;
+    else if (first_too && arg_is(arg, "first"))
+        *out = CLOCK_FIRST;
+    else
+        return false;
+    return true;
+}
+
+static window_clock clock_of(const once_filter *f)
+{
+    const void *data = NULL;
+    size_t len = 0;
+    if (once_get_metadata(f, &data, &len) != ONCE_OK || data == NULL)
+        return CLOCK_LEGACY;
+    for (window_clock c = CLOCK_FIRST; c <= CLOCK_EVENT; c++) {
+        const char *name = clock_name(c);
+        if (len == sizeof CLOCK_META - 1 + strlen(name) &&
+            memcmp(data, CLOCK_META, sizeof CLOCK_META - 1) == 0 &&
+            memcmp((const char *)data + sizeof CLOCK_META - 1, name, strlen(name)) == 0)
+            return c;
+    }
+    return CLOCK_LEGACY;
+}
+
+static once_status clock_set(once_filter *f, window_clock c)
+{
+    char text[32];
+    int len = snprintf(text, sizeof text, CLOCK_META "%s", clock_name(c));
+    return once_set_metadata(f, text, (size_t)len);
+}
+
+/* NULL if a command on `want`'s clock may use the window, else the error to reply. */
+static const char *clock_refusal(const once_filter *f, window_clock want)
+{
+    window_clock c = clock_of(f);
+    if (c == CLOCK_LEGACY || c == CLOCK_FIRST || c == want)
+        return NULL;
+    return c == CLOCK_EVENT ? ERR_CLOCK_EVENT : ERR_CLOCK_SERVER;
+}
+
 /* ------------------------------------------------------------ creation */
 
 typedef struct window_options {
@@ -72,6 +147,7 @@ typedef struct window_options {
     once_type type;
     bool type_given, level_given, capacity_given, max_jump_given, seed_given, refresh;
     bool fixed;       /* NONSCALING: a timer filter that keeps its first size */
+    int clock;        /* CLOCK: a window_clock (time windows); CLOCK_LEGACY if none */
     bool growth_given; /* SCALING or NONSCALING was given */
 } window_options;
 
@@ -97,7 +173,12 @@ static once_status window_make(const void *options, once_filter **out)
     if (once_structure_of(o->type)->memory_cap)
         c.max_bytes = o->max_bytes;
     c.dynamic = !o->fixed;
-    return once_create(out, &c);
+    once_status st = once_create(out, &c);
+    if (st == ONCE_OK && o->clock != CLOCK_LEGACY && (st = clock_set(*out, o->clock)) != ONCE_OK) {
+        once_free(*out);
+        *out = NULL;
+    }
+    return st;
 }
 
 /* Replicate a creation with every option that decides the filter's bytes. */
@@ -130,6 +211,10 @@ static void replicate_creation(RedisModuleCtx *ctx, RedisModuleString *key,
         creation_word(&c, "REFRESH");
     if (o->type == ONCE_TIMER) /* always said: see the design note, "Replication" */
         creation_word(&c, o->fixed ? "NONSCALING" : "SCALING");
+    if (o->clock != CLOCK_LEGACY) {
+        creation_word(&c, "CLOCK");
+        creation_word(&c, clock_name(o->clock));
+    }
     creation_replicate(ctx, key, &c);
 }
 
@@ -158,7 +243,7 @@ static const char *parse_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, 
                            arg_is(argv[i], "ERROR") || arg_is(argv[i], "LEVEL") ||
                            arg_is(argv[i], "FILTER") || arg_is(argv[i], "CAPACITY") ||
                            arg_is(argv[i], "MAXJUMP") || arg_is(argv[i], "SEED") ||
-                           arg_is(argv[i], "MAXMEMORY")
+                           arg_is(argv[i], "MAXMEMORY") || arg_is(argv[i], "CLOCK")
                        ? "ERR an option lacks its value"
                        : ERR_UNKNOWN_ARGUMENT;
         RedisModuleString *v = argv[++i];
@@ -202,6 +287,12 @@ static const char *parse_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, 
             const char *err = parse_max_memory(ctx, v, &o->max_bytes);
             if (err != NULL)
                 return err;
+        } else if (arg_is(argv[i - 1], "CLOCK")) {
+            window_clock clock;
+            if (!clock_parse(v, true, &clock))
+                return "ERR bad clock: event (every write gives AT), server (none does) or "
+                       "first (the first write's)";
+            o->clock = clock;
         } else if (arg_is(argv[i - 1], "SEED")) {
             if (!arg_u64(v, &o->seed))
                 return "ERR bad seed: an unsigned 64-bit integer";
@@ -219,13 +310,17 @@ static const char *parse_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, 
         return "ERR the filter keeps a time window: give SPAN, or FILTER apbf or apbbf";
     if (span_given && kind != ONCE_KIND_TIME_WINDOW)
         return "ERR the filter keeps a count window: give WINDOW, or FILTER tlbf or timer";
-    if (window_given && (o->capacity_given || o->max_jump_given))
-        return "ERR CAPACITY and MAXJUMP apply to time windows (SPAN)";
+    if (window_given && (o->capacity_given || o->max_jump_given || o->clock != CLOCK_LEGACY))
+        return "ERR CAPACITY, MAXJUMP and CLOCK apply to time windows (SPAN)";
     if (o->level_given && !once_structure_of(o->type)->levels)
         return "ERR LEVEL does not apply to this filter";
     if (o->growth_given && o->type != ONCE_TIMER)
         return "ERR SCALING and NONSCALING apply to FILTER timer (the other windows always "
                "adapt to their rate)";
+    /* A time window's clock: the one given, else the first write's.  A creation
+     * replayed without CLOCK was replicated before clocks were fixed: built as then. */
+    if (span_given && o->clock == CLOCK_LEGACY && !command_replayed(ctx))
+        o->clock = CLOCK_FIRST;
     /* A timer window created before SCALING existed was fixed, and its replayed
      * creation (AOF, master) says neither word: it is built as it was. */
     if (o->type == ONCE_TIMER && !o->growth_given && command_replayed(ctx))
@@ -370,14 +465,22 @@ static int window_add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int a
         created.max_bytes = (uint64_t)config.max_memory;
         created.level = WINDOW_DEFAULT_LEVEL;
         created.seed = command_new_seed();
+        if (!command_replayed(ctx)) /* the first write fixes the clock */
+            created.clock = t.given ? CLOCK_EVENT : CLOCK_SERVER;
         f = value_create(ctx, &k, &window_type, window_make, &created, created.max_bytes);
     }
     if (f == NULL) {
         value_close(&k);
         return RM_OK;
     }
-    /* Every item has the same time: a time the clock refuses is one error for all. */
     bool timed = time_window(f);
+    window_clock want = t.given ? CLOCK_EVENT : CLOCK_SERVER;
+    bool from_client = !command_replayed(ctx);
+    if (timed && from_client && (err = clock_refusal(f, want)) != NULL) {
+        value_close(&k);
+        return RM_ReplyWithError(ctx, err);
+    }
+    /* Every item has the same time: a time the clock refuses is one error for all. */
     uint64_t clock = 0, bound = lift_jump_bound(ctx, f, &t);
     bool started = false;
     if (timed && (once_clock(f, &clock, &started) != ONCE_OK ||
@@ -391,10 +494,15 @@ static int window_add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int a
         value_close(&k);
         return RM_ReplyWithError(ctx, ERR_AHEAD_OF_SERVER);
     }
+    /* A window without a clock yet takes this write's; replicas take it first. */
+    bool fixing = timed && from_client && clock_of(f) == CLOCK_FIRST &&
+                  clock_set(f, want) == ONCE_OK;
+    if (fixing)
+        RM_Replicate(ctx, "ONCE.CLOCK", "sc", argv[1], clock_name(want));
     if (!single)
         RM_ReplyWithArray(ctx, RM_POSTPONED_LEN);
     long replied = 0;
-    bool changed = creating;
+    bool changed = creating || fixing;
     for (int i = 0; i < count; i++) {
         size_t len = 0;
         const char *item = RM_StringPtrLen(argv[first + i], &len);
@@ -417,7 +525,7 @@ static int window_add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int a
     if (creating)
         replicate_creation(ctx, argv[1], &created);
     if (!timed || t.given) {
-        if (creating)
+        if (creating || fixing) /* after that command: not mixed with a verbatim one */
             RM_Replicate(ctx, single ? "ONCE.ADD" : "ONCE.MADD", "v", argv + 1,
                          (size_t)(argc - 1));
         else
@@ -458,6 +566,11 @@ static int window_exists_items(RedisModuleCtx *ctx, RedisModuleString **argv, in
     if (f == NULL && k.state != KEY_MISSING) {
         value_close(&k);
         return RM_OK;
+    }
+    if (f != NULL && time_window(f) &&
+        (err = clock_refusal(f, t.given ? CLOCK_EVENT : CLOCK_SERVER)) != NULL) {
+        value_close(&k);
+        return RM_ReplyWithError(ctx, err);
     }
     /* Every answer first, so that a refused time is one error, not a partial array. */
     uint8_t answers[64];
@@ -517,7 +630,8 @@ static int window_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (timed)
         once_clock(f, &clock, &started);
     value_close(&k);
-    RM_ReplyWithMap(ctx, 10 + INFO_FORMAT_PAIRS);
+    window_clock source = clock_of(f);
+    RM_ReplyWithMap(ctx, 11 + INFO_FORMAT_PAIRS);
     RM_ReplyWithSimpleString(ctx, "Filter");
     RM_ReplyWithSimpleString(ctx, s.structure);
     RM_ReplyWithSimpleString(ctx, timed ? "Span" : "Window");
@@ -539,6 +653,11 @@ static int window_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     RM_ReplyWithSimpleString(ctx, "Clock");
     if (started)
         RM_ReplyWithLongLong(ctx, (long long)clock);
+    else
+        RM_ReplyWithNull(ctx);
+    RM_ReplyWithSimpleString(ctx, "Clock source");
+    if (timed && source != CLOCK_LEGACY)
+        RM_ReplyWithSimpleString(ctx, clock_name(source));
     else
         RM_ReplyWithNull(ctx);
     reply_format(ctx, &s);
@@ -573,12 +692,53 @@ static int window_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         value_close(&k);
         return RM_OK;
     }
+    const char *refusal = f != NULL && time_window(f)
+                              ? clock_refusal(f, t.given ? CLOCK_EVENT : CLOCK_SERVER)
+                              : NULL;
+    if (refusal != NULL) {
+        value_close(&k);
+        return RM_ReplyWithError(ctx, refusal);
+    }
     uint64_t bound = f != NULL ? lift_jump_bound(ctx, f, &t) : 0;
     reply_cardinality(ctx, f, t.ms, confidence);
     if (f != NULL)
         restore_jump_bound(f, bound);
     value_close(&k);
     return RM_OK;
+}
+
+/* ONCE.CLOCK key event|server: fix the clock of a time window that has none yet (the
+ * master replicates it when a write fixes one); the same clock again is a no-op. */
+static int window_set_clock(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 3)
+        return RM_WrongArity(ctx);
+    window_clock want;
+    if (!clock_parse(argv[2], false, &want))
+        return RM_ReplyWithError(ctx, "ERR bad clock: event (every write gives AT) or server "
+                                      "(none does)");
+    opened_key k = value_open(ctx, argv[1], RM_READ | RM_WRITE, &window_type);
+    once_filter *f = value_filter_or_reply(ctx, &k, ERR_NOT_FOUND);
+    if (f == NULL) {
+        value_close(&k);
+        return RM_OK;
+    }
+    if (!time_window(f)) {
+        value_close(&k);
+        return RM_ReplyWithError(ctx, "ERR a count window has no clock");
+    }
+    window_clock now = clock_of(f);
+    bool open = now == CLOCK_LEGACY || now == CLOCK_FIRST;
+    const char *err = open ? NULL : clock_refusal(f, want);
+    once_status st = open ? clock_set(f, want) : ONCE_OK;
+    value_close(&k);
+    if (err != NULL)
+        return RM_ReplyWithError(ctx, err);
+    if (st != ONCE_OK)
+        return reply_status(ctx, st);
+    if (open)
+        RM_ReplicateVerbatim(ctx);
+    return RM_ReplyWithSimpleString(ctx, "OK");
 }
 
 /* ------------------------------------------------------------- the type */
@@ -596,6 +756,8 @@ static const command_spec window_commands[] = {
      "Is the item in the window?  Changes nothing"},
     {"once.mexists", window_mexists, "readonly fast", -3, KEYS_FIRST, KEY_READS,
      "Are the items in the window?  Changes nothing"},
+    {"once.clock", window_set_clock, "write deny-oom", 3, KEYS_FIRST, KEY_WRITES,
+     "Fix a time window's clock: event (writes give AT) or server (they do not)"},
     {"once.info", window_info, "readonly", 2, KEYS_FIRST, KEY_READS,
      "The window's filter, size, error rate, slack and clock"},
     {"once.card", window_card, "readonly", -2, KEYS_FIRST, KEY_READS,

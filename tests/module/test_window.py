@@ -9,6 +9,7 @@ import random
 import shutil
 import subprocess
 import tempfile
+import time
 
 from checks import err, wait_synced
 from resp import Connection
@@ -185,19 +186,19 @@ def test_clock_rules_late_events_and_jumps():
 def test_server_clock_is_not_bounded_by_maxjump():
     with Server() as s:
         r = s.client()
-        # A window last written long ago (AT 0 is 1970): the server's clock is decades
-        # past MAXJUMP, and still the next event on it is taken.
-        r.execute_command("ONCE.RESERVE", "idle", "SPAN", 1000, "MAXJUMP", 1000, "SEED", 1)
-        assert r.execute_command("ONCE.ADD", "idle", "a", "AT", 0) == 1
-        assert r.execute_command("ONCE.EXISTS", "idle", "a") == 0  # long expired
+        # A window on the server's clock, idle for longer than its MAXJUMP: the next
+        # event on the server's clock is taken (that time has really passed).
+        r.execute_command("ONCE.RESERVE", "idle", "SPAN", 1000, "MAXJUMP", 10, "CLOCK",
+                          "server", "SEED", 1)
         assert r.execute_command("ONCE.ADD", "idle", "a") == 1
-        assert r.execute_command("ONCE.ADD", "idle", "a") == 0
+        time.sleep(0.05)  # past MAXJUMP on the server's own clock
+        assert r.execute_command("ONCE.ADD", "idle", "b") == 1
+        assert r.execute_command("ONCE.ADD", "idle", "b") == 0
         # A producer's time is still bounded by it, and the bound was kept.
-        info = r.execute_command("ONCE.INFO", "idle")
-        clock = dict(zip(info[::2], info[1::2]))[b"Clock"]
-        assert "event time refused" in err(r, "ONCE.ADD", "idle", "b", "AT", clock + 1001)
-        assert r.execute_command("ONCE.ADD", "idle", "b", "AT", clock + 1000) == 1
-
+        r.execute_command("ONCE.RESERVE", "events", "SPAN", 1000, "MAXJUMP", 1000, "SEED", 1)
+        assert r.execute_command("ONCE.ADD", "events", "a", "AT", 5000) == 1
+        assert "event time refused" in err(r, "ONCE.ADD", "events", "b", "AT", 6001)
+        assert r.execute_command("ONCE.ADD", "events", "b", "AT", 6000) == 1
 
 def test_errors_and_missing_keys():
     with Server() as s:
@@ -224,7 +225,7 @@ def test_errors_and_missing_keys():
             (("ONCE.RESERVE", "x", "SPAN", 10, "FILTER", "timer", "LEVEL", 1),
              "LEVEL does not apply to this filter"),
             (("ONCE.RESERVE", "x", "WINDOW", 10, "CAPACITY", 5),
-             "CAPACITY and MAXJUMP apply to time windows (SPAN)"),
+             "CAPACITY, MAXJUMP and CLOCK apply to time windows (SPAN)"),
             (("ONCE.RESERVE", "x", "WINDOW", 10, "ERROR", 1), "(0 < error rate range < 1)"),
             (("ONCE.RESERVE", "x", "WINDOW", 10, "LEVEL", 9), "bad level: an integer in [0, 8]"),
             (("ONCE.RESERVE", "x", "WINDOW", 10, "BOGUS", 1), "unknown argument received"),
@@ -413,3 +414,75 @@ def test_first_event_is_bounded_by_the_server_clock():
         assert r.execute_command("ONCE.ADD", "w", "a", "AT", now + day // 2) == 1
         r.execute_command("ONCE.RESERVE", "free", "SPAN", 10000, "MAXJUMP", 0, "SEED", 3)
         assert r.execute_command("ONCE.ADD", "free", "a", "AT", now + 3650 * day) == 1
+
+
+
+def info_of(r, key):
+    info = r.execute_command("ONCE.INFO", key)
+    return dict(zip(info[::2], info[1::2]))
+
+
+def test_one_clock_per_window():
+    """A time window runs on event times (AT) or on the server's clock, fixed by
+    ONCE.RESERVE's CLOCK or by its first write; a command on the other clock is refused
+    and changes nothing, so one AT-less command cannot expire a window fed event times."""
+    with Server(module_args=["default-span", "10000"]) as s:
+        r = s.client()
+        r.execute_command("ONCE.RESERVE", "t", "SPAN", 10000, "SEED", 1)
+        assert info_of(r, "t")[b"Clock source"] == b"first"
+        assert r.execute_command("ONCE.ADD", "t", "a", "AT", 1000) == 1
+        assert info_of(r, "t")[b"Clock source"] == b"event"
+        before = r.execute_command("ONCE.SCANDUMP", "t", 0)
+        for command in (["ONCE.ADD", "t", "b"], ["ONCE.EXISTS", "t", "a"],
+                        ["ONCE.MADD", "t", "p", "q", "AT", "5"], ["ONCE.CARD", "t"]):
+            assert err(r, *command).startswith("the window runs on event time: give AT ms"), command
+        assert "ONCE.MADD key AT ms item" in err(r, "ONCE.MADD", "t", "p", "AT", "5")
+        assert r.execute_command("ONCE.SCANDUMP", "t", 0) == before
+        assert r.execute_command("ONCE.ADD", "t", "a", "AT", 1500) == 0  # still in its window
+        # The server's clock, chosen at creation.
+        r.execute_command("ONCE.RESERVE", "s", "SPAN", 10000, "CLOCK", "server", "SEED", 1)
+        assert err(r, "ONCE.ADD", "s", "a", "AT", 5) == "the window runs on the server's clock: drop AT"
+        assert r.execute_command("ONCE.ADD", "s", "a") == 1
+        assert r.execute_command("ONCE.EXISTS", "s", "a") == 1
+        # A window created by its first ADD takes that ADD's clock.
+        assert r.execute_command("ONCE.ADD", "auto", "x", "AT", 5) == 1
+        assert info_of(r, "auto")[b"Clock source"] == b"event"
+        assert "event time" in err(r, "ONCE.ADD", "auto", "y")
+        # ONCE.CLOCK fixes the clock of a window without one; the other is refused.
+        r.execute_command("ONCE.RESERVE", "c", "SPAN", 10000, "SEED", 1)
+        assert r.execute_command("ONCE.CLOCK", "c", "server") == b"OK"
+        assert r.execute_command("ONCE.CLOCK", "c", "server") == b"OK"
+        assert "server's clock" in err(r, "ONCE.CLOCK", "c", "event")
+        assert "bad clock" in err(r, "ONCE.RESERVE", "b", "SPAN", 1000, "CLOCK", "sideways")
+        assert "apply to time windows" in err(r, "ONCE.RESERVE", "b", "WINDOW", 10, "CLOCK",
+                                              "event")
+        r.execute_command("ONCE.RESERVE", "n", "WINDOW", 10)
+        assert "count window has no clock" in err(r, "ONCE.CLOCK", "n", "event")
+        assert err(r, "ONCE.CLOCK", "missing", "event").startswith("not found")
+
+
+def test_clock_fixed_by_a_write_reaches_the_replica_and_the_aof():
+    """The master replicates the clock a write fixes before the write (a write on the
+    server's clock goes out with AT): the replica and the AOF hold the same bytes and
+    refuse the same commands."""
+    aof = ["--appendonly", "yes", "--aof-use-rdb-preamble", "no"]
+    with Server(fixed_seeds=False, extra=aof) as master:
+        m = master.client()
+        with Server(fixed_seeds=False,
+                    extra=["--replicaof", "127.0.0.1", str(master.port)]) as replica:
+            rep = replica.client()
+            m.execute_command("ONCE.RESERVE", "w", "SPAN", 60000)
+            m.execute_command("ONCE.MADD", "w", "a", "b")
+            m.execute_command("ONCE.RESERVE", "e", "SPAN", 60000)
+            m.execute_command("ONCE.ADD", "e", "a", "AT", 77)
+            wait_synced(m, rep)
+            for key, source in (("w", b"server"), ("e", b"event")):
+                assert info_of(rep, key)[b"Clock source"] == source
+                assert (rep.execute_command("ONCE.SCANDUMP", key, 0)
+                        == m.execute_command("ONCE.SCANDUMP", key, 0)), key
+            dumps = {k: m.execute_command("ONCE.SCANDUMP", k, 0) for k in ("w", "e")}
+        master.restart()
+        m = master.client()
+        for key in ("w", "e"):
+            assert m.execute_command("ONCE.SCANDUMP", key, 0) == dumps[key], key
+        assert "event time" in err(m, "ONCE.ADD", "e", "b")
