@@ -764,7 +764,7 @@ static const command_spec window_commands[] = {
      "Distinct items in the window: estimate, low, high"},
     {"once.scandump", window_scandump, "readonly", 3, KEYS_FIRST, KEY_READS,
      "The next chunk of a window's dump"},
-    {"once.loadchunk", window_loadchunk, "write deny-oom", 4, KEYS_FIRST, KEY_CREATES,
+    {"once.loadchunk", window_loadchunk, "write deny-oom", -4, KEYS_FIRST, KEY_CREATES,
      "Restore a window from the chunks of its dump"},
 };
 

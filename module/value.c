@@ -243,6 +243,36 @@ static const char *refusal(const once_filter *f, const value_type *t, bool enfor
     return NULL;
 }
 
+/*
+ * The memory limit a loaded value takes.  The limit is a field of the dump, which any
+ * client can edit (its checksums are recomputable): a value a client loads takes at
+ * most once.max-memory, and a saved 0 ("none") means once.max-memory there.  LOADCHUNK's
+ * MAXMEMORY bytes (at most once.max-memory) gives another.  Replays keep what they are
+ * given: the startup RDB and AOF the saved limit, and a client's load reaches replicas
+ * and the AOF with the limit it took (LOADCHUNK ... MAXMEMORY bytes).  Structures
+ * without a limit (the fixed-size ones) are bounded by their size, checked as it is.
+ * False when the filter holds more than the limit.
+ */
+static bool limit_loaded(once_filter *f, bool clamp, uint64_t given, uint64_t *applied)
+{
+    *applied = 0;
+    uint64_t want = given;
+    if (want == 0 && clamp) {
+        uint64_t cap = once_max_bytes(f), server = (uint64_t)config.max_memory;
+        if (cap == 0 || cap > server)
+            want = server;
+    }
+    if (want == 0)
+        return true;
+    once_status st = once_set_max_bytes(f, want);
+    if (st == ONCE_ERR_UNSUPPORTED)
+        return true;
+    if (st != ONCE_OK)
+        return false;
+    *applied = want;
+    return true;
+}
+
 void *value_rdb_load(RedisModuleIO *rdb, int encver, const value_type *t)
 {
     if (encver != VALUE_ENCODING) {
@@ -304,6 +334,9 @@ void *value_rdb_load(RedisModuleIO *rdb, int encver, const value_type *t)
         pending_free(p);
         bool loading = server_loading();
         const char *why = refusal(built, t, !loading);
+        uint64_t applied = 0; /* RESTORE: a client's load, whose limit is clamped */
+        if (why == NULL && !loading && !limit_loaded(built, true, 0, &applied))
+            why = "the filter is larger than once.max-memory";
         if (why == NULL && loading && once_bytes(built) > (uint64_t)config.max_memory)
             RM_LogIOError(rdb, "warning",
                           "once: a %s filter of %llu bytes, above once.max-memory, kept",
@@ -573,11 +606,19 @@ static int reply_bad_chunk(RedisModuleCtx *ctx, const char *why)
 int value_loadchunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
                             const value_type *t)
 {
-    if (argc != 4)
+    if (argc != 4 && argc != 6)
         return RM_WrongArity(ctx);
     long long iter = 0;
     if (!arg_long(argv[2], &iter))
         return RM_ReplyWithError(ctx, "ERR Second argument must be numeric");
+    uint64_t given_limit = 0;
+    if (argc == 6) {
+        if (!arg_is(argv[4], "MAXMEMORY"))
+            return RM_ReplyWithError(ctx, ERR_UNKNOWN_ARGUMENT);
+        const char *err = parse_max_memory(ctx, argv[5], &given_limit);
+        if (err != NULL)
+            return RM_ReplyWithError(ctx, err);
+    }
     size_t len = 0;
     const char *data = RM_StringPtrLen(argv[3], &len);
     opened_key k = value_open(ctx, argv[1], RM_READ | RM_WRITE, t);
@@ -616,8 +657,13 @@ int value_loadchunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int a
         return RM_ReplyWithError(ctx, ERR_NO_MEMORY);
     }
     const char *why = st != ONCE_OK ? once_strerror(st) : NULL;
+    bool replayed = command_replayed(ctx);
     if (st == ONCE_OK && built != NULL)
-        why = refusal(built, t, !command_replayed(ctx));
+        why = refusal(built, t, !replayed);
+    uint64_t applied = 0;
+    if (why == NULL && st == ONCE_OK && built != NULL &&
+        !limit_loaded(built, !replayed, given_limit, &applied))
+        why = "the filter is larger than its MAXMEMORY";
     if (why != NULL) {
         /* The load is over: nothing half-built stays behind. */
         bool over_limit = st == ONCE_OK && t->holds(once_get_type(built));
@@ -652,7 +698,17 @@ int value_loadchunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int a
         pending_free(p);
     }
     value_close(&k);
-    RM_ReplicateVerbatim(ctx);
+    if (applied != 0) { /* the limit it took goes with it */
+        char limit[24];
+        snprintf(limit, sizeof limit, "%llu", (unsigned long long)applied);
+        size_t name_len = 0;
+        const char *name = RM_StringPtrLen(argv[0], &name_len);
+        char command[32];
+        snprintf(command, sizeof command, "%.*s", (int)name_len, name);
+        RM_Replicate(ctx, command, "ssscc", argv[1], argv[2], argv[3], "MAXMEMORY", limit);
+    } else {
+        RM_ReplicateVerbatim(ctx);
+    }
     return RM_ReplyWithSimpleString(ctx, "OK");
 }
 

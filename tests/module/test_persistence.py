@@ -306,3 +306,54 @@ def test_every_creation_replays_from_the_aof_and_on_a_replica():
             command = next(d for c, d in CREATIONS if c[1] == key)
             assert m.exists(key), key
             assert scandump(m, key, command) == dump, key
+
+
+def grow_until_refused(r, command, key, at=()):
+    """MADD new items until one is refused: the error, or None after 2e6 items."""
+    for i in range(0, 2000000, 2000):
+        got = r.execute_command(command, key, *at, *["n%d" % j for j in range(i, i + 2000)])
+        if isinstance(got[-1], redis.ResponseError):
+            return str(got[-1])
+    return None
+
+
+def test_a_loaded_value_takes_the_servers_limit():
+    """A dump carries its value's memory limit, which any client can edit: a value a
+    client loads (LOADCHUNK, RESTORE) takes at most once.max-memory as its limit, or the
+    MAXMEMORY LOADCHUNK gives, and replicas get the limit it took.  Made at a 64 MiB
+    limit, loaded at 1 MiB: each stops growing at 1 MiB."""
+    small = 1 << 20
+    with Server(module_args=["max-memory", str(64 << 20)]) as master:
+        with Server(extra=["--replicaof", "127.0.0.1", str(master.port)]) as replica:
+            m, rep = master.client(), replica.client()
+            m.execute_command("BF.RESERVE", "b", "0.01", "8", "EXPANSION", "4096",
+                              "MAXMEMORY", 64 << 20)
+            m.execute_command("DBF.RESERVE", "d", "0.01", "100", "MAXMEMORY", 64 << 20)
+            m.execute_command("ONCE.RESERVE", "w", "SPAN", 600000, "FILTER", "timer",
+                              "CAPACITY", "100", "MAXMEMORY", 64 << 20)
+            kinds = (("b", "BF"), ("d", "DBF"), ("w", "ONCE"))
+            dumps = {key: scandump(m, key, kind + ".SCANDUMP") for key, kind in kinds}
+            payloads = {key: m.dump(key) for key, _ in kinds}
+            m.config_set("once.max-memory", str(small))
+            for key, kind in kinds:
+                at = ["AT", 1000] if kind == "ONCE" else []
+                for it, data in dumps[key]:
+                    m.execute_command(kind + ".LOADCHUNK", "loaded-" + key, it, data)
+                m.restore("restored-" + key, 0, payloads[key])
+                for target in ("loaded-" + key, "restored-" + key):
+                    refusal = grow_until_refused(m, kind + ".MADD", target, at)
+                    assert refusal is not None and "memory limit" in refusal, (target, refusal)
+                    assert m.memory_usage(target) <= small + 65536, target
+            # An explicit MAXMEMORY on the load; more than once.max-memory is refused.
+            for it, data in dumps["b"]:
+                m.execute_command("BF.LOADCHUNK", "given", it, data, "MAXMEMORY", 200000)
+            assert "memory limit" in grow_until_refused(m, "BF.MADD", "given")
+            assert m.memory_usage("given") <= 200000 + 65536
+            it, data = dumps["b"][0]
+            assert "above once.max-memory" in err(m, "BF.LOADCHUNK", "x", it, data,
+                                                  "MAXMEMORY", 64 << 20)
+            # The replica holds what the master holds: the limit went with the load.
+            wait_synced(m, rep)
+            for key, kind in kinds:
+                assert (scandump(rep, "loaded-" + key, kind + ".SCANDUMP")
+                        == scandump(m, "loaded-" + key, kind + ".SCANDUMP")), key
