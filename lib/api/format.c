@@ -125,10 +125,10 @@ uint64_t once_saved_size(const once_filter *f)
 /* Write the whole stream to `write`.  With a checksum `state` (reset by the caller)
  * the stream ends with its checksum, also returned in *sum; without one it stops
  * before the checksum and hashes nothing (the chunk writer's walks to a chunk). */
-static once_status save_stream(const once_filter *f, once_write_fn write, void *context,
-                               XXH3_state_t *state, uint64_t *sum)
+static once_status save_stream(const once_filter *f, once_write_fn write, once_skip_fn skip,
+                               void *context, XXH3_state_t *state, uint64_t *sum)
 {
-    once_writer w = {write, context, state, 0};
+    once_writer w = {write, context, state, 0, skip};
 
     uint64_t params = f->ops->saved_params_size(f);
     once_writer_bytes(&w, once_magic, 4);
@@ -170,7 +170,7 @@ once_status once_save(const once_filter *f, once_write_fn write, void *context)
     XXH3_INITSTATE(&state);
     XXH3_64bits_reset(&state);
     uint64_t sum = 0;
-    return save_stream(f, write, context, &state, &sum);
+    return save_stream(f, write, NULL, context, &state, &sum);
 }
 
 typedef struct buffer_sink {
@@ -409,6 +409,16 @@ static int window_write(void *context, const void *data, size_t len)
     return s->stop && to >= s->end ? -1 : 0;
 }
 
+/* Bytes wholly before the window are only counted. */
+static int window_skip(void *context, uint64_t len)
+{
+    window_sink *s = context;
+    if (s->at + len > s->start)
+        return 0;
+    s->at += len;
+    return 1;
+}
+
 once_status once_save_chunk(const once_filter *f, uint64_t *cursor, size_t max_chunk, void *out,
                             size_t *out_len)
 {
@@ -453,7 +463,7 @@ once_status once_save_chunk(const once_filter *f, uint64_t *cursor, size_t max_c
         XXH3_64bits_reset(state);
     }
     uint64_t sum = 0;
-    once_status st = save_stream(f, window_write, &sink, state, &sum);
+    once_status st = save_stream(f, window_write, window_skip, &sink, state, &sum);
     if (sink.stop ? sink.at < end : st != ONCE_OK || sink.at != stream)
         return ONCE_ERR_IO; /* the walk wrote other than once_saved_size promised */
     if (first)

@@ -6,6 +6,13 @@
 
 #include <string.h>
 
+bool once_writer_skip(once_writer *w, uint64_t len)
+{
+    if (w->failed)
+        return true;
+    return w->checksum == NULL && w->skip != NULL && w->skip(w->context, len);
+}
+
 void once_writer_bytes(once_writer *w, const void *data, size_t len)
 {
     if (w->failed || len == 0)

@@ -12,12 +12,24 @@
 
 #include <stdbool.h>
 
+/* Advance past `len` bytes the sink does not want (a chunk's, before its window) without
+ * being given them: 1 if it did, 0 if it wants them. */
+typedef int (*once_skip_fn)(void *context, uint64_t len);
+
 typedef struct once_writer {
     once_write_fn write;
     void *context;
     XXH3_state_t *checksum;
     int failed;
+    once_skip_fn skip; /* NULL: every byte is wanted */
 } once_writer;
+
+/* May a structure leave out the next `len` bytes it would write, for a sink that does
+ * not want them (or after a failed write, which ends the walk)?  Then they are counted
+ * as written.  Never while a checksum runs: it needs every byte.  For structures whose
+ * payload costs work a byte (the timer filter's canonical timers), so that a chunk of
+ * a dump costs its own bytes, not every byte before it. */
+bool once_writer_skip(once_writer *w, uint64_t len);
 
 void once_writer_bytes(once_writer *w, const void *data, size_t len);
 void once_writer_u32(once_writer *w, uint32_t v);

@@ -1091,8 +1091,12 @@ static void timer_save_payload(const once_filter *f, once_writer *w)
     uint32_t per_word = 64 / t->width;
     for (uint32_t s = 0; s < t->count; s++) {
         const uint64_t *a = t->subs[s].array;
+        if (once_writer_skip(w, t->words * 8))
+            continue; /* a whole sub-filter before the chunk a dump asks for */
         for (uint64_t at = 0; at < t->words; at += CHUNK) {
             uint64_t n = t->words - at < CHUNK ? t->words - at : CHUNK;
+            if (once_writer_skip(w, n * 8))
+                continue;
             for (uint64_t i = 0; i < n; i++) {
                 uint64_t word = a[at + i];
                 for (uint32_t c = 0; c < per_word && word != 0; c++) {
