@@ -3,6 +3,7 @@
  * types (command.h).
  */
 #include "command.h"
+#include "memory.h"
 #include "config.h"
 
 #include <stdio.h>
@@ -188,7 +189,7 @@ int reply_status(RedisModuleCtx *ctx, once_status status)
     case ONCE_ERR_TOO_LARGE:
         return RM_ReplyWithError(ctx, ERR_MEMORY_LIMIT);
     case ONCE_ERR_NOMEM:
-        return RM_ReplyWithError(ctx, ERR_NO_MEMORY);
+        return RM_ReplyWithError(ctx, memory_refusal());
     case ONCE_ERR_TIME:
         return RM_ReplyWithError(ctx, ERR_TIME);
     default: {

@@ -57,6 +57,7 @@ typedef struct RedisModuleDigest RedisModuleDigest;
 typedef struct RedisModuleCommand RedisModuleCommand;
 typedef struct RedisModuleKeyOptCtx RedisModuleKeyOptCtx;
 typedef struct RedisModuleDefragCtx RedisModuleDefragCtx;
+typedef struct RedisModuleServerInfoData RedisModuleServerInfoData;
 
 typedef int (*rm_command_fn)(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
@@ -204,6 +205,10 @@ typedef int (*rm_apply_fn)(RedisModuleCtx *ctx, void *privdata, RedisModuleStrin
     X(1, void *, Realloc, (void *, size_t))                                                   \
     X(1, void, Free, (void *))                                                                \
     X(0, void *, TryAlloc, (size_t))                                                          \
+    X(0, RedisModuleServerInfoData *, GetServerInfo, (RedisModuleCtx *, const char *))        \
+    X(0, unsigned long long, ServerInfoGetFieldUnsigned,                                      \
+      (RedisModuleServerInfoData *, const char *, int *))                                     \
+    X(0, void, FreeServerInfo, (RedisModuleCtx *, RedisModuleServerInfoData *))              \
     X(1, size_t, MallocSize, (void *))                                                        \
     X(1, int, Replicate, (RedisModuleCtx *, const char *, const char *, ...))                 \
     X(1, int, ReplicateVerbatim, (RedisModuleCtx *))                                          \

@@ -35,6 +35,7 @@
  *   - queries never change state.
  */
 #include "command.h"
+#include "memory.h"
 #include "config.h"
 #include "t_bloom.h"
 #include "value.h"
@@ -188,7 +189,7 @@ static void replicate_creation(RedisModuleCtx *ctx, RedisModuleString *key,
 static const char *add_refusal(const once_filter *f, once_status st)
 {
     if (st == ONCE_ERR_NOMEM)
-        return ERR_NO_MEMORY;
+        return memory_refusal();
     uint32_t filters = 0, expansion = 1;
     if (st == ONCE_ERR_FULL && once_scalable_shape(f, &filters, &expansion) == ONCE_OK) {
         if (expansion == 0)
@@ -510,7 +511,7 @@ static int bf_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         value_replace(&dest, merged);
     else if (!value_store(&dest, &bloom_type, merged)) {
         value_close(&dest);
-        return RM_ReplyWithError(ctx, ERR_NO_MEMORY);
+        return RM_ReplyWithError(ctx, memory_refusal());
     }
     value_close(&dest);
     RM_ReplicateVerbatim(ctx);

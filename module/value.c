@@ -30,6 +30,7 @@
  */
 #include "value.h"
 #include "command.h"
+#include "memory.h"
 #include "config.h"
 
 #include <stdio.h>
@@ -578,7 +579,7 @@ int value_scandump_command(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
     char *buf = value_alloc(cap);
     if (buf == NULL) {
         value_close(&k);
-        return RM_ReplyWithError(ctx, ERR_NO_MEMORY);
+        return RM_ReplyWithError(ctx, memory_refusal());
     }
     uint64_t cursor = (uint64_t)iter;
     size_t n = 0;
@@ -646,7 +647,7 @@ int value_loadchunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int a
     bool fresh = p == NULL;
     if (fresh && (p = pending_new()) == NULL) {
         value_close(&k);
-        return RM_ReplyWithError(ctx, ERR_NO_MEMORY);
+        return RM_ReplyWithError(ctx, memory_refusal());
     }
     once_filter *built = NULL;
     once_status st = pending_feed(p, data, len, &built);
@@ -654,7 +655,7 @@ int value_loadchunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int a
         if (fresh)
             pending_free(p);
         value_close(&k);
-        return RM_ReplyWithError(ctx, ERR_NO_MEMORY);
+        return RM_ReplyWithError(ctx, memory_refusal());
     }
     const char *why = st != ONCE_OK ? once_strerror(st) : NULL;
     bool replayed = command_replayed(ctx);
@@ -676,7 +677,7 @@ int value_loadchunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int a
         }
         value_close(&k);
         if (st == ONCE_ERR_NOMEM)
-            return RM_ReplyWithError(ctx, ERR_NO_MEMORY);
+            return RM_ReplyWithError(ctx, memory_refusal());
         if (over_limit)
             return RM_ReplyWithError(ctx, ERR_MEMORY_LIMIT);
         return reply_bad_chunk(ctx, why);
@@ -687,7 +688,7 @@ int value_loadchunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int a
             once_free(built);
             pending_free(p);
             value_close(&k);
-            return RM_ReplyWithError(ctx, ERR_NO_MEMORY);
+            return RM_ReplyWithError(ctx, memory_refusal());
         }
         if (built != NULL)
             pending_free(p);

@@ -357,3 +357,27 @@ def test_a_loaded_value_takes_the_servers_limit():
             for key, kind in kinds:
                 assert (scandump(rep, "loaded-" + key, kind + ".SCANDUMP")
                         == scandump(m, "loaded-" + key, kind + ".SCANDUMP")), key
+
+
+def test_a_creation_the_server_cannot_hold_is_refused():
+    """A creation (or growth) whose arrays would pass the server's maxmemory, or the
+    machine's memory, is refused with an error naming the limit, before anything is
+    allocated: the server stays up.  A large filter taken is not touched until keys
+    reach its pages, so creating one does not commit its memory."""
+    with Server(module_args=["max-memory", str(1 << 42)], extra=["--maxmemory", "256mb"]) as s:
+        r = s.client()
+        got = err(r, "BF.RESERVE", "huge", "0.001", "2000000000", "NONSCALING")
+        assert "maxmemory" in got, got
+        assert not r.exists("huge")
+        assert r.info("memory")["used_memory"] < 256 << 20
+        r.execute_command("BF.RESERVE", "fits", "0.01", "1000")
+    with Server(module_args=["max-memory", str(1 << 42)]) as s:
+        r = s.client()
+        got = err(r, "ONCE.RESERVE", "w", "SPAN", 1000, "CAPACITY", 1 << 40)
+        assert "machine's memory" in got, got
+        assert r.ping()
+        # 512 MiB of filter, its pages untouched: resident memory stays far below.
+        rss = r.info("memory")["used_memory_rss"]
+        r.execute_command("BF.RESERVE", "big", "0.01", "400000000", "NONSCALING")
+        assert r.memory_usage("big") > 400 << 20
+        assert r.info("memory")["used_memory_rss"] - rss < 64 << 20
