@@ -542,7 +542,7 @@ static const command_spec bloom_commands[] = {
      "Unite filters of one series and seed into the first key"},
     {"bf.scandump", bloom_scandump, "readonly", 3, KEYS_FIRST, KEY_READS,
      "The next chunk of a filter's dump"},
-    {"bf.loadchunk", bloom_loadchunk, "write deny-oom", -4, KEYS_FIRST, KEY_CREATES,
+    {"bf.loadchunk", bloom_loadchunk, "write deny-oom", 4, KEYS_FIRST, KEY_CREATES,
      "Restore a filter from the chunks of its dump"},
 };
 

@@ -269,7 +269,7 @@ static const command_spec dbf_commands[] = {
      "Items held, or the distinct items estimated with an interval"},
     {"dbf.scandump", dbf_scandump, "readonly", 3, KEYS_FIRST, KEY_READS,
      "The next chunk of a filter's dump"},
-    {"dbf.loadchunk", dbf_loadchunk, "write deny-oom", -4, KEYS_FIRST, KEY_CREATES,
+    {"dbf.loadchunk", dbf_loadchunk, "write deny-oom", 4, KEYS_FIRST, KEY_CREATES,
      "Restore a filter from the chunks of its dump"},
 };
 

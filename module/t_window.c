@@ -756,6 +756,8 @@ static const command_spec window_commands[] = {
      "Is the item in the window?  Changes nothing"},
     {"once.mexists", window_mexists, "readonly fast", -3, KEYS_FIRST, KEY_READS,
      "Are the items in the window?  Changes nothing"},
+    {"once.maxmemory", value_maxmemory_command, "write deny-oom", 3, KEYS_FIRST, KEY_WRITES,
+     "Change a key's memory limit (BF, DBF or ONCE): at most once.max-memory"},
     {"once.clock", window_set_clock, "write deny-oom", 3, KEYS_FIRST, KEY_WRITES,
      "Fix a time window's clock: event (writes give AT) or server (they do not)"},
     {"once.info", window_info, "readonly", 2, KEYS_FIRST, KEY_READS,
@@ -764,7 +766,7 @@ static const command_spec window_commands[] = {
      "Distinct items in the window: estimate, low, high"},
     {"once.scandump", window_scandump, "readonly", 3, KEYS_FIRST, KEY_READS,
      "The next chunk of a window's dump"},
-    {"once.loadchunk", window_loadchunk, "write deny-oom", -4, KEYS_FIRST, KEY_CREATES,
+    {"once.loadchunk", window_loadchunk, "write deny-oom", 4, KEYS_FIRST, KEY_CREATES,
      "Restore a window from the chunks of its dump"},
 };
 

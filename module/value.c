@@ -247,18 +247,17 @@ static const char *refusal(const once_filter *f, const value_type *t, bool enfor
 /*
  * The memory limit a loaded value takes.  The limit is a field of the dump, which any
  * client can edit (its checksums are recomputable): a value a client loads takes at
- * most once.max-memory, and a saved 0 ("none") means once.max-memory there.  LOADCHUNK's
- * MAXMEMORY bytes (at most once.max-memory) gives another.  Replays keep what they are
- * given: the startup RDB and AOF the saved limit, and a client's load reaches replicas
- * and the AOF with the limit it took (LOADCHUNK ... MAXMEMORY bytes).  Structures
- * without a limit (the fixed-size ones) are bounded by their size, checked as it is.
- * False when the filter holds more than the limit.
+ * most once.max-memory, and a saved 0 ("none") means once.max-memory there.  Replays
+ * keep what they are given: the startup RDB and AOF the saved limit, and a client's
+ * load reaches replicas and the AOF followed by ONCE.MAXMEMORY with the limit it took.
+ * Structures without a limit (the fixed-size ones) are bounded by their size, checked
+ * as it is.  False when the filter holds more than the limit.
  */
-static bool limit_loaded(once_filter *f, bool clamp, uint64_t given, uint64_t *applied)
+static bool limit_loaded(once_filter *f, bool clamp, uint64_t *applied)
 {
     *applied = 0;
-    uint64_t want = given;
-    if (want == 0 && clamp) {
+    uint64_t want = 0;
+    if (clamp) {
         uint64_t cap = once_max_bytes(f), server = (uint64_t)config.max_memory;
         if (cap == 0 || cap > server)
             want = server;
@@ -336,7 +335,7 @@ void *value_rdb_load(RedisModuleIO *rdb, int encver, const value_type *t)
         bool loading = server_loading();
         const char *why = refusal(built, t, !loading);
         uint64_t applied = 0; /* RESTORE: a client's load, whose limit is clamped */
-        if (why == NULL && !loading && !limit_loaded(built, true, 0, &applied))
+        if (why == NULL && !loading && !limit_loaded(built, true, &applied))
             why = "the filter is larger than once.max-memory";
         if (why == NULL && loading && once_bytes(built) > (uint64_t)config.max_memory)
             RM_LogIOError(rdb, "warning",
@@ -433,6 +432,10 @@ static void *value_copy(RedisModuleString *from, RedisModuleString *to, const vo
     return out;
 }
 
+/* The types registered, for the commands that take a key of any of them. */
+static const value_type *registered[4];
+static int registered_count;
+
 int value_type_register(RedisModuleCtx *ctx, value_type *t,
                         void *(*rdb_load)(RedisModuleIO *rdb, int encver),
                         void (*aof_rewrite)(RedisModuleIO *aof, RedisModuleString *key,
@@ -453,6 +456,8 @@ int value_type_register(RedisModuleCtx *ctx, value_type *t,
         RM_Log(ctx, "warning", "the server refused the data type %s", t->name);
         return RM_ERR;
     }
+    if (registered_count < (int)(sizeof registered / sizeof registered[0]))
+        registered[registered_count++] = t;
     return RM_OK;
 }
 
@@ -607,19 +612,11 @@ static int reply_bad_chunk(RedisModuleCtx *ctx, const char *why)
 int value_loadchunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
                             const value_type *t)
 {
-    if (argc != 4 && argc != 6)
+    if (argc != 4)
         return RM_WrongArity(ctx);
     long long iter = 0;
     if (!arg_long(argv[2], &iter))
         return RM_ReplyWithError(ctx, "ERR Second argument must be numeric");
-    uint64_t given_limit = 0;
-    if (argc == 6) {
-        if (!arg_is(argv[4], "MAXMEMORY"))
-            return RM_ReplyWithError(ctx, ERR_UNKNOWN_ARGUMENT);
-        const char *err = parse_max_memory(ctx, argv[5], &given_limit);
-        if (err != NULL)
-            return RM_ReplyWithError(ctx, err);
-    }
     size_t len = 0;
     const char *data = RM_StringPtrLen(argv[3], &len);
     opened_key k = value_open(ctx, argv[1], RM_READ | RM_WRITE, t);
@@ -663,8 +660,8 @@ int value_loadchunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int a
         why = refusal(built, t, !replayed);
     uint64_t applied = 0;
     if (why == NULL && st == ONCE_OK && built != NULL &&
-        !limit_loaded(built, !replayed, given_limit, &applied))
-        why = "the filter is larger than its MAXMEMORY";
+        !limit_loaded(built, !replayed, &applied))
+        why = "the filter is larger than once.max-memory";
     if (why != NULL) {
         /* The load is over: nothing half-built stays behind. */
         bool over_limit = st == ONCE_OK && t->holds(once_get_type(built));
@@ -699,14 +696,15 @@ int value_loadchunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int a
         pending_free(p);
     }
     value_close(&k);
-    if (applied != 0) { /* the limit it took goes with it */
+    if (applied != 0) { /* the limit it took goes with it, after the chunk */
         char limit[24];
         snprintf(limit, sizeof limit, "%llu", (unsigned long long)applied);
         size_t name_len = 0;
         const char *name = RM_StringPtrLen(argv[0], &name_len);
         char command[32];
         snprintf(command, sizeof command, "%.*s", (int)name_len, name);
-        RM_Replicate(ctx, command, "ssscc", argv[1], argv[2], argv[3], "MAXMEMORY", limit);
+        RM_Replicate(ctx, command, "v", argv + 1, (size_t)3);
+        RM_Replicate(ctx, "ONCE.MAXMEMORY", "sc", argv[1], limit);
     } else {
         RM_ReplicateVerbatim(ctx);
     }
@@ -756,4 +754,48 @@ int value_card_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
     }
     value_close(&k);
     return RM_OK;
+}
+
+/* ONCE.MAXMEMORY key bytes: the memory limit of a key of any of the module's types, set
+ * on a value that exists (at most once.max-memory, unless replayed) as once_set_max_bytes
+ * does: refused, unchanged, below what it holds.  A client's load replicates it too. */
+int value_maxmemory_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 3)
+        return RM_WrongArity(ctx);
+    uint64_t limit = 0;
+    const char *err = parse_max_memory(ctx, argv[2], &limit);
+    if (err != NULL)
+        return RM_ReplyWithError(ctx, err);
+    opened_key k = {NULL, KEY_MISSING, NULL};
+    for (int i = 0; i < registered_count; i++) {
+        k = value_open(ctx, argv[1], RM_READ | RM_WRITE, registered[i]);
+        if (k.state != KEY_WRONGTYPE)
+            break;
+        value_close(&k);
+    }
+    if (k.state != KEY_FOUND || k.value->filter == NULL) {
+        bool wrong = k.state == KEY_WRONGTYPE, pending = k.state == KEY_FOUND;
+        value_close(&k);
+        return RM_ReplyWithError(ctx, wrong     ? ERR_WRONGTYPE
+                                      : pending ? "ERR the key holds a load in progress"
+                                                : ERR_NOT_FOUND);
+    }
+    once_filter *f = k.value->filter;
+    once_status st = once_set_max_bytes(f, limit);
+    uint64_t held = once_bytes(f);
+    value_close(&k);
+    if (st == ONCE_ERR_UNSUPPORTED)
+        return RM_ReplyWithError(ctx, "ERR this filter has a fixed size: it has no memory "
+                                      "limit to change");
+    if (st == ONCE_ERR_FULL) {
+        char text[160];
+        snprintf(text, sizeof text, "ERR the filter holds %llu bytes, more than that limit",
+                 (unsigned long long)held);
+        return RM_ReplyWithError(ctx, text);
+    }
+    if (st != ONCE_OK)
+        return reply_status(ctx, st);
+    RM_ReplicateVerbatim(ctx);
+    return RM_ReplyWithSimpleString(ctx, "OK");
 }

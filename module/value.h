@@ -87,6 +87,8 @@ void value_replace(opened_key *k, once_filter *f);
 /* TYPE.SCANDUMP key iterator / TYPE.LOADCHUNK key iterator data, for any type. */
 int value_scandump_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
                            const value_type *t);
+/* ONCE.MAXMEMORY key bytes, for a key of any registered type. */
+int value_maxmemory_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int value_loadchunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
                             const value_type *t);
 /* For the types without a clock (BF.*, DBF.*): TYPE.EXISTS key item (single) and

@@ -319,9 +319,10 @@ def grow_until_refused(r, command, key, at=()):
 
 def test_a_loaded_value_takes_the_servers_limit():
     """A dump carries its value's memory limit, which any client can edit: a value a
-    client loads (LOADCHUNK, RESTORE) takes at most once.max-memory as its limit, or the
-    MAXMEMORY LOADCHUNK gives, and replicas get the limit it took.  Made at a 64 MiB
-    limit, loaded at 1 MiB: each stops growing at 1 MiB."""
+    client loads (LOADCHUNK, RESTORE) takes at most once.max-memory as its limit, and
+    replicas get the limit it took (ONCE.MAXMEMORY after the load).  Made at a 64 MiB
+    limit, loaded at 1 MiB: each stops growing at 1 MiB.  ONCE.MAXMEMORY changes a
+    key's limit, within once.max-memory and not below what it holds."""
     small = 1 << 20
     with Server(module_args=["max-memory", str(64 << 20)]) as master:
         with Server(extra=["--replicaof", "127.0.0.1", str(master.port)]) as replica:
@@ -344,14 +345,19 @@ def test_a_loaded_value_takes_the_servers_limit():
                     refusal = grow_until_refused(m, kind + ".MADD", target, at)
                     assert refusal is not None and "memory limit" in refusal, (target, refusal)
                     assert m.memory_usage(target) <= small + 65536, target
-            # An explicit MAXMEMORY on the load; more than once.max-memory is refused.
+            # Another limit for a loaded key; more than once.max-memory is refused, and
+            # less than it holds.
             for it, data in dumps["b"]:
-                m.execute_command("BF.LOADCHUNK", "given", it, data, "MAXMEMORY", 200000)
+                m.execute_command("BF.LOADCHUNK", "given", it, data)
+            assert m.execute_command("ONCE.MAXMEMORY", "given", 200000) == b"OK"
             assert "memory limit" in grow_until_refused(m, "BF.MADD", "given")
             assert m.memory_usage("given") <= 200000 + 65536
-            it, data = dumps["b"][0]
-            assert "above once.max-memory" in err(m, "BF.LOADCHUNK", "x", it, data,
-                                                  "MAXMEMORY", 64 << 20)
+            assert "above once.max-memory" in err(m, "ONCE.MAXMEMORY", "given", 64 << 20)
+            assert "more than that limit" in err(m, "ONCE.MAXMEMORY", "loaded-b", 8192)
+            assert err(m, "ONCE.MAXMEMORY", "nothing", 8192) == "not found"
+            m.execute_command("ONCE.RESERVE", "fixed", "WINDOW", "100")
+            assert "fixed size" in err(m, "ONCE.MAXMEMORY", "fixed", 8192)
+            assert m.execute_command("ONCE.MAXMEMORY", "loaded-w", small) == b"OK"
             # The replica holds what the master holds: the limit went with the load.
             wait_synced(m, rep)
             for key, kind in kinds:
