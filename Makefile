@@ -47,12 +47,15 @@ tsan-build: deps
 test-tsan: tsan-build
 	cd $(TSAN_BUILD) && ctest --output-on-failure -j$(JOBS)
 
-# Open-ended fuzzing from a random seed for FUZZ_SECONDS, in the sanitizer build.  A
-# failing input lands in $(ASAN_BUILD)/tests/fuzz_load.fuzz/artifacts/; once fixed, add
-# it to tests/fuzz/corpus/ (see README).
+# Open-ended fuzzing from a random seed for FUZZ_SECONDS each, in the sanitizer build:
+# the loader, then the DBF's deltas.  A failing input lands in
+# $(ASAN_BUILD)/tests/fuzz_load.fuzz/artifacts/ (fuzz_delta.fuzz/ for deltas); once
+# fixed, add it to tests/fuzz/corpus/ (tests/fuzz/delta_corpus/; see README).
 fuzz: asan-build
 	sh tests/run_fuzz.sh $(ASAN_BUILD)/tests/fuzz_load $(ASAN_BUILD)/tests/fuzz_corpus \
 	    tests/fuzz/corpus $(ASAN_BUILD)/tests/fuzz_load.fuzz $(FUZZ_SECONDS)
+	sh tests/run_fuzz.sh $(ASAN_BUILD)/tests/fuzz_delta $(ASAN_BUILD)/tests/fuzz_delta_corpus \
+	    tests/fuzz/delta_corpus $(ASAN_BUILD)/tests/fuzz_delta.fuzz $(FUZZ_SECONDS)
 
 # The main job on the embedded default: deduplicate the shipped sample stream, whole
 # lines over all time, then event ids (field 2) over the last hour of event time.

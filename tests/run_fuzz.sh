@@ -1,5 +1,8 @@
 #!/bin/sh
-# run_fuzz.sh FUZZ_LOAD FUZZ_CORPUS CORPUS_DIR WORKDIR [SECONDS]
+# run_fuzz.sh FUZZER SEED_TOOL CORPUS_DIR WORKDIR [SECONDS]
+#
+# FUZZER is a libFuzzer target (fuzz_load, fuzz_delta), SEED_TOOL the program that writes
+# its seeds into a directory (fuzz_corpus, fuzz_delta_corpus).
 #
 # Without SECONDS (the fuzz stage of `make test`), deterministic: every input of the
 # committed corpus CORPUS_DIR and every seed fuzz_corpus writes is replayed once, then
@@ -21,9 +24,10 @@ committed=$3
 work=$4
 seconds=${5:-}
 
-# Fixed for `make test`: change them only together with the committed corpus.
+# Fixed for `make test`: change them only together with the committed corpus.  A target
+# whose inputs cost more sets fewer runs (FUZZ_RUNS, from its CTest registration).
 FIXED_SEED=20240101
-FIXED_RUNS=1000000
+FIXED_RUNS=${FUZZ_RUNS:-1000000}
 
 # The seeds are rewritten every run; in the deterministic run so are the artifacts,
 # so that what is there comes from this run.
@@ -43,7 +47,7 @@ if [ -z "$seconds" ]; then
     "$fuzzer" $common -runs=0 "$committed" "$work/seeds" >"$work/replay.log" 2>&1 || status=$?
     if [ "$status" -ne 0 ]; then
         tail -n 60 "$work/replay.log"
-        echo "fuzz_load: a corpus input fails (exit $status); see $work/artifacts/" >&2
+        echo "$(basename "$fuzzer"): a corpus input fails (exit $status); see $work/artifacts/" >&2
         exit 1
     fi
     # Then a bounded run from a fixed seed, its new inputs in a scratch corpus so the
@@ -60,7 +64,7 @@ else
 fi
 if [ "$status" -ne 0 ]; then
     tail -n 60 "$work/fuzz.log"
-    echo "fuzz_load failed (exit $status); inputs kept in $work/artifacts/" >&2
+    echo "$(basename "$fuzzer") failed (exit $status); inputs kept in $work/artifacts/" >&2
     exit 1
 fi
 tail -n 15 "$work/fuzz.log"
