@@ -519,6 +519,8 @@ static int window_add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int a
     if (!single)
         RM_ReplySetArrayLength(ctx, replied);
     restore_jump_bound(f, bound);
+    if (changed)
+        value_warn_if_overfull(ctx, argv[1], &k);
     value_close(&k);
     if (!changed)
         return RM_OK;

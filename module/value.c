@@ -139,6 +139,7 @@ static value *value_new(once_filter *f, pending_load *p)
 {
     value *v = value_alloc(sizeof *v);
     if (v != NULL) {
+        memset(v, 0, sizeof *v);
         v->filter = f;
         v->pending = p;
     }
@@ -496,6 +497,30 @@ bool value_store(opened_key *k, const value_type *t, once_filter *f)
     k->state = KEY_FOUND;
     k->value = v;
     return true;
+}
+
+void value_warn_if_overfull(RedisModuleCtx *ctx, RedisModuleString *name, opened_key *k)
+{
+    if (k->state != KEY_FOUND || k->value->filter == NULL || k->value->warned_overfull)
+        return;
+    value *v = k->value;
+    uint64_t items = once_items(v->filter), capacity = once_capacity(v->filter);
+    if (items < v->next_overfull_check)
+        return;
+    v->next_overfull_check = items + (capacity ? capacity : 1);
+    if (!once_overfull(v->filter))
+        return;
+    v->warned_overfull = true;
+    once_stats s;
+    once_get_stats(v->filter, &s);
+    size_t len = 0;
+    const char *key = RM_StringPtrLen(name, &len);
+    RM_Log(ctx, "warning",
+           "once: key '%.*s' (%s, fixed size) holds more than its capacity of %llu keys; "
+           "its false-positive rate (estimated %g) rises past its error rate %g: "
+           "recreate it larger, or growing (ONCE.RESERVE ... SCALING)",
+           (int)(len > 200 ? 200 : len), key, s.structure, (unsigned long long)capacity,
+           s.fpr_estimate, s.error);
 }
 
 once_filter *value_create(RedisModuleCtx *ctx, opened_key *k, const value_type *t,

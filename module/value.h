@@ -22,6 +22,10 @@ typedef struct pending_load pending_load;
 typedef struct value {
     once_filter *filter;   /* the key's filter; NULL while a load is pending */
     pending_load *pending; /* the chunks received so far; NULL once built */
+    /* Not saved: whether the log said the filter is overfull, and at what items it is
+     * looked at again (value_warn_if_overfull). */
+    bool warned_overfull;
+    uint64_t next_overfull_check;
 } value;
 
 /* A data type of the module: one per command family (BF.*, ONCE.*, DBF.*). */
@@ -66,6 +70,12 @@ bool value_store(opened_key *k, const value_type *t, once_filter *f);
  * missing key.  A missing key with `missing_error` NULL gives NULL and no reply. */
 once_filter *value_filter_or_reply(RedisModuleCtx *ctx, const opened_key *k,
                                    const char *missing_error);
+
+/* After a write to `k`: log once (per value, while the server runs) that its filter
+ * holds more keys than it was made for and its rate rises past its error
+ * (once_overfull: a fixed timer window past its capacity).  The look scans the cells
+ * of such a filter, so it is taken once every `capacity` new keys. */
+void value_warn_if_overfull(RedisModuleCtx *ctx, RedisModuleString *name, opened_key *k);
 
 /* Making a new key's filter: `make` builds it from a type's options. */
 typedef once_status (*value_make_fn)(const void *options, once_filter **out);

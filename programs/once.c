@@ -259,6 +259,8 @@ typedef struct run {
     bool warned_capacity;
     bool fixed_size; /* a static filter: passing its capacity raises the error rate */
     bool rows_add_up; /* dbf, dbpbf: each row (batch) keeps --error, and their rates add */
+    bool timer;       /* the timer filter: a fixed one (saved so) may pass its capacity */
+    uint64_t next_overfull_check; /* the timer's items at which to look again */
     bool timed;    /* a time window: every key needs an event time */
     uint64_t sliced_clock; /* --slicing --span: the latest event time taken */
     bool sliced_clock_started;
@@ -368,6 +370,59 @@ static void flush_before_block(void *context)
 {
     run *r = context;
     writer_flush(&r->out);
+}
+
+/*
+ * Warn once when the filter holds more keys than it was made for and its rate rises
+ * past --error: a static filter past its capacity (or a sliced one, by the keys it
+ * delivered), a dbf or dbpbf opening its second row, or a timer filter of fixed size
+ * (saved by a version whose timer filters did not grow) with more keys alive in its
+ * span than its capacity.  That last check scans the filter's cells, so it runs once
+ * every `capacity` new keys.
+ */
+static void warn_if_overfull(run *r)
+{
+    const cli_options *o = r->options;
+    uint64_t capacity = r->sliced ? o->capacity : once_capacity(r->filter);
+    if (capacity == 0)
+        return;
+    bool over;
+    if (r->sliced)
+        over = r->fixed_size && r->counters.distinct > capacity;
+    else if (r->fixed_size || r->rows_add_up)
+        over = once_items(r->filter) > capacity;
+    else if (r->timer && once_items(r->filter) >= r->next_overfull_check) {
+        r->next_overfull_check = once_items(r->filter) + capacity;
+        over = once_overfull(r->filter);
+    } else
+        return;
+    if (!over)
+        return;
+    r->warned_capacity = true;
+    if (r->progress)
+        report_progress_done();
+    if (r->fixed_size)
+        fprintf(stderr,
+                "once: warning: more than %llu distinct keys, the filter's capacity; "
+                "false positives will rise above the target (use a larger --capacity)\n",
+                (unsigned long long)capacity);
+    else if (r->timer)
+        fprintf(stderr,
+                "once: warning: more than %llu distinct keys in a span, the capacity of "
+                "this timer filter, which keeps its size (it was saved by a version whose "
+                "timer filters did not grow); false positives will rise above the target "
+                "(start a new state to have one that grows)\n",
+                (unsigned long long)capacity);
+    else /* the second row opens: the rate is now the sum of the rows' */
+        fprintf(stderr,
+                "once: warning: more than %llu distinct keys, one %s of the %s filter; it "
+                "grows, but each %s keeps --error and their rates add up, so false "
+                "positives will rise above the target (use a larger --capacity, or the "
+                "scalable filter, which keeps --error at any size)\n",
+                (unsigned long long)capacity,
+                once_get_type(r->filter) == ONCE_DBF ? "row" : "batch",
+                once_type_name(once_get_type(r->filter)),
+                once_get_type(r->filter) == ONCE_DBF ? "row" : "batch");
 }
 
 /* Stream one input.  Returns 0, or an exit code after printing why. */
@@ -553,30 +608,8 @@ static int run_input(run *r, const char *path)
         if (code != 0)
             break;
 
-        uint64_t capacity = r->sliced ? o->capacity : once_capacity(r->filter);
-        uint64_t held = r->sliced ? r->counters.distinct : once_items(r->filter);
-        if (!r->warned_capacity && (r->fixed_size || r->rows_add_up) && capacity > 0 &&
-            held > capacity) {
-            r->warned_capacity = true;
-            if (r->progress)
-                report_progress_done();
-            if (r->fixed_size)
-                fprintf(stderr,
-                        "once: warning: more than %llu distinct keys, the filter's capacity; "
-                        "false positives will rise above the target (use a larger "
-                        "--capacity)\n",
-                        (unsigned long long)capacity);
-            else /* the second row opens: the rate is now the sum of the rows' */
-                fprintf(stderr,
-                        "once: warning: more than %llu distinct keys, one %s of the %s "
-                        "filter; it grows, but each %s keeps --error and their rates add "
-                        "up, so false positives will rise above the target (use a larger "
-                        "--capacity, or the scalable filter, which keeps --error at any "
-                        "size)\n",
-                        (unsigned long long)capacity, once_get_type(r->filter) == ONCE_DBF ? "row" : "batch",
-                        once_type_name(once_get_type(r->filter)),
-                        once_get_type(r->filter) == ONCE_DBF ? "row" : "batch");
-        }
+        if (!r->warned_capacity)
+            warn_if_overfull(r);
         if (r->progress && (r->counters.lines & 0xFFFF) < n) {
             double now = monotonic_seconds();
             if (now - r->last_progress >= 0.5) {
@@ -643,6 +676,7 @@ int main(int argc, char **argv)
         kind = o.span_given ? ONCE_KIND_TIME_WINDOW : ONCE_KIND_COUNT_WINDOW;
     r.fixed_size = kind == ONCE_KIND_STATIC;
     r.rows_add_up = r.filter != NULL && (type == ONCE_DBF || type == ONCE_DBPBF);
+    r.timer = r.filter != NULL && type == ONCE_TIMER;
     r.timed = kind == ONCE_KIND_TIME_WINDOW;
     r.progress = o.progress == PROGRESS_ON || (o.progress == PROGRESS_AUTO && isatty(STDERR_FILENO));
     r.started = r.last_progress = monotonic_seconds();

@@ -18,6 +18,8 @@
  *   - the dynamic filter grows under a burst, keeps its rate near the target while
  *     it does, shrinks back once the burst has expired, and refuses (ONCE_ERR_FULL,
  *     unchanged) what its memory cap cannot hold;
+ *   - a fixed filter is overfull (once_overfull) exactly while more keys than its
+ *     capacity are alive; a dynamic one never is;
  *   - saved mid-stream and loaded, it continues exactly as the original; every
  *     truncation and every hostile parameter is refused.
  */
@@ -1510,6 +1512,49 @@ static void distinct_alive_keys_match_exact_count(void)
     free(zipf.cdf);
 }
 
+/* once_overfull: a fixed filter says so once more keys are alive in its span than its
+ * capacity (and not before), and no longer once they expired; a dynamic one grows and
+ * never is.  A static filter is overfull past its capacity. */
+static void overfull_only_when_fixed_and_past_capacity(void)
+{
+    timer_opts o = {.width = 16, .span = 10000, .capacity = 1000, .error = 0.01,
+                    .seed = 11};
+    for (int dynamic = 0; dynamic <= 1; dynamic++) {
+        o.dynamic = dynamic;
+        once_filter *f = make_timer(&o);
+        uint64_t id = 0;
+        for (; id < 900; id++)
+            tand(f, 1, id, 1000 + id);
+        CHECK(!once_overfull(f));
+        for (; id < 1200; id++)
+            tand(f, 1, id, 1000 + id);
+        CHECK(once_overfull(f) == !dynamic);
+        /* A span later the keys are gone, and 100 fresh ones are well within it. */
+        for (uint64_t j = 0; j < 100; j++)
+            tand(f, 2, j, 1000 + id + o.span + 1000 + j);
+        CHECK(!once_overfull(f));
+        once_free(f);
+    }
+    CHECK(!once_overfull(NULL));
+
+    once_config c;
+    once_config_init(&c, ONCE_BLOCKED);
+    c.capacity = 100;
+    c.seed = 3;
+    c.seed_is_set = true;
+    once_filter *b = NULL;
+    CHECK_OK(once_create(&b, &c));
+    for (uint64_t i = 0; i < 100; i++) {
+        testing_key k = testing_key_make(3, i);
+        CHECK_OK(once_add(b, &k, sizeof k, 0));
+    }
+    CHECK(once_items(b) == 100 && !once_overfull(b));
+    testing_key k = testing_key_make(4, 0);
+    CHECK_OK(once_add(b, &k, sizeof k, 0));
+    CHECK(once_overfull(b));
+    once_free(b);
+}
+
 static const testing_case cases[] = {
     {"no_false_negatives_uniform", no_false_negatives_uniform},
     {"no_false_negatives_zipf", no_false_negatives_zipf},
@@ -1529,6 +1574,7 @@ static const testing_case cases[] = {
     {"union_intersection_and_clear", union_intersection_and_clear},
     {"invalid_configs", invalid_configs},
     {"distinct_alive_keys_match_exact_count", distinct_alive_keys_match_exact_count},
+    {"overfull_only_when_fixed_and_past_capacity", overfull_only_when_fixed_and_past_capacity},
 };
 
 TESTING_MAIN(cases)

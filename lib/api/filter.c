@@ -731,6 +731,14 @@ uint64_t once_capacity(const once_filter *f)
 {
     return f ? f->capacity : 0;
 }
+bool once_overfull(const once_filter *f)
+{
+    if (f == NULL)
+        return false;
+    if (f->ops->overfull != NULL)
+        return f->ops->overfull(f);
+    return once_structure_of(f->ops->type)->kind == ONCE_KIND_STATIC && f->items > f->capacity;
+}
 uint64_t once_bytes(const once_filter *f)
 {
     return f ? once_filter_bytes(f) : 0;

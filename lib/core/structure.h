@@ -147,6 +147,10 @@ typedef struct once_filter_ops {
     /* Set that cap (0: the structure's default, as once_create takes 0); with
      * memory_cap, NULL where that is NULL.  api/filter.c checks the bytes held. */
     void (*set_memory_cap)(once_filter *f, uint64_t cap);
+    /* Whether a filter that keeps its size holds more keys than it was planned for
+     * (once_overfull); NULL: a static filter is past its capacity when its items are,
+     * the other kinds grow or forget and never are. */
+    bool (*overfull)(const once_filter *f);
     /* Serialization: the type parameters and the payload. */
     uint64_t (*saved_params_size)(const once_filter *f);
     uint64_t (*saved_payload_size)(const once_filter *f);

@@ -39,7 +39,7 @@
  *     ones that take a `const once_filter *`: once_query, once_query_digest,
  *     once_query_reads, once_query_batch, once_query_digest_batch, once_positions,
  *     once_digest_key, once_get_stats, once_clock, once_clock_step, once_items,
- *     once_capacity, once_bytes, once_get_type, once_seed, once_estimate_cardinality,
+ *     once_capacity, once_overfull, once_bytes, once_get_type, once_seed, once_estimate_cardinality,
  *     once_estimate_union, once_estimate_intersection, once_saved_size, once_save,
  *     once_save_to_buffer, once_save_chunk_min, once_save_chunk, once_get_metadata,
  *     once_bpbf_get_state, once_bpbf_fpr_at, once_dbf_matching_rows, once_dbf_version,
@@ -526,6 +526,14 @@ ONCE_API bool once_clock_step(const once_filter *filter, uint64_t *clock_ms, boo
  * shrinks (sub-filters dropped, cleared), combines, or takes metadata. */
 ONCE_API uint64_t once_items(const once_filter *filter);
 ONCE_API uint64_t once_capacity(const once_filter *filter);
+/* Whether a filter that keeps its size holds more keys than its capacity, so that its
+ * false-positive rate rises past the one it was planned for: a static filter whose
+ * once_items passed once_capacity (constant time), or a fixed timer window (config
+ * `dynamic` false, or a timer saved before timer windows grew) whose keys alive in its
+ * span, estimated from its alive timers, passed it (a scan of its cells: a host calls
+ * it every once_capacity new keys or so, not on every key).  False for the structures
+ * that grow or forget on their own, and for NULL.  Hosts warn with it once. */
+ONCE_API bool once_overfull(const once_filter *filter);
 ONCE_API uint64_t once_bytes(const once_filter *filter);
 ONCE_API once_type once_get_type(const once_filter *filter);
 ONCE_API uint64_t once_seed(const once_filter *filter);

@@ -887,6 +887,21 @@ static void timer_stats(const once_filter *f, once_stats *st)
     st->filters = t->count;
 }
 
+/* A fixed filter keeps one geometry for `plan_capacity` keys a span: it is overfull
+ * once the keys alive, estimated from its alive timers as the standard occupancy's
+ * inverse n = -(m / k) ln(1 - z / m), pass that.  A dynamic filter grows instead. */
+static bool timer_overfull(const once_filter *f)
+{
+    const timer_filter *t = CTIMER(f);
+    if (t->dynamic || t->plan_capacity == 0)
+        return false;
+    uint64_t alive = sub_alive_exact(t, &t->subs[0]);
+    if (alive >= t->cells)
+        return true;
+    double keys = -((double)t->cells / t->hashes) * log1p(-(double)alive / (double)t->cells);
+    return keys > (double)t->plan_capacity;
+}
+
 static uint64_t timer_memory(const once_filter *f)
 {
     return memory_for(CTIMER(f)->words, CTIMER(f)->room, CTIMER(f)->count);
@@ -1233,6 +1248,7 @@ const once_filter_ops once_timer_ops = {
     .combine = timer_combine,
     .stats = timer_stats,
     .cardinality = timer_cardinality,
+    .overfull = timer_overfull,
     .memory = timer_memory,
     .memory_cap = timer_memory_cap,
     .set_memory_cap = timer_set_memory_cap,

@@ -347,8 +347,8 @@ def timer_answers(r, key, items, at):
 
 def test_timer_window_grows_past_its_capacity():
     """CAPACITY is a first guess: a timer window grows past it within its error rate;
-    NONSCALING keeps the first size, whose rate then rises (and SCALING, NONSCALING
-    belong to the timer filter only)."""
+    NONSCALING keeps the first size, whose rate then rises, and the log says so once
+    (and SCALING, NONSCALING belong to the timer filter only)."""
     items = ["item-%d" % i for i in range(3000)]
     with Server() as s:
         r = s.client()
@@ -363,6 +363,12 @@ def test_timer_window_grows_past_its_capacity():
         assert timer_answers(r, "grows", items, 1000) <= 60
         assert timer_answers(r, "said", items, 1000) <= 60
         assert timer_answers(r, "fixed", items, 1000) > 1000
+        # The fixed one, and only it, is logged as overfull, once however many more come.
+        timer_answers(r, "fixed", ["more-%d" % i for i in range(1000)], 2000)
+        overfull = [line for line in s.log().splitlines() if "holds more than its" in line]
+        assert len(overfull) == 1, overfull
+        assert "key 'fixed' (timer, fixed size)" in overfull[0]
+        assert "capacity of 100 keys" in overfull[0]
         for word in ("SCALING", "NONSCALING"):
             assert "apply to FILTER timer" in err(r, "ONCE.RESERVE", "t" + word, "SPAN", 1000,
                                                   word)
