@@ -6,8 +6,12 @@ stream); corrupt RESTORE payloads are refused and the server keeps running.
 a filter, and on DEBUG DIGEST-VALUE.
 """
 import os
+import shutil
+import struct
+import tempfile
 
 import redis
+import xxhash
 
 from checks import err, scandump, wait_for_rewrite, wait_synced
 from server import Server
@@ -363,6 +367,87 @@ def test_a_loaded_value_takes_the_servers_limit():
             for key, kind in kinds:
                 assert (scandump(rep, "loaded-" + key, kind + ".SCANDUMP")
                         == scandump(m, "loaded-" + key, kind + ".SCANDUMP")), key
+
+
+CHUNK_HEADER = 40  # lib/api/format.c, "Chunks": the header before each body
+CURSOR_OFFSET_BITS = 37
+
+
+def with_limit(chunks, old, new):
+    """A dump's chunks with its value's memory limit `old` (a word of the structure's
+    parameters) changed to `new`, and every checksum made right again, as any client
+    can: the stream's XXH3-64, each chunk's tag and XXH3-64, and the iterators."""
+    stream = b"".join(data[CHUNK_HEADER:] for _, data in chunks)
+    params = struct.unpack_from("<I", stream, 40)[0]
+    words = [i for i in range(48, 48 + params, 8)
+             if struct.unpack_from("<Q", stream, i)[0] == old]
+    assert len(words) == 1, words
+    edited = bytearray(stream[:-8])
+    struct.pack_into("<Q", edited, words[0], new)
+    checksum = xxhash.xxh3_64_intdigest(bytes(edited))
+    edited += struct.pack("<Q", checksum)
+    tag = checksum & 0xFFFF
+    out, offset = [], 0
+    for _, data in chunks:
+        body = bytes(edited[offset:offset + len(data) - CHUNK_HEADER])
+        header = bytearray(data[:CHUNK_HEADER])
+        struct.pack_into("<I", header, 12, tag)
+        struct.pack_into("<Q", header, 32, xxhash.xxh3_64_intdigest(bytes(header[:32]) + body))
+        offset += len(body)
+        out.append((tag << CURSOR_OFFSET_BITS | offset // 8, bytes(header) + body))
+    assert offset == len(edited)
+    return out
+
+
+def test_a_loaded_limit_of_zero_is_not_none():
+    """A dump edited to carry the limit 0, its checksums recomputed.  A BF value loaded
+    by a client (LOADCHUNK, RESTORE) takes once.max-memory for it, not "no limit", and
+    stops growing there; the RESTORE payload is the server's own DUMP of the edited
+    value replayed from an AOF, where the saved limit is kept as it is.  DBF and window
+    values never save 0 (their limit is always set), and refuse a dump that says it."""
+    small, made = 1 << 20, 64 << 20
+    with Server(module_args=["max-memory", str(made)]) as s:
+        r = s.client()
+        r.execute_command("BF.RESERVE", "b", "0.01", "8", "EXPANSION", "4096",
+                          "MAXMEMORY", made)
+        r.execute_command("DBF.RESERVE", "d", "0.01", "100", "MAXMEMORY", made)
+        r.execute_command("ONCE.RESERVE", "w", "SPAN", 600000, "FILTER", "timer",
+                          "CAPACITY", "100", "MAXMEMORY", made)
+        edited = {key: with_limit(scandump(r, key, kind + ".SCANDUMP"), made, 0)
+                  for key, kind in (("b", "BF"), ("d", "DBF"), ("w", "ONCE"))}
+    d = tempfile.mkdtemp(prefix="once-aof-")
+    try:
+        os.mkdir(os.path.join(d, "appendonlydir"))
+        with open(os.path.join(d, "appendonlydir", "appendonly.aof.1.incr.aof"), "wb") as f:
+            for it, data in edited["b"]:
+                words = [b"BF.LOADCHUNK", b"replayed", b"%d" % it, data]
+                f.write(b"*%d\r\n" % len(words) + b"".join(
+                    b"$%d\r\n%s\r\n" % (len(w), w) for w in words))
+        with open(os.path.join(d, "appendonlydir", "appendonly.aof.manifest"), "w") as f:
+            f.write("file appendonly.aof.1.incr.aof seq 1 type i\n")
+        with Server(directory=d, module_args=["max-memory", str(small)],
+                    extra=["--appendonly", "yes"]) as s:
+            r = s.client()
+            payload = r.dump("replayed")
+            assert payload, "the AOF did not replay the edited load"
+            for it, data in edited["b"]:
+                r.execute_command("BF.LOADCHUNK", "loaded", it, data)
+            r.restore("restored", 0, payload)
+            for target in ("loaded", "restored"):
+                refusal = grow_until_refused(r, "BF.MADD", target)
+                assert refusal is not None and "memory limit" in refusal, (target, refusal)
+                assert r.memory_usage(target) <= small + 65536, target
+            for key, kind in (("d", "DBF"), ("w", "ONCE")):
+                replies = []
+                for it, data in edited[key]:
+                    try:
+                        replies.append(r.execute_command(kind + ".LOADCHUNK", key, it, data))
+                    except redis.ResponseError as e:
+                        replies.append(str(e))
+                assert "corrupt" in replies[-1], (key, replies)
+                assert not r.exists(key), key
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def test_a_creation_the_server_cannot_hold_is_refused():
