@@ -49,14 +49,16 @@ def exited(pid):
 class Server:
     """One redis-server.  `module_args` go after --loadmodule; `extra` are more server
     options (e.g. ["--appendonly", "yes"]).  The directory (RDB, AOF) survives
-    restart() and goes with stop()."""
+    restart() and goes with stop().  `wrapper` runs the server under a tool (valgrind's
+    callgrind, say): its command line goes before the server's."""
 
     def __init__(self, module_args=(), extra=(), load_module=True, directory=None,
-                 fixed_seeds=True):
+                 fixed_seeds=True, wrapper=()):
         # Tests are deterministic: every filter gets the same seed unless a test asks
         # for the server's random ones.
         self.module_args = (["random-seeds", "no"] if fixed_seeds else []) + list(module_args)
         self.extra = list(extra)
+        self.wrapper = list(wrapper)
         self.load_module = load_module
         self.own_dir = directory is None
         self.dir = directory or tempfile.mkdtemp(prefix="once-redis-")
@@ -65,7 +67,7 @@ class Server:
         self.start()
 
     def command_line(self):
-        args = [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1",
+        args = self.wrapper + [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1",
                 "--save", "", "--daemonize", "yes",
                 "--pidfile", os.path.join(self.dir, "redis.pid"),
                 "--logfile", os.path.join(self.dir, "redis.log"),
@@ -82,7 +84,7 @@ class Server:
             if os.path.exists(pidfile):
                 os.unlink(pidfile)
             subprocess.run(self.command_line(), check=True, env=self.environment())
-            deadline = time.monotonic() + 10
+            deadline = time.monotonic() + (60 if self.wrapper else 10)
             while time.monotonic() < deadline:
                 try:
                     c = self.client()

@@ -450,6 +450,52 @@ def test_a_loaded_limit_of_zero_is_not_none():
         shutil.rmtree(d, ignore_errors=True)
 
 
+def dump_instructions(capacity):
+    """Instructions (callgrind's count, deterministic) that DUMP of a filled timer window
+    of `capacity` keys takes in the module's RDB save (the server's CRC of the payload
+    is not counted): the server runs under callgrind, counting inside value_rdb_save
+    only.  Also the window's size."""
+    d = tempfile.mkdtemp(prefix="once-callgrind-")
+    try:
+        wrapper = ["valgrind", "--tool=callgrind", "--collect-atstart=no",
+                   "--toggle-collect=value_rdb_save",
+                   "--callgrind-out-file=" + os.path.join(d, "out.%p")]
+        with Server(module_args=["max-memory", str(256 << 20)], wrapper=wrapper) as s:
+            r = s.client()
+            r.execute_command("ONCE.RESERVE", "w", "SPAN", 3600000, "FILTER", "timer",
+                              "CAPACITY", capacity, "NONSCALING")
+            for i in range(0, 4000, 1000):
+                r.execute_command("ONCE.MADD", "w", "AT", 1000 + i,
+                                  *["k%d" % j for j in range(i, i + 1000)])
+            size = r.execute_command("ONCE.INFO", "w")[9]
+            assert r.dump("w")
+            pid = s.pid
+        with open(os.path.join(d, "out.%d" % pid)) as f:
+            totals = [line for line in f if line.startswith("totals:")]
+        return int(totals[0].split()[1]), size
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_a_timer_windows_dump_is_linear_in_its_size():
+    """The RDB save, DEBUG DIGEST-VALUE, DUMP and SCANDUMP of a timer window write it in
+    chunks (1 MiB for the first three), and each chunk costs its own bytes, not a walk
+    of every byte before it: a window four times larger, in four times as many chunks,
+    costs about four times as much to dump, where a walk a chunk would cost up to
+    sixteen times.  Counted by callgrind, which the sanitizers' runtimes do not run
+    beside."""
+    if os.environ.get("ONCE_MODULE_PRELOAD"):
+        print("not under the sanitizers")
+        return
+    small, small_size = dump_instructions(250000)
+    large, large_size = dump_instructions(1000000)
+    assert 3 << 20 < small_size and 3.5 < large_size / small_size < 4.5, (small_size, large_size)
+    ratio = large / small
+    print("dump of %d bytes: %d instructions; of %d bytes: %d (%.2fx)"
+          % (small_size, small, large_size, large, ratio))
+    assert 3 < ratio < 5.5, ratio
+
+
 def test_a_creation_the_server_cannot_hold_is_refused():
     """A creation (or growth) whose arrays would pass the server's maxmemory, or the
     machine's memory, is refused with an error naming the limit, before anything is
