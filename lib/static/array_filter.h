@@ -127,6 +127,29 @@ once_array_cell_batch(once_filter *f, const once_batch_items *items, size_t coun
     }
 }
 
+/*
+ * One key through the same cell operations: its k cells computed and all their lines
+ * requested (plan) before any is read, so that its k misses overlap instead of waiting
+ * on each other.  A one-key query of an absent key then requests lines it will not
+ * read (it stops at the first clear cell), and is still faster: measured in turns
+ * against the probe loop that reads as it goes (bench/ab.c, docs/BENCHMARKS.md).
+ * Returns the answer of a query or test-and-add (false for ADD).
+ */
+static inline __attribute__((always_inline)) bool
+once_array_cell_one(once_filter *f, const once_hash *h, once_batch_op op, const once_cell_ops *ops)
+{
+    once_array_filter *a = ARRAY(f);
+    uint64_t cells[ONCE_MAX_HASHES];
+    ops->plan(a, h, cells);
+    if (op == ONCE_OP_QUERY)
+        return ops->query(a, cells);
+    if (op == ONCE_OP_ADD) {
+        ops->add(a, cells);
+        return false;
+    }
+    return ops->test_and_add(a, cells);
+}
+
 /* The cell operations of a bit array whose cells are bit indexes of the whole array
  * (standard, partitioned): what their own query and test_and_add do to the bits. */
 static inline __attribute__((always_inline)) bool once_bits_query(const once_array_filter *a,

@@ -58,28 +58,15 @@ static uint32_t counting_key_cells(const once_filter *f, const once_hash *h, uin
     return CARRAY(f)->hashes;
 }
 
-/* Are the key's k counters all non-zero?  Stops at the first zero, which for an absent
- * key reads about two lines.  `cells`: the key's cells, computed by the caller (h is
- * then unused and may be NULL), or NULL to follow h's probe sequence here. */
+/* Are the key's k counters (its cells, in probe order) all non-zero?  Stops at the
+ * first zero, which for an absent key reads about two lines. */
 static inline __attribute__((always_inline)) bool counting_holds(const once_array_filter *a,
-                                                                 const once_hash *h,
                                                                  const uint64_t *cells)
 {
-    once_probe p = {0, 0, 0, 0};
-    if (cells == NULL)
-        p = once_probe_start(h, once_filter_probe(&a->base));
-    for (uint32_t i = 0; i < a->hashes; i++) {
-        uint64_t pos = cells != NULL ? cells[i] : once_probe_next(&p, a->cells);
-        if (counter_get(a->array, pos) == 0)
+    for (uint32_t i = 0; i < a->hashes; i++)
+        if (counter_get(a->array, cells[i]) == 0)
             return false;
-    }
     return true;
-}
-
-static bool counting_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
-{
-    (void)now_ms;
-    return counting_holds(CARRAY(f), h, NULL);
 }
 
 /* One increment of counter `pos`, saturating: 1 added at the counter's place in its
@@ -92,16 +79,6 @@ static inline __attribute__((always_inline)) void add_at(once_array_filter *a, u
     *word += (uint64_t)(((*word >> shift) & 15u) < COUNTER_MAX) << shift;
 }
 
-static once_status counting_add(once_filter *f, const once_hash *h, uint64_t now_ms)
-{
-    (void)now_ms;
-    once_array_filter *a = ARRAY(f);
-    once_probe p = once_probe_start(h, once_filter_probe(&a->base));
-    for (uint32_t i = 0; i < a->hashes; i++)
-        add_at(a, once_probe_next(&p, a->cells));
-    return ONCE_OK;
-}
-
 static inline __attribute__((always_inline)) void add_cells(once_array_filter *a,
                                                             const uint64_t *cells)
 {
@@ -111,32 +88,12 @@ static inline __attribute__((always_inline)) void add_cells(once_array_filter *a
 
 bool once_counting_holds_cells(const once_filter *f, const uint64_t *cells)
 {
-    return counting_holds(CARRAY(f), NULL, cells);
+    return counting_holds(CARRAY(f), cells);
 }
 
 void once_counting_add_cells(once_filter *f, const uint64_t *cells)
 {
     add_cells(ARRAY(f), cells);
-}
-
-/* The key's cells are computed once and all their lines requested before the test
- * reads any: a new key's increments then find their lines on the way or cached, one
- * round of misses in all, where a query followed by an insertion waited for the
- * query's misses and then the insertion's.  The test keeps its early exit: reading
- * every counter first costs more, as long as most keys are new. */
-static once_status counting_test_and_add(once_filter *f, const once_hash *h, uint64_t now_ms,
-                                         bool *seen)
-{
-    (void)now_ms;
-    once_array_filter *a = ARRAY(f);
-    uint64_t cells[ONCE_MAX_HASHES];
-    counting_positions(a, h, cells);
-    for (uint32_t i = 0; i < a->hashes; i++)
-        once_prefetch_write(&a->array[cells[i] >> 4]);
-    *seen = counting_holds(a, h, cells);
-    if (!*seen)
-        add_cells(a, cells);
-    return ONCE_OK;
 }
 
 static once_status counting_remove(once_filter *f, const once_hash *h, uint64_t now_ms)
@@ -176,12 +133,12 @@ static void counting_plan(const once_array_filter *a, const once_hash *h, uint64
 
 static bool counting_cells_query(const once_array_filter *a, const uint64_t *cells)
 {
-    return counting_holds(a, NULL, cells);
+    return counting_holds(a, cells);
 }
 
 static bool counting_cells_test_and_add(once_array_filter *a, const uint64_t *cells)
 {
-    bool seen = counting_holds(a, NULL, cells);
+    bool seen = counting_holds(a, cells);
     if (!seen)
         add_cells(a, cells);
     return seen;
@@ -193,6 +150,32 @@ static const once_cell_ops counting_cells = {
     .add = add_cells,
     .test_and_add = counting_cells_test_and_add,
 };
+
+/* The one-key calls go through the same operations (once_array_cell_one): a key's
+ * cells computed once and all their lines requested before any is read, one round of
+ * misses where a test followed by an insertion waited for the test's and then the
+ * insertion's.  The test keeps its early exit: reading every counter first costs more,
+ * as long as most keys are new. */
+static bool counting_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
+{
+    (void)now_ms;
+    return once_array_cell_one((once_filter *)f, h, ONCE_OP_QUERY, &counting_cells);
+}
+
+static once_status counting_add(once_filter *f, const once_hash *h, uint64_t now_ms)
+{
+    (void)now_ms;
+    once_array_cell_one(f, h, ONCE_OP_ADD, &counting_cells);
+    return ONCE_OK;
+}
+
+static once_status counting_test_and_add(once_filter *f, const once_hash *h, uint64_t now_ms,
+                                         bool *seen)
+{
+    (void)now_ms;
+    *seen = once_array_cell_one(f, h, ONCE_OP_TEST_AND_ADD, &counting_cells);
+    return ONCE_OK;
+}
 
 static once_status counting_batch(once_filter *f, const once_batch_items *items, size_t count,
                                   once_batch_op op, uint8_t *out, size_t *done)

@@ -33,43 +33,6 @@ static inline uint64_t slice_bits(const once_array_filter *a)
     return a->cells / a->hashes;
 }
 
-static bool partitioned_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
-{
-    (void)now_ms;
-    const once_array_filter *a = CARRAY(f);
-    uint64_t s = slice_bits(a);
-    once_probe p = once_probe_start(h, once_filter_probe(&a->base));
-    for (uint32_t i = 0; i < a->hashes; i++)
-        if (!once_bit_get(a->array, i * s + once_probe_next(&p, s)))
-            return false;
-    return true;
-}
-
-static once_status partitioned_test_and_add(once_filter *f, const once_hash *h,
-                                            uint64_t now_ms, bool *seen)
-{
-    (void)now_ms;
-    once_array_filter *a = ARRAY(f);
-    uint64_t s = slice_bits(a);
-    once_probe p = once_probe_start(h, once_filter_probe(&a->base));
-    bool all = true;
-    for (uint32_t i = 0; i < a->hashes; i++) {
-        uint64_t pos = i * s + once_probe_next(&p, s);
-        uint64_t *word = &a->array[pos >> 6];
-        uint64_t bit = UINT64_C(1) << (pos & 63);
-        all &= (*word & bit) != 0;
-        *word |= bit;
-    }
-    *seen = all;
-    return ONCE_OK;
-}
-
-static once_status partitioned_add(once_filter *f, const once_hash *h, uint64_t now_ms)
-{
-    bool seen;
-    return partitioned_test_and_add(f, h, now_ms, &seen);
-}
-
 static void partitioned_plan(const once_array_filter *a, const once_hash *h, uint64_t *cells)
 {
     uint64_t s = slice_bits(a);
@@ -86,6 +49,27 @@ static const once_cell_ops partitioned_cells = {
     .add = once_bits_add,
     .test_and_add = once_bits_test_and_add,
 };
+
+static bool partitioned_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
+{
+    (void)now_ms;
+    return once_array_cell_one((once_filter *)f, h, ONCE_OP_QUERY, &partitioned_cells);
+}
+
+static once_status partitioned_test_and_add(once_filter *f, const once_hash *h,
+                                            uint64_t now_ms, bool *seen)
+{
+    (void)now_ms;
+    *seen = once_array_cell_one(f, h, ONCE_OP_TEST_AND_ADD, &partitioned_cells);
+    return ONCE_OK;
+}
+
+static once_status partitioned_add(once_filter *f, const once_hash *h, uint64_t now_ms)
+{
+    (void)now_ms;
+    once_array_cell_one(f, h, ONCE_OP_ADD, &partitioned_cells);
+    return ONCE_OK;
+}
 
 static once_status partitioned_batch(once_filter *f, const once_batch_items *items,
                                      size_t count, once_batch_op op, uint8_t *out,

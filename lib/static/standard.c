@@ -20,41 +20,6 @@ once_status once_standard_new(once_filter **out, uint64_t bits, uint32_t hashes)
     return once_array_new(out, &once_standard_ops, bits, 1, hashes);
 }
 
-static bool standard_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
-{
-    (void)now_ms;
-    const once_array_filter *a = CARRAY(f);
-    once_probe p = once_probe_start(h, once_filter_probe(&a->base));
-    for (uint32_t i = 0; i < a->hashes; i++)
-        if (!once_bit_get(a->array, once_probe_next(&p, a->cells)))
-            return false;
-    return true;
-}
-
-static once_status standard_test_and_add(once_filter *f, const once_hash *h, uint64_t now_ms,
-                                         bool *seen)
-{
-    (void)now_ms;
-    once_array_filter *a = ARRAY(f);
-    once_probe p = once_probe_start(h, once_filter_probe(&a->base));
-    bool all = true;
-    for (uint32_t i = 0; i < a->hashes; i++) {
-        uint64_t pos = once_probe_next(&p, a->cells);
-        uint64_t *word = &a->array[pos >> 6];
-        uint64_t bit = UINT64_C(1) << (pos & 63);
-        all &= (*word & bit) != 0;
-        *word |= bit;
-    }
-    *seen = all;
-    return ONCE_OK;
-}
-
-static once_status standard_add(once_filter *f, const once_hash *h, uint64_t now_ms)
-{
-    bool seen;
-    return standard_test_and_add(f, h, now_ms, &seen);
-}
-
 static void standard_plan(const once_array_filter *a, const once_hash *h, uint64_t *cells)
 {
     once_probe p = once_probe_start(h, once_filter_probe(&a->base));
@@ -70,6 +35,27 @@ static const once_cell_ops standard_cells = {
     .add = once_bits_add,
     .test_and_add = once_bits_test_and_add,
 };
+
+static bool standard_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
+{
+    (void)now_ms;
+    return once_array_cell_one((once_filter *)f, h, ONCE_OP_QUERY, &standard_cells);
+}
+
+static once_status standard_test_and_add(once_filter *f, const once_hash *h, uint64_t now_ms,
+                                         bool *seen)
+{
+    (void)now_ms;
+    *seen = once_array_cell_one(f, h, ONCE_OP_TEST_AND_ADD, &standard_cells);
+    return ONCE_OK;
+}
+
+static once_status standard_add(once_filter *f, const once_hash *h, uint64_t now_ms)
+{
+    (void)now_ms;
+    once_array_cell_one(f, h, ONCE_OP_ADD, &standard_cells);
+    return ONCE_OK;
+}
 
 static once_status standard_batch(once_filter *f, const once_batch_items *items, size_t count,
                                   once_batch_op op, uint8_t *out, size_t *done)
