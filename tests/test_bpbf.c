@@ -142,6 +142,10 @@ static void no_false_negatives(void)
         {.type = ONCE_DBPBF, .capacity = 500, .error = 0.01, .seed = 4},
         {.type = ONCE_DBPBF, .block_length = 333, .blocks = 5, .hashes = 2, .threshold = 70,
          .seed = 5},
+        /* More cells a key than insertions plan (64): walked as they are set. */
+        {.type = ONCE_BPBF, .capacity = 5000, .block_length = 500, .blocks = 70, .seed = 6},
+        {.type = ONCE_DBPBF, .block_length = 300, .blocks = 25, .hashes = 3, .threshold = 70,
+         .seed = 7},
     };
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         once_filter *f = make(&shapes[s]);
@@ -893,8 +897,11 @@ static void batch_matches_single(void)
     const opts shapes[] = {
         {.type = ONCE_BPBF, .capacity = 2000, .error = 0.01, .seed = 100},
         {.type = ONCE_DBPBF, .block_length = 700, .blocks = 5, .threshold = 150, .seed = 101},
+        /* More cells a key (90) than a plan holds: the batch walks them too. */
+        {.type = ONCE_BPBF, .capacity = 2000, .block_length = 1000, .blocks = 30, .hashes = 3,
+         .seed = 102},
     };
-    for (int s = 0; s < 2; s++) {
+    for (int s = 0; s < 3; s++) {
         once_filter *one = make(&shapes[s]), *many = make(&shapes[s]);
         REQUIRE(one && many);
         enum { N = 3000 };

@@ -70,6 +70,7 @@
  *   - queries never change state.
  */
 #include "core/structure.h"
+#include "core/limits.h"
 #include "math/bpbf_plan.h"
 #include "math/cardinality.h"
 
@@ -122,43 +123,88 @@ static uint64_t batch_bytes(const bpbf *b)
 
 /* ------------------------------------------------------- the probe loop */
 
-typedef enum probe_mode { PROBE_TEST, PROBE_SET, PROBE_REQUEST, PROBE_TEST_AND_SET } probe_mode;
+typedef enum probe_mode {
+    PROBE_TEST,
+    PROBE_SET,
+    PROBE_REQUEST,
+    PROBE_TEST_AND_SET,
+    PROBE_PLAN
+} probe_mode;
 
 /*
  * The one loop over a batch's blocks: block j, hash i uses probe j*k_b + i of the key's
  * sequence.  PROBE_TEST stops at the first clear bit (an absent key usually leaves
  * after a block or two); PROBE_SET sets every bit; PROBE_REQUEST requests the line of
  * every bit PROBE_SET would set; PROBE_TEST_AND_SET sets every bit and answers whether
- * all were set before, with no early exit.  Always inlined, so each caller gets the
- * branch-free version of its mode.
+ * all were set before, with no early exit; PROBE_PLAN writes every cell's offset in the
+ * batch to `cells` and requests its line, for the insertions below that plan a key
+ * before they touch it.  Always inlined, so each caller gets the branch-free version of
+ * its mode.
  */
 static inline __attribute__((always_inline)) bool
-probe_blocks(const bpbf *b, uint64_t *words, uint32_t blocks, const once_hash *h, probe_mode mode)
+probe_blocks(const bpbf *b, uint64_t *words, const once_hash *h, probe_mode mode,
+             uint64_t *cells)
 {
     once_probe p = once_probe_start(h, once_filter_probe(&b->base));
     uint64_t *block = words;
     bool all = true;
-    for (uint32_t j = 0; j < blocks; j++, block += b->stride) {
+    for (uint32_t j = 0; j < b->blocks; j++, block += b->stride) {
         for (uint32_t i = 0; i < b->block_hashes; i++) {
             uint64_t pos = once_probe_next(&p, b->block_length);
             if (mode == PROBE_TEST_AND_SET)
                 all &= once_bit_get(block, pos);
-            if (mode == PROBE_SET || mode == PROBE_TEST_AND_SET)
+            if (mode == PROBE_SET || mode == PROBE_TEST_AND_SET) {
                 once_bit_set(block, pos);
-            else if (mode == PROBE_REQUEST)
+            } else if (mode == PROBE_REQUEST) {
                 once_prefetch_write(&block[pos >> 6]);
-            else if (!once_bit_get(block, pos))
+            } else if (mode == PROBE_PLAN) {
+                *cells++ = (uint64_t)j * b->stride * 64 + pos;
+                once_prefetch_write(&block[pos >> 6]);
+            } else if (!once_bit_get(block, pos)) {
                 return false;
+            }
         }
+    }
+    return all;
+}
+
+/*
+ * Insertions plan a key first when its cells fit a plan (mu k_b <= 64, every target a
+ * user asks for): its cells written down and every line requested before any is read
+ * or set, so that its misses overlap, and the cells set (or tested and set) from the
+ * plan without computing them again.
+ */
+#define PLAN_CELLS ONCE_MAX_HASHES
+
+static inline bool plannable(const bpbf *b)
+{
+    return (uint64_t)b->blocks * b->block_hashes <= PLAN_CELLS;
+}
+
+static inline __attribute__((always_inline)) bool
+set_planned(const bpbf *b, uint64_t *words, const uint64_t *cells, bool test)
+{
+    bool all = true;
+    uint32_t n = b->blocks * b->block_hashes;
+    for (uint32_t q = 0; q < n; q++) {
+        if (test)
+            all &= once_bit_get(words, cells[q]);
+        once_bit_set(words, cells[q]);
     }
     return all;
 }
 
 static bool batch_holds(const bpbf *b, const bpbf_batch *batch, const once_hash *h)
 {
-    return probe_blocks(b, batch->words, b->blocks, h, PROBE_TEST);
+    return probe_blocks(b, batch->words, h, PROBE_TEST, NULL);
 }
 
+/*
+ * Queries walk the key's cells as they test them (PROBE_TEST): an absent key leaves a
+ * batch after a block or two.  Planning them cost more at 10^7 keys (bench/ab.c): all
+ * of them once for every batch of the dynamic filter, 1.4 times the walk's time; the
+ * first two blocks' once, tested in each batch before the walk goes on, as much.
+ */
 static bool bpbf_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
 {
     (void)now_ms;
@@ -233,7 +279,9 @@ static once_status open_batch(bpbf *b)
     return ONCE_OK;
 }
 
-static once_status insert(bpbf *b, const once_hash *h)
+/* Insert the key into the newest batch, opening one when it is full: from its plan
+ * (`cells`, when not NULL) or walking its cells. */
+static once_status insert(bpbf *b, const once_hash *h, const uint64_t *cells)
 {
     bpbf_batch *last = &b->batches[b->count - 1];
     if (b->threshold && last->items >= b->threshold) {
@@ -242,15 +290,29 @@ static once_status insert(bpbf *b, const once_hash *h)
             return st;
         last = &b->batches[b->count - 1];
     }
-    probe_blocks(b, last->words, b->blocks, h, PROBE_SET);
+    if (cells != NULL)
+        set_planned(b, last->words, cells, false);
+    else
+        probe_blocks(b, last->words, h, PROBE_SET, NULL);
     last->items++;
     return ONCE_OK;
+}
+
+/* Plan the key against the newest batch: its cells into `cells` with their lines
+ * requested, or NULL (nothing planned) for a geometry too large to plan. */
+static const uint64_t *plan_newest(const bpbf *b, const once_hash *h, uint64_t *cells)
+{
+    if (!plannable(b))
+        return NULL;
+    probe_blocks(b, b->batches[b->count - 1].words, h, PROBE_PLAN, cells);
+    return cells;
 }
 
 static once_status bpbf_add(once_filter *f, const once_hash *h, uint64_t now_ms)
 {
     (void)now_ms;
-    return insert(BP(f), h);
+    uint64_t planned[PLAN_CELLS];
+    return insert(BP(f), h, plan_newest(BP(f), h, planned));
 }
 
 /*
@@ -266,14 +328,19 @@ static once_status bpbf_test_and_add(once_filter *f, const once_hash *h, uint64_
 {
     bpbf *b = BP(f);
     bpbf_batch *last = &b->batches[b->count - 1];
+    uint64_t planned[PLAN_CELLS];
+    const uint64_t *cells = plan_newest(b, h, planned);
+    if (cells == NULL)
+        probe_blocks(b, last->words, h, PROBE_REQUEST, NULL);
     if (b->threshold == 0 && b->count == 1) {
-        *seen = probe_blocks(b, last->words, b->blocks, h, PROBE_TEST_AND_SET);
+        *seen = cells != NULL ? set_planned(b, last->words, cells, true)
+                              : probe_blocks(b, last->words, h, PROBE_TEST_AND_SET,
+                                             NULL);
         last->items += !*seen;
         return ONCE_OK;
     }
-    probe_blocks(b, last->words, b->blocks, h, PROBE_REQUEST);
     *seen = bpbf_query(f, h, now_ms);
-    return *seen ? ONCE_OK : insert(b, h);
+    return *seen ? ONCE_OK : insert(b, h, cells);
 }
 
 /* Bit offsets (within a batch) of the first probe of blocks 0 .. n-1. */
@@ -304,48 +371,61 @@ static void bpbf_prefetch(const once_filter *f, const once_hash *h)
 }
 
 /*
- * The static filter's fused batch (it never grows, so no insertion can fail): hash
- * ONCE_BATCH_AHEAD keys ahead and prefetch what the operation will touch - every block (up
- * to PREFETCH_BLOCKS) for an insertion or a dedup test-and-add of a mostly new stream,
- * the first two blocks for a query - then probe in array order.
+ * The static filter's fused batch (it never grows, so no insertion can fail): each key
+ * taken ONCE_BATCH_AHEAD keys ahead.  An insertion or a dedup test-and-add (a mostly new
+ * stream) plans it there, its cells kept in a ring and every line requested, and sets
+ * them from the ring at its turn; a query requests the lines of its first two blocks
+ * and walks its cells at its turn.  A geometry too large to plan requests its first
+ * PREFETCH_BLOCKS blocks and walks.
  */
 static once_status bpbf_fused_batch(once_filter *f, const once_batch_items *items, size_t count,
                                     once_batch_op op, uint8_t *out, size_t *done)
 {
     bpbf *b = BP(f);
     bpbf_batch *batch = &b->batches[0];
+    bool plan = op != ONCE_OP_QUERY && plannable(b);
     uint32_t want = op == ONCE_OP_QUERY ? 2 : PREFETCH_BLOCKS;
     const once_batch_items in = *items;
     once_hash ring[ONCE_PIPELINE_RING];
+    uint64_t cell_ring[ONCE_PIPELINE_RING][PLAN_CELLS];
     for (size_t i = 0; i < count + ONCE_BATCH_AHEAD; i++) {
         if (i < count) {
             once_hash *h = &ring[i % ONCE_PIPELINE_RING];
             *h = once_item_hash(&in, i);
-            uint64_t first[PREFETCH_BLOCKS];
-            uint32_t blocks = first_probes(b, h, first, want);
-            for (uint32_t j = 0; j < blocks; j++) {
-                if (op == ONCE_OP_QUERY)
-                    once_prefetch_read(batch->words + (first[j] >> 6));
-                else
-                    once_prefetch_write(batch->words + (first[j] >> 6));
+            if (plan) {
+                probe_blocks(b, batch->words, h, PROBE_PLAN, cell_ring[i % ONCE_PIPELINE_RING]);
+            } else {
+                uint64_t first[PREFETCH_BLOCKS];
+                uint32_t blocks = first_probes(b, h, first, want);
+                for (uint32_t j = 0; j < blocks; j++) {
+                    if (op == ONCE_OP_QUERY)
+                        once_prefetch_read(batch->words + (first[j] >> 6));
+                    else
+                        once_prefetch_write(batch->words + (first[j] >> 6));
+                }
             }
         }
         if (i < ONCE_BATCH_AHEAD)
             continue;
         size_t k = i - ONCE_BATCH_AHEAD;
         const once_hash *h = &ring[k % ONCE_PIPELINE_RING];
+        const uint64_t *cells = cell_ring[k % ONCE_PIPELINE_RING];
         if (op == ONCE_OP_ADD) {
-            probe_blocks(b, batch->words, b->blocks, h, PROBE_SET);
+            if (plan)
+                set_planned(b, batch->words, cells, false);
+            else
+                probe_blocks(b, batch->words, h, PROBE_SET, NULL);
             batch->items++;
             continue;
         }
         if (op == ONCE_OP_QUERY) {
-            out[k] = probe_blocks(b, batch->words, b->blocks, h, PROBE_TEST);
+            out[k] = probe_blocks(b, batch->words, h, PROBE_TEST, NULL);
             continue;
         }
         /* One pass that tests and sets: the lines were requested for an insertion, and
          * setting the bits of a key found present changes none of them. */
-        bool present = probe_blocks(b, batch->words, b->blocks, h, PROBE_TEST_AND_SET);
+        bool present = plan ? set_planned(b, batch->words, cells, true)
+                            : probe_blocks(b, batch->words, h, PROBE_TEST_AND_SET, NULL);
         out[k] = present;
         batch->items += !present;
     }
