@@ -131,6 +131,7 @@
 #include "core/limits.h"
 #include "math/cardinality.h"
 #include "math/sizing.h"
+#include "window/age.h"
 
 #include <math.h>
 
@@ -606,20 +607,31 @@ static uint64_t budget_threshold(const timer_filter *t, uint32_t alive, uint64_t
     return density_threshold(t->cells, t->hashes, t->error / (2.0 * (double)share));
 }
 
-static once_status timer_write(timer_filter *t, const once_hash *h, uint64_t ms, bool test,
-                               bool *seen)
+/* The key's k timers (its positions, the same in every sub-filter), those of the
+ * newest sub-filter requested: for a write (read by the test, then written), or for a
+ * query. */
+static inline __attribute__((always_inline)) void
+plan_positions(const timer_filter *t, const once_hash *h, uint64_t *pos, bool write)
+{
+    probe_positions(t, h, pos);
+    const uint64_t *newest = t->subs[t->count - 1].array;
+    for (uint32_t i = 0; i < t->hashes; i++) {
+        if (write)
+            once_prefetch_write(&newest[pos[i] >> t->shift]);
+        else
+            once_prefetch_read(&newest[pos[i] >> t->shift]);
+    }
+}
+
+/* A write of the key at positions `pos` (plan_positions): the k timers of the newest
+ * sub-filter are requested before any other work, so the time arithmetic and the sweep
+ * below run while the lines arrive, and the test and the insertion find them at hand
+ * (they branch on nothing, but a load that misses holds up all that follows it). */
+static inline __attribute__((always_inline)) once_status
+timer_write(timer_filter *t, const uint64_t *pos, uint64_t ms, bool test, bool *seen)
 {
     if (!once_time_admissible(&t->base, t->latest, t->started, ms))
         return ONCE_ERR_TIME;
-    /* Request the k timers of the newest sub-filter, which the test reads first and the
-     * insertion writes, before any other work: the time arithmetic and the sweep below
-     * then run while the lines arrive, and the test and the insertion find them at hand
-     * (they branch on nothing, but a load that misses holds up all that follows it). */
-    uint64_t pos[ONCE_MAX_HASHES];
-    probe_positions(t, h, pos);
-    const uint64_t *newest = t->subs[t->count - 1].array;
-    for (uint32_t i = 0; i < t->hashes; i++)
-        once_prefetch_write(&newest[pos[i] >> t->shift]);
 
     uint64_t old = t->latest;
     bool first = !t->started;
@@ -689,36 +701,92 @@ static once_status timer_write(timer_filter *t, const once_hash *h, uint64_t ms,
 
 static once_status timer_add(once_filter *f, const once_hash *h, uint64_t now_ms)
 {
-    return timer_write(TIMER(f), h, now_ms, false, NULL);
+    uint64_t pos[ONCE_MAX_HASHES];
+    plan_positions(TIMER(f), h, pos, true);
+    return timer_write(TIMER(f), pos, now_ms, false, NULL);
 }
 
 static once_status timer_test_and_add(once_filter *f, const once_hash *h, uint64_t now_ms,
                                       bool *seen)
 {
-    return timer_write(TIMER(f), h, now_ms, true, seen);
+    uint64_t pos[ONCE_MAX_HASHES];
+    plan_positions(TIMER(f), h, pos, true);
+    return timer_write(TIMER(f), pos, now_ms, true, seen);
 }
 
-static bool timer_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
+/* Is the key at positions `pos` alive at now_ms (reads at max(L, now_ms))? */
+static inline __attribute__((always_inline)) bool
+query_positions(const timer_filter *t, const uint64_t *pos, uint64_t now_ms)
 {
-    const timer_filter *t = CTIMER(f);
     uint64_t res = t->now.res;
     if (now_ms > t->latest) {
         if (now_ms - t->latest >= t->span + t->tick)
             return false; /* every expiry has passed: nothing can be alive */
         res = (now_ms / t->tick) % t->period;
     }
-    uint64_t pos[ONCE_MAX_HASHES];
-    probe_positions(t, h, pos);
     return holds_any(t, pos, res);
 }
 
-static void timer_prefetch(const once_filter *f, const once_hash *h)
+/* Every line of the newest sub-filter (the only one of a fixed filter) is requested
+ * before any is read, so that the misses overlap, as the standard filter's one-key
+ * calls do (static/array_filter.h, once_array_cell_one). */
+static bool timer_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
 {
+    uint64_t pos[ONCE_MAX_HASHES];
+    plan_positions(CTIMER(f), h, pos, false);
+    return query_positions(CTIMER(f), pos, now_ms);
+}
+
+/*
+ * Batches run once_batch_pipeline (window/age.h): a key's positions are computed once,
+ * some keys ahead, and its newest sub-filter's lines requested; at its turn the key
+ * is answered from them by the one-key operation's own code, at its own time, so a
+ * batch answers exactly as the one-key calls in array order.  (A sub-filter that opens
+ * or leaves in between makes a request miss, never an answer: the positions are the
+ * same in every sub-filter.)
+ */
+typedef struct timer_record {
+    uint64_t pos[ONCE_MAX_HASHES];
+} timer_record;
+
+static inline __attribute__((always_inline)) void
+timer_batch_prepare(const void *ctx, void *record, const once_hash *h, once_batch_op op)
+{
+    plan_positions(ctx, h, ((timer_record *)record)->pos, op != ONCE_OP_QUERY);
+}
+
+static inline __attribute__((always_inline)) once_status
+timer_batch_step(const void *ctx, void *record, uint64_t now_ms, once_batch_op op, bool *answer)
+{
+    timer_filter *t = (timer_filter *)ctx; /* the batch's own, writable filter */
+    const uint64_t *pos = ((const timer_record *)record)->pos;
+    if (op == ONCE_OP_QUERY) {
+        *answer = query_positions(t, pos, now_ms);
+        return ONCE_OK;
+    }
+    return timer_write(t, pos, now_ms, op == ONCE_OP_TEST_AND_ADD, answer);
+}
+
+static __attribute__((flatten)) once_status timer_batch(once_filter *f,
+                                                        const once_batch_items *items,
+                                                        size_t count, once_batch_op op,
+                                                        uint8_t *out, size_t *done)
+{
+    timer_record ring[ONCE_PIPELINE_RING];
     const timer_filter *t = CTIMER(f);
-    const uint64_t *a = t->subs[t->count - 1].array;
-    once_probe p = once_probe_start(h, once_filter_probe(&t->base));
-    for (uint32_t i = 0; i < t->hashes; i++)
-        once_prefetch_write(&a[once_probe_next(&p, t->cells) >> t->shift]);
+    size_t distance = ONCE_AGE_LINES_IN_FLIGHT / t->hashes;
+    switch (op) {
+    case ONCE_OP_QUERY:
+        return once_batch_pipeline(items, count, ONCE_OP_QUERY, out, done, distance, ring,
+                                   sizeof ring[0], f, timer_batch_prepare, timer_batch_step);
+    case ONCE_OP_ADD:
+        return once_batch_pipeline(items, count, ONCE_OP_ADD, out, done, distance, ring,
+                                   sizeof ring[0], f, timer_batch_prepare, timer_batch_step);
+    case ONCE_OP_TEST_AND_ADD:
+        break;
+    }
+    return once_batch_pipeline(items, count, ONCE_OP_TEST_AND_ADD, out, done, distance, ring,
+                               sizeof ring[0], f, timer_batch_prepare, timer_batch_step);
 }
 
 /* ------------------------------------------------------------ whole filter */
@@ -1240,8 +1308,8 @@ const once_filter_ops once_timer_ops = {
     .query = timer_query,
     .add = timer_add,
     .test_and_add = timer_test_and_add,
-    .prefetch = timer_prefetch,
-    .batch = NULL,
+    .prefetch = NULL,
+    .batch = timer_batch,
     .remove = NULL,
     .clear = timer_clear,
     .same_geometry = timer_same_geometry,
