@@ -456,6 +456,10 @@ static once_status shift_by_fill(tlbf *t, uint64_t now)
 typedef struct tlbf_ready {
     uint64_t serial;
     uint64_t position[READY_SLICES];
+    /* The search's: slice i's position in searched[i] when bit i of `known` is set
+     * (slices 0 .. 63), computed when its line was requested. */
+    uint64_t known;
+    uint64_t searched[64];
 } tlbf_ready;
 
 /* Insert at `now` (already clamped).  Either everything happens or, when a needed
@@ -498,31 +502,41 @@ typedef struct tlbf_probe {
     const tlbf *t;
     const once_hash *h;
     uint64_t now;
+    uint64_t known; /* slices whose positions `searched` holds (0: none) */
+    const uint64_t *searched;
 } tlbf_probe;
 
 static inline bool tlbf_slice_matches(const void *ctx, uint32_t i)
 {
     const tlbf_probe *p = ctx;
-    return slice_match(p->t, &p->t->slices[i], p->h, p->now);
+    const tlbf_slice *s = &p->t->slices[i];
+    if (i < 64 && (p->known >> i & 1))
+        return !expired(s, p->now, p->t->span) && once_bit_get(s->array, p->searched[i]);
+    return slice_match(p->t, s, p->h, p->now);
 }
 
-/* The APBF search over the current slices (l = slices - k), expired slices missing. */
-static bool tlbf_search(const tlbf *t, const once_hash *h, uint64_t now_ms, uint32_t *reads)
+/* The APBF search over the current slices (l = slices - k), expired slices missing.
+ * `ready`: positions computed ahead (the batch), used while no shift has happened since
+ * (its serial), or NULL. */
+static bool tlbf_search(const tlbf *t, const once_hash *h, uint64_t now_ms, uint32_t *reads,
+                        const tlbf_ready *ready)
 {
-    tlbf_probe probe = {t, h, clamp_time(t, now_ms)};
+    bool fresh = ready != NULL && ready->serial == t->serial;
+    tlbf_probe probe = {t, h, clamp_time(t, now_ms), fresh ? ready->known : 0,
+                        fresh ? ready->searched : NULL};
     return once_skip_back_search(t->k, t->count - t->k, tlbf_slice_matches, &probe, reads);
 }
 
 static bool tlbf_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
 {
     uint32_t reads;
-    return tlbf_search(CTL(f), h, now_ms, &reads);
+    return tlbf_search(CTL(f), h, now_ms, &reads, NULL);
 }
 
 static bool tlbf_query_reads(const once_filter *f, const once_hash *h, uint64_t now_ms,
                              uint32_t *reads)
 {
-    return tlbf_search(CTL(f), h, now_ms, reads);
+    return tlbf_search(CTL(f), h, now_ms, reads, NULL);
 }
 
 /* The time a write at now_ms happens at (once.h, "Event time"): refused past the
@@ -557,7 +571,7 @@ test_and_insert(tlbf *t, const once_hash *h, uint64_t now_ms, const tlbf_ready *
     if (st != ONCE_OK)
         return st;
     uint32_t reads;
-    *seen = tlbf_search(t, h, now, &reads);
+    *seen = tlbf_search(t, h, now, &reads, ready);
     if (*seen && t->policy != ONCE_POLICY_REFRESH) {
         t->latest = now; /* every event accepted moves the clock, inserted or not */
         return ONCE_OK;
@@ -580,6 +594,7 @@ test_and_insert(tlbf *t, const once_hash *h, uint64_t now_ms, const tlbf_ready *
 typedef struct tlbf_lines {
     const tlbf *t;
     const once_hash *h;
+    tlbf_ready *ready; /* where the search's positions are kept */
 } tlbf_lines;
 
 /* The search runs over all current slices; a slice at fill up to 1/2 matches an absent
@@ -595,6 +610,10 @@ static inline void tlbf_prefetch_slice(const void *ctx, uint32_t i, bool write)
     const tlbf_lines *p = ctx;
     const tlbf_slice *s = &p->t->slices[i];
     uint64_t position = slice_position(s, p->h, once_filter_probe(&p->t->base));
+    if (i < 64) {
+        p->ready->searched[i] = position;
+        p->ready->known |= UINT64_C(1) << i;
+    }
     const uint64_t *line = s->array + (position >> 6);
     if (write)
         once_prefetch_write(line);
@@ -613,12 +632,13 @@ tlbf_batch_prepare(const void *ctx, void *record, const once_hash *h, once_batch
     const tlbf *t = ctx;
     tlbf_record *r = record;
     r->h = *h;
-    tlbf_lines lines = {t, &r->h};
+    r->ready.serial = t->serial;
+    r->ready.known = 0;
+    tlbf_lines lines = {t, &r->h, &r->ready};
     if (op != ONCE_OP_ADD)
         once_age_prefetch_search(tlbf_reach(t), op == ONCE_OP_TEST_AND_ADD,
                                  tlbf_prefetch_slice, &lines);
     if (op != ONCE_OP_QUERY) {
-        r->ready.serial = t->serial;
         for (uint32_t i = 0; i < t->k && i < READY_SLICES; i++) {
             const tlbf_slice *s = &t->slices[i];
             r->ready.position[i] = slice_position(s, &r->h, once_filter_probe(&t->base));
@@ -647,7 +667,7 @@ tlbf_batch_step(const void *ctx, void *record, uint64_t now_ms, once_batch_op op
     const tlbf_record *r = record;
     if (op == ONCE_OP_QUERY) {
         uint32_t reads;
-        *answer = tlbf_search(t, &r->h, now_ms, &reads);
+        *answer = tlbf_search(t, &r->h, now_ms, &reads, &r->ready);
         return ONCE_OK;
     }
     if (op == ONCE_OP_ADD)
