@@ -76,6 +76,12 @@ void creation_u64(creation *c, uint64_t value)
     creation_word(c, text);
 }
 
+void creation_option(creation *c, const char *name, uint64_t value)
+{
+    creation_word(c, name);
+    creation_u64(c, value);
+}
+
 void creation_rate(creation *c, double rate)
 {
     char text[40];

@@ -92,6 +92,7 @@ typedef struct creation {
 void creation_start(creation *c, const char *command);
 void creation_word(creation *c, const char *word);
 void creation_u64(creation *c, uint64_t value);
+void creation_option(creation *c, const char *name, uint64_t value); /* NAME value */
 void creation_rate(creation *c, double rate); /* %.17g: the same double on the replica */
 /* Replicate `command key words...` (RM_Replicate; nothing is sent if the words did not
  * fit, which a test of every option guards). */

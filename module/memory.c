@@ -51,23 +51,23 @@ static bool room_for(uint64_t size)
     if (err)
         return true;
     uint64_t machine = machine_bytes();
+    const char *past = NULL;
+    uint64_t bound = 0;
     if (limit != 0 && used + size > limit) {
-        snprintf(refusal, sizeof refusal,
-                 "ERR the filter needs %llu bytes more, past the server's maxmemory (%llu "
-                 "bytes, %llu used)",
-                 (unsigned long long)size, (unsigned long long)limit,
-                 (unsigned long long)used);
-        return false;
+        past = "the server's maxmemory";
+        bound = limit;
+    } else if (machine != 0 && used + size > machine) {
+        past = "the machine's memory";
+        bound = machine;
     }
-    if (machine != 0 && used + size > machine) {
-        snprintf(refusal, sizeof refusal,
-                 "ERR the filter needs %llu bytes more, past the machine's memory (%llu "
-                 "bytes, %llu used by the server)",
-                 (unsigned long long)size, (unsigned long long)machine,
-                 (unsigned long long)used);
-        return false;
-    }
-    return true;
+    if (past == NULL)
+        return true;
+    snprintf(refusal, sizeof refusal,
+             "ERR the filter needs %llu bytes more, past %s (%llu bytes, %llu used by the "
+             "server)",
+             (unsigned long long)size, past, (unsigned long long)bound,
+             (unsigned long long)used);
+    return false;
 }
 
 static void *server_malloc(size_t size)

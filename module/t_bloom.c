@@ -173,13 +173,10 @@ static void replicate_creation(RedisModuleCtx *ctx, RedisModuleString *key,
     if (o->expansion == 0) {
         creation_word(&c, "NONSCALING");
     } else {
-        creation_word(&c, "EXPANSION");
-        creation_u64(&c, (uint64_t)o->expansion);
+        creation_option(&c, "EXPANSION", (uint64_t)o->expansion);
     }
-    creation_word(&c, "SEED");
-    creation_u64(&c, o->seed);
-    creation_word(&c, "MAXMEMORY");
-    creation_u64(&c, o->max_bytes);
+    creation_option(&c, "SEED", o->seed);
+    creation_option(&c, "MAXMEMORY", o->max_bytes);
     creation_replicate(ctx, key, &c);
 }
 

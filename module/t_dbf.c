@@ -70,10 +70,8 @@ static void replicate_creation(RedisModuleCtx *ctx, RedisModuleString *key, cons
     creation_start(&c, "DBF.RESERVE");
     creation_rate(&c, o->error);
     creation_u64(&c, (uint64_t)o->capacity);
-    creation_word(&c, "SEED");
-    creation_u64(&c, o->seed);
-    creation_word(&c, "MAXMEMORY");
-    creation_u64(&c, o->max_bytes);
+    creation_option(&c, "SEED", o->seed);
+    creation_option(&c, "MAXMEMORY", o->max_bytes);
     creation_replicate(ctx, key, &c);
 }
 

@@ -187,26 +187,21 @@ static void replicate_creation(RedisModuleCtx *ctx, RedisModuleString *key,
 {
     creation c;
     creation_start(&c, "ONCE.RESERVE");
-    creation_word(&c, o->window != 0 ? "WINDOW" : "SPAN");
-    creation_u64(&c, o->window != 0 ? o->window : o->span_ms);
+    creation_option(&c, o->window != 0 ? "WINDOW" : "SPAN",
+                    o->window != 0 ? o->window : o->span_ms);
     creation_word(&c, "ERROR");
     creation_rate(&c, o->error);
     creation_word(&c, "FILTER");
     creation_word(&c, once_type_name(o->type));
     if (once_structure_of(o->type)->levels) {
-        creation_word(&c, "LEVEL");
-        creation_u64(&c, o->level);
+        creation_option(&c, "LEVEL", o->level);
     }
     if (o->window == 0) {
-        creation_word(&c, "CAPACITY");
-        creation_u64(&c, o->capacity);
-        creation_word(&c, "MAXJUMP");
-        creation_u64(&c, o->max_jump_ms);
+        creation_option(&c, "CAPACITY", o->capacity);
+        creation_option(&c, "MAXJUMP", o->max_jump_ms);
     }
-    creation_word(&c, "SEED");
-    creation_u64(&c, o->seed);
-    creation_word(&c, "MAXMEMORY");
-    creation_u64(&c, o->max_bytes);
+    creation_option(&c, "SEED", o->seed);
+    creation_option(&c, "MAXMEMORY", o->max_bytes);
     if (o->refresh)
         creation_word(&c, "REFRESH");
     if (o->type == ONCE_TIMER) /* always said: see the design note, "Replication" */

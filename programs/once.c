@@ -389,7 +389,9 @@ static void warn_if_overfull(run *r)
     bool over;
     if (r->sliced)
         over = r->fixed_size && r->counters.distinct > capacity;
-    else if (r->fixed_size || r->rows_add_up)
+    else if (r->fixed_size)
+        over = once_overfull(r->filter);
+    else if (r->rows_add_up)
         over = once_items(r->filter) > capacity;
     else if (r->timer && once_items(r->filter) >= r->next_overfull_check) {
         r->next_overfull_check = once_items(r->filter) + capacity;

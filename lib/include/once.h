@@ -39,9 +39,10 @@
  *     ones that take a `const once_filter *`: once_query, once_query_digest,
  *     once_query_reads, once_query_batch, once_query_digest_batch, once_positions,
  *     once_digest_key, once_get_stats, once_clock, once_clock_step, once_items,
- *     once_capacity, once_overfull, once_bytes, once_get_type, once_seed, once_estimate_cardinality,
- *     once_estimate_union, once_estimate_intersection, once_saved_size, once_save,
- *     once_save_to_buffer, once_save_chunk_min, once_save_chunk, once_get_metadata,
+ *     once_capacity, once_overfull, once_bytes, once_get_type, once_seed,
+ *     once_estimate_cardinality, once_estimate_union, once_estimate_intersection,
+ *     once_saved_size, once_save, once_save_to_buffer, once_save_chunk_min,
+ *     once_save_chunk, once_get_metadata,
  *     once_bpbf_get_state, once_bpbf_fpr_at, once_dbf_matching_rows, once_dbf_version,
  *     and `src` of once_union, once_intersect, once_dbf_union, once_bpbf_union and
  *     once_bpbf_intersect.  They change nothing, not even a cache or a clock: a time

@@ -956,18 +956,17 @@ static void timer_stats(const once_filter *f, once_stats *st)
 }
 
 /* A fixed filter keeps one geometry for `plan_capacity` keys a span: it is overfull
- * once the keys alive, estimated from its alive timers as the standard occupancy's
- * inverse n = -(m / k) ln(1 - z / m), pass that.  A dynamic filter grows instead. */
+ * once the keys alive, estimated from its alive timers under the standard occupancy
+ * (as timer_cardinality estimates them), pass that.  A dynamic filter grows instead. */
 static bool timer_overfull(const once_filter *f)
 {
     const timer_filter *t = CTIMER(f);
-    if (t->dynamic || t->plan_capacity == 0)
+    once_occupancy o;
+    if (t->dynamic || t->plan_capacity == 0 ||
+        once_occupancy_for(&o, t->cells, t->hashes, t->cells) != ONCE_OK)
         return false;
-    uint64_t alive = sub_alive_exact(t, &t->subs[0]);
-    if (alive >= t->cells)
-        return true;
-    double keys = -((double)t->cells / t->hashes) * log1p(-(double)alive / (double)t->cells);
-    return keys > (double)t->plan_capacity;
+    double alive = (double)sub_alive_exact(t, &t->subs[0]);
+    return once_card_inverse(&o, alive) > (double)t->plan_capacity;
 }
 
 static uint64_t timer_memory(const once_filter *f)

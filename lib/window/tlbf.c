@@ -175,12 +175,6 @@ static inline uint64_t slice_position(const tlbf_slice *s, const once_hash *h, u
     return once_probe_at(h, s->hash, s->bits, mix);
 }
 
-static bool slice_match(const tlbf *t, const tlbf_slice *s, const once_hash *h, uint64_t now)
-{
-    return !expired(s, now, t->span) &&
-           once_bit_get(s->array, slice_position(s, h, once_filter_probe(&t->base)));
-}
-
 /* The clock never goes back past the latest time seen (0 for a new filter), whatever
  * state the filter came from: slice stamps are never later than `latest`. */
 static uint64_t clamp_time(const tlbf *t, uint64_t now)
@@ -510,9 +504,12 @@ static inline bool tlbf_slice_matches(const void *ctx, uint32_t i)
 {
     const tlbf_probe *p = ctx;
     const tlbf_slice *s = &p->t->slices[i];
-    if (i < 64 && (p->known >> i & 1))
-        return !expired(s, p->now, p->t->span) && once_bit_get(s->array, p->searched[i]);
-    return slice_match(p->t, s, p->h, p->now);
+    if (expired(s, p->now, p->t->span))
+        return false;
+    uint64_t position = i < 64 && (p->known >> i & 1)
+                            ? p->searched[i]
+                            : slice_position(s, p->h, once_filter_probe(&p->t->base));
+    return once_bit_get(s->array, position);
 }
 
 /* The APBF search over the current slices (l = slices - k), expired slices missing.
