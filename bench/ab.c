@@ -6,7 +6,9 @@
  *
  * LIB_A and LIB_B are libonce.so files (say, a checkout of an older commit's build and
  * this one's), each loaded with its own symbols (RTLD_LOCAL | RTLD_DEEPBIND), driven
- * through the public calls, whose signatures and once_config both builds must share.
+ * through the public calls, whose signatures both builds must share.  A build from
+ * before once_config carried its size (no once_config_init_sized) takes the same
+ * struct without that leading field.
  * For each structure, each build gets its own filter of the same geometry and seed,
  * and the two go through the same operations on the same keys: N one-key inserts, N
  * one-key queries of absent keys, N test-and-adds of absent keys, then on fresh filters
@@ -38,7 +40,8 @@
 
 typedef struct build {
     const char *path;
-    void (*config_init)(once_config *, once_type);
+    void (*config_init_sized)(once_config *, size_t, once_type); /* NULL: older */
+    void (*config_init)(void *, once_type);                      /* the older one */
     once_status (*create)(once_filter **, const once_config *);
     void (*free_filter)(once_filter *);
     once_status (*add)(once_filter *, const void *, size_t, uint64_t);
@@ -68,7 +71,9 @@ static void build_open(build *b, const char *path)
         exit(1);
     }
     b->path = path;
-    *(void **)&b->config_init = symbol(lib, path, "once_config_init");
+    *(void **)&b->config_init_sized = dlsym(lib, "once_config_init_sized");
+    if (b->config_init_sized == NULL)
+        *(void **)&b->config_init = symbol(lib, path, "once_config_init");
     *(void **)&b->create = symbol(lib, path, "once_create");
     *(void **)&b->free_filter = symbol(lib, path, "once_free");
     *(void **)&b->add = symbol(lib, path, "once_add");
@@ -218,7 +223,11 @@ int main(int argc, char **argv)
             for (int phase = 0; phase < 2; phase++) {
                 for (int j = 0; j < 2; j++) {
                     once_config c;
-                    builds[j].config_init(&c, type);
+                    memset(&c, 0, sizeof c);
+                    if (builds[j].config_init_sized != NULL)
+                        builds[j].config_init_sized(&c, sizeof c, type);
+                    else
+                        builds[j].config_init((char *)&c + offsetof(once_config, type), type);
                     c.capacity = n;
                     c.window = n;
                     c.span_ms = UINT64_C(1) << 40; /* a time window that never shifts */
@@ -226,7 +235,12 @@ int main(int argc, char **argv)
                     c.dynamic = false; /* a timer filter of one size: the probe compared */
                     c.seed = 1;
                     c.seed_is_set = true;
-                    if (builds[j].create(&f[j], &c) != ONCE_OK) {
+                    const once_config *given =
+                        builds[j].config_init_sized != NULL
+                            ? &c
+                            : (const once_config *)((const char *)&c +
+                                                    offsetof(once_config, type));
+                    if (builds[j].create(&f[j], given) != ONCE_OK) {
                         fprintf(stderr, "once-ab: %s cannot make %s\n", builds[j].path,
                                 argv[s]);
                         return 1;

@@ -56,7 +56,7 @@
  *
  * Usage: once-experiments DIRECTORY
  */
-#include <once.h>
+#include <once_advanced.h>
 #include <once_math.h>
 
 #include "experiment_file.h"

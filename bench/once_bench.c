@@ -52,7 +52,7 @@
  *   - Batch descriptors (once_key) are filled per chunk inside the timed loop, because
  *     a caller must do that too; it costs well under a nanosecond a key.
  */
-#include <once.h>
+#include <once_advanced.h>
 #include <once_math.h>
 
 #define XXH_INLINE_ALL

@@ -26,7 +26,7 @@
 #include "testing.h"
 #include "zipf.h"
 
-#include <once.h>
+#include <once_sliced.h>
 #include <once_math.h>
 
 #include <inttypes.h>
@@ -310,7 +310,7 @@ static once_sliced_config sliced_config(once_slicing slicing, uint32_t slices, u
 /* The m a slicing's rate formula takes: horizontal-first slicing draws an event's
  * positions over its slice's sites, whole words each (stats.slice_bits), so its
  * filter has S S' slice_bits bits; vertical-first slicing is the standard filter of m
- * (once.h, "Sliced filters"). */
+ * (once_sliced.h, "Sliced filters"). */
 static uint64_t model_bits(const once_sliced *f)
 {
     once_sliced_stats st;

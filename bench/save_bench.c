@@ -11,7 +11,7 @@
  * SCANDUMP limit), each timed as the best of three.  Prints ns per saved byte, so a
  * linear save keeps its numbers as the size doubles.
  */
-#include "once.h"
+#include "once_advanced.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -13,7 +13,7 @@
  *
  * Usage: once-sliced-bench [--n N] [--slices S] [--reps R]
  */
-#include <once.h>
+#include <once_sliced.h>
 
 #include <pthread.h>
 #include <stdio.h>

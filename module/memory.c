@@ -18,7 +18,7 @@
  */
 #include "memory.h"
 
-#include "once.h"
+#include "once_advanced.h"
 
 #include <stdio.h>
 #include <string.h>

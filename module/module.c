@@ -15,7 +15,7 @@
 #include "t_dbf.h"
 #include "t_window.h"
 
-#include "once.h"
+#include "once_advanced.h"
 
 #include <stdint.h>
 #include <string.h>

@@ -13,7 +13,7 @@
 
 #include "redis_api.h"
 
-#include "once.h"
+#include "once_advanced.h"
 
 #include <stdbool.h>
 

@@ -33,7 +33,7 @@
 #include "state.h"
 #include "timefmt.h"
 
-#include "once.h"
+#include "once_sliced.h"
 
 #include <errno.h>
 #include <fcntl.h>

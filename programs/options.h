@@ -5,7 +5,7 @@
 #define ONCE_PROGRAMS_OPTIONS_H
 
 #include "keys.h"
-#include "once.h"
+#include "once_sliced.h"
 #include "timefmt.h"
 
 #include <stdbool.h>

@@ -5,7 +5,7 @@
 #ifndef ONCE_PROGRAMS_REPORT_H
 #define ONCE_PROGRAMS_REPORT_H
 
-#include "once.h"
+#include "once_sliced.h"
 #include "options.h"
 
 #include <stdint.h>

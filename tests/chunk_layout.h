@@ -6,7 +6,7 @@
 #ifndef ONCE_CHUNK_LAYOUT_H
 #define ONCE_CHUNK_LAYOUT_H
 
-#include "once.h"
+#include "once_advanced.h"
 
 #include <stddef.h>
 #include <stdint.h>

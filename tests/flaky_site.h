@@ -6,7 +6,7 @@
 #ifndef ONCE_TESTS_FLAKY_SITE_H
 #define ONCE_TESTS_FLAKY_SITE_H
 
-#include "once.h"
+#include "once_sliced.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -8,7 +8,7 @@
  *
  *   fuzz_corpus DIR    writes DIR/<structure>-<bits>-<k>-<keys>.once and .chunks
  */
-#include "once.h"
+#include "once_advanced.h"
 
 #include <stdio.h>
 #include <stdlib.h>

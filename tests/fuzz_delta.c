@@ -13,7 +13,7 @@
  * replica that saves and loads back to the same bytes and takes queries, insertions
  * and deletes.  Anything else is a bug and aborts, so the fuzzer keeps the input.
  */
-#include "once.h"
+#include "once_advanced.h"
 
 #include <stdbool.h>
 #include <stdio.h>

@@ -6,7 +6,7 @@
  *
  *   fuzz_delta_corpus DIR    writes DIR/delta-<keys>-<deletes>-<slices>
  */
-#include "once.h"
+#include "once_advanced.h"
 
 #include <stdio.h>
 #include <stdlib.h>

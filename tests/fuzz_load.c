@@ -21,7 +21,7 @@
  * saves after that loads again to the same size.  Anything else is a loader bug and
  * aborts, so the fuzzer keeps the input.
  */
-#include "once.h"
+#include "once_advanced.h"
 
 #include <stdbool.h>
 #include <stdio.h>

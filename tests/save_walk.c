@@ -8,7 +8,7 @@
  * chunked: chunks of 256 KiB; small-chunks: of 64 KiB, four times as many.
  * STRUCTURE: timer, timer-dynamic or blocked, each of about 4 MiB saved.
  */
-#include "once.h"
+#include "once_advanced.h"
 
 #include <stdio.h>
 #include <stdlib.h>

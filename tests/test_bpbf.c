@@ -15,7 +15,7 @@
  *     least as often as promised for the BPBF, a union, an intersection and a D-BBF
  *     (the sum over its batches).
  */
-#include "once.h"
+#include "once_advanced.h"
 #include "once_math.h"
 #include "cardinality_trials.h"
 #include "paper002.h"

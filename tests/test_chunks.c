@@ -1,5 +1,5 @@
 /*
- * test_chunks.c - what chunked save and load promise (once.h, "Chunks").
+ * test_chunks.c - what chunked save and load promise (once_advanced.h, "Chunks").
  *
  *   - every structure, empty and with keys, with and without metadata, dumped in
  *     chunks of any allowed size (the least the filter takes, odd sizes, 16 MiB)

@@ -21,7 +21,7 @@
  *   - save mid-stream, load, continue = same answers; hostile saved states refused;
  *   - the memory cap refuses (ONCE_ERR_FULL) and keeps the state; batches = one-key calls.
  */
-#include "once.h"
+#include "once_advanced.h"
 #include "once_math.h"
 #include "testing.h"
 
@@ -434,10 +434,9 @@ static void union_and_merge_laws(void)
         REQUIRE(z && w);
         CHECK_STATUS(once_union(a, z), ONCE_ERR_MISMATCH);
         CHECK_STATUS(once_union(a, w), ONCE_ERR_MISMATCH);
-        CHECK_STATUS(once_dbf_union(a, w), ONCE_ERR_MISMATCH);
         once_filter *plain = testing_make(ONCE_COUNTING, 100, 0.01, 31);
         CHECK_STATUS(once_union(a, plain), ONCE_ERR_MISMATCH);
-        CHECK_STATUS(once_dbf_union(plain, a), ONCE_ERR_UNSUPPORTED);
+        CHECK_STATUS(once_union(plain, a), ONCE_ERR_MISMATCH);
         once_free(plain);
         free(gone);
         once_free(a);
@@ -1094,7 +1093,6 @@ static void memory_cap_refuses_and_keeps_state(void)
         once_free_buffer(b1);
         b1 = testing_save(f, &l1);
         uint64_t items = once_items(f), bytes = once_bytes(f);
-        CHECK_STATUS(once_dbf_union(f, g), ONCE_ERR_FULL);
         CHECK_STATUS(once_union(f, g), ONCE_ERR_FULL);
         once_free_buffer(b2);
         b2 = testing_save(f, &l2);

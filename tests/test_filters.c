@@ -13,7 +13,7 @@
  *   - batches answer exactly as one-key calls; the blocked layout's SIMD paths write
  *     identical bits.
  */
-#include "once.h"
+#include "once_advanced.h"
 #include "once_math.h"
 #include "testing.h"
 

@@ -11,6 +11,7 @@
  */
 #include "every_structure.h"
 #include "testing.h"
+#include "once_math.h"
 
 static uint64_t rng_next(uint64_t *state)
 {
@@ -510,8 +511,7 @@ static void failed_combination_leaves_dst_unchanged(void)
         once_free(foreign);
     }
 
-    /* A union that needs memory past dst's cap: a DBF, through once_union and
-     * once_dbf_union, and a D-BBF grown to the source's batches (once_bpbf_union). */
+    /* A union that needs memory past dst's cap: a DBF, and a D-BBF grown to the source's batches (once_bpbf_union). */
     for (int slices = 0; slices < 2; slices++) {
         once_config c;
         once_config_init(&c, ONCE_DBF);
@@ -536,7 +536,7 @@ static void failed_combination_leaves_dst_unchanged(void)
         refused_unchanged(dst, src, false, ONCE_ERR_FULL, "dbf union past the cap");
         size_t before_len = 0, after_len = 0;
         uint8_t *before = testing_save(dst, &before_len);
-        CHECK_STATUS(once_dbf_union(dst, src), ONCE_ERR_FULL);
+        CHECK_STATUS(once_union(dst, src), ONCE_ERR_FULL);
         uint8_t *after = testing_save(dst, &after_len);
         CHECK(before && after && before_len == after_len &&
               memcmp(before, after, before_len) == 0);
@@ -613,7 +613,82 @@ static void memory_cap_changes_on_a_live_filter(void)
     }
 }
 
+/*
+ * once_config and once_stats carry the size of the caller's struct (once.h), so that a
+ * program built against another version of the headers keeps working: a struct with
+ * fields this build does not know works while they are zero and is refused
+ * (ONCE_ERR_UNSUPPORTED) when one is set; one shorter than the first version's, or
+ * never filled by once_config_init, is refused and nothing is written past it.
+ */
+static void structs_carry_their_size(void)
+{
+    struct newer_config {
+        once_config config;
+        uint64_t later_field;
+    } newer;
+    memset(&newer, 0xAB, sizeof newer);
+    once_config_init_sized(&newer.config, sizeof newer, ONCE_BLOCKED);
+    CHECK(newer.config.size == sizeof newer && newer.later_field == 0);
+    newer.config.capacity = 1000;
+    newer.config.seed = 7;
+    newer.config.seed_is_set = true;
+    once_filter *f = NULL;
+    CHECK_OK(once_create(&f, &newer.config));
+    once_config plain;
+    once_config_init(&plain, ONCE_BLOCKED);
+    CHECK(plain.size == sizeof plain);
+    plain.capacity = 1000;
+    plain.seed = 7;
+    plain.seed_is_set = true;
+    once_filter *g = NULL;
+    CHECK_OK(once_create(&g, &plain));
+    REQUIRE(f != NULL && g != NULL);
+    size_t f_len = 0, g_len = 0;
+    uint8_t *f_saved = testing_save(f, &f_len), *g_saved = testing_save(g, &g_len);
+    CHECK(f_saved && g_saved && f_len == g_len && memcmp(f_saved, g_saved, f_len) == 0);
+    once_free_buffer(f_saved);
+    once_free_buffer(g_saved);
+
+    once_filter *refused = NULL;
+    newer.later_field = 1;
+    CHECK_STATUS(once_create(&refused, &newer.config), ONCE_ERR_UNSUPPORTED);
+    once_bpbf_geometry geometry;
+    newer.config.type = ONCE_BPBF;
+    CHECK_STATUS(once_bpbf_plan(&newer.config, &geometry), ONCE_ERR_UNSUPPORTED);
+    plain.size = sizeof plain - 1;
+    CHECK_STATUS(once_create(&refused, &plain), ONCE_ERR_INVALID);
+    memset(&plain, 0, sizeof plain);
+    plain.type = ONCE_BLOCKED;
+    CHECK_STATUS(once_create(&refused, &plain), ONCE_ERR_INVALID);
+    CHECK(refused == NULL);
+    once_config untouched;
+    memset(&untouched, 0xCD, sizeof untouched);
+    once_config_init_sized(&untouched, sizeof untouched - 1, ONCE_BLOCKED);
+    const uint8_t *bytes = (const uint8_t *)&untouched;
+    for (size_t i = 0; i < sizeof untouched; i++)
+        CHECK(bytes[i] == 0xCD);
+
+    struct newer_stats {
+        once_stats stats;
+        uint64_t later_field;
+    } newer_stats;
+    memset(&newer_stats, 0xEF, sizeof newer_stats);
+    CHECK_OK(once_get_stats_sized(f, &newer_stats.stats, sizeof newer_stats));
+    CHECK(newer_stats.later_field == 0);
+    once_stats stats;
+    CHECK_OK(once_get_stats(f, &stats));
+    CHECK(memcmp(&stats, &newer_stats.stats, sizeof stats) == 0);
+    memset(&stats, 0xEF, sizeof stats);
+    CHECK_STATUS(once_get_stats_sized(f, &stats, sizeof stats - 1), ONCE_ERR_INVALID);
+    bytes = (const uint8_t *)&stats;
+    for (size_t i = 0; i < sizeof stats; i++)
+        CHECK(bytes[i] == 0xEF);
+    once_free(f);
+    once_free(g);
+}
+
 static const testing_case cases[] = {
+    {"structs_carry_their_size", structs_carry_their_size},
     {"digest_is_the_seeded_hash", digest_is_the_seeded_hash},
     {"digest_arguments_checked", digest_arguments_checked},
     {"keys_and_digests_answer_alike", keys_and_digests_answer_alike},

@@ -24,7 +24,7 @@
  *   - the union of two chains of one series (any lengths) holds every key of both, keeps
  *     the chain's invariants (it saves and loads), and past max_bytes changes nothing.
  */
-#include "once.h"
+#include "once_advanced.h"
 #include "once_math.h"
 #include "testing.h"
 

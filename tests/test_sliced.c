@@ -1,5 +1,5 @@
 /*
- * One filter sliced over sites (paper 000, section 3; once.h, "Sliced filters").
+ * One filter sliced over sites (paper 000, section 3; once_sliced.h, "Sliced filters").
  *
  * Specification:
  *   - vertical slicing decides every event exactly as the unsliced standard filter of

@@ -16,6 +16,7 @@
  */
 #include "every_structure.h"
 #include "testing.h"
+#include "once_sliced.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

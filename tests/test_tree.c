@@ -1,5 +1,5 @@
 /*
- * Bloom trees over node sites (paper 000, section 6; once.h, "Bloom trees").
+ * Bloom trees over node sites (paper 000, section 6; once_sliced.h, "Bloom trees").
  *
  * Specification:
  *   - without top-down testing, a single filter (a tree of one level, dense or

@@ -12,7 +12,7 @@
  *   - the planner meets the target for every level, and a filter saved mid-stream and
  *     loaded continues exactly as the original.
  */
-#include "once.h"
+#include "once_advanced.h"
 #include "once_math.h"
 #include "paper_tables.h"
 #include "testing.h"

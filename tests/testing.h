@@ -8,7 +8,7 @@
 #ifndef ONCE_TESTING_H
 #define ONCE_TESTING_H
 
-#include "once.h"
+#include "once_advanced.h"
 #include "zipf.h"
 
 #define XXH_INLINE_ALL

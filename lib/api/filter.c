@@ -15,6 +15,7 @@
  *     prefetches the cache lines of a few keys ahead, it never reorders.
  */
 #include "api/api.h"
+#include "core/config.h"
 #include "core/limits.h"
 #include "once_math.h"
 
@@ -75,20 +76,6 @@ once_status once_random_seed(uint64_t *seed)
         got += (size_t)r;
     }
     return ONCE_OK;
-}
-
-void once_config_init(once_config *config, once_type type)
-{
-    if (config == NULL)
-        return;
-    memset(config, 0, sizeof *config);
-    config->type = type;
-    config->capacity = 1000000;
-    config->error = 0.001;
-    config->expansion = 2;
-    config->tightening = 0.5;
-    config->max_time_jump_ms = ONCE_DEFAULT_MAX_TIME_JUMP_MS;
-    config->dynamic = true; /* a time window's capacity is a first guess: it grows */
 }
 
 static once_status seed_from(const once_config *config, uint64_t *seed)
@@ -165,11 +152,16 @@ static bool error_plans(const once_filter_ops *ops, const once_config *c)
     return ops->explicit_geometry == NULL || !ops->explicit_geometry(c);
 }
 
-once_status once_create(once_filter **out, const once_config *config)
+once_status once_create(once_filter **out, const once_config *given)
 {
-    if (out == NULL || config == NULL)
+    if (out == NULL)
         return ONCE_ERR_INVALID;
     *out = NULL;
+    once_config read;
+    once_status read_st = once_config_read(given, &read);
+    if (read_st != ONCE_OK)
+        return read_st;
+    const once_config *config = &read;
     const once_filter_ops *ops = once_ops_for_type(config->type);
     if (ops == NULL)
         return ONCE_ERR_INVALID;
@@ -600,23 +592,10 @@ once_status once_intersect(once_filter *dst, const once_filter *src)
     return combine(dst, src, ONCE_COMBINE_INTERSECT);
 }
 
-/* once_union, refusing other structures as dst (the name predates a union that could
- * fail). */
-once_status once_dbf_union(once_filter *dst, const once_filter *src)
-{
-    if (dst == NULL || src == NULL)
-        return ONCE_ERR_INVALID;
-    if (dst->ops->type != ONCE_DBF)
-        return ONCE_ERR_UNSUPPORTED;
-    return once_union(dst, src);
-}
-
 /* ----------------------------------------------------------------- stats */
 
-once_status once_get_stats(const once_filter *f, once_stats *s)
+static once_status get_stats(const once_filter *f, once_stats *s)
 {
-    if (f == NULL || s == NULL)
-        return ONCE_ERR_INVALID;
     memset(s, 0, sizeof *s);
     s->type = f->ops->type;
     s->structure = once_type_name(f->ops->type);
@@ -631,6 +610,18 @@ once_status once_get_stats(const once_filter *f, once_stats *s)
                                                  : "mixed";
     f->ops->stats(f, s);
     s->fill_ratio = s->bits ? (double)s->bits_set / (double)s->bits : 0.0;
+    return ONCE_OK;
+}
+
+once_status once_get_stats_sized(const once_filter *f, once_stats *out, size_t size)
+{
+    if (f == NULL || out == NULL || size < ONCE_STATS_FIRST_SIZE)
+        return ONCE_ERR_INVALID;
+    once_stats s;
+    get_stats(f, &s);
+    /* A newer caller's fields past ours: zero, as for a structure without them. */
+    memset(out, 0, size);
+    memcpy(out, &s, size < sizeof s ? size : sizeof s);
     return ONCE_OK;
 }
 

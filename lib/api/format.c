@@ -35,7 +35,7 @@
  * format-1 filter stays format 1 through every save, load, chunked dump and copy, and
  * answers exactly as it did.
  *
- * Chunks (once_save_chunk, once_load_chunk: once.h, "Chunks").  A dump is the stream
+ * Chunks (once_save_chunk, once_load_chunk: once_advanced.h, "Chunks").  A dump is the stream
  * above cut into chunks, each a whole number of 64-bit words of it, the first one
  * holding at least the prefix (header, parameters, metadata section, payload length),
  * so that the loader checks the header and learns the stream's length from it.  Each

@@ -22,7 +22,7 @@
  */
 #include "core/alloc.h"
 
-#include "once.h"
+#include "once_advanced.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

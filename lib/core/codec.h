@@ -5,7 +5,7 @@
 #ifndef ONCE_CORE_CODEC_H
 #define ONCE_CORE_CODEC_H
 
-#include "once.h"
+#include "once_advanced.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>

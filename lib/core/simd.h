@@ -5,7 +5,7 @@
 #ifndef ONCE_CORE_SIMD_H
 #define ONCE_CORE_SIMD_H
 
-#include "once.h"
+#include "once_advanced.h"
 
 /* x86 SIMD paths are compiled for instruction sets the build does not assume and chosen
  * at run time (once_simd_path), so each such function carries its target. */

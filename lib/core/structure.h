@@ -11,7 +11,7 @@
 #ifndef ONCE_CORE_STRUCTURE_H
 #define ONCE_CORE_STRUCTURE_H
 
-#include "once.h"
+#include "once_advanced.h"
 #include "core/codec.h"
 #include "core/hash.h"
 #include "core/words.h"
@@ -19,9 +19,11 @@
 #include <stdbool.h>
 
 /* Batches take each key ONCE_BATCH_AHEAD positions before they probe it and prefetch its
- * cache lines then, so that up to that many misses overlap.  Eight is enough to cover
- * DRAM latency at the ~10 ns of work per key of the blocked layout and small enough that
- * the lines are still in L1 when used.  Every batch loop keeps the keys in flight in a
+ * cache lines then, so that up to that many misses overlap.  The layouts that share this
+ * loop request several lines a key (k probes, or a key's first blocks), so eight keys
+ * ahead keep tens of misses in flight, and at their 30-100 ns of work a key the lines
+ * are still in L1 when used.  (The blocked layout, one line and a few ns a key, runs
+ * its own loop 16 keys ahead: static/blocked.c.)  Every batch loop keeps the keys in flight in a
  * ring of ONCE_PIPELINE_RING slots, a power of two larger than any look-ahead. */
 #define ONCE_BATCH_AHEAD 8
 #define ONCE_PIPELINE_RING 16

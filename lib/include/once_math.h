@@ -9,7 +9,7 @@
 #ifndef ONCE_MATH_H
 #define ONCE_MATH_H
 
-#include "once.h"
+#include "once_sliced.h"
 
 #ifdef __cplusplus
 extern "C" {

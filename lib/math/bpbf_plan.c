@@ -5,6 +5,7 @@
  * (static/bpbf.c explains the layouts).
  */
 #include "math/bpbf_plan.h"
+#include "core/config.h"
 #include "core/limits.h"
 
 #include <math.h>
@@ -179,9 +180,14 @@ static once_status plan_dynamic(const once_config *c, once_bpbf_geometry *g)
     return ONCE_OK;
 }
 
-once_status once_bpbf_plan(const once_config *c, once_bpbf_geometry *out)
+once_status once_bpbf_plan(const once_config *given, once_bpbf_geometry *out)
 {
-    if (c == NULL || out == NULL || (c->type != ONCE_BPBF && c->type != ONCE_DBPBF))
+    once_config read;
+    once_status read_st = once_config_read(given, &read);
+    if (read_st != ONCE_OK)
+        return read_st;
+    const once_config *c = &read;
+    if (out == NULL || (c->type != ONCE_BPBF && c->type != ONCE_DBPBF))
         return ONCE_ERR_INVALID;
     once_bpbf_geometry g;
     memset(&g, 0, sizeof g);

@@ -5,7 +5,7 @@
 #ifndef ONCE_MATH_CARDINALITY_H
 #define ONCE_MATH_CARDINALITY_H
 
-#include "once.h"
+#include "once_advanced.h"
 
 /*
  * The occupancy model behind every distinct-key estimate (math/cardinality.c, paper 002

@@ -1,5 +1,5 @@
 /*
- * slice/sites.c - sites held in this process (once.h, "Sliced filters", "Sites").
+ * slice/sites.c - sites held in this process (once_sliced.h, "Sliced filters", "Sites").
  *
  * Design
  *   A memory site holds one slice in cells and applies each request to them in order,

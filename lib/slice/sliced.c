@@ -1,6 +1,6 @@
 /*
  * slice/sliced.c - one logical Bloom filter sliced over sites (paper 000, section 3;
- * once.h, "Sliced filters").
+ * once_sliced.h, "Sliced filters").
  *
  * Design
  *   The filter keeps no bits itself: it turns an event into requests on positions and
@@ -57,7 +57,7 @@
  */
 #include "core/alloc.h"
 #include "core/hash.h"
-#include "once.h"
+#include "once_sliced.h"
 #include "once_math.h"
 #include "slice/sites.h"
 

@@ -1,6 +1,6 @@
 /*
  * slice/tree.c - Bloom trees: filters placed near the producers, one level above the
- * other (paper 000, section 6; once.h, "Bloom trees").
+ * other (paper 000, section 6; once_sliced.h, "Bloom trees").
  *
  * Design
  *   A tree of L levels, level 0 the root and level L - 1 the leaves (the paper's
@@ -82,7 +82,7 @@
  * accessed twice, once during testing and once during setting").
  */
 #include "core/alloc.h"
-#include "once.h"
+#include "once_sliced.h"
 #include "once_math.h"
 #include "slice/sites.h"
 

@@ -1,0 +1,424 @@
+/*
+ * once_sliced.h - one logical filter sliced over sites, and Bloom trees (paper 000,
+ * sections 3 to 6): the distributed filtering component of the paper, with its sites
+ * in this process (memory or worker threads) or behind the caller's own once_site.
+ * The conventions of once.h hold; the objects here are not once_filters.
+ */
+#ifndef ONCE_SLICED_H
+#define ONCE_SLICED_H
+
+#include "once_advanced.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------- sliced filters */
+
+/*
+ * One logical Bloom filter of m bits and k hash functions, sliced over sites (paper
+ * 000, section 3): each site holds one slice's bits and answers operations on
+ * positions inside it.
+ *
+ *   Horizontal (Definition 1): S independent filters of m/S bits; a hash H_S of the
+ *   key, independent of the k probe hashes, picks the one slice an event goes to, and
+ *   the k positions fall in it.  Rate (Eq. 4): (1 - (1 - S/m)^(k n/S))^k.
+ *   Vertical (Definition 2): slice i holds bits [i m/S, (i+1) m/S) of one m-bit
+ *   filter, its bits taken in a keyed order (so that a key's k positions land in
+ *   slices independently, as the failure rates of section 3.2 assume); an event's k
+ *   positions are the unsliced standard filter's (once_standard_positions) and go to
+ *   the slices that hold them, so a vertical filter decides every event exactly as the
+ *   standard filter of the same m, k and seed (Eq. 3, Proposition 1).
+ *   Diced (section 3.3), S x S' sites of m/(S S') bits: h-v is horizontal over S
+ *   slices, each a vertical filter of S' parts (the rate of horizontal slicing over
+ *   S); v-h is vertical over S slices, each a horizontal filter of S' parts (a part
+ *   chosen by a hash of the key and the slice; the rate of horizontal slicing over
+ *   S S').  Site s x S' + p holds part p of slice s.
+ *   A slice holds m/S bits rounded up to whole words for each part (slice_bits a
+ *   site); a vertical filter keeps m as given or planned, spreading its bits over the
+ *   slices (floor(m/S) or ceil(m/S) each), so that it is the standard filter of that
+ *   m; v-h rounds m up to a multiple of S S', so that its parts are equal.
+ *
+ * Primitives (section 3): first-test-then-set (ONCE_FTTS: test the k bits, set them
+ * only for an event found distinct) and per-bit test-and-set (ONCE_TAS: set them
+ * always, the event is a duplicate when all were set before).  Lookups: parallel
+ * (every touched slice is asked at once) or pipelined (slices in turn, stopping at the
+ * first with an unset bit; FTTS only).  A message is one request to one site.
+ *
+ * Sites: a site is the storage of one slice behind a function that runs a batch of
+ * requests, each with its own status, so that a remote site (another thread, a Redis
+ * node) is one more implementation: ONCE_ERR_UNAVAILABLE says it cannot be reached.
+ * With sites NULL the filter holds its slices in process memory, run by the calling
+ * thread, or by `threads` worker threads that own them (once_thread_sites_create).
+ *
+ * Threads (section 6, "Concurrency"): with `concurrent` set, several threads may call
+ * one filter at once, and with every site reachable an event is answered distinct at
+ * most once however many threads offer it: two producers of one event cannot
+ * interleave their tests and sets.  The filter's own bit sites, run by the callers
+ * (no threads, window or growth), take event-level locks: an operation holds the lock
+ * of its key's stripe (a batch, those of its keys, in order) from its first test to
+ * its last set, and bits are set with atomic OR, so events of other keys run at once
+ * and no set is lost.  Other sites take slice-level locks: an event holds the locks of
+ * the sites it touches, in site order.  Without `concurrent` a filter is one thread's
+ * at a time.
+ */
+typedef enum once_slicing {
+    ONCE_SLICING_HORIZONTAL = 1,
+    ONCE_SLICING_VERTICAL = 2,
+    ONCE_SLICING_DICED_HV = 3, /* horizontal slices, each vertical over S' parts */
+    ONCE_SLICING_DICED_VH = 4  /* vertical slices, each horizontal over S' parts */
+} once_slicing;
+
+typedef enum once_primitive {
+    ONCE_FTTS = 0, /* first test, then set */
+    ONCE_TAS = 1   /* test-and-set, bit by bit */
+} once_primitive;
+
+typedef enum once_lookup {
+    ONCE_LOOKUP_PARALLEL = 0,
+    ONCE_LOOKUP_PIPELINED = 1
+} once_lookup;
+
+typedef enum once_site_op {
+    ONCE_SITE_TEST = 0,        /* all_set: every position is set */
+    ONCE_SITE_SET = 1,         /* set every position */
+    ONCE_SITE_TEST_AND_SET = 2 /* set every position; all_set: every one was set before */
+} once_site_op;
+
+typedef struct once_site_request {
+    once_site_op op;
+    const uint64_t *positions; /* in [0, the site's bits) */
+    uint32_t count;
+    bool all_set;       /* out */
+    once_status status; /* out: ONCE_OK, or ONCE_ERR_UNAVAILABLE */
+    /* Windows (section 4): the event's producer timestamp t_u in ms; a site sets a
+     * position to expire at t_u + w, whatever the delay before it gets the request,
+     * and tests it alive at t_u.  Ignored by sites without a window. */
+    uint64_t time_ms;
+    /* Out, when not NULL (count of them): each position's expiry in ms, 0 when not
+     * alive, from the sub-filter that holds them all when all_set (equal timers). */
+    uint64_t *expiries;
+} once_site_request;
+
+/* What a site holds, for stats (once_site.describe). */
+typedef struct once_site_info {
+    uint64_t cells;     /* positions a sub-filter holds */
+    uint64_t cells_set; /* set (alive) cells, over its sub-filters */
+    uint32_t filters;   /* sub-filters (dynamic size) */
+    uint64_t bytes;
+    uint64_t opened;    /* sub-filters opened since creation, the first included */
+} once_site_info;
+
+typedef struct once_site {
+    void *context;
+    /* Run requests[0 .. count-1] in order, filling each one's all_set and status. */
+    void (*run)(void *context, once_site_request *requests, size_t count);
+    /* Called by once_sliced_free (may be NULL). */
+    void (*destroy)(void *context);
+    /* Optional, both or neither, for a site that works apart from its caller (a thread,
+     * a server): start begins running the requests and returns; wait returns when they
+     * have run.  A batch starts every site it needs before it waits for any, so such
+     * sites work in parallel.  The filter never starts a site that has a batch in
+     * flight. */
+    void (*start)(void *context, once_site_request *requests, size_t count);
+    void (*wait)(void *context);
+    /* Optional: fill *info (never called with a batch in flight). */
+    void (*describe)(void *context, once_site_info *info);
+} once_site;
+
+/* Dynamic size (section 5): when a site opens a new sub-filter. */
+typedef enum once_growth {
+    ONCE_GROWTH_NONE = 0,
+    ONCE_GROWTH_DENSITY = 1,    /* its newest passes a density of set cells */
+    ONCE_GROWTH_CARDINALITY = 2 /* its newest took the positions that reach it on average */
+} once_growth;
+
+/*
+ * A site in process memory: `bits` cells (a multiple of 64); with window_ms a cell is a
+ * timer (8 bytes), set to expire at t_u + w (the later of that and what it holds),
+ * alive for a request of time t_u while it expires after t_u (so a late event is
+ * judged at its own time); with growth a list of sub-filters, a new one when the newest reaches
+ * max_density (by density, or by the count of positions that gives it on average),
+ * the positions of a request present when one sub-filter holds them all, and an old
+ * sub-filter dropped when all its timers expired.  Queries never move its clock.
+ */
+typedef struct once_memory_site_config {
+    uint64_t bits;
+    uint64_t window_ms; /* 0: bits, no window */
+    once_growth growth;
+    double max_density; /* in (0, 1), with growth */
+    bool shared;        /* bits only, no growth: several threads may run it at once (a
+                           bit is set with an atomic OR, so no set is lost) */
+    /* With growth, when not NULL: the bytes that the sites given this budget may still
+     * take for sub-filters past their first, taken and given back atomically (the sites
+     * may run on several threads).  A site whose newest is full and that cannot open
+     * another within it answers a request that sets with ONCE_ERR_FULL, setting
+     * nothing, as it does past ONCE_MEMORY_SITE_MAX_FILTERS; a dropped sub-filter
+     * gives its bytes back.  NULL: no budget, and a site past its most sub-filters lets
+     * the newest take more (the rate then rises above the target). */
+    uint64_t *budget;
+} once_memory_site_config;
+
+#define ONCE_MEMORY_SITE_MAX_FILTERS 64u
+
+ONCE_API once_status once_memory_site_create(const once_memory_site_config *config,
+                                             once_site *site);
+
+/* What a sliced filter does when a site cannot be reached (section 3.2). */
+typedef enum once_failure {
+    ONCE_FAILURE_REPORT = 0,   /* the call fails with ONCE_ERR_UNAVAILABLE, nothing decided */
+    ONCE_FAILURE_THRESHOLD = 1 /* decide from the sites reached: a duplicate when every
+                                  reachable position is set and at least `threshold`
+                                  positions were reached (0: a failed position counts as
+                                  set, "duplicate"; k: any failure makes the event
+                                  "distinct"; between, the hybrid); a distinct event's
+                                  reachable positions are set */
+} once_failure;
+
+#define ONCE_MAX_SLICED_SITES 4096u /* S S' */
+#define ONCE_MAX_SITE_THREADS 256u
+
+typedef struct once_sliced_config {
+    once_slicing slicing;
+    uint32_t slices;          /* S, 1 to 4096 */
+    uint32_t parts;           /* S', diced slicing only (0 = 1); S S' at most 4096 */
+    uint64_t bits;            /* m; 0 = the standard filter's for capacity and error */
+    uint32_t hashes;          /* k; 0 = derive */
+    uint64_t capacity;        /* n, with error, when bits is 0 */
+    double error;
+    uint64_t seed;
+    bool seed_is_set;         /* false: draw one */
+    once_primitive primitive;
+    once_lookup lookup;
+    once_failure on_failure;
+    uint32_t threshold;       /* x, at most k, for ONCE_FAILURE_THRESHOLD */
+    uint32_t threads;         /* sites NULL: 0 = run the memory sites in the caller's
+                                 thread; T = T worker threads own them */
+    bool concurrent;          /* several threads call at once (see above) */
+    /* Windows (section 4): keep an event for window_ms after its timestamp (FTTS only:
+     * a duplicate must not set its timers, unless `refresh` below).  0 = all time. */
+    uint64_t window_ms;
+    /* Or a count window: keep the last N events answered distinct (0 = none; not with
+     * window_ms).  The filter's count of such events is then its clock: an event
+     * distinct at count c is stamped c and stays while fewer than N others follow it,
+     * and the time_ms of calls is ignored. */
+    uint64_t window_events;
+    /* With a window: a duplicate restarts its window (its timers are set again at its
+     * own time, or count), as ONCE_POLICY_REFRESH; false: the window counts from the
+     * key's first delivery, the paper's timers. */
+    bool refresh;
+    uint32_t equal_timers;    /* k' of the equal-timers heuristic, at most k (0 = off) */
+    /* Memory sites (sites NULL): their cells take at most this many bytes in all, the
+     * first sub-filter of each site included (creation fails with ONCE_ERR_FULL when
+     * those alone pass it); an event whose site would need a sub-filter past it fails
+     * with ONCE_ERR_FULL.  0 = no cap.  Not with a count window, which holds N events
+     * at most and is sized for them. */
+    uint64_t max_bytes;
+    /* Dynamic size (section 5), sites NULL: each site grows alone, opening a new
+     * sub-filter of its size when its newest reaches the density at which a filter of
+     * the slice's share has rate `error` (P^(1/k)), or the count of positions that
+     * reaches it on average. */
+    once_growth growth;
+} once_sliced_config;
+
+typedef struct once_sliced once_sliced;
+
+typedef struct once_sliced_stats {
+    once_slicing slicing;
+    uint64_t bits;            /* m */
+    uint64_t slice_bits;      /* bits a site holds: m / (S S'), rounded up to words */
+    uint32_t hashes, slices, parts;
+    uint32_t sites;           /* S S' */
+    uint64_t events;          /* events decided or offered (test-and-add, one or batched) */
+    uint64_t messages;        /* requests sent to sites */
+    uint64_t failed_messages; /* of which the site could not be reached */
+    double messages_per_event;
+    double fairness;          /* (sum x)^2 / (N sum x^2) over the events each of the N
+                                 sites saw */
+    uint64_t max_load;        /* the most events one site saw */
+    uint32_t filters;         /* sub-filters over the sites (a site without describe: 1) */
+    uint64_t bytes;           /* the sites' memory, as they describe it */
+    uint64_t inserted;        /* events answered distinct (and so inserted) */
+    uint64_t window_ms;       /* the time window, or 0 */
+    uint64_t window_events;   /* the count window (N events delivered), or 0 */
+    /* Live estimates (section 3.2): the fill where an event's positions fall (the
+     * set cells the sites describe, over their cells and sub-filters; from `inserted`
+     * and the formulas for sites that describe nothing), the fraction of sites whose
+     * last request failed, and the false-positive and false-negative rates they give
+     * under the filter's failure rule (once_sliced_failure_rates_at_fill).  A site
+     * that comes back is as its implementation brings it: with its old state (a
+     * site that was unreachable: the rates return to those without failures, but for
+     * the events decided without it, whose bits there were never set), or empty (a
+     * replaced site: every key stored before loses the positions it held there, a
+     * false negative for a key with any of them, 1 - (1 - 1/S)^k of vertical keys,
+     * until they are offered again).  The filter does not repair sites. */
+    double fill;
+    double failed_fraction;
+    double fp_estimate, fn_estimate;
+} once_sliced_stats;
+
+/* "horizontal", "vertical", "diced h-v" or "diced v-h" ("unknown" for another value). */
+ONCE_API const char *once_slicing_name(once_slicing slicing);
+
+/* `sites`, when not NULL, holds S S' sites, each of slice_bits bits
+ * (once_sliced_geometry tells them before creation); the filter takes them over when
+ * it is created (once_sliced_free destroys them), and leaves them to the caller when
+ * creation fails. */
+ONCE_API once_status once_sliced_geometry(const once_sliced_config *config, uint64_t *bits,
+                                          uint32_t *hashes, uint64_t *slice_bits);
+ONCE_API once_status once_sliced_create(once_sliced **out, const once_sliced_config *config,
+                                        const once_site *sites);
+ONCE_API void once_sliced_free(once_sliced *filter);
+/* Dedup through the slices: *seen = duplicate; a distinct event is inserted.  time_ms
+ * is the event's producer timestamp t_u (windows; ignored otherwise). */
+ONCE_API once_status once_sliced_test_and_add(once_sliced *filter, const void *key, size_t len,
+                                              uint64_t time_ms, bool *seen);
+/*
+ * The same over keys[0 .. count-1], with the answers of one-key calls made in array
+ * order.  Each event's test-and-set requests go to all its sites at once
+ * and each site runs its requests in event order, so the sites of a batch work in
+ * parallel (thread sites, remote sites); test-and-set decides, and leaves the bits,
+ * exactly as first-test-then-set does for one producer (a duplicate's reachable bits
+ * are set already), whatever the primitive and lookup.  seen[i]: 0 distinct,
+ * 1 duplicate, ONCE_SLICED_UNDECIDED when a site it needs could not be reached under
+ * ONCE_FAILURE_REPORT (the call then returns ONCE_ERR_UNAVAILABLE, every other answer
+ * stands; the reachable bits of an undecided event are set).  A window is FTTS, which
+ * must test every event before it sets any: its batch is the one-key calls in turn.
+ */
+#define ONCE_SLICED_UNDECIDED 2
+ONCE_API once_status once_sliced_test_and_add_batch(once_sliced *filter, const once_key *keys,
+                                                    size_t count, uint8_t *seen);
+ONCE_API once_status once_sliced_query(once_sliced *filter, const void *key, size_t len,
+                                       uint64_t time_ms, bool *present);
+ONCE_API once_status once_sliced_get_stats(const once_sliced *filter, once_sliced_stats *stats);
+/* What site i holds (once_site.describe; a site without it: its size, one filter). */
+ONCE_API once_status once_sliced_site_info(const once_sliced *filter, uint32_t site,
+                                           once_site_info *info);
+/* Events each site saw, into loads[0 .. S S' - 1] (room at least S S'). */
+ONCE_API once_status once_sliced_loads(const once_sliced *filter, uint64_t *loads, uint32_t room);
+
+/* Give sites[0 .. count-1] to `threads` worker threads (1 to ONCE_MAX_SITE_THREADS;
+ * site i to thread i mod threads): each site is replaced by one that runs its requests
+ * on the owner thread, and starts and waits (once_site) so that a batch's sites run in
+ * parallel; destroying it destroys the site it owns.  The workers stop when the last
+ * of their sites is destroyed.  On failure the sites are left as they were. */
+ONCE_API once_status once_thread_sites_create(uint32_t threads, uint32_t count,
+                                              once_site *sites);
+
+/* ------------------------------------------------------------- Bloom trees */
+
+/*
+ * A tree of Bloom filters placed near the producers (paper 000, section 6, Definition
+ * 5): an event is tested first at the leaf of its producer group, and goes up toward
+ * the root only on a miss, so that duplicates produced near each other are caught
+ * without reaching the remote part of the tree.  Every node is a filter of the same m
+ * bits, k hash functions and seed, and an event's k positions are computed once
+ * (once_standard_positions of once_digest_with_seed, as ONCE_STANDARD's) and asked of
+ * every node it visits.
+ *
+ * Shape: a complete tree of L levels, numbered as the paper does (section 7, Table 1):
+ * level 0 is the root, level L - 1 the leaves; every internal node has `fanout`
+ * children, so there are fanout^(L-1) leaves, named 0 .. leaves - 1 left to right.  The
+ * caller names the leaf of each event.  L = 1 is a single filter.
+ *
+ * Modes (section 6):
+ *   ONCE_TREE_DENSE, test-and-set (Algorithm 1): test-and-set at the leaf, then at each
+ *     ancestor in turn; the first node that held all k bits makes the event a
+ *     duplicate and nothing above it is asked; past the root, the event is distinct.
+ *     Leaves' sets may overlap: an event is kept near every producer that sent it.
+ *   ONCE_TREE_SPARSE, first-test-then-set (Algorithm 2): test at the leaf, then at
+ *     each ancestor, setting nothing; a node holding all k bits makes the event a
+ *     duplicate; past the root, the event is distinct and its bits are set at every
+ *     node of its path, from the root down to the leaf.  Leaves' sets are disjoint.
+ * Without top-down testing both decide every event exactly as one standard filter of
+ * the same m, k and seed that sees the whole stream (Propositions 3 and 4): the root
+ * holds the bits of every event so far, and every node holds a subset of its parent's.
+ *
+ * Top-down testing (section 6, the heuristic with threshold level d): a match at a
+ * node of level j < d, which the upper levels make likelier to be a false positive, is
+ * checked below it.  The node's other children (all but the one the event came up
+ * from) are tested, then every child of each that matched, level by level down to
+ * level d; a match at level d confirms the event a duplicate.  If a level has no match
+ * the node's match was a false positive and the event goes on up the tree as after a
+ * miss (where the paper stops and calls the event distinct: going on keeps every
+ * repeat a duplicate).  A match at level d or below is final.  The check only tests,
+ * in both modes.  It makes an event distinct only where the tree without it would say
+ * duplicate, never the other way; run by one caller with every node reachable, an
+ * event seen before is still always a duplicate.  d = 0 turns it off; d is at most
+ * L - 1.
+ *
+ * Nodes: a node is a site (once_site above), so it may live anywhere; with sites NULL
+ * the tree holds its nodes in process memory.  A node that cannot be reached when the
+ * event needs it fails the call with ONCE_ERR_UNAVAILABLE, nothing decided; what the
+ * nodes asked before it were told stays (dense: the event's bits at the nodes below
+ * it; sparse: at the nodes above it when the failure comes while setting), so a retry
+ * may answer duplicate.  Calls on one tree are made by one thread at a time.
+ */
+typedef enum once_tree_mode {
+    ONCE_TREE_DENSE = 0, /* test-and-set up the tree (Algorithm 1) */
+    ONCE_TREE_SPARSE = 1 /* first test up to a match or the root, then set (Algorithm 2) */
+} once_tree_mode;
+
+#define ONCE_TREE_MAX_LEVELS 16
+#define ONCE_TREE_MAX_NODES (UINT64_C(1) << 24)
+
+typedef struct once_tree_config {
+    once_tree_mode mode;
+    uint32_t levels;          /* L, 1 to ONCE_TREE_MAX_LEVELS */
+    uint32_t fanout;          /* children of each internal node, at least 1; at most
+                                 ONCE_TREE_MAX_NODES nodes in all */
+    uint64_t bits;            /* m of every node; 0 = the standard filter's for capacity
+                                 and error */
+    uint32_t hashes;          /* k, at most 64; 0 = derive */
+    uint64_t capacity;        /* n, with error, when bits is 0 */
+    double error;
+    uint64_t seed;
+    bool seed_is_set;         /* false: draw one */
+    uint32_t top_down_level;  /* d, 0 (off) to L - 1 */
+    bool concurrent;          /* several threads call at once: each operation holds the
+                                 root's lock (section 6), so an event is answered
+                                 distinct at most once */
+} once_tree_config;
+
+typedef struct once_tree once_tree;
+
+/* Per level, indexed by level (0 = the root, levels - 1 = the leaves); entries past
+ * `levels` are 0. */
+typedef struct once_tree_stats {
+    uint64_t bits;            /* m of every node */
+    uint32_t hashes, levels, fanout;
+    uint64_t nodes, leaves;
+    uint64_t events;          /* test-and-add calls answered */
+    uint64_t duplicates;      /* of which answered duplicate */
+    uint64_t failures;        /* requests a node could not answer */
+    uint64_t accesses[ONCE_TREE_MAX_LEVELS];  /* requests to the level's nodes: tests,
+                                                 test-and-sets, sets, top-down tests */
+    uint64_t hits[ONCE_TREE_MAX_LEVELS];      /* of which answered "all k bits set"
+                                                 (a set is never a hit) */
+    uint64_t ruled_out[ONCE_TREE_MAX_LEVELS]; /* matches at the level that top-down
+                                                 testing found false positives */
+} once_tree_stats;
+
+/* The tree's m, k, nodes and leaves for a configuration, before creation (to build its
+ * sites).  ONCE_ERR_INVALID for a field out of range, ONCE_ERR_TOO_LARGE for m past
+ * 2^40 or a tree past ONCE_TREE_MAX_NODES nodes. */
+ONCE_API once_status once_tree_geometry(const once_tree_config *config, uint64_t *bits,
+                                        uint32_t *hashes, uint64_t *nodes, uint64_t *leaves);
+/* `sites`, when not NULL, holds one site per node, each of m bits, in level order: the
+ * root first, then level 1 left to right, and so on, the leaves last (leaf i is
+ * sites[nodes - leaves + i]); the children of sites[i] are sites[fanout i + 1 ..
+ * fanout i + fanout].  The tree takes them over (once_tree_free calls each destroy);
+ * if creation fails the caller keeps them. */
+ONCE_API once_status once_tree_create(once_tree **out, const once_tree_config *config,
+                                      const once_site *sites);
+ONCE_API void once_tree_free(once_tree *tree);
+/* Dedup an event produced at leaf `leaf` (0 .. leaves - 1): *seen = duplicate; a
+ * distinct event is inserted as the mode says. */
+ONCE_API once_status once_tree_test_and_add(once_tree *tree, uint64_t leaf, const void *key,
+                                            size_t len, bool *seen);
+ONCE_API once_status once_tree_get_stats(const once_tree *tree, once_tree_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ONCE_SLICED_H */
