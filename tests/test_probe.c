@@ -145,11 +145,11 @@ static void probes_fall_on_distinct_cells(void)
         once_free(f);
     }
 
-    /* The same count on a filter of format 1 (tests/format1/standard.once: m = 959,
+    /* The same count on a filter of format 1 (tests/golden/v1/standard.once: m = 959,
      * k = 7), whose linear probe this library keeps for it: a few keys in ten thousand
      * collapse there (steps near 0 or 1/2 of the range put 7 probes on 1 to 4 cells),
      * where uniform draws would collapse about one in five million. */
-    FILE *in = fopen(ONCE_FORMAT1_DIR "/standard.once", "rb");
+    FILE *in = fopen(ONCE_GOLDEN_DIR "/v1/standard.once", "rb");
     REQUIRE(in != NULL);
     static uint8_t file[1 << 16];
     size_t len = fread(file, 1, sizeof file, in);

@@ -16,10 +16,9 @@
  * Buffers handed to the loader are always heap copies of exactly the length given, so
  * that AddressSanitizer sees any read past the end.
  */
-#include "once.h"
+#include "once_advanced.h"
 #include "testing.h"
 #include "every_structure.h"
-#include "format1/format1.h"
 
 #include <stdbool.h>
 
@@ -956,133 +955,18 @@ static void metadata_round_trip(void)
 
 /* ------------------------------------------------------------- format 1 */
 
-/* A whole file of tests/format1 (NULL if missing); its length in *len. */
-static uint8_t *format1_file(const char *name, const char *suffix, size_t *len)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s%s", ONCE_FORMAT1_DIR, name, suffix);
-    FILE *in = fopen(path, "rb");
-    if (in == NULL) {
-        fprintf(stderr, "%s: cannot open\n", path);
-        return NULL;
-    }
-    static uint8_t buf[1 << 20];
-    *len = fread(buf, 1, sizeof buf, in);
-    fclose(in);
-    return testing_copy_exact(buf, *len);
-}
-
-/* The answers of `f` to format1.h's queries, as '0' and '1'; a query batch of the
- * same keys gives the same answers (batches probe through their own loops). */
-static void format1_query(const once_filter *f, char *out)
-{
-    static uint8_t keys[FORMAT1_STORED + FORMAT1_ABSENT][FORMAT1_MAX_KEY];
-    static once_key batch[FORMAT1_STORED + FORMAT1_ABSENT];
-    static uint8_t batch_present[FORMAT1_STORED + FORMAT1_ABSENT];
-    uint64_t at = (uint64_t)FORMAT1_STORED * FORMAT1_STEP_MS;
-    size_t n = 0;
-    for (int set = 0; set < 2; set++)
-        for (uint32_t i = 0; i < (set ? FORMAT1_ABSENT : FORMAT1_STORED); i++) {
-            size_t len = format1_key(set ? 'a' : 's', i, keys[n]);
-            bool present = false;
-            CHECK_OK(once_query(f, keys[n], len, at, &present));
-            batch[n] = (once_key){keys[n], len, at};
-            out[n++] = present ? '1' : '0';
-        }
-    out[n] = 0;
-    CHECK_OK(once_query_batch(f, batch, n, batch_present));
-    for (size_t i = 0; i < n; i++)
-        CHECK(batch_present[i] == (out[i] == '1'));
-}
-
-/* Every file the library saved in format 1 (tests/format1, made by generate.c at the
- * last commit that wrote it) loads, whole and in chunks, answers format1.h's queries
- * exactly as that library did (false positives included: they are where the probe
- * shows), says it is format 1, saves to its own bytes, and takes more keys as that
- * library did: the same answers, and the very file that library saved after them. */
-static void format1_files_answer_as_saved(void)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/answers.txt", ONCE_FORMAT1_DIR);
-    FILE *answers = fopen(path, "r");
-    REQUIRE(answers != NULL);
-    /* A line of answers is at most 2200 characters (fscanf's width below). */
-    _Static_assert(FORMAT1_STORED + FORMAT1_ABSENT <= 2200, "answers fit the line");
-    static char name[128], kind[16], want[2201], got[2201];
-    int files = 0;
-    while (fscanf(answers, "%127s %15s %2200s", name, kind, want) == 3) {
-        if (strcmp(kind, "query") == 0) {
-            size_t len = 0;
-            uint8_t *file = format1_file(name, ".once", &len);
-            REQUIRE(file != NULL);
-            once_filter *f = NULL;
-            CHECK_OK(once_load(&f, file, len));
-            REQUIRE(f != NULL);
-            files++;
-            once_stats st = testing_stats(f);
-            CHECK(st.format == 1);
-            CHECK(strcmp(st.probe, st.type == ONCE_BLOCKED || st.type == ONCE_SCALABLE
-                                       ? "blocked"
-                                       : "linear") == 0);
-            format1_query(f, got);
-            if (strcmp(got, want) != 0)
-                fprintf(stderr, "%s: answers differ from format 1's\n", name);
-            CHECK(strcmp(got, want) == 0);
-            size_t again_len = 0;
-            uint8_t *again = testing_save(f, &again_len);
-            CHECK(again != NULL && again_len == len && memcmp(again, file, len) == 0);
-            once_free_buffer(again);
-            once_filter *chunked = testing_chunk_reload(f, once_save_chunk_min(f) + 64);
-            REQUIRE(chunked != NULL);
-            format1_query(chunked, got);
-            CHECK(strcmp(got, want) == 0);
-            CHECK(testing_same_save(f, chunked));
-            once_free(chunked);
-            once_free(f);
-            free(file);
-            continue;
-        }
-        REQUIRE(strcmp(kind, "more") == 0);
-        size_t len = 0, more_len = 0;
-        uint8_t *file = format1_file(name, ".once", &len);
-        uint8_t *more = format1_file(name, ".more.once", &more_len);
-        REQUIRE(file != NULL && more != NULL);
-        once_filter *f = NULL;
-        CHECK_OK(once_load(&f, file, len));
-        REQUIRE(f != NULL);
-        uint8_t key[FORMAT1_MAX_KEY];
-        for (uint32_t i = 0; i < FORMAT1_MORE; i++) {
-            size_t key_len = format1_key('c', i, key);
-            bool seen = false;
-            once_status st = once_test_and_add(
-                f, key, key_len, (uint64_t)(FORMAT1_STORED + i) * FORMAT1_STEP_MS, &seen);
-            got[i] = st == ONCE_ERR_FULL ? 'F' : st != ONCE_OK ? '?' : seen ? '1' : '0';
-        }
-        got[FORMAT1_MORE] = 0;
-        if (strcmp(got, want) != 0)
-            fprintf(stderr, "%s: test-and-add answers differ from format 1's\n", name);
-        CHECK(strcmp(got, want) == 0);
-        size_t after_len = 0;
-        uint8_t *after = testing_save(f, &after_len);
-        bool same = after != NULL && after_len == more_len && memcmp(after, more, more_len) == 0;
-        if (!same)
-            fprintf(stderr, "%s: saves other bytes than format 1's after the same keys\n", name);
-        CHECK(same);
-        once_free_buffer(after);
-        once_free(f);
-        free(file);
-        free(more);
-    }
-    fclose(answers);
-    fprintf(stderr, "%d format-1 files\n", files);
-    CHECK(files >= 19);
-}
-
-/* Another loaded copy of a format-1 file, or NULL. */
+/* Another loaded copy of a format-1 file of tests/golden/v1 (test_golden.c), or NULL. */
 static once_filter *format1_load(const char *name)
 {
-    size_t len = 0;
-    uint8_t *file = format1_file(name, ".once", &len);
+    char path[512];
+    snprintf(path, sizeof path, "%s/v1/%s.once", ONCE_GOLDEN_DIR, name);
+    FILE *in = fopen(path, "rb");
+    if (in == NULL)
+        return NULL;
+    static uint8_t buf[1 << 20];
+    size_t len = fread(buf, 1, sizeof buf, in);
+    fclose(in);
+    uint8_t *file = testing_copy_exact(buf, len);
     once_filter *f = NULL;
     if (file != NULL && once_load(&f, file, len) != ONCE_OK)
         f = NULL;
@@ -1091,7 +975,7 @@ static once_filter *format1_load(const char *name)
 }
 
 /* A filter of format 2 with the geometry and seed of the format-1 file `name`: the
- * configuration of tests/every_structure.h it was made from (format1.h), under its
+ * configuration of tests/every_structure.h it was made from (golden.h), under its
  * seed.  Should that configuration change, the two no longer match (ONCE_ERR_MISMATCH
  * below, not ONCE_ERR_PROBE_MISMATCH). */
 static once_filter *format2_twin(const char *name, const once_filter *old)
@@ -1176,7 +1060,6 @@ static const testing_case cases[] = {
     {"hostile_headers", hostile_headers},
     {"endianness", endianness},
     {"invalid_arguments", invalid_arguments},
-    {"format1_files_answer_as_saved", format1_files_answer_as_saved},
     {"format1_and_format2_do_not_combine", format1_and_format2_do_not_combine},
 };
 

@@ -329,7 +329,7 @@ case_capacity_warning() {
 # options in a new state make a timer filter that grows, and no warning.
 case_fixed_timer_warns_once() {
   sed -n 15001,30000p "$SOURCE_DIR/data/events.tsv" > half2
-  cp "$SOURCE_DIR/tests/format1/cli/timer.once" state.once
+  cp "$SOURCE_DIR/tests/golden/v1/cli/timer.once" state.once
   local opts="--span 10m --filter timer --capacity 1000 -f 3 --time-field 1 --time-format iso8601 --error 0.01"
   # shellcheck disable=SC2086
   "$ONCE" --state state.once $opts half2 > got 2> err || fail "resuming exited $?: $(cat err)"
@@ -1249,13 +1249,13 @@ match_output() {
   ' "$1" "$2"
 }
 
-# A state saved by the last `once` of format 1 (tests/format1/cli: its expected.txt
+# A state saved by the last `once` of format 1 (tests/golden/v1/cli: its expected.txt
 # says how each was made) resumes here exactly as that `once` resumed it: the same
 # lines printed and the same state left (the filter keeps format 1 and its probe, and
 # --stats says so).
 case_format1_state_resumes() {
   sed -n 15001,30000p "$SOURCE_DIR/data/events.tsv" > half2
-  local dir="$SOURCE_DIR/tests/format1/cli" resumed=0
+  local dir="$SOURCE_DIR/tests/golden/v1/cli" resumed=0
   while read -r name lines output state options; do
     case $name in '#'*|'') continue ;; esac
     cp "$dir/$name.once" state.once

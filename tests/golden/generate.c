@@ -1,17 +1,19 @@
 /*
- * format1/generate.c - writes this folder's saved-format-1 files (format1.h says what
- * each holds).  Built against the library at the last commit that wrote format 1
- * (57e552f), from the repository root of that checkout:
+ * golden/generate.c - writes the saved files of one format version (golden.h says what
+ * each holds) with the library it is built against, and the digest vectors.  From the
+ * repository root, with the library built (the files of tests/golden/v1 were made at
+ * 57e552f, the last commit that wrote format 1, by this schedule):
  *
- *   cc -O2 -Ilib/include -Itests -o generate tests/format1/generate.c build/lib/libonce.a -lm
- *   ./generate OUTPUT_DIR
+ *   cc -O2 -Ilib/include -Itests -o generate tests/golden/generate.c \
+ *       build/lib/libonce.a -lxxhash -lzstd -lm
+ *   ./generate tests/golden/vN
  *
- * Kept for the record of how the files were made: built against a later library it
- * writes that library's format, not these files.
+ * The files of a format are made once and committed: a later library must read them
+ * and answer as the one that wrote them.
  */
 #include "every_structure.h"
-#include "format1/format1.h"
-#include "once.h"
+#include "golden/golden.h"
+#include "once_advanced.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,18 +63,18 @@ int main(int argc, char **argv)
         once_status st = once_create(&f, &configs[c].config);
         if (st != ONCE_OK)
             fail("create", name, st);
-        uint8_t key[FORMAT1_MAX_KEY];
+        uint8_t key[GOLDEN_MAX_KEY];
         bool seen;
-        for (uint32_t i = 0; i < FORMAT1_STORED; i++) {
-            size_t len = format1_key('s', i, key);
-            st = once_test_and_add(f, key, len, (uint64_t)i * FORMAT1_STEP_MS, &seen);
+        for (uint32_t i = 0; i < GOLDEN_STORED; i++) {
+            size_t len = golden_key('s', i, key);
+            st = once_test_and_add(f, key, len, (uint64_t)i * GOLDEN_STEP_MS, &seen);
             if (st != ONCE_OK && st != ONCE_ERR_FULL) /* a capped filter stops growing */
                 fail("test_and_add", name, st);
         }
         if (once_structure_of(configs[c].config.type)->deletes)
-            for (uint32_t i = 0; i < FORMAT1_STORED; i += 7) {
-                size_t len = format1_key('s', i, key);
-                st = once_remove(f, key, len, (uint64_t)FORMAT1_STORED * FORMAT1_STEP_MS);
+            for (uint32_t i = 0; i < GOLDEN_STORED; i += 7) {
+                size_t len = golden_key('s', i, key);
+                st = once_remove(f, key, len, (uint64_t)GOLDEN_STORED * GOLDEN_STEP_MS);
                 if (st != ONCE_OK && st != ONCE_ERR_NOT_PRESENT && st != ONCE_ERR_UNSUPPORTED)
                     fail("remove", name, st);
             }
@@ -83,10 +85,10 @@ int main(int argc, char **argv)
         write_file(dir, name, ".once", buffer, size);
 
         fprintf(answers, "%s query ", name);
-        uint64_t at = (uint64_t)FORMAT1_STORED * FORMAT1_STEP_MS;
+        uint64_t at = (uint64_t)GOLDEN_STORED * GOLDEN_STEP_MS;
         for (int set = 0; set < 2; set++)
-            for (uint32_t i = 0; i < (set ? FORMAT1_ABSENT : FORMAT1_STORED); i++) {
-                size_t len = format1_key(set ? 'a' : 's', i, key);
+            for (uint32_t i = 0; i < (set ? GOLDEN_ABSENT : GOLDEN_STORED); i++) {
+                size_t len = golden_key(set ? 'a' : 's', i, key);
                 bool present;
                 if ((st = once_query(f, key, len, at, &present)) != ONCE_OK)
                     fail("query", name, st);
@@ -99,9 +101,9 @@ int main(int argc, char **argv)
             fail("load", name, st);
         once_free_buffer(buffer);
         fprintf(answers, "%s more ", name);
-        for (uint32_t i = 0; i < FORMAT1_MORE; i++) {
-            size_t len = format1_key('c', i, key);
-            st = once_test_and_add(f, key, len, (uint64_t)(FORMAT1_STORED + i) * FORMAT1_STEP_MS,
+        for (uint32_t i = 0; i < GOLDEN_MORE; i++) {
+            size_t len = golden_key('c', i, key);
+            st = once_test_and_add(f, key, len, (uint64_t)(GOLDEN_STORED + i) * GOLDEN_STEP_MS,
                                    &seen);
             if (st != ONCE_OK && st != ONCE_ERR_FULL)
                 fail("test_and_add", name, st);
@@ -114,5 +116,26 @@ int main(int argc, char **argv)
         once_free_buffer(buffer);
         once_free(f);
     }
-    return fclose(answers) == 0 ? 0 : 1;
+    if (fclose(answers) != 0)
+        return 1;
+
+    snprintf(path, sizeof path, "%s/digests.txt", dir);
+    FILE *digests = fopen(path, "w");
+    if (digests == NULL) {
+        perror(path);
+        return 1;
+    }
+    for (uint32_t s = 0; s < GOLDEN_DIGEST_SEEDS; s++)
+        for (uint32_t i = 0; i < GOLDEN_DIGEST_KEYS; i++) {
+            uint8_t key[GOLDEN_DIGEST_MAX_KEY];
+            size_t len = golden_digest_key(i, key);
+            once_digest d;
+            once_status st = once_digest_with_seed(golden_digest_seed(s), key, len, &d);
+            if (st != ONCE_OK)
+                fail("digest", "digests", st);
+            fprintf(digests, "%016llx %zu %016llx %016llx\n",
+                    (unsigned long long)golden_digest_seed(s), len, (unsigned long long)d.lo,
+                    (unsigned long long)d.hi);
+        }
+    return fclose(digests) == 0 ? 0 : 1;
 }
