@@ -143,3 +143,28 @@ void once_aligned_free(void *block)
     memcpy(&raw, (uint8_t *)block - sizeof(void *), sizeof raw);
     once_free_memory(raw);
 }
+
+uint32_t once_table_room(uint32_t room, uint32_t want, uint32_t first, uint32_t limit)
+{
+    if (want <= room)
+        return room;
+    uint32_t grown = room ? room : first;
+    while (grown < want)
+        grown = grown > limit / 2 ? limit : grown * 2;
+    return grown;
+}
+
+bool once_table_reserve(void **table, uint32_t *room, uint32_t want, size_t entry, uint32_t first,
+                        uint32_t limit)
+{
+    if (want <= *room)
+        return true;
+    uint32_t grown = once_table_room(*room, want, first, limit);
+    uint8_t *bigger = once_realloc(*table, (size_t)grown * entry);
+    if (bigger == NULL)
+        return false;
+    memset(bigger + (size_t)*room * entry, 0, (size_t)(grown - *room) * entry);
+    *table = bigger;
+    *room = grown;
+    return true;
+}

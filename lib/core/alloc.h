@@ -4,6 +4,7 @@
 #ifndef ONCE_CORE_ALLOC_H
 #define ONCE_CORE_ALLOC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,5 +32,17 @@ static inline uint64_t once_aligned_footprint(uint64_t bytes)
 {
     return bytes + ONCE_ALIGNED_PAD;
 }
+
+/*
+ * A table of entries that grows by doubling (the batches of a D-BBF, the rows of a
+ * DBF): once_table_room is how many entries it has once it holds `want`, its room
+ * doubled from `room` (from `first` when empty) and held to `limit` (want <= limit),
+ * so that a structure can count the table's bytes against its cap before it grows it;
+ * once_table_reserve grows *table (of `entry` bytes each, *room of them) to that room,
+ * the new entries zeroed, or answers false and leaves the table as it was.
+ */
+uint32_t once_table_room(uint32_t room, uint32_t want, uint32_t first, uint32_t limit);
+bool once_table_reserve(void **table, uint32_t *room, uint32_t want, size_t entry, uint32_t first,
+                        uint32_t limit);
 
 #endif /* ONCE_CORE_ALLOC_H */

@@ -250,11 +250,20 @@ static inline bool once_time_admissible(const once_filter *f, uint64_t latest, b
            now - latest <= f->max_time_jump;
 }
 
-
 /* What once_bytes reports: the structure's memory and the application's metadata. */
 static inline uint64_t once_filter_bytes(const once_filter *f)
 {
     return f->ops->memory(f) + f->metadata_len;
+}
+
+/* The one rule of every memory cap (once_config.max_bytes): would a filter whose
+ * structure holds `memory` bytes (once_bytes without the metadata) and `metadata`
+ * bytes of metadata stay within `max_bytes` (0: no cap)?  A structure that grows asks
+ * it with the memory it would hold after growing (its tables' room included) before it
+ * allocates anything, so a refusal changes nothing. */
+static inline bool once_fits_cap(uint64_t memory, uint64_t metadata, uint64_t max_bytes)
+{
+    return max_bytes == 0 || memory + metadata <= max_bytes;
 }
 
 #endif /* ONCE_CORE_STRUCTURE_H */

@@ -90,12 +90,7 @@ uint32_t once_dbf_groups_for(uint32_t rows)
 /* Entries of the row table once it has room for `rows` (rows_reserve). */
 static uint32_t rows_room_for(const dbf_filter *d, uint32_t rows)
 {
-    if (rows <= d->rows_room)
-        return d->rows_room;
-    uint32_t room = d->rows_room ? d->rows_room : 4;
-    while (room < rows)
-        room *= 2;
-    return room;
+    return once_table_room(d->rows_room, rows, 4, DBF_MAX_ROWS);
 }
 
 /* The structure's memory (once_bytes without the metadata) with a row table of `room`
@@ -119,7 +114,8 @@ uint64_t once_dbf_memory_for(const dbf_filter *d, uint64_t room, uint64_t rows, 
 bool once_dbf_within_cap(const dbf_filter *d, uint64_t rows, uint64_t base_rows)
 {
     uint64_t room = rows_room_for(d, (uint32_t)rows);
-    return once_dbf_memory_for(d, room, rows, base_rows) + d->base.metadata_len <= d->max_bytes;
+    return once_fits_cap(once_dbf_memory_for(d, room, rows, base_rows), d->base.metadata_len,
+                         d->max_bytes);
 }
 
 static uint64_t dbf_memory(const once_filter *f)
@@ -301,15 +297,8 @@ static void dbf_set_format(once_filter *f)
 
 static bool rows_reserve(dbf_filter *d, uint32_t rows)
 {
-    if (rows <= d->rows_room)
-        return true;
-    uint32_t room = rows_room_for(d, rows);
-    dbf_row *grown = once_realloc(d->row, (size_t)room * sizeof *grown);
-    if (grown == NULL)
-        return false;
-    d->row = grown;
-    d->rows_room = room;
-    return true;
+    return once_table_reserve((void **)&d->row, &d->rows_room, rows, sizeof *d->row, 4,
+                              DBF_MAX_ROWS);
 }
 
 /* Append an empty row, within the cap (ONCE_ERR_FULL) and limits; nothing changes on

@@ -176,7 +176,8 @@ static once_status sub_new(once_filter **out, uint64_t capacity, double error, u
     once_status st = once_plan(ONCE_BLOCKED, capacity, error, &bits, &hashes);
     if (st != ONCE_OK)
         return st;
-    if (max_bytes != 0 && memory_before + sub_memory_for(bits) > max_bytes)
+    /* memory_before is once_bytes before the sub-filter: its metadata is in it. */
+    if (!once_fits_cap(memory_before + sub_memory_for(bits), 0, max_bytes))
         return ONCE_ERR_TOO_LARGE;
     once_filter *sub = NULL;
     st = once_blocked_new(&sub, bits, hashes);

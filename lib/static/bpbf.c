@@ -264,45 +264,27 @@ static bool bpbf_query(const once_filter *f, const once_hash *h, uint64_t now_ms
 
 /* ------------------------------------------------------------ batches */
 
-/* The batch table's entries once it has room for `want` (<= BPBF_MAX_BATCHES). */
-static uint32_t room_for(const bpbf *b, uint32_t want)
-{
-    if (want <= b->room)
-        return b->room;
-    uint32_t room = b->room ? b->room : 1;
-    while (room < want)
-        room = room > BPBF_MAX_BATCHES / 2 ? BPBF_MAX_BATCHES : room * 2;
-    return room;
-}
-
-static once_status ensure_room(bpbf *b, uint32_t want)
-{
-    if (want <= b->room)
-        return ONCE_OK;
-    uint32_t room = room_for(b, want);
-    bpbf_batch *grown = once_realloc(b->batches, (size_t)room * sizeof *grown);
-    if (grown == NULL)
-        return ONCE_ERR_NOMEM;
-    memset(grown + b->room, 0, (size_t)(room - b->room) * sizeof *grown);
-    b->batches = grown;
-    b->room = room;
-    return ONCE_OK;
-}
-
 /* The structure's memory (once_bytes without the metadata) with `batches` batches of
- * the current block count (<= BPBF_MAX_BATCHES). */
+ * the current block count (<= BPBF_MAX_BATCHES), the table grown to hold them. */
 static uint64_t memory_for(const bpbf *b, uint64_t batches)
 {
-    return sizeof(bpbf) + (uint64_t)room_for(b, (uint32_t)batches) * sizeof(bpbf_batch) +
-           batches * batch_bytes(b);
+    uint32_t room = once_table_room(b->room, (uint32_t)batches, 1, BPBF_MAX_BATCHES);
+    return sizeof(bpbf) + (uint64_t)room * sizeof(bpbf_batch) + batches * batch_bytes(b);
 }
 
 /* Would `batches` batches keep once_bytes within the cap? */
 static bool within_cap(const bpbf *b, uint64_t batches)
 {
-    if (batches > BPBF_MAX_BATCHES)
-        return false;
-    return b->max_bytes == 0 || memory_for(b, batches) + b->base.metadata_len <= b->max_bytes;
+    return batches <= BPBF_MAX_BATCHES &&
+           once_fits_cap(memory_for(b, batches), b->base.metadata_len, b->max_bytes);
+}
+
+static once_status ensure_room(bpbf *b, uint32_t want)
+{
+    return once_table_reserve((void **)&b->batches, &b->room, want, sizeof *b->batches, 1,
+                              BPBF_MAX_BATCHES)
+               ? ONCE_OK
+               : ONCE_ERR_NOMEM;
 }
 
 /* Open a new empty batch; ONCE_ERR_FULL past the cap, nothing changed on failure. */

@@ -663,8 +663,8 @@ timer_write(timer_filter *t, const uint64_t *pos, uint64_t ms, bool test, bool *
             after += !sub_droppable(t, i, w.n);
         /* The table grows to count + 1 entries before the expired ones leave it. */
         if (after > TIMER_MAX_FILTERS ||
-            memory_for(t->words, (uint64_t)t->count + 1, after) + t->base.metadata_len >
-                t->max_bytes)
+            !once_fits_cap(memory_for(t->words, (uint64_t)t->count + 1, after),
+                           t->base.metadata_len, t->max_bytes))
             return ONCE_ERR_FULL;
         fresh = once_words_alloc(t->words);
         if (fresh == NULL)

@@ -319,8 +319,8 @@ static once_status plan_shift(const tlbf *t, uint64_t now, double target, uint32
     }
     uint32_t slices = t->count + 1 - retire;
     if (slices > t->max_slices ||
-        memory_for(t->max_slices, slices, t->bytes - freed + new_bytes) + t->base.metadata_len >
-            t->max_bytes)
+        !once_fits_cap(memory_for(t->max_slices, slices, t->bytes - freed + new_bytes),
+                       t->base.metadata_len, t->max_bytes))
         return ONCE_ERR_FULL;
     p->bits = bits;
     p->capacity = fill_capacity;
