@@ -24,7 +24,7 @@ build: deps
 
 # The whole suite twice: the release build (gcc), then clang with AddressSanitizer and
 # UndefinedBehaviorSanitizer, which also builds and runs the libFuzzer targets; then the
-# concurrent calls (tests/test_threads.c) under ThreadSanitizer, a build of the library
+# concurrent calls (tests/unit/test_threads.c) under ThreadSanitizer, a build of the library
 # and that test alone.
 test: test-fast test-asan test-tsan
 
@@ -52,9 +52,9 @@ test-tsan: tsan-build
 # $(ASAN_BUILD)/tests/fuzz_load.fuzz/artifacts/ (fuzz_delta.fuzz/ for deltas); once
 # fixed, add it to tests/fuzz/corpus/ (tests/fuzz/delta_corpus/; see README).
 fuzz: asan-build
-	sh tests/run_fuzz.sh $(ASAN_BUILD)/tests/fuzz_load $(ASAN_BUILD)/tests/fuzz_corpus \
+	sh tests/fuzz/run_fuzz.sh $(ASAN_BUILD)/tests/fuzz_load $(ASAN_BUILD)/tests/fuzz_corpus \
 	    tests/fuzz/corpus $(ASAN_BUILD)/tests/fuzz_load.fuzz $(FUZZ_SECONDS)
-	sh tests/run_fuzz.sh $(ASAN_BUILD)/tests/fuzz_delta $(ASAN_BUILD)/tests/fuzz_delta_corpus \
+	sh tests/fuzz/run_fuzz.sh $(ASAN_BUILD)/tests/fuzz_delta $(ASAN_BUILD)/tests/fuzz_delta_corpus \
 	    tests/fuzz/delta_corpus $(ASAN_BUILD)/tests/fuzz_delta.fuzz $(FUZZ_SECONDS)
 
 # The main job on the embedded default: deduplicate the shipped sample stream, whole

@@ -114,7 +114,7 @@ static void stream_count_distinct(stream *s)
     free(seen);
 }
 
-/* Zipf(alpha) over ranks [0, n) (tests/zipf.h), drawn from uniform01. */
+/* Zipf(alpha) over ranks [0, n) (tests/unit/zipf.h), drawn from uniform01. */
 static stream zipf_stream(size_t events, uint32_t n, double alpha, uint64_t salt)
 {
     zipf_table z = zipf_table_make(n, alpha);

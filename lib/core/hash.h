@@ -102,7 +102,7 @@ static inline uint64_t once_reduce(uint64_t x, uint64_t n)
  * the 128-bit product folded (one multiply; M odd, the golden ratio's 64 bits), which
  * is not linear in x over the integers, nor over GF(2).  Measured: rates within their
  * statistical bounds of the formulas from 100 keys to 10^4 at 1e-5 and 1e-7
- * (tests/test_probe.c: every layout's rate, and the distinct cells of a key's probes,
+ * (tests/unit/test_probe.c: every layout's rate, and the distinct cells of a key's probes,
  * which show the floor within a second).
  *
  * Saved format 1 placed keys without the mix.  Folding the product by M = 1 gives x

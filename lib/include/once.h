@@ -63,7 +63,7 @@
  *     rate formula.  Seeds come from getrandom(2), which any thread may call.
  *   - One filter: any number of threads may make read-only calls on it at the same
  *     time while no thread makes any other call on it.  The read-only calls are the
- *     ones that take a `const once_filter *` (tests/exports.sh checks this list
+ *     ones that take a `const once_filter *` (tests/rules/exports.sh checks this list
  *     against the headers):
  *       once.h: once_query, once_query_batch, once_get_stats (once_get_stats_sized),
  *         once_clock, once_max_time_jump, once_items, once_capacity, once_overfull,

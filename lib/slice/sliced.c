@@ -403,7 +403,7 @@ void once_sliced_free(once_sliced *f)
  * by odd constants and right xorshifts, each a bijection modulo 2^b.  A product
  * carries every low bit into the high ones (the slice a bit lands in) and a xorshift
  * the high ones back down, so each output bit depends on every input bit; the
- * measured failure rates (tests/test_sliced.c) hold it to the independent placement
+ * measured failure rates (tests/unit/test_sliced.c) hold it to the independent placement
  * the formulas assume.
  */
 static uint64_t bit_place(const once_sliced *f, uint64_t p)

@@ -1274,6 +1274,28 @@ case_format1_state_resumes() {
   [ "$resumed" -eq 4 ] || fail "resumed $resumed format-1 states, not 4"
 }
 
+case_options_listed_alike_everywhere() {
+  # The options `once` accepts are its getopt table (programs/options.c); --help, the
+  # manual page and the README's table each describe them in their own words, and
+  # each must list exactly that set: an option added, renamed or dropped in one place
+  # and not the others fails here by name.
+  sed -n '/struct option longs\[\] = {/,/{NULL, 0, NULL, 0}/p' "$SOURCE_DIR/programs/options.c" |
+    grep -o '{"[a-z][a-z0-9-]*"' | sed 's/{"/--/; s/"$//' | sort -u > accepted
+  [ "$(wc -l < accepted)" -ge 30 ] || fail "found only $(wc -l < accepted) options in options.c"
+  "$ONCE" --help | grep -oE -- '^ +(-[a-zA-Z], )?--[a-z][a-z0-9-]*' |
+    grep -oE -- '--[a-z0-9-]+' | sort -u > help
+  grep -A1 '^\.TP' "$SOURCE_DIR/programs/once.1" | grep -oE -- '\\-\\-[a-z]([a-z0-9]|\\-)*' |
+    sed 's/\\//g' | sort -u > manual
+  grep -E '^\| `-' "$SOURCE_DIR/README.md" | cut -d'|' -f2 |
+    grep -oE -- '--[a-z][a-z0-9-]*' | sort -u > readme
+  for place in help manual readme; do
+    if ! cmp -s accepted "$place"; then
+      fail "$place lists other options than options.c accepts:"
+      diff accepted "$place" | sed -n 's/^</  not in '"$place"':/p; s/^>/  only in '"$place"':/p' >&2
+    fi
+  done
+}
+
 case_readme_examples() {
   # Every README block that opens with a "$ " command is a session: its commands run in
   # order, in one directory holding the sample stream as events.tsv, with `once` on the

@@ -4,7 +4,7 @@
  * repository root, with the library built (the files of tests/golden/v1 were made at
  * 57e552f, the last commit that wrote format 1, by this schedule):
  *
- *   cc -O2 -Ilib/include -Itests -o generate tests/golden/generate.c \
+ *   cc -O2 -Ilib/include -Itests/unit -Itests -o generate tests/golden/generate.c \
  *       build/lib/libonce.a -lxxhash -lzstd -lm
  *   ./generate tests/golden/vN
  *

@@ -108,26 +108,9 @@ static double bits_double(uint64_t b)
     return v;
 }
 
-/* Layout of a saved scalable filter past the common header (testing.h; lib/grow/scalable.c). */
-enum {
-    P_EXPANSION = HEADER,
-    P_TIGHTENING = HEADER + 8,
-    P_MAX_BYTES = HEADER + 16,
-    P_FILTERS = HEADER + 24,
-    P_SUBS = HEADER + 32,
-    SUB_WORDS = 7, /* capacity, error, items, params bytes, payload bytes, cells, k */
-    S_CAPACITY = 0,
-    S_ERROR = 1,
-    S_ITEMS = 2,
-    S_PARAMS_BYTES = 3,
-    S_PAYLOAD_BYTES = 4,
-    S_CELLS = 5,
-    S_HASHES = 6,
-};
-
 static size_t sub_field(uint32_t sub, int field)
 {
-    return P_SUBS + (size_t)sub * SUB_WORDS * 8 + (size_t)field * 8;
+    return SCALABLE_OFF_SUBS + (size_t)sub * SCALABLE_SUB_WORDS * 8 + (size_t)field * 8;
 }
 
 static size_t payload_offset(const uint8_t *file)
@@ -347,7 +330,7 @@ static void nonscaling_refuses_when_full(void)
     CHECK_OK(once_scalable_shape(f, &filters, &expansion));
     CHECK(filters == 1 && expansion == 0);
     /* One sub-filter and no series after it: it takes the whole rate. */
-    CHECK(bits_double(sub_word(before, 0, S_ERROR)) == 0.01);
+    CHECK(bits_double(sub_word(before, 0, SCALABLE_S_ERROR)) == 0.01);
 
     uint64_t refused = 0;
     for (uint64_t i = next; i < next + 200; i++) {
@@ -411,22 +394,22 @@ static void expansion_and_tightening_progression(void)
         size_t len = 0;
         uint8_t *file = testing_save(f, &len);
         REQUIRE(file != NULL);
-        CHECK(testing_get_le(file + P_FILTERS, 8) == 5);
-        CHECK(testing_get_le(file + P_EXPANSION, 8) == configs[c].expansion);
-        CHECK(bits_double(testing_get_le(file + P_TIGHTENING, 8)) == r);
+        CHECK(testing_get_le(file + SCALABLE_OFF_FILTERS, 8) == 5);
+        CHECK(testing_get_le(file + SCALABLE_OFF_EXPANSION, 8) == configs[c].expansion);
+        CHECK(bits_double(testing_get_le(file + SCALABLE_OFF_TIGHTENING, 8)) == r);
         uint64_t n = n0, total = 0, items = 0;
         double p = configs[c].error * (1.0 - r), clear = 1.0, saved_errors = 0.0;
         for (uint32_t i = 0; i < 5; i++) {
-            CHECK(sub_word(file, i, S_CAPACITY) == n);
-            CHECK(bits_double(sub_word(file, i, S_ERROR)) == p);
+            CHECK(sub_word(file, i, SCALABLE_S_CAPACITY) == n);
+            CHECK(bits_double(sub_word(file, i, SCALABLE_S_ERROR)) == p);
             uint64_t bits = 0;
             uint32_t k = 0;
             CHECK_OK(once_plan(ONCE_BLOCKED, n, p, &bits, &k));
-            CHECK(sub_word(file, i, S_CELLS) == bits && sub_word(file, i, S_HASHES) == k);
+            CHECK(sub_word(file, i, SCALABLE_S_CELLS) == bits && sub_word(file, i, SCALABLE_S_HASHES) == k);
             if (i < 4)
-                CHECK(sub_word(file, i, S_ITEMS) == n); /* older sub-filters are full */
-            items += sub_word(file, i, S_ITEMS);
-            saved_errors += bits_double(sub_word(file, i, S_ERROR));
+                CHECK(sub_word(file, i, SCALABLE_S_ITEMS) == n); /* older sub-filters are full */
+            items += sub_word(file, i, SCALABLE_S_ITEMS);
+            saved_errors += bits_double(sub_word(file, i, SCALABLE_S_ERROR));
             total += n;
             clear *= 1.0 - p;
             n *= configs[c].expansion;
@@ -437,7 +420,7 @@ static void expansion_and_tightening_progression(void)
         CHECK(s.design_fpr < configs[c].error);
         /* The series never passes the requested error: the saved errors so far sum to
          * less, and the whole series, p_0 / (1 - r), to exactly it. */
-        double first = bits_double(sub_word(file, 0, S_ERROR));
+        double first = bits_double(sub_word(file, 0, SCALABLE_S_ERROR));
         CHECK(saved_errors < configs[c].error);
         CHECK(fabs(first / (1.0 - r) - configs[c].error) <= configs[c].error * 1e-12);
         once_free_buffer(file);
@@ -721,14 +704,14 @@ static void every_truncation_and_byte(void)
             CHECK(testing_load_and_vet(b, len) != ONCE_OK);
             testing_reseal(b, len);
             once_status st = testing_load_and_vet(b, len);
-            bool free_field = (at >= 8 && at < 16) || (at >= P_MAX_BYTES && at < P_MAX_BYTES + 8) ||
+            bool free_field = (at >= 8 && at < 16) || (at >= SCALABLE_OFF_MAX_BYTES && at < SCALABLE_OFF_MAX_BYTES + 8) ||
                               at >= payload;
             for (uint32_t i = 0; i < 3; i++) /* another k that also reaches p_i at n_i */
-                if (at == sub_field(i, S_HASHES))
-                    free_field = once_fpr_blocked(sub_word(b, i, S_CELLS),
-                                                  (uint32_t)sub_word(b, i, S_HASHES),
-                                                  sub_word(b, i, S_CAPACITY)) <=
-                                 bits_double(sub_word(b, i, S_ERROR));
+                if (at == sub_field(i, SCALABLE_S_HASHES))
+                    free_field = once_fpr_blocked(sub_word(b, i, SCALABLE_S_CELLS),
+                                                  (uint32_t)sub_word(b, i, SCALABLE_S_HASHES),
+                                                  sub_word(b, i, SCALABLE_S_CAPACITY)) <=
+                                 bits_double(sub_word(b, i, SCALABLE_S_ERROR));
             if (!free_field && st == ONCE_OK) {
                 fprintf(stderr, "byte %zu ^ %#x accepted\n", at, flip ? 0x80 : 0x01);
                 CHECK(0);
@@ -750,11 +733,11 @@ static void hostile_params_refused(void)
     size_t len = 0;
     uint8_t *file = small_chain(&len, 200, 3);
     REQUIRE(file != NULL);
-    REQUIRE(testing_get_le(file + 6, 2) == ONCE_SCALABLE && testing_get_le(file + P_FILTERS, 8) == 3);
-    CHECK_OK(with_word(file, len, P_EXPANSION, 2)); /* resealed, unchanged: accepted */
-    uint64_t n0 = sub_word(file, 0, S_CAPACITY), n2 = sub_word(file, 2, S_CAPACITY);
-    uint64_t items2 = sub_word(file, 2, S_ITEMS), p1 = sub_word(file, 1, S_ERROR);
-    uint64_t items = testing_get_le(file + OFF_ITEMS, 8), cells0 = sub_word(file, 0, S_CELLS);
+    REQUIRE(testing_get_le(file + 6, 2) == ONCE_SCALABLE && testing_get_le(file + SCALABLE_OFF_FILTERS, 8) == 3);
+    CHECK_OK(with_word(file, len, SCALABLE_OFF_EXPANSION, 2)); /* resealed, unchanged: accepted */
+    uint64_t n0 = sub_word(file, 0, SCALABLE_S_CAPACITY), n2 = sub_word(file, 2, SCALABLE_S_CAPACITY);
+    uint64_t items2 = sub_word(file, 2, SCALABLE_S_ITEMS), p1 = sub_word(file, 1, SCALABLE_S_ERROR);
+    uint64_t items = testing_get_le(file + OFF_ITEMS, 8), cells0 = sub_word(file, 0, SCALABLE_S_CELLS);
     struct {
         size_t offset;
         uint64_t value;
@@ -765,43 +748,43 @@ static void hostile_params_refused(void)
         {OFF_CAPACITY, n0, "header capacity of the first sub-filter only"},
         {OFF_ERROR, double_bits(0.1), "header error not 2 p_0"},
         {OFF_ERROR, double_bits(0.0), "header error 0"},
-        {P_EXPANSION, 0, "non-scaling with three sub-filters"},
-        {P_EXPANSION, 3, "expansion against the capacities"},
-        {P_EXPANSION, 32769, "expansion past the limit"},
-        {P_TIGHTENING, double_bits(0.25), "tightening against the errors"},
-        {P_TIGHTENING, double_bits(1.0), "tightening 1"},
-        {P_TIGHTENING, double_bits(0.0), "tightening 0"},
-        {P_TIGHTENING, double_bits(NAN), "tightening NaN"},
-        {P_MAX_BYTES, 1000, "memory cap below the filter"},
-        {P_FILTERS, 0, "no sub-filters"},
-        {P_FILTERS, 2, "fewer sub-filters than records"},
-        {P_FILTERS, 4, "more sub-filters than records"},
-        {P_FILTERS, 65, "past the sub-filter limit"},
-        {P_FILTERS, UINT64_MAX, "2^64 - 1 sub-filters"},
-        {sub_field(0, S_CAPACITY), n0 + 1, "capacity off the progression"},
-        {sub_field(0, S_CAPACITY), 0, "capacity 0"},
-        {sub_field(2, S_CAPACITY), n2 * 2, "last capacity off the progression"},
-        {sub_field(0, S_CAPACITY), UINT64_MAX / 2, "capacity past the limit"},
-        {sub_field(1, S_ERROR), p1 + 1, "error one ulp off the progression"},
-        {sub_field(0, S_ERROR), double_bits(1.0), "error 1"},
-        {sub_field(0, S_ERROR), double_bits(-0.025), "error negative"},
-        {sub_field(0, S_ERROR), double_bits(INFINITY), "error infinite"},
-        {sub_field(0, S_ITEMS), n0 - 1, "an older sub-filter not full"},
-        {sub_field(1, S_ITEMS), 2 * n0 + 1, "an older sub-filter over full"},
-        {sub_field(2, S_ITEMS), n2 + 1, "the newest over its capacity"},
-        {sub_field(2, S_ITEMS), 0, "a grown newest without keys"},
-        {sub_field(2, S_ITEMS), items2 + 1, "items not matching the header"},
-        {sub_field(0, S_PARAMS_BYTES), 8, "short sub-filter params"},
-        {sub_field(0, S_PARAMS_BYTES), 17, "params not whole words"},
-        {sub_field(0, S_PARAMS_BYTES), 4096, "params past the end"},
-        {sub_field(0, S_PAYLOAD_BYTES), sub_word(file, 0, S_PAYLOAD_BYTES) + 64,
+        {SCALABLE_OFF_EXPANSION, 0, "non-scaling with three sub-filters"},
+        {SCALABLE_OFF_EXPANSION, 3, "expansion against the capacities"},
+        {SCALABLE_OFF_EXPANSION, 32769, "expansion past the limit"},
+        {SCALABLE_OFF_TIGHTENING, double_bits(0.25), "tightening against the errors"},
+        {SCALABLE_OFF_TIGHTENING, double_bits(1.0), "tightening 1"},
+        {SCALABLE_OFF_TIGHTENING, double_bits(0.0), "tightening 0"},
+        {SCALABLE_OFF_TIGHTENING, double_bits(NAN), "tightening NaN"},
+        {SCALABLE_OFF_MAX_BYTES, 1000, "memory cap below the filter"},
+        {SCALABLE_OFF_FILTERS, 0, "no sub-filters"},
+        {SCALABLE_OFF_FILTERS, 2, "fewer sub-filters than records"},
+        {SCALABLE_OFF_FILTERS, 4, "more sub-filters than records"},
+        {SCALABLE_OFF_FILTERS, 65, "past the sub-filter limit"},
+        {SCALABLE_OFF_FILTERS, UINT64_MAX, "2^64 - 1 sub-filters"},
+        {sub_field(0, SCALABLE_S_CAPACITY), n0 + 1, "capacity off the progression"},
+        {sub_field(0, SCALABLE_S_CAPACITY), 0, "capacity 0"},
+        {sub_field(2, SCALABLE_S_CAPACITY), n2 * 2, "last capacity off the progression"},
+        {sub_field(0, SCALABLE_S_CAPACITY), UINT64_MAX / 2, "capacity past the limit"},
+        {sub_field(1, SCALABLE_S_ERROR), p1 + 1, "error one ulp off the progression"},
+        {sub_field(0, SCALABLE_S_ERROR), double_bits(1.0), "error 1"},
+        {sub_field(0, SCALABLE_S_ERROR), double_bits(-0.025), "error negative"},
+        {sub_field(0, SCALABLE_S_ERROR), double_bits(INFINITY), "error infinite"},
+        {sub_field(0, SCALABLE_S_ITEMS), n0 - 1, "an older sub-filter not full"},
+        {sub_field(1, SCALABLE_S_ITEMS), 2 * n0 + 1, "an older sub-filter over full"},
+        {sub_field(2, SCALABLE_S_ITEMS), n2 + 1, "the newest over its capacity"},
+        {sub_field(2, SCALABLE_S_ITEMS), 0, "a grown newest without keys"},
+        {sub_field(2, SCALABLE_S_ITEMS), items2 + 1, "items not matching the header"},
+        {sub_field(0, SCALABLE_S_PARAMS_BYTES), 8, "short sub-filter params"},
+        {sub_field(0, SCALABLE_S_PARAMS_BYTES), 17, "params not whole words"},
+        {sub_field(0, SCALABLE_S_PARAMS_BYTES), 4096, "params past the end"},
+        {sub_field(0, SCALABLE_S_PAYLOAD_BYTES), sub_word(file, 0, SCALABLE_S_PAYLOAD_BYTES) + 64,
          "payload partition off by a line"},
-        {sub_field(2, S_PAYLOAD_BYTES), UINT64_MAX, "payload 2^64 - 1"},
-        {sub_field(0, S_CELLS), cells0 + 512, "cells of a longer payload"},
-        {sub_field(0, S_CELLS), 0, "no cells"},
-        {sub_field(0, S_HASHES), 17, "k past the blocked layout"},
-        {sub_field(0, S_HASHES), 0, "k 0"},
-        {sub_field(0, S_HASHES), 1, "a geometry that misses p_0 at n_0"},
+        {sub_field(2, SCALABLE_S_PAYLOAD_BYTES), UINT64_MAX, "payload 2^64 - 1"},
+        {sub_field(0, SCALABLE_S_CELLS), cells0 + 512, "cells of a longer payload"},
+        {sub_field(0, SCALABLE_S_CELLS), 0, "no cells"},
+        {sub_field(0, SCALABLE_S_HASHES), 17, "k past the blocked layout"},
+        {sub_field(0, SCALABLE_S_HASHES), 0, "k 0"},
+        {sub_field(0, SCALABLE_S_HASHES), 1, "a geometry that misses p_0 at n_0"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         once_status st = with_word(file, len, bad[i].offset, bad[i].value);
@@ -812,12 +795,12 @@ static void hostile_params_refused(void)
     }
     /* A first sub-filter too small for its capacity, the payload shortened to match. */
     {
-        size_t cut = (size_t)(sub_word(file, 0, S_PAYLOAD_BYTES) / 2 / 64 * 64);
+        size_t cut = (size_t)(sub_word(file, 0, SCALABLE_S_PAYLOAD_BYTES) / 2 / 64 * 64);
         REQUIRE(cut >= 64);
         uint8_t *b = testing_copy_exact(file, len);
         size_t payload = payload_offset(file);
-        testing_put_le(b + sub_field(0, S_CELLS), cut * 8, 8);
-        testing_put_le(b + sub_field(0, S_PAYLOAD_BYTES), cut, 8);
+        testing_put_le(b + sub_field(0, SCALABLE_S_CELLS), cut * 8, 8);
+        testing_put_le(b + sub_field(0, SCALABLE_S_PAYLOAD_BYTES), cut, 8);
         testing_put_le(b + payload - 8, testing_get_le(file + payload - 8, 8) - cut, 8);
         memmove(b + payload + cut, b + payload + 2 * cut, len - payload - 2 * cut);
         size_t shorter = len - cut;

@@ -1,6 +1,6 @@
 /*
  * cardinality_trials.h - repeated trials of the distinct-key estimators, shared by the
- * tests (tests/test_cardinality.c) and the paper reproductions (bench/experiments.c).
+ * tests (tests/unit/test_cardinality.c) and the paper reproductions (bench/experiments.c).
  *
  * One trial builds the filter of a fresh random set (or two filters of sets sharing
  * `overlap` keys), asks the library for the estimate and its 70% and 90% intervals,

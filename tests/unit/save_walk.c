@@ -1,6 +1,6 @@
 /*
  * save_walk - builds a filled filter and saves it once, whole or as a dump of small
- * chunks, for tests/save_linear.sh, which counts the instructions of each under
+ * chunks, for tests/unit/save_linear.sh, which counts the instructions of each under
  * callgrind (deterministic, whatever else the machine runs).
  *
  *   save_walk STRUCTURE none|whole|chunked|small-chunks

@@ -693,17 +693,6 @@ static void save_mid_stream_then_continue(void)
 
 /* ------------------------------------------------------ hostile input */
 
-enum {
-    P_BLOCK_LENGTH = 0,
-    P_BLOCKS,
-    P_BLOCK_HASHES,
-    P_THRESHOLD,
-    P_MAX_BYTES,
-    P_BATCHES,
-    P_COUNT,
-    OFF_PAYLOAD = HEADER + 8 * P_COUNT + 8,
-};
-
 static once_status with_word(const uint8_t *file, size_t len, size_t offset, uint64_t value)
 {
     uint8_t *b = malloc(len);
@@ -739,9 +728,9 @@ static void hostile_loads(void)
         once_free(f);
         REQUIRE(file != NULL);
         CHECK_OK(testing_load_and_vet(file, len));
-        uint64_t batches = testing_get_le(file + HEADER + 8 * P_BATCHES, 8);
+        uint64_t batches = testing_get_le(file + HEADER + 8 * BPBF_P_BATCHES, 8);
         CHECK(batches == (dynamic ? 4u : 1u));
-        uint64_t max_bytes = testing_get_le(file + HEADER + 8 * P_MAX_BYTES, 8);
+        uint64_t max_bytes = testing_get_le(file + HEADER + 8 * BPBF_P_MAX_BYTES, 8);
 
         for (size_t at = 0; at + 8 < len; at++) {
             for (int bit = 0; bit < 8; bit += 3) {
@@ -758,21 +747,21 @@ static void hostile_loads(void)
             int param;
             uint64_t value;
         } bad[] = {
-            {P_BLOCK_LENGTH, 0},
-            {P_BLOCK_LENGTH, (UINT64_C(1) << 40) + 1},
-            {P_BLOCK_LENGTH, UINT64_MAX},
-            {P_BLOCK_LENGTH, 200}, /* a longer payload than the file has */
-            {P_BLOCKS, 0},
-            {P_BLOCKS, 65537},
-            {P_BLOCKS, UINT64_MAX},
-            {P_BLOCKS, 4},
-            {P_BLOCK_HASHES, 0},
-            {P_BLOCK_HASHES, 65},
-            {P_THRESHOLD, dynamic ? 0 : 1},
-            {P_BATCHES, 0},
-            {P_BATCHES, batches + 1},
-            {P_BATCHES, (UINT64_C(1) << 20) + 1},
-            {P_BATCHES, UINT64_MAX},
+            {BPBF_P_BLOCK_LENGTH, 0},
+            {BPBF_P_BLOCK_LENGTH, (UINT64_C(1) << 40) + 1},
+            {BPBF_P_BLOCK_LENGTH, UINT64_MAX},
+            {BPBF_P_BLOCK_LENGTH, 200}, /* a longer payload than the file has */
+            {BPBF_P_BLOCKS, 0},
+            {BPBF_P_BLOCKS, 65537},
+            {BPBF_P_BLOCKS, UINT64_MAX},
+            {BPBF_P_BLOCKS, 4},
+            {BPBF_P_BLOCK_HASHES, 0},
+            {BPBF_P_BLOCK_HASHES, 65},
+            {BPBF_P_THRESHOLD, dynamic ? 0 : 1},
+            {BPBF_P_BATCHES, 0},
+            {BPBF_P_BATCHES, batches + 1},
+            {BPBF_P_BATCHES, (UINT64_C(1) << 20) + 1},
+            {BPBF_P_BATCHES, UINT64_MAX},
         };
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
             once_status st = with_word(file, len, HEADER + 8 * (size_t)bad[i].param, bad[i].value);
@@ -782,7 +771,7 @@ static void hostile_loads(void)
             CHECK(st == ONCE_ERR_CORRUPT);
         }
         if (dynamic) {
-            CHECK(with_word(file, len, HEADER + 8 * P_MAX_BYTES, 0) == ONCE_ERR_CORRUPT);
+            CHECK(with_word(file, len, HEADER + 8 * BPBF_P_MAX_BYTES, 0) == ONCE_ERR_CORRUPT);
             /* The cap bounds once_bytes: a cap one byte below what the filter holds is
              * a file the library would not write. */
             CHECK(max_bytes == 4096);
@@ -791,19 +780,19 @@ static void hostile_loads(void)
             uint64_t held = once_bytes(g);
             once_free(g);
             CHECK(held > 4 * 64 && held < max_bytes);
-            CHECK(with_word(file, len, HEADER + 8 * P_MAX_BYTES, held - 1) == ONCE_ERR_CORRUPT);
-            CHECK_OK(with_word(file, len, HEADER + 8 * P_MAX_BYTES, held));
+            CHECK(with_word(file, len, HEADER + 8 * BPBF_P_MAX_BYTES, held - 1) == ONCE_ERR_CORRUPT);
+            CHECK_OK(with_word(file, len, HEADER + 8 * BPBF_P_MAX_BYTES, held));
             /* The first batch (not the last) below the threshold. */
-            CHECK(with_word(file, len, OFF_PAYLOAD, 19) == ONCE_ERR_CORRUPT);
-            CHECK_OK(with_word(file, len, OFF_PAYLOAD + 8 * (batches - 1), 19));
+            CHECK(with_word(file, len, BPBF_OFF_PAYLOAD, 19) == ONCE_ERR_CORRUPT);
+            CHECK_OK(with_word(file, len, BPBF_OFF_PAYLOAD + 8 * (batches - 1), 19));
         } else {
-            CHECK(with_word(file, len, HEADER + 8 * P_MAX_BYTES, 8) == ONCE_ERR_CORRUPT);
+            CHECK(with_word(file, len, HEADER + 8 * BPBF_P_MAX_BYTES, 8) == ONCE_ERR_CORRUPT);
         }
         /* A padding bit (bit 100 of the first block: block 0's second word, bit 36). */
         {
             uint8_t *b = malloc(len);
             memcpy(b, file, len);
-            size_t words_at = OFF_PAYLOAD + 8 * batches;
+            size_t words_at = BPBF_OFF_PAYLOAD + 8 * batches;
             b[words_at + 8 + 4] |= 0x10;
             testing_reseal(b, len);
             CHECK(testing_load_and_vet(b, len) == ONCE_ERR_CORRUPT);
@@ -816,8 +805,8 @@ static void hostile_loads(void)
             size_t blen = (size_t)((long)len + extra);
             uint8_t *b = calloc(1, blen);
             memcpy(b, file, extra < 0 ? blen : len);
-            uint64_t payload_len = testing_get_le(file + HEADER + 8 * P_COUNT, 8);
-            testing_put_le(b + HEADER + 8 * P_COUNT, payload_len + (uint64_t)extra, 8);
+            uint64_t payload_len = testing_get_le(file + HEADER + 8 * BPBF_P_COUNT, 8);
+            testing_put_le(b + HEADER + 8 * BPBF_P_COUNT, payload_len + (uint64_t)extra, 8);
             testing_reseal(b, blen);
             CHECK(testing_load_and_vet(b, blen) != ONCE_OK);
             free(b);

@@ -912,36 +912,13 @@ static void dynamic_memory_cap_refuses_and_keeps_state(void)
 
 /* ------------------------------------------------------------ serialization */
 
-/* The timer's parameter words (lib/window/timer.c), after the common header (testing.h). */
-enum {
-    P_WIDTH = 0,
-    P_HASHES,
-    P_CELLS,
-    P_SPAN,
-    P_TICK,
-    P_EQUAL,
-    P_POLICY,
-    P_DYNAMIC,
-    P_PLAN_CAPACITY,
-    P_SUB_ERROR,
-    P_THRESHOLD,
-    P_MAX_BYTES,
-    P_LATEST,
-    P_CURSOR,
-    P_CREDIT,
-    P_FILTERS,
-    P_STARTED,
-    P_MAX_TIME_JUMP,
-    P_OPENED, /* saved by budget growth (dynamic) only */
-    P_COUNT,
-};
-
-/* Where a file's payload length and payload are: after its parameter words. */
+/* Where a file's payload length and payload are: after its parameter words
+ * (saved_layout.h). */
 static size_t params_of(const uint8_t *file)
 {
-    return (size_t)testing_get_le(file + OFF_PARAMS_LEN, 4) / 8;
+    return (saved_payload_len_offset(file) - HEADER) / 8;
 }
-#define OFF_PAYLOAD_LEN (HEADER + 8 * params_of(file))
+#define OFF_PAYLOAD_LEN saved_payload_len_offset(file)
 #define OFF_PAYLOAD (OFF_PAYLOAD_LEN + 8)
 
 /* The file with parameter word `param` set to `value`, resealed. */
@@ -1134,60 +1111,60 @@ static void hostile_params_refused(void)
         REQUIRE(testing_get_le(file + OFF_TYPE, 2) == ONCE_TIMER);
         REQUIRE(testing_get_le(file + OFF_PAYLOAD_LEN, 8) + OFF_PAYLOAD + 8 == len);
         CHECK_OK(testing_load_and_vet(file, len));
-        CHECK_OK(with_param(file, len, P_CURSOR, param_of(file, P_CURSOR))); /* resealed */
+        CHECK_OK(with_param(file, len, TIMER_P_CURSOR, param_of(file, TIMER_P_CURSOR))); /* resealed */
 
-        uint64_t cells = param_of(file, P_CELLS), span = param_of(file, P_SPAN);
-        uint64_t k = param_of(file, P_HASHES), latest = param_of(file, P_LATEST);
-        uint64_t tick = param_of(file, P_TICK), filters = param_of(file, P_FILTERS);
+        uint64_t cells = param_of(file, TIMER_P_CELLS), span = param_of(file, TIMER_P_SPAN);
+        uint64_t k = param_of(file, TIMER_P_HASHES), latest = param_of(file, TIMER_P_LATEST);
+        uint64_t tick = param_of(file, TIMER_P_TICK), filters = param_of(file, TIMER_P_FILTERS);
         REQUIRE(cells == s.bits / s.filters && k == s.hashes && tick == s.slack);
         struct {
             int param;
             uint64_t value;
             const char *what;
         } bad[] = {
-            {P_WIDTH, 0, "width 0"},
-            {P_WIDTH, 12, "width 12"},
-            {P_WIDTH, 64, "width 64"},
-            {P_WIDTH, 8, "width 8 (payload sized for 16)"},
-            {P_HASHES, 0, "k 0"},
-            {P_HASHES, 65, "k 65"},
-            {P_HASHES, 1, "k below k'"},
-            {P_CELLS, 0, "no cells"},
-            {P_CELLS, (UINT64_C(1) << 40) + 1, "cells past the library limit"},
-            {P_CELLS, UINT64_MAX, "cells 2^64 - 1"},
-            {P_CELLS, cells * 2, "cells for a longer payload"},
-            {P_SPAN, 0, "span 0"},
-            {P_SPAN, (UINT64_C(1) << 40) + 1, "span past the limit"},
-            {P_SPAN, span * 4, "span whose tick differs"},
-            {P_TICK, tick + 1, "tick off by one"},
-            {P_TICK, 0, "tick 0"},
-            {P_EQUAL, k + 1, "k' above k"},
-            {P_POLICY, 2, "policy 2"},
-            {P_DYNAMIC, 3, "dynamic 3"},
-            {P_DYNAMIC, !dynamic, "dynamic flipped"},
-            {P_PLAN_CAPACITY, (UINT64_C(1) << 40) + 1, "planned capacity past the limit"},
-            {P_SUB_ERROR, double_bits(NAN), "error NaN"},
-            {P_SUB_ERROR, double_bits(INFINITY), "error infinite"},
-            {P_SUB_ERROR, double_bits(-0.5), "error negative"},
-            {P_SUB_ERROR, double_bits(1.0), "error 1"},
-            {P_THRESHOLD, dynamic ? 0 : 1, "threshold"},
-            {P_THRESHOLD, cells + 1, "threshold above m"},
-            {P_MAX_BYTES, 0, "no memory"},
-            {P_MAX_BYTES, 1000, "memory cap below the filter"},
-            {P_LATEST, UINT64_C(1) << 63, "latest time 2^63"},
-            {P_LATEST, UINT64_MAX, "latest time 2^64 - 1"},
-            {P_LATEST, latest + span + tick, "timers all expired at the latest time"},
-            {P_LATEST, latest > 2 * span ? latest - 2 * span : 0, "timers beyond one span"},
-            {P_CURSOR, cells, "cursor at m"},
-            {P_CURSOR, UINT64_MAX, "cursor 2^64 - 1"},
-            {P_CREDIT, span, "credit of a whole span"},
-            {P_FILTERS, 0, "no filters"},
-            {P_FILTERS, 4097, "too many filters"},
-            {P_FILTERS, filters + 1, "one filter more than the payload"},
-            {P_FILTERS, dynamic ? filters - 1 : 2, "one filter less / two fixed"},
-            {P_STARTED, 2, "started 2"},
-            {P_STARTED, 0, "a clock that moved but never started"},
-            {P_MAX_TIME_JUMP, UINT64_C(1) << 63, "time jump bound 2^63"},
+            {TIMER_P_WIDTH, 0, "width 0"},
+            {TIMER_P_WIDTH, 12, "width 12"},
+            {TIMER_P_WIDTH, 64, "width 64"},
+            {TIMER_P_WIDTH, 8, "width 8 (payload sized for 16)"},
+            {TIMER_P_HASHES, 0, "k 0"},
+            {TIMER_P_HASHES, 65, "k 65"},
+            {TIMER_P_HASHES, 1, "k below k'"},
+            {TIMER_P_CELLS, 0, "no cells"},
+            {TIMER_P_CELLS, (UINT64_C(1) << 40) + 1, "cells past the library limit"},
+            {TIMER_P_CELLS, UINT64_MAX, "cells 2^64 - 1"},
+            {TIMER_P_CELLS, cells * 2, "cells for a longer payload"},
+            {TIMER_P_SPAN, 0, "span 0"},
+            {TIMER_P_SPAN, (UINT64_C(1) << 40) + 1, "span past the limit"},
+            {TIMER_P_SPAN, span * 4, "span whose tick differs"},
+            {TIMER_P_TICK, tick + 1, "tick off by one"},
+            {TIMER_P_TICK, 0, "tick 0"},
+            {TIMER_P_EQUAL, k + 1, "k' above k"},
+            {TIMER_P_POLICY, 2, "policy 2"},
+            {TIMER_P_DYNAMIC, 3, "dynamic 3"},
+            {TIMER_P_DYNAMIC, !dynamic, "dynamic flipped"},
+            {TIMER_P_PLAN_CAPACITY, (UINT64_C(1) << 40) + 1, "planned capacity past the limit"},
+            {TIMER_P_SUB_ERROR, double_bits(NAN), "error NaN"},
+            {TIMER_P_SUB_ERROR, double_bits(INFINITY), "error infinite"},
+            {TIMER_P_SUB_ERROR, double_bits(-0.5), "error negative"},
+            {TIMER_P_SUB_ERROR, double_bits(1.0), "error 1"},
+            {TIMER_P_THRESHOLD, dynamic ? 0 : 1, "threshold"},
+            {TIMER_P_THRESHOLD, cells + 1, "threshold above m"},
+            {TIMER_P_MAX_BYTES, 0, "no memory"},
+            {TIMER_P_MAX_BYTES, 1000, "memory cap below the filter"},
+            {TIMER_P_LATEST, UINT64_C(1) << 63, "latest time 2^63"},
+            {TIMER_P_LATEST, UINT64_MAX, "latest time 2^64 - 1"},
+            {TIMER_P_LATEST, latest + span + tick, "timers all expired at the latest time"},
+            {TIMER_P_LATEST, latest > 2 * span ? latest - 2 * span : 0, "timers beyond one span"},
+            {TIMER_P_CURSOR, cells, "cursor at m"},
+            {TIMER_P_CURSOR, UINT64_MAX, "cursor 2^64 - 1"},
+            {TIMER_P_CREDIT, span, "credit of a whole span"},
+            {TIMER_P_FILTERS, 0, "no filters"},
+            {TIMER_P_FILTERS, 4097, "too many filters"},
+            {TIMER_P_FILTERS, filters + 1, "one filter more than the payload"},
+            {TIMER_P_FILTERS, dynamic ? filters - 1 : 2, "one filter less / two fixed"},
+            {TIMER_P_STARTED, 2, "started 2"},
+            {TIMER_P_STARTED, 0, "a clock that moved but never started"},
+            {TIMER_P_MAX_TIME_JUMP, UINT64_C(1) << 63, "time jump bound 2^63"},
         };
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
             once_status st = with_param(file, len, bad[i].param, bad[i].value);
@@ -1235,19 +1212,19 @@ static void hostile_params_refused(void)
         }
         /* Budget growth needs when its newest sub-filter opened: not after the clock. */
         if (dynamic) {
-            CHECK(params_of(file) == P_COUNT && param_of(file, P_DYNAMIC) == 2);
-            CHECK_STATUS(with_param(file, len, P_OPENED, latest + 1), ONCE_ERR_CORRUPT);
-            CHECK_OK(with_param(file, len, P_OPENED, latest));
+            CHECK(params_of(file) == TIMER_P_COUNT && param_of(file, TIMER_P_DYNAMIC) == 2);
+            CHECK_STATUS(with_param(file, len, TIMER_P_OPENED, latest + 1), ONCE_ERR_CORRUPT);
+            CHECK_OK(with_param(file, len, TIMER_P_OPENED, latest));
         } else {
-            CHECK(params_of(file) == P_OPENED);
+            CHECK(params_of(file) == TIMER_P_OPENED);
         }
         /* The parameter block of states written before the clock's bound (two words
-         * fewer; growing ones then grew evenly, P_DYNAMIC 1, without P_OPENED) still
+         * fewer; growing ones then grew evenly, TIMER_P_DYNAMIC 1, without TIMER_P_OPENED) still
          * loads: no bound, a clock started if it moved.  So does a growing one of the
-         * version after it, with the bound but without P_OPENED. */
+         * version after it, with the bound but without TIMER_P_OPENED. */
         if (dynamic) {
             uint8_t *even = testing_copy_exact(file, len);
-            testing_put_le(even + HEADER + 8 * P_DYNAMIC, 1, 8);
+            testing_put_le(even + HEADER + 8 * TIMER_P_DYNAMIC, 1, 8);
             size_t even_len = 0;
             uint8_t *b = without_last_params(even, len, 1, &even_len);
             CHECK_OK(testing_load_and_vet(b, even_len));
@@ -1257,7 +1234,7 @@ static void hostile_params_refused(void)
         {
             uint8_t *even = testing_copy_exact(file, len);
             if (dynamic)
-                testing_put_le(even + HEADER + 8 * P_DYNAMIC, 1, 8);
+                testing_put_le(even + HEADER + 8 * TIMER_P_DYNAMIC, 1, 8);
             size_t short_len = 0;
             uint8_t *b = without_last_params(even, len, dynamic ? 3 : 2, &short_len);
             free(even);

@@ -40,7 +40,7 @@ LD_LIBRARY_PATH="$libdir" "$PREFIX/example-shared"
 cc -o "$PREFIX/example-static" "$PREFIX/example.c" $(pkg-config --cflags once) \
    "$libdir/libonce.a" $(pkg-config --static --libs-only-l once | sed "s/-lonce//")
 "$PREFIX/example-static"
-# What libonce.so exports is checked by tests/exports.sh (lib.exports_are_the_headers_calls).
+# What libonce.so exports is checked by tests/rules/exports.sh (lib.exports_are_the_headers_calls).
 printf 'a\na\nb\n' | "$PREFIX/bin/once" | cmp - <(printf 'a\nb\n')
 # The manual page has an entry (an item tag: the line after .TP) for every long option
 # `once --help` lists (the list is read from --help, so an option added there without

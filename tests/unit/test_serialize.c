@@ -29,14 +29,6 @@ static const once_type all_types[] = {ONCE_STANDARD, ONCE_PARTITIONED, ONCE_BLOC
                                       ONCE_COUNTING};
 #define NTYPES (sizeof all_types / sizeof all_types[0])
 
-/* Offsets in a saved array filter past the common header (testing.h). */
-enum {
-    OFF_CELLS = HEADER, /* the array layouts' parameters: cells, then k */
-    OFF_HASHES = 56,
-    OFF_PAYLOAD_LEN = 64,
-    OFF_PAYLOAD = 72,
-};
-
 /* ----------------------------------------------------------------- helpers */
 
 static uint64_t double_bits(double d)
@@ -359,7 +351,7 @@ static void every_byte_corruption(void)
                 once_status st = load_and_vet(buf, len);
                 int framing = (off < OFF_TYPE && !(off == OFF_VERSION && v == 1)) ||
                               (off >= OFF_PARAMS_LEN && off < HEADER) ||
-                              (off >= OFF_PAYLOAD_LEN && off < OFF_PAYLOAD);
+                              (off >= ARRAY_OFF_PAYLOAD_LEN && off < ARRAY_OFF_PAYLOAD);
                 if (st == ONCE_OK) {
                     accepted++;
                     if (framing)
@@ -595,7 +587,7 @@ static void hostile_common(const base_file *b)
     expect_field(b, OFF_PARAMS_LEN, 4, 4096, ONCE_ERR_TRUNCATED, "params_len past the file");
     /* Consistent lengths but the wrong parameter count for an array layout. */
     {
-        const uint8_t *payload = b->bytes + OFF_PAYLOAD;
+        const uint8_t *payload = b->bytes + ARRAY_OFF_PAYLOAD;
         uint64_t params[3] = {b->cells, b->hashes, 0};
         size_t len = 0;
         uint8_t *buf = compose(b->bytes, 0, params, 0, b->payload_len, payload,
@@ -610,30 +602,30 @@ static void hostile_common(const base_file *b)
     }
 
     /* Cells and k ranges (checked before the payload size, so no huge arithmetic). */
-    expect_field(b, OFF_CELLS, 8, 0, ONCE_ERR_CORRUPT, "cells 0");
-    expect_field(b, OFF_CELLS, 8, max_cells + 1, ONCE_ERR_CORRUPT, "cells 2^40+1");
-    expect_field(b, OFF_CELLS, 8, UINT64_MAX, ONCE_ERR_CORRUPT, "cells 2^64-1");
-    expect_field(b, OFF_CELLS, 8, max_cells, ONCE_ERR_CORRUPT, "cells 2^40, small payload");
-    expect_field(b, OFF_HASHES, 8, 0, ONCE_ERR_CORRUPT, "hashes 0");
-    expect_field(b, OFF_HASHES, 8, 65, ONCE_ERR_CORRUPT, "hashes 65");
-    expect_field(b, OFF_HASHES, 8, (UINT64_C(1) << 32) + b->hashes, ONCE_ERR_CORRUPT,
+    expect_field(b, ARRAY_OFF_CELLS, 8, 0, ONCE_ERR_CORRUPT, "cells 0");
+    expect_field(b, ARRAY_OFF_CELLS, 8, max_cells + 1, ONCE_ERR_CORRUPT, "cells 2^40+1");
+    expect_field(b, ARRAY_OFF_CELLS, 8, UINT64_MAX, ONCE_ERR_CORRUPT, "cells 2^64-1");
+    expect_field(b, ARRAY_OFF_CELLS, 8, max_cells, ONCE_ERR_CORRUPT, "cells 2^40, small payload");
+    expect_field(b, ARRAY_OFF_HASHES, 8, 0, ONCE_ERR_CORRUPT, "hashes 0");
+    expect_field(b, ARRAY_OFF_HASHES, 8, 65, ONCE_ERR_CORRUPT, "hashes 65");
+    expect_field(b, ARRAY_OFF_HASHES, 8, (UINT64_C(1) << 32) + b->hashes, ONCE_ERR_CORRUPT,
                  "hashes 2^32+k (k after truncation to 32 bits)");
-    expect_field(b, OFF_HASHES, 8, UINT64_MAX, ONCE_ERR_CORRUPT, "hashes 2^64-1");
+    expect_field(b, ARRAY_OFF_HASHES, 8, UINT64_MAX, ONCE_ERR_CORRUPT, "hashes 2^64-1");
 
     /* The payload must be exactly the size the geometry implies. */
-    expect_field(b, OFF_CELLS, 8, b->cells * 4, ONCE_ERR_CORRUPT, "cells x4, payload unchanged");
+    expect_field(b, ARRAY_OFF_CELLS, 8, b->cells * 4, ONCE_ERR_CORRUPT, "cells x4, payload unchanged");
     expect_params(b, b->cells, b->hashes, (size_t)b->payload_len - 64, ONCE_ERR_CORRUPT,
                   "payload one line short");
     expect_params(b, b->cells, b->hashes, (size_t)b->payload_len + 64, ONCE_ERR_CORRUPT,
                   "payload one line long");
     expect_params(b, b->cells, b->hashes, 0, ONCE_ERR_CORRUPT, "payload empty");
     /* The payload length field disagreeing with the bytes present. */
-    expect_field(b, OFF_PAYLOAD_LEN, 8, b->payload_len + 1, ONCE_ERR_TRUNCATED,
+    expect_field(b, ARRAY_OFF_PAYLOAD_LEN, 8, b->payload_len + 1, ONCE_ERR_TRUNCATED,
                  "payload_len past the file");
-    expect_field(b, OFF_PAYLOAD_LEN, 8, UINT64_MAX, ONCE_ERR_TRUNCATED, "payload_len 2^64-1");
-    expect_field(b, OFF_PAYLOAD_LEN, 8, b->payload_len - 8, ONCE_ERR_CORRUPT,
+    expect_field(b, ARRAY_OFF_PAYLOAD_LEN, 8, UINT64_MAX, ONCE_ERR_TRUNCATED, "payload_len 2^64-1");
+    expect_field(b, ARRAY_OFF_PAYLOAD_LEN, 8, b->payload_len - 8, ONCE_ERR_CORRUPT,
                  "payload_len short of the file");
-    expect_field(b, OFF_PAYLOAD_LEN, 8, 0, ONCE_ERR_CORRUPT, "payload_len 0");
+    expect_field(b, ARRAY_OFF_PAYLOAD_LEN, 8, 0, ONCE_ERR_CORRUPT, "payload_len 0");
 
     /* Padding past the last cell must be zero. */
     uint64_t used = b->cells * b->cell_bits, total = b->payload_len * 8;
@@ -642,7 +634,7 @@ static void hostile_common(const base_file *b)
         for (size_t i = 0; i < 3; i++) {
             uint8_t *buf = testing_copy_exact(b->bytes, b->len);
             if (buf != NULL) {
-                buf[OFF_PAYLOAD + bits[i] / 8] |= (uint8_t)(1u << (bits[i] % 8));
+                buf[ARRAY_OFF_PAYLOAD + bits[i] / 8] |= (uint8_t)(1u << (bits[i] % 8));
                 testing_reseal(buf, b->len);
             }
             expect_status(buf, b->len, ONCE_ERR_CORRUPT, b, "padding bit set");
@@ -650,7 +642,7 @@ static void hostile_common(const base_file *b)
         /* The last real cell is not padding. */
         uint8_t *buf = testing_copy_exact(b->bytes, b->len);
         if (buf != NULL) {
-            buf[OFF_PAYLOAD + (used - 1) / 8] |= (uint8_t)(1u << ((used - 1) % 8));
+            buf[ARRAY_OFF_PAYLOAD + (used - 1) / 8] |= (uint8_t)(1u << ((used - 1) % 8));
             testing_reseal(buf, b->len);
         }
         expect_status(buf, b->len, ONCE_OK, b, "last cell set");
@@ -676,18 +668,18 @@ static void hostile_specific(const base_file *b)
 {
     switch (b->type) {
     case ONCE_STANDARD:
-        expect_field(b, OFF_HASHES, 8, 64, ONCE_OK, "hashes 64");
-        expect_field(b, OFF_HASHES, 8, 1, ONCE_OK, "hashes 1");
+        expect_field(b, ARRAY_OFF_HASHES, 8, 64, ONCE_OK, "hashes 64");
+        expect_field(b, ARRAY_OFF_HASHES, 8, 1, ONCE_OK, "hashes 1");
         /* Any cell count is a standard geometry if the payload fits it. */
         expect_params(b, 1, 3, 64, ONCE_OK, "one cell");
         expect_params(b, 512 + 1, 3, payload_for(b, 513), ONCE_OK, "513 cells");
         break;
     case ONCE_PARTITIONED:
         /* cells = 1002 = 3 x 334; other k must divide it. */
-        expect_field(b, OFF_HASHES, 8, 6, ONCE_OK, "k 6 divides 1002");
-        expect_field(b, OFF_HASHES, 8, 4, ONCE_ERR_CORRUPT, "k 4 does not divide 1002");
-        expect_field(b, OFF_CELLS, 8, 1001, ONCE_ERR_CORRUPT, "cells 1001, k 3");
-        expect_field(b, OFF_CELLS, 8, 1000, ONCE_ERR_CORRUPT, "cells 1000, k 3");
+        expect_field(b, ARRAY_OFF_HASHES, 8, 6, ONCE_OK, "k 6 divides 1002");
+        expect_field(b, ARRAY_OFF_HASHES, 8, 4, ONCE_ERR_CORRUPT, "k 4 does not divide 1002");
+        expect_field(b, ARRAY_OFF_CELLS, 8, 1001, ONCE_ERR_CORRUPT, "cells 1001, k 3");
+        expect_field(b, ARRAY_OFF_CELLS, 8, 1000, ONCE_ERR_CORRUPT, "cells 1000, k 3");
         expect_params(b, 999, 3, payload_for(b, 999), ONCE_OK, "cells 999, k 3");
         expect_params(b, 2, 3, 64, ONCE_ERR_CORRUPT, "fewer cells than slices");
         expect_params(b, 1024, 64, payload_for(b, 1024), ONCE_OK, "k 64, slices of 16");
@@ -697,12 +689,12 @@ static void hostile_specific(const base_file *b)
         break; /* windowed and growing layouts have their own cases in their test files */
     case ONCE_BLOCKED:
         /* One bit per lane of 16: k is at most 16; cells are whole 512-bit blocks. */
-        expect_field(b, OFF_HASHES, 8, 16, ONCE_OK, "k 16");
-        expect_field(b, OFF_HASHES, 8, 17, ONCE_ERR_CORRUPT, "k 17");
-        expect_field(b, OFF_HASHES, 8, 64, ONCE_ERR_CORRUPT, "k 64");
-        expect_field(b, OFF_CELLS, 8, 1000, ONCE_ERR_CORRUPT, "cells 1000");
-        expect_field(b, OFF_CELLS, 8, 1023, ONCE_ERR_CORRUPT, "cells 1023");
-        expect_field(b, OFF_CELLS, 8, 960, ONCE_ERR_CORRUPT, "cells 960");
+        expect_field(b, ARRAY_OFF_HASHES, 8, 16, ONCE_OK, "k 16");
+        expect_field(b, ARRAY_OFF_HASHES, 8, 17, ONCE_ERR_CORRUPT, "k 17");
+        expect_field(b, ARRAY_OFF_HASHES, 8, 64, ONCE_ERR_CORRUPT, "k 64");
+        expect_field(b, ARRAY_OFF_CELLS, 8, 1000, ONCE_ERR_CORRUPT, "cells 1000");
+        expect_field(b, ARRAY_OFF_CELLS, 8, 1023, ONCE_ERR_CORRUPT, "cells 1023");
+        expect_field(b, ARRAY_OFF_CELLS, 8, 960, ONCE_ERR_CORRUPT, "cells 960");
         expect_params(b, 1536, 3, payload_for(b, 1536), ONCE_OK, "three blocks");
         expect_params(b, 1536 - 64, 3, payload_for(b, 1536 - 64), ONCE_ERR_CORRUPT,
                       "two and seven-eighths blocks");
@@ -710,7 +702,7 @@ static void hostile_specific(const base_file *b)
         expect_params(b, 256, 3, 64, ONCE_ERR_CORRUPT, "half a block");
         break;
     case ONCE_COUNTING:
-        expect_field(b, OFF_HASHES, 8, 64, ONCE_OK, "hashes 64");
+        expect_field(b, ARRAY_OFF_HASHES, 8, 64, ONCE_OK, "hashes 64");
         /* 1000 counters need 4000 bits: the payload of 1000 bits is too short. */
         expect_params(b, 1000, 3, payload_for(b, 250), ONCE_ERR_CORRUPT,
                       "payload sized for bits, not counters");
@@ -731,9 +723,9 @@ static void hostile_headers(void)
         b.bytes = testing_save(f, &b.len);
         once_free(f);
         REQUIRE(b.bytes != NULL);
-        b.payload_len = testing_get_le(b.bytes + OFF_PAYLOAD_LEN, 8);
-        REQUIRE(testing_get_le(b.bytes + OFF_CELLS, 8) == b.cells);
-        REQUIRE(b.len == OFF_PAYLOAD + b.payload_len + 8);
+        b.payload_len = testing_get_le(b.bytes + ARRAY_OFF_PAYLOAD_LEN, 8);
+        REQUIRE(testing_get_le(b.bytes + ARRAY_OFF_CELLS, 8) == b.cells);
+        REQUIRE(b.len == ARRAY_OFF_PAYLOAD + b.payload_len + 8);
         REQUIRE(b.payload_len == payload_for(&b, b.cells));
         hostile_common(&b);
         hostile_specific(&b);
@@ -803,14 +795,14 @@ static void endianness(void)
         uint8_t *b = testing_save(f, &len);
         once_free(f);
         REQUIRE(b != NULL);
-        REQUIRE(len == OFF_PAYLOAD + 64 + 8);
+        REQUIRE(len == ARRAY_OFF_PAYLOAD + 64 + 8);
         uint64_t low64 = XXH3_128bits_withSeed(&k, sizeof k, seed).low64;
         unsigned __int128 product = (unsigned __int128)low64 * UINT64_C(0x9E3779B97F4A7C15);
         uint64_t mixed = (uint64_t)product ^ (uint64_t)(product >> 64);
         unsigned pos = (unsigned)(mixed >> 58);
         for (unsigned byte = 0; byte < 64; byte++) {
             uint8_t want = byte == pos / 8 ? (uint8_t)(1u << (pos % 8)) : 0;
-            CHECK(b[OFF_PAYLOAD + byte] == want);
+            CHECK(b[ARRAY_OFF_PAYLOAD + byte] == want);
         }
         once_free_buffer(b);
     }
@@ -975,7 +967,7 @@ static once_filter *format1_load(const char *name)
 }
 
 /* A filter of format 2 with the geometry and seed of the format-1 file `name`: the
- * configuration of tests/every_structure.h it was made from (golden.h), under its
+ * configuration of tests/unit/every_structure.h it was made from (golden.h), under its
  * seed.  Should that configuration change, the two no longer match (ONCE_ERR_MISMATCH
  * below, not ONCE_ERR_PROBE_MISMATCH). */
 static once_filter *format2_twin(const char *name, const once_filter *old)

@@ -9,6 +9,7 @@
 #define ONCE_TESTING_H
 
 #include "once_advanced.h"
+#include "saved_layout.h"
 #include "zipf.h"
 
 #define XXH_INLINE_ALL
@@ -172,21 +173,6 @@ static inline uint64_t testing_zipf_draw(const testing_zipf *z, uint64_t *state)
 }
 
 /* ------------------------------------------------------ saved-file surgery */
-
-/* The saved format's header (lib/api/format.c): field offsets, and where a structure's
- * parameters begin. */
-enum {
-    OFF_MAGIC = 0,
-    OFF_VERSION = 4,
-    OFF_TYPE = 6,
-    OFF_SEED = 8,
-    OFF_ITEMS = 16,
-    OFF_CAPACITY = 24,
-    OFF_ERROR = 32,
-    OFF_PARAMS_LEN = 40,
-    OFF_FLAGS = 44,
-    HEADER = 48,
-};
 
 /* Little-endian fields of a saved filter, for tests that edit files as an attacker
  * would. */
