@@ -1,7 +1,8 @@
 /*
- * static/bpbf.c - block-partitioned Bloom filters (BPBF, paper 002 section 3) and dynamic
- * block-partitioned Bloom filters (D-BBF, section 4): filters whose length shrinks
- * after the keys are in, without the keys.
+ * static/bpbf.c - block-partitioned Bloom filters (BPBF, paper 002 section 3): filters
+ * whose length shrinks after the keys are in, without the keys; and the layout the
+ * dynamic ones (D-BBF, section 4, grow/dbpbf.c) build on: a list of batches, its
+ * reduction, combining, estimates and saved form, which serve both (static/bpbf.h).
  *
  * Why blocks
  *   Folding a standard filter (bit i -> i mod m') keeps its k hash functions, so the
@@ -23,15 +24,11 @@
  *   they both have.  That is what makes reduction free and lets filters of different
  *   resolutions combine (the result has the lower one, section 3.2).
  *
- * D-BBF (section 4)
- *   A list of batches, each a BPBF of the same geometry.  Keys go to the last batch;
- *   once it holds n_thres keys the next insertion opens a new empty batch (so no empty
- *   batch is ever kept but the first).  A key is present when some batch holds it.
- *   With lambda batches and x keys in the last,
- *       Pfp = 1 - (1 - Pfp_batch(x)) * prod_{i<lambda} (1 - Pfp_batch(n_thres))  (Eq. 2)
- *   Reduction keeps the first m' blocks of every batch.  n_thres stays: it bounds each
- *   block's density, which reduction does not change; a reduced batch's rate is then
- *   that density to the power m'.
+ * D-BBF (section 4; its growth and queries in grow/dbpbf.c)
+ *   A list of batches, each a BPBF of the same geometry; a key is present when some
+ *   batch holds it (Eq. 2).  Reduction keeps the first m' blocks of every batch.
+ *   n_thres stays: it bounds each block's density, which reduction does not change; a
+ *   reduced batch's rate is then that density to the power m'.
  *   Configuration (section 4): for a batch of m bits and a per-batch rate p, try
  *   mu = 1, 2, ... with m_b = floor(m / mu) and keep the mu whose n_thres - the most
  *   keys with Eq. 1 at most p - is largest.  n_thres is concave in mu, so the search
@@ -69,197 +66,34 @@
  *   - a refused operation (ONCE_ERR_FULL, ONCE_ERR_NOMEM) changes nothing;
  *   - queries never change state.
  */
-#include "core/structure.h"
+#include "static/bpbf.h"
 #include "core/limits.h"
 #include "math/bpbf_plan.h"
 #include "math/cardinality.h"
 
 #include <math.h>
 
-/* The tables at the end of this file, which the code above refers to. */
-extern const once_filter_ops once_bpbf_ops, once_dbpbf_ops;
+/* The table at the end of this file, which the code above refers to. */
+extern const once_filter_ops once_bpbf_ops;
 
-#define BPBF_MAX_BATCHES (1u << 20)
-#define DBPBF_DEFAULT_MAX_BYTES (UINT64_C(1) << 30)
 #define PREFETCH_BATCHES 4 /* newest batches whose first blocks a prefetch touches */
 #define PREFETCH_BLOCKS 8  /* blocks an insertion prefetches (static filter's batch) */
 
-typedef struct bpbf_batch {
-    uint64_t items;  /* keys hashed into this batch (x of Eq. 2) */
-    uint64_t *words; /* blocks * stride words */
-} bpbf_batch;
-
-typedef struct bpbf {
-    once_filter base;
-    uint64_t block_length; /* m_b */
-    uint64_t stride;       /* words per block */
-    uint32_t blocks;       /* mu, now */
-    uint32_t block_hashes; /* k_b */
-    uint64_t threshold;    /* n_thres; 0 = static BPBF */
-    uint64_t max_bytes;    /* cap on once_bytes; 0 = none (BPBF) */
-    uint32_t count;        /* batches in use */
-    uint32_t room;         /* batches allocated */
-    bpbf_batch *batches;
-} bpbf;
-
-#define BP(f) ((bpbf *)(f))
-#define CBP(f) ((const bpbf *)(f))
-
-static uint64_t stride_for(uint64_t block_length)
-{
-    return (block_length + 63) / 64;
-}
-
-static uint64_t batch_words(const bpbf *b)
-{
-    return (uint64_t)b->blocks * b->stride;
-}
-
-/* What one batch's array costs the allocator. */
-static uint64_t batch_bytes(const bpbf *b)
-{
-    return once_words_memory(batch_words(b));
-}
-
-/* ------------------------------------------------------- the probe loop */
-
-typedef enum probe_mode {
-    PROBE_TEST,
-    PROBE_SET,
-    PROBE_REQUEST,
-    PROBE_TEST_AND_SET,
-    PROBE_PLAN
-} probe_mode;
-
 /*
- * The one loop over a batch's blocks: block j, hash i uses probe j*k_b + i of the key's
- * sequence.  PROBE_TEST stops at the first clear bit (an absent key usually leaves
- * after a block or two); PROBE_SET sets every bit; PROBE_REQUEST requests the line of
- * every bit PROBE_SET would set; PROBE_TEST_AND_SET sets every bit and answers whether
- * all were set before, with no early exit; PROBE_PLAN writes every cell's offset in the
- * batch to `cells` and requests its line, for the insertions below that plan a key
- * before they touch it.  Always inlined, so each caller gets the branch-free version of
- * its mode.
- */
-static inline __attribute__((always_inline)) bool
-probe_blocks(const bpbf *b, uint64_t *words, const once_hash *h, probe_mode mode,
-             uint64_t *cells)
-{
-    once_probe p = once_probe_start(h, once_filter_probe(&b->base));
-    uint64_t *block = words;
-    bool all = true;
-    for (uint32_t j = 0; j < b->blocks; j++, block += b->stride) {
-        for (uint32_t i = 0; i < b->block_hashes; i++) {
-            uint64_t pos = once_probe_next(&p, b->block_length);
-            if (mode == PROBE_TEST_AND_SET)
-                all &= once_bit_get(block, pos);
-            if (mode == PROBE_SET || mode == PROBE_TEST_AND_SET) {
-                once_bit_set(block, pos);
-            } else if (mode == PROBE_REQUEST) {
-                once_prefetch_write(&block[pos >> 6]);
-            } else if (mode == PROBE_PLAN) {
-                *cells++ = (uint64_t)j * b->stride * 64 + pos;
-                once_prefetch_write(&block[pos >> 6]);
-            } else if (!once_bit_get(block, pos)) {
-                return false;
-            }
-        }
-    }
-    return all;
-}
-
-/*
- * Insertions plan a key first when its cells fit a plan (mu k_b <= 64, every target a
- * user asks for): its cells written down and every line requested before any is read
- * or set, so that its misses overlap, and the cells set (or tested and set) from the
- * plan without computing them again.
- */
-#define PLAN_CELLS ONCE_MAX_HASHES
-
-static inline bool plannable(const bpbf *b)
-{
-    return (uint64_t)b->blocks * b->block_hashes <= PLAN_CELLS;
-}
-
-static inline __attribute__((always_inline)) bool
-set_planned(const bpbf *b, uint64_t *words, const uint64_t *cells, bool test)
-{
-    bool all = true;
-    uint32_t n = b->blocks * b->block_hashes;
-    for (uint32_t q = 0; q < n; q++) {
-        if (test)
-            all &= once_bit_get(words, cells[q]);
-        once_bit_set(words, cells[q]);
-    }
-    return all;
-}
-
-static bool batch_holds(const bpbf *b, const bpbf_batch *batch, const once_hash *h)
-{
-    return probe_blocks(b, batch->words, h, PROBE_TEST, NULL);
-}
-
-/* Do the planned cells all hold in `words`?  Stops at the first clear bit. */
-static inline __attribute__((always_inline)) bool
-holds_planned(const bpbf *b, const uint64_t *words, const uint64_t *cells)
-{
-    uint32_t n = b->blocks * b->block_hashes;
-    for (uint32_t q = 0; q < n; q++)
-        if (!once_bit_get(words, cells[q]))
-            return false;
-    return true;
-}
-
-/*
- * A query of the static filter plans the key as an insertion does, every line
- * requested before any is read: an absent key reads a block or two, but its misses
- * then overlap, which pays for the lines it does not read (as the standard filter's
- * one-key query, static/array_filter.h).  The dynamic filter's queries walk each
- * batch's cells as they test them, without requesting lines ahead: planning them, all
- * once for every batch or the first two blocks', measured 1.4 times the walk's time at
- * 10^7 keys (bench/ab.c), and testing the batches cell by cell 1.65 times.
+ * A query plans the key as an insertion does, every line requested before any is
+ * read: an absent key reads a block or two, but its misses then overlap, which pays
+ * for the lines it does not read (as the standard filter's one-key query,
+ * static/array_filter.h).  A geometry too large to plan walks its cells.
  */
 static bool bpbf_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
 {
     (void)now_ms;
     const bpbf *b = CBP(f);
-    if (b->count == 1 && plannable(b)) {
-        uint64_t cells[PLAN_CELLS];
-        probe_blocks(b, b->batches[0].words, h, PROBE_PLAN, cells);
-        return holds_planned(b, b->batches[0].words, cells);
-    }
-    /* Newest first: in a dedup stream a repeated key is most often a recent one. */
-    if (!plannable(b)) {
-        for (uint32_t i = b->count; i-- > 0;)
-            if (batch_holds(b, &b->batches[i], h))
-                return true;
-        return false;
-    }
-    /* Every batch tests the same cells (a block's hash functions do not depend on the
-     * batch), so each cell is computed when a batch first needs it and kept for the
-     * older batches: mu k_b + a few mixes a query, not a few per batch. */
+    if (!plannable(b))
+        return batch_holds(b, &b->batches[0], h);
     uint64_t cells[PLAN_CELLS];
-    uint32_t known = 0, n = b->blocks * b->block_hashes, in_block = 0;
-    uint64_t block_offset = 0;
-    once_probe p = once_probe_start(h, once_filter_probe(&b->base));
-    for (uint32_t i = b->count; i-- > 0;) {
-        const uint64_t *words = b->batches[i].words;
-        uint32_t q = 0;
-        for (; q < n; q++) {
-            if (q == known) {
-                cells[known++] = block_offset + once_probe_next(&p, b->block_length);
-                if (++in_block == b->block_hashes) {
-                    in_block = 0;
-                    block_offset += b->stride * 64;
-                }
-            }
-            if (!once_bit_get(words, cells[q]))
-                break;
-        }
-        if (q == n)
-            return true;
-    }
-    return false;
+    probe_blocks(b, b->batches[0].words, h, PROBE_PLAN, cells);
+    return holds_planned(b, b->batches[0].words, cells);
 }
 
 /* ------------------------------------------------------------ batches */
@@ -287,8 +121,7 @@ static once_status ensure_room(bpbf *b, uint32_t want)
                : ONCE_ERR_NOMEM;
 }
 
-/* Open a new empty batch; ONCE_ERR_FULL past the cap, nothing changed on failure. */
-static once_status open_batch(bpbf *b)
+once_status once_bpbf_open_batch(bpbf *b)
 {
     if (!within_cap(b, (uint64_t)b->count + 1))
         return ONCE_ERR_FULL;
@@ -307,68 +140,33 @@ static once_status open_batch(bpbf *b)
     return ONCE_OK;
 }
 
-/* Insert the key into the newest batch, opening one when it is full: from its plan
- * (`cells`, when not NULL) or walking its cells. */
-static once_status insert(bpbf *b, const once_hash *h, const uint64_t *cells)
-{
-    bpbf_batch *last = &b->batches[b->count - 1];
-    if (b->threshold && last->items >= b->threshold) {
-        once_status st = open_batch(b);
-        if (st != ONCE_OK)
-            return st;
-        last = &b->batches[b->count - 1];
-    }
-    if (cells != NULL)
-        set_planned(b, last->words, cells, false);
-    else
-        probe_blocks(b, last->words, h, PROBE_SET, NULL);
-    last->items++;
-    return ONCE_OK;
-}
-
-/* Plan the key against the newest batch: its cells into `cells` with their lines
- * requested, or NULL (nothing planned) for a geometry too large to plan. */
-static const uint64_t *plan_newest(const bpbf *b, const once_hash *h, uint64_t *cells)
-{
-    if (!plannable(b))
-        return NULL;
-    probe_blocks(b, b->batches[b->count - 1].words, h, PROBE_PLAN, cells);
-    return cells;
-}
-
 static once_status bpbf_add(once_filter *f, const once_hash *h, uint64_t now_ms)
 {
     (void)now_ms;
+    bpbf *b = BP(f);
     uint64_t planned[PLAN_CELLS];
-    return insert(BP(f), h, plan_newest(BP(f), h, planned));
+    once_bpbf_set(b, &b->batches[0], h, once_bpbf_plan_newest(b, h, planned));
+    b->batches[0].items++;
+    return ONCE_OK;
 }
 
 /*
- * A static filter (one batch, never another) tests and sets its bits in one pass, as the
- * standard filter does: setting bits that are all set already changes nothing, so it is
- * the query and then the insertion of a key not found, with all its lines read at once.
- * Otherwise the insertion's lines (the newest batch's) are requested before the query
- * reads any: a new key then waits for one round of misses, not the query's and then
- * the insertion's.  (When the insertion opens a batch, the request was for nothing.)
+ * A test-and-add tests and sets the key's bits in one pass, as the standard filter
+ * does: setting bits that are all set already changes nothing, so it is the query and
+ * then the insertion of a key not found, with all its lines read at once.
  */
 static once_status bpbf_test_and_add(once_filter *f, const once_hash *h, uint64_t now_ms,
                                      bool *seen)
 {
+    (void)now_ms;
     bpbf *b = BP(f);
-    bpbf_batch *last = &b->batches[b->count - 1];
+    bpbf_batch *batch = &b->batches[0];
     uint64_t planned[PLAN_CELLS];
-    const uint64_t *cells = plan_newest(b, h, planned);
-    if (cells == NULL)
-        probe_blocks(b, last->words, h, PROBE_REQUEST, NULL);
-    if (b->threshold == 0 && b->count == 1) {
-        *seen = cells != NULL ? set_planned(b, last->words, cells, true)
-                              : probe_blocks(b, last->words, h, PROBE_TEST_AND_SET,
-                                             NULL);
-        last->items += !*seen;
-        return ONCE_OK;
-    }
-    *seen = bpbf_query(f, h, now_ms);
-    return *seen ? ONCE_OK : insert(b, h, cells);
+    const uint64_t *cells = once_bpbf_plan_newest(b, h, planned);
+    *seen = cells != NULL ? set_planned(b, batch->words, cells, true)
+                          : probe_blocks(b, batch->words, h, PROBE_TEST_AND_SET, NULL);
+    batch->items += !*seen;
+    return ONCE_OK;
 }
 
 /* Bit offsets (within a batch) of the first probe of blocks 0 .. n-1. */
@@ -384,10 +182,10 @@ static uint32_t first_probes(const bpbf *b, const once_hash *h, uint64_t *first,
     return blocks;
 }
 
-/* For the generic batch loop (D-BBF): a query of an absent key usually leaves a batch
- * after its first block or two, in every batch; an insertion starts on the same two
- * lines of the last batch.  So the first two blocks of the newest batches. */
-static void bpbf_prefetch(const once_filter *f, const once_hash *h)
+/* For the generic batch loop (the D-BBF's): a query of an absent key usually leaves a
+ * batch after its first block or two, in every batch; an insertion starts on the same
+ * two lines of the last batch.  So the first two blocks of the newest batches. */
+void once_bpbf_prefetch(const once_filter *f, const once_hash *h)
 {
     const bpbf *b = CBP(f);
     uint64_t first[2];
@@ -623,7 +421,7 @@ static void combine_blocks(bpbf *dst, const bpbf *src, once_combine_op op)
     }
 }
 
-static bool bpbf_same_geometry(const once_filter *a, const once_filter *b)
+bool once_bpbf_same_geometry(const once_filter *a, const once_filter *b)
 {
     const bpbf *x = CBP(a), *y = CBP(b);
     return x->block_length == y->block_length && x->blocks == y->blocks &&
@@ -631,7 +429,7 @@ static bool bpbf_same_geometry(const once_filter *a, const once_filter *b)
            x->count == y->count;
 }
 
-static once_status bpbf_combine(once_filter *dst, const once_filter *src, once_combine_op op)
+once_status once_bpbf_combine(once_filter *dst, const once_filter *src, once_combine_op op)
 {
     combine_blocks(BP(dst), CBP(src), op);
     return ONCE_OK;
@@ -688,7 +486,7 @@ static double formula_fpr(const bpbf *b)
     return 1.0 - keep;
 }
 
-static void bpbf_stats(const once_filter *f, once_stats *s)
+void once_bpbf_stats(const once_filter *f, once_stats *s)
 {
     const bpbf *b = CBP(f);
     s->bits = (uint64_t)b->count * b->blocks * b->block_length;
@@ -751,7 +549,7 @@ static once_status bpbf_batch_cells(const void *ctx, uint32_t i, uint64_t *set, 
     return batch_occupancy(b, o);
 }
 
-static once_status bpbf_cardinality(const once_filter *f, uint64_t now_ms, double confidence,
+once_status once_bpbf_cardinality(const once_filter *f, uint64_t now_ms, double confidence,
                                     once_cardinality *out)
 {
     (void)now_ms;
@@ -789,25 +587,20 @@ static once_status bpbf_cardinality_pair(const once_filter *fa, const once_filte
     return once_card_estimate_intersection(&o, set_a, set_b, set_op, confidence, out);
 }
 
-static uint64_t bpbf_memory(const once_filter *f)
+uint64_t once_bpbf_memory(const once_filter *f)
 {
     const bpbf *b = CBP(f);
     return memory_for(b, b->count);
 }
 
-static uint64_t bpbf_memory_cap(const once_filter *f)
+uint64_t once_bpbf_memory_cap(const once_filter *f)
 {
     return CBP(f)->max_bytes;
 }
 
-static void bpbf_set_memory_cap(once_filter *f, uint64_t cap) /* the dynamic filter's */
-{
-    BP(f)->max_bytes = cap ? cap : DBPBF_DEFAULT_MAX_BYTES;
-}
-
 /* -------------------------------------------------------- lifecycle */
 
-static void bpbf_destroy(once_filter *f)
+void once_bpbf_destroy(once_filter *f)
 {
     bpbf *b = BP(f);
     for (uint32_t i = 0; i < b->count; i++)
@@ -816,7 +609,7 @@ static void bpbf_destroy(once_filter *f)
     once_free_memory(b);
 }
 
-static void bpbf_clear(once_filter *f)
+void once_bpbf_clear(once_filter *f)
 {
     bpbf *b = BP(f);
     /* Back to one empty batch: a D-BBF gives its grown memory back. */
@@ -827,8 +620,7 @@ static void bpbf_clear(once_filter *f)
     b->batches[0].items = 0;
 }
 
-/* A filter with its first (empty) batch. */
-static once_status bpbf_new(bpbf **out, const once_filter_ops *ops, const once_bpbf_geometry *g,
+once_status once_bpbf_new(bpbf **out, const once_filter_ops *ops, const once_bpbf_geometry *g,
                             uint64_t max_bytes)
 {
     bpbf *b = once_calloc(1, sizeof *b);
@@ -841,25 +633,24 @@ static once_status bpbf_new(bpbf **out, const once_filter_ops *ops, const once_b
     b->block_hashes = g->block_hashes;
     b->threshold = g->batch_threshold;
     b->max_bytes = max_bytes;
-    once_status st = within_cap(b, 1) ? open_batch(b) : ONCE_ERR_TOO_LARGE;
+    once_status st = within_cap(b, 1) ? once_bpbf_open_batch(b) : ONCE_ERR_TOO_LARGE;
     if (st != ONCE_OK) {
-        bpbf_destroy(&b->base);
+        once_bpbf_destroy(&b->base);
         return st;
     }
     *out = b;
     return ONCE_OK;
 }
 
-static once_status once_bpbf_create(once_filter **out, const once_config *c)
+once_status once_bpbf_create_as(const once_filter_ops *ops, once_filter **out,
+                                const once_config *c, uint64_t max_bytes)
 {
     once_bpbf_geometry g;
     once_status st = once_bpbf_plan(c, &g);
     if (st != ONCE_OK)
         return st;
-    bool dynamic = c->type == ONCE_DBPBF;
-    uint64_t max_bytes = c->max_bytes ? c->max_bytes : dynamic ? DBPBF_DEFAULT_MAX_BYTES : 0;
     bpbf *b = NULL;
-    st = bpbf_new(&b, dynamic ? &once_dbpbf_ops : &once_bpbf_ops, &g, max_bytes);
+    st = once_bpbf_new(&b, ops, &g, max_bytes);
     if (st != ONCE_OK)
         return st;
     b->base.capacity = c->capacity; /* the design rate (stats) is Eq. 1 at capacity */
@@ -867,24 +658,29 @@ static once_status once_bpbf_create(once_filter **out, const once_config *c)
     return ONCE_OK;
 }
 
+static once_status bpbf_create(once_filter **out, const once_config *c)
+{
+    return once_bpbf_create_as(&once_bpbf_ops, out, c, c->max_bytes);
+}
+
 /* ------------------------------------------------------- serialization */
 
 enum { P_BLOCK_LENGTH, P_BLOCKS, P_BLOCK_HASHES, P_THRESHOLD, P_MAX_BYTES, P_BATCHES, P_FIELDS };
 
-static uint64_t bpbf_params_size(const once_filter *f)
+uint64_t once_bpbf_params_size(const once_filter *f)
 {
     (void)f;
     return P_FIELDS * 8;
 }
 
 /* Per batch: its count, then all batches' words (blocks * stride each). */
-static uint64_t bpbf_payload_size(const once_filter *f)
+uint64_t once_bpbf_payload_size(const once_filter *f)
 {
     const bpbf *b = CBP(f);
     return (uint64_t)b->count * 8 + (uint64_t)b->count * batch_words(b) * 8;
 }
 
-static void bpbf_save_params(const once_filter *f, once_writer *w)
+void once_bpbf_save_params(const once_filter *f, once_writer *w)
 {
     const bpbf *b = CBP(f);
     uint64_t v[P_FIELDS] = {b->block_length, b->blocks,    b->block_hashes,
@@ -893,7 +689,7 @@ static void bpbf_save_params(const once_filter *f, once_writer *w)
         once_writer_u64(w, v[i]);
 }
 
-static void bpbf_save_payload(const once_filter *f, once_writer *w)
+void once_bpbf_save_payload(const once_filter *f, once_writer *w)
 {
     const bpbf *b = CBP(f);
     for (uint32_t i = 0; i < b->count; i++)
@@ -913,8 +709,9 @@ static bool padding_clear(const bpbf *b, const uint64_t *words)
     return true;
 }
 
-static once_status load_as(const once_filter_ops *ops, once_filter **out, const uint8_t *params,
-                           size_t params_len, const uint8_t *payload, size_t payload_len)
+once_status once_bpbf_load_as(const once_filter_ops *ops, once_filter **out,
+                              const uint8_t *params, size_t params_len, const uint8_t *payload,
+                              size_t payload_len)
 {
     uint64_t v[P_FIELDS];
     if (!once_read_params(params, params_len, v, P_FIELDS))
@@ -933,19 +730,19 @@ static once_status load_as(const once_filter_ops *ops, once_filter **out, const 
         (payload_len - count * 8) % (words * 8) != 0)
         return ONCE_ERR_CORRUPT;
     bpbf *b = NULL;
-    once_status st = bpbf_new(&b, ops, &g, v[P_MAX_BYTES]);
+    once_status st = once_bpbf_new(&b, ops, &g, v[P_MAX_BYTES]);
     if (st == ONCE_ERR_TOO_LARGE || st == ONCE_ERR_FULL)
         return ONCE_ERR_CORRUPT;
     if (st != ONCE_OK)
         return st;
     if (!within_cap(b, count)) {
-        bpbf_destroy(&b->base);
+        once_bpbf_destroy(&b->base);
         return ONCE_ERR_CORRUPT;
     }
     const uint8_t *bits = payload + count * 8;
     for (uint64_t i = 0; i < count && st == ONCE_OK; i++) {
         if (i > 0)
-            st = open_batch(b);
+            st = once_bpbf_open_batch(b);
         if (st != ONCE_OK)
             break;
         bpbf_batch *batch = &b->batches[i];
@@ -955,7 +752,7 @@ static once_status load_as(const once_filter_ops *ops, once_filter **out, const 
             st = ONCE_ERR_CORRUPT;
     }
     if (st != ONCE_OK) {
-        bpbf_destroy(&b->base);
+        once_bpbf_destroy(&b->base);
         return st;
     }
     *out = &b->base;
@@ -965,59 +762,24 @@ static once_status load_as(const once_filter_ops *ops, once_filter **out, const 
 static once_status bpbf_load(once_filter **out, const uint8_t *params, size_t params_len,
                              const uint8_t *payload, size_t payload_len)
 {
-    return load_as(&once_bpbf_ops, out, params, params_len, payload, payload_len);
+    return once_bpbf_load_as(&once_bpbf_ops, out, params, params_len, payload, payload_len);
 }
 
-static once_status dbpbf_load(once_filter **out, const uint8_t *params, size_t params_len,
-                              const uint8_t *payload, size_t payload_len)
-{
-    return load_as(&once_dbpbf_ops, out, params, params_len, payload, payload_len);
-}
-
-/* The geometry is given: any of the sizes the search would otherwise choose. */
-static bool bpbf_explicit_geometry(const once_config *c)
+bool once_bpbf_explicit_geometry(const once_config *c)
 {
     return c->bits != 0 || c->hashes != 0 || c->block_length != 0 || c->blocks != 0;
 }
 
-static bool dbpbf_explicit_geometry(const once_config *c)
-{
-    return bpbf_explicit_geometry(c) || c->batch_threshold != 0;
-}
-
-#define BPBF_OPS(NAME, TYPE, EXPLICIT, LOAD, BATCH, PAIR, SET_CAP)                                \
-    const once_filter_ops NAME = {                                                             \
-        .type = TYPE,                                                                          \
-        .create = once_bpbf_create,                                                            \
-        .explicit_geometry = EXPLICIT,                                                         \
-        .destroy = bpbf_destroy,                                                               \
-        .query = bpbf_query,                                                                   \
-        .query_reads = NULL,                                                                   \
-        .add = bpbf_add,                                                                       \
-        .test_and_add = bpbf_test_and_add,                                                     \
-        .prefetch = bpbf_prefetch,                                                             \
-        .batch = BATCH,                                                                        \
-        .remove = NULL,                                                                        \
-        .clear = bpbf_clear,                                                                   \
-        .same_geometry = bpbf_same_geometry,                                                   \
-        .combine = bpbf_combine,                                                               \
-        .stats = bpbf_stats,                                                                   \
-        .cardinality = bpbf_cardinality,                                                       \
-        .cardinality_pair = PAIR,                                                              \
-        .memory = bpbf_memory,                                                                 \
-        .memory_cap = bpbf_memory_cap,                                                         \
-        .set_memory_cap = SET_CAP,                                                             \
-        .saved_params_size = bpbf_params_size,                                                 \
-        .saved_payload_size = bpbf_payload_size,                                               \
-        .save_params = bpbf_save_params,                                                       \
-        .save_payload = bpbf_save_payload,                                                     \
-        .load = LOAD,                                                                          \
-    }
-
-BPBF_OPS(once_bpbf_ops, ONCE_BPBF, bpbf_explicit_geometry, bpbf_load, bpbf_fused_batch,
-         bpbf_cardinality_pair, NULL); /* never grows: no cap to change */
-/* The dynamic filter takes filter.c's generic loop (its prefetch, the first blocks of
- * the newest batches, serves every operation) and has no pair estimate (its batches do
- * not line up across filters). */
-BPBF_OPS(once_dbpbf_ops, ONCE_DBPBF, dbpbf_explicit_geometry, dbpbf_load, NULL, NULL,
-         bpbf_set_memory_cap);
+const once_filter_ops once_bpbf_ops = {
+    .type = ONCE_BPBF,
+    .create = bpbf_create,
+    .explicit_geometry = once_bpbf_explicit_geometry,
+    .query = bpbf_query,
+    .add = bpbf_add,
+    .test_and_add = bpbf_test_and_add,
+    .batch = bpbf_fused_batch,
+    .cardinality_pair = bpbf_cardinality_pair,
+    .set_memory_cap = NULL, /* never grows: no cap to change */
+    .load = bpbf_load,
+    BPBF_SHARED_OPS,
+};

@@ -1,0 +1,146 @@
+/*
+ * grow/dbpbf.c - the dynamic block-partitioned Bloom filter (D-BBF, paper 002 section
+ * 4): block-partitioned batches (static/bpbf.h) that grow by a batch when the newest
+ * is full.
+ *
+ * Design
+ *   A list of batches, each a BPBF of the same geometry (static/bpbf.c explains the
+ *   layout, its reduction, combining, estimates and saved form, which serve both
+ *   filters).  Keys go to the newest batch; once it holds n_thres keys the next
+ *   insertion opens a new empty batch, within max_bytes (DBPBF_DEFAULT_MAX_BYTES when
+ *   0): past it the insertion fails with ONCE_ERR_FULL and changes nothing.  A key is
+ *   present when some batch holds it.  With lambda batches and x keys in the newest,
+ *       Pfp = 1 - (1 - Pfp_batch(x)) * prod_{i<lambda} (1 - Pfp_batch(n_thres))  (Eq. 2)
+ *
+ * Queries
+ *   A block's hash functions depend on the seed and the block, never on the batch, so
+ *   every batch tests the same cells: a query computes each cell when the first batch
+ *   needs it and keeps it for the older ones, newest first (in a dedup stream a
+ *   repeated key is most often a recent one).  It walks each batch's cells as it tests
+ *   them, without requesting lines ahead: planning them (all, once for every batch, or
+ *   the first two blocks') measured 1.4 times the walk's time at 10^7 keys
+ *   (bench/ab.c), and testing the batches cell by cell 1.65 times.  Batches take
+ *   filter.c's generic loop, with the layout's prefetch of the newest batches' first
+ *   blocks.
+ *
+ * Invariants
+ *   - every batch but the newest holds at least n_thres keys (counts are upper bounds
+ *     after a union or intersection); no empty batch is kept but the first;
+ *   - a refused insertion (ONCE_ERR_FULL, ONCE_ERR_NOMEM) changes nothing;
+ *   - queries never change state.
+ */
+#include "static/bpbf.h"
+
+#define DBPBF_DEFAULT_MAX_BYTES (UINT64_C(1) << 30)
+
+/* The table at the end of this file, which the code above refers to. */
+extern const once_filter_ops once_dbpbf_ops;
+
+static bool dbpbf_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
+{
+    (void)now_ms;
+    const bpbf *b = CBP(f);
+    if (!plannable(b)) {
+        for (uint32_t i = b->count; i-- > 0;)
+            if (batch_holds(b, &b->batches[i], h))
+                return true;
+        return false;
+    }
+    uint64_t cells[PLAN_CELLS];
+    uint32_t known = 0, n = b->blocks * b->block_hashes, in_block = 0;
+    uint64_t block_offset = 0;
+    once_probe p = once_probe_start(h, once_filter_probe(&b->base));
+    for (uint32_t i = b->count; i-- > 0;) {
+        const uint64_t *words = b->batches[i].words;
+        uint32_t q = 0;
+        for (; q < n; q++) {
+            if (q == known) {
+                cells[known++] = block_offset + once_probe_next(&p, b->block_length);
+                if (++in_block == b->block_hashes) {
+                    in_block = 0;
+                    block_offset += b->stride * 64;
+                }
+            }
+            if (!once_bit_get(words, cells[q]))
+                break;
+        }
+        if (q == n)
+            return true;
+    }
+    return false;
+}
+
+/* Insert the key into the newest batch, opening one when it is full: from its plan
+ * (`cells`, when not NULL; a plan against the batch that was newest, which a new batch
+ * shares) or walking its cells. */
+static once_status insert(bpbf *b, const once_hash *h, const uint64_t *cells)
+{
+    if (b->batches[b->count - 1].items >= b->threshold) {
+        once_status st = once_bpbf_open_batch(b);
+        if (st != ONCE_OK)
+            return st;
+    }
+    bpbf_batch *newest = &b->batches[b->count - 1];
+    once_bpbf_set(b, newest, h, cells);
+    newest->items++;
+    return ONCE_OK;
+}
+
+static once_status dbpbf_add(once_filter *f, const once_hash *h, uint64_t now_ms)
+{
+    (void)now_ms;
+    uint64_t planned[PLAN_CELLS];
+    return insert(BP(f), h, once_bpbf_plan_newest(BP(f), h, planned));
+}
+
+/* The insertion's lines (the newest batch's) are requested before the query reads any:
+ * a new key then waits for one round of misses, not the query's and then the
+ * insertion's.  (When the insertion opens a batch, the request was for nothing.) */
+static once_status dbpbf_test_and_add(once_filter *f, const once_hash *h, uint64_t now_ms,
+                                      bool *seen)
+{
+    bpbf *b = BP(f);
+    uint64_t planned[PLAN_CELLS];
+    const uint64_t *cells = once_bpbf_plan_newest(b, h, planned);
+    if (cells == NULL)
+        probe_blocks(b, b->batches[b->count - 1].words, h, PROBE_REQUEST, NULL);
+    *seen = dbpbf_query(f, h, now_ms);
+    return *seen ? ONCE_OK : insert(b, h, cells);
+}
+
+static void dbpbf_set_memory_cap(once_filter *f, uint64_t cap)
+{
+    BP(f)->max_bytes = cap ? cap : DBPBF_DEFAULT_MAX_BYTES;
+}
+
+static once_status dbpbf_create(once_filter **out, const once_config *c)
+{
+    return once_bpbf_create_as(&once_dbpbf_ops, out, c,
+                               c->max_bytes ? c->max_bytes : DBPBF_DEFAULT_MAX_BYTES);
+}
+
+static once_status dbpbf_load(once_filter **out, const uint8_t *params, size_t params_len,
+                              const uint8_t *payload, size_t payload_len)
+{
+    return once_bpbf_load_as(&once_dbpbf_ops, out, params, params_len, payload, payload_len);
+}
+
+static bool dbpbf_explicit_geometry(const once_config *c)
+{
+    return once_bpbf_explicit_geometry(c) || c->batch_threshold != 0;
+}
+
+/* No pair estimate: the batches of two filters do not line up. */
+const once_filter_ops once_dbpbf_ops = {
+    .type = ONCE_DBPBF,
+    .create = dbpbf_create,
+    .explicit_geometry = dbpbf_explicit_geometry,
+    .query = dbpbf_query,
+    .add = dbpbf_add,
+    .test_and_add = dbpbf_test_and_add,
+    .batch = NULL,
+    .cardinality_pair = NULL,
+    .set_memory_cap = dbpbf_set_memory_cap,
+    .load = dbpbf_load,
+    BPBF_SHARED_OPS,
+};
