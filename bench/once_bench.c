@@ -393,6 +393,74 @@ static double time_test_and_add_batch(once_filter *f, const key16 *keys, uint64_
     return ns;
 }
 
+/*
+ * The six timings of a structure that takes keys one at a time and in batches: for each
+ * repetition, fresh filters from make(s, n) take N one-key inserts and answer N one-key
+ * queries of absent keys, take N one-key test-and-adds, then N keys and N queries in
+ * batches, then N test-and-adds in batches; the batch forms must find what the one-key
+ * calls found.  `first`, when not NULL, gets the first filter of the last repetition
+ * after its queries (for its stats).
+ */
+typedef once_filter *(*filter_maker)(int s, uint64_t n);
+
+typedef struct six_timings {
+    double ns[6][MAX_REPS]; /* insert, query, test_and_add, then their batch forms */
+    uint64_t positives;     /* absent keys the queries reported present */
+    uint64_t seen;          /* new keys the test-and-adds reported seen */
+} six_timings;
+
+static void time_six(six_timings *t, int s, uint64_t n, int reps, filter_maker make,
+                     const key16 *in, const key16 *out,
+                     void (*first)(const once_filter *, void *), void *context)
+{
+    uint64_t batch_positives = 0, batch_seen = 0;
+    t->positives = t->seen = 0;
+    for (int r = 0; r < reps; r++) {
+        once_filter *f = make(s, n);
+        t->ns[0][r] = time_add(f, in, n);
+        t->ns[1][r] = time_query(f, out, n, &t->positives);
+        if (first != NULL && r == reps - 1)
+            first(f, context);
+        once_free(f);
+
+        f = make(s, n);
+        t->ns[2][r] = time_test_and_add(f, in, n, &t->seen);
+        once_free(f);
+
+        f = make(s, n);
+        t->ns[3][r] = time_add_batch(f, in, n);
+        t->ns[4][r] = time_query_batch(f, out, n, &batch_positives);
+        once_free(f);
+        if (batch_positives != t->positives)
+            die("%s at n=%" PRIu64 ": batch query found %" PRIu64
+                " positives, one-key query %" PRIu64,
+                structure_name[s], n, batch_positives, t->positives);
+
+        f = make(s, n);
+        t->ns[5][r] = time_test_and_add_batch(f, in, n, &batch_seen);
+        once_free(f);
+        if (batch_seen != t->seen)
+            die("%s at n=%" PRIu64 ": batch test-and-add saw %" PRIu64 " keys, one-key %" PRIu64,
+                structure_name[s], n, batch_seen, t->seen);
+    }
+}
+
+/* The six rows of time_six's timings. */
+static void emit_six(int s, uint64_t n, int reps, six_timings *t, double bits_per_key)
+{
+    static const char *const op[6] = {"insert",       "query",       "test_and_add",
+                                      "insert_batch", "query_batch", "test_and_add_batch"};
+    double fpr = (double)t->positives / (double)n, seen = (double)t->seen / (double)n;
+    for (int i = 0; i < 6; i++)
+        emit(s, op[i], n, median(t->ns[i], reps), i % 3 == 0 ? -1 : i % 3 == 1 ? fpr : seen,
+             bits_per_key);
+}
+
+static once_filter *new_static(int s, uint64_t n)
+{
+    return new_filter(structure_type[s], n);
+}
+
 static void bench_once(int s, uint64_t n, int reps, const key16 *in, const key16 *out)
 {
     once_type type = structure_type[s];
@@ -402,43 +470,9 @@ static void bench_once(int s, uint64_t n, int reps, const key16 *in, const key16
         die("no %s geometry for %" PRIu64 " keys", structure_name[s], n);
     double bits_per_key = (double)cells * (type == ONCE_COUNTING ? 4.0 : 1.0) / (double)n;
 
-    double add[MAX_REPS], query[MAX_REPS], add_batch[MAX_REPS], query_batch[MAX_REPS];
-    double tand[MAX_REPS], tand_batch[MAX_REPS];
-    uint64_t positives = 0, batch_positives = 0, seen = 0, batch_seen = 0;
-    for (int r = 0; r < reps; r++) {
-        once_filter *f = new_filter(type, n);
-        add[r] = time_add(f, in, n);
-        query[r] = time_query(f, out, n, &positives);
-        once_free(f);
-
-        f = new_filter(type, n);
-        tand[r] = time_test_and_add(f, in, n, &seen);
-        once_free(f);
-
-        f = new_filter(type, n);
-        add_batch[r] = time_add_batch(f, in, n);
-        query_batch[r] = time_query_batch(f, out, n, &batch_positives);
-        once_free(f);
-        if (batch_positives != positives)
-            die("%s at n=%" PRIu64 ": batch query found %" PRIu64
-                " positives, one-key query %" PRIu64,
-                structure_name[s], n, batch_positives, positives);
-
-        f = new_filter(type, n);
-        tand_batch[r] = time_test_and_add_batch(f, in, n, &batch_seen);
-        once_free(f);
-        if (batch_seen != seen)
-            die("%s at n=%" PRIu64 ": batch test-and-add saw %" PRIu64 " keys, one-key %" PRIu64,
-                structure_name[s], n, batch_seen, seen);
-    }
-    double fpr = (double)positives / (double)n;
-    emit(s, "insert", n, median(add, reps), -1, bits_per_key);
-    emit(s, "query", n, median(query, reps), fpr, bits_per_key);
-    emit(s, "test_and_add", n, median(tand, reps), (double)seen / (double)n, bits_per_key);
-    emit(s, "insert_batch", n, median(add_batch, reps), -1, bits_per_key);
-    emit(s, "query_batch", n, median(query_batch, reps), fpr, bits_per_key);
-    emit(s, "test_and_add_batch", n, median(tand_batch, reps), (double)seen / (double)n,
-         bits_per_key);
+    six_timings t;
+    time_six(&t, s, n, reps, new_static, in, out, NULL, NULL);
+    emit_six(s, n, reps, &t, bits_per_key);
 }
 
 /* ------------------------------------------------------------- windows */
@@ -607,8 +641,9 @@ static void bench_window(int s, uint64_t n, int reps, const key16 *in, const key
  * another fresh filter), query (absent keys), and their batch forms; bits_per_key is
  * the filter's whole memory over N.
  */
-static once_filter *new_scalable(uint64_t n)
+static once_filter *new_scalable(int s, uint64_t n)
 {
+    (void)s;
     once_config c;
     once_config_init(&c, ONCE_SCALABLE);
     c.capacity = n / SCALABLE_GROWTH ? n / SCALABLE_GROWTH : 1;
@@ -624,52 +659,28 @@ static once_filter *new_scalable(uint64_t n)
     return f;
 }
 
+static void read_stats(const once_filter *f, void *stats)
+{
+    once_get_stats(f, (once_stats *)stats);
+}
+
 static void bench_scalable(uint64_t n, int reps, const key16 *in, const key16 *out)
 {
-    double add[MAX_REPS], query[MAX_REPS], tand[MAX_REPS], add_batch[MAX_REPS];
-    double query_batch[MAX_REPS], tand_batch[MAX_REPS], blocked_tand[MAX_REPS];
-    uint64_t positives = 0, batch_positives = 0, seen = 0, batch_seen = 0, unused;
+    double blocked_tand[MAX_REPS];
+    uint64_t unused;
     /* The blocked filter's one-key test_and_add, for the comparison below, unless the
      * blocked filter's own run measured it already. */
     bool time_blocked = find_result(S_BLOCKED, "test_and_add", n) == NULL;
     once_stats st;
     memset(&st, 0, sizeof st);
-    for (int r = 0; r < reps; r++) {
-        once_filter *f = new_scalable(n);
-        add[r] = time_add(f, in, n);
-        query[r] = time_query(f, out, n, &positives);
-        once_get_stats(f, &st);
+    six_timings t;
+    time_six(&t, S_SCALABLE, n, reps, new_scalable, in, out, read_stats, &st);
+    for (int r = 0; time_blocked && r < reps; r++) {
+        once_filter *f = new_filter(ONCE_BLOCKED, n);
+        blocked_tand[r] = time_test_and_add(f, in, n, &unused);
         once_free(f);
-
-        f = new_scalable(n);
-        tand[r] = time_test_and_add(f, in, n, &seen);
-        once_free(f);
-
-        f = new_scalable(n);
-        add_batch[r] = time_add_batch(f, in, n);
-        query_batch[r] = time_query_batch(f, out, n, &batch_positives);
-        once_free(f);
-        if (batch_positives != positives)
-            die("scalable at n=%" PRIu64 ": batch query found %" PRIu64
-                " positives, one-key query %" PRIu64,
-                n, batch_positives, positives);
-
-        f = new_scalable(n);
-        tand_batch[r] = time_test_and_add_batch(f, in, n, &batch_seen);
-        once_free(f);
-        if (batch_seen != seen)
-            die("scalable at n=%" PRIu64 ": batch test-and-add saw %" PRIu64
-                " keys, one-key %" PRIu64,
-                n, batch_seen, seen);
-
-        if (time_blocked) {
-            f = new_filter(ONCE_BLOCKED, n);
-            blocked_tand[r] = time_test_and_add(f, in, n, &unused);
-            once_free(f);
-        }
     }
     double bits_per_key = (double)st.bytes * 8.0 / (double)n;
-    double fpr = (double)positives / (double)n;
     uint64_t cells;
     uint32_t k;
     double blocked_bits = once_plan(ONCE_BLOCKED, n, TARGET_FPR, &cells, &k) == ONCE_OK
@@ -679,14 +690,7 @@ static void bench_scalable(uint64_t n, int reps, const key16 *in, const key16 *o
            ", items %" PRIu64 ", design bound %.5f; blocked sized for n: %.2f bits/key\n",
            n, n / SCALABLE_GROWTH, st.filters, st.capacity, st.items, st.design_fpr,
            blocked_bits);
-    emit(S_SCALABLE, "insert", n, median(add, reps), -1, bits_per_key);
-    emit(S_SCALABLE, "test_and_add", n, median(tand, reps), (double)seen / (double)n,
-         bits_per_key);
-    emit(S_SCALABLE, "query", n, median(query, reps), fpr, bits_per_key);
-    emit(S_SCALABLE, "insert_batch", n, median(add_batch, reps), -1, bits_per_key);
-    emit(S_SCALABLE, "test_and_add_batch", n, median(tand_batch, reps),
-         (double)seen / (double)n, bits_per_key);
-    emit(S_SCALABLE, "query_batch", n, median(query_batch, reps), fpr, bits_per_key);
+    emit_six(S_SCALABLE, n, reps, &t, bits_per_key);
     if (time_blocked)
         emit(S_BLOCKED, "test_and_add", n, median(blocked_tand, reps), -1, blocked_bits);
 }
@@ -815,55 +819,25 @@ static once_filter *new_block_partitioned(int s, uint64_t n)
     return resident(f);
 }
 
+static void read_bpbf_state(const once_filter *f, void *state)
+{
+    once_bpbf_get_state(f, (once_bpbf_state *)state);
+}
+
 static void bench_block_partitioned(int s, uint64_t n, int reps, const key16 *in,
                                     const key16 *out)
 {
-    double add[MAX_REPS], query[MAX_REPS], add_batch[MAX_REPS], query_batch[MAX_REPS];
-    double tand[MAX_REPS], tand_batch[MAX_REPS];
-    uint64_t positives = 0, batch_positives = 0, seen = 0, batch_seen = 0;
     once_bpbf_state state;
     memset(&state, 0, sizeof state);
-    for (int r = 0; r < reps; r++) {
-        once_filter *f = new_block_partitioned(s, n);
-        add[r] = time_add(f, in, n);
-        query[r] = time_query(f, out, n, &positives);
-        once_bpbf_get_state(f, &state);
-        once_free(f);
-
-        f = new_block_partitioned(s, n);
-        tand[r] = time_test_and_add(f, in, n, &seen);
-        once_free(f);
-
-        f = new_block_partitioned(s, n);
-        add_batch[r] = time_add_batch(f, in, n);
-        query_batch[r] = time_query_batch(f, out, n, &batch_positives);
-        once_free(f);
-        if (batch_positives != positives)
-            die("%s at n=%" PRIu64 ": batch query found %" PRIu64
-                " positives, one-key query %" PRIu64,
-                structure_name[s], n, batch_positives, positives);
-
-        f = new_block_partitioned(s, n);
-        tand_batch[r] = time_test_and_add_batch(f, in, n, &batch_seen);
-        once_free(f);
-        if (batch_seen != seen)
-            die("%s at n=%" PRIu64 ": batch test-and-add saw %" PRIu64 " keys, one-key %" PRIu64,
-                structure_name[s], n, batch_seen, seen);
-    }
+    six_timings t;
+    time_six(&t, s, n, reps, new_block_partitioned, in, out, read_bpbf_state, &state);
     double bits_per_key = (double)state.bits / (double)n;
     printf("# %s n=%" PRIu64 ": %u blocks of %" PRIu64 " bits, %u hash a block, %u batches "
            "(n_thres %" PRIu64 "); formula rate %.4f\n",
            structure_name[s], n, state.geometry.blocks, state.geometry.block_length,
            state.geometry.block_hashes, state.batches, state.geometry.batch_threshold,
            state.fpr_formula);
-    double fpr = (double)positives / (double)n;
-    emit(s, "insert", n, median(add, reps), -1, bits_per_key);
-    emit(s, "query", n, median(query, reps), fpr, bits_per_key);
-    emit(s, "test_and_add", n, median(tand, reps), (double)seen / (double)n, bits_per_key);
-    emit(s, "insert_batch", n, median(add_batch, reps), -1, bits_per_key);
-    emit(s, "query_batch", n, median(query_batch, reps), fpr, bits_per_key);
-    emit(s, "test_and_add_batch", n, median(tand_batch, reps), (double)seen / (double)n,
-         bits_per_key);
+    emit_six(s, n, reps, &t, bits_per_key);
 }
 
 /* -------------------------------------------------------- cardinality */
