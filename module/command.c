@@ -102,6 +102,79 @@ void creation_replicate(RedisModuleCtx *ctx, RedisModuleString *key, const creat
         RM_FreeString(ctx, args[i + 1]);
 }
 
+void replicate_write(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const char *name,
+                     const creation *first)
+{
+    if (first == NULL) {
+        RM_ReplicateVerbatim(ctx);
+        return;
+    }
+    char spelled[32];
+    if (name == NULL) {
+        size_t len = 0;
+        const char *text = RM_StringPtrLen(argv[0], &len);
+        snprintf(spelled, sizeof spelled, "%.*s", (int)(len < 31 ? len : 31), text);
+        name = spelled;
+    }
+    creation_replicate(ctx, argv[1], first);
+    RM_Replicate(ctx, name, "v", argv + 1, (size_t)(argc - 1));
+}
+
+/* Items a batch call takes at once: several times the library's look-ahead (it hashes
+ * and requests a key's lines 8 keys before it probes them), so that little of each
+ * batch runs without it, and small enough for the stack. */
+#define ADD_BATCH 64
+
+/* DBF.ADD's insertion of keys[0 .. count-1], each answered whether present before:
+ * the one-key calls in order (add_request.insert_present). */
+static once_status add_each(once_filter *f, const once_key *keys, size_t count, uint8_t *seen,
+                            size_t *done)
+{
+    for (size_t i = 0; i < count; i++) {
+        bool present = false;
+        once_query(f, keys[i].data, keys[i].len, keys[i].time_ms, &present);
+        once_status st = once_add(f, keys[i].data, keys[i].len, keys[i].time_ms);
+        if (st != ONCE_OK) {
+            *done = i;
+            return st;
+        }
+        seen[i] = present;
+    }
+    *done = count;
+    return ONCE_OK;
+}
+
+size_t add_items(RedisModuleCtx *ctx, once_filter *f, const add_request *a)
+{
+    if (!a->single)
+        RM_ReplyWithArray(ctx, RM_POSTPONED_LEN);
+    size_t count = a->count > 0 ? (size_t)a->count : 0, done = 0;
+    once_status st = ONCE_OK;
+    while (done < count && st == ONCE_OK) {
+        once_key keys[ADD_BATCH];
+        uint8_t seen[ADD_BATCH];
+        size_t n = count - done < ADD_BATCH ? count - done : ADD_BATCH, took = 0;
+        for (size_t i = 0; i < n; i++) {
+            keys[i].data = RM_StringPtrLen(a->items[done + i], &keys[i].len);
+            keys[i].time_ms = a->now_ms;
+        }
+        st = a->insert_present ? add_each(f, keys, n, seen, &took)
+                               : once_test_and_add_batch_partial(f, keys, n, seen, &took);
+        for (size_t i = 0; i < took; i++)
+            RM_ReplyWithBool(ctx, !seen[i]);
+        done += took;
+    }
+    if (st != ONCE_OK) {
+        if (a->refusal != NULL)
+            RM_ReplyWithError(ctx, a->refusal(f, st));
+        else
+            reply_status(ctx, st);
+    }
+    if (!a->single)
+        RM_ReplySetArrayLength(ctx, (long)(done + (st != ONCE_OK)));
+    return done;
+}
+
 bool command_replayed(RedisModuleCtx *ctx)
 {
     return (RM_GetContextFlags(ctx) & (RM_CTX_FLAGS_REPLICATED | RM_CTX_FLAGS_LOADING)) != 0;
@@ -112,6 +185,44 @@ const char *check_error_rate(double rate)
     if (!(rate > 0.0 && rate < 1.0))
         return ERR_RATE_RANGE;
     return once_error_in_range(rate) ? NULL : ERR_RATE_BELOW;
+}
+
+const char *parse_error_rate(RedisModuleString *arg, double *out)
+{
+    if (!arg_double(arg, out))
+        return "ERR bad error rate";
+    return check_error_rate(*out);
+}
+
+const char *parse_capacity(RedisModuleString *arg, long long *out)
+{
+    if (!arg_long(arg, out))
+        return "ERR bad capacity";
+    if (*out <= 0)
+        return "ERR (capacity should be larger than 0)";
+    return NULL;
+}
+
+const char *parse_seed(RedisModuleString *arg, uint64_t *out)
+{
+    return arg_u64(arg, out) ? NULL : "ERR bad seed: an unsigned 64-bit integer";
+}
+
+const char *parse_seed_or_limit(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, int i,
+                                seed_and_limit *o, int *used)
+{
+    *used = 0;
+    bool seed = arg_is(argv[i], "SEED");
+    if (!seed && !arg_is(argv[i], "MAXMEMORY"))
+        return NULL;
+    if (i + 1 >= argc)
+        return seed ? "ERR no seed" : "ERR no MAXMEMORY";
+    *used = 2;
+    if (!seed)
+        return parse_max_memory(ctx, argv[i + 1], &o->max_bytes);
+    const char *err = parse_seed(argv[i + 1], &o->seed);
+    o->seed_given = err == NULL;
+    return err;
 }
 
 const char *parse_max_memory(RedisModuleCtx *ctx, RedisModuleString *arg, uint64_t *out)

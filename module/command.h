@@ -1,6 +1,8 @@
 /*
- * module/command.h - what every command of the module shares: argument parsing, the
- * errors clients match on, the server's clock and seeds, and the command tables.
+ * module/command.h - what every command of the module shares: argument parsing (the
+ * creation options every type takes included), the errors clients match on, the
+ * server's clock and seeds, the command tables, how a write is replicated, and the
+ * adds of items (TYPE.ADD, TYPE.MADD, BF.INSERT), answered one way for every type.
  *
  * Each data type (t_bloom.c, t_window.c, t_dbf.c) describes its commands in one table
  * of command_spec rows; command_register makes from each row the command, its flags,
@@ -76,11 +78,33 @@ const char *check_error_rate(double rate);
     "rate < 1)"
 
 /*
+ * The creation options every type takes, checked one way (each NULL, or the error to
+ * reply, RedisBloom's text where its clients match on one).  A window's CAPACITY is
+ * another quantity (keys per span, at most 2^40) with its own check (t_window.c).
+ */
+/* An error rate: a number (else "ERR bad error rate"), then check_error_rate. */
+const char *parse_error_rate(RedisModuleString *arg, double *out);
+/* A set's capacity (BF, and each DBF row): an integer above 0. */
+const char *parse_capacity(RedisModuleString *arg, long long *out);
+/* A hash seed: any unsigned 64-bit integer. */
+const char *parse_seed(RedisModuleString *arg, uint64_t *out);
+/* SEED s or MAXMEMORY bytes at argv[i], the words after RESERVE's numbers that BF and
+ * DBF share: *used is how many arguments it took (0: neither word, nothing parsed). */
+typedef struct seed_and_limit {
+    uint64_t seed;
+    bool seed_given;
+    uint64_t max_bytes; /* the object's memory limit */
+} seed_and_limit;
+const char *parse_seed_or_limit(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, int i,
+                                seed_and_limit *o, int *used);
+
+/*
  * The replicated form of a creation (BF.RESERVE, DBF.RESERVE, ONCE.RESERVE with every
  * option that decides the value's bytes): its words after the key, each kept as text
  * and sent as a string, so that no format string can drop a word or send the wrong
  * kind (a number passed where a C string was declared went out as a pointer once).
- * The one builder the three types use.
+ * The one builder the three types use, also for the one other command a write sends
+ * ahead of itself (ONCE.CLOCK, when a window's first write fixes its clock).
  */
 #define CREATION_MAX_WORDS 24
 typedef struct creation {
@@ -97,6 +121,39 @@ void creation_rate(creation *c, double rate); /* %.17g: the same double on the r
 /* Replicate `command key words...` (RM_Replicate; nothing is sent if the words did not
  * fit, which a test of every option guards). */
 void creation_replicate(RedisModuleCtx *ctx, RedisModuleString *key, const creation *c);
+
+/* Replicate a write to argv[1]: verbatim; or, when it sends `first` ahead of itself
+ * (the creation of its key, made by this write, or a window's clock), `first` and then
+ * the command itself, as `name` with its arguments (argv[1 ..]), never mixed with a
+ * verbatim copy.  `name` NULL: argv[0], as the client spelled it. */
+void replicate_write(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const char *name,
+                     const creation *first);
+
+/*
+ * The items of an add (TYPE.ADD key item, TYPE.MADD key item ..., BF.INSERT ... ITEMS
+ * item ...), answered in order: true for an item not present before, false for one
+ * that was, stopping at the first item the filter refuses, whose place holds the error
+ * (so the items before it are in, and none after it).  One item (`single`) is
+ * answered bare, several as an array.
+ */
+typedef struct add_request {
+    RedisModuleString **items;
+    int count;
+    uint64_t now_ms; /* every item's time (a window's event time); 0 for the others */
+    bool single;
+    /* Insert an item already present too (DBF.ADD: a counting set counts every
+     * insertion), item by item: whether an item is present then depends on every
+     * insertion before it, present items' included, which no batch call reports.
+     * Otherwise the library's test-and-add in batches (once_test_and_add_batch_partial),
+     * whose answers and effects are those of the one-key calls in order. */
+    bool insert_present;
+    /* The error of a refused item; NULL: reply_status's. */
+    const char *(*refusal)(const once_filter *f, once_status st);
+} add_request;
+
+/* Add a->items to `f` and reply; how many took effect (all, or those before the one
+ * refused). */
+size_t add_items(RedisModuleCtx *ctx, once_filter *f, const add_request *a);
 
 /* Does the calling client speak RESP3? */
 bool client_resp3(RedisModuleCtx *ctx);

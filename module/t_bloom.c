@@ -7,9 +7,10 @@
  *   larger than the last and at half its rate, so that the chain's compound rate stays
  *   below the error asked for however far it grows (lib/grow/scalable.c).  BF.ADD is
  *   the library's test-and-add: a key already reported present is neither inserted
- *   nor counted, exactly as RedisBloom answers and counts it.  A non-scaling filter
- *   (NONSCALING) is one blocked filter at the whole rate that refuses new keys once it
- *   holds its capacity.
+ *   nor counted, exactly as RedisBloom answers and counts it.  MADD and INSERT take it
+ *   in batches (command.c, add_items), which answer as the one-key calls in order.  A
+ *   non-scaling filter (NONSCALING) is one blocked filter at the whole rate that
+ *   refuses new keys once it holds its capacity.
  *
  *   Clients of RedisBloom 2.4/2.6 see the replies they parse: integers under RESP2 and
  *   booleans under RESP3 (RM_ReplyWithBool gives both), BF.INFO's five labelled pairs
@@ -40,9 +41,6 @@
 #include "t_bloom.h"
 #include "value.h"
 
-#include <stdio.h>
-#include <string.h>
-
 #define ERR_NONSCALING_FULL "ERR non scaling filter is full"
 #define BLOOM_MAX_EXPANSION 32768
 
@@ -61,35 +59,18 @@ typedef struct bloom_options {
     long long expansion; /* 0 with nonscaling */
     bool nonscaling;
     bool expansion_given;
-    bool seed_given;
-    uint64_t seed;
-    uint64_t max_bytes; /* the object's memory limit */
+    seed_and_limit sl;
 } bloom_options;
 
 static bloom_options default_options(void)
 {
     bloom_options o = {config.error_rate, config.initial_capacity, config.expansion,
-                       false, false, false, 0, (uint64_t)config.max_memory};
+                       false, false, {0, false, (uint64_t)config.max_memory}};
     return o;
 }
 
-/* Each check answers NULL, or the error a client of RedisBloom matches on. */
-static const char *parse_error_rate(RedisModuleString *arg, double *out)
-{
-    if (!arg_double(arg, out))
-        return "ERR bad error rate";
-    return check_error_rate(*out);
-}
-
-static const char *parse_capacity(RedisModuleString *arg, long long *out)
-{
-    if (!arg_long(arg, out))
-        return "ERR bad capacity";
-    if (*out <= 0)
-        return "ERR (capacity should be larger than 0)";
-    return NULL;
-}
-
+/* Answers NULL, or the error a client of RedisBloom matches on (as command.h's checks
+ * of the options every type shares). */
 static const char *parse_expansion(RedisModuleString *arg, long long *out)
 {
     if (!arg_long(arg, out))
@@ -99,11 +80,6 @@ static const char *parse_expansion(RedisModuleString *arg, long long *out)
     if (*out > BLOOM_MAX_EXPANSION)
         return "ERR expansion should be at most 32768";
     return NULL;
-}
-
-static const char *parse_seed(RedisModuleString *arg, uint64_t *out)
-{
-    return arg_u64(arg, out) ? NULL : "ERR bad seed: an unsigned 64-bit integer";
 }
 
 /* The options RESERVE and INSERT share: EXPANSION n, NONSCALING, SEED s, MAXMEMORY
@@ -118,21 +94,13 @@ static const char *parse_shared_option(RedisModuleCtx *ctx, RedisModuleString **
         *used = 1;
         return NULL;
     }
-    bool expansion = arg_is(argv[i], "EXPANSION"), seed = arg_is(argv[i], "SEED"),
-         memory = arg_is(argv[i], "MAXMEMORY");
-    if (!expansion && !seed && !memory)
-        return NULL;
+    if (!arg_is(argv[i], "EXPANSION"))
+        return parse_seed_or_limit(ctx, argv, argc, i, &o->sl, used);
     if (i + 1 >= argc)
-        return expansion ? "ERR no expansion" : seed ? "ERR no seed" : "ERR no MAXMEMORY";
+        return "ERR no expansion";
     *used = 2;
-    if (expansion) {
-        o->expansion_given = true;
-        return parse_expansion(argv[i + 1], &o->expansion);
-    }
-    if (memory)
-        return parse_max_memory(ctx, argv[i + 1], &o->max_bytes);
-    o->seed_given = true;
-    return parse_seed(argv[i + 1], &o->seed);
+    o->expansion_given = true;
+    return parse_expansion(argv[i + 1], &o->expansion);
 }
 
 static const char *finish_options(bloom_options *o)
@@ -141,8 +109,8 @@ static const char *finish_options(bloom_options *o)
         return "Nonscaling filters cannot expand";
     if (o->nonscaling)
         o->expansion = 0;
-    if (!o->seed_given)
-        o->seed = command_new_seed();
+    if (!o->sl.seed_given)
+        o->sl.seed = command_new_seed();
     return NULL;
 }
 
@@ -154,30 +122,27 @@ static once_status bloom_make(const void *options, once_filter **out)
     c.capacity = (uint64_t)o->capacity;
     c.error = o->error;
     c.expansion = (uint32_t)o->expansion;
-    c.seed = o->seed;
+    c.seed = o->sl.seed;
     c.seed_is_set = true;
-    c.max_bytes = o->max_bytes;
+    c.max_bytes = o->sl.max_bytes;
     return once_create(out, &c);
 }
 
-/* Replicate the creation of `key` as BF.RESERVE with everything that decides the
- * filter's bytes and growth (its seed and memory limit included), whatever the
- * replica's settings. */
-static void replicate_creation(RedisModuleCtx *ctx, RedisModuleString *key,
-                               const bloom_options *o)
+/* The creation replicated as BF.RESERVE with everything that decides the filter's
+ * bytes and growth (its seed and memory limit included), whatever the replica's
+ * settings. */
+static void describe_creation(creation *c, const bloom_options *o)
 {
-    creation c;
-    creation_start(&c, "BF.RESERVE");
-    creation_rate(&c, o->error);
-    creation_u64(&c, (uint64_t)o->capacity);
+    creation_start(c, "BF.RESERVE");
+    creation_rate(c, o->error);
+    creation_u64(c, (uint64_t)o->capacity);
     if (o->expansion == 0) {
-        creation_word(&c, "NONSCALING");
+        creation_word(c, "NONSCALING");
     } else {
-        creation_option(&c, "EXPANSION", (uint64_t)o->expansion);
+        creation_option(c, "EXPANSION", (uint64_t)o->expansion);
     }
-    creation_option(&c, "SEED", o->seed);
-    creation_option(&c, "MAXMEMORY", o->max_bytes);
-    creation_replicate(ctx, key, &c);
+    creation_option(c, "SEED", o->sl.seed);
+    creation_option(c, "MAXMEMORY", o->sl.max_bytes);
 }
 
 /* ---------------------------------------------------------------- writes */
@@ -218,10 +183,9 @@ static int bf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         err = finish_options(&o);
     if (err != NULL)
         return RM_ReplyWithError(ctx, err);
-    if (value_reserve(ctx, argv[1], &bloom_type, bloom_make, &o, o.max_bytes) == NULL)
-        return RM_OK;
-    replicate_creation(ctx, argv[1], &o);
-    return RM_ReplyWithSimpleString(ctx, "OK");
+    creation c;
+    describe_creation(&c, &o);
+    return value_reserve(ctx, argv[1], &bloom_type, bloom_make, &o, o.sl.max_bytes, &c);
 }
 
 /* Open `key` to add to it, creating it with `o` when missing and `create` allows; NULL
@@ -238,48 +202,27 @@ static once_filter *open_for_add(RedisModuleCtx *ctx, opened_key *k, RedisModule
         return NULL;
     }
     finish_options(o);
-    once_filter *f = value_create(ctx, k, &bloom_type, bloom_make, o, o->max_bytes);
+    once_filter *f = value_create(ctx, k, &bloom_type, bloom_make, o, o->sl.max_bytes);
     *created = f != NULL;
     return f;
 }
 
-static void replicate_write(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
-                            const bloom_options *o, bool created)
+/* Add argv[first ..] to the filter opened (or created, `created`, with `o`) and
+ * replicate: the items one boolean each, in order, stopping at the first the filter
+ * refuses (its error in its place); `single` answers BF.ADD's bare value.  A filter
+ * this command created is replicated as its creation, then the command (under the
+ * name the client gave it). */
+static void add_and_replicate(RedisModuleCtx *ctx, once_filter *f, RedisModuleString **argv,
+                              int argc, int first, bool single, const bloom_options *o,
+                              bool created)
 {
-    if (!created) {
-        RM_ReplicateVerbatim(ctx);
-        return;
-    }
-    size_t len = 0;
-    const char *name = RM_StringPtrLen(argv[0], &len);
-    char command[32];
-    snprintf(command, sizeof command, "%.*s", (int)(len < 31 ? len : 31), name);
-    replicate_creation(ctx, argv[1], o);
-    RM_Replicate(ctx, command, "v", argv + 1, (size_t)(argc - 1));
-}
-
-/* Add items[0 .. count-1]: one boolean each, in order, stopping at the first the
- * filter refuses (its error in its place).  `single` answers BF.ADD's bare value. */
-static void add_items(RedisModuleCtx *ctx, once_filter *f, RedisModuleString **items,
-                      int count, bool single)
-{
-    if (!single)
-        RM_ReplyWithArray(ctx, RM_POSTPONED_LEN);
-    long replied = 0;
-    for (int i = 0; i < count; i++) {
-        size_t len = 0;
-        const char *item = RM_StringPtrLen(items[i], &len);
-        bool seen = false;
-        once_status st = once_test_and_add(f, item, len, 0, &seen);
-        replied++;
-        if (st != ONCE_OK) {
-            RM_ReplyWithError(ctx, add_refusal(f, st));
-            break;
-        }
-        RM_ReplyWithBool(ctx, !seen);
-    }
-    if (!single)
-        RM_ReplySetArrayLength(ctx, replied);
+    add_request a = {.items = argv + first, .count = argc - first, .single = single,
+                     .refusal = add_refusal};
+    add_items(ctx, f, &a);
+    creation c;
+    if (created)
+        describe_creation(&c, o);
+    replicate_write(ctx, argv, argc, NULL, created ? &c : NULL);
 }
 
 /* BF.ADD key item / BF.MADD key item [item ...] */
@@ -289,10 +232,8 @@ static int bf_add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
     opened_key k;
     bool created = false;
     once_filter *f = open_for_add(ctx, &k, argv[1], &o, true, &created);
-    if (f != NULL) {
-        add_items(ctx, f, argv + 2, argc - 2, single);
-        replicate_write(ctx, argv, argc, &o, created);
-    }
+    if (f != NULL)
+        add_and_replicate(ctx, f, argv, argc, 2, single, &o, created);
     value_close(&k);
     return RM_OK;
 }
@@ -350,10 +291,8 @@ static int bf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     opened_key k;
     bool created = false;
     once_filter *f = open_for_add(ctx, &k, argv[1], &o, !nocreate, &created);
-    if (f != NULL) {
-        add_items(ctx, f, argv + items, argc - items, false);
-        replicate_write(ctx, argv, argc, &o, created);
-    }
+    if (f != NULL)
+        add_and_replicate(ctx, f, argv, argc, items, false, &o, created);
     value_close(&k);
     return RM_OK;
 }

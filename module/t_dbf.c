@@ -9,7 +9,8 @@
  *   whether the item was already reported present, but a counting set must count every
  *   insertion it will later be asked to delete, so a present item is inserted again
  *   (skipping it, as a dedup filter does, would let a later delete of it erase the
- *   counters of the items it collided with).
+ *   counters of the items it collided with).  So DBF.MADD inserts item by item, as
+ *   DBF.ADD would: the library's batches are test-and-add, which skips a present item.
  *
  *   DBF.DEL deletes from the one row that holds the item's cells.  When several rows
  *   hold them (the multiple-address problem, paper 003 section 3.1) no row can be
@@ -30,9 +31,6 @@
 #include "t_dbf.h"
 #include "value.h"
 
-#include <stdio.h>
-#include <string.h>
-
 #define ERR_MULTIPLE_ROWS                                                                     \
     "ERR cannot delete: several rows hold the item's cells (the multiple-address "           \
     "problem); deleting from one could erase other items"
@@ -47,8 +45,7 @@ static value_type dbf_type = {"oncedynbf", "DBF.LOADCHUNK", dbf_holds, NULL};
 typedef struct dbf_options {
     double error;
     long long capacity;
-    uint64_t seed;
-    uint64_t max_bytes; /* the object's memory limit */
+    seed_and_limit sl;
 } dbf_options;
 
 static once_status dbf_make(const void *options, once_filter **out)
@@ -58,104 +55,72 @@ static once_status dbf_make(const void *options, once_filter **out)
     once_config_init(&c, ONCE_DBF);
     c.capacity = (uint64_t)o->capacity;
     c.error = o->error;
-    c.seed = o->seed;
+    c.seed = o->sl.seed;
     c.seed_is_set = true;
-    c.max_bytes = o->max_bytes;
+    c.max_bytes = o->sl.max_bytes;
     return once_create(out, &c);
 }
 
-static void replicate_creation(RedisModuleCtx *ctx, RedisModuleString *key, const dbf_options *o)
+static void describe_creation(creation *c, const dbf_options *o)
 {
-    creation c;
-    creation_start(&c, "DBF.RESERVE");
-    creation_rate(&c, o->error);
-    creation_u64(&c, (uint64_t)o->capacity);
-    creation_option(&c, "SEED", o->seed);
-    creation_option(&c, "MAXMEMORY", o->max_bytes);
-    creation_replicate(ctx, key, &c);
+    creation_start(c, "DBF.RESERVE");
+    creation_rate(c, o->error);
+    creation_u64(c, (uint64_t)o->capacity);
+    creation_option(c, "SEED", o->sl.seed);
+    creation_option(c, "MAXMEMORY", o->sl.max_bytes);
 }
 
 /* DBF.RESERVE key error_rate capacity [SEED s] [MAXMEMORY bytes]: capacity is each
  * row's. */
 static int dbf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    dbf_options o = {0, 0, 0, (uint64_t)config.max_memory};
-    const char *err = NULL;
-    bool seed_given = false;
-    if (!arg_double(argv[2], &o.error))
-        err = "ERR bad error rate";
-    else if (check_error_rate(o.error) != NULL)
-        err = check_error_rate(o.error);
-    else if (!arg_long(argv[3], &o.capacity))
-        err = "ERR bad capacity";
-    else if (o.capacity <= 0)
-        err = "ERR (capacity should be larger than 0)";
-    for (int i = 4; err == NULL && i < argc; i += 2) {
-        bool seed = arg_is(argv[i], "SEED");
-        if (!seed && !arg_is(argv[i], "MAXMEMORY"))
+    dbf_options o = {0, 0, {0, false, (uint64_t)config.max_memory}};
+    const char *err = parse_error_rate(argv[2], &o.error);
+    if (err == NULL)
+        err = parse_capacity(argv[3], &o.capacity);
+    for (int i = 4; err == NULL && i < argc;) {
+        int used = 0;
+        err = parse_seed_or_limit(ctx, argv, argc, i, &o.sl, &used);
+        if (err == NULL && used == 0)
             err = ERR_UNKNOWN_ARGUMENT;
-        else if (i + 1 >= argc)
-            err = seed ? "ERR no seed" : "ERR no MAXMEMORY";
-        else if (!seed)
-            err = parse_max_memory(ctx, argv[i + 1], &o.max_bytes);
-        else if (!arg_u64(argv[i + 1], &o.seed))
-            err = "ERR bad seed: an unsigned 64-bit integer";
-        else
-            seed_given = true;
+        i += used;
     }
     if (err != NULL)
         return RM_ReplyWithError(ctx, err);
-    if (!seed_given)
-        o.seed = command_new_seed();
-    if (value_reserve(ctx, argv[1], &dbf_type, dbf_make, &o, o.max_bytes) == NULL)
-        return RM_OK;
-    replicate_creation(ctx, argv[1], &o);
-    return RM_ReplyWithSimpleString(ctx, "OK");
+    if (!o.sl.seed_given)
+        o.sl.seed = command_new_seed();
+    creation c;
+    describe_creation(&c, &o);
+    return value_reserve(ctx, argv[1], &dbf_type, dbf_make, &o, o.sl.max_bytes, &c);
 }
 
 /* DBF.ADD key item / DBF.MADD key item [item ...]: 1 for an item not present before,
- * 0 for one that was (inserted again all the same: see the design above). */
+ * 0 for one that was (inserted again all the same: see the design above, and item by
+ * item, as add_request.insert_present says why). */
 static int dbf_add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool single)
 {
     opened_key k = value_open(ctx, argv[1], RM_READ | RM_WRITE, &dbf_type);
     once_filter *f = value_filter_or_reply(ctx, &k, NULL);
-    dbf_options o = {config.error_rate, config.initial_capacity, 0,
-                     (uint64_t)config.max_memory};
+    dbf_options o = {config.error_rate, config.initial_capacity,
+                     {0, false, (uint64_t)config.max_memory}};
     bool created = false;
     if (f == NULL && k.state == KEY_MISSING) {
-        o.seed = command_new_seed();
-        f = value_create(ctx, &k, &dbf_type, dbf_make, &o, o.max_bytes);
+        o.sl.seed = command_new_seed();
+        f = value_create(ctx, &k, &dbf_type, dbf_make, &o, o.sl.max_bytes);
         created = f != NULL;
     }
     if (f == NULL) {
         value_close(&k);
         return RM_OK;
     }
-    if (!single)
-        RM_ReplyWithArray(ctx, RM_POSTPONED_LEN);
-    long replied = 0;
-    for (int i = 2; i < argc; i++) {
-        size_t len = 0;
-        const char *item = RM_StringPtrLen(argv[i], &len);
-        bool present = false;
-        once_query(f, item, len, 0, &present);
-        once_status st = once_add(f, item, len, 0);
-        replied++;
-        if (st != ONCE_OK) {
-            reply_status(ctx, st);
-            break;
-        }
-        RM_ReplyWithBool(ctx, !present);
-    }
-    if (!single)
-        RM_ReplySetArrayLength(ctx, replied);
+    add_request a = {.items = argv + 2, .count = argc - 2, .single = single,
+                     .insert_present = true};
+    add_items(ctx, f, &a);
     value_close(&k);
-    if (created) {
-        replicate_creation(ctx, argv[1], &o);
-        RM_Replicate(ctx, single ? "DBF.ADD" : "DBF.MADD", "v", argv + 1, (size_t)(argc - 1));
-    } else {
-        RM_ReplicateVerbatim(ctx);
-    }
+    creation c;
+    if (created)
+        describe_creation(&c, &o);
+    replicate_write(ctx, argv, argc, single ? "DBF.ADD" : "DBF.MADD", created ? &c : NULL);
     return RM_OK;
 }
 

@@ -181,36 +181,33 @@ static once_status window_make(const void *options, once_filter **out)
     return st;
 }
 
-/* Replicate a creation with every option that decides the filter's bytes. */
-static void replicate_creation(RedisModuleCtx *ctx, RedisModuleString *key,
-                               const window_options *o)
+/* The creation replicated, with every option that decides the filter's bytes. */
+static void describe_creation(creation *c, const window_options *o)
 {
-    creation c;
-    creation_start(&c, "ONCE.RESERVE");
-    creation_option(&c, o->window != 0 ? "WINDOW" : "SPAN",
+    creation_start(c, "ONCE.RESERVE");
+    creation_option(c, o->window != 0 ? "WINDOW" : "SPAN",
                     o->window != 0 ? o->window : o->span_ms);
-    creation_word(&c, "ERROR");
-    creation_rate(&c, o->error);
-    creation_word(&c, "FILTER");
-    creation_word(&c, once_type_name(o->type));
+    creation_word(c, "ERROR");
+    creation_rate(c, o->error);
+    creation_word(c, "FILTER");
+    creation_word(c, once_type_name(o->type));
     if (once_structure_of(o->type)->levels) {
-        creation_option(&c, "LEVEL", o->level);
+        creation_option(c, "LEVEL", o->level);
     }
     if (o->window == 0) {
-        creation_option(&c, "CAPACITY", o->capacity);
-        creation_option(&c, "MAXJUMP", o->max_jump_ms);
+        creation_option(c, "CAPACITY", o->capacity);
+        creation_option(c, "MAXJUMP", o->max_jump_ms);
     }
-    creation_option(&c, "SEED", o->seed);
-    creation_option(&c, "MAXMEMORY", o->max_bytes);
+    creation_option(c, "SEED", o->seed);
+    creation_option(c, "MAXMEMORY", o->max_bytes);
     if (o->refresh)
-        creation_word(&c, "REFRESH");
+        creation_word(c, "REFRESH");
     if (o->type == ONCE_TIMER) /* always said: see the design note, "Replication" */
-        creation_word(&c, o->fixed ? "NONSCALING" : "SCALING");
+        creation_word(c, o->fixed ? "NONSCALING" : "SCALING");
     if (o->clock != CLOCK_LEGACY) {
-        creation_word(&c, "CLOCK");
-        creation_word(&c, clock_name(o->clock));
+        creation_word(c, "CLOCK");
+        creation_word(c, clock_name(o->clock));
     }
-    creation_replicate(ctx, key, &c);
 }
 
 /* The options of ONCE.RESERVE, checked before any key is touched: NULL or the error. */
@@ -251,10 +248,9 @@ static const char *parse_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, 
                 return "ERR bad span: a positive number of milliseconds";
             span_given = true;
         } else if (arg_is(argv[i - 1], "ERROR")) {
-            if (!arg_double(v, &o->error))
-                return "ERR bad error rate";
-            if (check_error_rate(o->error) != NULL)
-                return check_error_rate(o->error);
+            const char *err = parse_error_rate(v, &o->error);
+            if (err != NULL)
+                return err;
         } else if (arg_is(argv[i - 1], "LEVEL")) {
             if (!arg_unsigned(v, WINDOW_MAX_LEVEL, &o->level))
                 return "ERR bad level: an integer in [0, 8]";
@@ -289,8 +285,9 @@ static const char *parse_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, 
                        "first (the first write's)";
             o->clock = clock;
         } else if (arg_is(argv[i - 1], "SEED")) {
-            if (!arg_u64(v, &o->seed))
-                return "ERR bad seed: an unsigned 64-bit integer";
+            const char *err = parse_seed(v, &o->seed);
+            if (err != NULL)
+                return err;
             o->seed_given = true;
         } else {
             return ERR_UNKNOWN_ARGUMENT;
@@ -335,10 +332,9 @@ static int window_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int arg
     const char *err = parse_reserve(ctx, argv, argc, &o);
     if (err != NULL)
         return RM_ReplyWithError(ctx, err);
-    if (value_reserve(ctx, argv[1], &window_type, window_make, &o, o.max_bytes) == NULL)
-        return RM_OK;
-    replicate_creation(ctx, argv[1], &o);
-    return RM_ReplyWithSimpleString(ctx, "OK");
+    creation c;
+    describe_creation(&c, &o);
+    return value_reserve(ctx, argv[1], &window_type, window_make, &o, o.max_bytes, &c);
 }
 
 /* ----------------------------------------------------------------- time */
@@ -492,42 +488,30 @@ static int window_add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int a
     /* A window without a clock yet takes this write's; replicas take it first. */
     bool fixing = timed && from_client && clock_of(f) == CLOCK_FIRST &&
                   clock_set(f, want) == ONCE_OK;
-    if (fixing)
-        RM_Replicate(ctx, "ONCE.CLOCK", "sc", argv[1], clock_name(want));
-    if (!single)
-        RM_ReplyWithArray(ctx, RM_POSTPONED_LEN);
-    long replied = 0;
-    bool changed = creating || fixing;
-    for (int i = 0; i < count; i++) {
-        size_t len = 0;
-        const char *item = RM_StringPtrLen(argv[first + i], &len);
-        bool seen = false;
-        once_status st = once_test_and_add(f, item, len, t.ms, &seen);
-        replied++;
-        if (st != ONCE_OK) {
-            reply_status(ctx, st);
-            break;
-        }
-        changed = true;
-        RM_ReplyWithBool(ctx, !seen);
-    }
-    if (!single)
-        RM_ReplySetArrayLength(ctx, replied);
+    add_request a = {.items = argv + first, .count = count, .now_ms = t.ms, .single = single};
+    bool changed = add_items(ctx, f, &a) > 0 || creating || fixing;
     restore_jump_bound(f, bound);
     if (changed)
         value_warn_if_overfull(ctx, argv[1], &k);
     value_close(&k);
     if (!changed)
         return RM_OK;
-    if (creating)
-        replicate_creation(ctx, argv[1], &created);
+    /* Sent ahead of the write: the window's creation, or the clock it fixed. */
+    creation ahead;
+    if (creating) {
+        describe_creation(&ahead, &created);
+    } else if (fixing) {
+        creation_start(&ahead, "ONCE.CLOCK");
+        creation_word(&ahead, clock_name(want));
+    }
+    const creation *first_sent = creating || fixing ? &ahead : NULL;
     if (!timed || t.given) {
-        if (creating || fixing) /* after that command: not mixed with a verbatim one */
-            RM_Replicate(ctx, single ? "ONCE.ADD" : "ONCE.MADD", "v", argv + 1,
-                         (size_t)(argc - 1));
-        else
-            RM_ReplicateVerbatim(ctx);
-    } else if (single) {
+        replicate_write(ctx, argv, argc, single ? "ONCE.ADD" : "ONCE.MADD", first_sent);
+        return RM_OK;
+    }
+    if (first_sent != NULL)
+        creation_replicate(ctx, argv[1], first_sent);
+    if (single) {
         RM_Replicate(ctx, "ONCE.ADD", "sscl", argv[1], argv[2], "AT", (long long)t.ms);
     } else {
         RM_Replicate(ctx, "ONCE.MADD", "sclv", argv[1], "AT", (long long)t.ms, argv + first,

@@ -541,8 +541,8 @@ once_filter *value_create(RedisModuleCtx *ctx, opened_key *k, const value_type *
     return f;
 }
 
-once_filter *value_reserve(RedisModuleCtx *ctx, RedisModuleString *name, const value_type *t,
-                           value_make_fn make, const void *options, uint64_t limit)
+int value_reserve(RedisModuleCtx *ctx, RedisModuleString *name, const value_type *t,
+                  value_make_fn make, const void *options, uint64_t limit, const creation *c)
 {
     opened_key k = value_open(ctx, name, RM_READ | RM_WRITE, t);
     once_filter *f = NULL;
@@ -551,7 +551,10 @@ once_filter *value_reserve(RedisModuleCtx *ctx, RedisModuleString *name, const v
     else
         f = value_create(ctx, &k, t, make, options, limit);
     value_close(&k);
-    return f;
+    if (f == NULL)
+        return RM_OK;
+    creation_replicate(ctx, name, c);
+    return RM_ReplyWithSimpleString(ctx, "OK");
 }
 
 void value_replace(opened_key *k, once_filter *f)

@@ -11,6 +11,7 @@
 #ifndef ONCE_MODULE_VALUE_H
 #define ONCE_MODULE_VALUE_H
 
+#include "command.h"
 #include "redis_api.h"
 
 #include "once_advanced.h"
@@ -84,10 +85,11 @@ typedef once_status (*value_make_fn)(const void *options, once_filter **out);
  * command is replayed: it was taken where it first ran). */
 once_filter *value_create(RedisModuleCtx *ctx, opened_key *k, const value_type *t,
                           value_make_fn make, const void *options, uint64_t limit);
-/* TYPE.RESERVE: value_create under `name`, which must be missing (else NULL after
- * replying WRONGTYPE or "ERR item exists").  The caller replicates and replies OK. */
-once_filter *value_reserve(RedisModuleCtx *ctx, RedisModuleString *name, const value_type *t,
-                           value_make_fn make, const void *options, uint64_t limit);
+/* TYPE.RESERVE: value_create under `name`, which must be missing (else WRONGTYPE or
+ * "ERR item exists" is replied), then replicate `c`, that creation, and reply OK.
+ * RM_OK. */
+int value_reserve(RedisModuleCtx *ctx, RedisModuleString *name, const value_type *t,
+                  value_make_fn make, const void *options, uint64_t limit, const creation *c);
 
 /* An independent copy of a filter (through its saved form). */
 once_status value_copy_filter(const once_filter *f, once_filter **out);
