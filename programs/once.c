@@ -316,18 +316,12 @@ static int open_sliced(const cli_options *o, once_sliced **out)
 
 /* Would the window take an event at `when` (not too far past the latest time)?  The
  * library's rule for its windows; a sliced filter's sites keep their own clocks, so
- * the run keeps the stream's here. */
+ * the run keeps the stream's here, by the same rule. */
 static bool clock_step(run *r, uint64_t *clock, bool *started, uint64_t when)
 {
     if (r->sliced == NULL)
         return once_clock_step(r->filter, clock, started, when);
-    uint64_t jump = r->options->max_time_jump_ms;
-    if (when > ONCE_MAX_TIME_MS || (*started && jump != 0 && when > *clock && when - *clock > jump))
-        return false;
-    if (!*started || when > *clock)
-        *clock = when;
-    *started = true;
-    return true;
+    return once_time_step(r->options->max_time_jump_ms, clock, started, when);
 }
 
 /* The memory the filter holds. */

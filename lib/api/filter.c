@@ -653,15 +653,23 @@ uint64_t once_max_time_jump(const once_filter *f)
     return f != NULL && f->ops->clock != NULL ? f->max_time_jump : 0;
 }
 
-bool once_clock_step(const once_filter *f, uint64_t *clock_ms, bool *started, uint64_t time_ms)
+bool once_time_step(uint64_t max_time_jump_ms, uint64_t *clock_ms, bool *started,
+                    uint64_t time_ms)
 {
-    if (f == NULL || clock_ms == NULL || started == NULL || f->ops->clock == NULL ||
-        !once_time_admissible(f, *clock_ms, *started, time_ms))
+    if (clock_ms == NULL || started == NULL ||
+        !once_time_within(max_time_jump_ms, *clock_ms, *started, time_ms))
         return false;
     if (!*started || time_ms > *clock_ms)
         *clock_ms = time_ms;
     *started = true;
     return true;
+}
+
+bool once_clock_step(const once_filter *f, uint64_t *clock_ms, bool *started, uint64_t time_ms)
+{
+    if (f == NULL || f->ops->clock == NULL)
+        return false;
+    return once_time_step(f->max_time_jump, clock_ms, started, time_ms);
 }
 
 /* ----------------------------------------------------------- cardinality */

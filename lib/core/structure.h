@@ -241,13 +241,18 @@ static inline void once_filter_init(once_filter *f, const once_filter_ops *ops)
  * events are admissible (they are taken at the clock); an event past the clock by more
  * than the filter's bound is not, and neither is a time past ONCE_MAX_TIME_MS.
  */
-static inline bool once_time_admissible(const once_filter *f, uint64_t latest, bool started,
-                                        uint64_t now)
+static inline bool once_time_within(uint64_t max_time_jump, uint64_t latest, bool started,
+                                    uint64_t now)
 {
     if (now > ONCE_MAX_TIME_MS)
         return false;
-    return !started || f->max_time_jump == 0 || now <= latest ||
-           now - latest <= f->max_time_jump;
+    return !started || max_time_jump == 0 || now <= latest || now - latest <= max_time_jump;
+}
+
+static inline bool once_time_admissible(const once_filter *f, uint64_t latest, bool started,
+                                        uint64_t now)
+{
+    return once_time_within(f->max_time_jump, latest, started, now);
 }
 
 /* What once_bytes reports: the structure's memory and the application's metadata. */

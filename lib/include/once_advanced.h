@@ -108,6 +108,12 @@ ONCE_API once_status once_standard_positions(uint64_t bits, uint32_t hashes,
  * without a clock. */
 ONCE_API bool once_clock_step(const once_filter *filter, uint64_t *clock_ms, bool *started,
                               uint64_t time_ms);
+/* The same rule for a caller that keeps a clock of its own, with no filter that has one
+ * (the CLI's, over a sliced filter whose sites keep theirs): an event at time_ms is
+ * taken unless it is past ONCE_MAX_TIME_MS or, once the clock has started, more than
+ * max_time_jump_ms (0: any) past *clock_ms; if taken, the clock moves as above. */
+ONCE_API bool once_time_step(uint64_t max_time_jump_ms, uint64_t *clock_ms, bool *started,
+                             uint64_t time_ms);
 
 /* ------------------------------------------------------------------ chunks */
 

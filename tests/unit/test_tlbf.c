@@ -876,7 +876,72 @@ static void state_without_time_bound_loads(void)
     once_free(f);
 }
 
+/*
+ * The clock rule as a step (once_clock_step, once_time_step) is the rule the time
+ * windows apply: over times late, on time, just within and past the jump bound, and
+ * past ONCE_MAX_TIME_MS, a step says yes exactly when once_add takes the event, and
+ * leaves the clock where once_clock then reads it; a caller's own clock stepped by
+ * once_time_step with the same bound moves alike.
+ */
+static void clock_step_is_the_windows_rule(void)
+{
+    const uint64_t jump = 5000;
+    for (int timer = 0; timer < 2; timer++) {
+        once_config c;
+        once_config_init(&c, timer ? ONCE_TIMER : ONCE_TLBF);
+        c.span_ms = 1000;
+        c.capacity = 1000;
+        c.max_time_jump_ms = jump;
+        c.seed = 3;
+        c.seed_is_set = true;
+        once_filter *f = testing_create(&c);
+        REQUIRE(f != NULL);
+        uint64_t step_clock = 0, own_clock = 0, state = 77;
+        bool step_started = false, own_started = false;
+        uint64_t base = 1000000;
+        for (int i = 0; i < 4000; i++) {
+            state = testing_mix(state + (uint64_t)i);
+            uint64_t when;
+            switch (state % 6) {
+            case 0: when = base - state % 3000; break;              /* late */
+            case 1: when = base + state % 50; break;                /* on time */
+            case 2: when = base + jump; break;                      /* at the bound */
+            case 3: when = base + jump + 1 + state % 1000; break;   /* past it */
+            case 4: when = ONCE_MAX_TIME_MS + 1 + state % 7; break; /* past any clock */
+            default: when = base + state % (2 * jump); break;
+            }
+            uint64_t before = step_clock;
+            bool step = once_clock_step(f, &step_clock, &step_started, when);
+            bool own = once_time_step(jump, &own_clock, &own_started, when);
+            CHECK(step == own && step_clock == own_clock && step_started == own_started);
+            uint8_t key[8];
+            memcpy(key, &i, sizeof i);
+            once_status st = once_add(f, key, sizeof i, when);
+            CHECK(st == (step ? ONCE_OK : ONCE_ERR_TIME));
+            uint64_t clock = 0;
+            bool started = false;
+            CHECK_OK(once_clock(f, &clock, &started));
+            CHECK(started == step_started && clock == step_clock);
+            if (!step)
+                CHECK(step_clock == before);
+            if (step_started && step_clock > base)
+                base = step_clock;
+        }
+        once_free(f);
+    }
+    /* Without a clock to follow (a static filter) the step refuses; NULLs are refused. */
+    once_filter *plain = testing_make(ONCE_BLOCKED, 100, 0.01, 1);
+    REQUIRE(plain != NULL);
+    uint64_t clock = 0;
+    bool started = false;
+    CHECK(!once_clock_step(plain, &clock, &started, 10));
+    CHECK(!once_time_step(0, NULL, &started, 10) && !once_time_step(0, &clock, NULL, 10));
+    CHECK(once_time_step(0, &clock, &started, ONCE_MAX_TIME_MS) && clock == ONCE_MAX_TIME_MS);
+    once_free(plain);
+}
+
 static const testing_case cases[] = {
+    {"clock_step_is_the_windows_rule", clock_step_is_the_windows_rule},
     {"no_false_negatives", no_false_negatives},
     {"idle_gaps_and_one_millisecond_bursts", idle_gaps_and_one_millisecond_bursts},
     {"backwards_clock_is_clamped", backwards_clock_is_clamped},
