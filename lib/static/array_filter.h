@@ -150,6 +150,40 @@ once_array_cell_one(once_filter *f, const once_hash *h, once_batch_op op, const 
     return ops->test_and_add(a, cells);
 }
 
+/*
+ * The one-key calls and the fused batch of a layout whose keys go through its cell
+ * operations CELLS (once_cell_ops): PREFIX_query, PREFIX_add, PREFIX_test_and_add and
+ * PREFIX_batch, for its ops table.  Each is the shared loop specialized, at compile
+ * time, to that layout's cells.
+ */
+#define ONCE_ARRAY_CELL_CALLS(PREFIX, CELLS)                                                  \
+    static bool PREFIX##_query(const once_filter *f, const once_hash *h, uint64_t now_ms)     \
+    {                                                                                          \
+        (void)now_ms;                                                                          \
+        return once_array_cell_one((once_filter *)f, h, ONCE_OP_QUERY, &CELLS);               \
+    }                                                                                          \
+    static once_status PREFIX##_add(once_filter *f, const once_hash *h, uint64_t now_ms)      \
+    {                                                                                          \
+        (void)now_ms;                                                                          \
+        once_array_cell_one(f, h, ONCE_OP_ADD, &CELLS);                                        \
+        return ONCE_OK;                                                                        \
+    }                                                                                          \
+    static once_status PREFIX##_test_and_add(once_filter *f, const once_hash *h,              \
+                                             uint64_t now_ms, bool *seen)                      \
+    {                                                                                          \
+        (void)now_ms;                                                                          \
+        *seen = once_array_cell_one(f, h, ONCE_OP_TEST_AND_ADD, &CELLS);                       \
+        return ONCE_OK;                                                                        \
+    }                                                                                          \
+    static once_status PREFIX##_batch(once_filter *f, const once_batch_items *items,          \
+                                      size_t count, once_batch_op op, uint8_t *out,            \
+                                      size_t *done)                                            \
+    {                                                                                          \
+        once_array_cell_batch(f, items, count, op, out, &CELLS);                               \
+        *done = count;                                                                         \
+        return ONCE_OK;                                                                        \
+    }
+
 /* The cell operations of a bit array whose cells are bit indexes of the whole array
  * (standard, partitioned): what their own query and test_and_add do to the bits. */
 static inline __attribute__((always_inline)) bool once_bits_query(const once_array_filter *a,

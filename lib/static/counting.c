@@ -156,34 +156,7 @@ static const once_cell_ops counting_cells = {
  * misses where a test followed by an insertion waited for the test's and then the
  * insertion's.  The test keeps its early exit: reading every counter first costs more,
  * as long as most keys are new. */
-static bool counting_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
-{
-    (void)now_ms;
-    return once_array_cell_one((once_filter *)f, h, ONCE_OP_QUERY, &counting_cells);
-}
-
-static once_status counting_add(once_filter *f, const once_hash *h, uint64_t now_ms)
-{
-    (void)now_ms;
-    once_array_cell_one(f, h, ONCE_OP_ADD, &counting_cells);
-    return ONCE_OK;
-}
-
-static once_status counting_test_and_add(once_filter *f, const once_hash *h, uint64_t now_ms,
-                                         bool *seen)
-{
-    (void)now_ms;
-    *seen = once_array_cell_one(f, h, ONCE_OP_TEST_AND_ADD, &counting_cells);
-    return ONCE_OK;
-}
-
-static once_status counting_batch(once_filter *f, const once_batch_items *items, size_t count,
-                                  once_batch_op op, uint8_t *out, size_t *done)
-{
-    once_array_cell_batch(f, items, count, op, out, &counting_cells);
-    *done = count;
-    return ONCE_OK;
-}
+ONCE_ARRAY_CELL_CALLS(counting, counting_cells)
 
 /* Union adds counts (saturating), intersection keeps the smaller: the counter-wise
  * analogues of OR and AND, which keep "non-zero" meaning "some key may be here". */

@@ -50,35 +50,7 @@ static const once_cell_ops partitioned_cells = {
     .test_and_add = once_bits_test_and_add,
 };
 
-static bool partitioned_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
-{
-    (void)now_ms;
-    return once_array_cell_one((once_filter *)f, h, ONCE_OP_QUERY, &partitioned_cells);
-}
-
-static once_status partitioned_test_and_add(once_filter *f, const once_hash *h,
-                                            uint64_t now_ms, bool *seen)
-{
-    (void)now_ms;
-    *seen = once_array_cell_one(f, h, ONCE_OP_TEST_AND_ADD, &partitioned_cells);
-    return ONCE_OK;
-}
-
-static once_status partitioned_add(once_filter *f, const once_hash *h, uint64_t now_ms)
-{
-    (void)now_ms;
-    once_array_cell_one(f, h, ONCE_OP_ADD, &partitioned_cells);
-    return ONCE_OK;
-}
-
-static once_status partitioned_batch(once_filter *f, const once_batch_items *items,
-                                     size_t count, once_batch_op op, uint8_t *out,
-                                     size_t *done)
-{
-    once_array_cell_batch(f, items, count, op, out, &partitioned_cells);
-    *done = count;
-    return ONCE_OK;
-}
+ONCE_ARRAY_CELL_CALLS(partitioned, partitioned_cells)
 
 /* Probe i in slice i: the positions partitioned_query tests. */
 static uint32_t partitioned_positions(const once_filter *f, const once_hash *h, uint64_t *out)

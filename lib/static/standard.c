@@ -36,34 +36,7 @@ static const once_cell_ops standard_cells = {
     .test_and_add = once_bits_test_and_add,
 };
 
-static bool standard_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
-{
-    (void)now_ms;
-    return once_array_cell_one((once_filter *)f, h, ONCE_OP_QUERY, &standard_cells);
-}
-
-static once_status standard_test_and_add(once_filter *f, const once_hash *h, uint64_t now_ms,
-                                         bool *seen)
-{
-    (void)now_ms;
-    *seen = once_array_cell_one(f, h, ONCE_OP_TEST_AND_ADD, &standard_cells);
-    return ONCE_OK;
-}
-
-static once_status standard_add(once_filter *f, const once_hash *h, uint64_t now_ms)
-{
-    (void)now_ms;
-    once_array_cell_one(f, h, ONCE_OP_ADD, &standard_cells);
-    return ONCE_OK;
-}
-
-static once_status standard_batch(once_filter *f, const once_batch_items *items, size_t count,
-                                  once_batch_op op, uint8_t *out, size_t *done)
-{
-    once_array_cell_batch(f, items, count, op, out, &standard_cells);
-    *done = count;
-    return ONCE_OK;
-}
+ONCE_ARRAY_CELL_CALLS(standard, standard_cells)
 
 /* The k bits a digest names: the shared probe sequence over [0, m), the very positions
  * standard_query tests and standard_test_and_add set. */
