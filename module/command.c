@@ -175,6 +175,24 @@ size_t add_items(RedisModuleCtx *ctx, once_filter *f, const add_request *a)
     return done;
 }
 
+once_status query_items(const once_filter *f, RedisModuleString **items, size_t count,
+                        uint64_t now_ms, uint8_t *present)
+{
+    for (size_t done = 0; done < count;) {
+        once_key keys[ADD_BATCH];
+        size_t n = count - done < ADD_BATCH ? count - done : ADD_BATCH;
+        for (size_t i = 0; i < n; i++) {
+            keys[i].data = RM_StringPtrLen(items[done + i], &keys[i].len);
+            keys[i].time_ms = now_ms;
+        }
+        once_status st = once_query_batch(f, keys, n, present + done);
+        if (st != ONCE_OK)
+            return st;
+        done += n;
+    }
+    return ONCE_OK;
+}
+
 bool command_replayed(RedisModuleCtx *ctx)
 {
     return (RM_GetContextFlags(ctx) & (RM_CTX_FLAGS_REPLICATED | RM_CTX_FLAGS_LOADING)) != 0;

@@ -155,6 +155,12 @@ typedef struct add_request {
  * refused). */
 size_t add_items(RedisModuleCtx *ctx, once_filter *f, const add_request *a);
 
+/* Are items[0 .. count-1] present in `f` at now_ms?  Into present[i], through the
+ * library's query batches (their lines requested ahead), with the answers of the
+ * one-key queries in order; the first refusal (a time the window refuses) ends it. */
+once_status query_items(const once_filter *f, RedisModuleString **items, size_t count,
+                        uint64_t now_ms, uint8_t *present);
+
 /* Does the calling client speak RESP3? */
 bool client_resp3(RedisModuleCtx *ctx);
 

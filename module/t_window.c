@@ -558,14 +558,10 @@ static int window_exists_items(RedisModuleCtx *ctx, RedisModuleString **argv, in
     uint8_t *present = count <= 64 ? answers : RM_Alloc((size_t)count);
     once_status st = ONCE_OK;
     uint64_t bound = f != NULL ? lift_jump_bound(ctx, f, &t) : 0;
-    for (int i = 0; i < count && st == ONCE_OK; i++) {
-        size_t len = 0;
-        const char *item = RM_StringPtrLen(argv[first + i], &len);
-        bool p = false;
-        if (f != NULL)
-            st = once_query(f, item, len, t.ms, &p);
-        present[i] = p;
-    }
+    if (f != NULL)
+        st = query_items(f, argv + first, (size_t)count, t.ms, present);
+    else
+        memset(present, 0, (size_t)count);
     if (f != NULL)
         restore_jump_bound(f, bound);
     value_close(&k);
