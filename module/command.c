@@ -125,6 +125,15 @@ void replicate_write(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, co
  * batch runs without it, and small enough for the stack. */
 #define ADD_BATCH 64
 
+/* The library's keys for n items of a command, each at now_ms (views of the items). */
+static void keys_of(RedisModuleString **items, size_t n, uint64_t now_ms, once_key *keys)
+{
+    for (size_t i = 0; i < n; i++) {
+        keys[i].data = RM_StringPtrLen(items[i], &keys[i].len);
+        keys[i].time_ms = now_ms;
+    }
+}
+
 /* DBF.ADD's insertion of keys[0 .. count-1], each answered whether present before:
  * the one-key calls in order (add_request.insert_present). */
 static once_status add_each(once_filter *f, const once_key *keys, size_t count, uint8_t *seen,
@@ -154,10 +163,7 @@ size_t add_items(RedisModuleCtx *ctx, once_filter *f, const add_request *a)
         once_key keys[ADD_BATCH];
         uint8_t seen[ADD_BATCH];
         size_t n = count - done < ADD_BATCH ? count - done : ADD_BATCH, took = 0;
-        for (size_t i = 0; i < n; i++) {
-            keys[i].data = RM_StringPtrLen(a->items[done + i], &keys[i].len);
-            keys[i].time_ms = a->now_ms;
-        }
+        keys_of(a->items + done, n, a->now_ms, keys);
         st = a->insert_present ? add_each(f, keys, n, seen, &took)
                                : once_test_and_add_batch_partial(f, keys, n, seen, &took);
         for (size_t i = 0; i < took; i++)
@@ -181,10 +187,7 @@ once_status query_items(const once_filter *f, RedisModuleString **items, size_t 
     for (size_t done = 0; done < count;) {
         once_key keys[ADD_BATCH];
         size_t n = count - done < ADD_BATCH ? count - done : ADD_BATCH;
-        for (size_t i = 0; i < n; i++) {
-            keys[i].data = RM_StringPtrLen(items[done + i], &keys[i].len);
-            keys[i].time_ms = now_ms;
-        }
+        keys_of(items + done, n, now_ms, keys);
         once_status st = once_query_batch(f, keys, n, present + done);
         if (st != ONCE_OK)
             return st;
