@@ -75,6 +75,15 @@ static bool dbpbf_query(const once_filter *f, const once_hash *h, uint64_t now_m
     return false;
 }
 
+/* The query from a key's plan: every batch tests the planned cells, newest first. */
+static bool holds_planned_any(const bpbf *b, const uint64_t *cells)
+{
+    for (uint32_t i = b->count; i-- > 0;)
+        if (holds_planned(b, b->batches[i].words, cells))
+            return true;
+    return false;
+}
+
 /* Insert the key into the newest batch, opening one when it is full: from its plan
  * (`cells`, when not NULL; a plan against the batch that was newest, which a new batch
  * shares) or walking its cells. */
@@ -100,7 +109,9 @@ static once_status dbpbf_add(once_filter *f, const once_hash *h, uint64_t now_ms
 
 /* The insertion's lines (the newest batch's) are requested before the query reads any:
  * a new key then waits for one round of misses, not the query's and then the
- * insertion's.  (When the insertion opens a batch, the request was for nothing.) */
+ * insertion's.  (When the insertion opens a batch, the request was for nothing.)  The
+ * plan's cells are every batch's, so the query tests them rather than computing them
+ * again. */
 static once_status dbpbf_test_and_add(once_filter *f, const once_hash *h, uint64_t now_ms,
                                       bool *seen)
 {
@@ -109,7 +120,7 @@ static once_status dbpbf_test_and_add(once_filter *f, const once_hash *h, uint64
     const uint64_t *cells = once_bpbf_plan_newest(b, h, planned);
     if (cells == NULL)
         probe_blocks(b, b->batches[b->count - 1].words, h, PROBE_REQUEST, NULL);
-    *seen = dbpbf_query(f, h, now_ms);
+    *seen = cells != NULL ? holds_planned_any(b, cells) : dbpbf_query(f, h, now_ms);
     return *seen ? ONCE_OK : insert(b, h, cells);
 }
 
