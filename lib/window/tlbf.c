@@ -92,10 +92,16 @@ typedef struct tlbf_slice {
     uint64_t capacity; /* floor(m_i ln 2) */
     uint64_t count;    /* insertions received */
     uint64_t stamp;    /* ms of the last insertion as an insertion slice */
+    uint32_t cubic;    /* hash (hash - 1) (hash - 2) / 6, its probe's cubic term (< 2^19) */
+    uint16_t hash;     /* hash index, < k <= ONCE_MAX_AGE_SLICES */
     bool stamped;      /* false: never received one (always checked) */
-    uint32_t hash;     /* hash index, < k */
     uint64_t *array;
 } tlbf_slice;
+
+/* once_bytes counts the slice table (memory_for), and a loader refuses a file whose
+ * filter would pass its cap: a larger slice would refuse files saved at their cap. */
+_Static_assert(sizeof(tlbf_slice) == 48, "the slice's size is part of once_bytes");
+_Static_assert(ONCE_MAX_AGE_SLICES <= 128, "cubic and hash fit their fields");
 
 typedef struct tlbf {
     once_filter base;
@@ -151,12 +157,18 @@ static uint64_t capacity_of(uint64_t bits)
     return (uint64_t)floor((double)bits * log(2.0));
 }
 
+static void slice_set_hash(tlbf_slice *s, uint32_t hash)
+{
+    s->hash = (uint16_t)hash;
+    s->cubic = (uint32_t)((uint64_t)hash * (hash - 1) * (hash - 2) / 6);
+}
+
 static once_status slice_init(tlbf_slice *s, uint64_t bits, uint32_t hash)
 {
     memset(s, 0, sizeof *s);
     s->bits = bits;
     s->capacity = capacity_of(bits);
-    s->hash = hash;
+    slice_set_hash(s, hash);
     s->array = once_words_alloc(slice_words(bits));
     return s->array ? ONCE_OK : ONCE_ERR_NOMEM;
 }
@@ -169,10 +181,13 @@ static bool expired(const tlbf_slice *s, uint64_t now, uint64_t span)
 }
 
 /* A key's bit in slice s: probe s->hash of the filter's sequence (its multiplier `mix`:
- * core/hash.h), so that slices keep their bits whatever their place in the ring. */
+ * core/hash.h), so that slices keep their bits whatever their place in the ring.  The
+ * probe's cubic term is the slice's, computed once: per key it took three multiplies
+ * of the six a position costs. */
 static inline uint64_t slice_position(const tlbf_slice *s, const once_hash *h, uint64_t mix)
 {
-    return once_probe_at(h, s->hash, s->bits, mix);
+    uint64_t x = h->lo + s->hash * (h->hi | 1) + s->cubic; /* once_probe_value_at */
+    return once_reduce(once_probe_mix(x, mix), s->bits);
 }
 
 /* The clock never goes back past the latest time seen (0 for a new filter), whatever
@@ -343,7 +358,7 @@ static void apply_shift(tlbf *t, uint64_t now, const shift_plan *p, uint64_t *ar
     memset(fresh, 0, sizeof *fresh);
     fresh->bits = p->bits;
     fresh->capacity = p->capacity;
-    fresh->hash = (uint32_t)(t->serial % t->k);
+    slice_set_hash(fresh, (uint32_t)(t->serial % t->k));
     fresh->array = array;
     t->count++;
     t->serial = next_serial(t->serial, t->k);
