@@ -375,10 +375,21 @@ int reply_cardinality(RedisModuleCtx *ctx, const once_filter *f, uint64_t now_ms
     return RM_OK;
 }
 
+void reply_info_count(RedisModuleCtx *ctx, const char *label, uint64_t count)
+{
+    RM_ReplyWithSimpleString(ctx, label);
+    RM_ReplyWithLongLong(ctx, (long long)count);
+}
+
+void reply_info_rate(RedisModuleCtx *ctx, const char *label, double rate)
+{
+    RM_ReplyWithSimpleString(ctx, label);
+    RM_ReplyWithDouble(ctx, rate);
+}
+
 void reply_format(RedisModuleCtx *ctx, const once_stats *s)
 {
-    RM_ReplyWithSimpleString(ctx, "Format");
-    RM_ReplyWithLongLong(ctx, (long long)s->format);
+    reply_info_count(ctx, "Format", s->format);
     RM_ReplyWithSimpleString(ctx, "Probe");
     RM_ReplyWithSimpleString(ctx, s->probe);
 }

@@ -5,9 +5,10 @@
  * adds of items (TYPE.ADD, TYPE.MADD, BF.INSERT), answered one way for every type.
  *
  * Each data type (t_bloom.c, t_window.c, t_dbf.c) describes its commands in one table
- * of command_spec rows; command_register makes from each row the command, its flags,
- * its arity and its key specs (so Redis Cluster routes every command by its key and the
- * server checks arity before the handler runs).  Nothing else lists the commands.
+ * of command_spec rows, and value.c the two every type has (SCANDUMP, LOADCHUNK);
+ * command_register makes from each row the command, its flags, its arity and its key
+ * specs (so Redis Cluster routes every command by its key and the server checks arity
+ * before the handler runs).  Nothing else lists the commands.
  */
 #ifndef ONCE_MODULE_COMMAND_H
 #define ONCE_MODULE_COMMAND_H
@@ -195,6 +196,11 @@ const char *parse_card_estimate(RedisModuleString **argv, int argc, bool *estima
  * a missing key), or the error of the estimator. */
 int reply_cardinality(RedisModuleCtx *ctx, const once_filter *f, uint64_t now_ms,
                       double confidence);
+
+/* One pair of an INFO map (a flat array under RESP2): its label, then a count (an
+ * integer) or a rate (a double). */
+void reply_info_count(RedisModuleCtx *ctx, const char *label, uint64_t count);
+void reply_info_rate(RedisModuleCtx *ctx, const char *label, double rate);
 
 /* The last two pairs of an INFO map: "Format", the saved format the value writes (2,
  * or 1 for a value saved by a module of format 1, which keeps its probe), and

@@ -49,7 +49,8 @@ static bool bloom_holds(once_type type)
     return type == ONCE_SCALABLE;
 }
 
-static value_type bloom_type = {"oncebloom", "BF.LOADCHUNK", bloom_holds, NULL};
+static value_type bloom_type = {.name = "oncebloom", .family = "bf", .noun = "filter",
+                                .loadchunk = "BF.LOADCHUNK", .holds = bloom_holds};
 
 /* ------------------------------------------------------------ creation */
 
@@ -356,12 +357,10 @@ static int bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc > 3)
         return RM_WrongArity(ctx);
-    opened_key k = value_open(ctx, argv[1], RM_READ, &bloom_type);
-    once_filter *f = value_filter_or_reply(ctx, &k, ERR_NOT_FOUND);
-    if (f == NULL) {
-        value_close(&k);
+    opened_key k;
+    once_filter *f = value_open_filter(ctx, argv[1], RM_READ, &bloom_type, &k);
+    if (f == NULL)
         return RM_OK;
-    }
     int field = INFO_FIELDS; /* all */
     if (argc == 3) {
         for (field = 0; field < INFO_FIELDS; field++)
@@ -418,10 +417,9 @@ static int bf_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     once_filter *merged = NULL;
     once_status st = ONCE_OK;
     for (int i = 2; i < argc && st == ONCE_OK; i++) {
-        opened_key src = value_open(ctx, argv[i], RM_READ, &bloom_type);
-        once_filter *f = value_filter_or_reply(ctx, &src, ERR_NOT_FOUND);
+        opened_key src;
+        once_filter *f = value_open_filter(ctx, argv[i], RM_READ, &bloom_type, &src);
         if (f == NULL) {
-            value_close(&src);
             once_free(merged);
             value_close(&dest);
             return RM_OK;
@@ -476,16 +474,10 @@ static const command_spec bloom_commands[] = {
      "Items inserted, or the distinct items estimated with an interval"},
     {"bf.merge", bf_merge, "write deny-oom", -3, KEYS_FIRST_AND_REST, KEY_CREATES,
      "Unite filters of one series and seed into the first key"},
-    {"bf.scandump", bloom_scandump, "readonly", 3, KEYS_FIRST, KEY_READS,
-     "The next chunk of a filter's dump"},
-    {"bf.loadchunk", bloom_loadchunk, "write deny-oom", 4, KEYS_FIRST, KEY_CREATES,
-     "Restore a filter from the chunks of its dump"},
 };
 
 int bloom_register(RedisModuleCtx *ctx)
 {
-    if (value_type_register(ctx, &bloom_type, bloom_rdb_load, bloom_aof_rewrite) != RM_OK)
-        return RM_ERR;
-    return command_register(ctx, bloom_commands,
-                            sizeof bloom_commands / sizeof bloom_commands[0]);
+    return value_type_register(ctx, &bloom_type, &bloom_handlers, bloom_commands,
+                               sizeof bloom_commands / sizeof bloom_commands[0]);
 }

@@ -40,7 +40,8 @@ static bool dbf_holds(once_type type)
     return type == ONCE_DBF;
 }
 
-static value_type dbf_type = {"oncedynbf", "DBF.LOADCHUNK", dbf_holds, NULL};
+static value_type dbf_type = {.name = "oncedynbf", .family = "dbf", .noun = "filter",
+                              .loadchunk = "DBF.LOADCHUNK", .holds = dbf_holds};
 
 typedef struct dbf_options {
     double error;
@@ -179,28 +180,20 @@ static int dbf_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 static int dbf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     (void)argc;
-    opened_key k = value_open(ctx, argv[1], RM_READ, &dbf_type);
-    once_filter *f = value_filter_or_reply(ctx, &k, ERR_NOT_FOUND);
-    if (f == NULL) {
-        value_close(&k);
+    opened_key k;
+    once_filter *f = value_open_filter(ctx, argv[1], RM_READ, &dbf_type, &k);
+    if (f == NULL)
         return RM_OK;
-    }
     once_stats s;
     once_get_stats(f, &s);
     value_close(&k);
     RM_ReplyWithMap(ctx, 6 + INFO_FORMAT_PAIRS);
-    RM_ReplyWithSimpleString(ctx, "Capacity per row");
-    RM_ReplyWithLongLong(ctx, (long long)s.capacity);
-    RM_ReplyWithSimpleString(ctx, "Rows");
-    RM_ReplyWithLongLong(ctx, (long long)s.filters);
-    RM_ReplyWithSimpleString(ctx, "Number of items inserted");
-    RM_ReplyWithLongLong(ctx, (long long)s.items);
-    RM_ReplyWithSimpleString(ctx, "Size");
-    RM_ReplyWithLongLong(ctx, (long long)s.bytes);
-    RM_ReplyWithSimpleString(ctx, "Error rate");
-    RM_ReplyWithDouble(ctx, s.error);
-    RM_ReplyWithSimpleString(ctx, "Estimated error rate");
-    RM_ReplyWithDouble(ctx, s.fpr_estimate);
+    reply_info_count(ctx, "Capacity per row", s.capacity);
+    reply_info_count(ctx, "Rows", s.filters);
+    reply_info_count(ctx, "Number of items inserted", s.items);
+    reply_info_count(ctx, "Size", s.bytes);
+    reply_info_rate(ctx, "Error rate", s.error);
+    reply_info_rate(ctx, "Estimated error rate", s.fpr_estimate);
     reply_format(ctx, &s);
     return RM_OK;
 }
@@ -230,15 +223,10 @@ static const command_spec dbf_commands[] = {
      "Rows, items, size and error rates of a filter"},
     {"dbf.card", dbf_card, "readonly", -2, KEYS_FIRST, KEY_READS,
      "Items held, or the distinct items estimated with an interval"},
-    {"dbf.scandump", dbf_scandump, "readonly", 3, KEYS_FIRST, KEY_READS,
-     "The next chunk of a filter's dump"},
-    {"dbf.loadchunk", dbf_loadchunk, "write deny-oom", 4, KEYS_FIRST, KEY_CREATES,
-     "Restore a filter from the chunks of its dump"},
 };
 
 int dbf_register(RedisModuleCtx *ctx)
 {
-    if (value_type_register(ctx, &dbf_type, dbf_rdb_load, dbf_aof_rewrite) != RM_OK)
-        return RM_ERR;
-    return command_register(ctx, dbf_commands, sizeof dbf_commands / sizeof dbf_commands[0]);
+    return value_type_register(ctx, &dbf_type, &dbf_handlers, dbf_commands,
+                               sizeof dbf_commands / sizeof dbf_commands[0]);
 }

@@ -56,7 +56,9 @@ static bool window_holds(once_type type)
     return s != NULL && (s->kind == ONCE_KIND_COUNT_WINDOW || s->kind == ONCE_KIND_TIME_WINDOW);
 }
 
-static value_type window_type = {"oncewindw", "ONCE.LOADCHUNK", window_holds, NULL};
+static value_type window_type = {.name = "oncewindw", .family = "once", .noun = "window",
+                                 .loadchunk = "ONCE.LOADCHUNK",
+                                 .holds = window_holds};
 
 static bool time_window(const once_filter *f)
 {
@@ -210,15 +212,22 @@ static void describe_creation(creation *c, const window_options *o)
     }
 }
 
+/* What the settings decide of a new window, before ONCE.RESERVE's words (or a creation
+ * by ONCE.ADD) decide the rest. */
+static window_options default_options(void)
+{
+    window_options o = {.error = config.error_rate,
+                        .capacity = (uint64_t)config.initial_capacity,
+                        .max_jump_ms = ONCE_DEFAULT_MAX_TIME_JUMP_MS,
+                        .max_bytes = (uint64_t)config.max_memory};
+    return o;
+}
+
 /* The options of ONCE.RESERVE, checked before any key is touched: NULL or the error. */
 static const char *parse_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
                                  window_options *o)
 {
-    memset(o, 0, sizeof *o);
-    o->error = config.error_rate;
-    o->capacity = (uint64_t)config.initial_capacity;
-    o->max_jump_ms = ONCE_DEFAULT_MAX_TIME_JUMP_MS;
-    o->max_bytes = (uint64_t)config.max_memory;
+    *o = default_options();
     bool window_given = false, span_given = false;
     for (int i = 2; i < argc; i++) {
         if (arg_is(argv[i], "REFRESH")) {
@@ -360,30 +369,40 @@ static event_time server_time(void)
 }
 
 /* The items and time of ONCE.ADD key item [AT ms] (single) or ONCE.MADD / ONCE.MEXISTS
- * key [AT ms] item [item ...]: argv[*first .. *first + *count - 1] at *t.  NULL, or the
- * error to reply (*wrong_arity for a missing word). */
-static const char *parse_items(RedisModuleString **argv, int argc, bool single, event_time *t,
-                               int *first, int *count, bool *wrong_arity)
+ * key [AT ms] item [item ...]: argv[first .. first + count - 1] at t. */
+typedef struct item_args {
+    event_time t;
+    int first, count;
+} item_args;
+
+/* Parse them into *a: false after replying the error (a missing word, a bad AT). */
+static bool parse_items(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool single,
+                        item_args *a)
 {
-    *t = server_time();
-    *first = 2;
-    *count = argc - 2;
-    *wrong_arity = false;
+    a->t = server_time();
+    a->first = 2;
+    a->count = argc - 2;
+    bool wrong_arity = false;
+    const char *err = NULL;
     if (single) {
-        *count = 1;
+        a->count = 1;
         if (argc != 3 && argc != 5)
-            *wrong_arity = true;
+            wrong_arity = true;
         else if (argc == 5)
-            return arg_is(argv[3], "AT") ? parse_at(argv[4], t) : ERR_UNKNOWN_ARGUMENT;
+            err = arg_is(argv[3], "AT") ? parse_at(argv[4], &a->t) : ERR_UNKNOWN_ARGUMENT;
     } else if (arg_is(argv[2], "AT")) {
-        *first = 4;
-        *count = argc - 4;
+        a->first = 4;
+        a->count = argc - 4;
         if (argc < 5)
-            *wrong_arity = true;
+            wrong_arity = true;
         else
-            return parse_at(argv[3], t);
+            err = parse_at(argv[3], &a->t);
     }
-    return *wrong_arity ? "" : NULL;
+    if (wrong_arity)
+        RM_WrongArity(ctx);
+    else if (err != NULL)
+        RM_ReplyWithError(ctx, err);
+    return !wrong_arity && err == NULL;
 }
 
 /*
@@ -431,13 +450,10 @@ static void restore_jump_bound(once_filter *f, uint64_t bound)
 static int window_add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
                           bool single)
 {
-    event_time t;
-    int first = 0, count = 0;
-    bool wrong_arity = false;
-    const char *err = parse_items(argv, argc, single, &t, &first, &count, &wrong_arity);
-    if (err != NULL)
-        return wrong_arity ? RM_WrongArity(ctx) : RM_ReplyWithError(ctx, err);
-
+    item_args args;
+    if (!parse_items(ctx, argv, argc, single, &args))
+        return RM_OK;
+    const event_time t = args.t;
     opened_key k = value_open(ctx, argv[1], RM_READ | RM_WRITE, &window_type);
     once_filter *f = value_filter_or_reply(ctx, &k, NULL);
     window_options created;
@@ -447,13 +463,9 @@ static int window_add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int a
             value_close(&k);
             return RM_ReplyWithError(ctx, ERR_NO_WINDOW);
         }
-        memset(&created, 0, sizeof created);
+        created = default_options();
         created.type = ONCE_TLBF;
         created.span_ms = (uint64_t)config.default_span_ms;
-        created.error = config.error_rate;
-        created.capacity = (uint64_t)config.initial_capacity;
-        created.max_jump_ms = ONCE_DEFAULT_MAX_TIME_JUMP_MS;
-        created.max_bytes = (uint64_t)config.max_memory;
         created.level = WINDOW_DEFAULT_LEVEL;
         created.seed = command_new_seed();
         if (!command_replayed(ctx)) /* the first write fixes the clock */
@@ -467,6 +479,7 @@ static int window_add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int a
     bool timed = time_window(f);
     window_clock want = t.given ? CLOCK_EVENT : CLOCK_SERVER;
     bool from_client = !command_replayed(ctx);
+    const char *err = NULL;
     if (timed && from_client && (err = clock_refusal(f, want)) != NULL) {
         value_close(&k);
         return RM_ReplyWithError(ctx, err);
@@ -488,7 +501,8 @@ static int window_add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int a
     /* A window without a clock yet takes this write's; replicas take it first. */
     bool fixing = timed && from_client && clock_of(f) == CLOCK_FIRST &&
                   clock_set(f, want) == ONCE_OK;
-    add_request a = {.items = argv + first, .count = count, .now_ms = t.ms, .single = single};
+    add_request a = {.items = argv + args.first, .count = args.count, .now_ms = t.ms,
+                     .single = single};
     bool changed = add_items(ctx, f, &a) > 0 || creating || fixing;
     restore_jump_bound(f, bound);
     if (changed)
@@ -514,8 +528,8 @@ static int window_add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int a
     if (single) {
         RM_Replicate(ctx, "ONCE.ADD", "sscl", argv[1], argv[2], "AT", (long long)t.ms);
     } else {
-        RM_Replicate(ctx, "ONCE.MADD", "sclv", argv[1], "AT", (long long)t.ms, argv + first,
-                     (size_t)count);
+        RM_Replicate(ctx, "ONCE.MADD", "sclv", argv[1], "AT", (long long)t.ms,
+                     argv + args.first, (size_t)args.count);
     }
     return RM_OK;
 }
@@ -532,39 +546,60 @@ static int window_madd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 
 /* ---------------------------------------------------------------- reads */
 
+/* A read of a window at a time (ONCE.EXISTS, MEXISTS, CARD), which changes nothing:
+ * its jump bound is lifted for the read and set back after it (lift_jump_bound). */
+typedef struct window_read {
+    opened_key k;
+    once_filter *f; /* NULL: a missing key, which holds nothing */
+    uint64_t bound;
+} window_read;
+
+/* Open `name` to read at t: false after replying the error that stops the command
+ * (another type, a load in progress, a time on the clock the window does not run on). */
+static bool begin_read(RedisModuleCtx *ctx, RedisModuleString *name, const event_time *t,
+                       window_read *r)
+{
+    r->k = value_open(ctx, name, RM_READ, &window_type);
+    r->f = value_filter_or_reply(ctx, &r->k, NULL);
+    const char *refusal = r->f != NULL && time_window(r->f)
+                              ? clock_refusal(r->f, t->given ? CLOCK_EVENT : CLOCK_SERVER)
+                              : NULL;
+    if (refusal != NULL)
+        RM_ReplyWithError(ctx, refusal);
+    if (refusal != NULL || (r->f == NULL && r->k.state != KEY_MISSING)) {
+        value_close(&r->k);
+        return false;
+    }
+    r->bound = r->f != NULL ? lift_jump_bound(ctx, r->f, t) : 0;
+    return true;
+}
+
+static void end_read(window_read *r)
+{
+    if (r->f != NULL)
+        restore_jump_bound(r->f, r->bound);
+    value_close(&r->k);
+}
+
 /* ONCE.EXISTS key item [AT ms] / ONCE.MEXISTS key [AT ms] item [item ...]: read-only. */
 static int window_exists_items(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
                              bool single)
 {
-    event_time t;
-    int first = 0, count = 0;
-    bool wrong_arity = false;
-    const char *err = parse_items(argv, argc, single, &t, &first, &count, &wrong_arity);
-    if (err != NULL)
-        return wrong_arity ? RM_WrongArity(ctx) : RM_ReplyWithError(ctx, err);
-    opened_key k = value_open(ctx, argv[1], RM_READ, &window_type);
-    once_filter *f = value_filter_or_reply(ctx, &k, NULL);
-    if (f == NULL && k.state != KEY_MISSING) {
-        value_close(&k);
+    item_args args;
+    window_read r;
+    if (!parse_items(ctx, argv, argc, single, &args) ||
+        !begin_read(ctx, argv[1], &args.t, &r))
         return RM_OK;
-    }
-    if (f != NULL && time_window(f) &&
-        (err = clock_refusal(f, t.given ? CLOCK_EVENT : CLOCK_SERVER)) != NULL) {
-        value_close(&k);
-        return RM_ReplyWithError(ctx, err);
-    }
     /* Every answer first, so that a refused time is one error, not a partial array. */
+    int count = args.count;
     uint8_t answers[64];
     uint8_t *present = count <= 64 ? answers : RM_Alloc((size_t)count);
     once_status st = ONCE_OK;
-    uint64_t bound = f != NULL ? lift_jump_bound(ctx, f, &t) : 0;
-    if (f != NULL)
-        st = query_items(f, argv + first, (size_t)count, t.ms, present);
+    if (r.f != NULL)
+        st = query_items(r.f, argv + args.first, (size_t)count, args.t.ms, present);
     else
         memset(present, 0, (size_t)count);
-    if (f != NULL)
-        restore_jump_bound(f, bound);
-    value_close(&k);
+    end_read(&r);
     if (st != ONCE_OK) {
         reply_status(ctx, st);
     } else {
@@ -593,12 +628,10 @@ static int window_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 2)
         return RM_WrongArity(ctx);
-    opened_key k = value_open(ctx, argv[1], RM_READ, &window_type);
-    once_filter *f = value_filter_or_reply(ctx, &k, ERR_NOT_FOUND);
-    if (f == NULL) {
-        value_close(&k);
+    opened_key k;
+    once_filter *f = value_open_filter(ctx, argv[1], RM_READ, &window_type, &k);
+    if (f == NULL)
         return RM_OK;
-    }
     once_stats s;
     once_get_stats(f, &s);
     uint64_t clock = 0;
@@ -611,22 +644,14 @@ static int window_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     RM_ReplyWithMap(ctx, 11 + INFO_FORMAT_PAIRS);
     RM_ReplyWithSimpleString(ctx, "Filter");
     RM_ReplyWithSimpleString(ctx, s.structure);
-    RM_ReplyWithSimpleString(ctx, timed ? "Span" : "Window");
-    RM_ReplyWithLongLong(ctx, (long long)(timed ? s.span_ms : s.window));
-    RM_ReplyWithSimpleString(ctx, "Error rate");
-    RM_ReplyWithDouble(ctx, s.error);
-    RM_ReplyWithSimpleString(ctx, "Capacity");
-    RM_ReplyWithLongLong(ctx, (long long)s.capacity);
-    RM_ReplyWithSimpleString(ctx, "Size");
-    RM_ReplyWithLongLong(ctx, (long long)s.bytes);
-    RM_ReplyWithSimpleString(ctx, "Number of items inserted");
-    RM_ReplyWithLongLong(ctx, (long long)s.items);
-    RM_ReplyWithSimpleString(ctx, "Slack");
-    RM_ReplyWithLongLong(ctx, (long long)s.slack);
-    RM_ReplyWithSimpleString(ctx, "Slices");
-    RM_ReplyWithLongLong(ctx, (long long)s.slices);
-    RM_ReplyWithSimpleString(ctx, "Estimated error rate");
-    RM_ReplyWithDouble(ctx, s.fpr_estimate);
+    reply_info_count(ctx, timed ? "Span" : "Window", timed ? s.span_ms : s.window);
+    reply_info_rate(ctx, "Error rate", s.error);
+    reply_info_count(ctx, "Capacity", s.capacity);
+    reply_info_count(ctx, "Size", s.bytes);
+    reply_info_count(ctx, "Number of items inserted", s.items);
+    reply_info_count(ctx, "Slack", s.slack);
+    reply_info_count(ctx, "Slices", s.slices);
+    reply_info_rate(ctx, "Estimated error rate", s.fpr_estimate);
     RM_ReplyWithSimpleString(ctx, "Clock");
     if (started)
         RM_ReplyWithLongLong(ctx, (long long)clock);
@@ -663,24 +688,11 @@ static int window_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             return RM_ReplyWithError(ctx, ERR_UNKNOWN_ARGUMENT);
         }
     }
-    opened_key k = value_open(ctx, argv[1], RM_READ, &window_type);
-    once_filter *f = value_filter_or_reply(ctx, &k, NULL);
-    if (f == NULL && k.state != KEY_MISSING) {
-        value_close(&k);
+    window_read r;
+    if (!begin_read(ctx, argv[1], &t, &r))
         return RM_OK;
-    }
-    const char *refusal = f != NULL && time_window(f)
-                              ? clock_refusal(f, t.given ? CLOCK_EVENT : CLOCK_SERVER)
-                              : NULL;
-    if (refusal != NULL) {
-        value_close(&k);
-        return RM_ReplyWithError(ctx, refusal);
-    }
-    uint64_t bound = f != NULL ? lift_jump_bound(ctx, f, &t) : 0;
-    reply_cardinality(ctx, f, t.ms, confidence);
-    if (f != NULL)
-        restore_jump_bound(f, bound);
-    value_close(&k);
+    reply_cardinality(ctx, r.f, t.ms, confidence);
+    end_read(&r);
     return RM_OK;
 }
 
@@ -694,12 +706,10 @@ static int window_set_clock(RedisModuleCtx *ctx, RedisModuleString **argv, int a
     if (!clock_parse(argv[2], false, &want))
         return RM_ReplyWithError(ctx, "ERR bad clock: event (every write gives AT) or server "
                                       "(none does)");
-    opened_key k = value_open(ctx, argv[1], RM_READ | RM_WRITE, &window_type);
-    once_filter *f = value_filter_or_reply(ctx, &k, ERR_NOT_FOUND);
-    if (f == NULL) {
-        value_close(&k);
+    opened_key k;
+    once_filter *f = value_open_filter(ctx, argv[1], RM_READ | RM_WRITE, &window_type, &k);
+    if (f == NULL)
         return RM_OK;
-    }
     if (!time_window(f)) {
         value_close(&k);
         return RM_ReplyWithError(ctx, "ERR a count window has no clock");
@@ -741,16 +751,10 @@ static const command_spec window_commands[] = {
      "The window's filter, size, error rate, slack and clock"},
     {"once.card", window_card, "readonly", -2, KEYS_FIRST, KEY_READS,
      "Distinct items in the window: estimate, low, high"},
-    {"once.scandump", window_scandump, "readonly", 3, KEYS_FIRST, KEY_READS,
-     "The next chunk of a window's dump"},
-    {"once.loadchunk", window_loadchunk, "write deny-oom", 4, KEYS_FIRST, KEY_CREATES,
-     "Restore a window from the chunks of its dump"},
 };
 
 int window_register(RedisModuleCtx *ctx)
 {
-    if (value_type_register(ctx, &window_type, window_rdb_load, window_aof_rewrite) != RM_OK)
-        return RM_ERR;
-    return command_register(ctx, window_commands,
-                            sizeof window_commands / sizeof window_commands[0]);
+    return value_type_register(ctx, &window_type, &window_handlers, window_commands,
+                               sizeof window_commands / sizeof window_commands[0]);
 }

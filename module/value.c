@@ -437,21 +437,36 @@ static void *value_copy(RedisModuleString *from, RedisModuleString *to, const vo
 static const value_type *registered[4];
 static int registered_count;
 
-int value_type_register(RedisModuleCtx *ctx, value_type *t,
-                        void *(*rdb_load)(RedisModuleIO *rdb, int encver),
-                        void (*aof_rewrite)(RedisModuleIO *aof, RedisModuleString *key,
-                                            void *value))
+/* A type's SCANDUMP and LOADCHUNK, the same for every type but for their names. */
+static int register_dump_commands(RedisModuleCtx *ctx, const value_type *t,
+                                  const value_handlers *h)
 {
-    rm_type_methods methods;
-    memset(&methods, 0, sizeof methods);
-    methods.version = RM_TYPE_METHOD_VERSION;
-    methods.rdb_load = rdb_load;
-    methods.rdb_save = value_rdb_save;
-    methods.aof_rewrite = aof_rewrite;
-    methods.mem_usage = value_mem_usage;
-    methods.digest = value_digest;
-    methods.free = value_free;
-    methods.copy = value_copy;
+    char scandump[32], loadchunk[32], dumped[64], restored[64];
+    snprintf(scandump, sizeof scandump, "%s.scandump", t->family);
+    snprintf(loadchunk, sizeof loadchunk, "%s.loadchunk", t->family);
+    snprintf(dumped, sizeof dumped, "The next chunk of a %s's dump", t->noun);
+    snprintf(restored, sizeof restored, "Restore a %s from the chunks of its dump", t->noun);
+    const command_spec dump_commands[] = {
+        {scandump, h->scandump, "readonly", 3, KEYS_FIRST, KEY_READS, dumped},
+        {loadchunk, h->loadchunk, "write deny-oom", 4, KEYS_FIRST, KEY_CREATES, restored},
+    };
+    return command_register(ctx, dump_commands,
+                            sizeof dump_commands / sizeof dump_commands[0]);
+}
+
+int value_type_register(RedisModuleCtx *ctx, value_type *t, const value_handlers *h,
+                        const command_spec *commands, size_t count)
+{
+    rm_type_methods methods = {
+        .version = RM_TYPE_METHOD_VERSION,
+        .rdb_load = h->rdb_load,
+        .rdb_save = value_rdb_save,
+        .aof_rewrite = h->aof_rewrite,
+        .mem_usage = value_mem_usage,
+        .digest = value_digest,
+        .free = value_free,
+        .copy = value_copy,
+    };
     t->handle = RM_CreateDataType(ctx, t->name, VALUE_ENCODING, &methods);
     if (t->handle == NULL) {
         RM_Log(ctx, "warning", "the server refused the data type %s", t->name);
@@ -459,7 +474,9 @@ int value_type_register(RedisModuleCtx *ctx, value_type *t,
     }
     if (registered_count < (int)(sizeof registered / sizeof registered[0]))
         registered[registered_count++] = t;
-    return RM_OK;
+    if (command_register(ctx, commands, count) != RM_OK)
+        return RM_ERR;
+    return register_dump_commands(ctx, t, h);
 }
 
 /* ------------------------------------------------------------------- keys */
@@ -584,6 +601,16 @@ once_filter *value_filter_or_reply(RedisModuleCtx *ctx, const opened_key *k,
     return k->value->filter;
 }
 
+once_filter *value_open_filter(RedisModuleCtx *ctx, RedisModuleString *name, int mode,
+                               const value_type *t, opened_key *k)
+{
+    *k = value_open(ctx, name, mode, t);
+    once_filter *f = value_filter_or_reply(ctx, k, ERR_NOT_FOUND);
+    if (f == NULL)
+        value_close(k);
+    return f;
+}
+
 /* -------------------------------------------------------------- commands */
 
 int value_scandump_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
@@ -591,12 +618,10 @@ int value_scandump_command(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
 {
     if (argc != 3)
         return RM_WrongArity(ctx);
-    opened_key k = value_open(ctx, argv[1], RM_READ, t);
-    once_filter *f = value_filter_or_reply(ctx, &k, ERR_NOT_FOUND);
-    if (f == NULL) {
-        value_close(&k);
+    opened_key k;
+    once_filter *f = value_open_filter(ctx, argv[1], RM_READ, t, &k);
+    if (f == NULL)
         return RM_OK;
-    }
     long long iter = 0;
     if (!arg_long(argv[2], &iter)) {
         value_close(&k);

@@ -5,8 +5,9 @@
  * in progress (the chunks of a dump received so far by LOADCHUNK, until the last one
  * arrives and the filter is built).  Saving, loading, rewriting the AOF, copying,
  * digesting and sizing a value, and the SCANDUMP / LOADCHUNK commands, are the same
- * for every type; a type says only which structures it holds and what its LOADCHUNK
- * command is called (value_type).
+ * for every type; a type says only which structures it holds and what its commands are
+ * called (value_type), and value_type_register makes its SCANDUMP and LOADCHUNK with the
+ * commands of its own table.
  */
 #ifndef ONCE_MODULE_VALUE_H
 #define ONCE_MODULE_VALUE_H
@@ -32,6 +33,8 @@ typedef struct value {
 /* A data type of the module: one per command family (BF.*, ONCE.*, DBF.*). */
 typedef struct value_type {
     const char *name;      /* the server's type name: 9 characters, unique */
+    const char *family;    /* its commands' prefix, lower case: "bf" */
+    const char *noun;      /* what a key holds, as the dump commands' summaries say it */
     const char *loadchunk; /* the command the AOF rewrite emits: "BF.LOADCHUNK" */
     bool (*holds)(once_type type); /* the structures it may hold */
     RedisModuleType *handle;       /* set by value_type_register */
@@ -40,12 +43,19 @@ typedef struct value_type {
 /* The RDB encoding of every type's value. */
 #define VALUE_ENCODING 1
 
-/* Register `t` with the server; rdb_load and aof_rewrite are the type's own wrappers
- * of value_rdb_load and value_aof_rewrite (the server passes them no type). */
-int value_type_register(RedisModuleCtx *ctx, value_type *t,
-                        void *(*rdb_load)(RedisModuleIO *rdb, int encver),
-                        void (*aof_rewrite)(RedisModuleIO *aof, RedisModuleString *key,
-                                            void *value));
+/* A type's own wrappers (VALUE_TYPE_HANDLERS) of the shared callbacks and commands:
+ * the server passes them no type. */
+typedef struct value_handlers {
+    void *(*rdb_load)(RedisModuleIO *rdb, int encver);
+    void (*aof_rewrite)(RedisModuleIO *aof, RedisModuleString *key, void *value);
+    rm_command_fn scandump, loadchunk;
+} value_handlers;
+
+/* Register `t` with the server, then its commands: those of `commands`, in order, and
+ * last its SCANDUMP and LOADCHUNK (family.scandump, family.loadchunk).  RM_OK, or
+ * RM_ERR after logging what the server refused. */
+int value_type_register(RedisModuleCtx *ctx, value_type *t, const value_handlers *h,
+                        const command_spec *commands, size_t count);
 
 void *value_rdb_load(RedisModuleIO *rdb, int encver, const value_type *t);
 void value_aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, void *v,
@@ -71,6 +81,11 @@ bool value_store(opened_key *k, const value_type *t, once_filter *f);
  * missing key.  A missing key with `missing_error` NULL gives NULL and no reply. */
 once_filter *value_filter_or_reply(RedisModuleCtx *ctx, const opened_key *k,
                                    const char *missing_error);
+/* Open `name` (value_open) for a command that needs its filter: the filter, or NULL
+ * after replying the error that stops the command (value_filter_or_reply, "ERR not
+ * found" for a missing key) and closing the key. */
+once_filter *value_open_filter(RedisModuleCtx *ctx, RedisModuleString *name, int mode,
+                               const value_type *t, opened_key *k);
 
 /* After a write to `k`: log once (per value, while the server runs) that its filter
  * holds more keys than it was made for and its rate rises past its error
@@ -113,7 +128,8 @@ int value_card_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
                        const value_type *t);
 
 /* The server passes its type callbacks and command handlers no type: these wrappers,
- * one set a type, hand theirs (`type`, a value_type) to the shared code above. */
+ * one set a type, hand theirs (`type`, a value_type) to the shared code above, and
+ * prefix##_handlers lists them for value_type_register. */
 #define VALUE_TYPE_HANDLERS(prefix, type)                                                     \
     static void *prefix##_rdb_load(RedisModuleIO *rdb, int encver)                           \
     {                                                                                         \
@@ -130,6 +146,8 @@ int value_card_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
     static int prefix##_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)   \
     {                                                                                         \
         return value_loadchunk_command(ctx, argv, argc, &(type));                             \
-    }
+    }                                                                                         \
+    static const value_handlers prefix##_handlers = {                                         \
+        prefix##_rdb_load, prefix##_aof_rewrite, prefix##_scandump, prefix##_loadchunk};
 
 #endif /* ONCE_MODULE_VALUE_H */
