@@ -18,6 +18,10 @@ import redis
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 REDIS_CLI = shutil.which("redis-cli") or "/usr/bin/redis-cli"
 
+# An AOF of commands only, no RDB preamble: its rewrite is the module's own (LOADCHUNK
+# commands), and a restart replays every command the module replicated.
+AOF_COMMANDS = ["--appendonly", "yes", "--aof-use-rdb-preamble", "no"]
+
 
 def module_path():
     path = os.environ.get("ONCE_MODULE")
@@ -174,6 +178,10 @@ class Server:
                 return
             time.sleep(0.01)
         os.kill(pid, signal.SIGKILL)
+
+    def replica(self, **kw):
+        """A new server (Server's arguments) that replicates this one from its start."""
+        return Server(extra=["--replicaof", "127.0.0.1", str(self.port)], **kw)
 
     def restart(self, extra=None):
         """Stop (a SIGTERM saves the RDB when saving is configured) and start again on

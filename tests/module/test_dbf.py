@@ -125,8 +125,7 @@ def test_card_estimate():
 
 def test_replica_and_reload_keep_identical_bytes():
     with Server(fixed_seeds=False) as master:
-        with Server(fixed_seeds=False,
-                    extra=["--replicaof", "127.0.0.1", str(master.port)]) as replica:
+        with master.replica(fixed_seeds=False) as replica:
             m, rep = master.client(), replica.client()
             m.execute_command("DBF.RESERVE", "d", "0.01", "300")
             m.execute_command("DBF.MADD", "auto", "a", "b")

@@ -25,10 +25,9 @@ import tempfile
 
 from checks import err, scandump, wait_for_rewrite
 from replies import PREFIX, cards, info, norm, run
-from server import Server
+from server import AOF_COMMANDS, Server
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "format1")
-AOF = ["--appendonly", "yes", "--aof-use-rdb-preamble", "no"]
 
 
 def recorded():
@@ -120,42 +119,48 @@ def dump_of(r, kind, key):
 
 
 
+def check_every_key(r, rec, load=lambda r, key, k: None):
+    """Each recorded key, loaded by `load(r, key, k)` (or already there, loaded at
+    startup), answers as the format-1 module did."""
+    for key, k in rec["keys"].items():
+        load(r, key, k)
+        check_answers(r, key, k)
+
+
+def restore_dump(r, key, k):
+    assert r.restore(key, 0, data_file(k["dump"]))
+
+
+def load_scandump_chunks(r, key, k):
+    load_chunks(r, k["type"], key, chunks_of(k["chunks"]))
+
+
 def test_rdb_loads_at_startup():
     rec = recorded()
     with server_on("dump.rdb") as s:
         r = s.client()
         names = sorted(k.decode() for k in r.keys())
         assert names == sorted(list(rec["keys"]) + [rec["pending"]["key"]]), names
-        for key, k in rec["keys"].items():
-            check_answers(r, key, k)
+        check_every_key(r, rec)
 
 
 def test_aof_replays_at_startup():
     # The AOF is the format-1 module's rewrite: its *.LOADCHUNK commands, replayed.
     rec = recorded()
-    with server_on("appendonlydir", extra=AOF) as s:
+    with server_on("appendonlydir", extra=AOF_COMMANDS) as s:
         r = s.client()
         assert sorted(k.decode() for k in r.keys()) == sorted(rec["keys"])
-        for key, k in rec["keys"].items():
-            check_answers(r, key, k)
+        check_every_key(r, rec)
 
 
 def test_restore_of_dump_payloads():
-    rec = recorded()
     with Server() as s:
-        r = s.client()
-        for key, k in rec["keys"].items():
-            assert r.restore(key, 0, data_file(k["dump"]))
-            check_answers(r, key, k)
+        check_every_key(s.client(), recorded(), restore_dump)
 
 
 def test_loadchunk_of_scandump_chunks():
-    rec = recorded()
     with Server() as s:
-        r = s.client()
-        for key, k in rec["keys"].items():
-            load_chunks(r, k["type"], key, chunks_of(k["chunks"]))
-            check_answers(r, key, k)
+        check_every_key(s.client(), recorded(), load_scandump_chunks)
 
 
 def apply_writes(r, name, more):
@@ -175,8 +180,8 @@ def test_writes_after_loading_match_format1():
         r = s.client()
         for key, k in rec["keys"].items():
             kind = k["type"]
-            assert r.restore(key + ":restored", 0, data_file(k["dump"]))
-            load_chunks(r, kind, key + ":chunks", chunks_of(k["chunks"]))
+            restore_dump(r, key + ":restored", k)
+            load_scandump_chunks(r, key + ":chunks", k)
             for name in (key, key + ":restored", key + ":chunks"):
                 apply_writes(r, name, k["more"])
                 assert dump_of(r, kind, name) == chunks_of(k["more"]["chunks"]), name
@@ -207,7 +212,7 @@ def test_dumps_of_loaded_values_stay_format1():
         r.config_set("aof-use-rdb-preamble", "no")
         r.config_set("appendonly", "yes")  # the module's rewrite, from the values loaded
         wait_for_rewrite(r)
-        s.restart(extra=AOF)
+        s.restart(extra=AOF_COMMANDS)
         r = s.client()
         for name, k in names:
             check_answers(r, name, k)

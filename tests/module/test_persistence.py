@@ -14,7 +14,7 @@ import redis
 import xxhash
 
 from checks import err, scandump, wait_for_rewrite, wait_synced
-from server import Server
+from server import AOF_COMMANDS, Server
 
 
 def fill(r):
@@ -52,46 +52,59 @@ def finish_pending(r, chunks, expect):
     assert scandump(r, "pending") == expect
 
 
+def check_kept(s, reload, prepare=lambda r: None):
+    """Fill the server `s` (then `prepare` it), and `reload(s, r, keys)`, which answers a
+    client of the server that read the keys back: each holds what it held, byte for
+    byte, and the load in progress finishes."""
+    r = s.client()
+    keys, chunks = fill(r)
+    prepare(r)
+    before = state(r, keys)
+    r = reload(s, r, keys)
+    assert state(r, keys) == before
+    finish_pending(r, chunks, before["large"][0])
+
+
+def save_and_restart(s, r, keys):
+    assert r.save()
+    s.restart()
+    return s.client()
+
+
+def debug_reload(s, r, keys):
+    r.execute_command("DEBUG", "RELOAD")
+    return r
+
+
+def rewrite_the_aof(r):
+    r.bgrewriteaof()
+    wait_for_rewrite(r)
+    r.execute_command("BF.ADD", "grown", "after-the-rewrite")
+
+
+def restart_from_the_aof(s, r, keys):
+    aof = os.path.join(s.dir, "appendonlydir")
+    base = [f for f in os.listdir(aof) if ".base." in f]
+    assert base and open(os.path.join(aof, base[0]), "rb").read().count(
+        b"BF.LOADCHUNK") >= len(keys), base
+    s.restart()
+    return s.client()
+
+
 def test_save_and_restart():
     with Server() as s:
-        r = s.client()
-        keys, chunks = fill(r)
-        before = state(r, keys)
-        assert r.save()
-        s.restart()
-        r = s.client()
-        assert state(r, keys) == before
-        finish_pending(r, chunks, before["large"][0])
+        check_kept(s, save_and_restart)
 
 
 def test_debug_reload():
     with Server() as s:
-        r = s.client()
-        keys, chunks = fill(r)
-        before = state(r, keys)
-        r.execute_command("DEBUG", "RELOAD")
-        assert state(r, keys) == before
-        finish_pending(r, chunks, before["large"][0])
-
+        check_kept(s, debug_reload)
 
 
 def test_aof_rewrite_and_restart():
     # Without the RDB preamble the rewrite is the module's own: LOADCHUNK commands.
-    with Server(extra=["--appendonly", "yes", "--aof-use-rdb-preamble", "no"]) as s:
-        r = s.client()
-        keys, chunks = fill(r)
-        r.bgrewriteaof()
-        wait_for_rewrite(r)
-        r.execute_command("BF.ADD", "grown", "after-the-rewrite")
-        before = state(r, keys)
-        aof = os.path.join(s.dir, "appendonlydir")
-        base = [f for f in os.listdir(aof) if ".base." in f]
-        assert base and open(os.path.join(aof, base[0]), "rb").read().count(
-            b"BF.LOADCHUNK") >= len(keys), base
-        s.restart()
-        r = s.client()
-        assert state(r, keys) == before
-        finish_pending(r, chunks, before["large"][0])
+    with Server(extra=AOF_COMMANDS) as s:
+        check_kept(s, restart_from_the_aof, prepare=rewrite_the_aof)
 
 
 def test_copy_memory_usage_and_digest():
@@ -189,8 +202,7 @@ def test_replica_holds_identical_filters():
         m = master.client()
         m.execute_command("BF.RESERVE", "before-sync", "0.01", "100")
         m.execute_command("BF.MADD", "before-sync", *["k%d" % i for i in range(500)])
-        with Server(fixed_seeds=False,
-                    extra=["--replicaof", "127.0.0.1", str(master.port)]) as replica:
+        with master.replica(fixed_seeds=False) as replica:
             rep = replica.client()
             keys, chunks = fill(m)
             m.execute_command("BF.INSERT", "grown", "ITEMS", "late1", "late2")
@@ -215,8 +227,7 @@ def test_replica_follows_the_master_whatever_its_own_limit():
     # creation, so a replica with another once.max-memory stops growing a filter
     # exactly where the master does.
     with Server() as master:
-        with Server(module_args=["max-memory", "8192"],
-                    extra=["--replicaof", "127.0.0.1", str(master.port)]) as replica:
+        with master.replica(module_args=["max-memory", "8192"]) as replica:
             m, rep = master.client(), replica.client()
             m.execute_command("BF.RESERVE", "b", "0.01", "100", "MAXMEMORY", 32768)
             m.execute_command("DBF.RESERVE", "d", "0.01", "100", "MAXMEMORY", 32768)
@@ -245,7 +256,7 @@ def test_replica_follows_the_master_whatever_its_own_limit():
 
 
 def test_aof_replay_keeps_filters_above_a_lowered_limit():
-    with Server(extra=["--appendonly", "yes", "--aof-use-rdb-preamble", "no"]) as s:
+    with Server(extra=AOF_COMMANDS) as s:
         r = s.client()
         r.execute_command("BF.RESERVE", "big", "0.001", "1000000")
         r.execute_command("BF.MADD", "big", "a", "b")
@@ -291,11 +302,9 @@ def test_every_creation_replays_from_the_aof_and_on_a_replica():
     """Each type reserved with every option, with random seeds: a replica holds the same
     bytes, and so does the master restarted from its AOF (commands only, no preamble).
     Only reserved, nothing added: the creation alone must carry everything."""
-    aof = ["--appendonly", "yes", "--aof-use-rdb-preamble", "no"]
-    with Server(fixed_seeds=False, extra=aof) as master:
+    with Server(fixed_seeds=False, extra=AOF_COMMANDS) as master:
         m = master.client()
-        with Server(fixed_seeds=False,
-                    extra=["--replicaof", "127.0.0.1", str(master.port)]) as replica:
+        with master.replica(fixed_seeds=False) as replica:
             rep = replica.client()
             for command, _ in CREATIONS:
                 m.execute_command(*command)
@@ -329,7 +338,7 @@ def test_a_loaded_value_takes_the_servers_limit():
     key's limit, within once.max-memory and not below what it holds."""
     small = 1 << 20
     with Server(module_args=["max-memory", str(64 << 20)]) as master:
-        with Server(extra=["--replicaof", "127.0.0.1", str(master.port)]) as replica:
+        with master.replica() as replica:
             m, rep = master.client(), replica.client()
             m.execute_command("BF.RESERVE", "b", "0.01", "8", "EXPANSION", "4096",
                               "MAXMEMORY", 64 << 20)

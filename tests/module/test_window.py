@@ -13,7 +13,7 @@ import time
 
 from checks import err, wait_synced
 from resp import Connection
-from server import Server
+from server import AOF_COMMANDS, Server
 
 SEED = int(os.environ.get("ONCE_TEST_SEED", "20261123"))
 
@@ -300,8 +300,8 @@ def test_card_counts_the_window():
 
 def test_replica_gets_the_server_clock_and_seeds():
     with Server(fixed_seeds=False, module_args=["default-span", "3600000"]) as master:
-        with Server(fixed_seeds=False, module_args=["default-span", "3600000"],
-                    extra=["--replicaof", "127.0.0.1", str(master.port)]) as replica:
+        with master.replica(fixed_seeds=False,
+                            module_args=["default-span", "3600000"]) as replica:
             m, rep = master.client(), replica.client()
             m.execute_command("ONCE.RESERVE", "tl", "SPAN", 5000)
             m.execute_command("ONCE.RESERVE", "tm", "SPAN", 5000, "FILTER", "timer")
@@ -471,11 +471,9 @@ def test_clock_fixed_by_a_write_reaches_the_replica_and_the_aof():
     """The master replicates the clock a write fixes before the write (a write on the
     server's clock goes out with AT): the replica and the AOF hold the same bytes and
     refuse the same commands."""
-    aof = ["--appendonly", "yes", "--aof-use-rdb-preamble", "no"]
-    with Server(fixed_seeds=False, extra=aof) as master:
+    with Server(fixed_seeds=False, extra=AOF_COMMANDS) as master:
         m = master.client()
-        with Server(fixed_seeds=False,
-                    extra=["--replicaof", "127.0.0.1", str(master.port)]) as replica:
+        with master.replica(fixed_seeds=False) as replica:
             rep = replica.client()
             m.execute_command("ONCE.RESERVE", "w", "SPAN", 60000)
             m.execute_command("ONCE.MADD", "w", "a", "b")
