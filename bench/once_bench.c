@@ -271,47 +271,29 @@ static once_filter *resident(once_filter *f)
     return f;
 }
 
-/* What once_create_for_capacity(type, n, TARGET_FPR) builds, but with a fixed seed
- * instead of a random one, so that every repetition builds the same filter. */
-static once_filter *new_filter(once_type type, uint64_t n)
+/* once_config_init's config for `type` at TARGET_FPR, but with a fixed seed instead of a
+ * random one, so that every repetition builds the same filter. */
+static once_config bench_config(once_type type)
 {
     once_config config;
     once_config_init(&config, type);
-    config.capacity = n;
     config.error = TARGET_FPR;
     config.seed = BENCH_SEED;
     config.seed_is_set = true;
+    return config;
+}
+
+/* What once_create_for_capacity(type, n, TARGET_FPR) builds, with bench_config's seed. */
+static once_filter *new_filter(once_type type, uint64_t n)
+{
+    once_config config = bench_config(type);
+    config.capacity = n;
     once_filter *f = NULL;
     once_status st = once_create(&f, &config);
     if (st != ONCE_OK)
         die("creating a %s filter for %" PRIu64 " keys: %s", once_type_name(type), n,
             once_strerror(st));
     return resident(f);
-}
-
-static double time_add(once_filter *f, const key16 *keys, uint64_t n)
-{
-    double t0 = now_ns();
-    for (uint64_t i = 0; i < n; i++)
-        if (once_add(f, &keys[i], KEY_LEN, 0) != ONCE_OK)
-            die("once_add failed");
-    return (now_ns() - t0) / (double)n;
-}
-
-static double time_query(const once_filter *f, const key16 *keys, uint64_t n,
-                         uint64_t *positives)
-{
-    uint64_t count = 0;
-    double t0 = now_ns();
-    for (uint64_t i = 0; i < n; i++) {
-        bool present;
-        if (once_query(f, &keys[i], KEY_LEN, 0, &present) != ONCE_OK)
-            die("once_query failed");
-        count += present;
-    }
-    double ns = (now_ns() - t0) / (double)n;
-    *positives = count;
-    return ns;
 }
 
 static size_t fill_chunk(once_key *chunk, const key16 *keys, uint64_t from, uint64_t n)
@@ -325,71 +307,65 @@ static size_t fill_chunk(once_key *chunk, const key16 *keys, uint64_t from, uint
     return count;
 }
 
-static double time_add_batch(once_filter *f, const key16 *keys, uint64_t n)
-{
-    once_key chunk[CHUNK];
-    double t0 = now_ns();
-    for (uint64_t i = 0; i < n; i += CHUNK) {
-        size_t count = fill_chunk(chunk, keys, i, n);
-        if (once_add_batch(f, chunk, count) != ONCE_OK)
-            die("once_add_batch failed");
-    }
-    return (now_ns() - t0) / (double)n;
-}
+/* The calls timed on keys at time 0: one key a call, then CHUNK keys a call (the order
+ * of six_timings' rows). */
+typedef enum timed_call {
+    CALL_ADD,
+    CALL_QUERY,
+    CALL_TEST_AND_ADD,
+    CALL_ADD_BATCH,
+    CALL_QUERY_BATCH,
+    CALL_TEST_AND_ADD_BATCH
+} timed_call;
 
-static double time_query_batch(const once_filter *f, const key16 *keys, uint64_t n,
-                               uint64_t *positives)
-{
-    once_key chunk[CHUNK];
-    uint8_t present[CHUNK];
-    uint64_t count = 0;
-    double t0 = now_ns();
-    for (uint64_t i = 0; i < n; i += CHUNK) {
-        size_t c = fill_chunk(chunk, keys, i, n);
-        if (once_query_batch(f, chunk, c, present) != ONCE_OK)
-            die("once_query_batch failed");
-        for (size_t j = 0; j < c; j++)
-            count += present[j];
-    }
-    double ns = (now_ns() - t0) / (double)n;
-    *positives = count;
-    return ns;
-}
+static const char *const timed_call_name[] = {
+    "once_add",       "once_query",       "once_test_and_add",
+    "once_add_batch", "once_query_batch", "once_test_and_add_batch",
+};
 
-/* N one-key test-and-adds (new keys, so each is inserted: a dedup stream's common
- * case); *seen_count gets the keys reported already present. */
-static double time_test_and_add(once_filter *f, const key16 *keys, uint64_t n,
-                                uint64_t *seen_count)
+/*
+ * N calls of one kind over keys[0..n): ns a key, and in *answered (unless NULL) the keys
+ * a query reported present or a test-and-add reported seen.  The test-and-adds take new
+ * keys, so each is inserted: a dedup stream's common case.  Always inlined and called
+ * with a constant `call`, so that each timed loop compiles to its one library call, as
+ * if written out apart.
+ */
+static inline __attribute__((always_inline)) double
+time_calls(once_filter *f, timed_call call, const key16 *keys, uint64_t n, uint64_t *answered)
 {
     uint64_t count = 0;
     double t0 = now_ns();
-    for (uint64_t i = 0; i < n; i++) {
-        bool seen;
-        if (once_test_and_add(f, &keys[i], KEY_LEN, 0, &seen) != ONCE_OK)
-            die("once_test_and_add failed");
-        count += seen;
+    if (call >= CALL_ADD_BATCH) {
+        once_key chunk[CHUNK];
+        uint8_t answers[CHUNK];
+        for (uint64_t i = 0; i < n; i += CHUNK) {
+            size_t c = fill_chunk(chunk, keys, i, n);
+            once_status st = call == CALL_ADD_BATCH ? once_add_batch(f, chunk, c)
+                             : call == CALL_QUERY_BATCH
+                                 ? once_query_batch(f, chunk, c, answers)
+                                 : once_test_and_add_batch(f, chunk, c, answers);
+            if (st != ONCE_OK)
+                die("%s failed", timed_call_name[call]);
+            if (call != CALL_ADD_BATCH)
+                for (size_t j = 0; j < c; j++)
+                    count += answers[j];
+        }
+    } else {
+        for (uint64_t i = 0; i < n; i++) {
+            bool answer;
+            once_status st = call == CALL_ADD ? once_add(f, &keys[i], KEY_LEN, 0)
+                             : call == CALL_QUERY
+                                 ? once_query(f, &keys[i], KEY_LEN, 0, &answer)
+                                 : once_test_and_add(f, &keys[i], KEY_LEN, 0, &answer);
+            if (st != ONCE_OK)
+                die("%s failed", timed_call_name[call]);
+            if (call != CALL_ADD)
+                count += answer;
+        }
     }
     double ns = (now_ns() - t0) / (double)n;
-    *seen_count = count;
-    return ns;
-}
-
-static double time_test_and_add_batch(once_filter *f, const key16 *keys, uint64_t n,
-                                      uint64_t *seen_count)
-{
-    once_key chunk[CHUNK];
-    uint8_t seen[CHUNK];
-    uint64_t count = 0;
-    double t0 = now_ns();
-    for (uint64_t i = 0; i < n; i += CHUNK) {
-        size_t c = fill_chunk(chunk, keys, i, n);
-        if (once_test_and_add_batch(f, chunk, c, seen) != ONCE_OK)
-            die("once_test_and_add_batch failed");
-        for (size_t j = 0; j < c; j++)
-            count += seen[j];
-    }
-    double ns = (now_ns() - t0) / (double)n;
-    *seen_count = count;
+    if (answered != NULL)
+        *answered = count;
     return ns;
 }
 
@@ -404,7 +380,7 @@ static double time_test_and_add_batch(once_filter *f, const key16 *keys, uint64_
 typedef once_filter *(*filter_maker)(int s, uint64_t n);
 
 typedef struct six_timings {
-    double ns[6][MAX_REPS]; /* insert, query, test_and_add, then their batch forms */
+    double ns[6][MAX_REPS]; /* by timed_call: insert, query, test_and_add, then batches */
     uint64_t positives;     /* absent keys the queries reported present */
     uint64_t seen;          /* new keys the test-and-adds reported seen */
 } six_timings;
@@ -417,19 +393,19 @@ static void time_six(six_timings *t, int s, uint64_t n, int reps, filter_maker m
     t->positives = t->seen = 0;
     for (int r = 0; r < reps; r++) {
         once_filter *f = make(s, n);
-        t->ns[0][r] = time_add(f, in, n);
-        t->ns[1][r] = time_query(f, out, n, &t->positives);
+        t->ns[CALL_ADD][r] = time_calls(f, CALL_ADD, in, n, NULL);
+        t->ns[CALL_QUERY][r] = time_calls(f, CALL_QUERY, out, n, &t->positives);
         if (first != NULL && r == reps - 1)
             first(f, context);
         once_free(f);
 
         f = make(s, n);
-        t->ns[2][r] = time_test_and_add(f, in, n, &t->seen);
+        t->ns[CALL_TEST_AND_ADD][r] = time_calls(f, CALL_TEST_AND_ADD, in, n, &t->seen);
         once_free(f);
 
         f = make(s, n);
-        t->ns[3][r] = time_add_batch(f, in, n);
-        t->ns[4][r] = time_query_batch(f, out, n, &batch_positives);
+        t->ns[CALL_ADD_BATCH][r] = time_calls(f, CALL_ADD_BATCH, in, n, NULL);
+        t->ns[CALL_QUERY_BATCH][r] = time_calls(f, CALL_QUERY_BATCH, out, n, &batch_positives);
         once_free(f);
         if (batch_positives != t->positives)
             die("%s at n=%" PRIu64 ": batch query found %" PRIu64
@@ -437,7 +413,8 @@ static void time_six(six_timings *t, int s, uint64_t n, int reps, filter_maker m
                 structure_name[s], n, batch_positives, t->positives);
 
         f = make(s, n);
-        t->ns[5][r] = time_test_and_add_batch(f, in, n, &batch_seen);
+        t->ns[CALL_TEST_AND_ADD_BATCH][r] =
+            time_calls(f, CALL_TEST_AND_ADD_BATCH, in, n, &batch_seen);
         once_free(f);
         if (batch_seen != t->seen)
             die("%s at n=%" PRIu64 ": batch test-and-add saw %" PRIu64 " keys, one-key %" PRIu64,
@@ -497,12 +474,8 @@ static once_filter *new_window(int s, uint64_t n)
 {
     if (s == S_BLOCKED_WINDOW)
         return new_filter(ONCE_BLOCKED, n);
-    once_config c;
-    once_config_init(&c, structure_type[s]);
-    c.error = TARGET_FPR;
+    once_config c = bench_config(structure_type[s]);
     c.level = s == S_APBBF ? 0 : 2;
-    c.seed = BENCH_SEED;
-    c.seed_is_set = true;
     if (s == S_APBF || s == S_APBBF) {
         c.window = n;
     } else {
@@ -644,14 +617,10 @@ static void bench_window(int s, uint64_t n, int reps, const key16 *in, const key
 static once_filter *new_scalable(int s, uint64_t n)
 {
     (void)s;
-    once_config c;
-    once_config_init(&c, ONCE_SCALABLE);
+    once_config c = bench_config(ONCE_SCALABLE);
     c.capacity = n / SCALABLE_GROWTH ? n / SCALABLE_GROWTH : 1;
-    c.error = TARGET_FPR;
     c.expansion = 2;
     c.tightening = 0.5;
-    c.seed = BENCH_SEED;
-    c.seed_is_set = true;
     once_filter *f = NULL;
     once_status st = once_create(&f, &c);
     if (st != ONCE_OK)
@@ -667,7 +636,6 @@ static void read_stats(const once_filter *f, void *stats)
 static void bench_scalable(uint64_t n, int reps, const key16 *in, const key16 *out)
 {
     double blocked_tand[MAX_REPS];
-    uint64_t unused;
     /* The blocked filter's one-key test_and_add, for the comparison below, unless the
      * blocked filter's own run measured it already. */
     bool time_blocked = find_result(S_BLOCKED, "test_and_add", n) == NULL;
@@ -677,7 +645,7 @@ static void bench_scalable(uint64_t n, int reps, const key16 *in, const key16 *o
     time_six(&t, S_SCALABLE, n, reps, new_scalable, in, out, read_stats, &st);
     for (int r = 0; time_blocked && r < reps; r++) {
         once_filter *f = new_filter(ONCE_BLOCKED, n);
-        blocked_tand[r] = time_test_and_add(f, in, n, &unused);
+        blocked_tand[r] = time_calls(f, CALL_TEST_AND_ADD, in, n, NULL);
         once_free(f);
     }
     double bits_per_key = (double)st.bytes * 8.0 / (double)n;
@@ -725,13 +693,9 @@ static uint64_t dbf_row_keys(uint64_t n)
 
 static once_filter *new_dbf(uint64_t c, int slice)
 {
-    once_config config;
-    once_config_init(&config, ONCE_DBF);
+    once_config config = bench_config(ONCE_DBF);
     config.capacity = c;
-    config.error = TARGET_FPR;
     config.bit_slice = slice;
-    config.seed = BENCH_SEED;
-    config.seed_is_set = true;
     once_filter *f = NULL;
     if (once_create(&f, &config) != ONCE_OK)
         die("creating a DBF of rows of %" PRIu64 " keys", c);
@@ -757,17 +721,18 @@ static void bench_dbf(uint64_t n, int reps, const key16 *in, const key16 *out)
             memset(&st, 0, sizeof st);
             for (int r = 0; r < reps; r++) {
                 once_filter *f = new_dbf(c, slice);
-                add[r] = time_add(f, in, held - half);
-                tand[r] = time_test_and_add(f, out + probes, half, &seen);
-                absent[r] = time_query(f, out, probes, &positives);
-                present[r] = time_query(f, in, probes < held - half ? probes : held - half,
-                                        &found);
+                add[r] = time_calls(f, CALL_ADD, in, held - half, NULL);
+                tand[r] = time_calls(f, CALL_TEST_AND_ADD, out + probes, half, &seen);
+                absent[r] = time_calls(f, CALL_QUERY, out, probes, &positives);
+                present[r] = time_calls(f, CALL_QUERY, in,
+                                        probes < held - half ? probes : held - half, &found);
                 once_get_stats(f, &st);
                 once_free(f);
 
                 f = new_dbf(c, slice);
-                time_add_batch(f, in, held - half);
-                tand_batch[r] = time_test_and_add_batch(f, out + probes, half, &batch_seen);
+                time_calls(f, CALL_ADD_BATCH, in, held - half, NULL);
+                tand_batch[r] = time_calls(f, CALL_TEST_AND_ADD_BATCH, out + probes, half,
+                                           &batch_seen);
                 once_free(f);
                 if (batch_seen != seen)
                     die("dbf: batch test-and-add saw %" PRIu64 " keys, one-key %" PRIu64,
@@ -806,12 +771,9 @@ static void bench_dbf(uint64_t n, int reps, const key16 *in, const key16 *out)
  */
 static once_filter *new_block_partitioned(int s, uint64_t n)
 {
-    once_config c;
-    once_config_init(&c, structure_type[s]);
+    once_config c = bench_config(structure_type[s]);
     c.capacity = s == S_DBPBF ? (n + 3) / 4 : n;
     c.error = s == S_DBPBF ? TARGET_FPR / 4 : TARGET_FPR;
-    c.seed = BENCH_SEED;
-    c.seed_is_set = true;
     once_filter *f = NULL;
     once_status st = once_create(&f, &c);
     if (st != ONCE_OK)
@@ -871,8 +833,8 @@ static void bench_cardinality(uint64_t n, int reps, const key16 *in)
     c.seed_is_set = true;
     if (once_create(&b, &c) != ONCE_OK)
         die("creating a blocked filter of %" PRIu64 " bits", cells);
-    time_add_batch(a, in, n);
-    time_add_batch(b, in + n / 2, n);
+    time_calls(a, CALL_ADD_BATCH, in, n, NULL);
+    time_calls(b, CALL_ADD_BATCH, in + n / 2, n, NULL);
     double single[MAX_REPS], unions[MAX_REPS], inter[MAX_REPS];
     once_cardinality est = {0, 0, 0, 0}, u = {0, 0, 0, 0}, x = {0, 0, 0, 0};
     for (int r = 0; r < reps; r++) {
