@@ -78,6 +78,47 @@ static void key_of(uint64_t domain, uint64_t i, uint64_t out[2])
     out[1] = testing_mix(domain * 0x100000001ull + i);
 }
 
+static bool query_key(const once_filter *f, uint64_t domain, uint64_t i, uint64_t now_ms)
+{
+    uint64_t key[2];
+    key_of(domain, i, key);
+    bool present = false;
+    once_query(f, key, sizeof key, now_ms, &present);
+    return present;
+}
+
+/* Queries of the keys *next, *next + 1, ... of `domain` (absent from f): the hits. */
+static uint64_t absent_hits(const once_filter *f, uint64_t domain, uint64_t *next,
+                            uint64_t probes, uint64_t now_ms)
+{
+    uint64_t hits = 0;
+    for (uint64_t i = 0; i < probes; i++)
+        hits += query_key(f, domain, (*next)++, now_ms);
+    return hits;
+}
+
+/* once_config_init's config for `type` with a fixed seed, so that a run writes the same
+ * files. */
+static once_config seeded_config(once_type type, uint64_t seed)
+{
+    once_config c;
+    once_config_init(&c, type);
+    c.seed = seed;
+    c.seed_is_set = true;
+    return c;
+}
+
+static once_filter *make_or_die(const once_config *c)
+{
+    once_filter *f = NULL;
+    once_status st = once_create(&f, c);
+    if (st != ONCE_OK) {
+        fprintf(stderr, "create %s: %s\n", once_type_name(c->type), once_strerror(st));
+        exit(2);
+    }
+    return f;
+}
+
 static void write_table2(const char *dir)
 {
     FILE *f = open_out(dir, "apbf_table2.md");
@@ -106,14 +147,12 @@ static void write_table3(const char *dir)
                "|---|---|---|---|---|---|---|---|\n");
     for (size_t i = 0; i < PAPER_TABLE3_ROWS; i++) {
         const paper_table3_row *row = &paper_table3[i];
-        once_config c;
-        once_config_init(&c, ONCE_APBBF);
+        once_config c = seeded_config(ONCE_APBBF, 0);
         c.hashes = row->k;
         c.age_slices = row->l;
         c.block_bits = row->block_bits;
         c.block_hashes = row->block_hashes;
         c.window = 100000;
-        c.seed_is_set = true;
         once_filter *flt = NULL;
         once_stats s;
         if (once_create(&flt, &c) != ONCE_OK || once_get_stats(flt, &s) != ONCE_OK)
@@ -136,12 +175,10 @@ static void write_levels(const char *dir)
     const double ps[] = {0.1, 0.01, 0.001, 0.0001};
     for (int i = 0; i < 4; i++) {
         for (uint32_t level = 0; level < 4; level++) {
-            once_config c;
-            once_config_init(&c, ONCE_APBF);
+            once_config c = seeded_config(ONCE_APBF, 0);
             c.window = 1000000;
             c.error = ps[i];
             c.level = level;
-            c.seed_is_set = true;
             once_filter *flt = NULL;
             once_stats s;
             if (once_create(&flt, &c) != ONCE_OK || once_get_stats(flt, &s) != ONCE_OK)
@@ -164,28 +201,17 @@ static void write_fig6(const char *dir)
     const uint64_t probes[] = {10000, 100000, 1000000, 4000000};
     once_filter *flt[4];
     for (int j = 0; j < 4; j++) {
-        once_config c;
-        once_config_init(&c, ONCE_APBF);
+        once_config c = seeded_config(ONCE_APBF, 6);
         c.hashes = ks[j];
         c.age_slices = ls[j];
         c.window = 1000;
-        c.seed = 6;
-        c.seed_is_set = true;
-        if (once_create(&flt[j], &c) != ONCE_OK)
-            exit(2);
+        flt[j] = make_or_die(&c);
     }
     uint64_t probe = 0;
     for (uint64_t n = 0; n <= 10000; n += 100) {
         fprintf(f, "%" PRIu64, n);
         for (int j = 0; j < 4; j++) {
-            uint64_t hits = 0;
-            for (uint64_t p = 0; p < probes[j] / 10; p++) {
-                uint64_t key[2];
-                key_of(2, probe++, key);
-                bool present;
-                once_query(flt[j], key, sizeof key, 0, &present);
-                hits += present;
-            }
+            uint64_t hits = absent_hits(flt[j], 2, &probe, probes[j] / 10, 0);
             fprintf(f, " %.6g", (double)hits / (double)(probes[j] / 10));
         }
         fprintf(f, "\n");
@@ -210,16 +236,12 @@ static void write_tlbf(const char *dir)
     once_filter *flt[2];
     const uint64_t guesses[2] = {360, 36000}; /* a tenth and ten times the first rate */
     for (int j = 0; j < 2; j++) {
-        once_config c;
-        once_config_init(&c, ONCE_TLBF);
+        once_config c = seeded_config(ONCE_TLBF, 7);
         c.span_ms = 3600 * 1000;
         c.capacity = guesses[j];
         c.error = 0.01;
         c.level = 2;
-        c.seed = 7;
-        c.seed_is_set = true;
-        if (once_create(&flt[j], &c) != ONCE_OK)
-            exit(2);
+        flt[j] = make_or_die(&c);
     }
     uint64_t t = 0, next = 0, probe = 0;
     for (uint64_t minute = 0; minute < 360; minute++) {
@@ -237,15 +259,7 @@ static void write_tlbf(const char *dir)
             once_stats st;
             once_get_stats(flt[j], &st);
             fprintf(f, " %u %" PRIu64, st.slices, st.newest_bits);
-            uint64_t hits = 0;
-            for (int p = 0; p < 20000; p++) {
-                uint64_t key[2];
-                key_of(4, probe++, key);
-                bool present;
-                once_query(flt[j], key, sizeof key, t, &present);
-                hits += present;
-            }
-            fpr[j] = hits / 20000.0;
+            fpr[j] = absent_hits(flt[j], 4, &probe, 20000, t) / 20000.0;
         }
         fprintf(f, " %.5f %.5f\n", fpr[0], fpr[1]);
     }
@@ -258,26 +272,11 @@ static void write_tlbf(const char *dir)
 
 static once_filter *dbf_paper_filter(uint64_t seed)
 {
-    once_config c;
-    once_config_init(&c, ONCE_DBF);
+    once_config c = seeded_config(ONCE_DBF, seed);
     c.capacity = 133;
     c.bits = 1280;
     c.hashes = 7;
-    c.seed = seed;
-    c.seed_is_set = true;
-    once_filter *f = NULL;
-    if (once_create(&f, &c) != ONCE_OK)
-        exit(2);
-    return f;
-}
-
-static bool query_key(const once_filter *f, uint64_t domain, uint64_t i)
-{
-    uint64_t key[2];
-    key_of(domain, i, key);
-    bool present = false;
-    once_query(f, key, sizeof key, 0, &present);
-    return present;
+    return make_or_die(&c);
 }
 
 /* Figs. 1 and 5: n = 19, 38, ..., 1330 keys (steps of c/7), 100 DBFs and 100 standard
@@ -289,15 +288,11 @@ static void write_dbf_fig5(const char *dir)
     enum { ROUNDS = 100, PROBES = 10000, STEP = 19, POINTS = 70 };
     static double dbf_hits[POINTS + 1], sbf_hits[POINTS + 1], multi[11], kept[11];
     for (uint64_t round = 0; round < ROUNDS; round++) {
-        once_filter *d = dbf_paper_filter(300 + round), *s = NULL;
-        once_config sc;
-        once_config_init(&sc, ONCE_STANDARD);
+        once_filter *d = dbf_paper_filter(300 + round);
+        once_config sc = seeded_config(ONCE_STANDARD, 300 + round);
         sc.bits = 1280;
         sc.hashes = 7;
-        sc.seed = 300 + round; /* fixed, so the data regenerate identically */
-        sc.seed_is_set = true;
-        if (once_create(&s, &sc) != ONCE_OK)
-            exit(2);
+        once_filter *s = make_or_die(&sc);
         uint64_t domain = 5000 + round, probe_domain = 9000 + round;
         for (int point = 1; point <= POINTS; point++) {
             uint64_t n = (uint64_t)point * STEP;
@@ -308,8 +303,8 @@ static void write_dbf_fig5(const char *dir)
                 once_add(s, key, sizeof key, 0);
             }
             for (uint64_t p = 0; p < PROBES; p++) {
-                dbf_hits[point] += query_key(d, probe_domain, (uint64_t)point * PROBES + p);
-                sbf_hits[point] += query_key(s, probe_domain, (uint64_t)point * PROBES + p);
+                dbf_hits[point] += query_key(d, probe_domain, (uint64_t)point * PROBES + p, 0);
+                sbf_hits[point] += query_key(s, probe_domain, (uint64_t)point * PROBES + p, 0);
             }
             if (n % 133 != 0)
                 continue;
@@ -443,41 +438,14 @@ static void write_dbf_sizing(const char *dir)
 
 /* -------------------------------------------------------- paper 002 */
 
-static once_filter *make_or_die(const once_config *c)
-{
-    once_filter *f = NULL;
-    once_status st = once_create(&f, c);
-    if (st != ONCE_OK) {
-        fprintf(stderr, "create %s: %s\n", once_type_name(c->type), once_strerror(st));
-        exit(2);
-    }
-    return f;
-}
-
-static uint64_t absent_hits(const once_filter *f, uint64_t domain, uint64_t *next, uint64_t probes)
-{
-    uint64_t hits = 0;
-    for (uint64_t i = 0; i < probes; i++) {
-        uint64_t key[2];
-        key_of(domain, (*next)++, key);
-        bool present = false;
-        once_query(f, key, sizeof key, 0, &present);
-        hits += present;
-    }
-    return hits;
-}
-
 /* Fig. 1: reduce both filters step by step from 8192 to 128 Kbits. */
 static void write_bpbf_fig1(const char *dir)
 {
-    once_config c;
-    once_config_init(&c, ONCE_BPBF);
+    once_config c = seeded_config(ONCE_BPBF, 8);
     c.capacity = PAPER002_FIG1_KEYS;
     c.block_length = PAPER002_FIG1_BLOCK_BITS;
     c.blocks = PAPER002_FIG1_BLOCKS;
     c.hashes = 1;
-    c.seed = 8;
-    c.seed_is_set = true;
     once_filter *bbf = make_or_die(&c);
     folded_bloom folded;
     if (!folded_make(&folded, PAPER002_FIG1_BITS, PAPER002_FIG1_HASHES))
@@ -547,25 +515,50 @@ static once_filter *reduced_copy(const once_filter *f, double error)
     return g;
 }
 
+/* A point of Fig. 4 or a row of Table 2: the reduced D-BBF's length, its rate and the
+ * standard filter's. */
+typedef struct dbpbf_point {
+    double dbbf_kbits, dbbf_rate, bf_rate;
+} dbpbf_point;
+
+/* Feeds both filters keys *inserted .. cardinality - 1, then measures a reduced copy of
+ * the D-BBF and the standard filter over `probes` absent keys each (from *next). */
+static dbpbf_point dbpbf_measure(once_filter *dbbf, once_filter *bf, double error,
+                                 uint64_t *inserted, uint64_t cardinality, uint64_t *next,
+                                 uint64_t probes)
+{
+    for (; *inserted < cardinality; (*inserted)++) {
+        uint64_t key[2];
+        key_of(7, *inserted, key);
+        once_add(dbbf, key, sizeof key, 0);
+        once_add(bf, key, sizeof key, 0);
+    }
+    once_filter *r = reduced_copy(dbbf, error);
+    once_bpbf_state st;
+    once_bpbf_get_state(r, &st);
+    dbpbf_point point;
+    point.dbbf_kbits = (double)st.bits / 1024.0;
+    point.dbbf_rate = (double)absent_hits(r, 8, next, probes, 0) / probes;
+    point.bf_rate = (double)absent_hits(bf, 8, next, probes, 0) / probes;
+    once_free(r);
+    return point;
+}
+
 /* Fig. 4 and Table 2: D-BBF and standard filter for 100000 keys, fed up to 500000. */
 static void write_dbpbf_fig4(const char *dir)
 {
     const double ps[] = {0.1, 0.05, 0.01, 0.005};
     const uint64_t step = 20000, last = 500000, probes = 100000;
     enum { POINTS = 25 };
-    static double dbbf_rate[4][POINTS], bf_rate[4][POINTS], dbbf_kbits[4][POINTS];
+    static dbpbf_point plotted[4][POINTS];
     /* Table 2 rows (the printed cardinalities) for p = 0.05 and 0.005. */
-    static double table_rate[2][PAPER002_TABLE2_ROWS], table_kbits[2][PAPER002_TABLE2_ROWS],
-        table_bf[2][PAPER002_TABLE2_ROWS];
+    static dbpbf_point table_rows[2][PAPER002_TABLE2_ROWS];
     for (int t = 0; t < 4; t++) {
-        once_config c;
-        once_config_init(&c, ONCE_DBPBF);
+        once_config c = seeded_config(ONCE_DBPBF, 9);
         c.capacity = PAPER002_TABLE2_CAPACITY;
         c.error = ps[t];
-        c.seed = 9;
-        c.seed_is_set = true;
         once_filter *dbbf = make_or_die(&c);
-        once_config_init(&c, ONCE_STANDARD);
+        c = seeded_config(ONCE_STANDARD, 9);
         c.bits = once_optimal_bits(PAPER002_TABLE2_CAPACITY, ps[t]);
         c.hashes = once_optimal_hashes(c.bits, PAPER002_TABLE2_CAPACITY);
         if (ps[t] == 0.05 || ps[t] == 0.005) { /* the table's own lengths */
@@ -573,8 +566,6 @@ static void write_dbpbf_fig4(const char *dir)
             c.hashes = ps[t] == 0.05 ? PAPER002_BF_HASHES_05 : PAPER002_BF_HASHES_005;
         }
         c.capacity = PAPER002_TABLE2_CAPACITY;
-        c.seed = 9;
-        c.seed_is_set = true;
         once_filter *bf = make_or_die(&c);
         int table = ps[t] == 0.05 ? 0 : ps[t] == 0.005 ? 1 : -1;
         uint64_t inserted = 0, next = 0;
@@ -583,36 +574,12 @@ static void write_dbpbf_fig4(const char *dir)
             /* Table 2's 25000 and 150000 fall between the plotted points. */
             while (table >= 0 && row < PAPER002_TABLE2_ROWS &&
                    paper002_table2[row].cardinality <= n) {
-                uint64_t at = paper002_table2[row].cardinality;
-                for (; inserted < at; inserted++) {
-                    uint64_t key[2];
-                    key_of(7, inserted, key);
-                    once_add(dbbf, key, sizeof key, 0);
-                    once_add(bf, key, sizeof key, 0);
-                }
-                once_filter *r = reduced_copy(dbbf, ps[t]);
-                once_bpbf_state st;
-                once_bpbf_get_state(r, &st);
-                table_kbits[table][row] = (double)st.bits / 1024.0;
-                table_rate[table][row] = (double)absent_hits(r, 8, &next, 200000) / 200000;
-                table_bf[table][row] = (double)absent_hits(bf, 8, &next, 200000) / 200000;
-                once_free(r);
+                table_rows[table][row] = dbpbf_measure(dbbf, bf, ps[t], &inserted,
+                                                       paper002_table2[row].cardinality, &next,
+                                                       200000);
                 row++;
             }
-            for (; inserted < n; inserted++) {
-                uint64_t key[2];
-                key_of(7, inserted, key);
-                once_add(dbbf, key, sizeof key, 0);
-                once_add(bf, key, sizeof key, 0);
-            }
-            once_filter *r = reduced_copy(dbbf, ps[t]);
-            once_bpbf_state st;
-            once_bpbf_get_state(r, &st);
-            size_t i = (size_t)(n / step - 1);
-            dbbf_kbits[t][i] = (double)st.bits / 1024.0;
-            dbbf_rate[t][i] = (double)absent_hits(r, 8, &next, probes) / probes;
-            bf_rate[t][i] = (double)absent_hits(bf, 8, &next, probes) / probes;
-            once_free(r);
+            plotted[t][n / step - 1] = dbpbf_measure(dbbf, bf, ps[t], &inserted, n, &next, probes);
         }
         once_free(dbbf);
         once_free(bf);
@@ -623,7 +590,8 @@ static void write_dbpbf_fig4(const char *dir)
     for (int i = 0; i < POINTS; i++) {
         fprintf(dat, "%" PRIu64, (uint64_t)(i + 1) * step);
         for (int t = 0; t < 4; t++)
-            fprintf(dat, " %.6f %.6f %.1f", dbbf_rate[t][i], bf_rate[t][i], dbbf_kbits[t][i]);
+            fprintf(dat, " %.6f %.6f %.1f", plotted[t][i].dbbf_rate, plotted[t][i].bf_rate,
+                    plotted[t][i].dbbf_kbits);
         fprintf(dat, "\n");
     }
     fclose(dat);
@@ -641,9 +609,10 @@ static void write_dbpbf_fig4(const char *dir)
         const paper002_table2_row *row = &paper002_table2[r];
         fprintf(md, "| %" PRIu64 " | %.1f (%.0f) | %.4f (%.3f) | %.4f (%.3f) | %.1f (%.0f) | "
                     "%.4f (%.3f) | %.4f (%.3f) |\n",
-                row->cardinality, table_kbits[0][r], row->dbbf_kbits_05, table_rate[0][r],
-                row->dbbf_fpr_05, table_bf[0][r], fmax(row->bf_fpr_05, 0), table_kbits[1][r],
-                row->dbbf_kbits_005, table_rate[1][r], row->dbbf_fpr_005, table_bf[1][r],
+                row->cardinality, table_rows[0][r].dbbf_kbits, row->dbbf_kbits_05,
+                table_rows[0][r].dbbf_rate, row->dbbf_fpr_05, table_rows[0][r].bf_rate,
+                fmax(row->bf_fpr_05, 0), table_rows[1][r].dbbf_kbits, row->dbbf_kbits_005,
+                table_rows[1][r].dbbf_rate, row->dbbf_fpr_005, table_rows[1][r].bf_rate,
                 fmax(row->bf_fpr_005, 0));
     }
     fclose(md);

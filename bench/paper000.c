@@ -293,18 +293,9 @@ static once_sliced *sliced_over_probes(const once_sliced_config *c, probe_site *
 static once_sliced_config sliced_config(once_slicing slicing, uint32_t slices, uint32_t parts,
                                         uint64_t bits, uint32_t hashes)
 {
-    once_sliced_config c;
-    memset(&c, 0, sizeof c);
-    c.slicing = slicing;
-    c.slices = slices;
-    c.parts = parts;
-    c.bits = bits;
-    c.hashes = hashes;
-    c.seed = SEED;
-    c.seed_is_set = true;
-    c.primitive = ONCE_FTTS;
-    c.lookup = ONCE_LOOKUP_PARALLEL;
-    return c;
+    return (once_sliced_config){.slicing = slicing, .slices = slices, .parts = parts,
+                                .bits = bits, .hashes = hashes, .seed = SEED, .seed_is_set = true,
+                                .primitive = ONCE_FTTS, .lookup = ONCE_LOOKUP_PARALLEL};
 }
 
 /* The m a slicing's rate formula takes: horizontal-first slicing draws an event's
@@ -1261,16 +1252,8 @@ typedef struct tree_run {
 static tree_run run_tree(once_tree_mode mode, uint32_t levels, uint32_t fanout, uint64_t m,
                          uint32_t k, uint32_t d, const stream *z)
 {
-    once_tree_config c;
-    memset(&c, 0, sizeof c);
-    c.mode = mode;
-    c.levels = levels;
-    c.fanout = fanout;
-    c.bits = m;
-    c.hashes = k;
-    c.seed = SEED;
-    c.seed_is_set = true;
-    c.top_down_level = d;
+    once_tree_config c = {.mode = mode, .levels = levels, .fanout = fanout, .bits = m,
+                          .hashes = k, .seed = SEED, .seed_is_set = true, .top_down_level = d};
     once_tree *t = NULL;
     MUST(once_tree_create(&t, &c, NULL), "tree");
     once_tree_stats st;

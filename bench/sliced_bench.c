@@ -69,17 +69,9 @@ static void build_stream(void)
 static once_sliced_config sliced_config(once_slicing slicing, uint32_t slices, uint32_t parts,
                                         uint32_t threads)
 {
-    once_sliced_config c;
-    memset(&c, 0, sizeof c);
-    c.slicing = slicing;
-    c.slices = slices;
-    c.parts = parts;
-    c.capacity = events;
-    c.error = 0.001;
-    c.seed = 1;
-    c.seed_is_set = true;
-    c.threads = threads;
-    return c;
+    return (once_sliced_config){.slicing = slicing, .slices = slices, .parts = parts,
+                                .capacity = events, .error = 0.001, .seed = 1,
+                                .seed_is_set = true, .threads = threads};
 }
 
 /* The stream through `answer` in batches of CHUNK: seconds, and *dups. */
