@@ -31,18 +31,18 @@ test: test-fast test-asan test-tsan
 test-fast: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
-asan-build: deps
-	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	    -DONCE_SANITIZE=ON -DONCE_BENCH=OFF >/dev/null
-	@cmake --build $(ASAN_BUILD) -j$(JOBS)
+# The two sanitizer builds differ only in their directory and their sanitizer option.
+asan-build: SANITIZER_BUILD = $(ASAN_BUILD)
+asan-build: SANITIZER_OPTION = -DONCE_SANITIZE=ON
+tsan-build: SANITIZER_BUILD = $(TSAN_BUILD)
+tsan-build: SANITIZER_OPTION = -DONCE_TSAN=ON
+asan-build tsan-build: deps
+	@cmake -S . -B $(SANITIZER_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	    $(SANITIZER_OPTION) -DONCE_BENCH=OFF >/dev/null
+	@cmake --build $(SANITIZER_BUILD) -j$(JOBS)
 
 test-asan: asan-build
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j$(JOBS)
-
-tsan-build: deps
-	@cmake -S . -B $(TSAN_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	    -DONCE_TSAN=ON -DONCE_BENCH=OFF >/dev/null
-	@cmake --build $(TSAN_BUILD) -j$(JOBS)
 
 test-tsan: tsan-build
 	cd $(TSAN_BUILD) && ctest --output-on-failure -j$(JOBS)
