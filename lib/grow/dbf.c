@@ -72,6 +72,7 @@
  *     it fails with ONCE_ERR_FULL and changes nothing.
  */
 #include "grow/dbf.h"
+#include "core/pipeline.h"
 #include "core/limits.h"
 #include "math/cardinality.h"
 #include "math/sizing.h"
@@ -504,17 +505,76 @@ static once_status dbf_remove(once_filter *f, const once_hash *h, uint64_t now_m
     return ONCE_OK;
 }
 
-static void dbf_prefetch(const once_filter *f, const once_hash *h)
-{
-    const dbf_filter *d = CDBF(f);
+/* ------------------------------------------------------------------ batch */
+
+/*
+ * Batches run once_batch_pipeline (core/pipeline.h): a key's cells are computed when
+ * its lines are requested and kept for its turn.  They are every row's, so a row
+ * opened in between leaves them right (only the request was for the wrong row).  A
+ * query requests what it reads first (the first group's index words, or the newest
+ * row's counters); an insertion the lines it writes, as the one-key test-and-add does.
+ */
+typedef struct dbf_record {
+    once_hash h;
     uint64_t pos[ONCE_MAX_HASHES];
-    positions(d, h, pos);
+} dbf_record;
+
+static inline __attribute__((always_inline)) void
+dbf_batch_prepare(const void *ctx, void *record, const once_hash *h, once_batch_op op)
+{
+    const dbf_filter *d = ctx;
+    dbf_record *r = record;
+    r->h = *h;
+    positions(d, h, r->pos);
+    uint32_t active = op == ONCE_OP_QUERY ? d->rows : active_row(d);
     for (uint32_t i = 0; i < d->hashes; i++) {
-        if (d->bit_slice)
-            once_prefetch_read(slice_word(d, 0, pos[i]));
-        else
-            once_prefetch_read(&row_array(&d->row[d->rows - 1])[pos[i] >> 4]);
+        if (active < d->rows) {
+            once_prefetch_write(&row_array(&d->row[active])[r->pos[i] >> 4]);
+            if (d->bit_slice)
+                once_prefetch_write(slice_word(d, active, r->pos[i]));
+        } else if (d->bit_slice) {
+            once_prefetch_read(slice_word(d, 0, r->pos[i]));
+        } else {
+            once_prefetch_read(&row_array(&d->row[d->rows - 1])[r->pos[i] >> 4]);
+        }
     }
+}
+
+/* The one-key operations (dbf_query, dbf_add, dbf_test_and_add) from the key's cells. */
+static inline __attribute__((always_inline)) once_status
+dbf_batch_step(const void *ctx, void *record, uint64_t now_ms, once_batch_op op, bool *answer)
+{
+    (void)now_ms;
+    dbf_filter *d = (dbf_filter *)ctx; /* the batch's own, writable filter */
+    const dbf_record *r = record;
+    uint32_t first = 0;
+    if (op == ONCE_OP_ADD && !d->query_first)
+        return insert_at(d, r->pos, active_row(d));
+    bool seen = matching_rows(d, &r->h, r->pos, 1, &first) != 0;
+    if (op != ONCE_OP_ADD)
+        *answer = seen;
+    return seen || op == ONCE_OP_QUERY ? ONCE_OK : insert_at(d, r->pos, active_row(d));
+}
+
+static __attribute__((flatten)) once_status dbf_batch(once_filter *f,
+                                                      const once_batch_items *items,
+                                                      size_t count, once_batch_op op,
+                                                      uint8_t *out, size_t *done)
+{
+    dbf_record ring[ONCE_PIPELINE_RING];
+    size_t distance = ONCE_LINES_IN_FLIGHT / CDBF(f)->hashes;
+    switch (op) {
+    case ONCE_OP_QUERY:
+        return once_batch_pipeline(items, count, ONCE_OP_QUERY, out, done, distance, ring,
+                                   sizeof ring[0], f, dbf_batch_prepare, dbf_batch_step);
+    case ONCE_OP_ADD:
+        return once_batch_pipeline(items, count, ONCE_OP_ADD, out, done, distance, ring,
+                                   sizeof ring[0], f, dbf_batch_prepare, dbf_batch_step);
+    case ONCE_OP_TEST_AND_ADD:
+        break;
+    }
+    return once_batch_pipeline(items, count, ONCE_OP_TEST_AND_ADD, out, done, distance, ring,
+                               sizeof ring[0], f, dbf_batch_prepare, dbf_batch_step);
 }
 
 void once_dbf_free_base(dbf_filter *d)
@@ -856,8 +916,8 @@ const once_filter_ops once_dbf_ops = {
     .query = dbf_query,
     .add = dbf_add,
     .test_and_add = dbf_test_and_add,
-    .prefetch = dbf_prefetch,
-    .batch = NULL,
+    .prefetch = NULL,
+    .batch = dbf_batch,
     .remove = dbf_remove,
     .clear = dbf_clear,
     .same_geometry = dbf_same_geometry,

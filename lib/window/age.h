@@ -1,13 +1,12 @@
 /*
  * window/age.h - what the age-partitioned windows (APBF and APBBF: window/apbf.c;
- * TLBF: window/tlbf.c) share: the skip-back search of paper 001, the lines an
- * operation will touch, and the batch pipeline for layouts whose lines move under
- * insertions.
+ * TLBF: window/tlbf.c) share: the skip-back search of paper 001 and the lines an
+ * operation will touch.  Their batches run core/pipeline.h's loop.
  */
 #ifndef ONCE_WINDOW_AGE_H
 #define ONCE_WINDOW_AGE_H
 
-#include "core/structure.h"
+#include "core/pipeline.h"
 
 /*
  * The skip-back search of paper 001, Algorithm 1, over `k + l` logical segments:
@@ -111,9 +110,6 @@ once_age_prefetch(once_age_reach r, once_batch_op op,
             line(ctx, i, true);
 }
 
-/* Lines a batch keeps requested at a time: about what one core's miss buffers hold. */
-#define ONCE_AGE_LINES_IN_FLIGHT 24
-
 static inline uint32_t once_age_prefetch_count(once_age_reach r, once_batch_op op)
 {
     uint32_t heads = r.l / r.k + 1, insert = r.k;
@@ -131,65 +127,7 @@ static inline uint32_t once_age_prefetch_count(once_age_reach r, once_batch_op o
 static inline size_t once_age_batch_distance(once_age_reach r, once_batch_op op)
 {
     uint32_t lines = once_age_prefetch_count(r, op);
-    return ONCE_AGE_LINES_IN_FLIGHT / (lines ? lines : 1);
-}
-
-/*
- * A fused batch loop for layouts whose lines for a key depend on state that an
- * insertion can change (the TLBF: a shift moves the insertion slices, its clock
- * expires slices; the APBF and APBBF run a loop of their own that also keeps the
- * spots it computed ahead, window/apbf_batch.c).  Key i + distance is hashed and handed
- * to `prepare`, which fills the layout's per-key record (`record_size` bytes in `ring`,
- * ONCE_PIPELINE_RING of them) and requests the key's lines under the state of the
- * moment: a guess that a shift in between makes partly stale (a wasted prefetch, never
- * a wrong answer).  Key i is then probed by `step`, the layout's one-key operation,
- * which works out its real positions from the state it finds.  So a batch answers
- * exactly as the one-key calls in array order, duplicates and mid-batch shifts
- * included.  `ctx` is the layout's (its filter and constants), handed to both.
- * `distance` (clamped to 1 .. ONCE_PIPELINE_RING - 1) is chosen by the
- * layout from how many lines one key requests: enough keys ahead to keep the memory
- * busy, few enough that the lines are still cached when used.  Always inlined with a
- * constant `op`, so each operation gets its own loop with `prepare` and `step` inlined.
- */
-
-static inline __attribute__((always_inline)) once_status
-once_batch_pipeline(const once_batch_items *items, size_t count, const once_batch_op op,
-                    uint8_t *out, size_t *done, size_t distance, void *ring,
-                    size_t record_size, const void *ctx,
-                    void (*prepare)(const void *ctx, void *record, const once_hash *h,
-                                    once_batch_op op),
-                    once_status (*step)(const void *ctx, void *record, uint64_t now_ms,
-                                        once_batch_op op, bool *answer))
-{
-    if (distance >= ONCE_PIPELINE_RING)
-        distance = ONCE_PIPELINE_RING - 1;
-    if (distance == 0)
-        distance = 1;
-#define ONCE_RECORD(i) ((char *)ring + ((i) % ONCE_PIPELINE_RING) * record_size)
-    const once_batch_items in = *items;
-    size_t ahead = count < distance ? count : distance;
-    for (size_t i = 0; i < ahead; i++) {
-        once_hash h = once_item_hash(&in, i);
-        prepare(ctx, ONCE_RECORD(i), &h, op);
-    }
-    for (size_t i = 0; i < count; i++) {
-        size_t next = i + distance;
-        if (next < count) {
-            once_hash h = once_item_hash(&in, next);
-            prepare(ctx, ONCE_RECORD(next), &h, op);
-        }
-        bool answer = false;
-        once_status st = step(ctx, ONCE_RECORD(i), once_item_time(&in, i), op, &answer);
-        if (st != ONCE_OK) {
-            *done = i;
-            return st;
-        }
-        if (op != ONCE_OP_ADD)
-            out[i] = answer;
-    }
-#undef ONCE_RECORD
-    *done = count;
-    return ONCE_OK;
+    return ONCE_LINES_IN_FLIGHT / (lines ? lines : 1);
 }
 
 #endif /* ONCE_WINDOW_AGE_H */

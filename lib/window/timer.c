@@ -131,7 +131,7 @@
 #include "core/limits.h"
 #include "math/cardinality.h"
 #include "math/sizing.h"
-#include "window/age.h"
+#include "core/pipeline.h"
 
 #include <math.h>
 
@@ -738,7 +738,7 @@ static bool timer_query(const once_filter *f, const once_hash *h, uint64_t now_m
 }
 
 /*
- * Batches run once_batch_pipeline (window/age.h): a key's positions are computed once,
+ * Batches run once_batch_pipeline (core/pipeline.h): a key's positions are computed once,
  * some keys ahead, and its newest sub-filter's lines requested; at its turn the key
  * is answered from them by the one-key operation's own code, at its own time, so a
  * batch answers exactly as the one-key calls in array order.  (A sub-filter that opens
@@ -774,7 +774,7 @@ static __attribute__((flatten)) once_status timer_batch(once_filter *f,
 {
     timer_record ring[ONCE_PIPELINE_RING];
     const timer_filter *t = CTIMER(f);
-    size_t distance = ONCE_AGE_LINES_IN_FLIGHT / t->hashes;
+    size_t distance = ONCE_LINES_IN_FLIGHT / t->hashes;
     switch (op) {
     case ONCE_OP_QUERY:
         return once_batch_pipeline(items, count, ONCE_OP_QUERY, out, done, distance, ring,

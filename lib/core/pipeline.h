@@ -1,0 +1,71 @@
+/*
+ * core/pipeline.h - the batch loop of the layouts that run their own (once_filter_ops
+ * batch): each key hashed and its lines requested some keys before it is probed.
+ */
+#ifndef ONCE_CORE_PIPELINE_H
+#define ONCE_CORE_PIPELINE_H
+
+#include "core/structure.h"
+
+/* Lines a batch keeps requested at a time: about what one core's miss buffers hold. */
+#define ONCE_LINES_IN_FLIGHT 24
+
+/*
+ * Key i + distance is hashed and handed to `prepare`, which fills the layout's
+ * per-key record (`record_size` bytes in `ring`, ONCE_PIPELINE_RING of them) and
+ * requests the key's lines under the state of the moment.  Key i is then probed by
+ * `step`, the layout's one-key operation, which takes from the record what an
+ * insertion in between cannot have changed (the DBF's cells, which are every row's)
+ * and works out the rest from the state it finds (the TLBF: a shift moves its
+ * insertion slices, its clock expires slices; the timer filter: growth opens
+ * sub-filters).  A request made stale by such a change is a wasted prefetch, never a
+ * wrong answer: a batch answers exactly as the one-key calls in array order,
+ * duplicates and mid-batch shifts included.  `ctx` is the layout's (its filter and
+ * constants), handed to both.  `distance` (clamped to 1 .. ONCE_PIPELINE_RING - 1) is
+ * chosen by the layout from how many lines one key requests: enough keys ahead to
+ * keep the memory busy, few enough that the lines are still cached when used.  Always
+ * inlined with a constant `op`, so each operation gets its own loop with `prepare`
+ * and `step` inlined.  (The APBF and APBBF run a loop of their own that also parks
+ * searches, window/apbf_batch.c.)
+ */
+static inline __attribute__((always_inline)) once_status
+once_batch_pipeline(const once_batch_items *items, size_t count, const once_batch_op op,
+                    uint8_t *out, size_t *done, size_t distance, void *ring,
+                    size_t record_size, const void *ctx,
+                    void (*prepare)(const void *ctx, void *record, const once_hash *h,
+                                    once_batch_op op),
+                    once_status (*step)(const void *ctx, void *record, uint64_t now_ms,
+                                        once_batch_op op, bool *answer))
+{
+    if (distance >= ONCE_PIPELINE_RING)
+        distance = ONCE_PIPELINE_RING - 1;
+    if (distance == 0)
+        distance = 1;
+#define ONCE_RECORD(i) ((char *)ring + ((i) % ONCE_PIPELINE_RING) * record_size)
+    const once_batch_items in = *items;
+    size_t ahead = count < distance ? count : distance;
+    for (size_t i = 0; i < ahead; i++) {
+        once_hash h = once_item_hash(&in, i);
+        prepare(ctx, ONCE_RECORD(i), &h, op);
+    }
+    for (size_t i = 0; i < count; i++) {
+        size_t next = i + distance;
+        if (next < count) {
+            once_hash h = once_item_hash(&in, next);
+            prepare(ctx, ONCE_RECORD(next), &h, op);
+        }
+        bool answer = false;
+        once_status st = step(ctx, ONCE_RECORD(i), once_item_time(&in, i), op, &answer);
+        if (st != ONCE_OK) {
+            *done = i;
+            return st;
+        }
+        if (op != ONCE_OP_ADD)
+            out[i] = answer;
+    }
+#undef ONCE_RECORD
+    *done = count;
+    return ONCE_OK;
+}
+
+#endif /* ONCE_CORE_PIPELINE_H */
