@@ -842,6 +842,8 @@ static void memory_cap_refuses_and_keeps_state(void)
     CHECK_STATUS(once_test_and_add(f, &k, sizeof k, 0, &seen), ONCE_ERR_FULL);
     once_key batch[2] = {{&k, sizeof k, 0}, {&k, sizeof k, 0}};
     CHECK_STATUS(once_add_batch(f, batch, 2), ONCE_ERR_FULL);
+    uint8_t answers[2];
+    CHECK_STATUS(once_test_and_add_batch(f, batch, 2, answers), ONCE_ERR_FULL);
     size_t len_after = 0;
     uint8_t *after = testing_save(f, &len_after);
     CHECK(before && after && len_before == len_after && memcmp(before, after, len_after) == 0);
@@ -889,8 +891,10 @@ static void batch_matches_single(void)
         /* More cells a key (90) than a plan holds: the batch walks them too. */
         {.type = ONCE_BPBF, .capacity = 2000, .block_length = 1000, .blocks = 30, .hashes = 3,
          .seed = 102},
+        {.type = ONCE_DBPBF, .block_length = 1000, .blocks = 30, .hashes = 3, .threshold = 150,
+         .seed = 103},
     };
-    for (int s = 0; s < 3; s++) {
+    for (int s = 0; s < 4; s++) {
         once_filter *one = make(&shapes[s]), *many = make(&shapes[s]);
         REQUIRE(one && many);
         enum { N = 3000 };
