@@ -9,6 +9,7 @@
  *   fuzz_corpus DIR    writes DIR/<structure>-<bits>-<k>-<keys>.once and .chunks
  */
 #include "once_advanced.h"
+#include "testing.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,13 +22,10 @@ static int write_dbf(const char *dir, int variant, uint64_t keys);
 static int write_seed(const char *dir, once_type type, uint64_t bits, uint32_t hashes,
                       uint64_t keys)
 {
-    once_config c;
-    once_config_init(&c, type);
+    once_config c = testing_config(type, 0x5eed0000u + bits + hashes);
     c.bits = bits;
     c.hashes = hashes;
     c.capacity = keys ? keys : 10;
-    c.seed = 0x5eed0000u + bits + hashes;
-    c.seed_is_set = true;
     char label[64];
     snprintf(label, sizeof label, "%llu-%u", (unsigned long long)bits, hashes);
     return write_config(dir, &c, keys, label);
@@ -36,14 +34,7 @@ static int write_seed(const char *dir, once_type type, uint64_t bits, uint32_t h
 /* Windowed seeds: small windows, keys spread over a few spans of virtual time. */
 static int write_window(const char *dir, once_type type, int variant, uint64_t keys)
 {
-    once_config c;
-    once_config_init(&c, type);
-    c.error = 0.01;
-    c.capacity = 50;
-    c.window = 40;
-    c.span_ms = 1000;
-    c.seed = 0x5eed1000u + (uint64_t)variant;
-    c.seed_is_set = true;
+    once_config c = testing_config_any_kind(type, 50, 40, 1000, 0x5eed1000u + (uint64_t)variant);
     c.policy = variant & 1 ? ONCE_POLICY_REFRESH : ONCE_POLICY_FIRST;
     if (type == ONCE_APBBF && variant >= 2) {
         c.block_bits = 64;
@@ -68,15 +59,12 @@ static int write_scalable(const char *dir, int variant, uint64_t keys)
         double tightening;
         uint64_t max_bytes;
     } variants[] = {{2, 0.5, 0}, {0, 0.5, 0}, {3, 0.7, 0}, {1, 0.9, 1024}};
-    once_config c;
-    once_config_init(&c, ONCE_SCALABLE);
+    once_config c = testing_config(ONCE_SCALABLE, 0x5eed2000u + (uint64_t)variant);
     c.error = 0.05;
     c.capacity = 10;
     c.expansion = variants[variant].expansion;
     c.tightening = variants[variant].tightening;
     c.max_bytes = variants[variant].max_bytes;
-    c.seed = 0x5eed2000u + (uint64_t)variant;
-    c.seed_is_set = true;
     char label[64];
     snprintf(label, sizeof label, "chain-%d", variant);
     return write_config(dir, &c, keys, label);
@@ -86,15 +74,12 @@ static int write_scalable(const char *dir, int variant, uint64_t keys)
  * variants add bit-slice storage and query-before-insert. */
 static int write_dbf(const char *dir, int variant, uint64_t keys)
 {
-    once_config c;
-    once_config_init(&c, ONCE_DBF);
+    once_config c = testing_config(ONCE_DBF, 0x5eed2000u + (uint64_t)variant);
     c.capacity = 10;
     c.bits = variant >= 2 ? 64 : 100;
     c.hashes = 3;
     c.bit_slice = (variant & 1) != 0;
     c.query_before_insert = variant == 2;
-    c.seed = 0x5eed2000u + (uint64_t)variant;
-    c.seed_is_set = true;
     char label[64];
     snprintf(label, sizeof label, "rows-%d", variant);
     return write_config(dir, &c, keys, label);
@@ -217,16 +202,13 @@ static int write_block_partitioned(const char *dir, int variant, uint64_t keys)
         {ONCE_BPBF, 700, 6, 1, 0, 2},  {ONCE_DBPBF, 100, 3, 2, 15, 0},
         {ONCE_DBPBF, 128, 5, 1, 25, 3},
     };
-    once_config c;
-    once_config_init(&c, variants[variant].type);
+    once_config c = testing_config(variants[variant].type, 0x5eed3000u + (uint64_t)variant);
     c.capacity = 40;
     c.block_length = variants[variant].block_length;
     c.blocks = variants[variant].blocks;
     c.hashes = variants[variant].hashes;
     c.batch_threshold = variants[variant].threshold;
     c.max_bytes = variants[variant].threshold ? 4096 : 0;
-    c.seed = 0x5eed3000u + (uint64_t)variant;
-    c.seed_is_set = true;
     once_filter *f = build(&c, keys);
     if (f == NULL)
         return -1;

@@ -5,16 +5,13 @@
 #ifndef ONCE_TESTS_FUZZ_DELTA_H
 #define ONCE_TESTS_FUZZ_DELTA_H
 
-#include "once.h"
+#include "testing.h"
 
 static inline once_config fuzz_delta_config(bool bit_slice)
 {
-    once_config c;
-    once_config_init(&c, ONCE_DBF);
+    once_config c = testing_config(ONCE_DBF, 0x5eedde17);
     c.capacity = 64;
     c.error = 0.01;
-    c.seed = 0x5eedde17;
-    c.seed_is_set = true;
     c.bit_slice = bit_slice;
     c.max_bytes = 1 << 20;
     return c;

@@ -24,13 +24,10 @@ typedef struct card_trials {
 static inline once_filter *card_trial_filter(once_type type, uint64_t bits, uint32_t hashes,
                                              uint64_t seed)
 {
-    once_config c;
-    once_config_init(&c, type);
+    once_config c = testing_config(type, seed);
     c.capacity = 0;
     c.bits = bits;
     c.hashes = hashes;
-    c.seed = seed;
-    c.seed_is_set = true;
     return testing_create(&c);
 }
 

@@ -6,7 +6,7 @@
 #ifndef ONCE_EVERY_STRUCTURE_H
 #define ONCE_EVERY_STRUCTURE_H
 
-#include "once.h"
+#include "testing.h"
 
 #include <stddef.h>
 
@@ -24,15 +24,8 @@ static inline size_t every_structure(named_config *out, size_t room)
     do {                                                                                        \
         if (n < room) {                                                                         \
             named_config *nc = &out[n++];                                                       \
-            nc->name = NAME;                                                                    \
-            once_config_init(&nc->config, TYPE);                                                \
+            *nc = (named_config){NAME, testing_config_any_kind(TYPE, 100, 60, 1000, 0xd1 + n)}; \
             once_config *c = &nc->config;                                                       \
-            c->capacity = 100;                                                                  \
-            c->error = 0.01;                                                                    \
-            c->window = 60;                                                                     \
-            c->span_ms = 1000;                                                                  \
-            c->seed = 0xd1 + n;                                                                 \
-            c->seed_is_set = true;                                                              \
             __VA_ARGS__;                                                                        \
         }                                                                                       \
     } while (0)

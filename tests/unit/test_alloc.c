@@ -426,10 +426,7 @@ static void key_at(once_key *k, testing_key *storage, uint64_t domain, uint64_t 
 static void scenario_body(run *r, held *h)
 {
     const structure *s = r->s;
-    once_config c;
-    once_config_init(&c, s->type);
-    c.seed = 0xa110c;
-    c.seed_is_set = true;
+    once_config c = testing_config(s->type, 0xa110c);
     s->configure(&c);
 
     STEP(once_create(&h->filter[0], &c), true, ONLY_OK);
@@ -731,10 +728,7 @@ static void caps_bound_once_bytes(void)
     };
     for (size_t i = 0; i < sizeof capped / sizeof capped[0]; i++) {
         const structure *s = capped[i].s;
-        once_config c;
-        once_config_init(&c, s->type);
-        c.seed = 0xca9;
-        c.seed_is_set = true;
+        once_config c = testing_config(s->type, 0xca9);
         s->configure(&c);
         c.max_bytes = capped[i].cap;
         once_filter *f = NULL;

@@ -36,8 +36,7 @@ typedef struct opts {
 
 static once_filter *make(const opts *o)
 {
-    once_config c;
-    once_config_init(&c, o->type);
+    once_config c = testing_config(o->type, o->seed);
     c.capacity = o->capacity;
     c.error = o->error;
     c.bits = o->bits;
@@ -46,8 +45,6 @@ static once_filter *make(const opts *o)
     c.hashes = o->hashes;
     c.batch_threshold = o->threshold;
     c.max_bytes = o->max_bytes;
-    c.seed = o->seed;
-    c.seed_is_set = true;
     return testing_create(&c);
 }
 
@@ -470,13 +467,10 @@ static void dbbf_reproduces_table2(void)
         opts o = {.type = ONCE_DBPBF, .capacity = PAPER002_TABLE2_CAPACITY, .error = ps[t],
                   .seed = 40 + (uint64_t)t};
         once_filter *dbbf = make(&o);
-        once_config c;
-        once_config_init(&c, ONCE_STANDARD);
+        once_config c = testing_config(ONCE_STANDARD, 50);
         c.bits = bf_bits[t];
         c.hashes = bf_hashes[t];
         c.capacity = PAPER002_TABLE2_CAPACITY;
-        c.seed = 50;
-        c.seed_is_set = true;
         once_filter *bf = testing_create(&c);
         REQUIRE(dbbf != NULL && bf != NULL);
         uint64_t inserted = 0, probe = 0;

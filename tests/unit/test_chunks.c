@@ -53,13 +53,7 @@ static size_t chunk_cases(chunk_case *out, size_t room)
         for (int with_keys = 0; with_keys < 2 && n < room; with_keys++) {
             chunk_case *c = &out[n++];
             c->name = once_type_name(types[t]);
-            once_config_init(&c->config, types[t]);
-            c->config.capacity = 2000;
-            c->config.error = 0.01;
-            c->config.window = 1000;
-            c->config.span_ms = 10000;
-            c->config.seed = 0xc4u + t;
-            c->config.seed_is_set = true;
+            c->config = testing_config_any_kind(types[t], 2000, 1000, 10000, 0xc4u + t);
             if (types[t] == ONCE_SCALABLE)
                 c->config.capacity = 200; /* 1500 keys: a chain of four */
             if (types[t] == ONCE_DBF)
@@ -216,14 +210,7 @@ static once_status load_sequence(uint8_t *const *chunks, const size_t *lens, siz
 /* A small filter with keys whose dump at `max_chunk` has several chunks. */
 static once_filter *small_keyed(once_type type, uint64_t seed, uint64_t domain)
 {
-    once_config c;
-    once_config_init(&c, type);
-    c.capacity = 300;
-    c.error = 0.01;
-    c.window = 200;
-    c.span_ms = 10000;
-    c.seed = seed;
-    c.seed_is_set = true;
+    once_config c = testing_config_any_kind(type, 300, 200, 10000, seed);
     once_filter *f = testing_create(&c);
     if (f == NULL)
         return NULL;

@@ -45,8 +45,7 @@ typedef struct dbf_opts {
 
 static once_filter *make_dbf(const dbf_opts *o)
 {
-    once_config c;
-    once_config_init(&c, ONCE_DBF);
+    once_config c = testing_config(ONCE_DBF, o->seed);
     c.capacity = o->capacity;
     c.error = o->error > 0 ? o->error : 0.01;
     c.bits = o->bits;
@@ -54,8 +53,6 @@ static once_filter *make_dbf(const dbf_opts *o)
     c.bit_slice = o->bit_slice;
     c.query_before_insert = o->query_first;
     c.max_bytes = o->max_bytes;
-    c.seed = o->seed;
-    c.seed_is_set = true;
     return testing_create(&c);
 }
 
@@ -246,12 +243,9 @@ static void false_positive_rate_matches_eq3(void)
         once_filter *f = make_dbf(&o);
         REQUIRE(f != NULL);
         s = testing_stats(f);
-        once_config sc;
-        once_config_init(&sc, ONCE_STANDARD);
+        once_config sc = testing_config(ONCE_STANDARD, 500 + (uint64_t)t);
         sc.bits = s.bits;
         sc.hashes = s.hashes;
-        sc.seed = 500 + (uint64_t)t;
-        sc.seed_is_set = true;
         once_filter *sbf = testing_create(&sc);
         REQUIRE(sbf != NULL);
         for (uint64_t i = 0; i < n; i++) {
@@ -885,17 +879,6 @@ static void delta_hostile(void)
 
 /* A filter loaded from `f`'s saved bytes: the same rows, with nothing remembered of
  * how they came to be. */
-static once_filter *reloaded(const once_filter *f)
-{
-    size_t len = 0;
-    uint8_t *buf = testing_save(f, &len);
-    once_filter *g = NULL;
-    if (buf == NULL || once_load(&g, buf, len) != ONCE_OK)
-        g = NULL;
-    once_free_buffer(buf);
-    return g;
-}
-
 /*
  * An insertion goes to the first row that is not full (GetActiveStandardBF), however
  * the filter got where it is: after random inserts (one-key, test-and-add, batches),
@@ -934,18 +917,18 @@ static void insertions_go_to_the_first_open_row(void)
                 once_free_buffer(delta);
                 since = once_dbf_version(f);
                 /* The replica's rows came whole from the delta: it goes on as f would. */
-                once_filter *copy = reloaded(replica);
+                once_filter *copy = testing_reload(replica);
                 REQUIRE(copy != NULL);
                 differ += add_key(replica, 3, step) != add_key(copy, 3, step);
                 differ += !testing_same_save(replica, copy);
                 once_free(copy);
                 once_free(replica);
-                replica = reloaded(f);
+                replica = testing_reload(f);
                 REQUIRE(replica != NULL);
             } else if (pick < 97) {
                 CHECK_OK(once_clear(f));
             }
-            once_filter *copy = reloaded(f);
+            once_filter *copy = testing_reload(f);
             REQUIRE(copy != NULL);
             differ += add_key(f, 4, step) != add_key(copy, 4, step);
             differ += !testing_same_save(f, copy);

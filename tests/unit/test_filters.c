@@ -180,6 +180,15 @@ static void random_seeds_differ(void)
     once_free(b);
 }
 
+/* x | y, in a new filter of the geometry and seed of union_and_intersection_laws. */
+static once_filter *union_of(once_type type, const once_filter *x, const once_filter *y)
+{
+    once_filter *u = testing_make(type, 20000, 0.01, 5);
+    CHECK_OK(once_union(u, x));
+    CHECK_OK(once_union(u, y));
+    return u;
+}
+
 static void union_and_intersection_laws(void)
 {
     for (size_t t = 0; t < NTYPES; t++) {
@@ -192,34 +201,22 @@ static void union_and_intersection_laws(void)
         add_keys(c, 12, 8000);
 
         /* Union holds everything either held. */
-        once_filter *ab = testing_make(type, 20000, 0.01, 5);
+        once_filter *ab = union_of(type, a, b);
         REQUIRE(ab != NULL);
-        CHECK_OK(once_union(ab, a));
-        CHECK_OK(once_union(ab, b));
         CHECK(count_present(ab, 10, 8000) == 8000);
         CHECK(count_present(ab, 11, 8000) == 8000);
         /* Commutative. */
-        once_filter *ba = testing_make(type, 20000, 0.01, 5);
-        CHECK_OK(once_union(ba, b));
-        CHECK_OK(once_union(ba, a));
+        once_filter *ba = union_of(type, b, a);
         CHECK(same_bits(ab, ba));
         /* Associative: (a|b)|c == a|(b|c). */
-        once_filter *bc = testing_make(type, 20000, 0.01, 5);
-        CHECK_OK(once_union(bc, b));
-        CHECK_OK(once_union(bc, c));
-        once_filter *left = testing_make(type, 20000, 0.01, 5), *right = testing_make(type, 20000, 0.01, 5);
-        CHECK_OK(once_union(left, ab));
-        CHECK_OK(once_union(left, c));
-        CHECK_OK(once_union(right, a));
-        CHECK_OK(once_union(right, bc));
+        once_filter *bc = union_of(type, b, c);
+        once_filter *left = union_of(type, ab, c), *right = union_of(type, a, bc);
         CHECK(same_bits(left, right));
 
         /* Intersection: every key in both stays present; a & a == a for bit arrays. */
-        once_filter *i1 = testing_make(type, 20000, 0.01, 5);
-        CHECK_OK(once_union(i1, ab));
         once_filter *shared = testing_make(type, 20000, 0.01, 5);
         add_keys(shared, 13, 1000);
-        CHECK_OK(once_union(i1, shared));
+        once_filter *i1 = union_of(type, ab, shared);
         CHECK_OK(once_union(c, shared));
         CHECK_OK(once_intersect(i1, c));
         CHECK(count_present(i1, 13, 1000) == 1000);
@@ -234,9 +231,7 @@ static void union_and_intersection_laws(void)
             CHECK_OK(once_union(absorb, ab));
             CHECK_OK(once_intersect(absorb, a));
             CHECK(same_bits(absorb, a));
-            once_filter *twice = testing_make(type, 20000, 0.01, 5);
-            CHECK_OK(once_union(twice, a));
-            CHECK_OK(once_union(twice, a));
+            once_filter *twice = union_of(type, a, a);
             CHECK(same_bits(twice, a));
             once_free(absorb);
             once_free(twice);
@@ -408,12 +403,9 @@ static void simd_paths_write_identical_bits(void)
         }
         CHECK(strcmp(once_simd_path(), paths[p]) == 0);
         for (uint32_t k = 1; k <= 16; k += 5) {
-            once_config c;
-            once_config_init(&c, ONCE_BLOCKED);
+            once_config c = testing_config(ONCE_BLOCKED, 77);
             c.bits = 512 * 64;
             c.hashes = k;
-            c.seed = 77;
-            c.seed_is_set = true;
             once_filter *f = NULL;
             CHECK_OK(once_create(&f, &c));
             REQUIRE(f != NULL);
@@ -554,14 +546,11 @@ static void registry_describes_every_structure(void)
         for (size_t j = 0; j < i; j++)
             CHECK(strcmp(once_structure_at(j)->name, s->name) != 0);
 
-        once_config c;
-        once_config_init(&c, s->type);
+        once_config c = testing_config(s->type, 7);
         c.capacity = 1000;
         c.error = 0.01;
         c.window = s->kind == ONCE_KIND_COUNT_WINDOW ? 1000 : 0;
         c.span_ms = s->kind == ONCE_KIND_TIME_WINDOW ? 60000 : 0;
-        c.seed = 7;
-        c.seed_is_set = true;
         once_filter *f = testing_create(&c);
         REQUIRE(f != NULL);
         once_stats st;

@@ -59,12 +59,9 @@ static void digest_arguments_checked(void)
 {
     once_filter *f = testing_make(ONCE_COUNTING, 100, 0.01, 3);
     once_filter *w = NULL;
-    once_config c;
-    once_config_init(&c, ONCE_TLBF);
+    once_config c = testing_config(ONCE_TLBF, 3);
     c.capacity = 100;
     c.span_ms = 1000;
-    c.seed = 3;
-    c.seed_is_set = true;
     w = testing_create(&c);
     REQUIRE(f != NULL && w != NULL);
     once_digest d;
@@ -316,13 +313,10 @@ static bool cell_set(const uint64_t *w, uint64_t i, bool counters)
  */
 static void check_positions(once_type type, uint64_t bits, uint32_t hashes, uint64_t keys)
 {
-    once_config c;
-    once_config_init(&c, type);
+    once_config c = testing_config(type, bits * 31 + hashes);
     c.capacity = 0;
     c.bits = bits;
     c.hashes = hashes;
-    c.seed = bits * 31 + hashes;
-    c.seed_is_set = true;
     once_filter *f = testing_create(&c);
     REQUIRE(f != NULL);
     once_stats s = testing_stats(f);
@@ -513,14 +507,11 @@ static void failed_combination_leaves_dst_unchanged(void)
 
     /* A union that needs memory past dst's cap: a DBF, and a D-BBF grown to the source's batches (once_bpbf_union). */
     for (int slices = 0; slices < 2; slices++) {
-        once_config c;
-        once_config_init(&c, ONCE_DBF);
+        once_config c = testing_config(ONCE_DBF, 44);
         c.capacity = 10;
         c.bits = 100;
         c.hashes = 3;
         c.bit_slice = slices;
-        c.seed = 44;
-        c.seed_is_set = true;
         once_filter *probe = testing_create(&c);
         REQUIRE(probe != NULL);
         uint64_t one_row = once_bytes(probe);
@@ -551,14 +542,11 @@ static void failed_combination_leaves_dst_unchanged(void)
         once_free(dst);
         once_free(src);
     }
-    once_config b;
-    once_config_init(&b, ONCE_DBPBF);
+    once_config b = testing_config(ONCE_DBPBF, 45);
     b.block_length = 100;
     b.blocks = 3;
     b.hashes = 2;
     b.batch_threshold = 10;
-    b.seed = 45;
-    b.seed_is_set = true;
     b.max_bytes = 4096;
     once_filter *small = testing_create(&b);
     b.max_bytes = 1 << 20;

@@ -220,14 +220,11 @@ static void window_rates(once_type type, const char *name)
     for (size_t t = 0; t < TARGETS; t++)
         for (size_t s = 0; s < SIZES; s++) {
             uint64_t n = sizes[s];
-            once_config c;
-            once_config_init(&c, type);
+            once_config c = testing_config(type, SEED + s);
             c.window = n;   /* the APBF's */
             c.capacity = n; /* the TLBF's keys a span */
             c.span_ms = span;
             c.error = targets[t];
-            c.seed = SEED + s;
-            c.seed_is_set = true;
             once_filter *f = testing_create(&c);
             REQUIRE(f != NULL);
             uint64_t now = 0;

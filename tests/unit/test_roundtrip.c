@@ -287,16 +287,9 @@ static size_t edge_configs(named_config *out, size_t room)
     do {                                                                                        \
         if (n < room) {                                                                         \
             named_config *nc = &out[n++];                                                       \
-            nc->name = NAME;                                                                    \
-            once_config_init(&nc->config, TYPE);                                                \
+            *nc = (named_config){NAME, testing_config_any_kind(TYPE, 50, 40, 1000, 0x5eed + n), \
+                                 START};                                                        \
             once_config *c = &nc->config;                                                       \
-            c->capacity = 50;                                                                   \
-            c->error = 0.01;                                                                    \
-            c->window = 40;                                                                     \
-            c->span_ms = 1000;                                                                  \
-            c->seed = 0x5eed + n;                                                               \
-            c->seed_is_set = true;                                                              \
-            nc->start_ms = START;                                                               \
             __VA_ARGS__;                                                                        \
         }                                                                                       \
     } while (0)
@@ -486,14 +479,11 @@ static void dbf_version_use(once_filter *f, uint64_t version)
  * loader would refuse the saved result.  k = 3 does not divide 2^64. */
 static void tlbf_serial_near_limit(void)
 {
-    once_config c;
-    once_config_init(&c, ONCE_TLBF);
+    once_config c = testing_config(ONCE_TLBF, 3);
     c.capacity = 20;
     c.span_ms = 1000;
     c.hashes = 3;
     c.age_slices = 2;
-    c.seed = 3;
-    c.seed_is_set = true;
     once_filter *f = testing_create(&c);
     REQUIRE(f != NULL);
     size_t len = 0;
@@ -564,8 +554,7 @@ static void reported_configs_round_trip(void)
         {"scalable blocks=1", ONCE_SCALABLE, 0, 0, 0, 0, 1},
     };
     for (size_t i = 0; i < sizeof examples / sizeof examples[0]; i++) {
-        once_config c;
-        once_config_init(&c, examples[i].type);
+        once_config c = testing_config(examples[i].type, 42);
         c.span_ms = 1000;
         c.bits = examples[i].bits;
         c.hashes = examples[i].hashes;
@@ -574,8 +563,6 @@ static void reported_configs_round_trip(void)
         if (examples[i].capacity)
             c.capacity = examples[i].capacity;
         c.max_bytes = UINT64_C(1) << 24; /* keeps the planned ones small */
-        c.seed = 42;
-        c.seed_is_set = true;
         create_use_save_load(&c, examples[i].label, i);
     }
 }

@@ -46,15 +46,12 @@ typedef struct scalable_opts {
 
 static once_status try_make(const scalable_opts *o, once_filter **f)
 {
-    once_config c;
-    once_config_init(&c, ONCE_SCALABLE);
+    once_config c = testing_config(ONCE_SCALABLE, o->seed);
     c.capacity = o->capacity;
     c.error = o->error;
     c.expansion = o->expansion;
     c.tightening = o->tightening;
     c.max_bytes = o->max_bytes;
-    c.seed = o->seed;
-    c.seed_is_set = true;
     *f = NULL;
     return once_create(f, &c);
 }
@@ -236,18 +233,13 @@ static void no_false_negatives(void)
     for (uint64_t i = 0; i < n; i++)
         missing += !present(f, 2, i);
     CHECK(missing == 0);
-    size_t len = 0;
-    uint8_t *buf = testing_save(f, &len);
-    REQUIRE(buf != NULL);
-    once_filter *g = NULL;
-    CHECK_OK(once_load(&g, buf, len));
+    once_filter *g = testing_reload(f);
     REQUIRE(g != NULL);
     missing = 0;
     for (uint64_t i = 0; i < n; i++)
         missing += !present(g, 2, i) + !tand(g, 2, i);
     CHECK(missing == 0);
     CHECK(once_items(g) == once_items(f)); /* the test-and-adds found every key */
-    once_free_buffer(buf);
     once_free(g);
     once_free(f);
 }
@@ -612,11 +604,7 @@ static void save_mid_growth_then_continue(void)
     }
     once_stats s = testing_stats(f);
     CHECK(s.filters == 3);
-    size_t len = 0;
-    uint8_t *buf = testing_save(f, &len);
-    REQUIRE(buf != NULL);
-    once_filter *g = NULL;
-    CHECK_OK(once_load(&g, buf, len));
+    once_filter *g = testing_reload(f);
     REQUIRE(g != NULL);
     once_stats t = testing_stats(g);
     CHECK(t.filters == s.filters && t.items == s.items && t.capacity == s.capacity &&
@@ -634,7 +622,6 @@ static void save_mid_growth_then_continue(void)
     CHECK(a && b && l1 == l2 && memcmp(a, b, l1) == 0);
     once_free_buffer(a);
     once_free_buffer(b);
-    once_free_buffer(buf);
     once_free(g);
     once_free(f);
 }
@@ -878,12 +865,7 @@ static void invalid_configs(void)
 /* Saves, loads back, and the loaded chain answers alike for `n` keys of `domain`. */
 static void reloads_alike(const once_filter *f, uint64_t domain, uint64_t n)
 {
-    size_t len = 0;
-    uint8_t *file = testing_save(f, &len);
-    REQUIRE(file != NULL);
-    once_filter *g = NULL;
-    CHECK_OK(once_load(&g, file, len));
-    once_free_buffer(file);
+    once_filter *g = testing_reload(f);
     if (g == NULL)
         return;
     CHECK(once_items(g) == once_items(f) && once_capacity(g) == once_capacity(f));

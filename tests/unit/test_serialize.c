@@ -41,13 +41,10 @@ static uint64_t double_bits(double d)
 static once_filter *make_geometry(once_type type, uint64_t bits, uint32_t hashes, uint64_t seed,
                                   uint64_t capacity)
 {
-    once_config c;
-    once_config_init(&c, type);
+    once_config c = testing_config(type, seed);
     c.bits = bits;
     c.hashes = hashes;
     c.capacity = capacity;
-    c.seed = seed;
-    c.seed_is_set = true;
     return testing_create(&c);
 }
 

@@ -59,17 +59,9 @@ static once_sliced_config config_of(once_slicing slicing, uint32_t slices, uint6
                                     uint32_t hashes, once_primitive primitive,
                                     once_lookup lookup)
 {
-    once_sliced_config c;
-    memset(&c, 0, sizeof c);
-    c.slicing = slicing;
-    c.slices = slices;
-    c.bits = bits;
-    c.hashes = hashes;
-    c.seed = 77;
-    c.seed_is_set = true;
-    c.primitive = primitive;
-    c.lookup = lookup;
-    return c;
+    return (once_sliced_config){.slicing = slicing, .slices = slices, .bits = bits,
+                                .hashes = hashes, .seed = 77, .seed_is_set = true,
+                                .primitive = primitive, .lookup = lookup};
 }
 
 static once_sliced *sliced_make(const once_sliced_config *c)

@@ -444,18 +444,12 @@ static void sliced_distinct_at_most_once(void)
     enum { IN_CALLERS, ON_WORKERS, COUNT_WINDOW };
     for (size_t sl = 0; sl < 3; sl++)
         for (int variant = IN_CALLERS; variant <= COUNT_WINDOW; variant++) {
-            once_sliced_config c;
-            memset(&c, 0, sizeof c);
-            c.slicing = slicings[sl];
-            c.slices = 8;
-            c.parts = slicings[sl] == ONCE_SLICING_DICED_VH ? 2 : 0;
-            c.capacity = PRODUCED_KEYS;
-            c.error = 0.001;
-            c.seed = 5;
-            c.seed_is_set = true;
-            c.threads = variant == ON_WORKERS ? 2 : 0;
-            c.window_events = variant == COUNT_WINDOW ? PRODUCED_KEYS : 0;
-            c.concurrent = true;
+            const once_sliced_config c = {
+                .slicing = slicings[sl], .slices = 8,
+                .parts = slicings[sl] == ONCE_SLICING_DICED_VH ? 2 : 0,
+                .capacity = PRODUCED_KEYS, .error = 0.001, .seed = 5, .seed_is_set = true,
+                .threads = variant == ON_WORKERS ? 2 : 0,
+                .window_events = variant == COUNT_WINDOW ? PRODUCED_KEYS : 0, .concurrent = true};
             once_sliced *f = NULL;
             CHECK_OK(once_sliced_create(&f, &c, NULL));
             REQUIRE(f != NULL);
@@ -473,16 +467,9 @@ static void sliced_distinct_at_most_once(void)
 static void tree_distinct_at_most_once(void)
 {
     for (int mode = 0; mode < 2; mode++) {
-        once_tree_config c;
-        memset(&c, 0, sizeof c);
-        c.mode = (once_tree_mode)mode;
-        c.levels = 2;
-        c.fanout = THREADS;
-        c.capacity = PRODUCED_KEYS;
-        c.error = 0.001;
-        c.seed = 6;
-        c.seed_is_set = true;
-        c.concurrent = true;
+        const once_tree_config c = {.mode = (once_tree_mode)mode, .levels = 2, .fanout = THREADS,
+                                    .capacity = PRODUCED_KEYS, .error = 0.001, .seed = 6,
+                                    .seed_is_set = true, .concurrent = true};
         once_tree *t = NULL;
         CHECK_OK(once_tree_create(&t, &c, NULL));
         REQUIRE(t != NULL);

@@ -50,8 +50,7 @@ typedef struct timer_opts {
 
 static once_status try_make(const timer_opts *o, once_filter **f)
 {
-    once_config c;
-    once_config_init(&c, ONCE_TIMER);
+    once_config c = testing_config(ONCE_TIMER, o->seed);
     c.timer_bits = o->width;
     c.span_ms = o->span;
     if (o->capacity)
@@ -64,8 +63,6 @@ static once_status try_make(const timer_opts *o, once_filter **f)
     c.max_bytes = o->max_bytes;
     c.bits = o->bits;
     c.hashes = o->hashes;
-    c.seed = o->seed;
-    c.seed_is_set = true;
     *f = NULL;
     return once_create(f, &c);
 }

@@ -21,16 +21,13 @@
 static once_filter *make_tlbf(uint64_t span, uint64_t capacity, double error, uint32_t level,
                               uint64_t max_bytes, once_policy policy, uint64_t seed)
 {
-    once_config c;
-    once_config_init(&c, ONCE_TLBF);
+    once_config c = testing_config(ONCE_TLBF, seed);
     c.span_ms = span;
     c.capacity = capacity;
     c.error = error;
     c.level = level;
     c.max_bytes = max_bytes;
     c.policy = policy;
-    c.seed = seed;
-    c.seed_is_set = true;
     return testing_create(&c);
 }
 
@@ -477,15 +474,12 @@ static void batch_matches_single(void)
     static const size_t sizes[] = {1, 2, 15, 16, 17, 255, 256, 1000, 3};
     for (int variant = 0; variant < 3; variant++) {
         once_policy policy = variant == 1 ? ONCE_POLICY_REFRESH : ONCE_POLICY_FIRST;
-        once_config c;
-        once_config_init(&c, ONCE_TLBF);
+        once_config c = testing_config(ONCE_TLBF, 17);
         c.span_ms = 1000;
         c.capacity = 100;
         c.error = 0.01;
         c.level = 1;
         c.policy = policy;
-        c.seed = 17;
-        c.seed_is_set = true;
         if (variant == 2) { /* more insertion slices than a batch computes ahead */
             c.hashes = 18;
             c.age_slices = 3;
@@ -887,13 +881,10 @@ static void clock_step_is_the_windows_rule(void)
 {
     const uint64_t jump = 5000;
     for (int timer = 0; timer < 2; timer++) {
-        once_config c;
-        once_config_init(&c, timer ? ONCE_TIMER : ONCE_TLBF);
+        once_config c = testing_config(timer ? ONCE_TIMER : ONCE_TLBF, 3);
         c.span_ms = 1000;
         c.capacity = 1000;
         c.max_time_jump_ms = jump;
-        c.seed = 3;
-        c.seed_is_set = true;
         once_filter *f = testing_create(&c);
         REQUIRE(f != NULL);
         uint64_t step_clock = 0, own_clock = 0, state = 77;

@@ -39,17 +39,9 @@
 static once_tree_config config_of(once_tree_mode mode, uint32_t levels, uint32_t fanout,
                                   uint64_t bits, uint32_t hashes, uint32_t top_down_level)
 {
-    once_tree_config c;
-    memset(&c, 0, sizeof c);
-    c.mode = mode;
-    c.levels = levels;
-    c.fanout = fanout;
-    c.bits = bits;
-    c.hashes = hashes;
-    c.seed = SEED;
-    c.seed_is_set = true;
-    c.top_down_level = top_down_level;
-    return c;
+    return (once_tree_config){.mode = mode, .levels = levels, .fanout = fanout, .bits = bits,
+                              .hashes = hashes, .seed = SEED, .seed_is_set = true,
+                              .top_down_level = top_down_level};
 }
 
 static once_tree *make_tree(const once_tree_config *c)
@@ -148,12 +140,9 @@ static void decisions_equal_a_single_filter(void)
         REQUIRE(s.count == 40000 && repeat != NULL && want != NULL && got != NULL);
 
         /* The standard filter of the same m, k and seed, through the filter API. */
-        once_config sc;
-        once_config_init(&sc, ONCE_STANDARD);
+        once_config sc = testing_config(ONCE_STANDARD, SEED);
         sc.bits = m;
         sc.hashes = k;
-        sc.seed = SEED;
-        sc.seed_is_set = true;
         once_filter *f = testing_create(&sc);
         REQUIRE(f != NULL);
         uint64_t fp = 0, fn = 0;

@@ -23,16 +23,13 @@ static once_filter *make_window(once_type type, uint32_t k, uint32_t l, uint32_t
                                 uint32_t block_hashes, uint64_t window, once_policy policy,
                                 uint64_t seed)
 {
-    once_config c;
-    once_config_init(&c, type);
+    once_config c = testing_config(type, seed);
     c.hashes = k;
     c.age_slices = l;
     c.block_bits = block_bits;
     c.block_hashes = block_hashes;
     c.window = window;
     c.policy = policy;
-    c.seed = seed;
-    c.seed_is_set = true;
     return testing_create(&c);
 }
 
@@ -103,13 +100,10 @@ static uint64_t check_window_stream(once_type type, once_policy policy, int zipf
                                     uint64_t universe, uint64_t events, uint64_t window,
                                     double error, uint64_t seed)
 {
-    once_config c;
-    once_config_init(&c, type);
+    once_config c = testing_config(type, seed);
     c.window = window;
     c.error = error;
     c.policy = policy;
-    c.seed = seed;
-    c.seed_is_set = true;
     once_filter *f = NULL;
     CHECK_OK(once_create(&f, &c));
     if (f == NULL)
@@ -457,13 +451,10 @@ static void save_mid_stream_then_continue(void)
     const once_type types[] = {ONCE_APBF, ONCE_APBBF};
     for (int t = 0; t < 2; t++) {
         for (int policy = 0; policy < 2; policy++) {
-            once_config c;
-            once_config_init(&c, types[t]);
+            once_config c = testing_config(types[t], 99);
             c.window = 5000;
             c.error = 0.01;
             c.policy = (once_policy)policy;
-            c.seed = 99;
-            c.seed_is_set = true;
             once_filter *a = NULL;
             CHECK_OK(once_create(&a, &c));
             REQUIRE(a != NULL);
@@ -779,13 +770,10 @@ static void window_distinct_keys_match_exact_count(void)
 static once_filter *make_planned(once_type type, uint64_t window, double error, uint32_t level,
                                  uint64_t seed)
 {
-    once_config c;
-    once_config_init(&c, type);
+    once_config c = testing_config(type, seed);
     c.window = window;
     c.error = error;
     c.level = level;
-    c.seed = seed;
-    c.seed_is_set = true;
     return testing_create(&c);
 }
 
@@ -902,12 +890,9 @@ static void explicit_bits_must_hold_the_window(void)
     const once_type types[] = {ONCE_APBF, ONCE_APBBF};
     const uint64_t small_bits[] = {64, 4096};
     for (int t = 0; t < 2; t++) {
-        once_config c;
-        once_config_init(&c, types[t]);
+        once_config c = testing_config(types[t], 3);
         c.window = 1000;
         c.bits = small_bits[t];
-        c.seed = 3;
-        c.seed_is_set = true;
         once_filter *f = NULL;
         CHECK_STATUS(once_create(&f, &c), ONCE_ERR_INVALID);
         once_free(f);

@@ -122,16 +122,39 @@ static inline once_filter *testing_create(const once_config *config)
     return f;
 }
 
+/* once_config_init's defaults for `type` under a fixed seed, so that a run repeats:
+ * the start of every configuration a test builds. */
+static inline once_config testing_config(once_type type, uint64_t seed)
+{
+    once_config c;
+    once_config_init(&c, type);
+    c.seed = seed;
+    c.seed_is_set = true;
+    return c;
+}
+
+/* A configuration that every kind of structure takes, at error 0.01: `capacity` keys
+ * (for a time window, its first guess of the keys a span), a count window of `window`
+ * keys, a time window of `span_ms`; each structure reads the fields of its kind. */
+static inline once_config testing_config_any_kind(once_type type, uint64_t capacity,
+                                                  uint64_t window, uint64_t span_ms,
+                                                  uint64_t seed)
+{
+    once_config c = testing_config(type, seed);
+    c.capacity = capacity;
+    c.error = 0.01;
+    c.window = window;
+    c.span_ms = span_ms;
+    return c;
+}
+
 /* A filter for (capacity, error) under a fixed seed. */
 static inline once_filter *testing_make(once_type type, uint64_t capacity, double error,
                                         uint64_t seed)
 {
-    once_config c;
-    once_config_init(&c, type);
+    once_config c = testing_config(type, seed);
     c.capacity = capacity;
     c.error = error;
-    c.seed = seed;
-    c.seed_is_set = true;
     return testing_create(&c);
 }
 
@@ -195,6 +218,20 @@ static inline void testing_reseal(uint8_t *buf, size_t len)
 {
     if (len >= 8)
         testing_put_le(buf + len - 8, XXH3_64bits(buf, len - 8), 8);
+}
+
+/* `f` saved and loaded again, or NULL after a failed check (the save, or the load of
+ * what the library saved itself). */
+static inline once_filter *testing_reload(const once_filter *f)
+{
+    size_t len = 0;
+    uint8_t *saved = testing_save(f, &len);
+    CHECK(saved != NULL);
+    once_filter *g = NULL;
+    if (saved != NULL)
+        CHECK_OK(once_load(&g, saved, len));
+    once_free_buffer(saved);
+    return g;
 }
 
 /* Do two filters save to the same bytes? */
