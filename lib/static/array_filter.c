@@ -165,8 +165,11 @@ once_status once_array_cardinality_pair(const once_filter *fa, const once_filter
     return once_card_estimate_intersection(o, set_a, set_b, set_and, confidence, out);
 }
 
-/* The standard and counting filters' statistics: a key's k probes land anywhere in the
- * array, so the rate estimated from the fill is the chance that all k find a set cell. */
+/* The standard, counting and partitioned filters' statistics: the rate estimated from
+ * the fill is the chance that all k probes find a set cell.  A standard or counting
+ * key's k probes land anywhere in the array; a partitioned key sets exactly one bit
+ * per slice, so slice fills agree to within sampling noise and the overall fill
+ * stands for each. */
 void once_array_stats(const once_filter *f, once_stats *st)
 {
     const once_array_filter *a = CARRAY(f);

@@ -151,38 +151,59 @@ once_array_cell_one(once_filter *f, const once_hash *h, once_batch_op op, const 
 }
 
 /*
- * The one-key calls and the fused batch of a layout whose keys go through its cell
- * operations CELLS (once_cell_ops): PREFIX_query, PREFIX_add, PREFIX_test_and_add and
- * PREFIX_batch, for its ops table.  Each is the shared loop specialized, at compile
- * time, to that layout's cells.
+ * The one-key calls and the fused batch of a layout whose keys go through the cell
+ * operations PLAN, QUERY, ADD and TEST_AND_ADD (once_cell_ops): PREFIX_query,
+ * PREFIX_add, PREFIX_test_and_add and PREFIX_batch, for its ops table.  Each is the
+ * shared loop specialized, at compile time, to that layout's cells (their table,
+ * PREFIX_cells, is a static const the compiler sees through).
  */
-#define ONCE_ARRAY_CELL_CALLS(PREFIX, CELLS)                                                  \
+#define ONCE_ARRAY_CELL_CALLS(PREFIX, PLAN, QUERY, ADD, TEST_AND_ADD)                         \
+    static const once_cell_ops PREFIX##_cells = {                                              \
+        .plan = PLAN,                                                                          \
+        .query = QUERY,                                                                        \
+        .add = ADD,                                                                            \
+        .test_and_add = TEST_AND_ADD,                                                          \
+    };                                                                                         \
     static bool PREFIX##_query(const once_filter *f, const once_hash *h, uint64_t now_ms)     \
     {                                                                                          \
         (void)now_ms;                                                                          \
-        return once_array_cell_one((once_filter *)f, h, ONCE_OP_QUERY, &CELLS);               \
+        return once_array_cell_one((once_filter *)f, h, ONCE_OP_QUERY, &PREFIX##_cells);      \
     }                                                                                          \
     static once_status PREFIX##_add(once_filter *f, const once_hash *h, uint64_t now_ms)      \
     {                                                                                          \
         (void)now_ms;                                                                          \
-        once_array_cell_one(f, h, ONCE_OP_ADD, &CELLS);                                        \
+        once_array_cell_one(f, h, ONCE_OP_ADD, &PREFIX##_cells);                               \
         return ONCE_OK;                                                                        \
     }                                                                                          \
     static once_status PREFIX##_test_and_add(once_filter *f, const once_hash *h,              \
                                              uint64_t now_ms, bool *seen)                      \
     {                                                                                          \
         (void)now_ms;                                                                          \
-        *seen = once_array_cell_one(f, h, ONCE_OP_TEST_AND_ADD, &CELLS);                       \
+        *seen = once_array_cell_one(f, h, ONCE_OP_TEST_AND_ADD, &PREFIX##_cells);              \
         return ONCE_OK;                                                                        \
     }                                                                                          \
     static once_status PREFIX##_batch(once_filter *f, const once_batch_items *items,          \
                                       size_t count, once_batch_op op, uint8_t *out,            \
                                       size_t *done)                                            \
     {                                                                                          \
-        once_array_cell_batch(f, items, count, op, out, &CELLS);                               \
+        once_array_cell_batch(f, items, count, op, out, &PREFIX##_cells);                      \
         *done = count;                                                                         \
         return ONCE_OK;                                                                        \
     }
+
+/*
+ * The entries of an ops table that every array layout takes as they are from
+ * static/array_filter.c: storage, geometry check, cardinality, memory and the saved
+ * form.  A layout's table lists its own entries (type, geometry, probing, stats,
+ * combine, load) and then this.
+ */
+#define ONCE_ARRAY_SHARED_OPS                                                                  \
+    .destroy = once_array_destroy, .clear = once_array_clear,                                  \
+    .same_geometry = once_array_same_geometry, .cardinality = once_array_cardinality,          \
+    .cardinality_pair = once_array_cardinality_pair, .memory = once_array_memory,              \
+    .saved_params_size = once_array_params_size,                                               \
+    .saved_payload_size = once_array_payload_size, .save_params = once_array_save_params,      \
+    .save_payload = once_array_save_payload
 
 /* The cell operations of a bit array whose cells are bit indexes of the whole array
  * (standard, partitioned): what their own query and test_and_add do to the bits. */

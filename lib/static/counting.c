@@ -144,19 +144,13 @@ static bool counting_cells_test_and_add(once_array_filter *a, const uint64_t *ce
     return seen;
 }
 
-static const once_cell_ops counting_cells = {
-    .plan = counting_plan,
-    .query = counting_cells_query,
-    .add = add_cells,
-    .test_and_add = counting_cells_test_and_add,
-};
-
 /* The one-key calls go through the same operations (once_array_cell_one): a key's
  * cells computed once and all their lines requested before any is read, one round of
  * misses where a test followed by an insertion waited for the test's and then the
  * insertion's.  The test keeps its early exit: reading every counter first costs more,
  * as long as most keys are new. */
-ONCE_ARRAY_CELL_CALLS(counting, counting_cells)
+ONCE_ARRAY_CELL_CALLS(counting, counting_plan, counting_cells_query, add_cells,
+                      counting_cells_test_and_add)
 
 /* Union adds counts (saturating), intersection keeps the smaller: the counter-wise
  * analogues of OR and AND, which keep "non-zero" meaning "some key may be here". */
@@ -185,7 +179,6 @@ static once_status counting_load(once_filter **out, const uint8_t *params, size_
 const once_filter_ops once_counting_ops = {
     .type = ONCE_COUNTING,
     .new_geometry = once_counting_new,
-    .destroy = once_array_destroy,
     .query = counting_query,
     .add = counting_add,
     .test_and_add = counting_test_and_add,
@@ -193,16 +186,8 @@ const once_filter_ops once_counting_ops = {
     .batch = counting_batch,
     .remove = counting_remove,
     .positions = counting_key_cells,
-    .clear = once_array_clear,
-    .same_geometry = once_array_same_geometry,
     .combine = counting_combine,
     .stats = once_array_stats,
-    .cardinality = once_array_cardinality,
-    .cardinality_pair = once_array_cardinality_pair,
-    .memory = once_array_memory,
-    .saved_params_size = once_array_params_size,
-    .saved_payload_size = once_array_payload_size,
-    .save_params = once_array_save_params,
-    .save_payload = once_array_save_payload,
     .load = counting_load,
+    ONCE_ARRAY_SHARED_OPS,
 };

@@ -16,8 +16,6 @@
 #include "static/array_filter.h"
 #include "core/limits.h"
 
-#include <math.h>
-
 once_status once_partitioned_new(once_filter **out, uint64_t bits, uint32_t hashes)
 {
     if (hashes == 0 || hashes > ONCE_MAX_HASHES || bits == 0)
@@ -43,14 +41,8 @@ static void partitioned_plan(const once_array_filter *a, const once_hash *h, uin
     }
 }
 
-static const once_cell_ops partitioned_cells = {
-    .plan = partitioned_plan,
-    .query = once_bits_query,
-    .add = once_bits_add,
-    .test_and_add = once_bits_test_and_add,
-};
-
-ONCE_ARRAY_CELL_CALLS(partitioned, partitioned_cells)
+ONCE_ARRAY_CELL_CALLS(partitioned, partitioned_plan, once_bits_query, once_bits_add,
+                      once_bits_test_and_add)
 
 /* Probe i in slice i: the positions partitioned_query tests. */
 static uint32_t partitioned_positions(const once_filter *f, const once_hash *h, uint64_t *out)
@@ -63,17 +55,6 @@ static uint32_t partitioned_positions(const once_filter *f, const once_hash *h, 
     return a->hashes;
 }
 
-static void partitioned_stats(const once_filter *f, once_stats *st)
-{
-    const once_array_filter *a = CARRAY(f);
-    st->bits = a->cells;
-    st->bits_set = once_array_cells_set(f);
-    st->hashes = a->hashes;
-    /* Every slice receives exactly one bit per key, so slice fills agree to within
-     * sampling noise and the overall fill stands for each. */
-    st->fpr_estimate = pow((double)st->bits_set / (double)a->cells, a->hashes);
-}
-
 static once_status partitioned_load(once_filter **out, const uint8_t *params, size_t params_len,
                                     const uint8_t *payload, size_t payload_len)
 {
@@ -84,7 +65,6 @@ static once_status partitioned_load(once_filter **out, const uint8_t *params, si
 const once_filter_ops once_partitioned_ops = {
     .type = ONCE_PARTITIONED,
     .new_geometry = once_partitioned_new,
-    .destroy = once_array_destroy,
     .query = partitioned_query,
     .add = partitioned_add,
     .test_and_add = partitioned_test_and_add,
@@ -92,16 +72,8 @@ const once_filter_ops once_partitioned_ops = {
     .batch = partitioned_batch,
     .remove = NULL,
     .positions = partitioned_positions,
-    .clear = once_array_clear,
-    .same_geometry = once_array_same_geometry,
     .combine = once_array_combine_bits,
-    .stats = partitioned_stats,
-    .cardinality = once_array_cardinality,
-    .cardinality_pair = once_array_cardinality_pair,
-    .memory = once_array_memory,
-    .saved_params_size = once_array_params_size,
-    .saved_payload_size = once_array_payload_size,
-    .save_params = once_array_save_params,
-    .save_payload = once_array_save_payload,
+    .stats = once_array_stats,
     .load = partitioned_load,
+    ONCE_ARRAY_SHARED_OPS,
 };

@@ -29,14 +29,8 @@ static void standard_plan(const once_array_filter *a, const once_hash *h, uint64
     }
 }
 
-static const once_cell_ops standard_cells = {
-    .plan = standard_plan,
-    .query = once_bits_query,
-    .add = once_bits_add,
-    .test_and_add = once_bits_test_and_add,
-};
-
-ONCE_ARRAY_CELL_CALLS(standard, standard_cells)
+ONCE_ARRAY_CELL_CALLS(standard, standard_plan, once_bits_query, once_bits_add,
+                      once_bits_test_and_add)
 
 /* The k bits a digest names: the shared probe sequence over [0, m), the very positions
  * standard_query tests and standard_test_and_add set. */
@@ -75,7 +69,6 @@ static once_status standard_load(once_filter **out, const uint8_t *params, size_
 const once_filter_ops once_standard_ops = {
     .type = ONCE_STANDARD,
     .new_geometry = once_standard_new,
-    .destroy = once_array_destroy,
     .query = standard_query,
     .add = standard_add,
     .test_and_add = standard_test_and_add,
@@ -83,16 +76,8 @@ const once_filter_ops once_standard_ops = {
     .batch = standard_batch,
     .remove = NULL,
     .positions = standard_positions,
-    .clear = once_array_clear,
-    .same_geometry = once_array_same_geometry,
     .combine = once_array_combine_bits,
     .stats = once_array_stats,
-    .cardinality = once_array_cardinality,
-    .cardinality_pair = once_array_cardinality_pair,
-    .memory = once_array_memory,
-    .saved_params_size = once_array_params_size,
-    .saved_payload_size = once_array_payload_size,
-    .save_params = once_array_save_params,
-    .save_payload = once_array_save_payload,
     .load = standard_load,
+    ONCE_ARRAY_SHARED_OPS,
 };
