@@ -17,6 +17,7 @@
 #include "api/api.h"
 #include "core/config.h"
 #include "core/limits.h"
+#include "math/cardinality.h"
 #include "once_math.h"
 
 #include <errno.h>
@@ -239,13 +240,13 @@ once_status once_create_for_capacity(once_filter **out, once_type type, uint64_t
 once_status once_create_with_geometry(once_filter **out, once_type type, uint64_t bits,
                                       uint32_t hashes)
 {
+    if (bits == 0 || hashes == 0)
+        return ONCE_ERR_INVALID;
     once_config c;
     once_config_init(&c, type);
     c.capacity = 0;
     c.bits = bits;
     c.hashes = hashes;
-    if (bits == 0 || hashes == 0)
-        return ONCE_ERR_INVALID;
     return once_create(out, &c);
 }
 
@@ -573,12 +574,8 @@ static once_status combine(once_filter *dst, const once_filter *src, once_combin
     if (st != ONCE_OK)
         return st; /* the structure left dst as it was */
     /* Items of a combination is not known exactly; keep an upper bound. */
-    if (dst->ops->combine_sets_items)
-        return ONCE_OK;
-    if (op == ONCE_COMBINE_UNION)
-        dst->items = dst->items + src->items < dst->items ? UINT64_MAX : dst->items + src->items;
-    else if (src->items < dst->items)
-        dst->items = src->items;
+    if (!dst->ops->combine_sets_items)
+        dst->items = once_card_combined_items(dst->items, src->items, op);
     return ONCE_OK;
 }
 

@@ -13,6 +13,13 @@
 #include <math.h>
 #include <string.h>
 
+/* The (k, l) the recurrences below are defined for: slices of both kinds, no more of
+ * either than their tables hold. */
+static bool age_shape_valid(uint32_t k, uint32_t l)
+{
+    return k != 0 && l != 0 && k <= ONCE_MAX_AGE_SLICES && l <= ONCE_MAX_AGE_SLICES;
+}
+
 /*
  * The false-positive recurrence of paper 001, section 5.3.  With slice (segment) i
  * matching a random absent key with probability r_i, F(a, i) is the chance of
@@ -25,7 +32,7 @@
  */
 double once_age_fpr(uint32_t k, uint32_t l, const double *fill)
 {
-    if (k == 0 || l == 0 || k > ONCE_MAX_AGE_SLICES || l > ONCE_MAX_AGE_SLICES)
+    if (!age_shape_valid(k, l))
         return 1.0;
     uint32_t slices = k + l;
     double next[ONCE_MAX_AGE_SLICES + 1], row[ONCE_MAX_AGE_SLICES + 1];
@@ -47,20 +54,20 @@ double once_age_fpr(uint32_t k, uint32_t l, const double *fill)
 }
 
 /* The peak (just before a shift) fills the paper assumes: a linear ramp 1/(2k) ..
- * k/(2k) over the k insertion slices, then 1/2 (paper 001, section 5.3). */
-static void paper_fills(uint32_t k, uint32_t l, double *fill)
+ * k/(2k) over the k insertion slices, then 1/2 (paper 001, section 5.3).  Nothing is
+ * written for a (k, l) the recurrences reject: they return before reading the fills. */
+static const double *paper_fills(uint32_t k, uint32_t l, double *fill)
 {
-    for (uint32_t i = 0; i < k + l; i++)
-        fill[i] = i < k ? (double)(i + 1) / (2.0 * k) : 0.5;
+    if (age_shape_valid(k, l))
+        for (uint32_t i = 0; i < k + l; i++)
+            fill[i] = i < k ? (double)(i + 1) / (2.0 * k) : 0.5;
+    return fill;
 }
 
 double once_apbf_fpr(uint32_t k, uint32_t l)
 {
     double fill[2 * ONCE_MAX_AGE_SLICES];
-    if (k == 0 || l == 0 || k > ONCE_MAX_AGE_SLICES || l > ONCE_MAX_AGE_SLICES)
-        return 1.0;
-    paper_fills(k, l, fill);
-    return once_age_fpr(k, l, fill);
+    return once_age_fpr(k, l, paper_fills(k, l, fill));
 }
 
 /*
@@ -114,7 +121,7 @@ static void access_eval(access_state *s, uint32_t p, uint32_t c, int i, double *
 
 double once_age_accesses_absent(uint32_t k, uint32_t l, const double *fill)
 {
-    if (k == 0 || l == 0 || k > ONCE_MAX_AGE_SLICES || l > ONCE_MAX_AGE_SLICES)
+    if (!age_shape_valid(k, l))
         return 0.0;
     access_state s = {k, l, fill, NULL, NULL, NULL};
     size_t cells = (size_t)(k + 1) * (k + 1) * ((size_t)(k + l) + k + 1);
@@ -136,10 +143,7 @@ double once_age_accesses_absent(uint32_t k, uint32_t l, const double *fill)
 double once_apbf_accesses_absent(uint32_t k, uint32_t l)
 {
     double fill[2 * ONCE_MAX_AGE_SLICES];
-    if (k == 0 || l == 0 || k > ONCE_MAX_AGE_SLICES || l > ONCE_MAX_AGE_SLICES)
-        return 0.0;
-    paper_fills(k, l, fill);
-    return once_age_accesses_absent(k, l, fill);
+    return once_age_accesses_absent(k, l, paper_fills(k, l, fill));
 }
 
 /* Peak NPWS (paper 001, section 5.2): sum_{i<k} 2^-i / l. */

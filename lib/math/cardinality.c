@@ -38,6 +38,10 @@
  *   bisection finds both ends.  Unions need no model of their own: the OR of two
  *   filters is the filter of the union, so Theorem 1 applies to its set cells.
  *
+ * Items
+ *   What the cells cannot give, the items (keys added) of a union or intersection,
+ *   is bounded from the two counts: their sum (saturating) or the smaller.
+ *
  * Saturation
  *   A filter with every cell set carries no information about how many keys set
  *   them: the estimate is then the count that would set all but half a cell, and the
@@ -126,21 +130,29 @@ static double model_expected(const card_model *c, double keys)
     return (c->t1 * c->t2 + t * (m - c->t1 - c->t2)) / (m - t); /* Eq. 5 */
 }
 
+/* Bisection of [lo, hi] for the n where tail(S(n)) <= log_alpha starts or stops
+ * holding: it holds at the low side of the bracket (`met_low`, the lower end) or at
+ * the high side (the upper end), and the end on that side is returned. */
+static double bisect(const card_model *c, double t, double lo, double hi, double log_alpha,
+                     double (*tail)(double expected, double t), bool met_low)
+{
+    for (int i = 0; i < SEARCH_STEPS && hi - lo > 1e-9 * (1 + hi); i++) {
+        double mid = 0.5 * (lo + hi);
+        if ((tail(model_expected(c, mid), t) <= log_alpha) == met_low)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return met_low ? lo : hi;
+}
+
 /* Largest n in [0, hi] with tail(n) <= log_alpha, for a tail that falls as n falls
  * (lower end), or smallest n >= lo with tail(n) <= log_alpha (upper end). */
 static double search_low(const card_model *c, double t, double hi, double log_alpha)
 {
     if (log_upper_tail(model_expected(c, 0), t) > log_alpha)
         return 0;
-    double lo = 0;
-    for (int i = 0; i < SEARCH_STEPS && hi - lo > 1e-9 * (1 + hi); i++) {
-        double mid = 0.5 * (lo + hi);
-        if (log_upper_tail(model_expected(c, mid), t) <= log_alpha)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
+    return bisect(c, t, 0, hi, log_alpha, log_upper_tail, true);
 }
 
 static double search_high(const card_model *c, double t, double lo, double log_alpha)
@@ -153,14 +165,7 @@ static double search_high(const card_model *c, double t, double lo, double log_a
             return INFINITY;
         hi *= 2;
     }
-    for (int i = 0; i < SEARCH_STEPS && hi - lo > 1e-9 * (1 + hi); i++) {
-        double mid = 0.5 * (lo + hi);
-        if (log_lower_tail(model_expected(c, mid), t) <= log_alpha)
-            hi = mid;
-        else
-            lo = mid;
-    }
-    return hi;
+    return bisect(c, t, lo, hi, log_alpha, log_lower_tail, false);
 }
 
 static void interval(const card_model *c, double t, double estimate, double confidence,
@@ -356,4 +361,11 @@ once_status once_card_age_span(uint32_t k, uint32_t whole, double share,
     out->high = ceil(weighted(1 - share, t0.high) + weighted(share, t1.high));
     out->confidence = confidence;
     return ONCE_OK;
+}
+
+uint64_t once_card_combined_items(uint64_t a, uint64_t b, once_combine_op op)
+{
+    if (op == ONCE_COMBINE_UNION)
+        return a + b < a ? UINT64_MAX : a + b;
+    return b < a ? b : a;
 }

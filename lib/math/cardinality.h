@@ -6,6 +6,7 @@
 #define ONCE_MATH_CARDINALITY_H
 
 #include "once_advanced.h"
+#include "core/words.h"
 
 /*
  * The occupancy model behind every distinct-key estimate (math/cardinality.c, paper 002
@@ -56,5 +57,10 @@ once_status once_card_age_span(uint32_t k, uint32_t whole, double share,
                                once_status (*segment)(const void *ctx, uint32_t logical,
                                                       uint64_t *set, once_occupancy *o),
                                const void *ctx, double confidence, once_cardinality *out);
+
+/* The items (keys added) of the union or intersection of two filters that counted a
+ * and b: their sum, saturating, or the smaller.  An upper bound on what the combined
+ * filter holds, since the keys the two share are not known. */
+uint64_t once_card_combined_items(uint64_t a, uint64_t b, once_combine_op op);
 
 #endif /* ONCE_MATH_CARDINALITY_H */

@@ -400,11 +400,6 @@ once_status once_bpbf_reduce_to_error(once_filter *f, double error, uint32_t *bl
 
 /* ------------------------------------------------------------ combine */
 
-static uint64_t saturating_add(uint64_t a, uint64_t b)
-{
-    return a + b < a ? UINT64_MAX : a + b;
-}
-
 /*
  * dst op= src over dst's blocks (src has at least as many; both share m_b, k_b, seed).
  * Union: batch-wise OR over src's batches (dst has at least as many).  Intersection:
@@ -417,7 +412,8 @@ static void combine_blocks(bpbf *dst, const bpbf *src, once_combine_op op)
     if (op == ONCE_COMBINE_UNION) {
         for (uint32_t i = 0; i < src->count; i++) {
             once_words_combine(dst->batches[i].words, src->batches[i].words, words, op);
-            dst->batches[i].items = saturating_add(dst->batches[i].items, src->batches[i].items);
+            dst->batches[i].items =
+                once_card_combined_items(dst->batches[i].items, src->batches[i].items, op);
         }
         return;
     }
@@ -467,11 +463,8 @@ static once_status combine_resolutions(once_filter *dst_f, const once_filter *sr
         if (st != ONCE_OK)
             return st;
     }
+    dst_f->items = once_card_combined_items(dst_f->items, src_f->items, op);
     combine_blocks(dst, src, op);
-    if (op == ONCE_COMBINE_UNION)
-        dst_f->items = saturating_add(dst_f->items, src_f->items);
-    else if (src_f->items < dst_f->items)
-        dst_f->items = src_f->items;
     return ONCE_OK;
 }
 
