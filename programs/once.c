@@ -280,27 +280,24 @@ static uint64_t sliced_memory_cap(const cli_options *o)
 /* --slicing: the standard filter of the options, sliced over sites. */
 static int open_sliced(const cli_options *o, once_sliced **out)
 {
-    once_sliced_config c;
-    memset(&c, 0, sizeof c);
-    c.slicing = o->slicing;
-    c.slices = o->slices;
-    c.parts = o->parts;
-    c.capacity = o->capacity;
-    c.error = o->error;
-    c.seed = o->seed;
-    c.seed_is_set = o->seed_given;
-    c.threads = o->threads;
-    /* A time window: the paper's timers, each site growing alone past --capacity keys
-     * a span (section 5), as a time window here grows with its rate.  A count window
-     * holds N keys at most: sized for them, it never grows. */
-    c.window_ms = o->span_ms;
-    c.growth = o->span_given ? ONCE_GROWTH_DENSITY : ONCE_GROWTH_NONE;
-    if (o->window_given) {
-        c.window_events = o->window;
-        c.capacity = o->window;
-    }
-    c.refresh = o->refresh;
-    c.max_bytes = sliced_memory_cap(o);
+    once_sliced_config c = {
+        .slicing = o->slicing,
+        .slices = o->slices,
+        .parts = o->parts,
+        .error = o->error,
+        .seed = o->seed,
+        .seed_is_set = o->seed_given,
+        .threads = o->threads,
+        /* A time window: the paper's timers, each site growing alone past --capacity
+         * keys a span (section 5), as a time window here grows with its rate.  A count
+         * window holds N keys at most: sized for them, it never grows. */
+        .window_ms = o->span_ms,
+        .growth = o->span_given ? ONCE_GROWTH_DENSITY : ONCE_GROWTH_NONE,
+        .window_events = o->window_given ? o->window : 0,
+        .capacity = o->window_given ? o->window : o->capacity,
+        .refresh = o->refresh,
+        .max_bytes = sliced_memory_cap(o),
+    };
     once_status st = once_sliced_create(out, &c, NULL);
     if (st == ONCE_ERR_FULL && report_sliced_cap_at_creation(&c))
         return EXIT_USAGE;
@@ -503,19 +500,7 @@ static int run_input(run *r, const char *path)
                     r->counters.bad_time++;
                     if (o->on_bad_time == BAD_TIME_FAIL) {
                         char t1[EVENT_TIME_TEXT], t2[EVENT_TIME_TEXT];
-                        if (future)
-                            fprintf(stderr,
-                                    "once: %s:%llu: time %s is more than --max-time-jump ahead "
-                                    "of the wall clock, %s%s (--on-bad-time skip or keep to "
-                                    "go on)\n",
-                                    name, (unsigned long long)line_number,
-                                    format_event_time(when, o->time_format, t1),
-                                    format_event_time(ahead_limit - jump, o->time_format, t2),
-                                    o->time_format == TIME_EPOCH && when / 1000 <= ahead_limit
-                                        ? "; if the field holds milliseconds, use --time-format "
-                                          "epoch_ms"
-                                        : "");
-                        else if (time_status == TIME_BEFORE_1970)
+                        if (time_status == TIME_BEFORE_1970)
                             fprintf(stderr,
                                     "once: %s:%llu: the time in field %u is before 1970, "
                                     "which the windows' clock cannot hold (--on-bad-time skip "
@@ -526,14 +511,21 @@ static int run_input(run *r, const char *path)
                                     "once: %s:%llu: cannot read a time from field %u "
                                     "(--on-bad-time skip or keep to go on)\n",
                                     name, (unsigned long long)line_number, o->time_field);
-                        else
+                        else /* too far ahead of the wall clock, or of the latest time */
                             fprintf(stderr,
-                                    "once: %s:%llu: time %s is more than --max-time-jump "
-                                    "ahead of the latest event time, %s (--max-time-jump "
-                                    "to allow it; --on-bad-time skip or keep to go on)\n",
+                                    "once: %s:%llu: time %s is more than --max-time-jump ahead "
+                                    "of %s, %s%s (%s--on-bad-time skip or keep to go on)\n",
                                     name, (unsigned long long)line_number,
                                     format_event_time(when, o->time_format, t1),
-                                    format_event_time(clock, o->time_format, t2));
+                                    future ? "the wall clock" : "the latest event time",
+                                    format_event_time(future ? ahead_limit - jump : clock,
+                                                      o->time_format, t2),
+                                    future && o->time_format == TIME_EPOCH &&
+                                            when / 1000 <= ahead_limit
+                                        ? "; if the field holds milliseconds, use --time-format "
+                                          "epoch_ms"
+                                        : "",
+                                    future ? "" : "--max-time-jump to allow it; ");
                         code = EXIT_IO;
                         n = i; /* lines before it are still answered and written */
                         break;
