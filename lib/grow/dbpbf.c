@@ -125,19 +125,18 @@ static once_status dbpbf_test_and_add(once_filter *f, const once_hash *h, uint64
 }
 
 /*
- * Batches run once_batch_pipeline (core/pipeline.h).  An insertion or a test-and-add
- * plans its key when its lines are requested (the cells, and every line of the
- * newest batch it sets) and keeps the cells for its turn: they are every batch's, so
- * a batch opened in between leaves them right; a test-and-add also requests the first
- * two blocks' lines of the newest batches, what its query reads first.  A query
- * requests those lines and walks at its turn, as the one-key query does, its record
- * the hash alone.  Measured at 10^7 keys (bench/ab.c, against the generic loop that
- * computed the cells for the request and again for the operation): insertions
- * 0.41-0.53x, test-and-adds 0.98-1.01x, queries 1.01x.  Rejected, measured the same
- * way: planning queries too (their cells computed ahead and tested from the record),
- * 1.4x; a query record of a plan's size, 1.17x; the query's walk inlined into the
- * loop (the loop flattened), 1.10x.  A geometry too large to plan takes the one-key
- * operations, with the first lines requested.
+ * Insertion and test-and-add batches run once_batch_pipeline (core/pipeline.h): a key
+ * is planned when its lines are requested (the cells, and every line of the newest
+ * batch it sets) and its cells kept for its turn; they are every batch's, so a batch
+ * opened in between leaves them right.  A test-and-add also requests the first two
+ * blocks' lines of the newest batches, what its query reads first.  Measured at 10^7
+ * keys (bench/ab.c) against the generic loop, which computed the cells for the request
+ * and again for the operation: insertions 0.41-0.53x, test-and-adds 0.98-1.01x.
+ * Query batches keep the generic loop (batch_writes_only) with the layout's prefetch:
+ * the same walk and requests in this loop measured 0.99-1.21x of it over runs, and
+ * planning queries (their cells computed ahead, tested from the record) 1.4x.  A
+ * geometry too large to plan takes the one-key operations, with the first lines
+ * requested.
  */
 typedef struct dbpbf_record {
     once_hash h;
@@ -161,7 +160,6 @@ dbpbf_batch_prepare(const void *ctx, void *record, const once_hash *h, once_batc
         once_bpbf_request_first_blocks(b, r->cells);
 }
 
-/* Insertions and test-and-adds. */
 static inline __attribute__((always_inline)) once_status
 dbpbf_batch_step(const void *ctx, void *record, uint64_t now_ms, once_batch_op op, bool *answer)
 {
@@ -176,39 +174,16 @@ dbpbf_batch_step(const void *ctx, void *record, uint64_t now_ms, once_batch_op o
     return *answer ? ONCE_OK : insert(b, &r->h, r->cells);
 }
 
-static inline __attribute__((always_inline)) void
-dbpbf_query_prepare(const void *ctx, void *record, const once_hash *h, once_batch_op op)
+static once_status dbpbf_batch(once_filter *f, const once_batch_items *items, size_t count,
+                               once_batch_op op, uint8_t *out, size_t *done)
 {
-    (void)op;
-    *(once_hash *)record = *h;
-    once_bpbf_prefetch(ctx, h);
-}
-
-static inline __attribute__((always_inline)) once_status
-dbpbf_query_step(const void *ctx, void *record, uint64_t now_ms, once_batch_op op, bool *answer)
-{
-    (void)op;
-    *answer = dbpbf_query(ctx, record, now_ms);
-    return ONCE_OK;
-}
-
-static once_status dbpbf_batch(once_filter *f,
-                                                        const once_batch_items *items,
-                                                        size_t count, once_batch_op op,
-                                                        uint8_t *out, size_t *done)
-{
-    size_t distance = ONCE_BATCH_AHEAD;
-    if (op == ONCE_OP_QUERY) {
-        once_hash hashes[ONCE_PIPELINE_RING];
-        return once_batch_pipeline(items, count, ONCE_OP_QUERY, out, done, distance, hashes,
-                                   sizeof hashes[0], f, dbpbf_query_prepare, dbpbf_query_step);
-    }
     dbpbf_record ring[ONCE_PIPELINE_RING];
     if (op == ONCE_OP_ADD)
-        return once_batch_pipeline(items, count, ONCE_OP_ADD, out, done, distance, ring,
-                                   sizeof ring[0], f, dbpbf_batch_prepare, dbpbf_batch_step);
-    return once_batch_pipeline(items, count, ONCE_OP_TEST_AND_ADD, out, done, distance, ring,
-                               sizeof ring[0], f, dbpbf_batch_prepare, dbpbf_batch_step);
+        return once_batch_pipeline(items, count, ONCE_OP_ADD, out, done, ONCE_BATCH_AHEAD,
+                                   ring, sizeof ring[0], f, dbpbf_batch_prepare,
+                                   dbpbf_batch_step);
+    return once_batch_pipeline(items, count, ONCE_OP_TEST_AND_ADD, out, done, ONCE_BATCH_AHEAD,
+                               ring, sizeof ring[0], f, dbpbf_batch_prepare, dbpbf_batch_step);
 }
 
 static void dbpbf_set_memory_cap(once_filter *f, uint64_t cap)
@@ -242,6 +217,7 @@ const once_filter_ops once_dbpbf_ops = {
     .add = dbpbf_add,
     .test_and_add = dbpbf_test_and_add,
     .batch = dbpbf_batch,
+    .batch_writes_only = true,
     .cardinality_pair = NULL,
     .set_memory_cap = dbpbf_set_memory_cap,
     .load = dbpbf_load,

@@ -182,7 +182,7 @@ static uint32_t first_probes(const bpbf *b, const once_hash *h, uint64_t *first,
     return blocks;
 }
 
-/* For the D-BBF's batch: a query of an absent key usually leaves a batch after its
+/* For the D-BBF's batches: a query of an absent key usually leaves a batch after its
  * first block or two, in every batch; an insertion starts on the same two lines of the
  * last batch.  So the first two blocks of the newest batches. */
 static void request_first(const bpbf *b, const uint64_t *first, uint32_t blocks)
