@@ -68,4 +68,29 @@ once_batch_pipeline(const once_batch_items *items, size_t count, const once_batc
     return ONCE_OK;
 }
 
+/* The loop for an operation known only at run time: a branch for each, so that each
+ * still gets its own loop with `op` a constant in it. */
+static inline __attribute__((always_inline)) once_status
+once_batch_pipeline_any(const once_batch_items *items, size_t count, once_batch_op op,
+                        uint8_t *out, size_t *done, size_t distance, void *ring,
+                        size_t record_size, const void *ctx,
+                        void (*prepare)(const void *ctx, void *record, const once_hash *h,
+                                        once_batch_op op),
+                        once_status (*step)(const void *ctx, void *record, uint64_t now_ms,
+                                            once_batch_op op, bool *answer))
+{
+    switch (op) {
+    case ONCE_OP_QUERY:
+        return once_batch_pipeline(items, count, ONCE_OP_QUERY, out, done, distance, ring,
+                                   record_size, ctx, prepare, step);
+    case ONCE_OP_ADD:
+        return once_batch_pipeline(items, count, ONCE_OP_ADD, out, done, distance, ring,
+                                   record_size, ctx, prepare, step);
+    case ONCE_OP_TEST_AND_ADD:
+        break;
+    }
+    return once_batch_pipeline(items, count, ONCE_OP_TEST_AND_ADD, out, done, distance, ring,
+                               record_size, ctx, prepare, step);
+}
+
 #endif /* ONCE_CORE_PIPELINE_H */

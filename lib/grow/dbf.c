@@ -563,18 +563,8 @@ static __attribute__((flatten)) once_status dbf_batch(once_filter *f,
 {
     dbf_record ring[ONCE_PIPELINE_RING];
     size_t distance = ONCE_LINES_IN_FLIGHT / CDBF(f)->hashes;
-    switch (op) {
-    case ONCE_OP_QUERY:
-        return once_batch_pipeline(items, count, ONCE_OP_QUERY, out, done, distance, ring,
+    return once_batch_pipeline_any(items, count, op, out, done, distance, ring,
                                    sizeof ring[0], f, dbf_batch_prepare, dbf_batch_step);
-    case ONCE_OP_ADD:
-        return once_batch_pipeline(items, count, ONCE_OP_ADD, out, done, distance, ring,
-                                   sizeof ring[0], f, dbf_batch_prepare, dbf_batch_step);
-    case ONCE_OP_TEST_AND_ADD:
-        break;
-    }
-    return once_batch_pipeline(items, count, ONCE_OP_TEST_AND_ADD, out, done, distance, ring,
-                               sizeof ring[0], f, dbf_batch_prepare, dbf_batch_step);
 }
 
 void once_dbf_free_base(dbf_filter *d)

@@ -775,18 +775,8 @@ static __attribute__((flatten)) once_status timer_batch(once_filter *f,
     timer_record ring[ONCE_PIPELINE_RING];
     const timer_filter *t = CTIMER(f);
     size_t distance = ONCE_LINES_IN_FLIGHT / t->hashes;
-    switch (op) {
-    case ONCE_OP_QUERY:
-        return once_batch_pipeline(items, count, ONCE_OP_QUERY, out, done, distance, ring,
+    return once_batch_pipeline_any(items, count, op, out, done, distance, ring,
                                    sizeof ring[0], f, timer_batch_prepare, timer_batch_step);
-    case ONCE_OP_ADD:
-        return once_batch_pipeline(items, count, ONCE_OP_ADD, out, done, distance, ring,
-                                   sizeof ring[0], f, timer_batch_prepare, timer_batch_step);
-    case ONCE_OP_TEST_AND_ADD:
-        break;
-    }
-    return once_batch_pipeline(items, count, ONCE_OP_TEST_AND_ADD, out, done, distance, ring,
-                               sizeof ring[0], f, timer_batch_prepare, timer_batch_step);
 }
 
 /* ------------------------------------------------------------ whole filter */

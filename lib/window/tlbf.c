@@ -695,18 +695,8 @@ static __attribute__((flatten)) once_status tlbf_batch(once_filter *f,
     tlbf_record ring[ONCE_PIPELINE_RING];
     const tlbf *t = CTL(f);
     size_t distance = once_age_batch_distance(tlbf_reach(t), op);
-    switch (op) {
-    case ONCE_OP_QUERY:
-        return once_batch_pipeline(items, count, ONCE_OP_QUERY, out, done, distance,
-                                   ring, sizeof ring[0], f, tlbf_batch_prepare, tlbf_batch_step);
-    case ONCE_OP_ADD:
-        return once_batch_pipeline(items, count, ONCE_OP_ADD, out, done, distance, ring,
+    return once_batch_pipeline_any(items, count, op, out, done, distance, ring,
                                    sizeof ring[0], f, tlbf_batch_prepare, tlbf_batch_step);
-    case ONCE_OP_TEST_AND_ADD:
-        break;
-    }
-    return once_batch_pipeline(items, count, ONCE_OP_TEST_AND_ADD, out, done, distance,
-                               ring, sizeof ring[0], f, tlbf_batch_prepare, tlbf_batch_step);
 }
 
 static void free_slices(tlbf *t)
