@@ -12,11 +12,12 @@
  * For each structure, each build gets its own filter of the same geometry and seed,
  * and the two go through the same operations on the same keys: N one-key inserts, N
  * one-key queries of absent keys, N test-and-adds of absent keys, then on fresh filters
- * the batch forms (calls of 256 keys).  Each operation's N keys are cut into turns of
- * TURN keys; the builds take turns, A then B, then B then A, and each turn is timed
- * alone (CLOCK_MONOTONIC).  Timings at 10^7 keys on a machine shared with other jobs
- * spread by 20% from one run to the next, seconds apart; two turns milliseconds apart
- * see the same machine.  ROUNDS repeats the whole with new filters.
+ * the batch forms (calls of 256 keys).  A makes its filters first in even rounds, B
+ * in odd ones.  Each operation's N keys are cut into turns of TURN keys; the builds
+ * take turns, A then B, then B then A, and each turn is timed alone (CLOCK_MONOTONIC).
+ * Timings at 10^7 keys on a machine shared with other jobs spread by 20% from one run
+ * to the next, seconds apart; two turns milliseconds apart see the same machine.
+ * ROUNDS repeats the whole with new filters.
  *
  * Prints, per structure and operation, each build's ns/op (total time over all
  * rounds) and B/A: the ratio of the totals, and the quartiles of the per-pair ratios.
@@ -221,7 +222,10 @@ int main(int argc, char **argv)
         for (int r = 0; r < rounds; r++) {
             once_filter *f[2];
             for (int phase = 0; phase < 2; phase++) {
-                for (int j = 0; j < 2; j++) {
+                /* Each round the other build's filter is made (and takes its memory)
+                 * first: where a filter's pages come from moves its timings. */
+                for (int made = 0; made < 2; made++) {
+                    int j = (r & 1) ? 1 - made : made;
                     once_config c;
                     memset(&c, 0, sizeof c);
                     if (builds[j].config_init_sized != NULL)
