@@ -23,7 +23,8 @@
  *   span, and n(t) = floor(t / tick).  An event's expiry tick is e = ceil((t_u + T) /
  *   tick): rounded up, so a timer never expires early.  Tick values are kept modulo
  *   Q = 2^W - 1 and stored as (e mod Q) + 1, so the value 0 means empty and no expiry
- *   has to be moved off it (Q is also the cell mask).  A timer is alive at R iff it is
+ *   has to be moved off it (Q is also the cell mask; the packed array, its arithmetic
+ *   and its sweep are core/timers.h, the timer core).  A timer is alive at R iff it is
  *   non-zero and left = (value - 1 - n(R)) mod Q lies in [1, S + 1]; that is iff
  *   R < e * tick.  Hence, in ms:
  *     - a key inserted at t_u is reported present while R < t_u + T: no false
@@ -128,6 +129,7 @@
  *     (one sub-filter, never another), so writes keep them for dynamic filters only.
  */
 #include "core/structure.h"
+#include "core/timers.h"
 #include "core/limits.h"
 #include "math/cardinality.h"
 #include "math/sizing.h"
@@ -164,17 +166,12 @@ typedef struct timer_filter {
     once_filter base;
     uint64_t cells;       /* m: timers per sub-filter */
     uint32_t hashes;      /* k */
-    uint32_t width;       /* W */
-    uint32_t shift;       /* log2(64 / W): cell -> word */
     uint32_t equal;       /* k' (0 or 1: off) */
     uint32_t policy;
     bool dynamic;
     bool budget;          /* dynamic: budget growth (each new sub-filter's threshold) */
     uint64_t words;       /* per sub-filter */
-    uint64_t span;        /* T, ms */
-    uint64_t tick;        /* ms */
-    uint64_t span_ticks;  /* S */
-    uint64_t period;      /* Q = 2^W - 1, also the cell mask */
+    once_timers timers;   /* W, T, the tick, S and Q (core/timers.h) */
     uint64_t epoch_ticks;
     uint64_t plan_capacity; /* keys per (sub-)filter the geometry was planned for */
     double sub_error;       /* rate per (sub-)filter aimed at */
@@ -192,67 +189,22 @@ typedef struct timer_filter {
     timer_sub *subs;        /* oldest first */
 } timer_filter;
 
+/* once_bytes counts the struct (timer_memory), and a loader refuses a file whose
+ * filter would pass its cap: a larger struct would refuse files saved at their cap. */
+_Static_assert(sizeof(timer_filter) == 264, "the struct's size is part of once_bytes");
+
 #define TIMER(f) ((timer_filter *)(f))
 #define CTIMER(f) ((const timer_filter *)(f))
 
 /* ------------------------------------------------------------------ cells */
 
-static inline uint64_t cell_get(const timer_filter *t, const uint64_t *a, uint64_t i)
-{
-    uint32_t bit = (uint32_t)(i & ((UINT64_C(1) << t->shift) - 1)) * t->width;
-    return (a[i >> t->shift] >> bit) & t->period;
-}
-
-static inline void cell_put(const timer_filter *t, uint64_t *a, uint64_t i, uint64_t v)
-{
-    uint32_t bit = (uint32_t)(i & ((UINT64_C(1) << t->shift) - 1)) * t->width;
-    uint64_t *w = &a[i >> t->shift];
-    *w = (*w & ~(t->period << bit)) | (v << bit);
-}
-
-/* (value - 1 - now) mod Q: the ticks a stored timer has left if it is alive, that is
- * if this lies in [1, S + 1].  An empty timer (0) gives r = 2^64 - 1 and a result past
- * S + 1, so it needs no test of its own, and the callers below stay free of branches
- * on the timer's value. */
-static inline uint64_t timer_ticks(const timer_filter *t, uint64_t v, uint64_t now_res)
-{
-    uint64_t r = v - 1;
-    return r >= now_res ? r - now_res : r + t->period - now_res;
-}
-
-/* Ticks until a stored timer expires, 0 if it is empty or expired. */
-static inline uint64_t timer_left(const timer_filter *t, uint64_t v, uint64_t now_res)
-{
-    uint64_t d = timer_ticks(t, v, now_res);
-    return d <= t->span_ticks + 1 ? d : 0;
-}
-
-/* timer_left != 0, as one unsigned comparison: written so, it compiles to a flag, not
- * to the two branches that testing timer_left's result would give. */
-static inline bool timer_alive(const timer_filter *t, uint64_t v, uint64_t now_res)
-{
-    return timer_ticks(t, v, now_res) - 1 < t->span_ticks + 1;
-}
-
 static timer_now now_of(const timer_filter *t, uint64_t ms)
 {
     timer_now w;
-    w.n = ms / t->tick;
-    w.res = w.n % t->period;
+    w.n = ms / t->timers.tick;
+    w.res = w.n % t->timers.period;
     w.epoch = w.n / t->epoch_ticks;
     return w;
-}
-
-/* The expiry tick of an event at `ms`: ceil((ms + T) / tick), without overflow. */
-static inline uint64_t expiry_tick(const timer_filter *t, uint64_t ms)
-{
-    return ms / t->tick + (ms % t->tick + t->span + t->tick - 1) / t->tick;
-}
-
-static uint64_t tick_for(uint64_t span, uint32_t width)
-{
-    uint64_t per = UINT64_C(1) << (width - 2);
-    return (span + per - 1) / per;
 }
 
 /* ------------------------------------------------------------ alive counts */
@@ -316,12 +268,12 @@ static void sub_rebuild(const timer_filter *t, timer_sub *s)
     s->max_expiry = 0;
     s->dirty = false;
     for (uint64_t i = 0; i < t->cells; i++) {
-        uint64_t v = cell_get(t, s->array, i);
+        uint64_t v = once_timer_get(&t->timers, s->array, i);
         if (v == 0)
             continue;
-        uint64_t left = timer_left(t, v, t->now.res);
+        uint64_t left = once_timer_left(&t->timers, v, t->now.res);
         if (left == 0) {
-            cell_put(t, s->array, i, 0);
+            once_timer_put(&t->timers, s->array, i, 0);
             continue;
         }
         uint64_t e = t->now.n + left;
@@ -360,8 +312,8 @@ static bool sub_holds(const timer_filter *t, const timer_sub *s, const uint64_t 
 {
     uint64_t values[ONCE_MAX_HASHES];
     for (uint32_t i = 0; i < t->hashes; i++) {
-        uint64_t v = cell_get(t, s->array, pos[i]);
-        if (!timer_alive(t, v, now_res))
+        uint64_t v = once_timer_get(&t->timers, s->array, pos[i]);
+        if (!once_timer_alive(&t->timers, v, now_res))
             return false;
         values[i] = v;
     }
@@ -391,13 +343,13 @@ static void sub_set(const timer_filter *t, timer_sub *s, const uint64_t *pos, ui
                     const timer_now *w)
 {
     uint64_t want = e - w->n; /* in [1, S + 1] */
-    uint64_t value = e % t->period + 1;
+    uint64_t value = once_timer_value(&t->timers, e);
     uint64_t epoch = e / t->epoch_ticks;
     for (uint32_t i = 0; i < t->hashes; i++) {
-        uint64_t v = cell_get(t, s->array, pos[i]);
-        uint64_t left = timer_left(t, v, w->res);
+        uint64_t v = once_timer_get(&t->timers, s->array, pos[i]);
+        uint64_t left = once_timer_left(&t->timers, v, w->res);
         uint64_t set = (v != value) & (left < want);
-        cell_put(t, s->array, pos[i], set ? value : v);
+        once_timer_put(&t->timers, s->array, pos[i], set ? value : v);
         if (t->dynamic) {
             count_remove(t, s, w->n + left, w, set);
             count_add(s, e, epoch, w, set);
@@ -408,88 +360,9 @@ static void sub_set(const timer_filter *t, timer_sub *s, const uint64_t *pos, ui
 
 /* ------------------------------------------------------------------ sweep */
 
-/*
- * One word of W-bit timers with its expired ones cleared, without branches.  An empty
- * lane may be "cleared" too (that changes nothing), so the test is only the alive one:
- * left = (v - 1 - now) mod Q in [1, S + 1], computed as x = v + Q - 1 - now, which is
- * in [0, 2Q) and needs one conditional subtraction.
- */
-static inline uint64_t word_swept(uint64_t word, uint32_t width, uint64_t q, uint64_t now_res,
-                                  uint64_t span_ticks)
-{
-    uint64_t out = word;
-    for (uint32_t bit = 0; bit < 64; bit += width) {
-        uint64_t v = (word >> bit) & q;
-        uint64_t x = v + q - 1 - now_res;
-        uint64_t left = x >= q ? x - q : x;
-        uint64_t alive = left - 1 < span_ticks + 1;
-        out &= ~((alive - 1) & (q << bit));
-    }
-    return out;
-}
-
-/*
- * Cells [from, to) with their expired timers cleared, a word at a time (from < to): the
- * words at the two ends keep the lanes outside the range.  A sweep covers m / T cells
- * a millisecond, a few words, so the ends are most of it: swept as words too, they
- * cost a word's arithmetic instead of a branchy loop over their cells.  `width` is a
- * constant in each caller (sweep_range), so the lane loop unrolls.
- */
-static inline __attribute__((always_inline)) void
-sweep_words(uint64_t *a, uint64_t from, uint64_t to, uint32_t shift, uint32_t width, uint64_t q,
-            uint64_t now_res, uint64_t span_ticks)
-{
-    uint64_t lanes = UINT64_C(1) << shift;
-    uint64_t first = from >> shift, last = (to - 1) >> shift;
-    for (uint64_t w = first; w <= last; w++) {
-        if (!a[w])
-            continue;
-        /* The bits of the lanes before `from` (first word) and from `to` on (last). */
-        uint64_t outside = 0;
-        if (w == first)
-            outside |= (UINT64_C(1) << ((from & (lanes - 1)) * width)) - 1;
-        if (w == last && ((to & (lanes - 1)) != 0))
-            outside |= ~((UINT64_C(1) << ((to & (lanes - 1)) * width)) - 1);
-        a[w] &= word_swept(a[w], width, q, now_res, span_ticks) | outside;
-    }
-}
-
-static void sweep_range(const timer_filter *t, timer_sub *s, uint64_t from, uint64_t to,
-                        uint64_t now_res)
-{
-    if (from >= to)
-        return;
-    uint64_t *a = s->array, q = t->period, span_ticks = t->span_ticks;
-    switch (t->width) {
-    case 8:
-        sweep_words(a, from, to, t->shift, 8, q, now_res, span_ticks);
-        break;
-    case 16:
-        sweep_words(a, from, to, t->shift, 16, q, now_res, span_ticks);
-        break;
-    default:
-        sweep_words(a, from, to, t->shift, 32, q, now_res, span_ticks);
-        break;
-    }
-}
-
 static void sweep(timer_filter *t, uint64_t advance)
 {
-    /* credit + m * advance cells are due, in units of 1/T cell.  It fits 64 bits unless
-     * the advance is huge; the 128-bit division (a library call) only then. */
-    uint64_t cells, owed;
-    if (!__builtin_mul_overflow(t->cells, advance, &owed) &&
-        !__builtin_add_overflow(owed, t->credit, &owed)) {
-        uint64_t due = owed / t->span;
-        cells = due >= t->cells ? t->cells : due;
-        t->credit = owed % t->span;
-    } else {
-        unsigned __int128 credit =
-            (unsigned __int128)t->credit + (unsigned __int128)t->cells * advance;
-        unsigned __int128 due = credit / t->span;
-        cells = due >= t->cells ? t->cells : (uint64_t)due;
-        t->credit = (uint64_t)(credit % t->span);
-    }
+    uint64_t cells = once_timers_sweep_due(t->cells, t->timers.span, advance, &t->credit);
     if (cells == 0)
         return;
     uint64_t from = t->cursor, to = from + cells; /* cells <= m, so to < 2m */
@@ -498,10 +371,10 @@ static void sweep(timer_filter *t, uint64_t advance)
         if (!s->dirty)
             continue;
         if (to <= t->cells) {
-            sweep_range(t, s, from, to, t->now.res);
+            once_timers_sweep_range(&t->timers, s->array, from, to, t->now.res);
         } else {
-            sweep_range(t, s, from, t->cells, t->now.res);
-            sweep_range(t, s, 0, to - t->cells, t->now.res);
+            once_timers_sweep_range(&t->timers, s->array, from, t->cells, t->now.res);
+            once_timers_sweep_range(&t->timers, s->array, 0, to - t->cells, t->now.res);
         }
     }
     t->cursor = to >= t->cells ? to - t->cells : to;
@@ -600,7 +473,7 @@ static uint64_t density_threshold(uint64_t cells, uint32_t hashes, double p)
  */
 static uint64_t budget_threshold(const timer_filter *t, uint32_t alive, uint64_t fill_ms)
 {
-    uint64_t coming = (t->span + fill_ms) / (fill_ms ? fill_ms : 1) + 1;
+    uint64_t coming = (t->timers.span + fill_ms) / (fill_ms ? fill_ms : 1) + 1;
     uint64_t share = alive > TIMER_SPLIT ? alive : TIMER_SPLIT;
     share = coming > share ? coming : share;
     share = share < TIMER_MAX_FILTERS ? share : TIMER_MAX_FILTERS;
@@ -617,9 +490,9 @@ plan_positions(const timer_filter *t, const once_hash *h, uint64_t *pos, bool wr
     const uint64_t *newest = t->subs[t->count - 1].array;
     for (uint32_t i = 0; i < t->hashes; i++) {
         if (write)
-            once_prefetch_write(&newest[pos[i] >> t->shift]);
+            once_prefetch_write(&newest[pos[i] >> t->timers.shift]);
         else
-            once_prefetch_read(&newest[pos[i] >> t->shift]);
+            once_prefetch_read(&newest[pos[i] >> t->timers.shift]);
     }
 }
 
@@ -638,10 +511,10 @@ timer_write(timer_filter *t, const uint64_t *pos, uint64_t ms, bool test, bool *
     uint64_t latest = ms > old ? ms : old; /* a late event happens at the clock */
     ms = latest;
     uint64_t advance = latest - old;
-    bool wipe = advance >= t->span + t->tick;
+    bool wipe = advance >= t->timers.span + t->timers.tick;
     timer_now before = t->now;
     timer_now w = advance ? now_of(t, latest) : before;
-    uint64_t expiry = expiry_tick(t, ms);
+    uint64_t expiry = once_timer_expiry(&t->timers, ms);
     /* A static filter's write cannot fail from here on (it never grows), so its clock
      * moves now, also while the lines arrive.  That changes no answer: the sweep only
      * clears timers already expired at the new clock, which the test reads as dead
@@ -720,9 +593,9 @@ query_positions(const timer_filter *t, const uint64_t *pos, uint64_t now_ms)
 {
     uint64_t res = t->now.res;
     if (now_ms > t->latest) {
-        if (now_ms - t->latest >= t->span + t->tick)
+        if (now_ms - t->latest >= t->timers.span + t->timers.tick)
             return false; /* every expiry has passed: nothing can be alive */
-        res = (now_ms / t->tick) % t->period;
+        res = (now_ms / t->timers.tick) % t->timers.period;
     }
     return holds_any(t, pos, res);
 }
@@ -825,7 +698,7 @@ static bool timer_same_geometry(const once_filter *x, const once_filter *y)
 {
     const timer_filter *a = CTIMER(x), *b = CTIMER(y);
     return !a->dynamic && !b->dynamic && a->cells == b->cells && a->hashes == b->hashes &&
-           a->width == b->width && a->span == b->span;
+           a->timers.width == b->timers.width && a->timers.span == b->timers.span;
 }
 
 /* Ticks left of cell i of a filter at reference n (0: empty or expired). */
@@ -833,7 +706,7 @@ static uint64_t left_at(const timer_filter *t, uint64_t i, bool all_expired, uin
 {
     if (all_expired)
         return 0;
-    return timer_left(t, cell_get(t, t->subs[0].array, i), res);
+    return once_timer_left(&t->timers, once_timer_get(&t->timers, t->subs[0].array, i), res);
 }
 
 /*
@@ -848,8 +721,8 @@ static once_status timer_combine(once_filter *dst, const once_filter *src, once_
     const timer_filter *s = CTIMER(src);
     uint64_t latest = d->latest > s->latest ? d->latest : s->latest;
     timer_now w = now_of(d, latest);
-    bool d_gone = latest - d->latest >= d->span + d->tick;
-    bool s_gone = latest - s->latest >= s->span + s->tick;
+    bool d_gone = latest - d->latest >= d->timers.span + d->timers.tick;
+    bool s_gone = latest - s->latest >= s->timers.span + s->timers.tick;
     for (uint64_t i = 0; i < d->cells; i++) {
         uint64_t a = left_at(d, i, d_gone, w.res), b = left_at(s, i, s_gone, w.res);
         uint64_t left;
@@ -857,7 +730,8 @@ static once_status timer_combine(once_filter *dst, const once_filter *src, once_
             left = a > b ? a : b;
         else
             left = a == 0 || b == 0 ? 0 : (a < b ? a : b);
-        cell_put(d, d->subs[0].array, i, left ? (w.n + left) % d->period + 1 : 0);
+        once_timer_put(&d->timers, d->subs[0].array, i,
+                       left ? once_timer_value(&d->timers, w.n + left) : 0);
     }
     d->latest = latest;
     d->started = d->started || s->started;
@@ -873,7 +747,7 @@ static uint64_t sub_alive_at(const timer_filter *t, const timer_sub *s, uint64_t
         return 0;
     uint64_t alive = 0;
     for (uint64_t i = 0; i < t->cells; i++)
-        alive += timer_left(t, cell_get(t, s->array, i), res) != 0;
+        alive += once_timer_left(&t->timers, once_timer_get(&t->timers, s->array, i), res) != 0;
     return alive;
 }
 
@@ -909,8 +783,8 @@ static once_status timer_cardinality(const once_filter *f, uint64_t now_ms, doub
     const timer_filter *t = CTIMER(f);
     timer_alive_at at = {t, t->now.res, false};
     if (now_ms > t->latest) {
-        at.all_expired = now_ms - t->latest >= t->span + t->tick;
-        at.res = (now_ms / t->tick) % t->period;
+        at.all_expired = now_ms - t->latest >= t->timers.span + t->timers.tick;
+        at.res = (now_ms / t->timers.tick) % t->timers.period;
     }
     return once_card_sum(t->count, timer_sub_cells, &at, confidence, out);
 }
@@ -939,9 +813,9 @@ static void timer_stats(const once_filter *f, once_stats *st)
     st->hashes = t->hashes;
     st->fpr_estimate = 1.0 - absent;
     st->design_fpr = design_fpr(t);
-    st->span_ms = t->span;
-    st->window = t->span;
-    st->slack = t->tick;
+    st->span_ms = t->timers.span;
+    st->window = t->timers.span;
+    st->slack = t->timers.tick;
     st->filters = t->count;
 }
 
@@ -1004,18 +878,13 @@ static once_status timer_new(once_filter **out, const timer_geometry *g)
     once_filter_init(&t->base, &once_timer_ops);
     t->cells = g->cells;
     t->hashes = g->hashes;
-    t->width = g->width;
-    t->shift = (uint32_t)__builtin_ctz(64 / g->width);
     t->equal = g->equal;
     t->policy = g->policy;
     t->dynamic = g->dynamic;
     t->budget = g->dynamic && g->budget;
     t->words = words;
-    t->span = g->span;
-    t->tick = tick_for(g->span, g->width);
-    t->span_ticks = (g->span + t->tick - 1) / t->tick;
-    t->period = (UINT64_C(1) << g->width) - 1;
-    t->epoch_ticks = (t->span_ticks + EPOCHS_PER_SPAN - 1) / EPOCHS_PER_SPAN;
+    t->timers = once_timers_make(g->span, g->width);
+    t->epoch_ticks = (t->timers.span_ticks + EPOCHS_PER_SPAN - 1) / EPOCHS_PER_SPAN;
     t->plan_capacity = g->plan_capacity;
     t->sub_error = g->sub_error;
     t->error = t->budget ? g->sub_error * 2.0 * TIMER_SPLIT : 0.0;
@@ -1130,11 +999,11 @@ static void timer_save_params(const once_filter *f, once_writer *w)
     uint64_t error_bits;
     memcpy(&error_bits, &t->sub_error, sizeof error_bits);
     uint64_t v[P_COUNT] = {
-        [P_WIDTH] = t->width,
+        [P_WIDTH] = t->timers.width,
         [P_HASHES] = t->hashes,
         [P_CELLS] = t->cells,
-        [P_SPAN] = t->span,
-        [P_TICK] = t->tick,
+        [P_SPAN] = t->timers.span,
+        [P_TICK] = t->timers.tick,
         [P_EQUAL] = t->equal,
         [P_POLICY] = t->policy,
         [P_DYNAMIC] = t->budget ? 2 : t->dynamic, /* 1: even growth (older files) */
@@ -1160,7 +1029,7 @@ static void timer_save_payload(const once_filter *f, once_writer *w)
     const timer_filter *t = CTIMER(f);
     enum { CHUNK = 512 };
     uint64_t buffer[CHUNK];
-    uint32_t per_word = 64 / t->width;
+    uint32_t per_word = 64 / t->timers.width;
     for (uint32_t s = 0; s < t->count; s++) {
         const uint64_t *a = t->subs[s].array;
         if (once_writer_skip(w, t->words * 8))
@@ -1172,9 +1041,9 @@ static void timer_save_payload(const once_filter *f, once_writer *w)
             for (uint64_t i = 0; i < n; i++) {
                 uint64_t word = a[at + i];
                 for (uint32_t c = 0; c < per_word && word != 0; c++) {
-                    uint64_t v = (word >> (c * t->width)) & t->period;
-                    if (v != 0 && timer_left(t, v, t->now.res) == 0)
-                        word &= ~(t->period << (c * t->width));
+                    uint64_t v = (word >> (c * t->timers.width)) & t->timers.period;
+                    if (v != 0 && once_timer_left(&t->timers, v, t->now.res) == 0)
+                        word &= ~(t->timers.period << (c * t->timers.width));
                 }
                 buffer[i] = word;
             }
@@ -1209,7 +1078,8 @@ static once_status timer_load(once_filter **out, const uint8_t *params, size_t p
     if ((v[P_WIDTH] != 8 && v[P_WIDTH] != 16 && v[P_WIDTH] != 32) || v[P_HASHES] == 0 ||
         v[P_HASHES] > ONCE_MAX_HASHES || v[P_CELLS] == 0 || v[P_CELLS] > ONCE_MAX_CELLS ||
         v[P_CELLS] * v[P_WIDTH] > TIMER_MAX_CELL_BITS || v[P_SPAN] == 0 ||
-        v[P_SPAN] > TIMER_MAX_SPAN || v[P_TICK] != tick_for(v[P_SPAN], (uint32_t)v[P_WIDTH]) ||
+        v[P_SPAN] > TIMER_MAX_SPAN ||
+        v[P_TICK] != once_timers_tick_for(v[P_SPAN], (uint32_t)v[P_WIDTH]) ||
         v[P_EQUAL] > v[P_HASHES] || v[P_POLICY] > ONCE_POLICY_REFRESH || v[P_DYNAMIC] > 2 ||
         v[P_PLAN_CAPACITY] > ONCE_MAX_CELLS || !isfinite(sub_error) || sub_error < 0.0 ||
         sub_error >= 1.0 || (v[P_DYNAMIC] && sub_error == 0.0) ||
@@ -1273,11 +1143,11 @@ static once_status timer_load(once_filter **out, const uint8_t *params, size_t p
     for (uint32_t i = 0; i < t->count; i++) {
         timer_sub *s = &t->subs[i];
         once_words_from_le(s->array, payload + (size_t)(i * t->words * 8), t->words);
-        bool canonical = once_words_tail_clear(s->array, t->words, t->cells * t->width);
+        bool canonical = once_words_tail_clear(s->array, t->words, t->cells * t->timers.width);
         /* Every stored timer must be alive at L: a saved filter holds no other. */
         for (uint64_t c = 0; c < t->cells && canonical; c++) {
-            uint64_t value = cell_get(t, s->array, c);
-            canonical = value == 0 || timer_left(t, value, t->now.res) != 0;
+            uint64_t value = once_timer_get(&t->timers, s->array, c);
+            canonical = value == 0 || once_timer_left(&t->timers, value, t->now.res) != 0;
         }
         if (!canonical) {
             timer_destroy(f);
