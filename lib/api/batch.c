@@ -29,8 +29,7 @@ static once_status run_batch(once_filter *f, const once_batch_items *items, size
 {
     once_status st;
     *done = count;
-    if (f->ops->batch != NULL && !(op == ONCE_OP_ADD && f->ops->add_tests_first) &&
-        !(op == ONCE_OP_QUERY && f->ops->batch_writes_only)) {
+    if (f->ops->batch != NULL && !(op == ONCE_OP_ADD && f->ops->add_tests_first)) {
         st = f->ops->batch(f, items, count, op, out, done);
         if (op == ONCE_OP_ADD)
             f->items += *done;

@@ -102,8 +102,7 @@ typedef struct once_filter_ops {
     once_status (*add_key)(once_filter *f, const void *key, size_t len, uint64_t now_ms);
     once_status (*test_and_add_key)(once_filter *f, const void *key, size_t len,
                                     uint64_t now_ms, bool *seen);
-    /* Request a key's lines ahead of the generic batch loop; NULL with `batch`, unless
-     * batch_writes_only. */
+    /* Request a key's lines ahead of the generic batch loop; NULL with `batch`. */
     void (*prefetch)(const once_filter *f, const once_hash *h);
     /* Optional fused batch loop (hash, prefetch and probe in one pass) for layouts
      * where the per-key work is small enough that the generic loop's calls dominate,
@@ -115,9 +114,6 @@ typedef struct once_filter_ops {
      * prefetch and the one-key operations. */
     once_status (*batch)(once_filter *f, const once_batch_items *items, size_t count,
                          once_batch_op op, uint8_t *out, size_t *done);
-    /* `batch` runs insertions and test-and-adds only: query batches take the generic
-     * loop (with `prefetch`), which measured faster for the layout (grow/dbpbf.c). */
-    bool batch_writes_only;
     once_status (*remove)(once_filter *f, const once_hash *h, uint64_t now_ms); /* may be NULL */
     /* The cells a key occupies in the structure's one array, in probe order, into
      * out[0 .. k-1] (k <= ONCE_MAX_HASHES); returns k (once.h, once_positions).  NULL

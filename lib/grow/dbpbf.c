@@ -37,6 +37,52 @@
 /* The table at the end of this file, which the code above refers to. */
 extern const once_filter_ops once_dbpbf_ops;
 
+/* A query's walk: its cells as the batches need them, computed once (see above).
+ * cells[0 .. known) are computed, and the probe state is the one after them. */
+typedef struct cell_walk {
+    once_probe p;
+    uint32_t known, in_block;
+    uint64_t block_offset;
+} cell_walk;
+
+static inline cell_walk walk_start(const bpbf *b, const once_hash *h)
+{
+    cell_walk w = {once_probe_start(h, once_filter_probe(&b->base)), 0, 0, 0};
+    return w;
+}
+
+static inline __attribute__((always_inline)) uint64_t walk_next(const bpbf *b, cell_walk *w,
+                                                                uint64_t *cells)
+{
+    uint64_t cell = w->block_offset + once_probe_next(&w->p, b->block_length);
+    cells[w->known++] = cell;
+    if (++w->in_block == b->block_hashes) {
+        w->in_block = 0;
+        w->block_offset += b->stride * 64;
+    }
+    return cell;
+}
+
+/* Does some batch hold the key, newest first?  A cell just computed is tested from its
+ * register, not read back from the list. */
+static inline __attribute__((always_inline)) bool walk_batches(const bpbf *b, cell_walk *w,
+                                                               uint64_t *cells)
+{
+    uint32_t n = b->blocks * b->block_hashes;
+    for (uint32_t i = b->count; i-- > 0;) {
+        const uint64_t *words = b->batches[i].words;
+        uint32_t q = 0;
+        for (; q < n; q++) {
+            uint64_t cell = q < w->known ? cells[q] : walk_next(b, w, cells);
+            if (!once_bit_get(words, cell))
+                break;
+        }
+        if (q == n)
+            return true;
+    }
+    return false;
+}
+
 static bool dbpbf_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
 {
     (void)now_ms;
@@ -48,31 +94,8 @@ static bool dbpbf_query(const once_filter *f, const once_hash *h, uint64_t now_m
         return false;
     }
     uint64_t cells[PLAN_CELLS];
-    uint32_t known = 0, n = b->blocks * b->block_hashes, in_block = 0;
-    uint64_t block_offset = 0;
-    once_probe p = once_probe_start(h, once_filter_probe(&b->base));
-    for (uint32_t i = b->count; i-- > 0;) {
-        const uint64_t *words = b->batches[i].words;
-        uint32_t q = 0;
-        for (; q < n; q++) {
-            uint64_t cell;
-            if (q < known) {
-                cell = cells[q];
-            } else {
-                cell = block_offset + once_probe_next(&p, b->block_length);
-                cells[known++] = cell;
-                if (++in_block == b->block_hashes) {
-                    in_block = 0;
-                    block_offset += b->stride * 64;
-                }
-            }
-            if (!once_bit_get(words, cell))
-                break;
-        }
-        if (q == n)
-            return true;
-    }
-    return false;
+    cell_walk w = walk_start(b, h);
+    return walk_batches(b, &w, cells);
 }
 
 /* The query from a key's plan: every batch tests the planned cells, newest first. */
@@ -125,18 +148,19 @@ static once_status dbpbf_test_and_add(once_filter *f, const once_hash *h, uint64
 }
 
 /*
- * Insertion and test-and-add batches run once_batch_pipeline (core/pipeline.h): a key
- * is planned when its lines are requested (the cells, and every line of the newest
- * batch it sets) and its cells kept for its turn; they are every batch's, so a batch
- * opened in between leaves them right.  A test-and-add also requests the first two
- * blocks' lines of the newest batches, what its query reads first.  Measured at 10^7
- * keys (bench/ab.c) against the generic loop, which computed the cells for the request
- * and again for the operation: insertions 0.41-0.53x, test-and-adds 0.98-1.01x.
- * Query batches keep the generic loop (batch_writes_only) with the layout's prefetch:
- * the same walk and requests in this loop measured 0.99-1.21x of it over runs, and
- * planning queries (their cells computed ahead, tested from the record) 1.4x.  A
- * geometry too large to plan takes the one-key operations, with the first lines
- * requested.
+ * Batches run once_batch_pipeline (core/pipeline.h).  An insertion or a test-and-add
+ * plans its key when its lines are requested (the cells, and every line of the newest
+ * batch it sets) and its cells are kept for its turn; they are every batch's, so a
+ * batch opened in between leaves them right.  A test-and-add also requests the first
+ * two blocks' lines of the newest batches, what its query reads first.  A query
+ * computes its first QUERY_FIRST_CELLS cells when it requests their lines in the
+ * newest batches, and walks on from them at its turn.  Measured at 10^7 keys
+ * (bench/ab.c, four rounds) against format 1, whose generic loop computed the first
+ * cells for the request and again for the walk: insertions 0.63x, test-and-adds
+ * 1.03x, queries 1.06x (1.16x with the generic loop).  Rejected: planning queries
+ * (all their cells computed ahead, tested from the record), 1.4x; the query walk
+ * flattened into the loop, 1.10x.  A geometry too large to plan takes the one-key
+ * operations, with the first lines requested.
  */
 typedef struct dbpbf_record {
     once_hash h;
@@ -174,9 +198,62 @@ dbpbf_batch_step(const void *ctx, void *record, uint64_t now_ms, once_batch_op o
     return *answer ? ONCE_OK : insert(b, &r->h, r->cells);
 }
 
+/* A query's record: its walk after the first cells, computed when their lines were
+ * requested. */
+#define QUERY_FIRST_CELLS 2
+
+typedef struct dbpbf_query_record {
+    once_hash h;
+    bool planned;
+    cell_walk w;
+    uint64_t first[QUERY_FIRST_CELLS];
+} dbpbf_query_record;
+
+static inline __attribute__((always_inline)) void
+dbpbf_query_prepare(const void *ctx, void *record, const once_hash *h, once_batch_op op)
+{
+    (void)op;
+    const bpbf *b = ctx;
+    dbpbf_query_record *r = record;
+    r->h = *h;
+    r->planned = plannable(b);
+    if (!r->planned) {
+        once_bpbf_prefetch(&b->base, h);
+        return;
+    }
+    r->w = walk_start(b, h);
+    uint32_t n = b->blocks * b->block_hashes, first = n < QUERY_FIRST_CELLS ? n : QUERY_FIRST_CELLS;
+    for (uint32_t q = 0; q < first; q++)
+        walk_next(b, &r->w, r->first);
+    once_bpbf_request_cells(b, r->first, first);
+}
+
+static once_status dbpbf_query_step(const void *ctx, void *record, uint64_t now_ms,
+                                    once_batch_op op, bool *answer)
+{
+    (void)op;
+    const bpbf *b = ctx;
+    dbpbf_query_record *r = record;
+    if (!r->planned) {
+        *answer = dbpbf_query(&b->base, &r->h, now_ms);
+        return ONCE_OK;
+    }
+    uint64_t cells[PLAN_CELLS];
+    for (uint32_t q = 0; q < r->w.known; q++)
+        cells[q] = r->first[q];
+    *answer = walk_batches(b, &r->w, cells);
+    return ONCE_OK;
+}
+
 static once_status dbpbf_batch(once_filter *f, const once_batch_items *items, size_t count,
                                once_batch_op op, uint8_t *out, size_t *done)
 {
+    if (op == ONCE_OP_QUERY) {
+        dbpbf_query_record queries[ONCE_PIPELINE_RING];
+        return once_batch_pipeline(items, count, ONCE_OP_QUERY, out, done, ONCE_BATCH_AHEAD,
+                                   queries, sizeof queries[0], f, dbpbf_query_prepare,
+                                   dbpbf_query_step);
+    }
     dbpbf_record ring[ONCE_PIPELINE_RING];
     if (op == ONCE_OP_ADD)
         return once_batch_pipeline(items, count, ONCE_OP_ADD, out, done, ONCE_BATCH_AHEAD,
@@ -217,7 +294,6 @@ const once_filter_ops once_dbpbf_ops = {
     .add = dbpbf_add,
     .test_and_add = dbpbf_test_and_add,
     .batch = dbpbf_batch,
-    .batch_writes_only = true,
     .cardinality_pair = NULL,
     .set_memory_cap = dbpbf_set_memory_cap,
     .load = dbpbf_load,

@@ -185,7 +185,7 @@ static uint32_t first_probes(const bpbf *b, const once_hash *h, uint64_t *first,
 /* For the D-BBF's batches: a query of an absent key usually leaves a batch after its
  * first block or two, in every batch; an insertion starts on the same two lines of the
  * last batch.  So the first two blocks of the newest batches. */
-static void request_first(const bpbf *b, const uint64_t *first, uint32_t blocks)
+void once_bpbf_request_cells(const bpbf *b, const uint64_t *first, uint32_t blocks)
 {
     uint32_t older = b->count > PREFETCH_BATCHES ? b->count - PREFETCH_BATCHES : 0;
     for (uint32_t i = older; i < b->count; i++)
@@ -197,13 +197,13 @@ void once_bpbf_prefetch(const once_filter *f, const once_hash *h)
 {
     const bpbf *b = CBP(f);
     uint64_t first[2];
-    request_first(b, first, first_probes(b, h, first, 2));
+    once_bpbf_request_cells(b, first, first_probes(b, h, first, 2));
 }
 
 void once_bpbf_request_first_blocks(const bpbf *b, const uint64_t *cells)
 {
     uint64_t first[2] = {cells[0], b->blocks > 1 ? cells[b->block_hashes] : 0};
-    request_first(b, first, b->blocks > 1 ? 2 : 1);
+    once_bpbf_request_cells(b, first, b->blocks > 1 ? 2 : 1);
 }
 
 /*

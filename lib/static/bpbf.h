@@ -177,7 +177,9 @@ once_status once_bpbf_load_as(const once_filter_ops *ops, once_filter **out,
 once_status once_bpbf_open_batch(bpbf *b);
 /* For the D-BBF's batches: the first two blocks of the newest batches. */
 void once_bpbf_prefetch(const once_filter *f, const once_hash *h);
-/* The same lines from a key's planned cells (PROBE_PLAN). */
+/* The lines of cells[0 .. count) in the newest batches. */
+void once_bpbf_request_cells(const bpbf *b, const uint64_t *cells, uint32_t count);
+/* The same lines as once_bpbf_prefetch from a key's planned cells (PROBE_PLAN). */
 void once_bpbf_request_first_blocks(const bpbf *b, const uint64_t *cells);
 /* The geometry is given: any of the sizes the search would otherwise choose. */
 bool once_bpbf_explicit_geometry(const once_config *c);
@@ -198,8 +200,7 @@ void once_bpbf_save_params(const once_filter *f, once_writer *w);
 void once_bpbf_save_payload(const once_filter *f, once_writer *w);
 
 #define BPBF_SHARED_OPS                                                                        \
-    .destroy = once_bpbf_destroy, .query_reads = NULL, .prefetch = once_bpbf_prefetch,        \
-    .remove = NULL,                                                                            \
+    .destroy = once_bpbf_destroy, .query_reads = NULL, .prefetch = NULL, .remove = NULL,      \
     .clear = once_bpbf_clear, .same_geometry = once_bpbf_same_geometry,                       \
     .combine = once_bpbf_combine, .stats = once_bpbf_stats,                                   \
     .cardinality = once_bpbf_cardinality, .memory = once_bpbf_memory,                         \
