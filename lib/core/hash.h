@@ -145,10 +145,23 @@ static inline uint64_t once_probe_next(once_probe *p, uint64_t range)
 }
 
 /* x_i of the same sequence in closed form, before its mix, for layouts that need probe
- * i without the ones before it (a slice of a window); once_probe_at is its position. */
+ * i without the ones before it (a slice of a window); once_probe_at is its position.
+ * Its cubic term depends on i alone, so a layout whose i is fixed per segment (a TLBF
+ * slice, an APBF batch's planned segments) keeps it and passes it to
+ * once_probe_value_from, sparing three multiplies a key. */
+static inline uint64_t once_probe_cubic(uint64_t i)
+{
+    return i * (i - 1) * (i - 2) / 6;
+}
+
+static inline uint64_t once_probe_value_from(const once_hash *h, uint64_t i, uint64_t cubic)
+{
+    return h->lo + i * (h->hi | 1) + cubic;
+}
+
 static inline uint64_t once_probe_value_at(const once_hash *h, uint64_t i)
 {
-    return h->lo + i * (h->hi | 1) + i * (i - 1) * (i - 2) / 6;
+    return once_probe_value_from(h, i, once_probe_cubic(i));
 }
 
 static inline uint64_t once_probe_at(const once_hash *h, uint64_t i, uint64_t range,

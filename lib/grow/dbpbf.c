@@ -164,8 +164,7 @@ static once_status dbpbf_test_and_add(once_filter *f, const once_hash *h, uint64
  */
 typedef struct dbpbf_record {
     once_hash h;
-    bool planned;
-    uint64_t cells[PLAN_CELLS];
+    uint64_t cells[PLAN_CELLS]; /* when the geometry is plannable */
 } dbpbf_record;
 
 static inline __attribute__((always_inline)) void
@@ -174,8 +173,7 @@ dbpbf_batch_prepare(const void *ctx, void *record, const once_hash *h, once_batc
     const bpbf *b = ctx;
     dbpbf_record *r = record;
     r->h = *h;
-    r->planned = plannable(b);
-    if (!r->planned) {
+    if (!plannable(b)) {
         once_bpbf_prefetch(&b->base, h);
         return;
     }
@@ -189,7 +187,7 @@ dbpbf_batch_step(const void *ctx, void *record, uint64_t now_ms, once_batch_op o
 {
     bpbf *b = (bpbf *)ctx; /* the batch's own, writable filter */
     const dbpbf_record *r = record;
-    if (!r->planned)
+    if (!plannable(b))
         return op == ONCE_OP_ADD ? dbpbf_add(&b->base, &r->h, now_ms)
                                  : dbpbf_test_and_add(&b->base, &r->h, now_ms, answer);
     if (op == ONCE_OP_ADD)
@@ -204,8 +202,7 @@ dbpbf_batch_step(const void *ctx, void *record, uint64_t now_ms, once_batch_op o
 
 typedef struct dbpbf_query_record {
     once_hash h;
-    bool planned;
-    cell_walk w;
+    cell_walk w; /* when the geometry is plannable */
     uint64_t first[QUERY_FIRST_CELLS];
 } dbpbf_query_record;
 
@@ -216,8 +213,7 @@ dbpbf_query_prepare(const void *ctx, void *record, const once_hash *h, once_batc
     const bpbf *b = ctx;
     dbpbf_query_record *r = record;
     r->h = *h;
-    r->planned = plannable(b);
-    if (!r->planned) {
+    if (!plannable(b)) {
         once_bpbf_prefetch(&b->base, h);
         return;
     }
@@ -234,7 +230,7 @@ static once_status dbpbf_query_step(const void *ctx, void *record, uint64_t now_
     (void)op;
     const bpbf *b = ctx;
     dbpbf_query_record *r = record;
-    if (!r->planned) {
+    if (!plannable(b)) {
         *answer = dbpbf_query(&b->base, &r->h, now_ms);
         return ONCE_OK;
     }

@@ -41,7 +41,7 @@ typedef struct kept_plan {
     int8_t where[2 * ONCE_MAX_AGE_SLICES];         /* logical -> kept index, or -1 */
     uint32_t head;                                  /* the head of the tables below */
     uint64_t physical[KEPT_SPOTS];
-    uint64_t cubic[KEPT_SPOTS]; /* j (j - 1) (j - 2) / 6 of physical j (once_probe_value_at) */
+    uint64_t cubic[KEPT_SPOTS]; /* once_probe_cubic of physical j */
     uint64_t *segment[KEPT_SPOTS];
 } kept_plan;
 
@@ -66,7 +66,7 @@ static void kept_plan_at_head(kept_plan *plan, const age_filter *a)
     for (uint32_t p = 0; p < plan->count; p++) {
         uint64_t j = physical_of(a, plan->logical[p]);
         plan->physical[p] = j;
-        plan->cubic[p] = j * (j - 1) * (j - 2) / 6;
+        plan->cubic[p] = once_probe_cubic(j);
         plan->segment[p] = segment_at(a, (uint32_t)j);
     }
 }
@@ -242,10 +242,10 @@ kept_prepare(const age_filter *a, const kept_plan *plan, block_shape shape, kept
 {
     slot->h = once_item_hash(items, i);
     slot->head = plan->head;
-    const uint64_t step = slot->h.hi | 1, mix = once_filter_probe(&a->base);
+    const uint64_t mix = once_filter_probe(&a->base);
     const uint64_t range = shape.bits == 0 ? a->segment_bits : a->blocks;
     for (uint32_t p = 0; p < plan->count; p++) {
-        uint64_t x = slot->h.lo + plan->physical[p] * step + plan->cubic[p];
+        uint64_t x = once_probe_value_from(&slot->h, plan->physical[p], plan->cubic[p]);
         uint64_t at = once_reduce(once_probe_mix(x, mix), range);
         uint64_t *block;
         if (shape.bits == 0) { /* the slice's word and bit */

@@ -160,7 +160,7 @@ static uint64_t capacity_of(uint64_t bits)
 static void slice_set_hash(tlbf_slice *s, uint32_t hash)
 {
     s->hash = (uint16_t)hash;
-    s->cubic = (uint32_t)((uint64_t)hash * (hash - 1) * (hash - 2) / 6);
+    s->cubic = (uint32_t)once_probe_cubic(hash);
 }
 
 static once_status slice_init(tlbf_slice *s, uint64_t bits, uint32_t hash)
@@ -186,8 +186,8 @@ static bool expired(const tlbf_slice *s, uint64_t now, uint64_t span)
  * of the six a position costs. */
 static inline uint64_t slice_position(const tlbf_slice *s, const once_hash *h, uint64_t mix)
 {
-    uint64_t x = h->lo + s->hash * (h->hi | 1) + s->cubic; /* once_probe_value_at */
-    return once_reduce(once_probe_mix(x, mix), s->bits);
+    return once_reduce(once_probe_mix(once_probe_value_from(h, s->hash, s->cubic), mix),
+                       s->bits);
 }
 
 /* The clock never goes back past the latest time seen (0 for a new filter), whatever
