@@ -35,6 +35,10 @@ static inline void once_bit_set(uint64_t *words, uint64_t pos)
 {
     words[pos >> 6] |= UINT64_C(1) << (pos & 63);
 }
+static inline void once_bit_clear(uint64_t *words, uint64_t pos)
+{
+    words[pos >> 6] &= ~(UINT64_C(1) << (pos & 63));
+}
 
 /* True when no bit at or past bit `used` of the `words` words is set (loaders check
  * the padding past the last cell). */

@@ -93,7 +93,8 @@ typedef struct once_site_request {
     once_status status; /* out: ONCE_OK, or ONCE_ERR_UNAVAILABLE */
     /* Windows (section 4): the event's producer timestamp t_u in ms; a site sets a
      * position to expire at t_u + w, whatever the delay before it gets the request,
-     * and tests it alive at t_u.  Ignored by sites without a window. */
+     * and tests it alive at t_u (a memory site: within a window of its clock, above).
+     * Ignored by sites without a window. */
     uint64_t time_ms;
     /* Out, when not NULL (count of them): each position's expiry in ms, 0 when not
      * alive, from the sub-filter that holds them all when all_set (equal timers). */
@@ -135,9 +136,13 @@ typedef enum once_growth {
 
 /*
  * A site in process memory: `bits` cells (a multiple of 64); with window_ms a cell is a
- * timer (8 bytes), set to expire at t_u + w (the later of that and what it holds),
- * alive for a request of time t_u while it expires after t_u (so a late event is
- * judged at its own time); with growth a list of sub-filters, a new one when the newest reaches
+ * timer, set to expire at t_u + w (the later of that and what it holds), alive for a
+ * request of time t_u while it expires after t_u (so a late event is judged at its own
+ * time, up to a window behind the latest time the site set at: an older one is judged
+ * a window behind it and sets nothing).  A timer takes 8, 16 or 32 bits, the fewest
+ * that keep expiries to the ms (windows up to 2^30 ms; a longer one ticks at w / 2^30
+ * ms, and keeps an event up to a tick longer), and a bit for the sweep.  With growth
+ * a list of sub-filters, a new one when the newest reaches
  * max_density (by density, or by the count of positions that gives it on average),
  * the positions of a request present when one sub-filter holds them all, and an old
  * sub-filter dropped when all its timers expired.  Queries never move its clock.

@@ -4,18 +4,35 @@
  * Design
  *   A memory site holds one slice in cells and applies each request to them in order,
  *   in the caller's thread.  Without a window a cell is a bit.  With a window of w ms
- *   (paper 000, section 4) a cell is a timer: the time in ms at which it expires, so
- *   setting a position for an event of producer timestamp t_u writes t_u + w (the
- *   paper's w - (t_i - t_u) left at the site's time t_i, kept as an absolute expiry
- *   so that no timer is ever decremented), and keeps the later of that and the expiry
- *   already there (a later event with the same position must not be shortened by an
- *   earlier one that arrives late).  A request is answered at its own time t_u
- *   (Definition 4 in the producers' time): a position is alive for it while it expires
- *   after t_u, so all k timers of an event expire at t_u + w whatever its delay to
- *   each site, and a late event is a duplicate exactly when its key was delivered in
- *   the w before it.  The site's clock, the latest time it set at, only paces the
- *   sweep below.  64-bit expiries in ms never wrap and make equal timers (one
- *   insertion's) equal to the millisecond.
+ *   (paper 000, section 4) a cell is a W-bit timer of core/timers.h holding the tick
+ *   at which it expires, so setting a position for an event of producer timestamp t_u
+ *   writes the tick of t_u + w, rounded up (the paper's w - (t_i - t_u) left at the
+ *   site's time t_i, kept as an absolute expiry so that no timer is ever decremented),
+ *   and keeps the later of that and the expiry already there (a later event with the
+ *   same position must not be shortened by an earlier one that arrives late).  W is
+ *   the narrowest of 8, 16 and 32 bits whose tick is one ms for the window
+ *   (slice_timer_width: w up to 2^30 ms, about 12 days), so expiries are exact to the
+ *   millisecond and equal timers (one insertion's) equal to it; a longer window ticks
+ *   at w / 2^30 ms, and its events stay up to a tick longer, never shorter.  (The
+ *   paper: log2(w) bits suffice.)
+ *
+ *   A request is answered at its own time t_u (Definition 4 in the producers' time): a
+ *   position is alive for it while it expires after t_u, so all k timers of an event
+ *   expire at t_u + w whatever its delay to each site, and a late event is a duplicate
+ *   exactly when its key was delivered in the w before it.  That holds for requests up
+ *   to a window behind the site's clock L, the latest time it set at: a request older
+ *   than L - w is answered at L - w and sets nothing (its timers would expire behind
+ *   the clock), so such an event, more than a window late, may be delivered twice.
+ *
+ *   Timers wrap (core/timers.h), so a stored value is read against the clock: its
+ *   expiry is the one tick e within [n(L) - Q + S + 2, n(L) + S + 1] that it encodes.
+ *   That is exact while every stored expiry lies in that range: none is later than
+ *   n(L) + S + 1 (a set is at most at L), and a sweep clears every timer dead for
+ *   requests at L - w, e <= n(L - w), all of them every quarter window (round robin,
+ *   as window/timer.c sweeps), so none is older than n(L) - 5S/4 - 2, inside the range
+ *   since Q >= 4S - 1.  Between its expiry and its clearing a timer is marked expired
+ *   (a bit a cell beside the timers, the sweep's mark): no longer counted as set, its
+ *   expiry kept for late requests.
  *
  *   Dynamic size (section 5), per site: a site is a list of sub-filters of its size,
  *   newest last.  A position set is written in the newest; a request's positions are
@@ -24,10 +41,9 @@
  *   density (cells set / cells) passes max_density (growth by density) or the positions
  *   written in it pass -cells ln(1 - max_density), the count that reaches that density
  *   in expectation (growth by cardinality); with a window, an older sub-filter whose
- *   latest expiry is past the clock is empty and dropped.  A sweep marks the timers
- *   that expired at the clock, all of them every quarter window (round robin, as
- *   window/timer.c sweeps), so the count of cells set follows the alive ones within a
- *   quarter window; a marked timer keeps its expiry for events later than the clock.
+ *   latest expiry is past the clock is empty and dropped.  The sweep marks the timers
+ *   that expired at the clock, so the count of cells set follows the alive ones within
+ *   a quarter window.
  *   Sites may share a budget of bytes for the sub-filters past their first: a site
  *   whose newest is full and that finds no room refuses to set (ONCE_ERR_FULL) rather
  *   than let the newest pass its threshold, and a drop gives the bytes back.
@@ -51,8 +67,9 @@
  *     the next), so one `next` link per site is the whole queue;
  *   - the workers live as long as any of their sites: the last site destroyed stops
  *     and joins them;
- *   - with a window, every timer is 0 (empty) or an expiry, marked once a sweep found
- *     it expired; cells_set counts the non-zero unmarked cells of a sub-filter.
+ *   - with a window, every timer is 0 (empty) or an expiry tick within the range above,
+ *     marked once a sweep found it expired (a mark only on a non-zero timer);
+ *     cells_set counts the non-zero unmarked cells of a sub-filter.
  */
 #include "slice/sites.h"
 
@@ -60,6 +77,7 @@
 
 #include "core/alloc.h"
 #include "core/hash.h"
+#include "core/timers.h"
 #include "core/words.h"
 
 #include <math.h>
@@ -69,25 +87,26 @@
 
 /* ------------------------------------------------------------ memory sites */
 
-/* Expired timers are cleared over a quarter of the window, so a density counts at most
- * a quarter window's worth of expired cells. */
+/* Expired timers are marked (and timers dead a window behind the clock cleared) over a
+ * quarter of the window, so a density counts at most a quarter window's worth of
+ * expired cells. */
 #define SWEEPS_PER_WINDOW 4u
-/* On a timer the sweep found expired at the site's clock: no longer counted as set,
- * its expiry kept (times are below 2^63). */
-#define EXPIRED_MARK (UINT64_C(1) << 63)
 
 typedef struct sub_filter {
-    uint64_t *cells;      /* bits (words), or one 64-bit expiry per position */
+    uint64_t *cells;      /* bits, or W-bit timers followed by their marks (a bit each) */
     uint64_t cells_set;   /* cells set: bits, or timers alive at the clock when last seen */
     uint64_t written;     /* positions written (growth by cardinality) */
-    uint64_t last_expiry; /* with a window: the latest expiry written */
+    uint64_t last_expiry; /* with a window: the latest expiry tick written */
 } sub_filter;
 
 typedef struct memory_site {
     once_memory_site_config config;
+    once_timers timers;       /* with a window: what a timer's bits mean */
+    uint64_t timer_words;     /* with a window: words of timers before the marks */
     uint64_t grow_at_set;     /* cells set that start a new sub-filter (by density) */
     uint64_t grow_at_written; /* positions written that do (by cardinality) */
-    uint64_t clock;           /* with a window: the latest timestamp seen */
+    uint64_t clock;           /* with a window: L, the latest time set at */
+    uint64_t clock_tick, clock_residue; /* n(L), and n(L) mod Q */
     bool clock_started;
     uint64_t sweep_cursor, sweep_credit; /* expired timers cleared so far (see above) */
     uint32_t filters;
@@ -102,7 +121,7 @@ static bool windowed(const memory_site *m)
 
 static uint64_t sub_filter_bytes(const memory_site *m)
 {
-    return slice_sub_filter_bytes(m->config.bits, windowed(m));
+    return slice_sub_filter_bytes(m->config.bits, m->config.window_ms);
 }
 
 /* Take a sub-filter's bytes from the budget, when there is one and they fit. */
@@ -141,22 +160,69 @@ static once_status sub_filter_add(memory_site *m)
     return ONCE_OK;
 }
 
-/* A timer's expiry, without the mark the sweep leaves on one it found expired. */
-static uint64_t expiry_of(uint64_t cell)
+/* ------------------------------------------------------------ timers */
+
+static uint64_t tick_of(const memory_site *m, uint64_t ms)
 {
-    return cell & ~EXPIRED_MARK;
+    return ms / m->timers.tick;
 }
 
-/* Is position p set (alive at `at`) in sub-filter f?  Its expiry, or 1 for a bit. */
+/* The expiry tick that stored timer v (non-zero) encodes, read against clock tick
+ * `now` (`residue` = now mod Q; the range above; 0 if v could only be older than any
+ * time, which the range rules out). */
+static uint64_t expiry_tick(const memory_site *m, uint64_t v, uint64_t now, uint64_t residue)
+{
+    const once_timers *g = &m->timers;
+    uint64_t d = once_timer_ticks(g, v, residue);
+    if (d <= g->span_ticks + 1)
+        return now + d;
+    return now >= g->period - d ? now - (g->period - d) : 0;
+}
+
+/* The same against the site's clock. */
+static uint64_t held_expiry(const memory_site *m, uint64_t v)
+{
+    return expiry_tick(m, v, m->clock_tick, m->clock_residue);
+}
+
+static bool marked(const memory_site *m, const sub_filter *f, uint64_t p)
+{
+    return once_bit_get(f->cells + m->timer_words, p);
+}
+
+/* The expiry tick of an event at `ms`: t_u + w rounded up to a tick, short of the
+ * largest time's tick, and after the event's own. */
+static uint64_t event_expiry(const memory_site *m, uint64_t ms)
+{
+    uint64_t e = once_timer_expiry(&m->timers, ms), last = tick_of(m, ONCE_MAX_TIME_MS);
+    if (e > last)
+        e = last > tick_of(m, ms) ? last : tick_of(m, ms) + 1;
+    return e;
+}
+
+/* The time requests are answered at: their own, or L - w for one older than that. */
+static uint64_t answer_time(const memory_site *m, uint64_t ms)
+{
+    uint64_t w = m->config.window_ms;
+    return m->clock_started && m->clock >= w && ms < m->clock - w ? m->clock - w : ms;
+}
+
+/* Is position p set (alive at tick `at`, with a window) in sub-filter f?  Its expiry
+ * in ms, or 1 for a bit. */
 static uint64_t cell_value(const memory_site *m, const sub_filter *f, uint64_t p, uint64_t at)
 {
     if (m->config.shared) /* other threads set bits meanwhile */
         return __atomic_load_n(&f->cells[p >> 6], __ATOMIC_RELAXED) >> (p & 63) & 1;
     if (!windowed(m))
         return once_bit_get(f->cells, p);
-    return expiry_of(f->cells[p]) > at ? expiry_of(f->cells[p]) : 0;
+    uint64_t v = once_timer_get(&m->timers, f->cells, p);
+    if (v == 0)
+        return 0;
+    uint64_t e = held_expiry(m, v);
+    return e > at ? e * m->timers.tick : 0;
 }
 
+/* Set position p: a bit, or a timer to expiry tick `expiry` (the later stays). */
 static void cell_set(memory_site *m, sub_filter *f, uint64_t p, uint64_t expiry)
 {
     if (m->config.shared) {
@@ -177,49 +243,71 @@ static void cell_set(memory_site *m, sub_filter *f, uint64_t p, uint64_t expiry)
         f->cells[p >> 6] |= bit;
         return;
     }
-    uint64_t cell = f->cells[p];
-    if (cell == 0 || (cell & EXPIRED_MARK) != 0) /* counted again: alive from now */
+    uint64_t v = once_timer_get(&m->timers, f->cells, p);
+    if (v == 0 || marked(m, f, p)) { /* counted again: alive from now */
         f->cells_set++;
+        once_bit_clear(f->cells + m->timer_words, p);
+    }
     /* The later expiry stays: a late event does not shorten a timer. */
-    f->cells[p] = expiry_of(cell) > expiry ? expiry_of(cell) : expiry;
+    uint64_t held = v != 0 ? held_expiry(m, v) : 0;
+    if (expiry > held)
+        once_timer_put(&m->timers, f->cells, p, once_timer_value(&m->timers, expiry));
     if (expiry > f->last_expiry)
         f->last_expiry = expiry;
 }
 
-/* The clock moves to `now`: clear the timers that expired, cells * advance / (w/4) of
- * each sub-filter (all of them every quarter window), and drop the old sub-filters
- * that are empty. */
+/* What a sweep at a new clock needs: the old clock to read timers against, the new
+ * clock's tick (expired at or before it: marked) and the tick a window behind it (dead
+ * at or before it: cleared). */
+typedef struct sweep_ticks {
+    uint64_t then, then_residue, expired, dead;
+} sweep_ticks;
+
+static void sweep_cell(memory_site *m, sub_filter *f, uint64_t p, const sweep_ticks *t)
+{
+    uint64_t v = once_timer_get(&m->timers, f->cells, p);
+    if (v == 0)
+        return;
+    uint64_t e = expiry_tick(m, v, t->then, t->then_residue);
+    bool was_marked = marked(m, f, p);
+    if (e <= t->dead) {
+        once_timer_put(&m->timers, f->cells, p, 0);
+        once_bit_clear(f->cells + m->timer_words, p);
+    } else if (e <= t->expired && !was_marked) {
+        once_bit_set(f->cells + m->timer_words, p);
+    } else {
+        return;
+    }
+    if (!was_marked)
+        f->cells_set--;
+}
+
+/* The clock moves to `now`: sweep cells * advance / (w/4) cells of each sub-filter
+ * (all of them every quarter window), and drop the old sub-filters that are empty. */
 static void advance_clock(memory_site *m, uint64_t now)
 {
     if (m->clock_started && now <= m->clock)
         return;
     uint64_t advance = m->clock_started ? now - m->clock : m->config.window_ms;
+    uint64_t w = m->config.window_ms;
+    /* Every stored timer reads right against the old clock. */
+    sweep_ticks t = {m->clock_tick, m->clock_residue, tick_of(m, now),
+                     now >= w ? tick_of(m, now - w) : 0};
     m->clock = now;
+    m->clock_tick = t.expired;
+    m->clock_residue = t.expired % m->timers.period;
     m->clock_started = true;
-    uint64_t cells = m->config.bits, sweep = cells, period = m->config.window_ms / SWEEPS_PER_WINDOW;
-    if (period == 0)
-        period = 1;
-    if (advance < period) {
-        unsigned __int128 due = (unsigned __int128)cells * advance + m->sweep_credit;
-        sweep = (uint64_t)(due / period);
-        m->sweep_credit = (uint64_t)(due % period);
-        if (sweep > cells)
-            sweep = cells;
-    }
-    for (uint64_t i = 0, p = m->sweep_cursor; i < sweep; i++, p = p + 1 == cells ? 0 : p + 1) {
-        for (uint32_t j = 0; j < m->filters; j++) {
-            sub_filter *f = &m->filter[j];
-            if (f->cells[p] != 0 && (f->cells[p] & EXPIRED_MARK) == 0 && f->cells[p] <= now) {
-                f->cells[p] |= EXPIRED_MARK; /* kept, for events later than the clock */
-                f->cells_set--;
-            }
-        }
-    }
+    uint64_t cells = m->config.bits, period = m->config.window_ms / SWEEPS_PER_WINDOW;
+    uint64_t sweep = once_timers_sweep_due(cells, period == 0 ? 1 : period, advance,
+                                           &m->sweep_credit);
+    for (uint64_t i = 0, p = m->sweep_cursor; i < sweep; i++, p = p + 1 == cells ? 0 : p + 1)
+        for (uint32_t j = 0; j < m->filters; j++)
+            sweep_cell(m, &m->filter[j], p, &t);
     m->sweep_cursor = (m->sweep_cursor + sweep) % cells;
     uint32_t kept = 0;
     for (uint32_t j = 0; j < m->filters; j++) {
         sub_filter *f = &m->filter[j];
-        if (j + 1 < m->filters && f->last_expiry <= now) {
+        if (j + 1 < m->filters && f->last_expiry <= t.expired) {
             once_free_memory(f->cells);
             budget_give(m);
             continue;
@@ -265,7 +353,8 @@ static void prefetch_request(const memory_site *m, const once_site_request *q)
     for (uint32_t i = 0; i < q->count; i++) {
         uint64_t p = q->positions[i];
         if (p < m->config.bits)
-            once_prefetch_write(windowed(m) ? &newest->cells[p] : &newest->cells[p >> 6]);
+            once_prefetch_write(windowed(m) ? &newest->cells[p >> m->timers.shift]
+                                            : &newest->cells[p >> 6]);
     }
 }
 
@@ -291,36 +380,35 @@ static void memory_site_run(void *context, once_site_request *requests, size_t c
         if (windowed(m) && q->op != ONCE_SITE_TEST)
             advance_clock(m, q->time_ms);
         /* Definition 4 at the event's own time: a position is alive for t_u when it
-         * expires after t_u, whatever the site's clock. */
-        uint64_t at = q->time_ms;
+         * expires after t_u, whatever the site's clock (within a window of it). */
+        uint64_t at = windowed(m) ? answer_time(m, q->time_ms) : q->time_ms;
+        uint64_t at_tick = windowed(m) ? tick_of(m, at) : 0;
         /* The positions are present when set in one sub-filter, newest first. */
         for (uint32_t j = m->filters; j-- > 0 && !q->all_set;) {
             bool all = true;
             for (uint32_t i = 0; i < q->count && all; i++)
-                all = cell_value(m, &m->filter[j], q->positions[i], at) != 0;
+                all = cell_value(m, &m->filter[j], q->positions[i], at_tick) != 0;
             if (!all)
                 continue;
             q->all_set = true;
             if (q->expiries != NULL)
                 for (uint32_t i = 0; i < q->count; i++)
-                    q->expiries[i] = cell_value(m, &m->filter[j], q->positions[i], at);
+                    q->expiries[i] = cell_value(m, &m->filter[j], q->positions[i], at_tick);
         }
         if (!q->all_set && q->expiries != NULL)
             for (uint32_t i = 0; i < q->count; i++) /* what the newest holds */
                 q->expiries[i] = cell_value(m, &m->filter[m->filters - 1], q->positions[i],
-                                            at);
+                                            at_tick);
         if (q->op == ONCE_SITE_TEST)
             continue;
         if (!has_room(m)) {
             q->status = ONCE_ERR_FULL;
             continue;
         }
+        if (at != q->time_ms) /* more than a window late: it would expire behind L */
+            continue;
         sub_filter *newest = &m->filter[m->filters - 1];
-        uint64_t expiry = 1;
-        if (windowed(m)) /* t_u + w, short of the sweep's mark at the far end of time */
-            expiry = q->time_ms < EXPIRED_MARK - 1 - m->config.window_ms
-                         ? q->time_ms + m->config.window_ms
-                         : EXPIRED_MARK - 1;
+        uint64_t expiry = windowed(m) ? event_expiry(m, q->time_ms) : 1;
         for (uint32_t i = 0; i < q->count; i++)
             cell_set(m, newest, q->positions[i], expiry);
         maybe_grow(m);
@@ -358,11 +446,15 @@ once_status once_memory_site_create(const once_memory_site_config *c, once_site 
     if (c->shared && (c->window_ms != 0 || c->growth != ONCE_GROWTH_NONE))
         return ONCE_ERR_INVALID;
     if (c->window_ms != 0 && c->bits > (UINT64_C(1) << 34))
-        return ONCE_ERR_TOO_LARGE; /* 8 bytes a timer */
+        return ONCE_ERR_TOO_LARGE; /* up to 33 bits a timer and its mark */
     memory_site *m = once_calloc(1, sizeof *m);
     if (m == NULL)
         return ONCE_ERR_NOMEM;
     m->config = *c;
+    if (c->window_ms != 0) {
+        m->timers = once_timers_make(c->window_ms, slice_timer_width(c->window_ms));
+        m->timer_words = c->bits * m->timers.width / 64;
+    }
     if (c->growth != ONCE_GROWTH_NONE) {
         m->grow_at_set = (uint64_t)ceil((double)c->bits * c->max_density);
         m->grow_at_written = (uint64_t)ceil(-(double)c->bits * log1p(-c->max_density));

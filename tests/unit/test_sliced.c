@@ -33,7 +33,10 @@
  *     the one-key calls do;
  *   - windows (section 4): a site sets an event's timers to expire at its producer
  *     timestamp t_u + w whatever its own clock (a late request included) and keeps
- *     the later expiry; a windowed sliced filter, any slicing, never answers distinct
+ *     the later expiry; its timers are packed, the narrowest whose tick is a ms for
+ *     the window, and read right however often their ticks wrap; an event up to a
+ *     window behind the site's clock is judged at its own time, an older one a window
+ *     behind the clock; a windowed sliced filter, any slicing, never answers distinct
  *     for an event delivered less than w before, forgets what is w old, and has the
  *     rate of the keys alive in the window; its batch answers as its one-key calls;
  *     a count window keeps exactly the last N events delivered, whatever the calls'
@@ -737,6 +740,14 @@ static once_site memory_site(uint64_t bits, uint64_t window_ms)
     return site;
 }
 
+/* A windowed memory site's cell, in bits: the narrowest timer of 8, 16 or 32 bits whose
+ * tick is one ms (a window up to 2^(W-2) ms; 32 bits past that), and the sweep's mark. */
+static uint64_t timer_cell_bits(uint64_t window_ms)
+{
+    uint32_t width = window_ms <= 64 ? 8 : window_ms <= 16384 ? 16 : 32;
+    return width + 1;
+}
+
 static bool site_ask(once_site *site, once_site_op op, const uint64_t *positions,
                      uint32_t count, uint64_t time_ms, uint64_t *expiries)
 {
@@ -797,6 +808,78 @@ static void timers_expire_at_the_producer_time(void)
     CHECK_STATUS(once_memory_site_create(&bad, &site), ONCE_ERR_INVALID);
 }
 
+/* Section 4 on packed timers: a site's timers take the narrowest width whose tick is a
+ * millisecond for its window; an event up to a window behind the site's clock is
+ * judged at its own time, timers that expired at the clock included, and one older is
+ * judged a window behind the clock and sets nothing; a timer never comes back alive
+ * when the clock wraps its ticks, in small steps or in jumps; past 2^30 ms the tick
+ * grows and an event stays up to a tick longer, never shorter. */
+static void site_timers_are_packed(void)
+{
+    const uint64_t windows[] = {1, 64, 65, 16384, 16385, UINT64_C(1) << 30,
+                                (UINT64_C(1) << 30) + 1};
+    for (size_t i = 0; i < sizeof windows / sizeof windows[0]; i++) {
+        once_site site = memory_site(1024, windows[i]);
+        once_site_info info = {0};
+        site.describe(site.context, &info);
+        CHECK(info.bytes > 1024 * timer_cell_bits(windows[i]) / 8 &&
+              info.bytes < 1024 * timer_cell_bits(windows[i]) / 8 + 4096);
+        site.destroy(site.context);
+    }
+
+    const uint64_t w = 1000;
+    once_site site = memory_site(1024, w);
+    uint64_t a[] = {10, 20, 30}, other[] = {40}, expiries[3];
+    site_ask(&site, ONCE_SITE_SET, a, 3, 0, NULL);        /* expires at 1000 */
+    site_ask(&site, ONCE_SITE_SET, other, 1, 1500, NULL); /* clock 1500: a expired */
+    once_site_info info = {0};
+    site.describe(site.context, &info);
+    CHECK(info.cells_set == 1); /* a's timers no longer count as set */
+    CHECK(site_ask(&site, ONCE_SITE_TEST, a, 3, 999, expiries) && expiries[0] == 1000);
+    CHECK(site_ask(&site, ONCE_SITE_TEST, a, 3, 500, NULL)); /* exactly a window late */
+    CHECK(!site_ask(&site, ONCE_SITE_TEST, a, 3, 1000, NULL));
+    site_ask(&site, ONCE_SITE_SET, other, 1, 2100, NULL); /* clock 2100 */
+    /* 999 is more than a window behind 2100: judged at 1100, where a is gone. */
+    CHECK(!site_ask(&site, ONCE_SITE_TEST, a, 3, 999, NULL));
+    uint64_t late[] = {50};
+    site_ask(&site, ONCE_SITE_SET, late, 1, 1099, NULL); /* sets nothing */
+    CHECK(!site_ask(&site, ONCE_SITE_TEST, late, 1, 1099, NULL));
+    CHECK(!site_ask(&site, ONCE_SITE_TEST, late, 1, 1100, NULL));
+    site_ask(&site, ONCE_SITE_SET, late, 1, 1100, NULL); /* a window late: set */
+    CHECK(site_ask(&site, ONCE_SITE_TEST, late, 1, 2099, expiries) && expiries[0] == 2100);
+
+    /* 16-bit ticks of 1 ms wrap every 65,535 ms: a position set once stays dead over
+     * many wraps, whether the clock moves in small steps or in jumps of a wrap. */
+    uint64_t once_set[] = {60}, step_pos[] = {70};
+    site_ask(&site, ONCE_SITE_SET, once_set, 1, 3000, NULL);
+    bool came_back = false;
+    for (uint64_t t = 3100; t < 3000 + 5 * 65535; t += 100) {
+        site_ask(&site, ONCE_SITE_SET, step_pos, 1, t, NULL);
+        came_back |= t >= 4000 && site_ask(&site, ONCE_SITE_TEST, once_set, 1, t, NULL);
+    }
+    CHECK(!came_back);
+    uint64_t now = 3000 + 5 * 65535;
+    site_ask(&site, ONCE_SITE_SET, once_set, 1, now, NULL);
+    for (int jump = 0; jump < 4; jump++) {
+        now += 65535; /* one whole wrap */
+        site_ask(&site, ONCE_SITE_SET, step_pos, 1, now, NULL);
+        came_back |= site_ask(&site, ONCE_SITE_TEST, once_set, 1, now, NULL);
+        came_back |= site_ask(&site, ONCE_SITE_TEST, once_set, 1, now + 500, NULL);
+    }
+    CHECK(!came_back);
+    site.destroy(site.context);
+
+    /* A window of 2^31 ms ticks at 2 ms: an event at 1 expires at tick
+     * ceil((1 + 2^31) / 2), 2^31 + 2 ms, a millisecond late. */
+    const uint64_t long_w = UINT64_C(1) << 31;
+    site = memory_site(1024, long_w);
+    site_ask(&site, ONCE_SITE_SET, a, 3, 1, NULL);
+    CHECK(site_ask(&site, ONCE_SITE_TEST, a, 3, long_w + 1, expiries));
+    CHECK(expiries[0] == long_w + 2 && expiries[1] == long_w + 2);
+    CHECK(!site_ask(&site, ONCE_SITE_TEST, a, 3, long_w + 2, NULL));
+    site.destroy(site.context);
+}
+
 /* Keys, each delivered at a time that advances by `step` ms, repeated from `back`
  * events before with probability 1/2. */
 static testing_key window_key(uint64_t i, uint64_t back)
@@ -853,7 +936,8 @@ static void windows_keep_definition_4(void)
             CHECK_OK(once_sliced_get_stats(f, &st));
             double want = once_sliced_fpr(slicings[sl], st.bits, 4, 4, c.parts, alive);
             CHECK(testing_within_sigmas(fp, trials, want, 5.0));
-            CHECK(st.filters == st.sites && st.bytes >= st.sites * st.slice_bits * 8);
+            CHECK(st.filters == st.sites &&
+                  st.bytes >= st.sites * st.slice_bits * timer_cell_bits(w) / 8);
             once_sliced_free(f);
         }
 }
@@ -1185,7 +1269,7 @@ static void memory_cap_bounds_growth(void)
     uint64_t m = 0, slice_bits = 0;
     uint32_t k = 0;
     CHECK_OK(once_sliced_geometry(&c, &m, &k, &slice_bits));
-    const uint64_t sub_filter_bytes = slice_bits * 8;
+    const uint64_t sub_filter_bytes = slice_bits * timer_cell_bits(w) / 8;
     /* Too small for the first sub-filters. */
     c.max_bytes = SLICES * sub_filter_bytes - 1;
     once_sliced *f = NULL;
@@ -1362,6 +1446,7 @@ static const testing_case cases[] = {
     {"batch_matches_one_key_calls", batch_matches_one_key_calls},
     {"batch_with_a_site_down", batch_with_a_site_down},
     {"timers_expire_at_the_producer_time", timers_expire_at_the_producer_time},
+    {"site_timers_are_packed", site_timers_are_packed},
     {"windows_keep_definition_4", windows_keep_definition_4},
     {"count_windows_keep_the_last_n", count_windows_keep_the_last_n},
     {"refresh_restarts_the_window", refresh_restarts_the_window},
