@@ -151,6 +151,16 @@ ONCE_API once_status once_sliced_failure_rates_at_fill(once_slicing slicing, uin
 ONCE_API uint32_t once_sliced_sites_for_failures(once_slicing slicing, uint64_t bits,
                                                  uint32_t hashes, uint64_t items,
                                                  uint32_t failures, double max_fpr);
+/* Definition 3's other bound (section 3.2): the fewest slices S, up to 4096, for which
+ * `failures` sites down keep the false-negative rate at most max_fnr under the
+ * threshold rule (threshold k: any failed position makes an event distinct; between 1
+ * and k, the hybrid; 0 never loses an event, so S = failures + 1).  The rate does not
+ * depend on m or n.  ONCE_ERR_INVALID: no `slices`, a slicing out of range, hashes 0,
+ * threshold above hashes, or max_fnr outside [0, 1); ONCE_ERR_TOO_LARGE: no S up to
+ * 4096 does (*slices is then 0). */
+ONCE_API once_status once_sliced_sites_for_false_negatives(once_slicing slicing, uint32_t hashes,
+                                                           uint32_t threshold, uint32_t failures,
+                                                           double max_fnr, uint32_t *slices);
 
 #ifdef __cplusplus
 }

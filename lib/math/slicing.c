@@ -27,6 +27,12 @@
  * rates mix the vertical ones over the number of failed slices (slices failed for the
  * event independently with probability phi).
  * S_f (Definition 3) is the fewest slices for which f failures keep FP at most Pmax.
+ * Its counterpart (section 3.2, "a symmetric approach": failed positions make events
+ * distinct) is the fewest slices for which f failures keep FN at most Pmax_fn; FN does
+ * not depend on the fill, so neither m nor n enter it.  Under threshold k its closed
+ * forms are S >= f / Pmax_fn horizontal and S >= f / (1 - (1 - Pmax_fn)^(1/k))
+ * vertical: vertical needs more slices here, since any of its k sites can lose an
+ * event, where horizontal needs fewer for the false positives.
  */
 #include "once_math.h"
 
@@ -170,4 +176,25 @@ uint32_t once_sliced_sites_for_failures(once_slicing slicing, uint64_t bits, uin
             return s;
     }
     return 0;
+}
+
+once_status once_sliced_sites_for_false_negatives(once_slicing slicing, uint32_t hashes,
+                                                  uint32_t threshold, uint32_t failures,
+                                                  double max_fnr, uint32_t *slices)
+{
+    if (slices == NULL || slicing < ONCE_SLICING_HORIZONTAL || slicing > ONCE_SLICING_DICED_VH ||
+        hashes == 0 || threshold > hashes || !(max_fnr >= 0.0 && max_fnr < 1.0))
+        return ONCE_ERR_INVALID;
+    *slices = 0;
+    for (uint32_t s = failures + 1; s <= SLICING_MAX_SLICES; s++) {
+        /* The fill only moves FP: any value gives the same FN. */
+        double fp = 0.0, fn = 1.0;
+        if (once_sliced_failure_rates_at_fill(slicing, hashes, s, 0.5, (double)failures / s,
+                                              threshold, &fp, &fn) == ONCE_OK &&
+            fn <= max_fnr) {
+            *slices = s;
+            return ONCE_OK;
+        }
+    }
+    return ONCE_ERR_TOO_LARGE;
 }

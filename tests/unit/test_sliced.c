@@ -486,6 +486,60 @@ static void failure_formulas_and_sites_needed(void)
                                            &fp, &fn), ONCE_ERR_INVALID);
 }
 
+/* Definition 3's other bound: the fewest slices that keep FN at most Pmax_fn with f
+ * sites down.  Threshold k: the closed forms of section 3.2 (horizontal FN = f/S,
+ * vertical FN = 1 - (1 - f/S)^k), one slice fewer is over the bound, and vertical
+ * needs more slices than horizontal.  The hybrid loses fewer events, so needs no more. */
+static void sites_for_false_negatives(void)
+{
+    const uint32_t k = 4;
+    const double pmax[] = {0.05, 0.10, 0.20};
+    for (size_t p = 0; p < sizeof pmax / sizeof pmax[0]; p++)
+        for (uint32_t failures = 1; failures <= 8; failures++) {
+            uint32_t h = 0, v = 0, hybrid = 0;
+            CHECK_OK(once_sliced_sites_for_false_negatives(ONCE_SLICING_HORIZONTAL, k, k,
+                                                           failures, pmax[p], &h));
+            CHECK_OK(once_sliced_sites_for_false_negatives(ONCE_SLICING_VERTICAL, k, k, failures,
+                                                           pmax[p], &v));
+            CHECK_OK(once_sliced_sites_for_false_negatives(ONCE_SLICING_VERTICAL, k, 2, failures,
+                                                           pmax[p], &hybrid));
+            CHECK(h == (uint32_t)ceil(failures / pmax[p] - 1e-9));
+            CHECK(v == (uint32_t)ceil(failures / (1.0 - pow(1.0 - pmax[p], 1.0 / k)) - 1e-9));
+            CHECK(v > h && hybrid <= v);
+            double fp = 0, fn = 0;
+            CHECK_OK(once_sliced_failure_rates_at_fill(ONCE_SLICING_VERTICAL, k, v, 0.3,
+                                                       (double)failures / v, k, &fp, &fn));
+            CHECK(fn <= pmax[p]);
+            CHECK_OK(once_sliced_failure_rates_at_fill(ONCE_SLICING_VERTICAL, k, v - 1, 0.3,
+                                                       (double)failures / (v - 1), k, &fp, &fn));
+            CHECK(fn > pmax[p]);
+        }
+    /* Threshold 0 never loses an event; no failures need one slice. */
+    uint32_t s = 0;
+    CHECK_OK(once_sliced_sites_for_false_negatives(ONCE_SLICING_VERTICAL, k, 0, 3, 0.0, &s));
+    CHECK(s == 4);
+    CHECK_OK(once_sliced_sites_for_false_negatives(ONCE_SLICING_VERTICAL, k, k, 0, 0.0, &s));
+    CHECK(s == 1);
+    /* Bad input is refused; an unreachable bound says so. */
+    CHECK_STATUS(once_sliced_sites_for_false_negatives(ONCE_SLICING_VERTICAL, k, k, 1, 0.1, NULL),
+                 ONCE_ERR_INVALID);
+    CHECK_STATUS(once_sliced_sites_for_false_negatives((once_slicing)99, k, k, 1, 0.1, &s),
+                 ONCE_ERR_INVALID);
+    CHECK_STATUS(once_sliced_sites_for_false_negatives(ONCE_SLICING_VERTICAL, 0, 0, 1, 0.1, &s),
+                 ONCE_ERR_INVALID);
+    CHECK_STATUS(once_sliced_sites_for_false_negatives(ONCE_SLICING_VERTICAL, k, k + 1, 1, 0.1,
+                                                       &s), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_sliced_sites_for_false_negatives(ONCE_SLICING_VERTICAL, k, k, 1, 1.0, &s),
+                 ONCE_ERR_INVALID);
+    CHECK_STATUS(once_sliced_sites_for_false_negatives(ONCE_SLICING_VERTICAL, k, k, 1, NAN, &s),
+                 ONCE_ERR_INVALID);
+    CHECK_STATUS(once_sliced_sites_for_false_negatives(ONCE_SLICING_VERTICAL, k, k, 1, 0.0, &s),
+                 ONCE_ERR_TOO_LARGE);
+    CHECK(s == 0);
+    CHECK_STATUS(once_sliced_sites_for_false_negatives(ONCE_SLICING_HORIZONTAL, k, k, 100, 1e-3,
+                                                       &s), ONCE_ERR_TOO_LARGE);
+}
+
 /* Section 3.3: S x S' sites; h-v has the rate of horizontal slicing over S slices, v-h
  * that of horizontal slicing over S S' parts; both behave as vertical over S S' sites
  * when sites fail (Eq. 7, with the exact rule of lib/math/slicing.c). */
@@ -1440,6 +1494,7 @@ static const testing_case cases[] = {
     {"failed_sites_follow_the_threshold_formulas", failed_sites_follow_the_threshold_formulas},
     {"sites_come_back_old_or_empty", sites_come_back_old_or_empty},
     {"failure_formulas_and_sites_needed", failure_formulas_and_sites_needed},
+    {"sites_for_false_negatives", sites_for_false_negatives},
     {"diced_rates_follow_section_3_3", diced_rates_follow_section_3_3},
     {"diced_failures_follow_eq7", diced_failures_follow_eq7},
     {"no_split_of_k_does_better", no_split_of_k_does_better},
