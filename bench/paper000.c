@@ -799,7 +799,10 @@ static void write_fig5(const char *dir, const stream *z, verdicts *v)
 /*
  * Section 3.2's hybrid rule on a vertical filter of k = 8 over 40 sites, 8 failed
  * (20%, as in section 7): an event is a duplicate when at least x of its positions are
- * reachable and all reachable ones are set.  FP falls and FN rises with x.
+ * reachable and all reachable ones are set.  FP falls and FN rises with x (on one
+ * filter state the rules are nested, so that holds by construction); section 7 reads
+ * Fig. 5(d) as "x = 3 or 4 is the best, since it almost minimizes both", which is
+ * checked on the measured FP + FN.
  */
 static void write_fig5d(const char *dir, const stream *z, verdicts *v)
 {
@@ -817,14 +820,22 @@ static void write_fig5d(const char *dir, const stream *z, verdicts *v)
             "reachable and every reachable one is set.  FP: %d absent keys; FN: the stream's "
             "%" PRIu64 " distinct keys (all present).  Formulas: `once_sliced_failure_rates` "
             "(failed fraction 0.2, n = the distinct count).\n\n"
-            "Criteria: each measured rate inside the exact binomial interval of its formula "
-            "(two-sided tail 6.3e-5, the 4-sigma level); FP non-increasing and FN "
-            "non-decreasing in x.\n\n"
+            "Measured criteria: each measured rate inside the exact binomial interval of its "
+            "formula (two-sided tail 6.3e-5, the 4-sigma level); section 7's conclusion, "
+            "below the table.  Structural checks (every x runs the same stream into the "
+            "same filter, and the rules are nested): FP non-increasing and FN "
+            "non-decreasing in x.  *Paper's FP*: the hybrid's FP as section 3.2 prints it, "
+            "((1 - f/S) q)^x with q = 1 - e^(-kn/m), for comparison.\n\n"
             "| x | FP | FP formula | FP in interval | FN | FN formula | FN in interval | "
-            "FP non-increasing | FN non-decreasing |\n|---|---|---|---|---|---|---|---|---|\n",
+            "FP non-increasing (structural) | FN non-decreasing (structural) | FP + FN | "
+            "paper's FP | paper's FP + FN formula |\n"
+            "|---|---|---|---|---|---|---|---|---|---|---|---|\n",
             m, n, K, SLICES, FAILED, PROBES, n);
     static const uint32_t down[FAILED] = {3, 7, 12, 18, 21, 27, 33, 38};
-    uint64_t last_fp = UINT64_MAX, last_fn = 0;
+    const double phi = (double)FAILED / SLICES;
+    /* q of section 3.2, for the paper's printed FP: Eq. 3 is q^k. */
+    const double q = pow(once_fpr_standard(m, K, n), 1.0 / K);
+    uint64_t last_fp = UINT64_MAX, last_fn = 0, fps[8] = {0}, fns[8] = {0};
     for (uint32_t x = 1; x <= 7; x++) {
         once_sliced_config c = sliced_config(ONCE_SLICING_VERTICAL, SLICES, 1, m, K);
         c.on_failure = ONCE_FAILURE_THRESHOLD;
@@ -834,28 +845,20 @@ static void write_fig5d(const char *dir, const stream *z, verdicts *v)
         stream_result r = run_sliced(f, z, ONCE_SLICING_VERTICAL, m, K, SLICES, 1);
         for (int i = 0; i < FAILED; i++)
             store[down[i]].down = true;
-        uint64_t fp = absent_hits(f, 200, PROBES), fn = 0;
-        uint8_t *in = alloc_or_die(z->domain_size, 1);
-        for (size_t i = 0; i < z->events; i++)
-            in[z->id[i]] = 1;
-        for (uint32_t id = 0; id < z->domain_size; id++) {
-            if (!in[id])
-                continue;
-            event_key key = key_of(z->key_domain, id);
-            bool present = false;
-            MUST(once_sliced_query(f, &key, sizeof key, 0, &present), "query");
-            fn += !present;
-        }
-        free(in);
+        uint64_t fp = absent_hits(f, 200, PROBES), fn = present_misses(f, z);
         double want_fp = 0, want_fn = 0;
         MUST(once_sliced_failure_rates(ONCE_SLICING_VERTICAL, m, K, SLICES, 1, r.distinct,
-                                       (double)FAILED / SLICES, x, &want_fp, &want_fn),
+                                       phi, x, &want_fp, &want_fn),
              "failure rates");
         bool fp_ok = binomial_plausible(fp, PROBES, want_fp, FOUR_SIGMA_ALPHA);
         bool fn_ok = binomial_plausible(fn, n, want_fn, FOUR_SIGMA_ALPHA);
-        fprintf(md, "| %u | %.5f | %.5f | %s | %.5f | %.5f | %s | %s | %s |\n", x,
-                (double)fp / PROBES, want_fp, verdict(v, fp_ok), (double)fn / n, want_fn,
-                verdict(v, fn_ok), verdict(v, fp <= last_fp), verdict(v, fn >= last_fn));
+        double paper_fp = pow((1 - phi) * q, x);
+        fprintf(md, "| %u | %.5f | %.5f | %s | %.5f | %.5f | %s | %s | %s | %.5f | %.5f | %.5f |\n",
+                x, (double)fp / PROBES, want_fp, verdict(v, fp_ok), (double)fn / n, want_fn,
+                verdict(v, fn_ok), verdict(v, fp <= last_fp), verdict(v, fn >= last_fn),
+                (double)fp / PROBES + (double)fn / n, paper_fp, paper_fp + want_fn);
+        fps[x] = fp;
+        fns[x] = fn;
         fprintf(dat, "%u %.6f %.6f %.6f %.6f\n", x, (double)fp / PROBES, want_fp, (double)fn / n,
                 want_fn);
         last_fp = fp;
@@ -863,6 +866,29 @@ static void write_fig5d(const char *dir, const stream *z, verdicts *v)
         once_sliced_free(f);
         free(store);
     }
+    /* Section 7: x = 3 or 4 is the best balance.  Measured FP + FN of the better of the
+     * two against the smallest over x, the excess within 4 standard deviations of the
+     * difference of two sums of independent binomial rates (the runs share a filter
+     * state and probes, so the true deviation is smaller: the bound is generous to ties
+     * and still fails a clear loser). */
+    double sum[8], var[8];
+    uint32_t best = 1;
+    for (uint32_t x = 1; x <= 7; x++) {
+        double a = (double)fps[x] / PROBES, b = (double)fns[x] / (double)n;
+        sum[x] = a + b;
+        var[x] = a * (1 - a) / PROBES + b * (1 - b) / (double)n;
+        if (sum[x] < sum[best])
+            best = x;
+    }
+    uint32_t pick = sum[3] <= sum[4] ? 3 : 4;
+    double excess = sum[pick] - sum[best], sd = sqrt(var[pick] + var[best]);
+    fprintf(md,
+            "\nMeasured criterion (section 7: \"a threshold value of 3 or 4 is the best, since "
+            "it almost minimizes both\"): the smaller FP + FN of x = 3 and 4 (x = %u, %.5f) "
+            "within 4 standard deviations (%.5f) of the smallest over x (x = %u, %.5f): "
+            "excess %.5f, %.2f sigmas: %s.\n",
+            pick, sum[pick], sd, best, sum[best], excess, sd > 0 ? excess / sd : 0.0,
+            verdict(v, excess <= 4.0 * sd));
     fclose(dat);
     fclose(md);
 }
