@@ -253,7 +253,7 @@ set xtics autofreq
 
 set terminal pngcairo size 1400,460 noenhanced
 set output "$out/p000_fig12.png"
-set multiplot layout 1,3 title "Bloom tree of 5 levels, fanout 3 (paper 000 Fig. 12)"
+set multiplot layout 1,3 title "Bloom tree of 5 levels, fanout 2 (paper 000 Fig. 12)"
 set xlabel "level (0 = root)"
 set style data histograms
 set style histogram clustered gap 1
