@@ -35,7 +35,8 @@
  * column the program computes):
  *   p000_summary.md  PASS and FAIL counts of every paper 000 table
  *   p000_fig1.md     Figs. 1(a, b): rate against the failed fraction (Eqs. 5, 6, and
- *                    measured with sites taken down), S_f against f for three P_max;
+ *                    measured with sites taken down), S_f against f for three P_max,
+ *                    and S_f for the false-negative rate, measured;
  *                    data p000_fig1a.dat, p000_fig1a_measured.dat, p000_fig1b.dat
  *   p000_fig5.md     Figs. 5(a-c): final rate of horizontal, vertical, h-v and v-h
  *                    slicing against its formula for S = 1..32 at targets 0.02, 0.05 and
@@ -50,7 +51,8 @@
  *                    100, 500, 1000, by density and cardinality (p000_fig10.dat), and
  *                    the false-positive rate over time (p000_fig11.dat)
  *   p000_table1.md   Table 1, Fig. 12(a, b): hits and accesses per level of dense and
- *                    sparse Bloom trees of 2 and 5 levels and their identities
+ *                    sparse Bloom trees of 2 and 5 levels, beside Table 1's printed
+ *                    numbers
  *   p000_fig12.md    Fig. 12(c): false positives against the top-down level d;
  *                    p000_fig12.dat holds Fig. 12(a-c)
  *
