@@ -352,6 +352,23 @@ ONCE_API once_status once_thread_sites_create(uint32_t threads, uint32_t count,
  * event seen before is still always a duplicate.  d = 0 turns it off; d is at most
  * L - 1.
  *
+ * Windows (section 6: "Bloom trees can also be enhanced with timers to support sliding
+ * windows"): with window_ms every node is a windowed site (memory nodes are
+ * once_memory_site_config.window_ms sites): a node sets an event's positions to expire
+ * at t_u + w and answers a request at the event's own time t_u, so an event is a
+ * duplicate exactly when its key was delivered (answered distinct) less than w before
+ * (Definition 4), but for false positives.  Calls then give the event's time
+ * (once_tree_test_and_add_at).  Both modes are first-test-then-set (Algorithm 2): a
+ * duplicate must not set timers, since a set restarts the key's window at the nodes
+ * it reaches; test-and-set would make every repeat a fresh delivery there, and the
+ * key would stay a duplicate for as long as it kept coming.  So with a window the
+ * dense tree tests from its leaf up and sets only a distinct event's path, root
+ * first, as the sparse one does: its leaves no longer take a duplicate found above
+ * them (the locality of Table 1 is lost, the decisions are the same, Proposition 3).
+ * Every timer at a node then expires no later than its parent's, and the tree
+ * decides every event (in time order) as one windowed filter of the same m, k and
+ * seed: its root.
+ *
  * Nodes: a node is a site (once_site above), so it may live anywhere; with sites NULL
  * the tree holds its nodes in process memory.  A node that cannot be reached when the
  * event needs it fails the call with ONCE_ERR_UNAVAILABLE, nothing decided; what the
@@ -383,6 +400,8 @@ typedef struct once_tree_config {
     bool concurrent;          /* several threads call at once: each operation holds the
                                  root's lock (section 6), so an event is answered
                                  distinct at most once */
+    uint64_t window_ms;       /* keep an event for this long after its time t_u (see
+                                 "Windows" above); 0 = all time */
 } once_tree_config;
 
 typedef struct once_tree once_tree;
@@ -393,6 +412,7 @@ typedef struct once_tree_stats {
     uint64_t bits;            /* m of every node */
     uint32_t hashes, levels, fanout;
     uint64_t nodes, leaves;
+    uint64_t window_ms;       /* the window, or 0 */
     uint64_t events;          /* test-and-add calls answered */
     uint64_t duplicates;      /* of which answered duplicate */
     uint64_t failures;        /* requests a node could not answer */
@@ -418,9 +438,14 @@ ONCE_API once_status once_tree_create(once_tree **out, const once_tree_config *c
                                       const once_site *sites);
 ONCE_API void once_tree_free(once_tree *tree);
 /* Dedup an event produced at leaf `leaf` (0 .. leaves - 1): *seen = duplicate; a
- * distinct event is inserted as the mode says. */
+ * distinct event is inserted as the mode says.  A tree with a window needs the event's
+ * time: this call refuses it (ONCE_ERR_INVALID). */
 ONCE_API once_status once_tree_test_and_add(once_tree *tree, uint64_t leaf, const void *key,
                                             size_t len, bool *seen);
+/* The same for an event of producer timestamp time_ms, t_u (ms, at most
+ * ONCE_MAX_TIME_MS, else ONCE_ERR_TIME; windows; ignored without one). */
+ONCE_API once_status once_tree_test_and_add_at(once_tree *tree, uint64_t leaf, const void *key,
+                                               size_t len, uint64_t time_ms, bool *seen);
 ONCE_API once_status once_tree_get_stats(const once_tree *tree, once_tree_stats *stats);
 
 #ifdef __cplusplus

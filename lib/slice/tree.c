@@ -24,6 +24,15 @@
  *   misses ("distinct"); then a SET to every node of the path, popped: the root first,
  *   the leaf last.
  *
+ *   Windows (section 6, "Bloom trees can also be enhanced with timers"): every node is
+ *   a windowed site (slice/sites.c: a position set for an event of time t_u expires at
+ *   t_u + w, the later expiry stays, and a request is answered at its own time t_u),
+ *   and both modes run first-test-then-set: a duplicate sets nothing, since a set at
+ *   its time would restart its window at the nodes it reached.  The dense tree's
+ *   test-and-set is therefore Algorithm 2 too (the paper: "the first-test-then-set
+ *   primitive can be used both for sparse Bloom trees and for implementing the dense
+ *   Bloom trees"), and every request carries the event's time.
+ *
  *   Top-down testing, threshold level d (section 6): the paper checks a match at a
  *   node i of level j < d by testing i's children other than the one the request came
  *   from, then the children of every child that matched, down to level d; "if all the
@@ -69,6 +78,11 @@
  *     ancestors: x matches; at level d or below that is final, else the chain goes on
  *     from x through a child off the path (one on it would be lower than x), which the
  *     check at x tests, and ruled-out matches below x do not stop the walk before x;
+ *   - with a window, the same with timers: every timer at a node expires no later than
+ *     the same position's at its parent (a distinct event sets its path, root first,
+ *     each to the later of t_u + w and what it held; nothing else sets), so a position
+ *     alive at a node is alive at its parent, and for events in time order the tree
+ *     decides as its root, one windowed filter of the same m, k and seed;
  *   - a failed request (ONCE_ERR_UNAVAILABLE) fails the call, nothing decided and no
  *     further request sent.  Sparse sets go root first, so a failure while setting
  *     leaves the first invariant intact; a dense test-and-set below the unreachable
@@ -91,12 +105,16 @@
 
 #define TREE_MAX_HASHES 64u
 #define TREE_MAX_BITS (UINT64_C(1) << 40)
+/* A windowed memory site's most cells (once_memory_site_create: a timer and its mark
+ * each, up to 33 bits). */
+#define TREE_MAX_TIMERS (UINT64_C(1) << 34)
 #define NO_NODE UINT64_MAX
 
 struct once_tree {
     once_tree_mode mode;
     uint32_t levels, fanout, hashes, top_down_level;
     uint64_t bits, seed, nodes, leaves;
+    uint64_t window_ms;                   /* 0: no window */
     uint64_t first[ONCE_TREE_MAX_LEVELS]; /* the first node of each level */
     once_site *sites;                     /* nodes of them, in level order */
     uint64_t *frontier, *next;            /* top-down scratch, leaves of them each */
@@ -139,7 +157,7 @@ once_status once_tree_geometry(const once_tree_config *c, uint64_t *bits, uint32
         return ONCE_ERR_INVALID;
     if ((c->mode != ONCE_TREE_DENSE && c->mode != ONCE_TREE_SPARSE) || c->levels == 0 ||
         c->levels > ONCE_TREE_MAX_LEVELS || c->fanout == 0 || c->hashes > TREE_MAX_HASHES ||
-        c->top_down_level >= c->levels)
+        c->top_down_level >= c->levels || c->window_ms > ONCE_MAX_TIME_MS / 2)
         return ONCE_ERR_INVALID;
     uint64_t m = 0;
     uint32_t k = 0;
@@ -148,7 +166,7 @@ once_status once_tree_geometry(const once_tree_config *c, uint64_t *bits, uint32
         return planned;
     if (k == 0 || k > TREE_MAX_HASHES)
         return ONCE_ERR_INVALID;
-    if (m > TREE_MAX_BITS)
+    if (m > TREE_MAX_BITS || (c->window_ms != 0 && m > TREE_MAX_TIMERS))
         return ONCE_ERR_TOO_LARGE;
     uint64_t n = 0, l = 0;
     once_status st = count_nodes(c->levels, c->fanout, NULL, &n, &l);
@@ -186,6 +204,7 @@ once_status once_tree_create(once_tree **out, const once_tree_config *c, const o
     t->fanout = c->fanout;
     t->hashes = k;
     t->top_down_level = c->top_down_level;
+    t->window_ms = c->window_ms;
     if (c->concurrent) {
         if (pthread_mutex_init(&t->root_lock, NULL) != 0) {
             once_free_memory(t);
@@ -207,7 +226,7 @@ once_status once_tree_create(once_tree **out, const once_tree_config *c, const o
         memcpy(t->sites, sites, (size_t)nodes * sizeof *sites);
     } else {
         /* Positions fall in [0, m): a node holds m bits, rounded up to whole words. */
-        once_memory_site_config node = {.bits = (m + 63) / 64 * 64};
+        once_memory_site_config node = {.bits = (m + 63) / 64 * 64, .window_ms = t->window_ms};
         for (uint64_t i = 0; i < nodes; i++)
             if ((st = once_memory_site_create(&node, &t->sites[i])) != ONCE_OK) {
                 once_tree_free(t); /* destroys the ones made so far */
@@ -235,10 +254,10 @@ void once_tree_free(once_tree *t)
 
 /* One request on the event's positions to `node`, of level `level`. */
 static once_status ask(once_tree *t, uint64_t node, uint32_t level, once_site_op op,
-                       const uint64_t *positions, bool *all_set)
+                       const uint64_t *positions, uint64_t time_ms, bool *all_set)
 {
     once_site_request q = {.op = op, .positions = positions, .count = t->hashes,
-                           .status = ONCE_OK};
+                           .status = ONCE_OK, .time_ms = time_ms};
     const once_site *site = &t->sites[node];
     site->run(site->context, &q, 1);
     t->accesses[level]++;
@@ -259,7 +278,7 @@ static once_status ask(once_tree *t, uint64_t node, uint32_t level, once_site_op
  * is tested; those that match pass their children on.
  */
 static once_status confirm_below(once_tree *t, uint64_t node, uint64_t from, uint32_t level,
-                                 const uint64_t *positions, bool *confirmed)
+                                 const uint64_t *positions, uint64_t time_ms, bool *confirmed)
 {
     uint64_t *frontier = t->frontier, *next = t->next;
     size_t count = 0;
@@ -270,7 +289,8 @@ static once_status confirm_below(once_tree *t, uint64_t node, uint64_t from, uin
         size_t matched = 0;
         for (size_t i = 0; i < count; i++) {
             bool present = false;
-            once_status st = ask(t, frontier[i], l, ONCE_SITE_TEST, positions, &present);
+            once_status st = ask(t, frontier[i], l, ONCE_SITE_TEST, positions, time_ms,
+                                 &present);
             if (st != ONCE_OK)
                 return st;
             if (present)
@@ -292,7 +312,7 @@ static once_status confirm_below(once_tree *t, uint64_t node, uint64_t from, uin
 }
 
 static once_status tree_test_and_add(once_tree *t, uint64_t leaf, const void *key, size_t len,
-                                     bool *seen)
+                                     uint64_t time_ms, bool *seen)
 {
     once_digest d;
     uint64_t positions[TREE_MAX_HASHES];
@@ -300,17 +320,20 @@ static once_status tree_test_and_add(once_tree *t, uint64_t leaf, const void *ke
     if (st != ONCE_OK ||
         (st = once_standard_positions(t->bits, t->hashes, &d, positions)) != ONCE_OK)
         return st;
-    const once_site_op op = t->mode == ONCE_TREE_DENSE ? ONCE_SITE_TEST_AND_SET : ONCE_SITE_TEST;
+    /* Test-and-set for a dense tree without a window; else first test, then set. */
+    const bool test_and_set = t->mode == ONCE_TREE_DENSE && t->window_ms == 0;
+    const once_site_op op = test_and_set ? ONCE_SITE_TEST_AND_SET : ONCE_SITE_TEST;
     uint64_t path[ONCE_TREE_MAX_LEVELS]; /* path[l]: the event's node at level l */
     uint64_t node = t->first[t->levels - 1] + leaf, from = NO_NODE;
     bool duplicate = false;
     for (uint32_t level = t->levels - 1;; level--) {
         path[level] = node;
         bool present = false;
-        if ((st = ask(t, node, level, op, positions, &present)) != ONCE_OK)
+        if ((st = ask(t, node, level, op, positions, time_ms, &present)) != ONCE_OK)
             return st;
         if (present && level < t->top_down_level) {
-            if ((st = confirm_below(t, node, from, level, positions, &present)) != ONCE_OK)
+            if ((st = confirm_below(t, node, from, level, positions, time_ms, &present)) !=
+                ONCE_OK)
                 return st;
             if (!present)
                 t->ruled_out[level]++; /* a false positive: on up, as after a miss */
@@ -324,11 +347,11 @@ static once_status tree_test_and_add(once_tree *t, uint64_t leaf, const void *ke
         from = node;
         node = (node - 1) / t->fanout;
     }
-    if (!duplicate && t->mode == ONCE_TREE_SPARSE)
+    if (!duplicate && !test_and_set)
         for (uint32_t level = 0; level < t->levels; level++) { /* pop: root first */
             bool ignored = false;
-            if ((st = ask(t, path[level], level, ONCE_SITE_SET, positions, &ignored)) !=
-                ONCE_OK)
+            if ((st = ask(t, path[level], level, ONCE_SITE_SET, positions, time_ms,
+                          &ignored)) != ONCE_OK)
                 return st;
         }
     t->events++;
@@ -341,17 +364,28 @@ static once_status tree_test_and_add(once_tree *t, uint64_t leaf, const void *ke
  * root, so holding the root for the operation is enough to keep two producers of one
  * event from both finding it distinct; the tree holds one lock, the root's, for the
  * whole operation (which also guards its counters and scratch). */
-once_status once_tree_test_and_add(once_tree *t, uint64_t leaf, const void *key, size_t len,
-                                   bool *seen)
+once_status once_tree_test_and_add_at(once_tree *t, uint64_t leaf, const void *key, size_t len,
+                                      uint64_t time_ms, bool *seen)
 {
     if (t == NULL || seen == NULL || (key == NULL && len != 0) || leaf >= t->leaves)
         return ONCE_ERR_INVALID;
+    if (t->window_ms != 0 && time_ms > ONCE_MAX_TIME_MS)
+        return ONCE_ERR_TIME;
     if (t->concurrent)
         pthread_mutex_lock(&t->root_lock);
-    once_status st = tree_test_and_add(t, leaf, key, len, seen);
+    once_status st = tree_test_and_add(t, leaf, key, len, time_ms, seen);
     if (t->concurrent)
         pthread_mutex_unlock(&t->root_lock);
     return st;
+}
+
+/* A tree without a window: its events need no time. */
+once_status once_tree_test_and_add(once_tree *t, uint64_t leaf, const void *key, size_t len,
+                                   bool *seen)
+{
+    if (t != NULL && t->window_ms != 0)
+        return ONCE_ERR_INVALID; /* once_tree_test_and_add_at */
+    return once_tree_test_and_add_at(t, leaf, key, len, 0, seen);
 }
 
 /* ---------------------------------------------------------------- stats */
@@ -371,6 +405,7 @@ once_status once_tree_get_stats(const once_tree *t, once_tree_stats *s)
     s->fanout = t->fanout;
     s->nodes = t->nodes;
     s->leaves = t->leaves;
+    s->window_ms = t->window_ms;
     s->events = t->events;
     s->duplicates = t->duplicates;
     s->failures = t->failures;

@@ -21,6 +21,13 @@
  *   - a match ruled out by top-down testing does not stop the walk: an event inserted
  *     through another subtree is found above it (where the paper's rule, which stops,
  *     would call it distinct);
+ *   - with a window w (timers, first-test-then-set in both modes), on a virtual clock:
+ *     an event whose key was delivered (answered distinct) less than w before is a
+ *     duplicate, from any leaf (no false negatives); one delivered w or more before is
+ *     forgotten unless a false positive keeps it; dense and sparse trees decide every
+ *     event as a windowed vertical filter of the same m, k, seed and window does, and
+ *     the dense tree's leaves are accessed N + D times (a duplicate sets nothing); with
+ *     top-down testing still no false negatives;
  *   - nodes are the caller's sites in level order, root first; a node that cannot be
  *     reached when the event needs it fails the call (ONCE_ERR_UNAVAILABLE), nothing
  *     decided; one it does not need is not asked; the tree destroys its sites when
@@ -330,6 +337,85 @@ static void top_down_keeps_repeats_and_cuts_false_positives(void)
     stream_free(&s);
 }
 
+/* ------------------------------------------------------------- windows */
+
+static void windows_keep_definition_4(void)
+{
+    enum { EVENTS = 40000, STEP = 10, LEVELS = 3, FANOUT = 4, LEAVES = 16 };
+    const uint64_t w = 20000, m = 24000; /* 2000 events a window */
+    const uint32_t k = 4;
+    static uint64_t delivered[EVENTS]; /* key index -> last delivery time + 1 */
+    static bool by_filter[EVENTS];
+    /* The windowed vertical filter of the same m, k, seed and window (Lemma 1). */
+    once_sliced_config vc;
+    memset(&vc, 0, sizeof vc);
+    vc.slicing = ONCE_SLICING_VERTICAL;
+    vc.slices = 4;
+    vc.bits = m;
+    vc.hashes = k;
+    vc.seed = SEED;
+    vc.seed_is_set = true;
+    vc.window_ms = w;
+    once_sliced *v = NULL;
+    CHECK_OK(once_sliced_create(&v, &vc, NULL));
+    REQUIRE(v != NULL);
+    for (uint64_t i = 0; i < EVENTS; i++) {
+        uint64_t r = testing_mix(i * 31 + 7), back = i % 3 == 0 ? 6000 : 1500;
+        uint64_t id = i >= back && r % 2 == 0 ? i - 1 - (r >> 8) % back : i;
+        testing_key key = testing_key_make(28, id);
+        CHECK_OK(once_sliced_test_and_add(v, &key, sizeof key, 100000 + i * STEP,
+                                          &by_filter[i]));
+    }
+    once_sliced_free(v);
+    for (int mode = 0; mode < 2; mode++)
+        for (uint32_t d = 0; d < 2; d++) {
+            once_tree_config c = config_of((once_tree_mode)mode, LEVELS, FANOUT, m, k, d);
+            c.window_ms = w;
+            once_tree *t = make_tree(&c);
+            REQUIRE(t != NULL);
+            memset(delivered, 0, sizeof delivered);
+            uint64_t false_negatives = 0, forgotten = 0, old_repeats = 0, differ = 0,
+                     distinct = 0;
+            for (uint64_t i = 0; i < EVENTS; i++) {
+                /* Repeats from 1500 events back (inside the window) and 6000 (beyond). */
+                uint64_t r = testing_mix(i * 31 + 7), back = i % 3 == 0 ? 6000 : 1500;
+                uint64_t id = i >= back && r % 2 == 0 ? i - 1 - (r >> 8) % back : i;
+                uint64_t u = testing_mix(id ^ r), t_u = 100000 + i * STEP;
+                uint64_t leaf = u % 5 != 0 ? testing_mix(id) % LEAVES : (u >> 8) % LEAVES;
+                testing_key key = testing_key_make(28, id);
+                bool seen = false;
+                CHECK_OK(once_tree_test_and_add_at(t, leaf, &key, sizeof key, t_u, &seen));
+                bool inside = delivered[id] != 0 && t_u - (delivered[id] - 1) < w;
+                false_negatives += inside && !seen;
+                old_repeats += delivered[id] != 0 && !inside;
+                forgotten += delivered[id] != 0 && !inside && !seen;
+                differ += seen != by_filter[i];
+                if (!seen) {
+                    delivered[id] = t_u + 1;
+                    distinct++;
+                }
+            }
+            CHECK(false_negatives == 0);
+            CHECK(old_repeats > 1000 && forgotten > old_repeats * 9 / 10);
+            once_tree_stats st;
+            CHECK_OK(once_tree_get_stats(t, &st));
+            CHECK(st.window_ms == w && st.events == EVENTS);
+            if (d == 0) {
+                CHECK(differ == 0);
+                /* Both modes test, then set a distinct event's path: N + D at the leaves. */
+                CHECK(st.accesses[LEVELS - 1] == EVENTS + distinct);
+            }
+            /* Without a time a windowed tree refuses the event. */
+            testing_key key = testing_key_make(28, 1);
+            bool seen = false;
+            CHECK_STATUS(once_tree_test_and_add(t, 0, &key, sizeof key, &seen), ONCE_ERR_INVALID);
+            CHECK_STATUS(once_tree_test_and_add_at(t, 0, &key, sizeof key, ONCE_MAX_TIME_MS + 1,
+                                                   &seen),
+                         ONCE_ERR_TIME);
+            once_tree_free(t);
+        }
+}
+
 /* ----------------------------------------------- sites: caller's, unreachable */
 
 /* The k positions of a key in the trees of these tests (m = 4096, k = 4). */
@@ -513,6 +599,12 @@ static void invalid_configs_refused(void)
     bad.error = 1.5;
     CHECK_STATUS(once_tree_create(&t, &bad, NULL), ONCE_ERR_INVALID);
     bad = c;
+    bad.window_ms = ONCE_MAX_TIME_MS / 2 + 1;
+    CHECK_STATUS(once_tree_create(&t, &bad, NULL), ONCE_ERR_INVALID);
+    bad.window_ms = 1000;
+    bad.bits = (UINT64_C(1) << 34) + 64; /* past a windowed node's timers */
+    CHECK_STATUS(once_tree_create(&t, &bad, NULL), ONCE_ERR_TOO_LARGE);
+    bad = c;
     bad.bits = (UINT64_C(1) << 40) + 1;
     CHECK_STATUS(once_tree_create(&t, &bad, NULL), ONCE_ERR_TOO_LARGE);
     bad = c;
@@ -628,6 +720,7 @@ static const testing_case cases[] = {
     {"top_down_keeps_repeats_and_cuts_false_positives",
      top_down_keeps_repeats_and_cuts_false_positives},
     {"ruled_out_match_goes_on_up", ruled_out_match_goes_on_up},
+    {"windows_keep_definition_4", windows_keep_definition_4},
     {"nodes_are_sites_in_level_order", nodes_are_sites_in_level_order},
     {"unreachable_nodes_fail_the_call", unreachable_nodes_fail_the_call},
     {"invalid_configs_refused", invalid_configs_refused},
