@@ -169,6 +169,24 @@ typedef struct once_memory_site_config {
 ONCE_API once_status once_memory_site_create(const once_memory_site_config *config,
                                              once_site *site);
 
+/*
+ * A site of `bits` positions sliced vertically over `slices` inner sites (Definition
+ * 2; section 6 slices "the root Bloom filter or the filter of any other overloaded
+ * node in the tree" this way, Lemma 1): inner site i holds positions [ceil(i m / S),
+ * ceil((i + 1) m / S)) of the m = bits, at offsets from 0, so it must hold at least
+ * ceil(m / S) positions.  A request becomes one request per slice its positions touch
+ * (same operation and time; the inner sites that start and wait work in parallel), and
+ * is answered all set when every touched slice's positions are: the site decides every
+ * request exactly as one site of m positions (Proposition 1).  A position past m is
+ * never set.  Its status is the first failure of a slice (a slice that cannot be
+ * reached fails the request; what the others did stays).  It takes the inner sites over
+ * when created (its destroy destroys them) and leaves them to the caller on failure;
+ * 1 <= slices <= min(bits, ONCE_MAX_SLICED_SITES), bits at most 2^40.  Run by one thread
+ * at a time, as the sites it holds.
+ */
+ONCE_API once_status once_vertical_site_create(uint64_t bits, uint32_t slices,
+                                               const once_site *inner, once_site *site);
+
 /* What a sliced filter does when a site cannot be reached (section 3.2). */
 typedef enum once_failure {
     ONCE_FAILURE_REPORT = 0,   /* the call fails with ONCE_ERR_UNAVAILABLE, nothing decided */
@@ -402,6 +420,10 @@ typedef struct once_tree_config {
                                  distinct at most once */
     uint64_t window_ms;       /* keep an event for this long after its time t_u (see
                                  "Windows" above); 0 = all time */
+    uint32_t root_slices;     /* sites NULL: the root is a vertical site over this many
+                                 memory sites (once_vertical_site_create; 0 or 1 = one
+                                 site), at most min(m, ONCE_MAX_SLICED_SITES); the tree
+                                 decides as with one root (Lemma 1) */
 } once_tree_config;
 
 typedef struct once_tree once_tree;
@@ -413,6 +435,7 @@ typedef struct once_tree_stats {
     uint32_t hashes, levels, fanout;
     uint64_t nodes, leaves;
     uint64_t window_ms;       /* the window, or 0 */
+    uint32_t root_slices;     /* the root's vertical slices (1: not sliced) */
     uint64_t events;          /* test-and-add calls answered */
     uint64_t duplicates;      /* of which answered duplicate */
     uint64_t failures;        /* requests a node could not answer */

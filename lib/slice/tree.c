@@ -10,7 +10,9 @@
  *   at node first[l] = 1 + fanout + .. + fanout^(l-1).  Leaf i is node first[L-1] + i.
  *
  *   Every node is a filter of the same m bits and k hash functions under one seed,
- *   held by a site (once_site): the tree keeps no bits itself.  An event is hashed once
+ *   held by a site (once_site): the tree keeps no bits itself.  The root may be sliced
+ *   vertically over memory sites (root_slices; once_vertical_site_create), section 6's
+ *   remedy for the load the upper levels take; by Lemma 1 that changes no decision.  An event is hashed once
  *   (once_digest_with_seed, then once_standard_positions, as ONCE_STANDARD and the
  *   vertically sliced filter do), and each node it visits gets one request on those k
  *   positions.
@@ -115,6 +117,7 @@ struct once_tree {
     uint32_t levels, fanout, hashes, top_down_level;
     uint64_t bits, seed, nodes, leaves;
     uint64_t window_ms;                   /* 0: no window */
+    uint32_t root_slices;                 /* 1: the root is one site */
     uint64_t first[ONCE_TREE_MAX_LEVELS]; /* the first node of each level */
     once_site *sites;                     /* nodes of them, in level order */
     uint64_t *frontier, *next;            /* top-down scratch, leaves of them each */
@@ -157,14 +160,15 @@ once_status once_tree_geometry(const once_tree_config *c, uint64_t *bits, uint32
         return ONCE_ERR_INVALID;
     if ((c->mode != ONCE_TREE_DENSE && c->mode != ONCE_TREE_SPARSE) || c->levels == 0 ||
         c->levels > ONCE_TREE_MAX_LEVELS || c->fanout == 0 || c->hashes > TREE_MAX_HASHES ||
-        c->top_down_level >= c->levels || c->window_ms > ONCE_MAX_TIME_MS / 2)
+        c->top_down_level >= c->levels || c->window_ms > ONCE_MAX_TIME_MS / 2 ||
+        c->root_slices > ONCE_MAX_SLICED_SITES)
         return ONCE_ERR_INVALID;
     uint64_t m = 0;
     uint32_t k = 0;
     once_status planned = slice_plan_geometry(c->bits, c->hashes, c->capacity, c->error, &m, &k);
     if (planned != ONCE_OK)
         return planned;
-    if (k == 0 || k > TREE_MAX_HASHES)
+    if (k == 0 || k > TREE_MAX_HASHES || c->root_slices > m)
         return ONCE_ERR_INVALID;
     if (m > TREE_MAX_BITS || (c->window_ms != 0 && m > TREE_MAX_TIMERS))
         return ONCE_ERR_TOO_LARGE;
@@ -179,6 +183,27 @@ once_status once_tree_geometry(const once_tree_config *c, uint64_t *bits, uint32
     return ONCE_OK;
 }
 
+/* A root of m positions sliced vertically over `slices` memory sites, each of the
+ * largest slice's ceil(m / S) positions rounded up to whole words. */
+static once_status sliced_root(uint64_t m, uint32_t slices, uint64_t window_ms, once_site *root)
+{
+    once_site *inner = once_calloc(slices, sizeof *inner);
+    if (inner == NULL)
+        return ONCE_ERR_NOMEM;
+    once_memory_site_config slice = {.bits = ((m + slices - 1) / slices + 63) / 64 * 64,
+                                     .window_ms = window_ms};
+    once_status st = ONCE_OK;
+    uint32_t made = 0;
+    for (; made < slices && st == ONCE_OK; made += st == ONCE_OK)
+        st = once_memory_site_create(&slice, &inner[made]);
+    if (st == ONCE_OK)
+        st = once_vertical_site_create(m, slices, inner, root);
+    if (st != ONCE_OK)
+        slice_sites_destroy(inner, made);
+    once_free_memory(inner);
+    return st;
+}
+
 once_status once_tree_create(once_tree **out, const once_tree_config *c, const once_site *sites)
 {
     if (out == NULL)
@@ -189,6 +214,8 @@ once_status once_tree_create(once_tree **out, const once_tree_config *c, const o
     once_status st = once_tree_geometry(c, &m, &k, &nodes, &leaves);
     if (st != ONCE_OK)
         return st;
+    if (sites != NULL && c->root_slices > 1)
+        return ONCE_ERR_INVALID; /* the caller slices its own root (once_vertical_site_create) */
     if (sites != NULL) /* checked before anything is taken over */
         for (uint64_t i = 0; i < nodes; i++)
             if (sites[i].run == NULL)
@@ -205,6 +232,7 @@ once_status once_tree_create(once_tree **out, const once_tree_config *c, const o
     t->hashes = k;
     t->top_down_level = c->top_down_level;
     t->window_ms = c->window_ms;
+    t->root_slices = c->root_slices > 1 ? c->root_slices : 1;
     if (c->concurrent) {
         if (pthread_mutex_init(&t->root_lock, NULL) != 0) {
             once_free_memory(t);
@@ -228,7 +256,9 @@ once_status once_tree_create(once_tree **out, const once_tree_config *c, const o
         /* Positions fall in [0, m): a node holds m bits, rounded up to whole words. */
         once_memory_site_config node = {.bits = (m + 63) / 64 * 64, .window_ms = t->window_ms};
         for (uint64_t i = 0; i < nodes; i++)
-            if ((st = once_memory_site_create(&node, &t->sites[i])) != ONCE_OK) {
+            if ((st = i == 0 && t->root_slices > 1
+                          ? sliced_root(m, t->root_slices, t->window_ms, &t->sites[0])
+                          : once_memory_site_create(&node, &t->sites[i])) != ONCE_OK) {
                 once_tree_free(t); /* destroys the ones made so far */
                 return st;
             }
@@ -406,6 +436,7 @@ once_status once_tree_get_stats(const once_tree *t, once_tree_stats *s)
     s->nodes = t->nodes;
     s->leaves = t->leaves;
     s->window_ms = t->window_ms;
+    s->root_slices = t->root_slices;
     s->events = t->events;
     s->duplicates = t->duplicates;
     s->failures = t->failures;
