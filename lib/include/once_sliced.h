@@ -392,7 +392,21 @@ ONCE_API once_status once_thread_sites_create(uint32_t threads, uint32_t count,
  * event needs it fails the call with ONCE_ERR_UNAVAILABLE, nothing decided; what the
  * nodes asked before it were told stays (dense: the event's bits at the nodes below
  * it; sparse: at the nodes above it when the failure comes while setting), so a retry
- * may answer duplicate.  Calls on one tree are made by one thread at a time.
+ * may answer duplicate.
+ *
+ * Threads (section 6, "Concurrency"): without `concurrent`, calls on one tree are made
+ * by one thread at a time.  With it, several threads may call at once, and with every
+ * node reachable an event is answered distinct at most once however many threads
+ * offer it.  Locks are per node: an operation locks each node of its path before it
+ * asks it, leaf first, so that every operation takes its locks in one order (by
+ * decreasing node index) and none waits for another in a circle.  First-test-then-set
+ * (sparse trees, and any tree with a window) keeps the nodes it tested until its sets
+ * are done, so a second producer of the event waits at the first node their paths
+ * share and then finds it set; a dense test-and-set needs a node only while it asks
+ * it, as a node answers one test-and-set at a time.  Producers at different leaves
+ * run at once until their paths meet, and events found near their leaves never wait
+ * on the root.  With top-down testing the check tests nodes below the path, against
+ * that order, so such a tree holds one lock for the whole operation.
  */
 typedef enum once_tree_mode {
     ONCE_TREE_DENSE = 0, /* test-and-set up the tree (Algorithm 1) */
@@ -415,9 +429,9 @@ typedef struct once_tree_config {
     uint64_t seed;
     bool seed_is_set;         /* false: draw one */
     uint32_t top_down_level;  /* d, 0 (off) to L - 1 */
-    bool concurrent;          /* several threads call at once: each operation holds the
-                                 root's lock (section 6), so an event is answered
-                                 distinct at most once */
+    bool concurrent;          /* several threads call at once: per-node locks (see
+                                 "Threads" above), so an event is answered distinct at
+                                 most once */
     uint64_t window_ms;       /* keep an event for this long after its time t_u (see
                                  "Windows" above); 0 = all time */
     uint32_t root_slices;     /* sites NULL: the root is a vertical site over this many
