@@ -1513,6 +1513,19 @@ typedef struct tree_run {
     uint64_t fp, fn;
 } tree_run;
 
+/* The leaf that produces event i, of key `id`, for the windowed and sliced-root trees:
+ * its home leaf 80% of the time, a leaf under the home's parent 10%, any leaf 10%. */
+static uint64_t producer_leaf(uint32_t id, size_t i, uint64_t leaves, uint32_t fanout)
+{
+    uint64_t home = testing_mix(id ^ UINT64_C(0x5eed)) % leaves;
+    double u = uniform01(300, i);
+    if (u >= 0.9) /* any leaf */
+        return (uint64_t)(uniform01(301, i) * leaves);
+    if (u >= 0.8) /* a sibling: a leaf under the home's parent */
+        return home / fanout * fanout + (uint64_t)(uniform01(302, i) * fanout);
+    return home;
+}
+
 /* The stream through a tree, event i produced at leaf producer[i]: the stats, and the
  * false positives and negatives against exact ground truth (the key appeared before). */
 static tree_run run_tree(once_tree_mode mode, uint32_t levels, uint32_t fanout, uint64_t m,
@@ -1733,13 +1746,296 @@ static void write_trees(const char *dir, verdicts *table1, verdicts *fig12)
     free(z.id);
 }
 
+/* ------------------------------------------------------- trees with timers */
+
+/* The most keys alive at once (delivered less than w before) when every answer is
+ * right, event i at time i ms: the count the windowed experiments size m for. */
+static uint64_t alive_peak(const stream *z, uint64_t w)
+{
+    uint64_t *delivered = alloc_or_die(z->domain_size, sizeof *delivered); /* time + 1 */
+    uint64_t *fifo = alloc_or_die(z->events, sizeof *fifo), head = 0, tail = 0, peak = 0;
+    for (size_t i = 0; i < z->events; i++) {
+        while (head < tail && fifo[head] + w <= i)
+            head++;
+        uint64_t d = delivered[z->id[i]];
+        if (d != 0 && i - (d - 1) < w)
+            continue;
+        delivered[z->id[i]] = i + 1;
+        fifo[tail++] = i;
+        peak = tail - head > peak ? tail - head : peak;
+    }
+    free(delivered);
+    free(fifo);
+    return peak;
+}
+
+/*
+ * Section 6: "Bloom trees can also be enhanced with timers to support sliding windows",
+ * first-test-then-set in both kinds.  The Zipf stream, event i at time i ms, produced
+ * at the leaves with the locality of Table 1; windows of 2,000 and 10,000 ms.  Ground
+ * truth is Definition 4 on the tree's own deliveries: an event is a true repeat when
+ * its key was answered distinct less than w before.  Every node holds m timers, m from
+ * Eq. 2 for 0.05 at the most keys alive at once.  Model: a key not alive meets the
+ * standard filter's rate at the keys alive (delivered in (t - w, t]: their timers, at
+ * the root, are the only ones alive).  One trial per key and absence: its first event
+ * after its window ran out (or its first ever).  Later events of the same absence are
+ * not independent of it: a popular key found present because other keys cover its
+ * positions is found so again, event after event, while they stay alive (counted on
+ * all events, the false positives are 1.2 to 1.8 times the sum of the rates, far
+ * beyond its Bernoulli spread).
+ */
+static void write_tree_windows(const char *dir, const stream *z, verdicts *v)
+{
+    enum { K = 4 };
+    const uint64_t windows[2] = {2000, 10000};
+    const struct {
+        uint32_t levels, fanout;
+    } shapes[2] = {{2, 16}, {5, 3}};
+    FILE *md = open_out(dir, "p000_tree_windows.md");
+    fprintf(md,
+            "# Paper 000 section 6: Bloom trees with timers (sliding windows)\n\n"
+            "The Zipf stream (N = %zu events), event i at time i ms, produced at the leaves "
+            "with Table 1's locality (p000_table1.md).  Every node is a windowed filter of m "
+            "timers and k = %d, m from Eq. 2 for 0.05 at the most keys alive at once (keys "
+            "delivered less than w before, with exact answers).  Dense and sparse trees both "
+            "run first-test-then-set (a duplicate sets no timer).  *Repeats within w*: "
+            "events whose key the tree answered distinct less than w before (Definition 4); "
+            "*FN*: those answered distinct; *old repeats forgotten*: repeats of keys "
+            "delivered w or more before, answered distinct; *FP*: events whose key was not "
+            "alive, answered duplicate, and *trials*, FP among the first such event of each "
+            "key absence (its first event after its window ran out, or its first ever: "
+            "later events of one absence repeat its answer while the keys covering its "
+            "positions stay alive, so they are not independent trials); *expected*: the "
+            "sum over the trials of the standard filter's rate at the keys alive then "
+            "(once_fpr_standard), with its standard deviation.\n\n"
+            "Criteria: no false negatives; trial FP within 4 sigmas of the expected count; every "
+            "event decided as the windowed vertical filter of the same m, k, seed and window "
+            "(S = 4) decides it (the root holds the latest timers, Propositions 3-4 and "
+            "Lemma 1 with timers).\n\n"
+            "| w (ms) | levels | tree | m | repeats within w | FN | old repeats forgotten | "
+            "FP | trials | trial FP | expected | z | no FN | trial FP within 4 sigmas | same "
+            "as the windowed filter |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+            "---|---|\n",
+            z->events, K);
+    uint64_t *delivered = alloc_or_die(z->domain_size, sizeof *delivered); /* time + 1 */
+    uint8_t *tried = alloc_or_die(z->domain_size, 1); /* this absence has had its trial */
+    uint64_t *fifo = alloc_or_die(z->events, sizeof *fifo);
+    uint8_t *want = alloc_or_die(z->events, 1);
+    for (int wi = 0; wi < 2; wi++) {
+        const uint64_t w = windows[wi], m = bits_for(alive_peak(z, w), K, 0.05);
+        /* The windowed vertical filter's answers. */
+        once_sliced_config vc = sliced_config(ONCE_SLICING_VERTICAL, 4, 0, m, K);
+        vc.window_ms = w;
+        once_sliced *f = NULL;
+        MUST(once_sliced_create(&f, &vc, NULL), "windowed vertical filter");
+        for (size_t i = 0; i < z->events; i++) {
+            event_key key = key_of(z->key_domain, z->id[i]);
+            bool dup = false;
+            MUST(once_sliced_test_and_add(f, &key, sizeof key, i, &dup), "test-and-add");
+            want[i] = dup;
+        }
+        once_sliced_free(f);
+        for (int sh = 0; sh < 2; sh++)
+            for (int mode = 0; mode < 2; mode++) {
+                uint32_t L = shapes[sh].levels, F = shapes[sh].fanout;
+                once_tree_config c = {.mode = (once_tree_mode)mode, .levels = L, .fanout = F,
+                                      .bits = m, .hashes = K, .seed = SEED, .seed_is_set = true,
+                                      .window_ms = w};
+                once_tree *t = NULL;
+                MUST(once_tree_create(&t, &c, NULL), "windowed tree");
+                once_tree_stats st;
+                MUST(once_tree_get_stats(t, &st), "tree stats");
+                memset(delivered, 0, z->domain_size * sizeof *delivered);
+                memset(tried, 0, z->domain_size);
+                uint64_t head = 0, tail = 0, inside = 0, fn = 0, old = 0, forgotten = 0,
+                         fp = 0, trials = 0, trial_fp = 0, differ = 0;
+                double expected = 0, variance = 0;
+                for (size_t i = 0; i < z->events; i++) {
+                    uint32_t id = z->id[i];
+                    while (head < tail && fifo[head] + w <= i)
+                        head++;
+                    event_key key = key_of(z->key_domain, id);
+                    bool dup = false;
+                    MUST(once_tree_test_and_add_at(t, producer_leaf(id, i, st.leaves, F), &key,
+                                                   sizeof key, i, &dup),
+                         "tree test-and-add");
+                    differ += dup != want[i];
+                    uint64_t d = delivered[id];
+                    bool alive = d != 0 && i - (d - 1) < w;
+                    if (alive) {
+                        inside++;
+                        fn += !dup;
+                    } else {
+                        if (!tried[id]) {
+                            double p = once_fpr_standard(m, K, tail - head);
+                            expected += p;
+                            variance += p * (1 - p);
+                            trials++;
+                            trial_fp += dup;
+                            tried[id] = 1;
+                        }
+                        fp += dup;
+                        old += d != 0;
+                        forgotten += d != 0 && !dup;
+                    }
+                    if (!dup) {
+                        delivered[id] = i + 1;
+                        tried[id] = 0;
+                        fifo[tail++] = i;
+                    }
+                }
+                once_tree_free(t);
+                double zscore =
+                    variance > 0 ? ((double)trial_fp - expected) / sqrt(variance) : 0;
+                fprintf(md,
+                        "| %" PRIu64 " | %u | %s | %" PRIu64 " | %" PRIu64 " | %" PRIu64
+                        " | %" PRIu64 " of %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %" PRIu64
+                        " | %.1f +- %.1f | %+.2f | %s | %s | %s |\n",
+                        w, L, mode == ONCE_TREE_DENSE ? "dense" : "sparse", m, inside, fn,
+                        forgotten, old, fp, trials, trial_fp, expected, sqrt(variance), zscore,
+                        verdict(v, fn == 0), verdict(v, fabs(zscore) <= 4.0),
+                        verdict(v, differ == 0));
+            }
+    }
+    free(delivered);
+    free(tried);
+    free(fifo);
+    free(want);
+    fclose(md);
+}
+
+/* ------------------------------------------------------- a sliced root (Lemma 1) */
+
+/*
+ * Section 6: an overloaded node, the root above all, "can be sliced"; Lemma 1: with a
+ * vertical split of the root's m bits and k hashes, Proposition 4 holds.  The trees and
+ * stream of Table 1, their roots sliced over S = 4 and 16 sites (once_vertical_site_create
+ * over memory sites that count their requests) against the unsliced root.  Model: the
+ * tree decides as the standard filter of m and k, so a distinct event meets its rate at
+ * the distinct keys before it (a false positive's bits are set already).  The slices'
+ * loads are reported against 1 - (1 - 1/S)^k, the share of root requests that touch a
+ * slice when a key's k positions fall in slices independently (no criterion: a key's
+ * positions are one probe sequence, and their slices are not independent).
+ */
+static once_tree *tree_with_sliced_root(const once_tree_config *c, uint32_t slices,
+                                        probe_site *store)
+{
+    uint64_t m = 0, nodes = 0, leaves = 0;
+    uint32_t k = 0;
+    MUST(once_tree_geometry(c, &m, &k, &nodes, &leaves), "tree geometry");
+    once_site *sites = alloc_or_die(nodes, sizeof *sites), *inner = NULL;
+    once_memory_site_config node = {.bits = (m + 63) / 64 * 64};
+    for (uint64_t i = 1; i < nodes; i++)
+        MUST(once_memory_site_create(&node, &sites[i]), "memory site");
+    if (slices <= 1) {
+        MUST(once_memory_site_create(&node, &sites[0]), "memory site");
+    } else {
+        inner = alloc_or_die(slices, sizeof *inner);
+        once_memory_site_config slice = {.bits = ((m + slices - 1) / slices + 63) / 64 * 64};
+        for (uint32_t i = 0; i < slices; i++) {
+            memset(&store[i], 0, sizeof store[i]);
+            MUST(once_memory_site_create(&slice, &store[i].inner), "memory site");
+            inner[i] = (once_site){.context = &store[i], .run = probe_run,
+                                   .destroy = probe_destroy};
+        }
+        MUST(once_vertical_site_create(m, slices, inner, &sites[0]), "vertical root");
+    }
+    once_tree *t = NULL;
+    MUST(once_tree_create(&t, c, sites), "tree over sites");
+    free(sites);
+    free(inner);
+    return t;
+}
+
+static void write_sliced_root(const char *dir, const stream *z, verdicts *v)
+{
+    enum { K = 4, MAX_SLICES = 16 };
+    const uint32_t slice_counts[3] = {1, 4, 16};
+    const struct {
+        uint32_t levels, fanout;
+    } shapes[2] = {{2, 16}, {5, 3}};
+    const uint64_t n = z->distinct, m = bits_for(n, K, 0.05);
+    FILE *md = open_out(dir, "p000_sliced_root.md");
+    fprintf(md,
+            "# Paper 000 section 6, Lemma 1: a Bloom tree with a vertically sliced root\n\n"
+            "The trees and stream of Table 1 (p000_table1.md; m = %" PRIu64 ", k = %d for "
+            "0.05 at %" PRIu64 " distinct keys), the root sliced vertically over S sites "
+            "(Definition 2: slice i holds positions [ceil(i m/S), ceil((i+1) m/S))), S = 1 "
+            "the unsliced root.  *FP*: distinct events (first appearance of the key) "
+            "answered duplicate; *expected*: the sum over them of the standard filter's rate "
+            "at the distinct keys before (once_fpr_standard), with its standard deviation.  "
+            "*Root requests*: requests to the root; *largest slice share*: the most requests "
+            "one slice saw over the root's, against 1 - (1 - 1/S)^k (independent positions; "
+            "reported, not a criterion).\n\n"
+            "Criteria (Lemma 1): FP within 4 sigmas of the standard filter's expected count; "
+            "every event decided as with the unsliced root (Proposition 1).\n\n"
+            "| levels | tree | S | FP | expected FP | z | root requests | largest slice share "
+            "| independent share | FP within 4 sigmas | same as unsliced root |\n"
+            "|---|---|---|---|---|---|---|---|---|---|---|\n",
+            m, K, n);
+    uint8_t *seen = alloc_or_die(z->domain_size, 1);
+    uint8_t *unsliced = alloc_or_die(z->events, 1);
+    probe_site store[MAX_SLICES];
+    for (int sh = 0; sh < 2; sh++)
+        for (int mode = 0; mode < 2; mode++)
+            for (int si = 0; si < 3; si++) {
+                uint32_t L = shapes[sh].levels, F = shapes[sh].fanout, S = slice_counts[si];
+                once_tree_config c = {.mode = (once_tree_mode)mode, .levels = L, .fanout = F,
+                                      .bits = m, .hashes = K, .seed = SEED, .seed_is_set = true};
+                once_tree *t = tree_with_sliced_root(&c, S, store);
+                once_tree_stats st;
+                MUST(once_tree_get_stats(t, &st), "tree stats");
+                memset(seen, 0, z->domain_size);
+                uint64_t fp = 0, distinct = 0, differ = 0;
+                double expected = 0, variance = 0;
+                for (size_t i = 0; i < z->events; i++) {
+                    uint32_t id = z->id[i];
+                    event_key key = key_of(z->key_domain, id);
+                    bool dup = false;
+                    MUST(once_tree_test_and_add(t, producer_leaf(id, i, st.leaves, F), &key,
+                                                sizeof key, &dup),
+                         "tree test-and-add");
+                    if (si == 0)
+                        unsliced[i] = dup;
+                    differ += dup != unsliced[i];
+                    if (!seen[id]) {
+                        double p = once_fpr_standard(m, K, distinct);
+                        expected += p;
+                        variance += p * (1 - p);
+                        fp += dup;
+                        distinct++;
+                    }
+                    seen[id] = 1;
+                }
+                MUST(once_tree_get_stats(t, &st), "tree stats");
+                uint64_t largest = 0;
+                for (uint32_t i = 0; S > 1 && i < S; i++) {
+                    uint64_t load = store[i].tests + store[i].sets;
+                    largest = load > largest ? load : largest;
+                }
+                once_tree_free(t);
+                double zscore = variance > 0 ? ((double)fp - expected) / sqrt(variance) : 0;
+                double share = S > 1 ? (double)largest / (double)st.accesses[0] : 1.0;
+                fprintf(md,
+                        "| %u | %s | %u | %" PRIu64 " | %.1f +- %.1f | %+.2f | %" PRIu64
+                        " | %.3f | %.3f | %s | %s |\n",
+                        L, mode == ONCE_TREE_DENSE ? "dense" : "sparse", S, fp, expected,
+                        sqrt(variance), zscore, st.accesses[0], share,
+                        1.0 - pow(1.0 - 1.0 / S, K), verdict(v, fabs(zscore) <= 4.0),
+                        si == 0 ? "-" : verdict(v, differ == 0));
+            }
+    free(seen);
+    free(unsliced);
+    fclose(md);
+}
+
 /* ------------------------------------------------------------------- main */
 
 void write_paper000(const char *dir)
 {
     clock_t start = clock(), step = start;
     stream z = zipf_stream(ZIPF_EVENTS, ZIPF_DOMAIN, ZIPF_ALPHA, 1);
-    verdicts v[8] = {
+    verdicts v[10] = {
         {"Fig. 1: fault tolerance", "p000_fig1.md", 0, 0},
         {"Fig. 5(a-c): slicing, rate and load", "p000_fig5.md", 0, 0},
         {"Fig. 5(d): threshold heuristic", "p000_fig5d.md", 0, 0},
@@ -1748,6 +2044,8 @@ void write_paper000(const char *dir)
         {"Figs. 10-11: dynamic size", "p000_fig10.md", 0, 0},
         {"Table 1: Bloom tree levels", "p000_table1.md", 0, 0},
         {"Fig. 12(c): top-down testing", "p000_fig12.md", 0, 0},
+        {"Section 6: Bloom trees with timers", "p000_tree_windows.md", 0, 0},
+        {"Lemma 1: a sliced root", "p000_sliced_root.md", 0, 0},
     };
     write_fig1(dir, &z, &v[0]);
     fprintf(stderr, "paper000: fig1 %.1fs\n", seconds_since(step));
@@ -1769,6 +2067,12 @@ void write_paper000(const char *dir)
     step = clock();
     write_trees(dir, &v[6], &v[7]);
     fprintf(stderr, "paper000: trees %.1fs\n", seconds_since(step));
+    step = clock();
+    write_tree_windows(dir, &z, &v[8]);
+    fprintf(stderr, "paper000: tree windows %.1fs\n", seconds_since(step));
+    step = clock();
+    write_sliced_root(dir, &z, &v[9]);
+    fprintf(stderr, "paper000: sliced root %.1fs\n", seconds_since(step));
 
     FILE *md = open_out(dir, "p000_summary.md");
     fprintf(md, "# Paper 000 reproductions: summary\n\n"
@@ -1776,7 +2080,7 @@ void write_paper000(const char *dir)
                 "states its criteria; this counts its PASS and FAIL cells.\n\n"
                 "| experiment | file | PASS | FAIL |\n|---|---|---|---|\n",
             z.events, ZIPF_ALPHA, z.domain_size, z.distinct);
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < 10; i++)
         fprintf(md, "| %s | [%s](%s) | %u | %u |\n", v[i].name, v[i].file, v[i].file, v[i].pass,
                 v[i].fail);
     fclose(md);

@@ -6,7 +6,12 @@
  *     sites run by the calling thread, by 1 worker thread and by 2;
  *   - one concurrent filter (vertical, locks) fed by 1 and by 2 producer threads with
  *     one-key calls, each producer a half of the stream;
- *   - the same filter with a window of timers (vertical, one-key calls in a batch).
+ *   - the same filter with a window of timers (vertical, one-key calls in a batch);
+ *   - Bloom trees of 2 levels and 2 leaves (section 6), dense and sparse, each key
+ *     produced at its home leaf (a hash of the key, so its repeats are caught there),
+ *     by 1 producer, then by 2 producers on one concurrent tree, one at each leaf; and
+ *     the same stream offered a second time (timed alone), every event a duplicate
+ *     caught at its leaf, where producers at different leaves need no common lock.
  * The stream: N events, half of them repeats of an earlier key (so that both answers
  * are common), 16-byte keys, built before any clock starts.  Ratios are to the
  * baseline's time (above 1: slower).  Not a test; numbers depend on the machine.
@@ -182,6 +187,74 @@ static double run_producers(once_sliced_config c, int producers, uint64_t *dups)
     return seconds;
 }
 
+typedef struct tree_producer {
+    once_tree *t;
+    uint64_t leaf;      /* the leaf this producer feeds */
+    bool every_leaf;    /* the only producer: every event, at its home leaf */
+    uint64_t dups;
+} tree_producer;
+
+static uint64_t home_leaf(size_t i)
+{
+    return mix(stream[i].a) & 1;
+}
+
+static void *produce_at_leaf(void *arg)
+{
+    tree_producer *p = arg;
+    for (size_t i = 0; i < events; i++) {
+        uint64_t leaf = home_leaf(i);
+        if (!p->every_leaf && leaf != p->leaf)
+            continue;
+        bool seen = false;
+        if (once_tree_test_and_add(p->t, leaf, &stream[i], sizeof stream[i], &seen) != ONCE_OK) {
+            fputs("tree call failed\n", stderr);
+            exit(2);
+        }
+        p->dups += seen;
+    }
+    return NULL;
+}
+
+/* The stream through a tree by 1 producer or 2 (one a leaf): seconds, and *dups. */
+static double feed_tree(once_tree *t, int producers, uint64_t *dups)
+{
+    tree_producer ps[2];
+    pthread_t tids[2];
+    double start = now_seconds();
+    for (int p = 0; p < producers; p++) {
+        ps[p] = (tree_producer){t, (uint64_t)p, producers == 1, 0};
+        if (pthread_create(&tids[p], NULL, produce_at_leaf, &ps[p]) != 0)
+            exit(2);
+    }
+    *dups = 0;
+    for (int p = 0; p < producers; p++) {
+        pthread_join(tids[p], NULL);
+        *dups += ps[p].dups;
+    }
+    return now_seconds() - start;
+}
+
+/* A tree of 2 levels and 2 leaves, fed by 1 producer or by 2 (one a leaf, `concurrent`);
+ * with `second_pass` the stream is offered once untimed, and the time is the second's. */
+static double run_tree_producers(once_tree_mode mode, int producers, bool second_pass,
+                                 uint64_t *dups)
+{
+    once_tree_config c = {.mode = mode, .levels = 2, .fanout = 2, .capacity = events,
+                          .error = 0.001, .seed = 1, .seed_is_set = true,
+                          .concurrent = producers > 1};
+    once_tree *t = NULL;
+    if (once_tree_create(&t, &c, NULL) != ONCE_OK) {
+        fputs("cannot create a tree\n", stderr);
+        exit(2);
+    }
+    double seconds = feed_tree(t, producers, dups);
+    if (second_pass)
+        seconds = feed_tree(t, producers, dups);
+    once_tree_free(t);
+    return seconds;
+}
+
 static void row(const char *name, double seconds, double baseline, uint64_t dups)
 {
     printf("| %s | %.1f | %.2f | %.2fx | %llu |\n", name, seconds * 1e9 / (double)events,
@@ -255,6 +328,18 @@ int main(int argc, char **argv)
             double s = run_producers(w, producers, &dups);
             row(name, s, base, dups);
         }
+        for (int pass = 0; pass < 2; pass++)
+            for (int mode = 0; mode < 2; mode++)
+                for (int producers = 1; producers <= 2; producers++) {
+                    char name[128];
+                    snprintf(name, sizeof name, "tree %s, 2 leaves, %s%s",
+                             mode == ONCE_TREE_DENSE ? "dense" : "sparse",
+                             producers > 1 ? "2 producers, one a leaf (locks)" : "1 producer",
+                             pass ? ", second pass" : "");
+                    double s =
+                        run_tree_producers((once_tree_mode)mode, producers, pass == 1, &dups);
+                    row(name, s, base, dups);
+                }
     }
     free(stream);
     free(batch);

@@ -169,6 +169,24 @@ typedef struct once_memory_site_config {
 ONCE_API once_status once_memory_site_create(const once_memory_site_config *config,
                                              once_site *site);
 
+/*
+ * A site of `bits` positions sliced vertically over `slices` inner sites (Definition
+ * 2; section 6 slices "the root Bloom filter or the filter of any other overloaded
+ * node in the tree" this way, Lemma 1): inner site i holds positions [ceil(i m / S),
+ * ceil((i + 1) m / S)) of the m = bits, at offsets from 0, so it must hold at least
+ * ceil(m / S) positions.  A request becomes one request per slice its positions touch
+ * (same operation and time; the inner sites that start and wait work in parallel), and
+ * is answered all set when every touched slice's positions are: the site decides every
+ * request exactly as one site of m positions (Proposition 1).  A position past m is
+ * never set.  Its status is the first failure of a slice (a slice that cannot be
+ * reached fails the request; what the others did stays).  It takes the inner sites over
+ * when created (its destroy destroys them) and leaves them to the caller on failure;
+ * 1 <= slices <= min(bits, ONCE_MAX_SLICED_SITES), bits at most 2^40.  Run by one thread
+ * at a time, as the sites it holds.
+ */
+ONCE_API once_status once_vertical_site_create(uint64_t bits, uint32_t slices,
+                                               const once_site *inner, once_site *site);
+
 /* What a sliced filter does when a site cannot be reached (section 3.2). */
 typedef enum once_failure {
     ONCE_FAILURE_REPORT = 0,   /* the call fails with ONCE_ERR_UNAVAILABLE, nothing decided */
@@ -352,12 +370,43 @@ ONCE_API once_status once_thread_sites_create(uint32_t threads, uint32_t count,
  * event seen before is still always a duplicate.  d = 0 turns it off; d is at most
  * L - 1.
  *
+ * Windows (section 6: "Bloom trees can also be enhanced with timers to support sliding
+ * windows"): with window_ms every node is a windowed site (memory nodes are
+ * once_memory_site_config.window_ms sites): a node sets an event's positions to expire
+ * at t_u + w and answers a request at the event's own time t_u, so an event is a
+ * duplicate exactly when its key was delivered (answered distinct) less than w before
+ * (Definition 4), but for false positives.  Calls then give the event's time
+ * (once_tree_test_and_add_at).  Both modes are first-test-then-set (Algorithm 2): a
+ * duplicate must not set timers, since a set restarts the key's window at the nodes
+ * it reaches; test-and-set would make every repeat a fresh delivery there, and the
+ * key would stay a duplicate for as long as it kept coming.  So with a window the
+ * dense tree tests from its leaf up and sets only a distinct event's path, root
+ * first, as the sparse one does: its leaves no longer take a duplicate found above
+ * them (the locality of Table 1 is lost, the decisions are the same, Proposition 3).
+ * Every timer at a node then expires no later than its parent's, and the tree
+ * decides every event (in time order) as one windowed filter of the same m, k and
+ * seed: its root.
+ *
  * Nodes: a node is a site (once_site above), so it may live anywhere; with sites NULL
  * the tree holds its nodes in process memory.  A node that cannot be reached when the
  * event needs it fails the call with ONCE_ERR_UNAVAILABLE, nothing decided; what the
  * nodes asked before it were told stays (dense: the event's bits at the nodes below
  * it; sparse: at the nodes above it when the failure comes while setting), so a retry
- * may answer duplicate.  Calls on one tree are made by one thread at a time.
+ * may answer duplicate.
+ *
+ * Threads (section 6, "Concurrency"): without `concurrent`, calls on one tree are made
+ * by one thread at a time.  With it, several threads may call at once, and with every
+ * node reachable an event is answered distinct at most once however many threads
+ * offer it.  Locks are per node: an operation locks each node of its path before it
+ * asks it, leaf first, so that every operation takes its locks in one order (by
+ * decreasing node index) and none waits for another in a circle.  First-test-then-set
+ * (sparse trees, and any tree with a window) keeps the nodes it tested until its sets
+ * are done, so a second producer of the event waits at the first node their paths
+ * share and then finds it set; a dense test-and-set needs a node only while it asks
+ * it, as a node answers one test-and-set at a time.  Producers at different leaves
+ * run at once until their paths meet, and events found near their leaves never wait
+ * on the root.  With top-down testing the check tests nodes below the path, against
+ * that order, so such a tree holds one lock for the whole operation.
  */
 typedef enum once_tree_mode {
     ONCE_TREE_DENSE = 0, /* test-and-set up the tree (Algorithm 1) */
@@ -380,9 +429,15 @@ typedef struct once_tree_config {
     uint64_t seed;
     bool seed_is_set;         /* false: draw one */
     uint32_t top_down_level;  /* d, 0 (off) to L - 1 */
-    bool concurrent;          /* several threads call at once: each operation holds the
-                                 root's lock (section 6), so an event is answered
-                                 distinct at most once */
+    bool concurrent;          /* several threads call at once: per-node locks (see
+                                 "Threads" above), so an event is answered distinct at
+                                 most once */
+    uint64_t window_ms;       /* keep an event for this long after its time t_u (see
+                                 "Windows" above); 0 = all time */
+    uint32_t root_slices;     /* sites NULL: the root is a vertical site over this many
+                                 memory sites (once_vertical_site_create; 0 or 1 = one
+                                 site), at most min(m, ONCE_MAX_SLICED_SITES); the tree
+                                 decides as with one root (Lemma 1) */
 } once_tree_config;
 
 typedef struct once_tree once_tree;
@@ -393,6 +448,8 @@ typedef struct once_tree_stats {
     uint64_t bits;            /* m of every node */
     uint32_t hashes, levels, fanout;
     uint64_t nodes, leaves;
+    uint64_t window_ms;       /* the window, or 0 */
+    uint32_t root_slices;     /* the root's vertical slices (1: not sliced) */
     uint64_t events;          /* test-and-add calls answered */
     uint64_t duplicates;      /* of which answered duplicate */
     uint64_t failures;        /* requests a node could not answer */
@@ -418,9 +475,14 @@ ONCE_API once_status once_tree_create(once_tree **out, const once_tree_config *c
                                       const once_site *sites);
 ONCE_API void once_tree_free(once_tree *tree);
 /* Dedup an event produced at leaf `leaf` (0 .. leaves - 1): *seen = duplicate; a
- * distinct event is inserted as the mode says. */
+ * distinct event is inserted as the mode says.  A tree with a window needs the event's
+ * time: this call refuses it (ONCE_ERR_INVALID). */
 ONCE_API once_status once_tree_test_and_add(once_tree *tree, uint64_t leaf, const void *key,
                                             size_t len, bool *seen);
+/* The same for an event of producer timestamp time_ms, t_u (ms, at most
+ * ONCE_MAX_TIME_MS, else ONCE_ERR_TIME; windows; ignored without one). */
+ONCE_API once_status once_tree_test_and_add_at(once_tree *tree, uint64_t leaf, const void *key,
+                                               size_t len, uint64_t time_ms, bool *seen);
 ONCE_API once_status once_tree_get_stats(const once_tree *tree, once_tree_stats *stats);
 
 #ifdef __cplusplus

@@ -59,6 +59,17 @@
  *   filter starts the batches of every site an operation needs and then waits for
  *   them, so the workers run them in parallel; run() is start() then wait().
  *
+ *   Vertical sites are one node's filter sliced over S inner sites (paper 000, section
+ *   6: "slicing the root Bloom filter or the filter of any other overloaded node in
+ *   the tree"; Lemma 1).  Positions [0, m) are split as Definition 2 splits a filter's
+ *   bits (slice_vertical_of, the vertically sliced filter's own rule): a request
+ *   becomes one request per touched slice, on the positions' offsets there, with the
+ *   same operation and time; every inner site that works apart is started before any
+ *   is waited for.  All positions are set when every touched slice says so, and a
+ *   test-and-set's positions were all set before when every slice's were, so the node
+ *   decides as the unsliced one of the same m (Proposition 1): each position lives in
+ *   exactly one slice and is tested and set there alone.
+ *
  * Invariants
  *   - a site's cells are touched only by its owner thread (or, for a memory site, by
  *     the caller that runs it); the owner's mutex orders a batch's hand-over and its
@@ -661,6 +672,172 @@ once_status once_thread_sites_create(uint32_t threads, uint32_t count, once_site
                                .describe = thread_site_describe};
     }
     once_free_memory(made);
+    return ONCE_OK;
+}
+
+/* ------------------------------------------------------------ vertical sites */
+
+/* Positions a vertical site splits in stack space; a longer request allocates. */
+#define VERTICAL_STACK_POSITIONS 64u
+
+typedef struct vertical_site {
+    uint64_t bits;
+    uint32_t slices;
+    slice_divisor by_bits, by_slices;
+    once_site inner[]; /* slices of them */
+} vertical_site;
+
+/* A request's split, `count` entries each: every position's slice and offset there, the
+ * positions in slice order (sorted: their indexes; grouped: their offsets), the expiries
+ * the slices answer in that order, and a request per touched slice. */
+typedef struct vertical_split {
+    uint32_t *slice_of, *sorted, *part_slice;
+    uint64_t *offsets, *grouped, *expiries;
+    once_site_request *parts;
+} vertical_split;
+
+static void vertical_request(vertical_site *v, once_site_request *q, const vertical_split *x)
+{
+    q->all_set = true;
+    q->status = ONCE_OK;
+    for (uint32_t i = 0; i < q->count; i++) {
+        uint64_t p = q->positions[i];
+        if (p >= v->bits) { /* past the node: never set, and not written */
+            q->all_set = false;
+            if (q->expiries != NULL)
+                memset(q->expiries, 0, q->count * sizeof *q->expiries);
+            return;
+        }
+        x->slice_of[i] =
+            slice_vertical_of(p, v->slices, &v->by_bits, &v->by_slices, &x->offsets[i]);
+    }
+    /* Group by slice, in slice order (a stable insertion sort of the k positions, as the
+     * sliced filter groups its sites). */
+    for (uint32_t i = 0; i < q->count; i++) {
+        uint32_t j = i;
+        while (j > 0 && x->slice_of[x->sorted[j - 1]] > x->slice_of[i]) {
+            x->sorted[j] = x->sorted[j - 1];
+            j--;
+        }
+        x->sorted[j] = i;
+    }
+    uint32_t touched = 0;
+    for (uint32_t i = 0; i < q->count; i++) {
+        uint32_t slice = x->slice_of[x->sorted[i]];
+        if (touched == 0 || slice != x->part_slice[touched - 1]) {
+            x->part_slice[touched] = slice;
+            x->parts[touched++] = (once_site_request){
+                q->op, x->grouped + i, 0, false, ONCE_OK, q->time_ms,
+                q->expiries != NULL ? x->expiries + i : NULL};
+        }
+        x->grouped[i] = x->offsets[x->sorted[i]];
+        x->parts[touched - 1].count++;
+    }
+    /* Start the slices that work apart, run the others here, then wait. */
+    for (uint32_t t = 0; t < touched; t++) {
+        const once_site *site = &v->inner[x->part_slice[t]];
+        if (site->start != NULL)
+            site->start(site->context, &x->parts[t], 1);
+    }
+    for (uint32_t t = 0; t < touched; t++) {
+        const once_site *site = &v->inner[x->part_slice[t]];
+        if (site->start == NULL)
+            site->run(site->context, &x->parts[t], 1);
+    }
+    for (uint32_t t = 0; t < touched; t++) {
+        const once_site *site = &v->inner[x->part_slice[t]];
+        if (site->wait != NULL)
+            site->wait(site->context);
+    }
+    for (uint32_t t = 0; t < touched; t++) {
+        if (x->parts[t].status != ONCE_OK && q->status == ONCE_OK)
+            q->status = x->parts[t].status;
+        q->all_set = q->all_set && x->parts[t].all_set;
+    }
+    if (q->expiries != NULL) /* back in the request's order */
+        for (uint32_t i = 0; i < q->count; i++)
+            q->expiries[x->sorted[i]] = x->expiries[i];
+}
+
+static void vertical_site_run(void *context, once_site_request *requests, size_t count)
+{
+    vertical_site *v = context;
+    enum { N = VERTICAL_STACK_POSITIONS };
+    uint32_t slice_of[N], sorted[N], part_slice[N];
+    uint64_t offsets[N], grouped[N], expiries[N];
+    once_site_request parts[N];
+    const vertical_split stack = {slice_of, sorted, part_slice, offsets, grouped, expiries, parts};
+    for (size_t r = 0; r < count; r++) {
+        once_site_request *q = &requests[r];
+        if (q->count <= N) {
+            vertical_request(v, q, &stack);
+            continue;
+        }
+        /* One block: three index arrays, three of positions, the requests. */
+        size_t n = q->count;
+        void *block = once_malloc(n * (3 * sizeof(uint32_t) + 3 * sizeof(uint64_t) +
+                                       sizeof(once_site_request)));
+        if (block == NULL) {
+            q->status = ONCE_ERR_NOMEM;
+            continue;
+        }
+        once_site_request *heap_parts = block; /* the most aligned first */
+        uint64_t *words = (uint64_t *)(heap_parts + n);
+        uint32_t *indexes = (uint32_t *)(words + 3 * n);
+        const vertical_split heap = {indexes, indexes + n, indexes + 2 * n, words,
+                                     words + n, words + 2 * n, heap_parts};
+        vertical_request(v, q, &heap);
+        once_free_memory(block);
+    }
+}
+
+/* The node's filter is its slices': cells, set cells, bytes and sub-filters added up
+ * (filters: the most any slice holds, as the node's positions are split, not copied). */
+static void vertical_site_describe(void *context, once_site_info *info)
+{
+    vertical_site *v = context;
+    once_site_info sum = {0, 0, 0, sizeof *v + v->slices * sizeof *v->inner, 0};
+    for (uint32_t i = 0; i < v->slices; i++) {
+        once_site_info one = {0, 0, 1, 0, 1};
+        if (v->inner[i].describe != NULL)
+            v->inner[i].describe(v->inner[i].context, &one);
+        sum.cells += one.cells;
+        sum.cells_set += one.cells_set;
+        sum.filters = one.filters > sum.filters ? one.filters : sum.filters;
+        sum.bytes += one.bytes;
+        sum.opened += one.opened;
+    }
+    *info = sum;
+}
+
+static void vertical_site_destroy(void *context)
+{
+    vertical_site *v = context;
+    slice_sites_destroy(v->inner, v->slices);
+    once_free_memory(v);
+}
+
+once_status once_vertical_site_create(uint64_t bits, uint32_t slices, const once_site *inner,
+                                      once_site *out)
+{
+    if (out == NULL || inner == NULL || bits == 0 || bits > (UINT64_C(1) << 40) ||
+        slices == 0 || slices > ONCE_MAX_SLICED_SITES || slices > bits)
+        return ONCE_ERR_INVALID;
+    for (uint32_t i = 0; i < slices; i++)
+        if (inner[i].run == NULL || (inner[i].start == NULL) != (inner[i].wait == NULL))
+            return ONCE_ERR_INVALID;
+    vertical_site *v = once_calloc(1, sizeof *v + slices * sizeof *v->inner);
+    if (v == NULL)
+        return ONCE_ERR_NOMEM;
+    v->bits = bits;
+    v->slices = slices;
+    v->by_bits = slice_divisor_of(bits);
+    v->by_slices = slice_divisor_of(slices);
+    memcpy(v->inner, inner, slices * sizeof *inner);
+    *out = (once_site){.context = v,
+                       .run = vertical_site_run,
+                       .destroy = vertical_site_destroy,
+                       .describe = vertical_site_describe};
     return ONCE_OK;
 }
 

@@ -75,19 +75,6 @@
 /* Events a batch plans and sends at once. */
 #define BATCH_EVENTS 256u
 
-/* x / d and x % d by a product and one correction, without a division instruction
- * (tens of cycles, and an event needs k of them): with r = floor((2^64 - 1) / d), the
- * high word of x r is floor(x / d) or one less for any 64-bit x (its error,
- * x (2^64 - r d) / (d 2^64), is below 1). */
-typedef struct divisor {
-    uint64_t d, reciprocal;
-} divisor;
-
-static divisor divisor_of(uint64_t d)
-{
-    return (divisor){d, UINT64_MAX / d};
-}
-
 typedef struct counter_group {
     _Alignas(64) _Atomic uint64_t events;
     _Atomic uint64_t messages, failed_messages, inserted;
@@ -110,7 +97,7 @@ struct once_sliced {
     uint64_t bits, slice_bits, seed;
     uint64_t probe_bits; /* the filter positions are drawn for: m, or a slice (S' sites) */
     uint64_t place_mask, place_keys[2]; /* the bit placement over probe_bits (bit_place) */
-    divisor by_slice_bits, by_bits, by_slices, by_part;
+    slice_divisor by_slice_bits, by_bits, by_slices, by_part;
     uint32_t place_shift;
     once_site *sites;
     bool concurrent;
@@ -304,11 +291,11 @@ once_status once_sliced_create(once_sliced **out, const once_sliced_config *c,
     f->bits = m;
     f->slice_bits = slice_bits;
     f->seed = seed;
-    f->by_slice_bits = divisor_of(slice_bits);
-    f->by_bits = divisor_of(m);
-    f->by_slices = divisor_of(c->slices);
+    f->by_slice_bits = slice_divisor_of(slice_bits);
+    f->by_bits = slice_divisor_of(m);
+    f->by_slices = slice_divisor_of(c->slices);
     if (c->slicing == ONCE_SLICING_DICED_VH) /* m is a multiple of S S' (geometry) */
-        f->by_part = divisor_of(m / ((uint64_t)c->slices * parts));
+        f->by_part = slice_divisor_of(m / ((uint64_t)c->slices * parts));
     f->probe_bits = horizontal_first(c->slicing) ? slice_bits * parts : m;
     uint32_t b = 1;
     while ((UINT64_C(1) << b) < f->probe_bits)
@@ -430,18 +417,6 @@ static uint64_t mix64(uint64_t x)
     return x ^ (x >> 33);
 }
 
-static uint64_t divide(uint64_t x, const divisor *by, uint64_t *remainder)
-{
-    uint64_t q = (uint64_t)(((unsigned __int128)x * by->reciprocal) >> 64);
-    uint64_t r = x - q * by->d;
-    if (r >= by->d) {
-        q++;
-        r -= by->d;
-    }
-    *remainder = r;
-    return q;
-}
-
 /* The requests of one event: the touched sites, each with its positions. */
 typedef struct event_plan {
     uint64_t time_ms; /* the producer's timestamp t_u (windows) */
@@ -476,18 +451,14 @@ static once_status plan_event(const once_sliced *f, const void *key, size_t len,
     uint32_t outer =
         f->slicing == ONCE_SLICING_DICED_HV ? (uint32_t)once_reduce(h.lo, f->slices) : 0;
     for (uint32_t i = 0; i < f->hashes; i++) {
-        uint64_t place = bit_place(f, pos[i]), offset = 0, ignored = 0;
+        uint64_t place = bit_place(f, pos[i]), offset = 0;
         if (f->slicing == ONCE_SLICING_DICED_HV) {
-            site[i] = outer * f->parts + (uint32_t)divide(place, &f->by_slice_bits, &offset);
+            site[i] = outer * f->parts + (uint32_t)slice_divide(place, &f->by_slice_bits, &offset);
             pos[i] = offset;
             continue;
         }
-        /* Vertical slice i holds the places p with floor(p S / m) = i, that is
-         * [ceil(i m / S), ceil((i + 1) m / S)): floor(m/S) or ceil(m/S) of them, as
-         * even as m allows (Definition 2). */
-        uint64_t slice = divide(place * f->slices, &f->by_bits, &ignored);
-        uint64_t start = divide(slice * f->bits + f->slices - 1, &f->by_slices, &ignored);
-        offset = place - start;
+        /* Definition 2, as even as m allows (slice/sites.h). */
+        uint64_t slice = slice_vertical_of(place, f->slices, &f->by_bits, &f->by_slices, &offset);
         if (f->parts == 1) {
             site[i] = (uint32_t)slice;
             pos[i] = offset;
@@ -498,7 +469,7 @@ static once_status plan_event(const once_sliced *f, const void *key, size_t len,
          * slice's offsets). */
         uint32_t part = (uint32_t)once_reduce(mix64(h.hi ^ mix64(slice + 1)), f->parts);
         site[i] = (uint32_t)slice * f->parts + part;
-        divide(offset, &f->by_part, &pos[i]);
+        slice_divide(offset, &f->by_part, &pos[i]);
     }
     /* Group by site, in increasing site order (an insertion sort of k pairs, stable:
      * the positions of a site keep their probe order). */

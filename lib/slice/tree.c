@@ -10,7 +10,9 @@
  *   at node first[l] = 1 + fanout + .. + fanout^(l-1).  Leaf i is node first[L-1] + i.
  *
  *   Every node is a filter of the same m bits and k hash functions under one seed,
- *   held by a site (once_site): the tree keeps no bits itself.  An event is hashed once
+ *   held by a site (once_site): the tree keeps no bits itself.  The root may be sliced
+ *   vertically over memory sites (root_slices; once_vertical_site_create), section 6's
+ *   remedy for the load the upper levels take; by Lemma 1 that changes no decision.  An event is hashed once
  *   (once_digest_with_seed, then once_standard_positions, as ONCE_STANDARD and the
  *   vertically sliced filter do), and each node it visits gets one request on those k
  *   positions.
@@ -23,6 +25,15 @@
  *   pushing it on the path, until one matches ("duplicate", nothing set) or the root
  *   misses ("distinct"); then a SET to every node of the path, popped: the root first,
  *   the leaf last.
+ *
+ *   Windows (section 6, "Bloom trees can also be enhanced with timers"): every node is
+ *   a windowed site (slice/sites.c: a position set for an event of time t_u expires at
+ *   t_u + w, the later expiry stays, and a request is answered at its own time t_u),
+ *   and both modes run first-test-then-set: a duplicate sets nothing, since a set at
+ *   its time would restart its window at the nodes it reached.  The dense tree's
+ *   test-and-set is therefore Algorithm 2 too (the paper: "the first-test-then-set
+ *   primitive can be used both for sparse Bloom trees and for implementing the dense
+ *   Bloom trees"), and every request carries the event's time.
  *
  *   Top-down testing, threshold level d (section 6): the paper checks a match at a
  *   node i of level j < d by testing i's children other than the one the request came
@@ -69,10 +80,36 @@
  *     ancestors: x matches; at level d or below that is final, else the chain goes on
  *     from x through a child off the path (one on it would be lower than x), which the
  *     check at x tests, and ruled-out matches below x do not stop the walk before x;
+ *   - with a window, the same with timers: every timer at a node expires no later than
+ *     the same position's at its parent (a distinct event sets its path, root first,
+ *     each to the later of t_u + w and what it held; nothing else sets), so a position
+ *     alive at a node is alive at its parent, and for events in time order the tree
+ *     decides as its root, one windowed filter of the same m, k and seed;
  *   - a failed request (ONCE_ERR_UNAVAILABLE) fails the call, nothing decided and no
  *     further request sent.  Sparse sets go root first, so a failure while setting
  *     leaves the first invariant intact; a dense test-and-set below the unreachable
  *     node stays done.
+ *
+ * Threads (section 6, "Concurrency"; the paper locks the root, "as all first-test-then-set
+ * requests will pass through the root node before setting any bits", which makes
+ * producers at different leaves run one at a time).  With `concurrent` each node has a
+ * lock, and an operation locks a node of its path before it asks it: leaf first, then
+ * up, so every operation takes its locks in decreasing node index, one global order,
+ * and no two wait for each other in a circle.
+ *   - First-test-then-set keeps every node it tested until its sets are done.  Two
+ *     producers of an event u meet at the lowest node x their paths share (the leaf,
+ *     when it is the same): the second locks x only when the first is done with it, so
+ *     if the first answered distinct, x holds u (sets go root first, down to the leaf,
+ *     and x is on its path) and the second matches at x or below it.
+ *   - A dense test-and-set (no window) keeps a node only while it asks it: the node
+ *     runs one test-and-set at a time, so of two producers of u that reach x the second
+ *     finds u's bits set by the first; an event answered distinct missed at every
+ *     node of its path, x and the root included, so at most one is.
+ *   - Top-down testing asks nodes below a match, whose indexes are larger than the
+ *     path's: to lock them too would break the order, and to ask them unlocked would
+ *     race with their sets.  A tree with it holds one lock for the whole operation.
+ *   - Counters are atomic, in groups by leaf (one without `concurrent`), so producers
+ *     at different leaves seldom write one cache line.
  *
  * Counting (Table 1, Fig. 12): per level, accesses are requests sent to the level's
  * nodes (each a message to one site), hits the tests and test-and-sets answered "all
@@ -87,25 +124,63 @@
 #include "slice/sites.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #define TREE_MAX_HASHES 64u
 #define TREE_MAX_BITS (UINT64_C(1) << 40)
+/* A windowed memory site's most cells (once_memory_site_create: a timer and its mark
+ * each, up to 33 bits). */
+#define TREE_MAX_TIMERS (UINT64_C(1) << 34)
 #define NO_NODE UINT64_MAX
+/* Counter groups of a concurrent tree: an operation counts in its leaf's group, so that
+ * producers at different leaves seldom write one cache line. */
+#define TREE_COUNTER_GROUPS 16u
+
+typedef struct tree_counters {
+    _Alignas(64) _Atomic uint64_t events;
+    _Atomic uint64_t duplicates, failures;
+    _Atomic uint64_t accesses[ONCE_TREE_MAX_LEVELS], hits[ONCE_TREE_MAX_LEVELS],
+        ruled_out[ONCE_TREE_MAX_LEVELS];
+} tree_counters;
 
 struct once_tree {
     once_tree_mode mode;
     uint32_t levels, fanout, hashes, top_down_level;
     uint64_t bits, seed, nodes, leaves;
+    uint64_t window_ms;                   /* 0: no window */
+    uint32_t root_slices;                 /* 1: the root is one site */
     uint64_t first[ONCE_TREE_MAX_LEVELS]; /* the first node of each level */
     once_site *sites;                     /* nodes of them, in level order */
     uint64_t *frontier, *next;            /* top-down scratch, leaves of them each */
-    uint64_t events, duplicates, failures;
-    uint64_t accesses[ONCE_TREE_MAX_LEVELS], hits[ONCE_TREE_MAX_LEVELS],
-        ruled_out[ONCE_TREE_MAX_LEVELS];
+    uint32_t groups;                      /* of counters: 1, or TREE_COUNTER_GROUPS */
+    tree_counters *counters;
     bool concurrent;
-    pthread_mutex_t root_lock; /* when concurrent */
+    /* When concurrent: a lock per node (node_locks), or with top-down testing one for
+     * the whole tree (tree_lock; see "Threads" above). */
+    pthread_mutex_t *node_locks;
+    pthread_mutex_t tree_lock;
 };
+
+/* One operation: its group of counters, and the node locks it holds, in the order
+ * taken (decreasing node index). */
+typedef struct operation {
+    tree_counters *counters;
+    bool shared; /* the tree is concurrent: counters take atomic adds */
+    uint64_t held[ONCE_TREE_MAX_LEVELS];
+    uint32_t held_count;
+} operation;
+
+/* One thread's tree adds with a plain load and store (no locked instruction). */
+static void count(const operation *o, _Atomic uint64_t *counter, uint64_t by)
+{
+    if (o->shared)
+        atomic_fetch_add_explicit(counter, by, memory_order_relaxed);
+    else
+        atomic_store_explicit(counter,
+                              atomic_load_explicit(counter, memory_order_relaxed) + by,
+                              memory_order_relaxed);
+}
 
 /* ---------------------------------------------------------------- creation */
 
@@ -139,16 +214,17 @@ once_status once_tree_geometry(const once_tree_config *c, uint64_t *bits, uint32
         return ONCE_ERR_INVALID;
     if ((c->mode != ONCE_TREE_DENSE && c->mode != ONCE_TREE_SPARSE) || c->levels == 0 ||
         c->levels > ONCE_TREE_MAX_LEVELS || c->fanout == 0 || c->hashes > TREE_MAX_HASHES ||
-        c->top_down_level >= c->levels)
+        c->top_down_level >= c->levels || c->window_ms > ONCE_MAX_TIME_MS / 2 ||
+        c->root_slices > ONCE_MAX_SLICED_SITES)
         return ONCE_ERR_INVALID;
     uint64_t m = 0;
     uint32_t k = 0;
     once_status planned = slice_plan_geometry(c->bits, c->hashes, c->capacity, c->error, &m, &k);
     if (planned != ONCE_OK)
         return planned;
-    if (k == 0 || k > TREE_MAX_HASHES)
+    if (k == 0 || k > TREE_MAX_HASHES || c->root_slices > m)
         return ONCE_ERR_INVALID;
-    if (m > TREE_MAX_BITS)
+    if (m > TREE_MAX_BITS || (c->window_ms != 0 && m > TREE_MAX_TIMERS))
         return ONCE_ERR_TOO_LARGE;
     uint64_t n = 0, l = 0;
     once_status st = count_nodes(c->levels, c->fanout, NULL, &n, &l);
@@ -161,6 +237,27 @@ once_status once_tree_geometry(const once_tree_config *c, uint64_t *bits, uint32
     return ONCE_OK;
 }
 
+/* A root of m positions sliced vertically over `slices` memory sites, each of the
+ * largest slice's ceil(m / S) positions rounded up to whole words. */
+static once_status sliced_root(uint64_t m, uint32_t slices, uint64_t window_ms, once_site *root)
+{
+    once_site *inner = once_calloc(slices, sizeof *inner);
+    if (inner == NULL)
+        return ONCE_ERR_NOMEM;
+    once_memory_site_config slice = {.bits = ((m + slices - 1) / slices + 63) / 64 * 64,
+                                     .window_ms = window_ms};
+    once_status st = ONCE_OK;
+    uint32_t made = 0;
+    for (; made < slices && st == ONCE_OK; made += st == ONCE_OK)
+        st = once_memory_site_create(&slice, &inner[made]);
+    if (st == ONCE_OK)
+        st = once_vertical_site_create(m, slices, inner, root);
+    if (st != ONCE_OK)
+        slice_sites_destroy(inner, made);
+    once_free_memory(inner);
+    return st;
+}
+
 once_status once_tree_create(once_tree **out, const once_tree_config *c, const once_site *sites)
 {
     if (out == NULL)
@@ -171,6 +268,8 @@ once_status once_tree_create(once_tree **out, const once_tree_config *c, const o
     once_status st = once_tree_geometry(c, &m, &k, &nodes, &leaves);
     if (st != ONCE_OK)
         return st;
+    if (sites != NULL && c->root_slices > 1)
+        return ONCE_ERR_INVALID; /* the caller slices its own root (once_vertical_site_create) */
     if (sites != NULL) /* checked before anything is taken over */
         for (uint64_t i = 0; i < nodes; i++)
             if (sites[i].run == NULL)
@@ -186,11 +285,30 @@ once_status once_tree_create(once_tree **out, const once_tree_config *c, const o
     t->fanout = c->fanout;
     t->hashes = k;
     t->top_down_level = c->top_down_level;
-    if (c->concurrent) {
-        if (pthread_mutex_init(&t->root_lock, NULL) != 0) {
+    t->window_ms = c->window_ms;
+    t->root_slices = c->root_slices > 1 ? c->root_slices : 1;
+    t->groups = c->concurrent ? TREE_COUNTER_GROUPS : 1;
+    t->counters = once_aligned_alloc(t->groups * sizeof *t->counters); /* zeroed */
+    if (t->counters == NULL) {
+        once_free_memory(t);
+        return ONCE_ERR_NOMEM;
+    }
+    if (c->concurrent && c->top_down_level > 0) {
+        if (pthread_mutex_init(&t->tree_lock, NULL) != 0) {
+            once_aligned_free(t->counters);
             once_free_memory(t);
             return ONCE_ERR_NOMEM;
         }
+        t->concurrent = true;
+    } else if (c->concurrent) {
+        t->node_locks = once_calloc((size_t)nodes, sizeof *t->node_locks);
+        if (t->node_locks == NULL) {
+            once_aligned_free(t->counters);
+            once_free_memory(t);
+            return ONCE_ERR_NOMEM;
+        }
+        for (uint64_t i = 0; i < nodes; i++)
+            pthread_mutex_init(&t->node_locks[i], NULL);
         t->concurrent = true;
     }
     t->bits = m;
@@ -207,9 +325,11 @@ once_status once_tree_create(once_tree **out, const once_tree_config *c, const o
         memcpy(t->sites, sites, (size_t)nodes * sizeof *sites);
     } else {
         /* Positions fall in [0, m): a node holds m bits, rounded up to whole words. */
-        once_memory_site_config node = {.bits = (m + 63) / 64 * 64};
+        once_memory_site_config node = {.bits = (m + 63) / 64 * 64, .window_ms = t->window_ms};
         for (uint64_t i = 0; i < nodes; i++)
-            if ((st = once_memory_site_create(&node, &t->sites[i])) != ONCE_OK) {
+            if ((st = i == 0 && t->root_slices > 1
+                          ? sliced_root(m, t->root_slices, t->window_ms, &t->sites[0])
+                          : once_memory_site_create(&node, &t->sites[i])) != ONCE_OK) {
                 once_tree_free(t); /* destroys the ones made so far */
                 return st;
             }
@@ -223,8 +343,13 @@ void once_tree_free(once_tree *t)
     if (t == NULL)
         return;
     slice_sites_destroy(t->sites, t->nodes);
-    if (t->concurrent)
-        pthread_mutex_destroy(&t->root_lock);
+    if (t->node_locks != NULL)
+        for (uint64_t i = 0; i < t->nodes; i++)
+            pthread_mutex_destroy(&t->node_locks[i]);
+    else if (t->concurrent)
+        pthread_mutex_destroy(&t->tree_lock);
+    once_free_memory(t->node_locks);
+    once_aligned_free(t->counters);
     once_free_memory(t->sites);
     once_free_memory(t->frontier);
     once_free_memory(t->next);
@@ -233,22 +358,40 @@ void once_tree_free(once_tree *t)
 
 /* ------------------------------------------------------------- an event */
 
+/* Per-node locking: take `node`'s lock for the operation (nodes of one path, leaf
+ * first: decreasing indexes, the one order every operation takes them in). */
+static void hold(once_tree *t, operation *o, uint64_t node)
+{
+    if (t->node_locks == NULL)
+        return;
+    pthread_mutex_lock(&t->node_locks[node]);
+    o->held[o->held_count++] = node;
+}
+
+/* Give back the lock taken last (a dense test-and-set needs a node only while it asks). */
+static void release_last(once_tree *t, operation *o)
+{
+    if (t->node_locks != NULL && o->held_count > 0)
+        pthread_mutex_unlock(&t->node_locks[o->held[--o->held_count]]);
+}
+
 /* One request on the event's positions to `node`, of level `level`. */
-static once_status ask(once_tree *t, uint64_t node, uint32_t level, once_site_op op,
-                       const uint64_t *positions, bool *all_set)
+static once_status ask(once_tree *t, operation *o, uint64_t node, uint32_t level,
+                       once_site_op op, const uint64_t *positions, uint64_t time_ms,
+                       bool *all_set)
 {
     once_site_request q = {.op = op, .positions = positions, .count = t->hashes,
-                           .status = ONCE_OK};
+                           .status = ONCE_OK, .time_ms = time_ms};
     const once_site *site = &t->sites[node];
     site->run(site->context, &q, 1);
-    t->accesses[level]++;
+    count(o, &o->counters->accesses[level], 1);
     if (q.status != ONCE_OK) {
-        t->failures++;
+        count(o, &o->counters->failures, 1);
         return q.status;
     }
     *all_set = op != ONCE_SITE_SET && q.all_set;
     if (*all_set)
-        t->hits[level]++;
+        count(o, &o->counters->hits[level], 1);
     return ONCE_OK;
 }
 
@@ -258,8 +401,9 @@ static once_status ask(once_tree *t, uint64_t node, uint32_t level, once_site_op
  * node's other children down to level d.  Level by level, every node of the frontier
  * is tested; those that match pass their children on.
  */
-static once_status confirm_below(once_tree *t, uint64_t node, uint64_t from, uint32_t level,
-                                 const uint64_t *positions, bool *confirmed)
+static once_status confirm_below(once_tree *t, operation *o, uint64_t node, uint64_t from,
+                                 uint32_t level,
+                                 const uint64_t *positions, uint64_t time_ms, bool *confirmed)
 {
     uint64_t *frontier = t->frontier, *next = t->next;
     size_t count = 0;
@@ -270,7 +414,8 @@ static once_status confirm_below(once_tree *t, uint64_t node, uint64_t from, uin
         size_t matched = 0;
         for (size_t i = 0; i < count; i++) {
             bool present = false;
-            once_status st = ask(t, frontier[i], l, ONCE_SITE_TEST, positions, &present);
+            once_status st = ask(t, o, frontier[i], l, ONCE_SITE_TEST, positions, time_ms,
+                                 &present);
             if (st != ONCE_OK)
                 return st;
             if (present)
@@ -291,8 +436,8 @@ static once_status confirm_below(once_tree *t, uint64_t node, uint64_t from, uin
     }
 }
 
-static once_status tree_test_and_add(once_tree *t, uint64_t leaf, const void *key, size_t len,
-                                     bool *seen)
+static once_status tree_test_and_add(once_tree *t, operation *o, uint64_t leaf,
+                                     const void *key, size_t len, uint64_t time_ms, bool *seen)
 {
     once_digest d;
     uint64_t positions[TREE_MAX_HASHES];
@@ -300,20 +445,27 @@ static once_status tree_test_and_add(once_tree *t, uint64_t leaf, const void *ke
     if (st != ONCE_OK ||
         (st = once_standard_positions(t->bits, t->hashes, &d, positions)) != ONCE_OK)
         return st;
-    const once_site_op op = t->mode == ONCE_TREE_DENSE ? ONCE_SITE_TEST_AND_SET : ONCE_SITE_TEST;
+    /* Test-and-set for a dense tree without a window; else first test, then set. */
+    const bool test_and_set = t->mode == ONCE_TREE_DENSE && t->window_ms == 0;
+    const once_site_op op = test_and_set ? ONCE_SITE_TEST_AND_SET : ONCE_SITE_TEST;
     uint64_t path[ONCE_TREE_MAX_LEVELS]; /* path[l]: the event's node at level l */
     uint64_t node = t->first[t->levels - 1] + leaf, from = NO_NODE;
     bool duplicate = false;
     for (uint32_t level = t->levels - 1;; level--) {
         path[level] = node;
         bool present = false;
-        if ((st = ask(t, node, level, op, positions, &present)) != ONCE_OK)
+        hold(t, o, node);
+        st = ask(t, o, node, level, op, positions, time_ms, &present);
+        if (test_and_set)
+            release_last(t, o);
+        if (st != ONCE_OK)
             return st;
         if (present && level < t->top_down_level) {
-            if ((st = confirm_below(t, node, from, level, positions, &present)) != ONCE_OK)
+            if ((st = confirm_below(t, o, node, from, level, positions, time_ms,
+                                    &present)) != ONCE_OK)
                 return st;
-            if (!present)
-                t->ruled_out[level]++; /* a false positive: on up, as after a miss */
+            if (!present) /* a false positive: on up, as after a miss */
+                count(o, &o->counters->ruled_out[level], 1);
         }
         if (present) {
             duplicate = true;
@@ -324,34 +476,49 @@ static once_status tree_test_and_add(once_tree *t, uint64_t leaf, const void *ke
         from = node;
         node = (node - 1) / t->fanout;
     }
-    if (!duplicate && t->mode == ONCE_TREE_SPARSE)
+    if (!duplicate && !test_and_set)
         for (uint32_t level = 0; level < t->levels; level++) { /* pop: root first */
             bool ignored = false;
-            if ((st = ask(t, path[level], level, ONCE_SITE_SET, positions, &ignored)) !=
-                ONCE_OK)
+            if ((st = ask(t, o, path[level], level, ONCE_SITE_SET, positions, time_ms,
+                          &ignored)) != ONCE_OK)
                 return st;
         }
-    t->events++;
-    t->duplicates += duplicate;
+    count(o, &o->counters->events, 1);
+    count(o, &o->counters->duplicates, duplicate);
     *seen = duplicate;
     return ONCE_OK;
 }
 
-/* Section 6, "Concurrency": every first-test-then-set of a distinct event passes the
- * root, so holding the root for the operation is enough to keep two producers of one
- * event from both finding it distinct; the tree holds one lock, the root's, for the
- * whole operation (which also guards its counters and scratch). */
-once_status once_tree_test_and_add(once_tree *t, uint64_t leaf, const void *key, size_t len,
-                                   bool *seen)
+/* Threads (section 6, "Concurrency"; the design above): the node locks an operation
+ * took are given back when it ends, the last taken first; with top-down testing the
+ * whole operation holds the tree's lock, which also guards the check's scratch. */
+once_status once_tree_test_and_add_at(once_tree *t, uint64_t leaf, const void *key, size_t len,
+                                      uint64_t time_ms, bool *seen)
 {
     if (t == NULL || seen == NULL || (key == NULL && len != 0) || leaf >= t->leaves)
         return ONCE_ERR_INVALID;
-    if (t->concurrent)
-        pthread_mutex_lock(&t->root_lock);
-    once_status st = tree_test_and_add(t, leaf, key, len, seen);
-    if (t->concurrent)
-        pthread_mutex_unlock(&t->root_lock);
+    if (t->window_ms != 0 && time_ms > ONCE_MAX_TIME_MS)
+        return ONCE_ERR_TIME;
+    operation o = {.counters = &t->counters[leaf % t->groups], .shared = t->concurrent,
+                   .held_count = 0};
+    bool whole_tree = t->concurrent && t->node_locks == NULL;
+    if (whole_tree)
+        pthread_mutex_lock(&t->tree_lock);
+    once_status st = tree_test_and_add(t, &o, leaf, key, len, time_ms, seen);
+    while (o.held_count > 0)
+        release_last(t, &o);
+    if (whole_tree)
+        pthread_mutex_unlock(&t->tree_lock);
     return st;
+}
+
+/* A tree without a window: its events need no time. */
+once_status once_tree_test_and_add(once_tree *t, uint64_t leaf, const void *key, size_t len,
+                                   bool *seen)
+{
+    if (t != NULL && t->window_ms != 0)
+        return ONCE_ERR_INVALID; /* once_tree_test_and_add_at */
+    return once_tree_test_and_add_at(t, leaf, key, len, 0, seen);
 }
 
 /* ---------------------------------------------------------------- stats */
@@ -360,10 +527,6 @@ once_status once_tree_get_stats(const once_tree *t, once_tree_stats *s)
 {
     if (t == NULL || s == NULL)
         return ONCE_ERR_INVALID;
-    /* The counters are the operations' (under the root's lock when concurrent). */
-    pthread_mutex_t *lock = t->concurrent ? (pthread_mutex_t *)&t->root_lock : NULL;
-    if (lock != NULL)
-        pthread_mutex_lock(lock);
     memset(s, 0, sizeof *s);
     s->bits = t->bits;
     s->hashes = t->hashes;
@@ -371,15 +534,19 @@ once_status once_tree_get_stats(const once_tree *t, once_tree_stats *s)
     s->fanout = t->fanout;
     s->nodes = t->nodes;
     s->leaves = t->leaves;
-    s->events = t->events;
-    s->duplicates = t->duplicates;
-    s->failures = t->failures;
-    for (uint32_t l = 0; l < t->levels; l++) {
-        s->accesses[l] = t->accesses[l];
-        s->hits[l] = t->hits[l];
-        s->ruled_out[l] = t->ruled_out[l];
+    s->window_ms = t->window_ms;
+    s->root_slices = t->root_slices;
+    /* The groups added up; while operations run, each counter is one they reached. */
+    for (uint32_t g = 0; g < t->groups; g++) {
+        tree_counters *c = &t->counters[g];
+        s->events += atomic_load_explicit(&c->events, memory_order_relaxed);
+        s->duplicates += atomic_load_explicit(&c->duplicates, memory_order_relaxed);
+        s->failures += atomic_load_explicit(&c->failures, memory_order_relaxed);
+        for (uint32_t l = 0; l < t->levels; l++) {
+            s->accesses[l] += atomic_load_explicit(&c->accesses[l], memory_order_relaxed);
+            s->hits[l] += atomic_load_explicit(&c->hits[l], memory_order_relaxed);
+            s->ruled_out[l] += atomic_load_explicit(&c->ruled_out[l], memory_order_relaxed);
+        }
     }
-    if (lock != NULL)
-        pthread_mutex_unlock(lock);
     return ONCE_OK;
 }

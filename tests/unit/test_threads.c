@@ -395,7 +395,9 @@ static void *produce_at_a_leaf(void *arg)
         uint32_t id = produced_id(p, r);
         testing_key k = testing_key_make(41, id);
         bool dup = true;
-        if (once_tree_test_and_add(p->tree, (uint64_t)p->index, &k, sizeof k, &dup) != ONCE_OK)
+        /* The round is the event's time: it matters to windowed trees alone. */
+        if (once_tree_test_and_add_at(p->tree, (uint64_t)p->index, &k, sizeof k, r, &dup) !=
+            ONCE_OK)
             p->errors++;
         else if (!dup)
             atomic_fetch_add(&p->distinct[id], 1);
@@ -464,25 +466,36 @@ static void sliced_distinct_at_most_once(void)
         }
 }
 
+/* Per-node locks (dense: a node at a time; sparse and windowed: the path held), on
+ * trees whose producers meet at the root (2 levels) and below it (3 levels, fanout 2:
+ * leaves 0 and 1 share a parent), with a root sliced over 3 sites, with a window that
+ * keeps every key, and with top-down testing (one lock for the tree). */
 static void tree_distinct_at_most_once(void)
 {
-    for (int mode = 0; mode < 2; mode++) {
-        const once_tree_config c = {.mode = (once_tree_mode)mode, .levels = 2, .fanout = THREADS,
-                                    .capacity = PRODUCED_KEYS, .error = 0.001, .seed = 6,
-                                    .seed_is_set = true, .concurrent = true};
-        once_tree *t = NULL;
-        CHECK_OK(once_tree_create(&t, &c, NULL));
-        REQUIRE(t != NULL);
-        producer ps[THREADS];
-        pthread_t tids[THREADS];
-        start_producers(ps, tids, produce_at_a_leaf, NULL, t);
-        once_tree_stats st;
-        CHECK_OK(once_tree_get_stats(t, &st)); /* while they run */
-        join_producers(ps, tids);
-        CHECK_OK(once_tree_get_stats(t, &st));
-        CHECK(st.events == (uint64_t)THREADS * PRODUCER_ROUNDS * PRODUCED_KEYS);
-        once_tree_free(t);
-    }
+    enum { PLAIN, DEEP, SLICED_ROOT, WINDOW, TOP_DOWN, VARIANTS };
+    for (int mode = 0; mode < 2; mode++)
+        for (int variant = 0; variant < VARIANTS; variant++) {
+            bool deep = variant == DEEP || variant == WINDOW || variant == TOP_DOWN;
+            const once_tree_config c = {.mode = (once_tree_mode)mode, .levels = deep ? 3 : 2,
+                                        .fanout = deep ? 2 : THREADS, .capacity = PRODUCED_KEYS,
+                                        .error = 0.001, .seed = 6, .seed_is_set = true,
+                                        .concurrent = true,
+                                        .root_slices = variant == SLICED_ROOT ? 3 : 0,
+                                        .window_ms = variant == WINDOW ? 1000000000 : 0,
+                                        .top_down_level = variant == TOP_DOWN ? 2 : 0};
+            once_tree *t = NULL;
+            CHECK_OK(once_tree_create(&t, &c, NULL));
+            REQUIRE(t != NULL);
+            producer ps[THREADS];
+            pthread_t tids[THREADS];
+            start_producers(ps, tids, produce_at_a_leaf, NULL, t);
+            once_tree_stats st;
+            CHECK_OK(once_tree_get_stats(t, &st)); /* while they run */
+            join_producers(ps, tids);
+            CHECK_OK(once_tree_get_stats(t, &st));
+            CHECK(st.events == (uint64_t)THREADS * PRODUCER_ROUNDS * PRODUCED_KEYS);
+            once_tree_free(t);
+        }
 }
 
 static const testing_case cases[] = {

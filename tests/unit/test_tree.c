@@ -7,6 +7,13 @@
  *     vertically sliced filter of them (Lemma 1), and sparse and dense trees of 2 and
  *     of 5 levels decide every event of a stream with repeats and producer locality
  *     identically (Propositions 3 and 4), false positives included;
+ *   - a root sliced vertically over S sites (root_slices, S = 8 and an uneven 3)
+ *     changes no decision (Lemma 1, Proposition 1); on a stream of new keys the
+ *     false positives of a 2-level tree with a sliced root are within 4 sigmas of the
+ *     standard filter's rate of the same m, k at the keys inserted so far (Lemma 1);
+ *     a vertical site answers every request (test, set, test-and-set, with and
+ *     without a window, past 64 positions, past m) as one memory site of m does, fails
+ *     a request whose slice is down, destroys its slices, and refuses bad arguments;
  *   - without top-down testing, over N events of which D are answered distinct (Table
  *     1): a dense tree's leaves are accessed N times, a sparse tree's N + D (a distinct
  *     event is tested, then set); at both, the accesses of a level are those of the
@@ -21,6 +28,13 @@
  *   - a match ruled out by top-down testing does not stop the walk: an event inserted
  *     through another subtree is found above it (where the paper's rule, which stops,
  *     would call it distinct);
+ *   - with a window w (timers, first-test-then-set in both modes), on a virtual clock:
+ *     an event whose key was delivered (answered distinct) less than w before is a
+ *     duplicate, from any leaf (no false negatives); one delivered w or more before is
+ *     forgotten unless a false positive keeps it; dense and sparse trees decide every
+ *     event as a windowed vertical filter of the same m, k, seed and window does, and
+ *     the dense tree's leaves are accessed N + D times (a duplicate sets nothing); with
+ *     top-down testing still no false negatives;
  *   - nodes are the caller's sites in level order, root first; a node that cannot be
  *     reached when the event needs it fails the call (ONCE_ERR_UNAVAILABLE), nothing
  *     decided; one it does not need is not asked; the tree destroys its sites when
@@ -178,11 +192,15 @@ static void decisions_equal_a_single_filter(void)
         once_sliced_free(v);
         CHECK(differ == 0);
 
-        /* A single filter as a tree of one level, and trees of the shape. */
+        /* A single filter as a tree of one level, and trees of the shape, their roots
+         * whole or sliced over 8 or 3 sites (Lemma 1). */
+        const uint32_t root_slices[] = {0, 8, 3};
         for (int mode = 0; mode < 2; mode++)
-            for (int one = 0; one < 2; one++) {
+            for (int variant = 0; variant < 4; variant++) {
+                int one = variant == 3;
                 once_tree_config c = config_of((once_tree_mode)mode, one ? 1 : levels,
                                                one ? 1 : fanout, m, k, 0);
+                c.root_slices = one ? 0 : root_slices[variant];
                 once_tree *t = make_tree(&c);
                 REQUIRE(t != NULL);
                 stream routed = s;
@@ -205,6 +223,7 @@ static void decisions_equal_a_single_filter(void)
                 CHECK(st.events == s.count && st.duplicates == dups);
                 CHECK(st.bits == m && st.hashes == k);
                 CHECK(st.levels == (one ? 1u : levels) && st.leaves == (one ? 1 : leaves));
+                CHECK(st.root_slices == (c.root_slices > 1 ? c.root_slices : 1));
                 free(zero);
                 once_tree_free(t);
             }
@@ -213,6 +232,130 @@ static void decisions_equal_a_single_filter(void)
         free(repeat);
         stream_free(&s);
     }
+}
+
+/* Lemma 1, measured: a tree of 2 levels, 8 leaves, its root sliced over 8 sites, on a
+ * stream of new keys only.  Every answer "duplicate" is a false positive; event i meets
+ * the standard filter's rate at the i keys before it (a false positive's bits are all
+ * set, so the root holds every key offered). */
+static void sliced_root_meets_lemma_1(void)
+{
+    enum { EVENTS = 30000 };
+    const uint64_t m = 187392; /* about 0.05 at the end for k = 4 (Eq. 2) */
+    const uint32_t k = 4;
+    once_tree_config c = config_of(ONCE_TREE_SPARSE, 2, 8, m, k, 0);
+    c.root_slices = 8;
+    once_tree *t = make_tree(&c);
+    REQUIRE(t != NULL);
+    uint64_t fp = 0;
+    double expected = 0;
+    for (uint64_t i = 0; i < EVENTS; i++) {
+        testing_key key = testing_key_make(29, i);
+        bool seen = false;
+        CHECK_OK(once_tree_test_and_add(t, testing_mix(i) % 8, &key, sizeof key, &seen));
+        fp += seen;
+        expected += once_fpr_standard(m, k, i);
+    }
+    double rate = expected / EVENTS;
+    CHECK(fp > 100); /* the stream tests the rate */
+    CHECK(testing_within_sigmas(fp, EVENTS, rate, 4.0));
+    /* Not the rate of a horizontally sliced root of the same m (Eq. 4), which is higher. */
+    CHECK(once_sliced_fpr(ONCE_SLICING_HORIZONTAL, m, k, 8, 0, EVENTS) >
+          once_fpr_standard(m, k, EVENTS));
+    once_tree_free(t);
+}
+
+/* One request to a site: all_set, and its status into *status. */
+static bool site_ask(const once_site *site, once_site_op op, const uint64_t *positions,
+                     uint32_t count, uint64_t time_ms, uint64_t *expiries, once_status *status)
+{
+    once_site_request q = {op, positions, count, false, ONCE_ERR_INVALID, time_ms, expiries};
+    site->run(site->context, &q, 1);
+    *status = q.status;
+    return q.all_set;
+}
+
+static void vertical_site_decides_as_one_site(void)
+{
+    const uint64_t m = 4000; /* not a multiple of 64 S: the slices differ by one */
+    const uint32_t slices = 7;
+    for (int windowed = 0; windowed < 2; windowed++) {
+        const uint64_t w = windowed ? 5000 : 0;
+        once_memory_site_config whole_config = {.bits = 4032, .window_ms = w};
+        once_memory_site_config slice_config = {.bits = 640, .window_ms = w}; /* >= 572 */
+        once_site whole, inner[7], vertical;
+        CHECK_OK(once_memory_site_create(&whole_config, &whole));
+        for (uint32_t i = 0; i < slices; i++)
+            CHECK_OK(once_memory_site_create(&slice_config, &inner[i]));
+        CHECK_OK(once_vertical_site_create(m, slices, inner, &vertical));
+        uint64_t differ = 0, set_answers = 0;
+        for (uint64_t r = 0; r < 20000; r++) {
+            uint64_t h = testing_mix(r + 1000 * windowed), positions[80];
+            uint32_t count = 1 + (uint32_t)(h % 8);
+            if (h % 97 == 0)
+                count = 65 + (uint32_t)(h >> 20) % 15; /* past the stack's 64 */
+            for (uint32_t i = 0; i < count; i++)
+                positions[i] = testing_mix(h + i) % (h % 501 == 0 ? m + 30 : m);
+            once_site_op op = (once_site_op)(h >> 8 & 3) == 3 ? ONCE_SITE_TEST
+                                                              : (once_site_op)(h >> 8 & 3);
+            uint64_t time = 10000 + r * 3, got_expiries[80], want_expiries[80];
+            bool past = false;
+            for (uint32_t i = 0; i < count; i++)
+                past = past || positions[i] >= m;
+            once_status a = ONCE_ERR_INVALID, b = ONCE_ERR_INVALID;
+            /* A position past m: the vertical site sets nothing and answers not set (the
+             * whole site, of 4032 cells, would hold it). */
+            bool want = !past && site_ask(&whole, op, positions, count, time, want_expiries, &a);
+            bool got = site_ask(&vertical, op, positions, count, time, got_expiries, &b);
+            differ += want != got || (!past && a != ONCE_OK) || b != ONCE_OK;
+            for (uint32_t i = 0; i < count; i++)
+                differ += (past ? 0 : want_expiries[i]) != got_expiries[i];
+            set_answers += got;
+        }
+        CHECK(differ == 0);
+        CHECK(set_answers > 1000 && set_answers < 19000);
+        once_site_info info;
+        vertical.describe(vertical.context, &info);
+        CHECK(info.cells == slices * 640 && info.cells_set > 0 && info.filters == 1);
+        whole.destroy(whole.context);
+        vertical.destroy(vertical.context);
+    }
+
+    /* Over the caller's sites: a slice that is down fails the requests that touch it,
+     * and the site destroys its slices. */
+    flaky_site store[4];
+    once_site sites[4], vertical;
+    int destroyed = 0;
+    flaky_sites(store, sites, 4, &destroyed);
+    CHECK_OK(once_vertical_site_create(4096, 4, sites, &vertical));
+    uint64_t low[2] = {5, 1000}, high[2] = {3000, 4095};
+    once_status st = ONCE_OK;
+    CHECK(!site_ask(&vertical, ONCE_SITE_TEST_AND_SET, low, 2, 0, NULL, &st) && st == ONCE_OK);
+    CHECK(site_ask(&vertical, ONCE_SITE_TEST, low, 2, 0, NULL, &st) && st == ONCE_OK);
+    uint64_t offset[1] = {5};
+    CHECK(flaky_has(&store[0], offset, 1) && flaky_empty(&store[2]) && flaky_empty(&store[3]));
+    store[3].down = true;
+    site_ask(&vertical, ONCE_SITE_TEST, high, 2, 0, NULL, &st);
+    CHECK(st == ONCE_ERR_UNAVAILABLE);
+    site_ask(&vertical, ONCE_SITE_TEST, low, 2, 0, NULL, &st);
+    CHECK(st == ONCE_OK);
+    vertical.destroy(vertical.context);
+    CHECK(destroyed == 4);
+
+    /* Refusals leave the sites to the caller. */
+    destroyed = 0;
+    flaky_sites(store, sites, 4, &destroyed);
+    once_site out;
+    CHECK_STATUS(once_vertical_site_create(0, 4, sites, &out), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_vertical_site_create(3, 4, sites, &out), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_vertical_site_create(4096, 0, sites, &out), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_vertical_site_create((UINT64_C(1) << 40) + 1, 4, sites, &out),
+                 ONCE_ERR_INVALID);
+    CHECK_STATUS(once_vertical_site_create(4096, 4, NULL, &out), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_vertical_site_create(4096, 4, sites, NULL), ONCE_ERR_INVALID);
+    sites[2].run = NULL;
+    CHECK_STATUS(once_vertical_site_create(4096, 4, sites, &out), ONCE_ERR_INVALID);
+    CHECK(destroyed == 0);
 }
 
 /* ------------------------------------------------------------ Table 1 */
@@ -328,6 +471,85 @@ static void top_down_keeps_repeats_and_cuts_false_positives(void)
     free(with);
     free(repeat);
     stream_free(&s);
+}
+
+/* ------------------------------------------------------------- windows */
+
+static void windows_keep_definition_4(void)
+{
+    enum { EVENTS = 40000, STEP = 10, LEVELS = 3, FANOUT = 4, LEAVES = 16 };
+    const uint64_t w = 20000, m = 24000; /* 2000 events a window */
+    const uint32_t k = 4;
+    static uint64_t delivered[EVENTS]; /* key index -> last delivery time + 1 */
+    static bool by_filter[EVENTS];
+    /* The windowed vertical filter of the same m, k, seed and window (Lemma 1). */
+    once_sliced_config vc;
+    memset(&vc, 0, sizeof vc);
+    vc.slicing = ONCE_SLICING_VERTICAL;
+    vc.slices = 4;
+    vc.bits = m;
+    vc.hashes = k;
+    vc.seed = SEED;
+    vc.seed_is_set = true;
+    vc.window_ms = w;
+    once_sliced *v = NULL;
+    CHECK_OK(once_sliced_create(&v, &vc, NULL));
+    REQUIRE(v != NULL);
+    for (uint64_t i = 0; i < EVENTS; i++) {
+        uint64_t r = testing_mix(i * 31 + 7), back = i % 3 == 0 ? 6000 : 1500;
+        uint64_t id = i >= back && r % 2 == 0 ? i - 1 - (r >> 8) % back : i;
+        testing_key key = testing_key_make(28, id);
+        CHECK_OK(once_sliced_test_and_add(v, &key, sizeof key, 100000 + i * STEP,
+                                          &by_filter[i]));
+    }
+    once_sliced_free(v);
+    for (int mode = 0; mode < 2; mode++)
+        for (uint32_t d = 0; d < 2; d++) {
+            once_tree_config c = config_of((once_tree_mode)mode, LEVELS, FANOUT, m, k, d);
+            c.window_ms = w;
+            once_tree *t = make_tree(&c);
+            REQUIRE(t != NULL);
+            memset(delivered, 0, sizeof delivered);
+            uint64_t false_negatives = 0, forgotten = 0, old_repeats = 0, differ = 0,
+                     distinct = 0;
+            for (uint64_t i = 0; i < EVENTS; i++) {
+                /* Repeats from 1500 events back (inside the window) and 6000 (beyond). */
+                uint64_t r = testing_mix(i * 31 + 7), back = i % 3 == 0 ? 6000 : 1500;
+                uint64_t id = i >= back && r % 2 == 0 ? i - 1 - (r >> 8) % back : i;
+                uint64_t u = testing_mix(id ^ r), t_u = 100000 + i * STEP;
+                uint64_t leaf = u % 5 != 0 ? testing_mix(id) % LEAVES : (u >> 8) % LEAVES;
+                testing_key key = testing_key_make(28, id);
+                bool seen = false;
+                CHECK_OK(once_tree_test_and_add_at(t, leaf, &key, sizeof key, t_u, &seen));
+                bool inside = delivered[id] != 0 && t_u - (delivered[id] - 1) < w;
+                false_negatives += inside && !seen;
+                old_repeats += delivered[id] != 0 && !inside;
+                forgotten += delivered[id] != 0 && !inside && !seen;
+                differ += seen != by_filter[i];
+                if (!seen) {
+                    delivered[id] = t_u + 1;
+                    distinct++;
+                }
+            }
+            CHECK(false_negatives == 0);
+            CHECK(old_repeats > 1000 && forgotten > old_repeats * 9 / 10);
+            once_tree_stats st;
+            CHECK_OK(once_tree_get_stats(t, &st));
+            CHECK(st.window_ms == w && st.events == EVENTS);
+            if (d == 0) {
+                CHECK(differ == 0);
+                /* Both modes test, then set a distinct event's path: N + D at the leaves. */
+                CHECK(st.accesses[LEVELS - 1] == EVENTS + distinct);
+            }
+            /* Without a time a windowed tree refuses the event. */
+            testing_key key = testing_key_make(28, 1);
+            bool seen = false;
+            CHECK_STATUS(once_tree_test_and_add(t, 0, &key, sizeof key, &seen), ONCE_ERR_INVALID);
+            CHECK_STATUS(once_tree_test_and_add_at(t, 0, &key, sizeof key, ONCE_MAX_TIME_MS + 1,
+                                                   &seen),
+                         ONCE_ERR_TIME);
+            once_tree_free(t);
+        }
 }
 
 /* ----------------------------------------------- sites: caller's, unreachable */
@@ -513,6 +735,18 @@ static void invalid_configs_refused(void)
     bad.error = 1.5;
     CHECK_STATUS(once_tree_create(&t, &bad, NULL), ONCE_ERR_INVALID);
     bad = c;
+    bad.root_slices = ONCE_MAX_SLICED_SITES + 1;
+    CHECK_STATUS(once_tree_create(&t, &bad, NULL), ONCE_ERR_INVALID);
+    bad.root_slices = 4096;
+    bad.bits = 4000; /* more slices than positions */
+    CHECK_STATUS(once_tree_create(&t, &bad, NULL), ONCE_ERR_INVALID);
+    bad = c;
+    bad.window_ms = ONCE_MAX_TIME_MS / 2 + 1;
+    CHECK_STATUS(once_tree_create(&t, &bad, NULL), ONCE_ERR_INVALID);
+    bad.window_ms = 1000;
+    bad.bits = (UINT64_C(1) << 34) + 64; /* past a windowed node's timers */
+    CHECK_STATUS(once_tree_create(&t, &bad, NULL), ONCE_ERR_TOO_LARGE);
+    bad = c;
     bad.bits = (UINT64_C(1) << 40) + 1;
     CHECK_STATUS(once_tree_create(&t, &bad, NULL), ONCE_ERR_TOO_LARGE);
     bad = c;
@@ -624,10 +858,13 @@ static void allocation_failures_leave_nothing(void)
 
 static const testing_case cases[] = {
     {"decisions_equal_a_single_filter", decisions_equal_a_single_filter},
+    {"sliced_root_meets_lemma_1", sliced_root_meets_lemma_1},
+    {"vertical_site_decides_as_one_site", vertical_site_decides_as_one_site},
     {"table1_access_and_hit_identities", table1_access_and_hit_identities},
     {"top_down_keeps_repeats_and_cuts_false_positives",
      top_down_keeps_repeats_and_cuts_false_positives},
     {"ruled_out_match_goes_on_up", ruled_out_match_goes_on_up},
+    {"windows_keep_definition_4", windows_keep_definition_4},
     {"nodes_are_sites_in_level_order", nodes_are_sites_in_level_order},
     {"unreachable_nodes_fail_the_call", unreachable_nodes_fail_the_call},
     {"invalid_configs_refused", invalid_configs_refused},
