@@ -54,7 +54,8 @@
  *   p000_fig12.md    Fig. 12(c): false positives against the top-down level d;
  *                    p000_fig12.dat holds Fig. 12(a-c)
  *
- * Usage: once-experiments DIRECTORY
+ * Usage: once-experiments DIRECTORY [paper000]
+ *   with "paper000", only the p000_* files (a few seconds, where all take minutes).
  */
 #include <once_advanced.h>
 #include <once_math.h>
@@ -67,6 +68,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -695,9 +697,14 @@ static void write_cardinality(const char *dir)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: once-experiments DIRECTORY\n");
+    bool paper000_only = argc == 3 && strcmp(argv[2], "paper000") == 0;
+    if (argc != 2 && !paper000_only) {
+        fprintf(stderr, "usage: once-experiments DIRECTORY [paper000]\n");
         return 1;
+    }
+    if (paper000_only) {
+        write_paper000(argv[1]);
+        return 0;
     }
     write_table2(argv[1]);
     write_table3(argv[1]);
