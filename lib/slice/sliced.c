@@ -7,7 +7,8 @@
  *   sends them to the sites that hold the slices (once_site), then decides from their
  *   answers.  Slicing only chooses the requests.  An event's k positions are those of
  *   a standard filter (once_standard_positions) over
- *     m/S bits, in the slice H_S(key) picks (horizontal; h-v), H_S a hash of the key
+ *     the bits of the slice H_S(key) picks (horizontal; h-v), floor(m/S) or ceil(m/S)
+ *       of them, so that the S slices hold m bits exactly; H_S a hash of the key
  *       under a seed derived from the filter's, so independent of the k probe hashes;
  *     m bits (vertical; v-h), the same positions as ONCE_STANDARD's;
  *   then each position is placed (bit_place: a keyed relabelling of the bits) and goes
@@ -17,8 +18,9 @@
  *   request per touched site.
  *   Primitives: FTTS sends TEST requests (all at once, or in turn stopping at the first
  *   site with an unset bit), then SET requests to every touched site when the event
- *   is distinct; TAS sends TEST_AND_SET requests, and the event is a duplicate when
- *   every site found all its bits set.  Both decide as the unsliced filter does for
+ *   is distinct; TAS sends TEST_AND_SET requests (in turn, SET after the first site
+ *   with an unset bit), and the event is a duplicate when every site found all its
+ *   bits set.  Both decide as the unsliced filter does for
  *   one producer: a duplicate's bits are all set already, so setting them or not
  *   changes nothing (Proposition 1, exact for vertical slicing).  A batch therefore
  *   runs as TAS: it sends every request at once and each site runs its own in event
@@ -90,7 +92,7 @@ static divisor divisor_of(uint64_t d)
 
 typedef struct counter_group {
     _Alignas(64) _Atomic uint64_t events;
-    _Atomic uint64_t messages, failed_messages, inserted;
+    _Atomic uint64_t messages, failed_messages, inserted, local_hits;
 } counter_group;
 
 /* Counter groups of a concurrent filter. */
@@ -108,9 +110,11 @@ struct once_sliced {
     uint32_t equal_timers;
     uint32_t slices, parts, site_count, hashes;
     uint64_t bits, slice_bits, seed;
-    uint64_t probe_bits; /* the filter positions are drawn for: m, or a slice (S' sites) */
-    uint64_t place_mask, place_keys[2]; /* the bit placement over probe_bits (bit_place) */
-    divisor by_slice_bits, by_bits, by_slices, by_part;
+    uint64_t probe_bits; /* the most positions are drawn over: m, or the longest slice */
+    uint64_t place_mask, place_keys[2]; /* the bit placement (bit_place) */
+    uint64_t short_slice;               /* floor(m/S): a slice holds it or one more bit */
+    divisor by_bits, by_slices, by_parts, by_part;
+    divisor by_slice_length[2];         /* floor(m/S) and ceil(m/S) */
     uint32_t place_shift;
     once_site *sites;
     bool concurrent;
@@ -228,7 +232,6 @@ once_status once_sliced_geometry(const once_sliced_config *c, uint64_t *bits, ui
         (uint64_t)c->slices * parts > ONCE_MAX_SLICED_SITES ||
         (c->primitive != ONCE_FTTS && c->primitive != ONCE_TAS) ||
         (c->lookup != ONCE_LOOKUP_PARALLEL && c->lookup != ONCE_LOOKUP_PIPELINED) ||
-        (c->lookup == ONCE_LOOKUP_PIPELINED && c->primitive != ONCE_FTTS) ||
         (c->on_failure != ONCE_FAILURE_REPORT && c->on_failure != ONCE_FAILURE_THRESHOLD) ||
         c->hashes > SLICED_MAX_HASHES || c->threads > ONCE_MAX_SITE_THREADS ||
         (c->window_ms != 0 && c->window_events != 0) ||
@@ -248,6 +251,8 @@ once_status once_sliced_geometry(const once_sliced_config *c, uint64_t *bits, ui
         return ONCE_ERR_INVALID;
     if (m > (UINT64_C(1) << 40))
         return ONCE_ERR_TOO_LARGE;
+    if (m < (uint64_t)c->slices * parts)
+        return ONCE_ERR_INVALID; /* a site without a bit */
     if (c->slicing == ONCE_SLICING_DICED_VH) /* parts of m/(S S') bits, all equal */
         m = (m + (uint64_t)c->slices * parts - 1) / ((uint64_t)c->slices * parts) *
             ((uint64_t)c->slices * parts);
@@ -304,12 +309,15 @@ once_status once_sliced_create(once_sliced **out, const once_sliced_config *c,
     f->bits = m;
     f->slice_bits = slice_bits;
     f->seed = seed;
-    f->by_slice_bits = divisor_of(slice_bits);
     f->by_bits = divisor_of(m);
     f->by_slices = divisor_of(c->slices);
+    f->by_parts = divisor_of(parts);
+    f->short_slice = m / c->slices;
+    f->by_slice_length[0] = divisor_of(f->short_slice);
+    f->by_slice_length[1] = divisor_of(f->short_slice + 1);
     if (c->slicing == ONCE_SLICING_DICED_VH) /* m is a multiple of S S' (geometry) */
         f->by_part = divisor_of(m / ((uint64_t)c->slices * parts));
-    f->probe_bits = horizontal_first(c->slicing) ? slice_bits * parts : m;
+    f->probe_bits = horizontal_first(c->slicing) ? (m + c->slices - 1) / c->slices : m;
     uint32_t b = 1;
     while ((UINT64_C(1) << b) < f->probe_bits)
         b++;
@@ -406,7 +414,7 @@ void once_sliced_free(once_sliced *f)
  * measured failure rates (tests/unit/test_sliced.c) hold it to the independent placement
  * the formulas assume.
  */
-static uint64_t bit_place(const once_sliced *f, uint64_t p)
+static uint64_t bit_place(const once_sliced *f, uint64_t p, uint64_t range)
 {
     const uint64_t mask = f->place_mask;
     const uint32_t shift = f->place_shift;
@@ -417,7 +425,7 @@ static uint64_t bit_place(const once_sliced *f, uint64_t p)
         x ^= x >> shift;
         x = (x * UINT64_C(0x94d049bb133111eb)) & mask;
         p = x ^ (x >> shift);
-    } while (p >= f->probe_bits);
+    } while (p >= range);
     return p;
 }
 
@@ -442,6 +450,14 @@ static uint64_t divide(uint64_t x, const divisor *by, uint64_t *remainder)
     return q;
 }
 
+/* Where slice i of a horizontal-first filter starts: ceil(i m / S), so that slice i
+ * holds floor(m/S) or ceil(m/S) bits and the S slices exactly m. */
+static uint64_t slice_start(const once_sliced *f, uint64_t i)
+{
+    uint64_t ignored = 0;
+    return divide(i * f->bits + f->slices - 1, &f->by_slices, &ignored);
+}
+
 /* The requests of one event: the touched sites, each with its positions. */
 typedef struct event_plan {
     uint64_t time_ms; /* the producer's timestamp t_u (windows) */
@@ -459,27 +475,35 @@ static once_status plan_event(const once_sliced *f, const void *key, size_t len,
     once_status st = once_digest_with_seed(f->seed, key, len, &d);
     if (st == ONCE_OK && f->slicing != ONCE_SLICING_VERTICAL)
         st = once_digest_with_seed(f->seed ^ SLICE_SEED_SALT, key, len, &h);
+    if (st != ONCE_OK)
+        return st;
+    /* Horizontal first: the key's slice, and the bits it holds (its positions' range). */
+    uint32_t outer = horizontal_first(f->slicing) ? (uint32_t)once_reduce(h.lo, f->slices) : 0;
+    uint64_t range = horizontal_first(f->slicing) ? slice_start(f, outer + 1) - slice_start(f, outer)
+                                                  : f->bits;
     uint64_t pos[SLICED_MAX_HASHES];
-    if (st != ONCE_OK ||
-        (st = once_standard_positions(f->probe_bits, f->hashes, &d, pos)) != ONCE_OK)
+    if ((st = once_standard_positions(range, f->hashes, &d, pos)) != ONCE_OK)
         return st;
     e->stripe = (uint32_t)(d.hi % EVENT_STRIPES);
     uint32_t site[SLICED_MAX_HASHES];
     if (f->slicing == ONCE_SLICING_HORIZONTAL) {
         e->touched = 1;
-        e->site[0] = (uint32_t)once_reduce(h.lo, f->slices);
+        e->site[0] = outer;
         e->first[0] = 0;
         e->count[0] = f->hashes;
         memcpy(e->offsets, pos, f->hashes * sizeof pos[0]);
         return ONCE_OK;
     }
-    uint32_t outer =
-        f->slicing == ONCE_SLICING_DICED_HV ? (uint32_t)once_reduce(h.lo, f->slices) : 0;
+    const divisor *by_range = &f->by_slice_length[range != f->short_slice];
     for (uint32_t i = 0; i < f->hashes; i++) {
-        uint64_t place = bit_place(f, pos[i]), offset = 0, ignored = 0;
+        uint64_t place = bit_place(f, pos[i], range), offset = 0, ignored = 0;
         if (f->slicing == ONCE_SLICING_DICED_HV) {
-            site[i] = outer * f->parts + (uint32_t)divide(place, &f->by_slice_bits, &offset);
-            pos[i] = offset;
+            /* The slice is a vertical filter of `range` bits over S' parts: part p holds
+             * [ceil(p range / S'), ceil((p + 1) range / S')), as Definition 2 does. */
+            uint64_t part = divide(place * f->parts, by_range, &ignored);
+            uint64_t start = divide(part * range + f->parts - 1, &f->by_parts, &ignored);
+            site[i] = outer * f->parts + (uint32_t)part;
+            pos[i] = place - start;
             continue;
         }
         /* Vertical slice i holds the places p with floor(p S / m) = i, that is
@@ -610,7 +634,10 @@ static once_status decide(once_sliced *f, event_plan *e, once_site_op op, bool *
         failed[t] = false;
     for (uint32_t t = 0; t < e->touched; t++) {
         bool slice_all = false;
-        once_status st = ask(f, e, t, op, &slice_all);
+        /* Pipelined TAS: once a site had an unset bit the event is distinct, and the
+         * sites after it only set theirs. */
+        once_site_op this_op = op == ONCE_SITE_TEST_AND_SET && !all ? ONCE_SITE_SET : op;
+        once_status st = ask(f, e, t, this_op, &slice_all);
         failed[t] = st == ONCE_ERR_UNAVAILABLE;
         if (failed[t] && f->on_failure == ONCE_FAILURE_REPORT)
             return st;
@@ -620,7 +647,7 @@ static once_status decide(once_sliced *f, event_plan *e, once_site_op op, bool *
             continue;
         reached += e->count[t];
         all = all && slice_all;
-        if (!all && f->lookup == ONCE_LOOKUP_PIPELINED)
+        if (!all && f->lookup == ONCE_LOOKUP_PIPELINED && op == ONCE_SITE_TEST)
             break;
     }
     *present = all && reached >= (f->on_failure == ONCE_FAILURE_THRESHOLD ? f->threshold : 0);
@@ -700,6 +727,33 @@ once_status once_sliced_test_and_add(once_sliced *f, const void *key, size_t len
     st = test_and_add_planned(f, &e, seen);
     unlock_all(f, held, n);
     return st;
+}
+
+once_status once_sliced_test_and_add_local(once_sliced *f, once_filter *local, const void *key,
+                                           size_t len, uint64_t time_ms, bool *seen)
+{
+    if (f == NULL || local == NULL || seen == NULL)
+        return ONCE_ERR_INVALID;
+    bool held = false;
+    once_status st = once_query(local, key, len, time_ms, &held);
+    if (st != ONCE_OK)
+        return st;
+    if (held) {
+        /* Counted as an event of the key's stripe, as the shared filter would. */
+        once_digest d;
+        st = once_digest_with_seed(f->seed, key, len, &d);
+        if (st != ONCE_OK)
+            return st;
+        counter_group *g = group_of(f, (uint32_t)(d.hi % EVENT_STRIPES));
+        tally(&g->events, 1);
+        tally(&g->local_hits, 1);
+        *seen = true;
+        return ONCE_OK;
+    }
+    st = once_sliced_test_and_add(f, key, len, time_ms, seen);
+    if (st != ONCE_OK)
+        return st;
+    return once_add(local, key, len, time_ms);
 }
 
 once_status once_sliced_query(once_sliced *f, const void *key, size_t len, uint64_t time_ms,
@@ -978,6 +1032,7 @@ once_status once_sliced_get_stats(const once_sliced *f, once_sliced_stats *s)
     s->window_ms = f->count_window ? 0 : f->window_ms;
     for (uint32_t j = 0; j < f->groups; j++) {
         s->inserted += atomic_load_explicit(&f->group[j].inserted, memory_order_relaxed);
+        s->local_hits += atomic_load_explicit(&f->group[j].local_hits, memory_order_relaxed);
         s->events += atomic_load_explicit(&f->group[j].events, memory_order_relaxed);
         s->messages += atomic_load_explicit(&f->group[j].messages, memory_order_relaxed);
         s->failed_messages +=
