@@ -34,6 +34,10 @@ extern "C" {
  *   S); v-h is vertical over S slices, each a horizontal filter of S' parts (a part
  *   chosen by a hash of the key and the slice; the rate of horizontal slicing over
  *   S S').  Site s x S' + p holds part p of slice s.
+ *   Split (section 3.3, Proposition 2): k1 hashes of the key pick k1 distinct slices
+ *   of the S, and k2 = k / k1 positions fall in each (k1 = 1 is horizontal slicing);
+ *   its rate, (1 - e^(-k1 k2 n / m))^(k2 k1) for slices of m/S bits, is the unsliced
+ *   filter's whatever the split (once_split_fpr).
  *   Every slicing keeps m as given or planned and spreads its bits over the slices,
  *   floor(m/S) or ceil(m/S) each (and a slice's over its parts the same way), so that
  *   a vertical filter is the standard filter of that m and a horizontal one S filters
@@ -72,7 +76,8 @@ typedef enum once_slicing {
     ONCE_SLICING_HORIZONTAL = 1,
     ONCE_SLICING_VERTICAL = 2,
     ONCE_SLICING_DICED_HV = 3, /* horizontal slices, each vertical over S' parts */
-    ONCE_SLICING_DICED_VH = 4  /* vertical slices, each horizontal over S' parts */
+    ONCE_SLICING_DICED_VH = 4, /* vertical slices, each horizontal over S' parts */
+    ONCE_SLICING_SPLIT = 5     /* k1 slices a key, k / k1 bits in each (Proposition 2) */
 } once_slicing;
 
 typedef enum once_primitive {
@@ -230,6 +235,9 @@ typedef struct once_sliced_config {
      * the slice's share has rate `error` (P^(1/k)), or the count of positions that
      * reaches it on average. */
     once_growth growth;
+    /* ONCE_SLICING_SPLIT only (0 otherwise): k1, the slices a key's bits go to, at most
+     * S and a divisor of k. */
+    uint32_t slice_hashes;
 } once_sliced_config;
 
 typedef struct once_sliced once_sliced;
@@ -267,6 +275,7 @@ typedef struct once_sliced_stats {
     double fill;
     double failed_fraction;
     double fp_estimate, fn_estimate;
+    uint32_t slice_hashes;    /* split slicing's k1 (1 for the others) */
     uint64_t local_hits;      /* events a producer's local filter answered, with no
                                  message (once_sliced_test_and_add_local; counted in
                                  `events`) */

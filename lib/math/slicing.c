@@ -88,30 +88,77 @@ static double position_set(once_slicing slicing, uint64_t bits, uint32_t hashes,
 }
 
 /*
- * Eq. 4 over the slices' loads: H_S sends each of the n keys to one of S slices, so a
- * slice holds j keys with the binomial chance B(n, 1/S; j), and an absent key, sent
- * to a slice as a key is, finds its k bits set with chance
- *     sum_j B(n, 1/S; j) (1 - (1 - S/m)^(k j))^k,
- * which Eq. 4 (the rate at j = n/S) underestimates: the rate is convex in the load,
- * so the loaded slices cost more than the light ones save, more so as S grows (the
- * paper's finding that horizontal slicing's rate grows with S).  When the loads' spread
- * is negligible, sqrt((S - 1) / n) under 10^-3 (a relative error under about 10^-6),
- * Eq. 4 itself; otherwise the sum over j within 12 standard deviations of n/S.
+ * Split slicing's rate over the slices' loads (Proposition 2; horizontal slicing is
+ * k1 = 1, Eq. 4): each of the n keys picks k1 distinct slices of the S, so a slice
+ * holds j keys with the binomial chance B(n, k1/S; j), each setting k2 of its m/S
+ * bits; an absent key, sent to k1 slices as a key is, finds its k2 bits set in each
+ * with chance
+ *     F = sum_j B(n, k1/S; j) (1 - (1 - S/m)^(k2 j))^k2,
+ * and all k1 k2 with F^k1 (the loads of distinct slices are nearly independent).  The
+ * rate is convex in the load, so the loaded slices cost more than the light ones save,
+ * more so as S grows: Eq. 4, the rate at j = n/S, underestimates it (the paper's
+ * finding that horizontal slicing's rate grows with S).  When the loads' spread is
+ * negligible, sqrt((S - k1) / (k1 n)) under 10^-3 (a relative error under about
+ * 10^-6), F at the mean load itself; otherwise the sum over j within 12 standard
+ * deviations of the mean.
  */
+static double split_rate(uint64_t bits, uint32_t slice_hashes, uint32_t per_slice,
+                         uint32_t slices, uint64_t items)
+{
+    double p = (double)slice_hashes / slices, mean = (double)items * p;
+    double spread = sqrt((double)items * p * (1.0 - p));
+    double set_by_one = (double)per_slice * log1p(-(double)slices / (double)bits);
+    double in_slice;
+    if ((double)(slices - slice_hashes) < 1e-6 * (double)items * slice_hashes) {
+        in_slice = pow(-expm1(mean * set_by_one), per_slice);
+    } else {
+        double low = mean - 12.0 * spread - 1.0, high = mean + 12.0 * spread + 1.0;
+        uint64_t from = low > 0.0 ? (uint64_t)low : 0;
+        uint64_t to = high < (double)items ? (uint64_t)high : items;
+        in_slice = 0.0;
+        for (uint64_t j = from; j <= to; j++)
+            in_slice += binomial(items, j, p) * pow(-expm1((double)j * set_by_one), per_slice);
+    }
+    return pow(in_slice, slice_hashes);
+}
+
 static double horizontal_rate(uint64_t bits, uint32_t hashes, uint32_t slices, uint64_t items)
 {
-    double p = 1.0 / slices, mean = (double)items * p;
-    double spread = sqrt((double)items * p * (1.0 - p));
-    double set_by_one = (double)hashes * log1p(-(double)slices / (double)bits);
-    if ((double)(slices - 1) < 1e-6 * (double)items)
-        return pow(-expm1(mean * set_by_one), hashes);
-    double low = mean - 12.0 * spread - 1.0, high = mean + 12.0 * spread + 1.0;
-    uint64_t from = low > 0.0 ? (uint64_t)low : 0;
-    uint64_t to = high < (double)items ? (uint64_t)high : items;
-    double rate = 0.0;
-    for (uint64_t j = from; j <= to; j++)
-        rate += binomial(items, j, p) * pow(-expm1((double)j * set_by_one), hashes);
-    return rate;
+    return split_rate(bits, 1, hashes, slices, items);
+}
+
+double once_split_fpr(uint64_t bits, uint32_t slice_hashes, uint32_t hashes, uint32_t slices,
+                      uint64_t items)
+{
+    if (bits == 0 || hashes == 0 || slices == 0 || slice_hashes == 0 ||
+        slice_hashes > slices || hashes % slice_hashes != 0 || slices > bits)
+        return 1.0;
+    return split_rate(bits, slice_hashes, hashes / slice_hashes, slices, items);
+}
+
+/* Split slicing's threshold rule: the k1 groups of k2 positions are lost a group at a
+ * time, each with probability phi; with g groups reached, k2 g positions are, and the
+ * event is a duplicate when they are all set and k2 g >= x. */
+once_status once_split_failure_rates_at_fill(uint32_t slice_hashes, uint32_t hashes, double fill,
+                                             double failed, uint32_t threshold, double *fp,
+                                             double *fn)
+{
+    if (fp == NULL || fn == NULL || slice_hashes == 0 || hashes == 0 ||
+        hashes % slice_hashes != 0 || hashes > 64 || !(fill >= 0.0 && fill <= 1.0) ||
+        !(failed >= 0.0 && failed <= 1.0) || threshold > hashes)
+        return ONCE_ERR_INVALID;
+    uint32_t per_slice = hashes / slice_hashes;
+    double group_set = pow(fill, per_slice);
+    *fp = 0.0;
+    *fn = 0.0;
+    for (uint32_t g = 0; g <= slice_hashes; g++) {
+        double weight = binomial(slice_hashes, g, 1.0 - failed);
+        if ((uint64_t)per_slice * g >= threshold)
+            *fp += weight * pow(group_set, g);
+        else
+            *fn += weight;
+    }
+    return ONCE_OK;
 }
 
 static bool valid_shape(once_slicing slicing, uint64_t bits, uint32_t hashes, uint32_t slices,

@@ -109,6 +109,7 @@ struct once_sliced {
     bool refresh;         /* a duplicate sets its timers again */
     uint32_t equal_timers;
     uint32_t slices, parts, site_count, hashes;
+    uint32_t slice_hashes; /* k1: split slicing's slices a key, 1 otherwise */
     uint64_t bits, slice_bits, seed;
     uint64_t probe_bits; /* the most positions are drawn over: m, or the longest slice */
     uint64_t place_mask, place_keys[2]; /* the bit placement (bit_place) */
@@ -217,6 +218,8 @@ const char *once_slicing_name(once_slicing slicing)
         return "diced h-v";
     case ONCE_SLICING_DICED_VH:
         return "diced v-h";
+    case ONCE_SLICING_SPLIT:
+        return "split";
     }
     return "unknown";
 }
@@ -227,7 +230,9 @@ once_status once_sliced_geometry(const once_sliced_config *c, uint64_t *bits, ui
     if (c == NULL || bits == NULL || hashes == NULL || slice_bits == NULL)
         return ONCE_ERR_INVALID;
     uint32_t parts = c->parts == 0 ? 1 : c->parts;
-    if (c->slicing < ONCE_SLICING_HORIZONTAL || c->slicing > ONCE_SLICING_DICED_VH ||
+    if (c->slicing < ONCE_SLICING_HORIZONTAL || c->slicing > ONCE_SLICING_SPLIT ||
+        (c->slicing == ONCE_SLICING_SPLIT) != (c->slice_hashes != 0) ||
+        c->slice_hashes > c->slices ||
         c->slices == 0 || (parts > 1 && !is_diced(c->slicing)) ||
         (uint64_t)c->slices * parts > ONCE_MAX_SLICED_SITES ||
         (c->primitive != ONCE_FTTS && c->primitive != ONCE_TAS) ||
@@ -247,7 +252,8 @@ once_status once_sliced_geometry(const once_sliced_config *c, uint64_t *bits, ui
     once_status planned = slice_plan_geometry(c->bits, c->hashes, c->capacity, c->error, &m, &k);
     if (planned != ONCE_OK)
         return planned;
-    if ((c->on_failure == ONCE_FAILURE_THRESHOLD && c->threshold > k) || c->equal_timers > k)
+    if ((c->on_failure == ONCE_FAILURE_THRESHOLD && c->threshold > k) || c->equal_timers > k ||
+        (c->slice_hashes != 0 && k % c->slice_hashes != 0))
         return ONCE_ERR_INVALID;
     if (m > (UINT64_C(1) << 40))
         return ONCE_ERR_TOO_LARGE;
@@ -317,7 +323,10 @@ once_status once_sliced_create(once_sliced **out, const once_sliced_config *c,
     f->by_slice_length[1] = divisor_of(f->short_slice + 1);
     if (c->slicing == ONCE_SLICING_DICED_VH) /* m is a multiple of S S' (geometry) */
         f->by_part = divisor_of(m / ((uint64_t)c->slices * parts));
-    f->probe_bits = horizontal_first(c->slicing) ? (m + c->slices - 1) / c->slices : m;
+    f->slice_hashes = c->slice_hashes ? c->slice_hashes : 1;
+    f->probe_bits = horizontal_first(c->slicing) || c->slicing == ONCE_SLICING_SPLIT
+                        ? (m + c->slices - 1) / c->slices
+                        : m;
     uint32_t b = 1;
     while ((UINT64_C(1) << b) < f->probe_bits)
         b++;
@@ -469,6 +478,71 @@ typedef struct event_plan {
     uint64_t expiries[SLICED_MAX_HASHES]; /* the sites' answers, for equal timers */
 } event_plan;
 
+/* An event's requests from its positions' sites: grouped by site, in increasing site
+ * order (an insertion sort of k pairs, stable: the positions of a site keep their
+ * probe order). */
+static void group_by_site(const once_sliced *f, const uint32_t *site, const uint64_t *pos,
+                          event_plan *e)
+{
+    uint32_t order[SLICED_MAX_HASHES];
+    for (uint32_t i = 0; i < f->hashes; i++) {
+        uint32_t j = i;
+        while (j > 0 && site[order[j - 1]] > site[i]) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = i;
+    }
+    e->touched = 0;
+    for (uint32_t i = 0; i < f->hashes; i++) {
+        uint32_t this_site = site[order[i]];
+        if (i == 0 || this_site != e->site[e->touched - 1]) {
+            e->site[e->touched] = this_site;
+            e->first[e->touched] = i;
+            e->count[e->touched] = 0;
+            e->touched++;
+        }
+        e->offsets[i] = pos[order[i]];
+        e->count[e->touched - 1]++;
+    }
+}
+
+/* Split slicing (Proposition 2): the key's k1 distinct slices, the first the one H_S
+ * picks (so that k1 = 1 is horizontal slicing), each next from a further hash of the
+ * key, drawn again while it repeats one taken; slice a takes probes a k2 .. a k2 +
+ * k2 - 1 of the standard sequence over its own bits. */
+static once_status split_positions(const once_sliced *f, const once_digest *d,
+                                   const once_digest *h, uint32_t *site, uint64_t *pos)
+{
+    uint32_t per_slice = f->hashes / f->slice_hashes;
+    uint64_t over[2][SLICED_MAX_HASHES]; /* the sequence over floor(m/S) and ceil(m/S) */
+    bool made[2] = {false, false};
+    uint64_t draw = h->lo;
+    for (uint32_t a = 0; a < f->slice_hashes; a++) {
+        uint32_t slice = 0;
+        for (bool taken = true; taken;) {
+            slice = (uint32_t)once_reduce(draw, f->slices);
+            draw = mix64(draw + h->hi);
+            taken = false;
+            for (uint32_t b = 0; b < a; b++)
+                taken = taken || site[b * per_slice] == slice;
+        }
+        uint64_t range = slice_start(f, slice + 1) - slice_start(f, slice);
+        int longer = range != f->short_slice;
+        if (!made[longer]) {
+            once_status st = once_standard_positions(range, f->hashes, d, over[longer]);
+            if (st != ONCE_OK)
+                return st;
+            made[longer] = true;
+        }
+        for (uint32_t b = a * per_slice; b < (a + 1) * per_slice; b++) {
+            site[b] = slice;
+            pos[b] = over[longer][b];
+        }
+    }
+    return ONCE_OK;
+}
+
 static once_status plan_event(const once_sliced *f, const void *key, size_t len, event_plan *e)
 {
     once_digest d, h = {0, 0};
@@ -477,15 +551,21 @@ static once_status plan_event(const once_sliced *f, const void *key, size_t len,
         st = once_digest_with_seed(f->seed ^ SLICE_SEED_SALT, key, len, &h);
     if (st != ONCE_OK)
         return st;
+    e->stripe = (uint32_t)(d.hi % EVENT_STRIPES);
+    uint32_t site[SLICED_MAX_HASHES];
+    uint64_t pos[SLICED_MAX_HASHES];
+    if (f->slicing == ONCE_SLICING_SPLIT) {
+        if ((st = split_positions(f, &d, &h, site, pos)) != ONCE_OK)
+            return st;
+        group_by_site(f, site, pos, e);
+        return ONCE_OK;
+    }
     /* Horizontal first: the key's slice, and the bits it holds (its positions' range). */
     uint32_t outer = horizontal_first(f->slicing) ? (uint32_t)once_reduce(h.lo, f->slices) : 0;
     uint64_t range = horizontal_first(f->slicing) ? slice_start(f, outer + 1) - slice_start(f, outer)
                                                   : f->bits;
-    uint64_t pos[SLICED_MAX_HASHES];
     if ((st = once_standard_positions(range, f->hashes, &d, pos)) != ONCE_OK)
         return st;
-    e->stripe = (uint32_t)(d.hi % EVENT_STRIPES);
-    uint32_t site[SLICED_MAX_HASHES];
     if (f->slicing == ONCE_SLICING_HORIZONTAL) {
         e->touched = 1;
         e->site[0] = outer;
@@ -524,29 +604,7 @@ static once_status plan_event(const once_sliced *f, const void *key, size_t len,
         site[i] = (uint32_t)slice * f->parts + part;
         divide(offset, &f->by_part, &pos[i]);
     }
-    /* Group by site, in increasing site order (an insertion sort of k pairs, stable:
-     * the positions of a site keep their probe order). */
-    uint32_t order[SLICED_MAX_HASHES];
-    for (uint32_t i = 0; i < f->hashes; i++) {
-        uint32_t j = i;
-        while (j > 0 && site[order[j - 1]] > site[i]) {
-            order[j] = order[j - 1];
-            j--;
-        }
-        order[j] = i;
-    }
-    e->touched = 0;
-    for (uint32_t i = 0; i < f->hashes; i++) {
-        uint32_t this_site = site[order[i]];
-        if (i == 0 || this_site != e->site[e->touched - 1]) {
-            e->site[e->touched] = this_site;
-            e->first[e->touched] = i;
-            e->count[e->touched] = 0;
-            e->touched++;
-        }
-        e->offsets[i] = pos[order[i]];
-        e->count[e->touched - 1]++;
-    }
+    group_by_site(f, site, pos, e);
     return ONCE_OK;
 }
 
@@ -1027,6 +1085,7 @@ once_status once_sliced_get_stats(const once_sliced *f, once_sliced_stats *s)
     s->hashes = f->hashes;
     s->slices = f->slices;
     s->parts = f->parts;
+    s->slice_hashes = f->slice_hashes;
     s->sites = f->site_count;
     s->window_events = f->count_window ? f->window_ms - 1 : 0;
     s->window_ms = f->count_window ? 0 : f->window_ms;
@@ -1064,19 +1123,24 @@ once_status once_sliced_get_stats(const once_sliced *f, once_sliced_stats *s)
         down += atomic_load_explicit(&f->down[i], memory_order_relaxed) != 0;
     }
     s->failed_fraction = (double)down / f->site_count;
-    s->fill = described && cells > 0 ? set / cells
-                                     : pow(once_sliced_fpr(f->slicing, f->bits, f->hashes,
-                                                           f->slices, f->parts, s->inserted),
-                                           1.0 / f->hashes);
+    double rate = f->slicing == ONCE_SLICING_SPLIT
+                      ? once_split_fpr(f->bits, f->slice_hashes, f->hashes, f->slices, s->inserted)
+                      : once_sliced_fpr(f->slicing, f->bits, f->hashes, f->slices, f->parts,
+                                        s->inserted);
+    s->fill = described && cells > 0 ? set / cells : pow(rate, 1.0 / f->hashes);
     if (s->fill > 1.0)
         s->fill = 1.0;
     /* Under ONCE_FAILURE_REPORT nothing is decided without its sites: the rates are
      * those of the events decided, with every site they need. */
     bool threshold_rule = f->on_failure == ONCE_FAILURE_THRESHOLD;
-    once_sliced_failure_rates_at_fill(f->slicing, f->hashes, f->slices, s->fill,
-                                      threshold_rule ? s->failed_fraction : 0.0,
-                                      threshold_rule ? f->threshold : 0, &s->fp_estimate,
-                                      &s->fn_estimate);
+    double failed = threshold_rule ? s->failed_fraction : 0.0;
+    uint32_t threshold = threshold_rule ? f->threshold : 0;
+    if (f->slicing == ONCE_SLICING_SPLIT)
+        once_split_failure_rates_at_fill(f->slice_hashes, f->hashes, s->fill, failed, threshold,
+                                         &s->fp_estimate, &s->fn_estimate);
+    else
+        once_sliced_failure_rates_at_fill(f->slicing, f->hashes, f->slices, s->fill, failed,
+                                          threshold, &s->fp_estimate, &s->fn_estimate);
     return ONCE_OK;
 }
 

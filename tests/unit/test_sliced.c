@@ -683,46 +683,89 @@ static void diced_failures_follow_eq7(void)
 static void no_split_of_k_does_better(void)
 {
     enum { S = 8, K = 4 };
-    const uint64_t m = 80000, slice = m / S, n = 8000, trials = 200000;
-    const uint32_t splits[3][2] = {{1, 4}, {2, 2}, {4, 1}};
+    const uint64_t m = 80000, n = 8000, trials = 200000;
+    const uint32_t splits[3] = {1, 2, 4}; /* k1; k2 = K / k1 */
     uint64_t fp[3];
-    static uint64_t words[80000 / 64];
     for (int sp = 0; sp < 3; sp++) {
-        uint32_t k1 = splits[sp][0], k2 = splits[sp][1];
-        memset(words, 0, sizeof words);
-        for (int pass = 0; pass < 2; pass++) {
-            fp[sp] = 0;
-            for (uint64_t i = 0; i < (pass == 0 ? n : trials); i++) {
-                testing_key key = testing_key_make(pass == 0 ? 24 : 25, i);
-                uint64_t h = testing_mix(key.w[0] ^ testing_mix(key.w[1]) ^ (uint64_t)sp << 56);
-                uint64_t g = testing_mix(h + 1);
-                bool all = true;
-                for (uint32_t a = 0; a < k1; a++) {
-                    /* k1 distinct slices: a walk from a hashed start by an odd step (S is a
-                     * power of two, so the k1 <= S slices are distinct). */
-                    uint64_t s = (h + a * (2 * (g >> 40) + 1)) % S;
-                    for (uint32_t b = 0; b < k2; b++) {
-                        uint64_t bit = s * slice +
-                                       testing_mix(g ^ (a * 64 + b + 1) * 0x9e3779b97f4a7c15) %
-                                           slice;
-                        all = all && (words[bit / 64] >> (bit % 64) & 1);
-                        if (pass == 0)
-                            words[bit / 64] |= UINT64_C(1) << (bit % 64);
-                    }
-                }
-                fp[sp] += pass == 1 && all;
-            }
+        once_sliced_config c = config_of(ONCE_SLICING_SPLIT, S, m, K, ONCE_TAS,
+                                         ONCE_LOOKUP_PARALLEL);
+        c.slice_hashes = splits[sp];
+        once_sliced *f = sliced_make(&c);
+        once_sliced_stats st;
+        CHECK_OK(once_sliced_get_stats(f, &st));
+        CHECK(st.slice_hashes == splits[sp] && st.sites == S && st.bits == m);
+        for (uint64_t i = 0; i < n; i++) {
+            testing_key key = testing_key_make(24, i);
+            bool seen = false;
+            CHECK_OK(once_sliced_test_and_add(f, &key, sizeof key, 0, &seen));
         }
+        CHECK(count_present(f, 24, n, 0) == n); /* no false negatives */
+        fp[sp] = count_present(f, 25, trials, 0);
+        /* A key reaches k1 distinct slices: one request each. */
+        CHECK_OK(once_sliced_get_stats(f, &st));
+        CHECK(st.messages == (2 * n + trials) * splits[sp]);
+        CHECK(testing_within_sigmas(fp[sp], trials, once_split_fpr(m, splits[sp], K, S, n), 5.0));
+        once_sliced_free(f);
     }
+    /* Proposition 2: every split has the unsliced filter's rate, within each other's
+     * intervals. */
     double rate = pow(1.0 - exp(-(double)K * n / m), K);
     for (int a = 0; a < 3; a++) {
         CHECK(testing_within_sigmas(fp[a], trials, rate, 5.0));
+        CHECK(fabs(once_split_fpr(m, splits[a], K, S, n) - rate) < 0.02 * rate);
         for (int b = 0; b < 3; b++) {
             double pa = (double)fp[a] / trials, pb = (double)fp[b] / trials;
             double width = 5.0 * (sqrt(pa * (1 - pa) / trials) + sqrt(pb * (1 - pb) / trials));
             CHECK(fabs(pa - pb) <= width);
         }
     }
+    /* k1 = 1 is horizontal slicing, event for event and in its formulas. */
+    once_sliced_config hc = config_of(ONCE_SLICING_HORIZONTAL, S, 30091, K, ONCE_FTTS,
+                                      ONCE_LOOKUP_PARALLEL);
+    once_sliced_config sc = hc;
+    sc.slicing = ONCE_SLICING_SPLIT;
+    sc.slice_hashes = 1;
+    once_sliced *h = sliced_make(&hc), *one = sliced_make(&sc);
+    uint64_t differ = 0;
+    for (uint64_t i = 0; i < 20000; i++) {
+        testing_key key = testing_key_make(26, testing_mix(i) % 9000);
+        bool x = false, y = false;
+        CHECK_OK(once_sliced_test_and_add(h, &key, sizeof key, 0, &x));
+        CHECK_OK(once_sliced_test_and_add(one, &key, sizeof key, 0, &y));
+        differ += x != y;
+    }
+    CHECK(differ == 0);
+    once_sliced_free(h);
+    once_sliced_free(one);
+    CHECK(once_split_fpr(30091, 1, K, S, 5000) ==
+          once_sliced_fpr(ONCE_SLICING_HORIZONTAL, 30091, K, S, 0, 5000));
+    double fp1 = 0, fn1 = 0, fp2 = 0, fn2 = 0;
+    for (uint32_t x = 0; x <= K; x++) {
+        CHECK_OK(once_split_failure_rates_at_fill(1, K, 0.4, 0.1, x, &fp1, &fn1));
+        CHECK_OK(once_sliced_failure_rates_at_fill(ONCE_SLICING_HORIZONTAL, K, S, 0.4, 0.1, x,
+                                                   &fp2, &fn2));
+        CHECK(fabs(fp1 - fp2) < 1e-12 && fabs(fn1 - fn2) < 1e-12);
+        CHECK_OK(once_split_failure_rates_at_fill(K, K, 0.4, 0.1, x, &fp1, &fn1));
+        CHECK_OK(once_sliced_failure_rates_at_fill(ONCE_SLICING_VERTICAL, K, S, 0.4, 0.1, x,
+                                                   &fp2, &fn2));
+        CHECK(fabs(fp1 - fp2) < 1e-12 && fabs(fn1 - fn2) < 1e-12);
+    }
+    CHECK_STATUS(once_split_failure_rates_at_fill(3, K, 0.4, 0.1, 0, &fp1, &fn1),
+                 ONCE_ERR_INVALID); /* 3 does not divide 4 */
+    CHECK(once_split_fpr(m, 3, K, S, n) == 1.0 && once_split_fpr(m, 16, 16, S, n) == 1.0);
+    /* Split slicing needs its k1, and only it takes one. */
+    once_sliced *bad = NULL;
+    once_sliced_config b = config_of(ONCE_SLICING_SPLIT, S, m, K, ONCE_FTTS, ONCE_LOOKUP_PARALLEL);
+    CHECK_STATUS(once_sliced_create(&bad, &b, NULL), ONCE_ERR_INVALID); /* k1 = 0 */
+    b.slice_hashes = 3;
+    CHECK_STATUS(once_sliced_create(&bad, &b, NULL), ONCE_ERR_INVALID); /* not a divisor */
+    b.slices = 2;
+    b.slice_hashes = 4;
+    CHECK_STATUS(once_sliced_create(&bad, &b, NULL), ONCE_ERR_INVALID); /* past S */
+    b = config_of(ONCE_SLICING_HORIZONTAL, S, m, K, ONCE_FTTS, ONCE_LOOKUP_PARALLEL);
+    b.slice_hashes = 1;
+    CHECK_STATUS(once_sliced_create(&bad, &b, NULL), ONCE_ERR_INVALID);
+    CHECK(bad == NULL);
 }
 
 /* Two-level filtering (section 6): each producer's local filter answers the repeats
@@ -1584,6 +1627,7 @@ static void slicings_have_names(void)
     CHECK(strcmp(once_slicing_name(ONCE_SLICING_VERTICAL), "vertical") == 0);
     CHECK(strcmp(once_slicing_name(ONCE_SLICING_DICED_HV), "diced h-v") == 0);
     CHECK(strcmp(once_slicing_name(ONCE_SLICING_DICED_VH), "diced v-h") == 0);
+    CHECK(strcmp(once_slicing_name(ONCE_SLICING_SPLIT), "split") == 0);
     CHECK(strcmp(once_slicing_name((once_slicing)99), "unknown") == 0);
 }
 
