@@ -148,6 +148,18 @@ ONCE_API once_status once_sliced_failure_rates_at_fill(once_slicing slicing, uin
                                                        uint32_t slices, double fill,
                                                        double failed, uint32_t threshold,
                                                        double *fp, double *fn);
+/* Split slicing (ONCE_SLICING_SPLIT, Proposition 2): k1 = slice_hashes distinct slices
+ * of the S a key, hashes / k1 bits in each.  Its rate averages each slice's over its
+ * binomial load (a slice holds a key with chance k1/S):
+ *   (sum_j B(n, k1/S; j) (1 - (1 - S/m)^(k2 j))^k2)^k1,  k2 = hashes / k1,
+ * 1.0 for an invalid shape; and its failure rates at a fill, a failed site losing the
+ * k2 positions a key has there together (ONCE_ERR_INVALID for an invalid shape). */
+ONCE_API double once_split_fpr(uint64_t bits, uint32_t slice_hashes, uint32_t hashes,
+                               uint32_t slices, uint64_t items);
+ONCE_API once_status once_split_failure_rates_at_fill(uint32_t slice_hashes, uint32_t hashes,
+                                                      double fill, double failed,
+                                                      uint32_t threshold, double *fp,
+                                                      double *fn);
 ONCE_API uint32_t once_sliced_sites_for_failures(once_slicing slicing, uint64_t bits,
                                                  uint32_t hashes, uint64_t items,
                                                  uint32_t failures, double max_fpr);

@@ -34,16 +34,26 @@ extern "C" {
  *   S); v-h is vertical over S slices, each a horizontal filter of S' parts (a part
  *   chosen by a hash of the key and the slice; the rate of horizontal slicing over
  *   S S').  Site s x S' + p holds part p of slice s.
- *   A slice holds m/S bits rounded up to whole words for each part (slice_bits a
- *   site); a vertical filter keeps m as given or planned, spreading its bits over the
- *   slices (floor(m/S) or ceil(m/S) each), so that it is the standard filter of that
- *   m; v-h rounds m up to a multiple of S S', so that its parts are equal.
+ *   Split (section 3.3, Proposition 2): k1 hashes of the key pick k1 distinct slices
+ *   of the S, and k2 = k / k1 positions fall in each (k1 = 1 is horizontal slicing);
+ *   its rate, (1 - e^(-k1 k2 n / m))^(k2 k1) for slices of m/S bits, is the unsliced
+ *   filter's whatever the split (once_split_fpr).
+ *   Every slicing keeps m as given or planned and spreads its bits over the slices,
+ *   floor(m/S) or ceil(m/S) each (and a slice's over its parts the same way), so that
+ *   a vertical filter is the standard filter of that m and a horizontal one S filters
+ *   of m bits in all; v-h rounds m up to a multiple of S S' (under S S' bits more), so
+ *   that its parts are equal.  A site's memory holds its longest slice or part,
+ *   rounded up to whole words (slice_bits).
  *
  * Primitives (section 3): first-test-then-set (ONCE_FTTS: test the k bits, set them
  * only for an event found distinct) and per-bit test-and-set (ONCE_TAS: set them
  * always, the event is a duplicate when all were set before).  Lookups: parallel
- * (every touched slice is asked at once) or pipelined (slices in turn, stopping at the
- * first with an unset bit; FTTS only).  A message is one request to one site.
+ * (every touched slice is asked at once) or pipelined (slices in turn: FTTS stops
+ * testing at the first with an unset bit; TAS test-and-sets up to it and only sets
+ * after it, since every site must set its bits whatever the others found, so it sends
+ * as many requests as parallel TAS; the paper's saving there is the replies, one
+ * instead of one a site, which a count of requests does not show).  A message is one
+ * request to one site.
  *
  * Sites: a site is the storage of one slice behind a function that runs a batch of
  * requests, each with its own status, so that a remote site (another thread, a Redis
@@ -66,7 +76,8 @@ typedef enum once_slicing {
     ONCE_SLICING_HORIZONTAL = 1,
     ONCE_SLICING_VERTICAL = 2,
     ONCE_SLICING_DICED_HV = 3, /* horizontal slices, each vertical over S' parts */
-    ONCE_SLICING_DICED_VH = 4  /* vertical slices, each horizontal over S' parts */
+    ONCE_SLICING_DICED_VH = 4, /* vertical slices, each horizontal over S' parts */
+    ONCE_SLICING_SPLIT = 5     /* k1 slices a key, k / k1 bits in each (Proposition 2) */
 } once_slicing;
 
 typedef enum once_primitive {
@@ -242,6 +253,9 @@ typedef struct once_sliced_config {
      * the slice's share has rate `error` (P^(1/k)), or the count of positions that
      * reaches it on average. */
     once_growth growth;
+    /* ONCE_SLICING_SPLIT only (0 otherwise): k1, the slices a key's bits go to, at most
+     * S and a divisor of k. */
+    uint32_t slice_hashes;
 } once_sliced_config;
 
 typedef struct once_sliced once_sliced;
@@ -249,7 +263,8 @@ typedef struct once_sliced once_sliced;
 typedef struct once_sliced_stats {
     once_slicing slicing;
     uint64_t bits;            /* m */
-    uint64_t slice_bits;      /* bits a site holds: m / (S S'), rounded up to words */
+    uint64_t slice_bits;      /* bits a site's memory holds: its longest slice or part,
+                                 ceil(m / (S S')) at most, rounded up to words */
     uint32_t hashes, slices, parts;
     uint32_t sites;           /* S S' */
     uint64_t events;          /* events decided or offered (test-and-add, one or batched) */
@@ -278,6 +293,10 @@ typedef struct once_sliced_stats {
     double fill;
     double failed_fraction;
     double fp_estimate, fn_estimate;
+    uint32_t slice_hashes;    /* split slicing's k1 (1 for the others) */
+    uint64_t local_hits;      /* events a producer's local filter answered, with no
+                                 message (once_sliced_test_and_add_local; counted in
+                                 `events`) */
 } once_sliced_stats;
 
 /* "horizontal", "vertical", "diced h-v" or "diced v-h" ("unknown" for another value). */
@@ -296,6 +315,22 @@ ONCE_API void once_sliced_free(once_sliced *filter);
  * is the event's producer timestamp t_u (windows; ignored otherwise). */
 ONCE_API once_status once_sliced_test_and_add(once_sliced *filter, const void *key, size_t len,
                                               uint64_t time_ms, bool *seen);
+/*
+ * Two-level filtering (section 6, its opening): a local filter at each producer, in
+ * front of the shared one.  The event is first queried in `local`, the producer's own
+ * filter (any once_filter, one a producer; a window no longer than the shared one's
+ * for a windowed filter): there it is a repeat of an event this producer sent before,
+ * answered duplicate with no message.  Otherwise it goes to the shared filter, as
+ * once_sliced_test_and_add, and is then added to `local`, whatever the answer (the
+ * producer has now sent it).  Repeats of a producer's own events cost no message; the
+ * local filter's false positives add to the shared one's (an event it wrongly holds
+ * is answered duplicate and never reaches the sites), and it has no false negatives
+ * for what it holds.  *seen is the answer even when the local add then fails; the
+ * status says so (the local filter's error).
+ */
+ONCE_API once_status once_sliced_test_and_add_local(once_sliced *filter, once_filter *local,
+                                                    const void *key, size_t len,
+                                                    uint64_t time_ms, bool *seen);
 /*
  * The same over keys[0 .. count-1], with the answers of one-key calls made in array
  * order.  Each event's test-and-set requests go to all its sites at once

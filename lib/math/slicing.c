@@ -6,7 +6,8 @@
  *   vertical   (Eq. 3): the unsliced rate, (1 - (1 - 1/m)^(kn))^k; a bit is set with
  *              q = 1 - (1 - 1/m)^(kn);
  *   horizontal (Eq. 4): each slice of m/S bits holds about n/S keys,
- *              P_h = (1 - (1 - S/m)^(kn/S))^k.
+ *              P_h = (1 - (1 - S/m)^(kn/S))^k, averaged over the slices' binomial
+ *              loads in once_sliced_fpr (horizontal_rate below).
  * With a fraction phi = f/S of the sites failed, and the rule "an event is a duplicate
  * when every position that can be reached is set and at least x positions can be
  * reached" (x = 0: a failed position counts as set, Eqs. 5 and 6; x = k: any failed
@@ -49,14 +50,14 @@ static double choose(uint32_t n, uint32_t r)
 }
 
 /* C(n, j) p^j (1-p)^(n-j), in logarithms for the large n of many slices. */
-static double binomial(uint32_t n, uint32_t j, double p)
+static double binomial(uint64_t n, uint64_t j, double p)
 {
     if (p <= 0.0)
         return j == 0 ? 1.0 : 0.0;
     if (p >= 1.0)
         return j == n ? 1.0 : 0.0;
-    return exp(lgamma(n + 1.0) - lgamma(j + 1.0) - lgamma(n - j + 1.0) + j * log(p) +
-               (n - j) * log1p(-p));
+    return exp(lgamma((double)n + 1.0) - lgamma((double)j + 1.0) - lgamma((double)(n - j) + 1.0) +
+               (double)j * log(p) + (double)(n - j) * log1p(-p));
 }
 
 /* The threshold rule's FP and FN when each of the k positions is lost with probability
@@ -92,6 +93,80 @@ static double position_set(once_slicing slicing, uint64_t bits, uint32_t hashes,
     return 1.0 - exp((double)hashes * ((double)items / ways) * log1p(-1.0 / slice_bits));
 }
 
+/*
+ * Split slicing's rate over the slices' loads (Proposition 2; horizontal slicing is
+ * k1 = 1, Eq. 4): each of the n keys picks k1 distinct slices of the S, so a slice
+ * holds j keys with the binomial chance B(n, k1/S; j), each setting k2 of its m/S
+ * bits; an absent key, sent to k1 slices as a key is, finds its k2 bits set in each
+ * with chance
+ *     F = sum_j B(n, k1/S; j) (1 - (1 - S/m)^(k2 j))^k2,
+ * and all k1 k2 with F^k1 (the loads of distinct slices are nearly independent).  The
+ * rate is convex in the load, so the loaded slices cost more than the light ones save,
+ * more so as S grows: Eq. 4, the rate at j = n/S, underestimates it (the paper's
+ * finding that horizontal slicing's rate grows with S).  When the loads' spread is
+ * negligible, sqrt((S - k1) / (k1 n)) under 10^-3 (a relative error under about
+ * 10^-6), F at the mean load itself; otherwise the sum over j within 12 standard
+ * deviations of the mean.
+ */
+static double split_rate(uint64_t bits, uint32_t slice_hashes, uint32_t per_slice,
+                         uint32_t slices, uint64_t items)
+{
+    double p = (double)slice_hashes / slices, mean = (double)items * p;
+    double spread = sqrt((double)items * p * (1.0 - p));
+    double set_by_one = (double)per_slice * log1p(-(double)slices / (double)bits);
+    double in_slice;
+    if ((double)(slices - slice_hashes) < 1e-6 * (double)items * slice_hashes) {
+        in_slice = pow(-expm1(mean * set_by_one), per_slice);
+    } else {
+        double low = mean - 12.0 * spread - 1.0, high = mean + 12.0 * spread + 1.0;
+        uint64_t from = low > 0.0 ? (uint64_t)low : 0;
+        uint64_t to = high < (double)items ? (uint64_t)high : items;
+        in_slice = 0.0;
+        for (uint64_t j = from; j <= to; j++)
+            in_slice += binomial(items, j, p) * pow(-expm1((double)j * set_by_one), per_slice);
+    }
+    return pow(in_slice, slice_hashes);
+}
+
+static double horizontal_rate(uint64_t bits, uint32_t hashes, uint32_t slices, uint64_t items)
+{
+    return split_rate(bits, 1, hashes, slices, items);
+}
+
+double once_split_fpr(uint64_t bits, uint32_t slice_hashes, uint32_t hashes, uint32_t slices,
+                      uint64_t items)
+{
+    if (bits == 0 || hashes == 0 || slices == 0 || slice_hashes == 0 ||
+        slice_hashes > slices || hashes % slice_hashes != 0 || slices > bits)
+        return 1.0;
+    return split_rate(bits, slice_hashes, hashes / slice_hashes, slices, items);
+}
+
+/* Split slicing's threshold rule: the k1 groups of k2 positions are lost a group at a
+ * time, each with probability phi; with g groups reached, k2 g positions are, and the
+ * event is a duplicate when they are all set and k2 g >= x. */
+once_status once_split_failure_rates_at_fill(uint32_t slice_hashes, uint32_t hashes, double fill,
+                                             double failed, uint32_t threshold, double *fp,
+                                             double *fn)
+{
+    if (fp == NULL || fn == NULL || slice_hashes == 0 || hashes == 0 ||
+        hashes % slice_hashes != 0 || hashes > 64 || !(fill >= 0.0 && fill <= 1.0) ||
+        !(failed >= 0.0 && failed <= 1.0) || threshold > hashes)
+        return ONCE_ERR_INVALID;
+    uint32_t per_slice = hashes / slice_hashes;
+    double group_set = pow(fill, per_slice);
+    *fp = 0.0;
+    *fn = 0.0;
+    for (uint32_t g = 0; g <= slice_hashes; g++) {
+        double weight = binomial(slice_hashes, g, 1.0 - failed);
+        if ((uint64_t)per_slice * g >= threshold)
+            *fp += weight * pow(group_set, g);
+        else
+            *fn += weight;
+    }
+    return ONCE_OK;
+}
+
 static bool valid_shape(once_slicing slicing, uint64_t bits, uint32_t hashes, uint32_t slices,
                         uint32_t parts)
 {
@@ -109,9 +184,11 @@ double once_sliced_fpr(once_slicing slicing, uint64_t bits, uint32_t hashes, uin
         return 1.0;
     if (slicing == ONCE_SLICING_VERTICAL)
         return once_fpr_standard(bits, hashes, items);
-    /* Eq. 4 (and section 3.3's diced rates), with the keys a slice holds on average:
-     * the exponent is real. */
-    return pow(position_set(slicing, bits, hashes, slices, parts, items), hashes);
+    if (slicing == ONCE_SLICING_DICED_VH || slices == 1)
+        /* Section 3.3's v-h rate, with the keys a part holds on average: the exponent
+         * is real. */
+        return pow(position_set(slicing, bits, hashes, slices, parts, items), hashes);
+    return horizontal_rate(bits, hashes, slices, items);
 }
 
 once_status once_sliced_failure_rates_at_fill(once_slicing slicing, uint32_t hashes,
@@ -159,6 +236,14 @@ once_status once_sliced_failure_rates(once_slicing slicing, uint64_t bits, uint3
 {
     if (!valid_shape(slicing, bits, hashes, slices, parts))
         return ONCE_ERR_INVALID;
+    if (slicing == ONCE_SLICING_HORIZONTAL && fp != NULL && fn != NULL &&
+        failed >= 0.0 && failed <= 1.0 && threshold <= hashes) {
+        /* Eq. 5 with the rate over the slices' loads (horizontal_rate). */
+        double p = horizontal_rate(bits, hashes, slices, items);
+        *fp = (threshold == 0 ? failed : 0.0) + (1.0 - failed) * p;
+        *fn = threshold == 0 ? 0.0 : failed;
+        return ONCE_OK;
+    }
     return once_sliced_failure_rates_at_fill(slicing, hashes, slices,
                                              position_set(slicing, bits, hashes, slices, parts,
                                                           items),

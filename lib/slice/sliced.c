@@ -7,7 +7,8 @@
  *   sends them to the sites that hold the slices (once_site), then decides from their
  *   answers.  Slicing only chooses the requests.  An event's k positions are those of
  *   a standard filter (once_standard_positions) over
- *     m/S bits, in the slice H_S(key) picks (horizontal; h-v), H_S a hash of the key
+ *     the bits of the slice H_S(key) picks (horizontal; h-v), floor(m/S) or ceil(m/S)
+ *       of them, so that the S slices hold m bits exactly; H_S a hash of the key
  *       under a seed derived from the filter's, so independent of the k probe hashes;
  *     m bits (vertical; v-h), the same positions as ONCE_STANDARD's;
  *   then each position is placed (bit_place: a keyed relabelling of the bits) and goes
@@ -17,8 +18,9 @@
  *   request per touched site.
  *   Primitives: FTTS sends TEST requests (all at once, or in turn stopping at the first
  *   site with an unset bit), then SET requests to every touched site when the event
- *   is distinct; TAS sends TEST_AND_SET requests, and the event is a duplicate when
- *   every site found all its bits set.  Both decide as the unsliced filter does for
+ *   is distinct; TAS sends TEST_AND_SET requests (in turn, SET after the first site
+ *   with an unset bit), and the event is a duplicate when every site found all its
+ *   bits set.  Both decide as the unsliced filter does for
  *   one producer: a duplicate's bits are all set already, so setting them or not
  *   changes nothing (Proposition 1, exact for vertical slicing).  A batch therefore
  *   runs as TAS: it sends every request at once and each site runs its own in event
@@ -77,7 +79,7 @@
 
 typedef struct counter_group {
     _Alignas(64) _Atomic uint64_t events;
-    _Atomic uint64_t messages, failed_messages, inserted;
+    _Atomic uint64_t messages, failed_messages, inserted, local_hits;
 } counter_group;
 
 /* Counter groups of a concurrent filter. */
@@ -94,10 +96,13 @@ struct once_sliced {
     bool refresh;         /* a duplicate sets its timers again */
     uint32_t equal_timers;
     uint32_t slices, parts, site_count, hashes;
+    uint32_t slice_hashes; /* k1: split slicing's slices a key, 1 otherwise */
     uint64_t bits, slice_bits, seed;
-    uint64_t probe_bits; /* the filter positions are drawn for: m, or a slice (S' sites) */
-    uint64_t place_mask, place_keys[2]; /* the bit placement over probe_bits (bit_place) */
-    slice_divisor by_slice_bits, by_bits, by_slices, by_part;
+    uint64_t probe_bits; /* the most positions are drawn over: m, or the longest slice */
+    uint64_t place_mask, place_keys[2]; /* the bit placement (bit_place) */
+    uint64_t short_slice;               /* floor(m/S): a slice holds it or one more bit */
+    slice_divisor by_bits, by_slices, by_parts, by_part;
+    slice_divisor by_slice_length[2];   /* floor(m/S) and ceil(m/S) */
     uint32_t place_shift;
     once_site *sites;
     bool concurrent;
@@ -200,6 +205,8 @@ const char *once_slicing_name(once_slicing slicing)
         return "diced h-v";
     case ONCE_SLICING_DICED_VH:
         return "diced v-h";
+    case ONCE_SLICING_SPLIT:
+        return "split";
     }
     return "unknown";
 }
@@ -210,12 +217,13 @@ once_status once_sliced_geometry(const once_sliced_config *c, uint64_t *bits, ui
     if (c == NULL || bits == NULL || hashes == NULL || slice_bits == NULL)
         return ONCE_ERR_INVALID;
     uint32_t parts = c->parts == 0 ? 1 : c->parts;
-    if (c->slicing < ONCE_SLICING_HORIZONTAL || c->slicing > ONCE_SLICING_DICED_VH ||
+    if (c->slicing < ONCE_SLICING_HORIZONTAL || c->slicing > ONCE_SLICING_SPLIT ||
+        (c->slicing == ONCE_SLICING_SPLIT) != (c->slice_hashes != 0) ||
+        c->slice_hashes > c->slices ||
         c->slices == 0 || (parts > 1 && !is_diced(c->slicing)) ||
         (uint64_t)c->slices * parts > ONCE_MAX_SLICED_SITES ||
         (c->primitive != ONCE_FTTS && c->primitive != ONCE_TAS) ||
         (c->lookup != ONCE_LOOKUP_PARALLEL && c->lookup != ONCE_LOOKUP_PIPELINED) ||
-        (c->lookup == ONCE_LOOKUP_PIPELINED && c->primitive != ONCE_FTTS) ||
         (c->on_failure != ONCE_FAILURE_REPORT && c->on_failure != ONCE_FAILURE_THRESHOLD) ||
         c->hashes > SLICED_MAX_HASHES || c->threads > ONCE_MAX_SITE_THREADS ||
         (c->window_ms != 0 && c->window_events != 0) ||
@@ -231,10 +239,13 @@ once_status once_sliced_geometry(const once_sliced_config *c, uint64_t *bits, ui
     once_status planned = slice_plan_geometry(c->bits, c->hashes, c->capacity, c->error, &m, &k);
     if (planned != ONCE_OK)
         return planned;
-    if ((c->on_failure == ONCE_FAILURE_THRESHOLD && c->threshold > k) || c->equal_timers > k)
+    if ((c->on_failure == ONCE_FAILURE_THRESHOLD && c->threshold > k) || c->equal_timers > k ||
+        (c->slice_hashes != 0 && k % c->slice_hashes != 0))
         return ONCE_ERR_INVALID;
     if (m > (UINT64_C(1) << 40))
         return ONCE_ERR_TOO_LARGE;
+    if (m < (uint64_t)c->slices * parts)
+        return ONCE_ERR_INVALID; /* a site without a bit */
     if (c->slicing == ONCE_SLICING_DICED_VH) /* parts of m/(S S') bits, all equal */
         m = (m + (uint64_t)c->slices * parts - 1) / ((uint64_t)c->slices * parts) *
             ((uint64_t)c->slices * parts);
@@ -291,12 +302,18 @@ once_status once_sliced_create(once_sliced **out, const once_sliced_config *c,
     f->bits = m;
     f->slice_bits = slice_bits;
     f->seed = seed;
-    f->by_slice_bits = slice_divisor_of(slice_bits);
     f->by_bits = slice_divisor_of(m);
     f->by_slices = slice_divisor_of(c->slices);
+    f->by_parts = slice_divisor_of(parts);
+    f->short_slice = m / c->slices;
+    f->by_slice_length[0] = slice_divisor_of(f->short_slice);
+    f->by_slice_length[1] = slice_divisor_of(f->short_slice + 1);
     if (c->slicing == ONCE_SLICING_DICED_VH) /* m is a multiple of S S' (geometry) */
         f->by_part = slice_divisor_of(m / ((uint64_t)c->slices * parts));
-    f->probe_bits = horizontal_first(c->slicing) ? slice_bits * parts : m;
+    f->slice_hashes = c->slice_hashes ? c->slice_hashes : 1;
+    f->probe_bits = horizontal_first(c->slicing) || c->slicing == ONCE_SLICING_SPLIT
+                        ? (m + c->slices - 1) / c->slices
+                        : m;
     uint32_t b = 1;
     while ((UINT64_C(1) << b) < f->probe_bits)
         b++;
@@ -393,7 +410,7 @@ void once_sliced_free(once_sliced *f)
  * measured failure rates (tests/unit/test_sliced.c) hold it to the independent placement
  * the formulas assume.
  */
-static uint64_t bit_place(const once_sliced *f, uint64_t p)
+static uint64_t bit_place(const once_sliced *f, uint64_t p, uint64_t range)
 {
     const uint64_t mask = f->place_mask;
     const uint32_t shift = f->place_shift;
@@ -404,7 +421,7 @@ static uint64_t bit_place(const once_sliced *f, uint64_t p)
         x ^= x >> shift;
         x = (x * UINT64_C(0x94d049bb133111eb)) & mask;
         p = x ^ (x >> shift);
-    } while (p >= f->probe_bits);
+    } while (p >= range);
     return p;
 }
 
@@ -415,6 +432,14 @@ static uint64_t mix64(uint64_t x)
     x ^= x >> 33;
     x *= UINT64_C(0xc4ceb9fe1a85ec53);
     return x ^ (x >> 33);
+}
+
+/* Where slice i of a horizontal-first filter starts: ceil(i m / S), so that slice i
+ * holds floor(m/S) or ceil(m/S) bits and the S slices exactly m. */
+static uint64_t slice_start(const once_sliced *f, uint64_t i)
+{
+    uint64_t ignored = 0;
+    return slice_divide(i * f->bits + f->slices - 1, &f->by_slices, &ignored);
 }
 
 /* The requests of one event: the touched sites, each with its positions. */
@@ -428,51 +453,12 @@ typedef struct event_plan {
     uint64_t expiries[SLICED_MAX_HASHES]; /* the sites' answers, for equal timers */
 } event_plan;
 
-static once_status plan_event(const once_sliced *f, const void *key, size_t len, event_plan *e)
+/* An event's requests from its positions' sites: grouped by site, in increasing site
+ * order (an insertion sort of k pairs, stable: the positions of a site keep their
+ * probe order). */
+static void group_by_site(const once_sliced *f, const uint32_t *site, const uint64_t *pos,
+                          event_plan *e)
 {
-    once_digest d, h = {0, 0};
-    once_status st = once_digest_with_seed(f->seed, key, len, &d);
-    if (st == ONCE_OK && f->slicing != ONCE_SLICING_VERTICAL)
-        st = once_digest_with_seed(f->seed ^ SLICE_SEED_SALT, key, len, &h);
-    uint64_t pos[SLICED_MAX_HASHES];
-    if (st != ONCE_OK ||
-        (st = once_standard_positions(f->probe_bits, f->hashes, &d, pos)) != ONCE_OK)
-        return st;
-    e->stripe = (uint32_t)(d.hi % EVENT_STRIPES);
-    uint32_t site[SLICED_MAX_HASHES];
-    if (f->slicing == ONCE_SLICING_HORIZONTAL) {
-        e->touched = 1;
-        e->site[0] = (uint32_t)once_reduce(h.lo, f->slices);
-        e->first[0] = 0;
-        e->count[0] = f->hashes;
-        memcpy(e->offsets, pos, f->hashes * sizeof pos[0]);
-        return ONCE_OK;
-    }
-    uint32_t outer =
-        f->slicing == ONCE_SLICING_DICED_HV ? (uint32_t)once_reduce(h.lo, f->slices) : 0;
-    for (uint32_t i = 0; i < f->hashes; i++) {
-        uint64_t place = bit_place(f, pos[i]), offset = 0;
-        if (f->slicing == ONCE_SLICING_DICED_HV) {
-            site[i] = outer * f->parts + (uint32_t)slice_divide(place, &f->by_slice_bits, &offset);
-            pos[i] = offset;
-            continue;
-        }
-        /* Definition 2, as even as m allows (slice/sites.h). */
-        uint64_t slice = slice_vertical_of(place, f->slices, &f->by_bits, &f->by_slices, &offset);
-        if (f->parts == 1) {
-            site[i] = (uint32_t)slice;
-            pos[i] = offset;
-            continue;
-        }
-        /* v-h: the part this slice gives the key, and the offset folded into its
-         * m/(S S') bits (m is a multiple of S S' here, so every cell takes S' of the
-         * slice's offsets). */
-        uint32_t part = (uint32_t)once_reduce(mix64(h.hi ^ mix64(slice + 1)), f->parts);
-        site[i] = (uint32_t)slice * f->parts + part;
-        slice_divide(offset, &f->by_part, &pos[i]);
-    }
-    /* Group by site, in increasing site order (an insertion sort of k pairs, stable:
-     * the positions of a site keep their probe order). */
     uint32_t order[SLICED_MAX_HASHES];
     for (uint32_t i = 0; i < f->hashes; i++) {
         uint32_t j = i;
@@ -494,6 +480,102 @@ static once_status plan_event(const once_sliced *f, const void *key, size_t len,
         e->offsets[i] = pos[order[i]];
         e->count[e->touched - 1]++;
     }
+}
+
+/* Split slicing (Proposition 2): the key's k1 distinct slices, the first the one H_S
+ * picks (so that k1 = 1 is horizontal slicing), each next from a further hash of the
+ * key, drawn again while it repeats one taken; slice a takes probes a k2 .. a k2 +
+ * k2 - 1 of the standard sequence over its own bits. */
+static once_status split_positions(const once_sliced *f, const once_digest *d,
+                                   const once_digest *h, uint32_t *site, uint64_t *pos)
+{
+    uint32_t per_slice = f->hashes / f->slice_hashes;
+    uint64_t over[2][SLICED_MAX_HASHES]; /* the sequence over floor(m/S) and ceil(m/S) */
+    bool made[2] = {false, false};
+    uint64_t draw = h->lo;
+    for (uint32_t a = 0; a < f->slice_hashes; a++) {
+        uint32_t slice = 0;
+        for (bool taken = true; taken;) {
+            slice = (uint32_t)once_reduce(draw, f->slices);
+            draw = mix64(draw + h->hi);
+            taken = false;
+            for (uint32_t b = 0; b < a; b++)
+                taken = taken || site[b * per_slice] == slice;
+        }
+        uint64_t range = slice_start(f, slice + 1) - slice_start(f, slice);
+        int longer = range != f->short_slice;
+        if (!made[longer]) {
+            once_status st = once_standard_positions(range, f->hashes, d, over[longer]);
+            if (st != ONCE_OK)
+                return st;
+            made[longer] = true;
+        }
+        for (uint32_t b = a * per_slice; b < (a + 1) * per_slice; b++) {
+            site[b] = slice;
+            pos[b] = over[longer][b];
+        }
+    }
+    return ONCE_OK;
+}
+
+static once_status plan_event(const once_sliced *f, const void *key, size_t len, event_plan *e)
+{
+    once_digest d, h = {0, 0};
+    once_status st = once_digest_with_seed(f->seed, key, len, &d);
+    if (st == ONCE_OK && f->slicing != ONCE_SLICING_VERTICAL)
+        st = once_digest_with_seed(f->seed ^ SLICE_SEED_SALT, key, len, &h);
+    if (st != ONCE_OK)
+        return st;
+    e->stripe = (uint32_t)(d.hi % EVENT_STRIPES);
+    uint32_t site[SLICED_MAX_HASHES];
+    uint64_t pos[SLICED_MAX_HASHES];
+    if (f->slicing == ONCE_SLICING_SPLIT) {
+        if ((st = split_positions(f, &d, &h, site, pos)) != ONCE_OK)
+            return st;
+        group_by_site(f, site, pos, e);
+        return ONCE_OK;
+    }
+    /* Horizontal first: the key's slice, and the bits it holds (its positions' range). */
+    uint32_t outer = horizontal_first(f->slicing) ? (uint32_t)once_reduce(h.lo, f->slices) : 0;
+    uint64_t range = horizontal_first(f->slicing) ? slice_start(f, outer + 1) - slice_start(f, outer)
+                                                  : f->bits;
+    if ((st = once_standard_positions(range, f->hashes, &d, pos)) != ONCE_OK)
+        return st;
+    if (f->slicing == ONCE_SLICING_HORIZONTAL) {
+        e->touched = 1;
+        e->site[0] = outer;
+        e->first[0] = 0;
+        e->count[0] = f->hashes;
+        memcpy(e->offsets, pos, f->hashes * sizeof pos[0]);
+        return ONCE_OK;
+    }
+    const slice_divisor *by_range = &f->by_slice_length[range != f->short_slice];
+    for (uint32_t i = 0; i < f->hashes; i++) {
+        uint64_t place = bit_place(f, pos[i], range), offset = 0, ignored = 0;
+        if (f->slicing == ONCE_SLICING_DICED_HV) {
+            /* The slice is a vertical filter of `range` bits over S' parts: part p holds
+             * [ceil(p range / S'), ceil((p + 1) range / S')), as Definition 2 does. */
+            uint64_t part = slice_divide(place * f->parts, by_range, &ignored);
+            uint64_t start = slice_divide(part * range + f->parts - 1, &f->by_parts, &ignored);
+            site[i] = outer * f->parts + (uint32_t)part;
+            pos[i] = place - start;
+            continue;
+        }
+        /* Definition 2, as even as m allows (slice/sites.h). */
+        uint64_t slice = slice_vertical_of(place, f->slices, &f->by_bits, &f->by_slices, &offset);
+        if (f->parts == 1) {
+            site[i] = (uint32_t)slice;
+            pos[i] = offset;
+            continue;
+        }
+        /* v-h: the part this slice gives the key, and the offset folded into its
+         * m/(S S') bits (m is a multiple of S S' here, so every cell takes S' of the
+         * slice's offsets). */
+        uint32_t part = (uint32_t)once_reduce(mix64(h.hi ^ mix64(slice + 1)), f->parts);
+        site[i] = (uint32_t)slice * f->parts + part;
+        slice_divide(offset, &f->by_part, &pos[i]);
+    }
+    group_by_site(f, site, pos, e);
     return ONCE_OK;
 }
 
@@ -581,7 +663,10 @@ static once_status decide(once_sliced *f, event_plan *e, once_site_op op, bool *
         failed[t] = false;
     for (uint32_t t = 0; t < e->touched; t++) {
         bool slice_all = false;
-        once_status st = ask(f, e, t, op, &slice_all);
+        /* Pipelined TAS: once a site had an unset bit the event is distinct, and the
+         * sites after it only set theirs. */
+        once_site_op this_op = op == ONCE_SITE_TEST_AND_SET && !all ? ONCE_SITE_SET : op;
+        once_status st = ask(f, e, t, this_op, &slice_all);
         failed[t] = st == ONCE_ERR_UNAVAILABLE;
         if (failed[t] && f->on_failure == ONCE_FAILURE_REPORT)
             return st;
@@ -591,7 +676,7 @@ static once_status decide(once_sliced *f, event_plan *e, once_site_op op, bool *
             continue;
         reached += e->count[t];
         all = all && slice_all;
-        if (!all && f->lookup == ONCE_LOOKUP_PIPELINED)
+        if (!all && f->lookup == ONCE_LOOKUP_PIPELINED && op == ONCE_SITE_TEST)
             break;
     }
     *present = all && reached >= (f->on_failure == ONCE_FAILURE_THRESHOLD ? f->threshold : 0);
@@ -671,6 +756,33 @@ once_status once_sliced_test_and_add(once_sliced *f, const void *key, size_t len
     st = test_and_add_planned(f, &e, seen);
     unlock_all(f, held, n);
     return st;
+}
+
+once_status once_sliced_test_and_add_local(once_sliced *f, once_filter *local, const void *key,
+                                           size_t len, uint64_t time_ms, bool *seen)
+{
+    if (f == NULL || local == NULL || seen == NULL)
+        return ONCE_ERR_INVALID;
+    bool held = false;
+    once_status st = once_query(local, key, len, time_ms, &held);
+    if (st != ONCE_OK)
+        return st;
+    if (held) {
+        /* Counted as an event of the key's stripe, as the shared filter would. */
+        once_digest d;
+        st = once_digest_with_seed(f->seed, key, len, &d);
+        if (st != ONCE_OK)
+            return st;
+        counter_group *g = group_of(f, (uint32_t)(d.hi % EVENT_STRIPES));
+        tally(&g->events, 1);
+        tally(&g->local_hits, 1);
+        *seen = true;
+        return ONCE_OK;
+    }
+    st = once_sliced_test_and_add(f, key, len, time_ms, seen);
+    if (st != ONCE_OK)
+        return st;
+    return once_add(local, key, len, time_ms);
 }
 
 once_status once_sliced_query(once_sliced *f, const void *key, size_t len, uint64_t time_ms,
@@ -944,11 +1056,13 @@ once_status once_sliced_get_stats(const once_sliced *f, once_sliced_stats *s)
     s->hashes = f->hashes;
     s->slices = f->slices;
     s->parts = f->parts;
+    s->slice_hashes = f->slice_hashes;
     s->sites = f->site_count;
     s->window_events = f->count_window ? f->window_ms - 1 : 0;
     s->window_ms = f->count_window ? 0 : f->window_ms;
     for (uint32_t j = 0; j < f->groups; j++) {
         s->inserted += atomic_load_explicit(&f->group[j].inserted, memory_order_relaxed);
+        s->local_hits += atomic_load_explicit(&f->group[j].local_hits, memory_order_relaxed);
         s->events += atomic_load_explicit(&f->group[j].events, memory_order_relaxed);
         s->messages += atomic_load_explicit(&f->group[j].messages, memory_order_relaxed);
         s->failed_messages +=
@@ -980,19 +1094,24 @@ once_status once_sliced_get_stats(const once_sliced *f, once_sliced_stats *s)
         down += atomic_load_explicit(&f->down[i], memory_order_relaxed) != 0;
     }
     s->failed_fraction = (double)down / f->site_count;
-    s->fill = described && cells > 0 ? set / cells
-                                     : pow(once_sliced_fpr(f->slicing, f->bits, f->hashes,
-                                                           f->slices, f->parts, s->inserted),
-                                           1.0 / f->hashes);
+    double rate = f->slicing == ONCE_SLICING_SPLIT
+                      ? once_split_fpr(f->bits, f->slice_hashes, f->hashes, f->slices, s->inserted)
+                      : once_sliced_fpr(f->slicing, f->bits, f->hashes, f->slices, f->parts,
+                                        s->inserted);
+    s->fill = described && cells > 0 ? set / cells : pow(rate, 1.0 / f->hashes);
     if (s->fill > 1.0)
         s->fill = 1.0;
     /* Under ONCE_FAILURE_REPORT nothing is decided without its sites: the rates are
      * those of the events decided, with every site they need. */
     bool threshold_rule = f->on_failure == ONCE_FAILURE_THRESHOLD;
-    once_sliced_failure_rates_at_fill(f->slicing, f->hashes, f->slices, s->fill,
-                                      threshold_rule ? s->failed_fraction : 0.0,
-                                      threshold_rule ? f->threshold : 0, &s->fp_estimate,
-                                      &s->fn_estimate);
+    double failed = threshold_rule ? s->failed_fraction : 0.0;
+    uint32_t threshold = threshold_rule ? f->threshold : 0;
+    if (f->slicing == ONCE_SLICING_SPLIT)
+        once_split_failure_rates_at_fill(f->slice_hashes, f->hashes, s->fill, failed, threshold,
+                                         &s->fp_estimate, &s->fn_estimate);
+    else
+        once_sliced_failure_rates_at_fill(f->slicing, f->hashes, f->slices, s->fill, failed,
+                                          threshold, &s->fp_estimate, &s->fn_estimate);
     return ONCE_OK;
 }
 

@@ -94,8 +94,6 @@ static void vertical_decides_as_the_unsliced_filter(void)
     for (size_t s = 0; s < sizeof slice_counts / sizeof slice_counts[0]; s++)
         for (int primitive = 0; primitive < 2; primitive++)
             for (int lookup = 0; lookup < 2; lookup++) {
-                if (primitive == ONCE_TAS && lookup == ONCE_LOOKUP_PIPELINED)
-                    continue;
                 once_sliced_config c = config_of(ONCE_SLICING_VERTICAL, slice_counts[s],
                                                  40000, 4, (once_primitive)primitive,
                                                  (once_lookup)lookup);
@@ -281,6 +279,35 @@ static void pipelined_sends_no_more_messages(void)
     CHECK_OK(once_sliced_get_stats(a, &sa));
     CHECK(sa.messages_per_event > 1.0 && sa.messages_per_event <= 8.0);
     CHECK(sa.max_load <= sa.events);
+    once_sliced_free(a);
+    once_sliced_free(b);
+
+    /* Pipelined TAS (section 3.1): every site still sets its bits, so it sends as many
+     * requests as parallel TAS, decides as it does and leaves the sites the same. */
+    par.primitive = pip.primitive = ONCE_TAS;
+    CHECK_OK(once_sliced_create(&a, &par, NULL));
+    CHECK_OK(once_sliced_create(&b, &pip, NULL));
+    REQUIRE(a != NULL && b != NULL);
+    uint64_t differ = 0;
+    for (uint64_t i = 0; i < 5000; i++) {
+        testing_key k = testing_key_make(7, i % 4000);
+        bool x = false, y = false;
+        CHECK_OK(once_sliced_test_and_add(a, &k, sizeof k, 0, &x));
+        CHECK_OK(once_sliced_test_and_add(b, &k, sizeof k, 0, &y));
+        differ += x != y;
+    }
+    once_sliced_stats ta, tb;
+    CHECK_OK(once_sliced_get_stats(a, &ta));
+    CHECK_OK(once_sliced_get_stats(b, &tb));
+    CHECK(differ == 0 && ta.messages == tb.messages);
+    for (uint64_t i = 0; i < 20000; i++) { /* the sites hold the same bits */
+        testing_key k = testing_key_make(8, i);
+        bool x = false, y = false;
+        CHECK_OK(once_sliced_query(a, &k, sizeof k, 0, &x));
+        CHECK_OK(once_sliced_query(b, &k, sizeof k, 0, &y));
+        differ += x != y;
+    }
+    CHECK(differ == 0);
     once_sliced_free(a);
     once_sliced_free(b);
 }
@@ -579,11 +606,87 @@ static void diced_rates_follow_section_3_3(void)
             CHECK(st.fairness > 0.0);
             once_sliced_free(f);
         }
-    /* The two formulas differ where they should: v-h is horizontal over S S'. */
+    /* The two formulas differ where they should: h-v is horizontal over S, its loads
+     * included; v-h is Eq. 4 over S S' parts at their mean load (an event's positions
+     * in different slices meet different parts, whose loads average out), below
+     * horizontal's over S S' with its loads. */
     CHECK(once_sliced_fpr(ONCE_SLICING_DICED_HV, 64000, k, 4, 2, n) ==
           once_sliced_fpr(ONCE_SLICING_HORIZONTAL, 64000, k, 4, 1, n));
-    CHECK(once_sliced_fpr(ONCE_SLICING_DICED_VH, 64000, k, 4, 2, n) ==
-          once_sliced_fpr(ONCE_SLICING_HORIZONTAL, 64000, k, 8, 1, n));
+    double parts_mean = pow(1.0 - pow(1.0 - 8.0 / 64000, (double)k * n / 8.0), k);
+    CHECK(fabs(once_sliced_fpr(ONCE_SLICING_DICED_VH, 64000, k, 4, 2, n) - parts_mean) <=
+          1e-9 * parts_mean);
+    CHECK(once_sliced_fpr(ONCE_SLICING_HORIZONTAL, 64000, k, 8, 1, n) > parts_mean);
+}
+
+/* Horizontal-first slicing keeps m bits exactly (issue: slices rounded up to whole
+ * words gave it more): slice s holds floor(m/S) or ceil(m/S) bits, an h-v part the
+ * same share of its slice's, and an event's positions reach every one of them and
+ * none past them. */
+typedef struct reach_site {
+    uint64_t reached; /* one past the largest position asked */
+    uint64_t seen[8192 / 64];
+} reach_site;
+
+static void reach_run(void *context, once_site_request *requests, size_t count)
+{
+    reach_site *r = context;
+    for (size_t i = 0; i < count; i++) {
+        for (uint32_t j = 0; j < requests[i].count; j++) {
+            uint64_t p = requests[i].positions[j];
+            if (p + 1 > r->reached)
+                r->reached = p + 1;
+            if (p < 8192)
+                r->seen[p / 64] |= UINT64_C(1) << (p % 64);
+        }
+        requests[i].all_set = false;
+        requests[i].status = ONCE_OK;
+    }
+}
+
+static void slices_hold_exactly_m_bits(void)
+{
+    enum { MAX_SITES = 64 };
+    const uint64_t m = 30091;
+    const struct {
+        once_slicing slicing;
+        uint32_t slices, parts;
+    } shapes[] = {{ONCE_SLICING_HORIZONTAL, 32, 0}, {ONCE_SLICING_HORIZONTAL, 7, 0},
+                  {ONCE_SLICING_DICED_HV, 16, 2}, {ONCE_SLICING_DICED_HV, 5, 3},
+                  {ONCE_SLICING_VERTICAL, 32, 0}};
+    static reach_site store[MAX_SITES];
+    for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++) {
+        once_sliced_config c = config_of(shapes[sh].slicing, shapes[sh].slices, m, 4,
+                                         ONCE_TAS, ONCE_LOOKUP_PARALLEL);
+        c.parts = shapes[sh].parts;
+        uint32_t parts = c.parts == 0 ? 1 : c.parts, sites = c.slices * parts;
+        once_site site[MAX_SITES];
+        memset(store, 0, sizeof store);
+        for (uint32_t i = 0; i < sites; i++)
+            site[i] = (once_site){.context = &store[i], .run = reach_run};
+        once_sliced *f = NULL;
+        CHECK_OK(once_sliced_create(&f, &c, site));
+        for (uint64_t i = 0; i < 200000; i++) {
+            testing_key key = testing_key_make(60, i);
+            bool seen = false;
+            CHECK_OK(once_sliced_test_and_add(f, &key, sizeof key, 0, &seen));
+        }
+        /* Slice s holds [ceil(s m/S), ceil((s+1) m/S)), part p of it the same share. */
+        uint64_t total = 0;
+        for (uint32_t s = 0; s < c.slices; s++) {
+            uint64_t len = ((s + 1) * m + c.slices - 1) / c.slices - (s * m + c.slices - 1) / c.slices;
+            for (uint32_t p = 0; p < parts; p++) {
+                uint64_t part = ((p + 1) * len + parts - 1) / parts - (p * len + parts - 1) / parts;
+                const reach_site *r = &store[s * parts + p];
+                uint64_t hit = 0;
+                for (uint64_t b = 0; b < part; b++)
+                    hit += r->seen[b / 64] >> (b % 64) & 1;
+                CHECK(r->reached == part && hit == part);
+                total += r->reached;
+            }
+        }
+        CHECK(total == m);
+        once_sliced_free(f);
+    }
 }
 
 
@@ -634,46 +737,148 @@ static void diced_failures_follow_eq7(void)
 static void no_split_of_k_does_better(void)
 {
     enum { S = 8, K = 4 };
-    const uint64_t m = 80000, slice = m / S, n = 8000, trials = 200000;
-    const uint32_t splits[3][2] = {{1, 4}, {2, 2}, {4, 1}};
+    const uint64_t m = 80000, n = 8000, trials = 200000;
+    const uint32_t splits[3] = {1, 2, 4}; /* k1; k2 = K / k1 */
     uint64_t fp[3];
-    static uint64_t words[80000 / 64];
     for (int sp = 0; sp < 3; sp++) {
-        uint32_t k1 = splits[sp][0], k2 = splits[sp][1];
-        memset(words, 0, sizeof words);
-        for (int pass = 0; pass < 2; pass++) {
-            fp[sp] = 0;
-            for (uint64_t i = 0; i < (pass == 0 ? n : trials); i++) {
-                testing_key key = testing_key_make(pass == 0 ? 24 : 25, i);
-                uint64_t h = testing_mix(key.w[0] ^ testing_mix(key.w[1]) ^ (uint64_t)sp << 56);
-                uint64_t g = testing_mix(h + 1);
-                bool all = true;
-                for (uint32_t a = 0; a < k1; a++) {
-                    /* k1 distinct slices: a walk from a hashed start by an odd step (S is a
-                     * power of two, so the k1 <= S slices are distinct). */
-                    uint64_t s = (h + a * (2 * (g >> 40) + 1)) % S;
-                    for (uint32_t b = 0; b < k2; b++) {
-                        uint64_t bit = s * slice +
-                                       testing_mix(g ^ (a * 64 + b + 1) * 0x9e3779b97f4a7c15) %
-                                           slice;
-                        all = all && (words[bit / 64] >> (bit % 64) & 1);
-                        if (pass == 0)
-                            words[bit / 64] |= UINT64_C(1) << (bit % 64);
-                    }
-                }
-                fp[sp] += pass == 1 && all;
-            }
+        once_sliced_config c = config_of(ONCE_SLICING_SPLIT, S, m, K, ONCE_TAS,
+                                         ONCE_LOOKUP_PARALLEL);
+        c.slice_hashes = splits[sp];
+        once_sliced *f = sliced_make(&c);
+        once_sliced_stats st;
+        CHECK_OK(once_sliced_get_stats(f, &st));
+        CHECK(st.slice_hashes == splits[sp] && st.sites == S && st.bits == m);
+        for (uint64_t i = 0; i < n; i++) {
+            testing_key key = testing_key_make(24, i);
+            bool seen = false;
+            CHECK_OK(once_sliced_test_and_add(f, &key, sizeof key, 0, &seen));
         }
+        CHECK(count_present(f, 24, n, 0) == n); /* no false negatives */
+        fp[sp] = count_present(f, 25, trials, 0);
+        /* A key reaches k1 distinct slices: one request each. */
+        CHECK_OK(once_sliced_get_stats(f, &st));
+        CHECK(st.messages == (2 * n + trials) * splits[sp]);
+        CHECK(testing_within_sigmas(fp[sp], trials, once_split_fpr(m, splits[sp], K, S, n), 5.0));
+        once_sliced_free(f);
     }
+    /* Proposition 2: every split has the unsliced filter's rate, within each other's
+     * intervals. */
     double rate = pow(1.0 - exp(-(double)K * n / m), K);
     for (int a = 0; a < 3; a++) {
         CHECK(testing_within_sigmas(fp[a], trials, rate, 5.0));
+        CHECK(fabs(once_split_fpr(m, splits[a], K, S, n) - rate) < 0.02 * rate);
         for (int b = 0; b < 3; b++) {
             double pa = (double)fp[a] / trials, pb = (double)fp[b] / trials;
             double width = 5.0 * (sqrt(pa * (1 - pa) / trials) + sqrt(pb * (1 - pb) / trials));
             CHECK(fabs(pa - pb) <= width);
         }
     }
+    /* k1 = 1 is horizontal slicing, event for event and in its formulas. */
+    once_sliced_config hc = config_of(ONCE_SLICING_HORIZONTAL, S, 30091, K, ONCE_FTTS,
+                                      ONCE_LOOKUP_PARALLEL);
+    once_sliced_config sc = hc;
+    sc.slicing = ONCE_SLICING_SPLIT;
+    sc.slice_hashes = 1;
+    once_sliced *h = sliced_make(&hc), *one = sliced_make(&sc);
+    uint64_t differ = 0;
+    for (uint64_t i = 0; i < 20000; i++) {
+        testing_key key = testing_key_make(26, testing_mix(i) % 9000);
+        bool x = false, y = false;
+        CHECK_OK(once_sliced_test_and_add(h, &key, sizeof key, 0, &x));
+        CHECK_OK(once_sliced_test_and_add(one, &key, sizeof key, 0, &y));
+        differ += x != y;
+    }
+    CHECK(differ == 0);
+    once_sliced_free(h);
+    once_sliced_free(one);
+    CHECK(once_split_fpr(30091, 1, K, S, 5000) ==
+          once_sliced_fpr(ONCE_SLICING_HORIZONTAL, 30091, K, S, 0, 5000));
+    double fp1 = 0, fn1 = 0, fp2 = 0, fn2 = 0;
+    for (uint32_t x = 0; x <= K; x++) {
+        CHECK_OK(once_split_failure_rates_at_fill(1, K, 0.4, 0.1, x, &fp1, &fn1));
+        CHECK_OK(once_sliced_failure_rates_at_fill(ONCE_SLICING_HORIZONTAL, K, S, 0.4, 0.1, x,
+                                                   &fp2, &fn2));
+        CHECK(fabs(fp1 - fp2) < 1e-12 && fabs(fn1 - fn2) < 1e-12);
+        CHECK_OK(once_split_failure_rates_at_fill(K, K, 0.4, 0.1, x, &fp1, &fn1));
+        CHECK_OK(once_sliced_failure_rates_at_fill(ONCE_SLICING_VERTICAL, K, S, 0.4, 0.1, x,
+                                                   &fp2, &fn2));
+        CHECK(fabs(fp1 - fp2) < 1e-12 && fabs(fn1 - fn2) < 1e-12);
+    }
+    CHECK_STATUS(once_split_failure_rates_at_fill(3, K, 0.4, 0.1, 0, &fp1, &fn1),
+                 ONCE_ERR_INVALID); /* 3 does not divide 4 */
+    CHECK(once_split_fpr(m, 3, K, S, n) == 1.0 && once_split_fpr(m, 16, 16, S, n) == 1.0);
+    /* Split slicing needs its k1, and only it takes one. */
+    once_sliced *bad = NULL;
+    once_sliced_config b = config_of(ONCE_SLICING_SPLIT, S, m, K, ONCE_FTTS, ONCE_LOOKUP_PARALLEL);
+    CHECK_STATUS(once_sliced_create(&bad, &b, NULL), ONCE_ERR_INVALID); /* k1 = 0 */
+    b.slice_hashes = 3;
+    CHECK_STATUS(once_sliced_create(&bad, &b, NULL), ONCE_ERR_INVALID); /* not a divisor */
+    b.slices = 2;
+    b.slice_hashes = 4;
+    CHECK_STATUS(once_sliced_create(&bad, &b, NULL), ONCE_ERR_INVALID); /* past S */
+    b = config_of(ONCE_SLICING_HORIZONTAL, S, m, K, ONCE_FTTS, ONCE_LOOKUP_PARALLEL);
+    b.slice_hashes = 1;
+    CHECK_STATUS(once_sliced_create(&bad, &b, NULL), ONCE_ERR_INVALID);
+    CHECK(bad == NULL);
+}
+
+/* Two-level filtering (section 6): each producer's local filter answers the repeats
+ * of its own events with no message, and sends the rest on, so that, with no local
+ * false positive, the filter decides every event as the shared filter alone does, and
+ * saves exactly the messages those repeats would have cost; its local hits are the
+ * producers' own repeats. */
+static void local_filters_answer_own_repeats(void)
+{
+    enum { PRODUCERS = 4, EVENTS = 20000, OWN_KEYS = 1500, SHARED_KEYS = 3000 };
+    once_sliced_config c = config_of(ONCE_SLICING_VERTICAL, 8, 120000, 4, ONCE_FTTS,
+                                     ONCE_LOOKUP_PARALLEL);
+    once_sliced *alone = sliced_make(&c), *two = sliced_make(&c);
+    once_filter *local[PRODUCERS];
+    for (int p = 0; p < PRODUCERS; p++) {
+        once_config lc;
+        once_config_init(&lc, ONCE_STANDARD);
+        lc.capacity = 10000;
+        lc.error = 1e-7;
+        lc.seed = 90 + (uint64_t)p;
+        lc.seed_is_set = true;
+        local[p] = testing_create(&lc);
+        REQUIRE(local[p] != NULL);
+    }
+    static bool sent[PRODUCERS][OWN_KEYS + SHARED_KEYS];
+    memset(sent, 0, sizeof sent);
+    uint64_t differ = 0, own_repeats = 0, saved = 0, dups = 0;
+    for (uint64_t i = 0; i < EVENTS; i++) {
+        int p = (int)(i % PRODUCERS);
+        uint64_t r = testing_mix(i * 7 + 3);
+        bool own = r % 10 < 4;
+        uint64_t id = own ? (r >> 8) % OWN_KEYS : OWN_KEYS + (r >> 8) % SHARED_KEYS;
+        testing_key key = testing_key_make(own ? 70 + (uint64_t)p : 80, id);
+        own_repeats += sent[p][id];
+        sent[p][id] = true;
+        once_sliced_stats a0, a1, b0, b1;
+        CHECK_OK(once_sliced_get_stats(alone, &a0));
+        CHECK_OK(once_sliced_get_stats(two, &b0));
+        bool a = false, b = false;
+        CHECK_OK(once_sliced_test_and_add(alone, &key, sizeof key, 0, &a));
+        CHECK_OK(once_sliced_test_and_add_local(two, local[p], &key, sizeof key, 0, &b));
+        CHECK_OK(once_sliced_get_stats(alone, &a1));
+        CHECK_OK(once_sliced_get_stats(two, &b1));
+        if (b1.local_hits > b0.local_hits) /* what the shared filter alone spent on it */
+            saved += a1.messages - a0.messages;
+        differ += a != b;
+        dups += a;
+    }
+    once_sliced_stats sa, sb;
+    CHECK_OK(once_sliced_get_stats(alone, &sa));
+    CHECK_OK(once_sliced_get_stats(two, &sb));
+    CHECK(differ == 0 && dups >= own_repeats);
+    CHECK(sb.local_hits == own_repeats && own_repeats > 4000);
+    CHECK(sb.events == sa.events && sa.local_hits == 0 && sb.inserted == sa.inserted);
+    CHECK(saved > own_repeats && sb.messages == sa.messages - saved);
+    for (int p = 0; p < PRODUCERS; p++)
+        once_free(local[p]);
+    once_sliced_free(alone);
+    once_sliced_free(two);
 }
 
 /* Stream of keys with repeats near (inside one batch) and far. */
@@ -1389,10 +1594,6 @@ static void invalid_configs_refused(void)
     bad.slicing = (once_slicing)9;
     CHECK_STATUS(once_sliced_create(&f, &bad, NULL), ONCE_ERR_INVALID);
     bad = c;
-    bad.primitive = ONCE_TAS;
-    bad.lookup = ONCE_LOOKUP_PIPELINED; /* a TAS sets every bit: nothing to stop early */
-    CHECK_STATUS(once_sliced_create(&f, &bad, NULL), ONCE_ERR_INVALID);
-    bad = c;
     bad.on_failure = ONCE_FAILURE_THRESHOLD;
     bad.threshold = 5; /* more than k */
     CHECK_STATUS(once_sliced_create(&f, &bad, NULL), ONCE_ERR_INVALID);
@@ -1480,6 +1681,7 @@ static void slicings_have_names(void)
     CHECK(strcmp(once_slicing_name(ONCE_SLICING_VERTICAL), "vertical") == 0);
     CHECK(strcmp(once_slicing_name(ONCE_SLICING_DICED_HV), "diced h-v") == 0);
     CHECK(strcmp(once_slicing_name(ONCE_SLICING_DICED_VH), "diced v-h") == 0);
+    CHECK(strcmp(once_slicing_name(ONCE_SLICING_SPLIT), "split") == 0);
     CHECK(strcmp(once_slicing_name((once_slicing)99), "unknown") == 0);
 }
 
@@ -1498,6 +1700,8 @@ static const testing_case cases[] = {
     {"diced_rates_follow_section_3_3", diced_rates_follow_section_3_3},
     {"diced_failures_follow_eq7", diced_failures_follow_eq7},
     {"no_split_of_k_does_better", no_split_of_k_does_better},
+    {"slices_hold_exactly_m_bits", slices_hold_exactly_m_bits},
+    {"local_filters_answer_own_repeats", local_filters_answer_own_repeats},
     {"batch_matches_one_key_calls", batch_matches_one_key_calls},
     {"batch_with_a_site_down", batch_with_a_site_down},
     {"timers_expire_at_the_producer_time", timers_expire_at_the_producer_time},
