@@ -425,13 +425,13 @@ void report_sliced_full(const char *input, uint64_t line, const once_sliced *fil
 
 bool report_sliced_cap_at_creation(const once_sliced_config *config)
 {
-    uint64_t bits = 0, slice_bits = 0;
+    uint64_t bits = 0, slice_bits = 0, needs = 0;
     uint32_t hashes = 0;
     if (config->max_bytes == 0 ||
-        once_sliced_geometry(config, &bits, &hashes, &slice_bits) != ONCE_OK)
+        once_sliced_geometry(config, &bits, &hashes, &slice_bits) != ONCE_OK ||
+        once_sliced_first_bytes(config, &needs) != ONCE_OK)
         return false;
     uint64_t sites = (uint64_t)config->slices * (config->parts ? config->parts : 1);
-    uint64_t needs = sites * slice_bits * 8; /* a timer a cell */
     if (needs <= config->max_bytes)
         return false;
     char need[32], cap[32];

@@ -308,6 +308,12 @@ ONCE_API const char *once_slicing_name(once_slicing slicing);
  * creation fails. */
 ONCE_API once_status once_sliced_geometry(const once_sliced_config *config, uint64_t *bits,
                                           uint32_t *hashes, uint64_t *slice_bits);
+/* The bytes the memory sites' first sub-filters take in all (what max_bytes must
+ * cover): a site's slice_bits cells each, with a window a timer (the narrowest of 8,
+ * 16 and 32 bits that keeps the window to the ms) and the sweep's bit, a bit
+ * otherwise. */
+ONCE_API once_status once_sliced_first_bytes(const once_sliced_config *config,
+                                             uint64_t *bytes);
 ONCE_API once_status once_sliced_create(once_sliced **out, const once_sliced_config *config,
                                         const once_site *sites);
 ONCE_API void once_sliced_free(once_sliced *filter);

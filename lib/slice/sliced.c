@@ -255,6 +255,20 @@ once_status once_sliced_geometry(const once_sliced_config *c, uint64_t *bits, ui
     return ONCE_OK;
 }
 
+once_status once_sliced_first_bytes(const once_sliced_config *c, uint64_t *bytes)
+{
+    uint64_t m = 0, slice_bits = 0;
+    uint32_t k = 0;
+    if (bytes == NULL)
+        return ONCE_ERR_INVALID;
+    once_status st = once_sliced_geometry(c, &m, &k, &slice_bits);
+    if (st != ONCE_OK)
+        return st;
+    uint64_t sites = (uint64_t)c->slices * (c->parts == 0 ? 1 : c->parts);
+    *bytes = sites * slice_sub_filter_bytes(slice_bits, timer_span(c));
+    return ONCE_OK;
+}
+
 once_status once_sliced_create(once_sliced **out, const once_sliced_config *c,
                                const once_site *sites)
 {

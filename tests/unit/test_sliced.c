@@ -1529,6 +1529,9 @@ static void memory_cap_bounds_growth(void)
     uint32_t k = 0;
     CHECK_OK(once_sliced_geometry(&c, &m, &k, &slice_bits));
     const uint64_t sub_filter_bytes = slice_bits * timer_cell_bits(w) / 8;
+    uint64_t first_bytes = 0;
+    CHECK_OK(once_sliced_first_bytes(&c, &first_bytes));
+    CHECK(first_bytes == SLICES * sub_filter_bytes);
     /* Too small for the first sub-filters. */
     c.max_bytes = SLICES * sub_filter_bytes - 1;
     once_sliced *f = NULL;
