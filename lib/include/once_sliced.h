@@ -110,6 +110,11 @@ typedef struct once_site_request {
     /* Out, when not NULL (count of them): each position's expiry in ms, 0 when not
      * alive, from the sub-filter that holds them all when all_set (equal timers). */
     uint64_t *expiries;
+    /* Bounded growth (ONCE_GROWTH_BOUNDED): in, the generation a SET or TEST_AND_SET
+     * sets the positions in; out, bit g mod 64 for every generation g whose sub-filter
+     * held them all (before the set).  Other sites leave `generations` 0. */
+    uint32_t generation;
+    uint64_t generations;
 } once_site_request;
 
 /* What a site holds, for stats (once_site.describe). */
@@ -142,7 +147,8 @@ typedef struct once_site {
 typedef enum once_growth {
     ONCE_GROWTH_NONE = 0,
     ONCE_GROWTH_DENSITY = 1,    /* its newest passes a density of set cells */
-    ONCE_GROWTH_CARDINALITY = 2 /* its newest took the positions that reach it on average */
+    ONCE_GROWTH_CARDINALITY = 2, /* its newest took the positions that reach it on average */
+    ONCE_GROWTH_BOUNDED = 3      /* the filter opens a generation at every site (below) */
 } once_growth;
 
 /*
@@ -251,7 +257,16 @@ typedef struct once_sliced_config {
     /* Dynamic size (section 5), sites NULL: each site grows alone, opening a new
      * sub-filter of its size when its newest reaches the density at which a filter of
      * the slice's share has rate `error` (P^(1/k)), or the count of positions that
-     * reaches it on average. */
+     * reaches it on average.  That bounds each sub-filter, not the rate (a site answers
+     * present when any of its sub-filters holds the positions).  ONCE_GROWTH_BOUNDED
+     * grows the filter as a whole, in generations: a set goes to the filter's current
+     * generation at every site, an event is present when one generation holds all its
+     * positions at every site asked, and a generation opened while j others are alive
+     * takes events until its rate reaches 6 P / (pi^2 (j + 1)^2), so that the rate
+     * stays under P = `error` (or the rate at `capacity`) through any burst, for more
+     * memory (a generation is a filter of m bits; the first takes events to 0.61 P).
+     * Not with `concurrent` or `threads` (generations change between events); a batch
+     * is its one-key calls in turn. */
     once_growth growth;
     /* ONCE_SLICING_SPLIT only (0 otherwise): k1, the slices a key's bits go to, at most
      * S and a divisor of k. */

@@ -44,6 +44,11 @@
  *   latest expiry is past the clock is empty and dropped.  The sweep marks the timers
  *   that expired at the clock, so the count of cells set follows the alive ones within
  *   a quarter window.
+ *   Growth by generation (ONCE_GROWTH_BOUNDED) leaves the opening to the filter: a
+ *   set names its generation, which goes to the newest sub-filter if it holds that
+ *   generation, else to a new one (the newest itself while it holds nothing), and a
+ *   request reports every generation whose sub-filter holds all its positions, for
+ *   the filter to intersect over the sites (slice/sliced.c, "Bounded growth").
  *   Sites may share a budget of bytes for the sub-filters past their first: a site
  *   whose newest is full and that finds no room refuses to set (ONCE_ERR_FULL) rather
  *   than let the newest pass its threshold, and a drop gives the bytes back.
@@ -108,6 +113,7 @@ typedef struct sub_filter {
     uint64_t cells_set;   /* cells set: bits, or timers alive at the clock when last seen */
     uint64_t written;     /* positions written (growth by cardinality) */
     uint64_t last_expiry; /* with a window: the latest expiry tick written */
+    uint32_t generation;  /* bounded growth: the generation it holds */
 } sub_filter;
 
 typedef struct memory_site {
@@ -166,7 +172,7 @@ static once_status sub_filter_add(memory_site *m)
             budget_give(m);
         return ONCE_ERR_NOMEM;
     }
-    m->filter[m->filters++] = (sub_filter){cells, 0, 0, 0};
+    m->filter[m->filters++] = (sub_filter){cells, 0, 0, 0, 0};
     m->opened++;
     return ONCE_OK;
 }
@@ -328,6 +334,36 @@ static void advance_clock(memory_site *m, uint64_t now)
     m->filters = kept;
 }
 
+static bool by_generation(const memory_site *m)
+{
+    return m->config.growth == ONCE_GROWTH_BOUNDED;
+}
+
+/* Bounded growth: the sub-filter a set of `generation` goes to.  The filter's
+ * generations only grow, so it is the newest, or a new one after it (the newest
+ * itself while nothing was written in it); NULL, with *status, when there is no room
+ * for it or the generation is older than the newest (a caller out of order). */
+static sub_filter *generation_filter(memory_site *m, uint32_t generation, once_status *status)
+{
+    sub_filter *newest = &m->filter[m->filters - 1];
+    if (newest->generation == generation)
+        return newest;
+    if (generation < newest->generation) {
+        *status = ONCE_ERR_INVALID;
+        return NULL;
+    }
+    if (newest->written == 0) {
+        newest->generation = generation;
+        return newest;
+    }
+    *status = m->filters < ONCE_MEMORY_SITE_MAX_FILTERS ? sub_filter_add(m) : ONCE_ERR_FULL;
+    if (*status != ONCE_OK)
+        return NULL;
+    newest = &m->filter[m->filters - 1];
+    newest->generation = generation;
+    return newest;
+}
+
 static bool newest_full(const memory_site *m)
 {
     const sub_filter *newest = &m->filter[m->filters - 1];
@@ -380,6 +416,7 @@ static void memory_site_run(void *context, once_site_request *requests, size_t c
         once_site_request *q = &requests[r];
         q->status = ONCE_OK;
         q->all_set = false;
+        q->generations = 0;
         bool in_range = true;
         for (uint32_t i = 0; i < q->count; i++)
             in_range = in_range && q->positions[i] < m->config.bits;
@@ -394,12 +431,17 @@ static void memory_site_run(void *context, once_site_request *requests, size_t c
          * expires after t_u, whatever the site's clock (within a window of it). */
         uint64_t at = windowed(m) ? answer_time(m, q->time_ms) : q->time_ms;
         uint64_t at_tick = windowed(m) ? tick_of(m, at) : 0;
-        /* The positions are present when set in one sub-filter, newest first. */
-        for (uint32_t j = m->filters; j-- > 0 && !q->all_set;) {
+        /* The positions are present when set in one sub-filter, newest first (every
+         * one, by generation). */
+        for (uint32_t j = m->filters; j-- > 0 && (!q->all_set || by_generation(m));) {
             bool all = true;
             for (uint32_t i = 0; i < q->count && all; i++)
                 all = cell_value(m, &m->filter[j], q->positions[i], at_tick) != 0;
             if (!all)
+                continue;
+            if (by_generation(m))
+                q->generations |= UINT64_C(1) << (m->filter[j].generation % 64);
+            if (q->all_set)
                 continue;
             q->all_set = true;
             if (q->expiries != NULL)
@@ -419,6 +461,8 @@ static void memory_site_run(void *context, once_site_request *requests, size_t c
         if (at != q->time_ms) /* more than a window late: it would expire behind L */
             continue;
         sub_filter *newest = &m->filter[m->filters - 1];
+        if (by_generation(m) && (newest = generation_filter(m, q->generation, &q->status)) == NULL)
+            continue;
         uint64_t expiry = windowed(m) ? event_expiry(m, q->time_ms) : 1;
         for (uint32_t i = 0; i < q->count; i++)
             cell_set(m, newest, q->positions[i], expiry);
@@ -451,8 +495,9 @@ once_status once_memory_site_create(const once_memory_site_config *c, once_site 
     if (c == NULL || out == NULL || c->bits == 0 || c->bits % 64 != 0 ||
         c->bits > (UINT64_C(1) << 40) || c->window_ms > ONCE_MAX_TIME_MS / 2 ||
         (c->growth != ONCE_GROWTH_NONE && c->growth != ONCE_GROWTH_DENSITY &&
-         c->growth != ONCE_GROWTH_CARDINALITY) ||
-        (c->growth != ONCE_GROWTH_NONE && !(c->max_density > 0.0 && c->max_density < 1.0)))
+         c->growth != ONCE_GROWTH_CARDINALITY && c->growth != ONCE_GROWTH_BOUNDED) ||
+        ((c->growth == ONCE_GROWTH_DENSITY || c->growth == ONCE_GROWTH_CARDINALITY) &&
+         !(c->max_density > 0.0 && c->max_density < 1.0)))
         return ONCE_ERR_INVALID;
     if (c->shared && (c->window_ms != 0 || c->growth != ONCE_GROWTH_NONE))
         return ONCE_ERR_INVALID;
@@ -700,6 +745,7 @@ static void vertical_request(vertical_site *v, once_site_request *q, const verti
 {
     q->all_set = true;
     q->status = ONCE_OK;
+    q->generations = 0;
     for (uint32_t i = 0; i < q->count; i++) {
         uint64_t p = q->positions[i];
         if (p >= v->bits) { /* past the node: never set, and not written */
@@ -728,7 +774,7 @@ static void vertical_request(vertical_site *v, once_site_request *q, const verti
             x->part_slice[touched] = slice;
             x->parts[touched++] = (once_site_request){
                 q->op, x->grouped + i, 0, false, ONCE_OK, q->time_ms,
-                q->expiries != NULL ? x->expiries + i : NULL};
+                q->expiries != NULL ? x->expiries + i : NULL, q->generation, 0};
         }
         x->grouped[i] = x->offsets[x->sorted[i]];
         x->parts[touched - 1].count++;
@@ -749,10 +795,12 @@ static void vertical_request(vertical_site *v, once_site_request *q, const verti
         if (site->wait != NULL)
             site->wait(site->context);
     }
+    q->generations = touched > 0 ? UINT64_MAX : 0;
     for (uint32_t t = 0; t < touched; t++) {
         if (x->parts[t].status != ONCE_OK && q->status == ONCE_OK)
             q->status = x->parts[t].status;
         q->all_set = q->all_set && x->parts[t].all_set;
+        q->generations &= x->parts[t].generations; /* one generation at every slice */
     }
     if (q->expiries != NULL) /* back in the request's order */
         for (uint32_t i = 0; i < q->count; i++)

@@ -125,6 +125,15 @@ struct once_sliced {
     /* max_bytes: what the memory sites may still take for sub-filters past their
      * first (once_memory_site_config.budget). */
     uint64_t budget;
+    /* Bounded growth (ONCE_GROWTH_BOUNDED, see growth_rate below): the generation sets
+     * go to, the events it took and may take, the target rate, and the generations
+     * alive (oldest first) with the time their last event expires. */
+    bool bounded;
+    uint32_t generation;
+    uint64_t generation_events, generation_limit;
+    double target_rate;
+    uint32_t alive;
+    uint64_t alive_until[ONCE_MEMORY_SITE_MAX_FILTERS];
 };
 
 typedef struct batch_space batch_space;
@@ -165,14 +174,110 @@ static void mark_site(once_sliced *f, uint32_t site, once_status status)
 
 /* ---------------------------------------------------------------- creation */
 
+/* The rate growth keeps to: the configured error, or the rate at the configured
+ * capacity. */
+static double growth_target(const once_sliced_config *c, uint64_t m, uint32_t k)
+{
+    return c->error > 0.0 && c->error < 1.0 ? c->error : once_fpr_standard(m, k, c->capacity);
+}
+
 /* Section 5: the density at which a filter of k hashes has rate P is P^(1/k) (P =
  * (z/m)^k); every slice's share of the filter has the filter's rate at the same
- * density.  P is the configured error, or the rate at the configured capacity. */
+ * density. */
 static double growth_density(const once_sliced_config *c, uint64_t m, uint32_t k)
 {
-    double p = c->error > 0.0 && c->error < 1.0 ? c->error : once_fpr_standard(m, k, c->capacity);
-    double density = pow(p, 1.0 / k);
+    double density = pow(growth_target(c, m, k), 1.0 / k);
     return density > 0.0 && density < 1.0 ? density : 0.5;
+}
+
+/*
+ * Bounded growth (ONCE_GROWTH_BOUNDED).  Section 5's growth is per site: a site opens
+ * a sub-filter when its newest is full, and answers "present" when any of its
+ * sub-filters holds the positions.  That bounds each sub-filter, not the rate: through
+ * a burst of g sub-filters a site's cell is set in one of them with about g times the
+ * density, and a vertical key, whose positions are at several sites, meets that at
+ * each (Figs. 10-11: over 12 times the target).  Bounded growth grows the filter as a
+ * whole, in generations: every set names the filter's generation and goes to that
+ * generation's sub-filter at its site (opened on its first set there), and an event is
+ * present when one generation holds all its positions at every site it asks (each
+ * site reports the generations that hold its positions; the filter intersects them).
+ * A generation is then a filter of m bits with the slicing's rate, and the rate is at
+ * most the sum over the generations alive.  As the scalable filter tightens (Almeida et
+ * al., "Scalable Bloom Filters"), a generation opened while j others are alive takes
+ * events until its rate reaches P_j = 6 P / (pi^2 (j + 1)^2): the i-th oldest
+ * generation alive was opened with at least i others alive, so the sum stays under
+ * sum_i P_i = P.  (The scalable filter's geometric P/2^(j+1) suits generations that
+ * grow in size; ours keep the slices' size, and a share that halves each time cut a
+ * generation's events to a tenth within ten of them, so that a filter took 64 in a
+ * burst; the squares' share falls slowly, 0.61 P for the first, 0.15 P for the
+ * second, and a tenth holds about 40% of the first's events.)  A generation is alive
+ * until its last event expires (for ever without a window); the filter tracks that
+ * from the times it sets at, and the sites drop its sub-filters as their timers expire.
+ * The price is memory: a generation is a whole filter of m bits, and the first takes
+ * events only to 0.61 P, so a filter at its capacity holds two.
+ */
+static double rate_at(const once_sliced *f, uint64_t events)
+{
+    if (f->slicing == ONCE_SLICING_SPLIT)
+        return once_split_fpr(f->bits, f->slice_hashes, f->hashes, f->slices, events);
+    return once_sliced_fpr(f->slicing, f->bits, f->hashes, f->slices, f->parts, events);
+}
+
+/* The most events at which the filter's rate is at most `rate` (at least 1). */
+static uint64_t events_within(const once_sliced *f, double rate)
+{
+    uint64_t low = 0, high = 1;
+    while (high < (UINT64_C(1) << 40) && rate_at(f, high) <= rate) {
+        low = high;
+        high *= 2;
+    }
+    while (high - low > 1) { /* rate_at(low) <= rate < rate_at(high) */
+        uint64_t mid = low + (high - low) / 2;
+        if (rate_at(f, mid) <= rate)
+            low = mid;
+        else
+            high = mid;
+    }
+    return low > 0 ? low : 1;
+}
+
+/* The current generation's share of the rate, with `alive` generations alive, itself
+ * included: 6 P / (pi^2 alive^2), the terms of a series that sums to P. */
+static void set_generation_limit(once_sliced *f)
+{
+    const double pi = 3.14159265358979323846;
+    double share = 6.0 / (pi * pi * (double)f->alive * (double)f->alive);
+    f->generation_limit = events_within(f, f->target_rate * share);
+}
+
+/* A new generation at `now`, the dead ones forgotten (a site holds no more than
+ * ONCE_MEMORY_SITE_MAX_FILTERS: past them the newest takes more, and the rate rises). */
+static void open_generation(once_sliced *f, uint64_t now)
+{
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < f->alive; i++)
+        if (f->window_ms == 0 || f->alive_until[i] > now)
+            f->alive_until[kept++] = f->alive_until[i];
+    f->alive = kept;
+    if (f->alive == ONCE_MEMORY_SITE_MAX_FILTERS) {
+        f->generation_limit = UINT64_MAX;
+        return;
+    }
+    f->generation++;
+    f->alive_until[f->alive++] = 0;
+    f->generation_events = 0;
+    set_generation_limit(f);
+}
+
+/* Bounded growth: an event of time (or count) `time_ms` was inserted in the current
+ * generation. */
+static void generation_took(once_sliced *f, uint64_t time_ms)
+{
+    uint64_t until = f->window_ms == 0 ? UINT64_MAX : time_ms + f->window_ms;
+    if (until > f->alive_until[f->alive - 1])
+        f->alive_until[f->alive - 1] = until;
+    if (++f->generation_events >= f->generation_limit)
+        open_generation(f, time_ms);
 }
 
 /* How long the timers keep an event.  A count window of N runs the timers on the count
@@ -232,7 +337,8 @@ once_status once_sliced_geometry(const once_sliced_config *c, uint64_t *bits, ui
         (c->equal_timers > 1 && timer_span(c) == 0) || (c->refresh && timer_span(c) == 0) ||
         (c->max_bytes != 0 && c->window_events != 0) ||
         (c->growth != ONCE_GROWTH_NONE && c->growth != ONCE_GROWTH_DENSITY &&
-         c->growth != ONCE_GROWTH_CARDINALITY))
+         c->growth != ONCE_GROWTH_CARDINALITY && c->growth != ONCE_GROWTH_BOUNDED) ||
+        (c->growth == ONCE_GROWTH_BOUNDED && (c->concurrent || c->threads > 0)))
         return ONCE_ERR_INVALID;
     uint64_t m = 0;
     uint32_t k = 0;
@@ -369,7 +475,7 @@ once_status once_sliced_create(once_sliced **out, const once_sliced_config *c,
             f->budget = c->max_bytes - first_bytes * site_count;
             mc.budget = &f->budget;
         }
-        if (c->growth != ONCE_GROWTH_NONE)
+        if (c->growth == ONCE_GROWTH_DENSITY || c->growth == ONCE_GROWTH_CARDINALITY)
             mc.max_density = growth_density(c, m, k);
         for (uint32_t i = 0; i < site_count && st == ONCE_OK; i++)
             st = once_memory_site_create(&mc, &f->sites[i]);
@@ -379,6 +485,12 @@ once_status once_sliced_create(once_sliced **out, const once_sliced_config *c,
     if (st != ONCE_OK) {
         once_sliced_free(f); /* destroys the memory sites made so far, nothing else */
         return st;
+    }
+    if (c->growth == ONCE_GROWTH_BOUNDED) {
+        f->bounded = true;
+        f->target_rate = growth_target(c, m, k);
+        f->alive = 1;
+        set_generation_limit(f);
     }
     *out = f;
     return ONCE_OK;
@@ -465,6 +577,7 @@ typedef struct event_plan {
     uint32_t first[SLICED_MAX_HASHES], count[SLICED_MAX_HASHES];
     uint64_t offsets[SLICED_MAX_HASHES];
     uint64_t expiries[SLICED_MAX_HASHES]; /* the sites' answers, for equal timers */
+    uint64_t generations; /* bounded growth: the generations every site asked holds it in */
 } event_plan;
 
 /* An event's requests from its positions' sites: grouped by site, in increasing site
@@ -627,11 +740,13 @@ static once_status ask(once_sliced *f, event_plan *e, uint32_t t, once_site_op o
                        bool *all_set)
 {
     once_site_request q = {op, e->offsets + e->first[t], e->count[t], false, ONCE_OK,
-                           e->time_ms, NULL};
+                           e->time_ms, NULL, f->generation, 0};
     if (f->equal_timers && op == ONCE_SITE_TEST)
         q.expiries = e->expiries + e->first[t];
     const once_site *site = &f->sites[e->site[t]];
     site->run(site->context, &q, 1);
+    if (op != ONCE_SITE_SET && q.status == ONCE_OK)
+        e->generations &= q.generations;
     counter_group *g = group_of(f, e->stripe);
     tally(&g->messages, 1);
     if (q.status == ONCE_ERR_UNAVAILABLE)
@@ -673,6 +788,7 @@ static once_status decide(once_sliced *f, event_plan *e, once_site_op op, bool *
 {
     bool all = true;
     uint32_t reached = 0;
+    e->generations = UINT64_MAX;
     for (uint32_t t = 0; t < e->touched; t++)
         failed[t] = false;
     for (uint32_t t = 0; t < e->touched; t++) {
@@ -689,7 +805,8 @@ static once_status decide(once_sliced *f, event_plan *e, once_site_op op, bool *
         if (failed[t])
             continue;
         reached += e->count[t];
-        all = all && slice_all;
+        /* Bounded growth: held only where one generation holds it at every site. */
+        all = all && slice_all && (!f->bounded || e->generations != 0);
         if (!all && f->lookup == ONCE_LOOKUP_PIPELINED && op == ONCE_SITE_TEST)
             break;
     }
@@ -704,8 +821,11 @@ static once_status test_and_add_planned(once_sliced *f, event_plan *e, bool *see
     bool failed[SLICED_MAX_HASHES];
     if (f->primitive == ONCE_TAS) {
         once_status st = decide(f, e, ONCE_SITE_TEST_AND_SET, seen, failed);
-        if (st == ONCE_OK && !*seen)
+        if (st == ONCE_OK && !*seen) {
             tally(&group_of(f, e->stripe)->inserted, 1);
+            if (f->bounded)
+                generation_took(f, e->time_ms);
+        }
         return st;
     }
     once_status st = decide(f, e, ONCE_SITE_TEST, seen, failed);
@@ -725,6 +845,8 @@ static once_status test_and_add_planned(once_sliced *f, event_plan *e, bool *see
                                f->on_failure == ONCE_FAILURE_THRESHOLD))
             return st;
     }
+    if (f->bounded && !*seen)
+        generation_took(f, e->time_ms);
     return ONCE_OK;
 }
 
@@ -922,7 +1044,7 @@ static once_status run_batch(once_sliced *f, batch_space *b, const once_key *key
             uint32_t r = b->start[e->site[t]]++;
             b->requests[r] = (once_site_request){ONCE_SITE_TEST_AND_SET,
                                                  e->offsets + e->first[t], e->count[t],
-                                                 false, ONCE_OK, 0, NULL};
+                                                 false, ONCE_OK, 0, NULL, 0, 0};
             b->request_event[r] = (uint32_t)i;
         }
     }
@@ -1029,7 +1151,8 @@ once_status once_sliced_test_and_add_batch(once_sliced *f, const once_key *keys,
         return ONCE_ERR_INVALID;
     if (count == 0)
         return ONCE_OK;
-    if (f->window_ms != 0) /* FTTS: each event is tested, then set, before the next */
+    if (f->window_ms != 0 || f->bounded) /* each event tested, then set, before the next
+                                              (a window: FTTS; bounded: its generation) */
         return one_at_a_time(f, keys, count, seen);
     batch_space *b = batch_space_take(f);
     if (b == NULL)
