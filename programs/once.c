@@ -292,7 +292,9 @@ static int open_sliced(const cli_options *o, once_sliced **out)
          * keys a span (section 5), as a time window here grows with its rate.  A count
          * window holds N keys at most: sized for them, it never grows. */
         .window_ms = o->span_ms,
-        .growth = o->span_given ? ONCE_GROWTH_DENSITY : ONCE_GROWTH_NONE,
+        .growth = !o->span_given    ? ONCE_GROWTH_NONE
+                  : o->bounded_growth ? ONCE_GROWTH_BOUNDED
+                                      : ONCE_GROWTH_DENSITY,
         .window_events = o->window_given ? o->window : 0,
         .capacity = o->window_given ? o->window : o->capacity,
         .refresh = o->refresh,

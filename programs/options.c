@@ -63,6 +63,11 @@ static void usage(FILE *out)
           "                         With --span, every slice keeps timers that expire at\n"
           "                         each line's time plus the span, and grows alone; with\n"
           "                         --window N, timers on the count of keys delivered\n"
+          "      --slice-growth G   with --span: per-site (default: each slice opens a\n"
+          "                         sub-filter when its own is full, paper 000 section 5;\n"
+          "                         a burst can pass --error) or bounded (the whole filter\n"
+          "                         grows in generations and keeps the rate under --error\n"
+          "                         through bursts, for more memory; not with --threads)\n"
           "\n"
           "Window:\n"
           "      --window N         forget keys older than the last N delivered keys (count\n"
@@ -312,6 +317,7 @@ enum {
     OPT_SLICES,
     OPT_DICING,
     OPT_THREADS,
+    OPT_SLICE_GROWTH,
 };
 
 /* "S" or, for diced slicing, "SxP": slices, and parts of each (0 when not given). */
@@ -338,11 +344,17 @@ static int parse_slices(const char *text, uint32_t *slices, uint32_t *parts)
 
 /* The sliced filter's options, together and against the rest. */
 static int check_slicing(cli_options *o, bool slices_given, bool dicing_given, bool diced,
-                         once_slicing dicing)
+                         once_slicing dicing, bool growth_given)
 {
     if (!o->sliced)
-        return fail("%s", "--slices, --dicing and --threads shape a sliced filter: add "
-                          "--slicing horizontal, vertical or diced");
+        return fail("%s", "--slices, --dicing, --threads and --slice-growth shape a sliced "
+                          "filter: add --slicing horizontal, vertical or diced");
+    if (growth_given && !o->span_given)
+        return fail("%s", "--slice-growth is how a sliced time window grows: add --span (a "
+                          "count window is sized for its N keys and never grows)");
+    if (o->bounded_growth && o->threads != 0)
+        return fail("%s", "--slice-growth bounded opens its generations between events, in "
+                          "the reading thread: drop --threads");
     if (!slices_given)
         return fail("%s", "--slicing needs --slices S (SxP for diced slicing)");
     if (diced) {
@@ -402,6 +414,7 @@ int options_parse(cli_options *o, int argc, char **argv)
     bool time_jump_given = false;
     bool confidence_given = false;
     bool slices_given = false, dicing_given = false, threads_given = false, diced = false;
+    bool growth_given = false;
     once_slicing dicing = ONCE_SLICING_DICED_HV;
 
     static const struct option longs[] = {
@@ -433,6 +446,7 @@ int options_parse(cli_options *o, int argc, char **argv)
         {"slicing", required_argument, NULL, OPT_SLICING},
         {"slices", required_argument, NULL, OPT_SLICES},
         {"dicing", required_argument, NULL, OPT_DICING},
+        {"slice-growth", required_argument, NULL, OPT_SLICE_GROWTH},
         {"threads", required_argument, NULL, OPT_THREADS},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
@@ -605,6 +619,13 @@ int options_parse(cli_options *o, int argc, char **argv)
                 return fail("unknown dicing '%s' (h-v or v-h)", optarg);
             dicing_given = true;
             break;
+        case OPT_SLICE_GROWTH:
+            if (strcmp(optarg, "bounded") == 0)
+                o->bounded_growth = true;
+            else if (strcmp(optarg, "per-site") != 0)
+                return fail("unknown slice growth '%s' (per-site or bounded)", optarg);
+            growth_given = true;
+            break;
         case OPT_THREADS: {
             uint64_t v;
             if (parse_u64(optarg, &v) != 0 || v == 0 || v > ONCE_MAX_SITE_THREADS)
@@ -674,8 +695,8 @@ int options_parse(cli_options *o, int argc, char **argv)
             return option_error(c, argv, longs);
         }
     }
-    if (o->sliced || slices_given || dicing_given || threads_given) {
-        int code = check_slicing(o, slices_given, dicing_given, diced, dicing);
+    if (o->sliced || slices_given || dicing_given || threads_given || growth_given) {
+        int code = check_slicing(o, slices_given, dicing_given, diced, dicing, growth_given);
         if (code != 0)
             return code;
     }

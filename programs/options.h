@@ -54,6 +54,7 @@ typedef struct cli_options {
     once_slicing slicing;
     uint32_t slices, parts;
     uint32_t threads;
+    bool bounded_growth; /* --slice-growth bounded: in generations across the sites */
 
     /* Key selection: the whole line, or some of its fields (keys.h).  What was given
      * explicitly (fields, -i, or split_given) must agree with a state file's profile;

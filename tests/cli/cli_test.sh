@@ -774,7 +774,7 @@ case_sliced() {
   grep -q '^once: events per site: [0-9]* [0-9]* [0-9]* [0-9]* [0-9]*$' err \
     || fail "per-site loads: $(cat err)"
   expect_usage_error "once: --slicing needs --slices S (SxP for diced slicing)" --slicing vertical
-  expect_usage_error "once: --slices, --dicing and --threads shape a sliced filter: add --slicing horizontal, vertical or diced" --threads 2
+  expect_usage_error "once: --slices, --dicing, --threads and --slice-growth shape a sliced filter: add --slicing horizontal, vertical or diced" --threads 2
   expect_usage_error "once: unknown slicing 'diagonal' (horizontal, vertical or diced)" --slicing diagonal
   expect_usage_error "once: invalid slices '0' (a number of slices from 1 to 4096, or SxP for diced slicing, e.g. 4x2)" --slicing vertical --slices 0
   expect_usage_error "once: invalid slices '4x' (a number of slices from 1 to 4096, or SxP for diced slicing, e.g. 4x2)" --slicing diced --slices 4x
@@ -856,6 +856,37 @@ case_sliced_span() {
 # at most 1.  With --refresh a repeat keeps its key alive without a delivery, so the
 # filter holds more keys than N (all 2,500 of this stream at times) and its rate is
 # what its fill gives: at most its own estimate's share, with room for chance.
+# --slice-growth: through a 5x burst of new keys (every line distinct, so every line
+# held back is a false positive), per-site growth lets a vertical filter pass --error
+# many times over, and bounded growth keeps it under.
+case_sliced_growth() {
+  awk 'BEGIN { n = 0; for (t = 0; t < 5000; t++) { c = (t >= 2000 && t < 4000) ? 10 : 2
+         for (j = 0; j < c; j++) printf "%d\tk%d\n", 1000000 + t, n++ } }' > burst
+  lines=$(wc -l < burst)
+  "$ONCE" --slicing vertical --slices 8 --span 1s --time-field 1 --time-format epoch_ms -f 2 \
+    --capacity 4000 --error 0.01 --seed 5 burst > per_site || fail "per-site growth exited $?"
+  "$ONCE" --slicing vertical --slices 8 --span 1s --slice-growth bounded --time-field 1 \
+    --time-format epoch_ms -f 2 --capacity 4000 --error 0.01 --seed 5 burst > bounded ||
+    fail "bounded growth exited $?"
+  held_per_site=$((lines - $(wc -l < per_site)))
+  held_bounded=$((lines - $(wc -l < bounded)))
+  [ "$held_per_site" -gt 1000 ] || fail "per-site growth held back only $held_per_site of $lines lines"
+  [ "$held_bounded" -lt $((lines / 100)) ] || fail "bounded growth held back $held_bounded of $lines lines"
+  "$ONCE" --slicing vertical --slices 8 --span 1s --slice-growth per-site --time-field 1 \
+    --time-format epoch_ms -f 2 --capacity 4000 --error 0.01 --seed 5 burst > again
+  same_file again per_site
+  expect_status 1 "$ONCE" --slicing vertical --slices 8 --slice-growth bounded < /dev/null 2> err
+  grep -q -- '--slice-growth is how a sliced time window grows: add --span' err || fail "growth without --span: $(cat err)"
+  expect_status 1 "$ONCE" --slicing vertical --slices 8 --span 1s --slice-growth bounded \
+    --threads 2 < /dev/null 2> err
+  grep -q -- '--slice-growth bounded opens its generations between events, in the reading thread: drop --threads' err ||
+    fail "bounded growth with threads: $(cat err)"
+  expect_status 1 "$ONCE" --slicing vertical --slices 8 --span 1s --slice-growth sometimes < /dev/null 2> err
+  grep -q "unknown slice growth 'sometimes' (per-site or bounded)" err || fail "unknown growth: $(cat err)"
+  expect_status 1 "$ONCE" --slice-growth bounded --span 1s < /dev/null 2> err
+  grep -q -- 'shape a sliced filter: add --slicing' err || fail "growth without --slicing: $(cat err)"
+}
+
 case_sliced_window() {
   awk 'BEGIN { srand(11); for (i = 0; i < 20000; i++) printf "k%d\t%d\n", int(rand() * 2500), i }' > in
   # With --refresh a repeat restarts its key's window, at the count of its time.
