@@ -134,6 +134,24 @@ static bool *ground_truth(const stream *s)
     return repeat;
 }
 
+/* The vertical sliced filter of m bits, k hashes and the tests' seed over `slices`
+ * sites, with a window of `window_ms` (0: none): what a tree decides as (Lemma 1). */
+static once_sliced *vertical_filter(uint64_t m, uint32_t k, uint32_t slices, uint64_t window_ms)
+{
+    once_sliced_config vc;
+    memset(&vc, 0, sizeof vc);
+    vc.slicing = ONCE_SLICING_VERTICAL;
+    vc.slices = slices;
+    vc.bits = m;
+    vc.hashes = k;
+    vc.seed = SEED;
+    vc.seed_is_set = true;
+    vc.window_ms = window_ms;
+    once_sliced *v = NULL;
+    CHECK_OK(once_sliced_create(&v, &vc, NULL));
+    return v; /* the callers REQUIRE it */
+}
+
 /* ------------------------------------------------- Propositions 3, 4, Lemma 1 */
 
 static void decisions_equal_a_single_filter(void)
@@ -171,16 +189,7 @@ static void decisions_equal_a_single_filter(void)
         CHECK(fp > 20 && fn == 0);
 
         /* Lemma 1: the filter split vertically over 8 sites. */
-        once_sliced_config vc;
-        memset(&vc, 0, sizeof vc);
-        vc.slicing = ONCE_SLICING_VERTICAL;
-        vc.slices = 8;
-        vc.bits = m;
-        vc.hashes = k;
-        vc.seed = SEED;
-        vc.seed_is_set = true;
-        once_sliced *v = NULL;
-        CHECK_OK(once_sliced_create(&v, &vc, NULL));
+        once_sliced *v = vertical_filter(m, k, 8, 0);
         REQUIRE(v != NULL);
         uint64_t differ = 0;
         for (size_t i = 0; i < s.count; i++) {
@@ -484,17 +493,7 @@ static void windows_keep_definition_4(void)
     static uint64_t delivered[EVENTS]; /* key index -> last delivery time + 1 */
     static bool by_filter[EVENTS];
     /* The windowed vertical filter of the same m, k, seed and window (Lemma 1). */
-    once_sliced_config vc;
-    memset(&vc, 0, sizeof vc);
-    vc.slicing = ONCE_SLICING_VERTICAL;
-    vc.slices = 4;
-    vc.bits = m;
-    vc.hashes = k;
-    vc.seed = SEED;
-    vc.seed_is_set = true;
-    vc.window_ms = w;
-    once_sliced *v = NULL;
-    CHECK_OK(once_sliced_create(&v, &vc, NULL));
+    once_sliced *v = vertical_filter(m, k, 4, w);
     REQUIRE(v != NULL);
     for (uint64_t i = 0; i < EVENTS; i++) {
         uint64_t r = testing_mix(i * 31 + 7), back = i % 3 == 0 ? 6000 : 1500;
