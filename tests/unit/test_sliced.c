@@ -1517,6 +1517,30 @@ static void bounded_growth_keeps_the_rate(void)
     CHECK_OK(once_sliced_get_stats(f, &st));
     CHECK(st.filters > 4 * 4);
     once_sliced_free(f);
+    /* Under a memory cap a generation that finds no room fails its events with
+     * ONCE_ERR_FULL, setting nothing anywhere else; once old ones expire, it opens. */
+    once_sliced_config capped = config_of(ONCE_SLICING_VERTICAL, 4, 0, 0, ONCE_FTTS,
+                                          ONCE_LOOKUP_PARALLEL);
+    capped.capacity = 1000;
+    capped.error = 0.01;
+    capped.window_ms = 1000;
+    capped.growth = ONCE_GROWTH_BOUNDED;
+    uint64_t first = 0;
+    CHECK_OK(once_sliced_first_bytes(&capped, &first));
+    capped.max_bytes = 3 * first;
+    f = sliced_make(&capped);
+    uint64_t full = 0, other = 0, full_late = 0;
+    for (uint64_t u = 0, key = 0; u < 5000; u++)
+        for (int j = 0; j < (u >= 1000 && u < 2000 ? 10 : 1); j++) {
+            testing_key k = testing_key_make(94, key++);
+            bool seen = false;
+            once_status status = once_sliced_test_and_add(f, &k, sizeof k, u, &seen);
+            full += status == ONCE_ERR_FULL;
+            full_late += status == ONCE_ERR_FULL && u >= 4000;
+            other += status != ONCE_OK && status != ONCE_ERR_FULL;
+        }
+    CHECK(full > 1000 && full_late == 0 && other == 0);
+    once_sliced_free(f);
     /* Not with concurrent callers or thread sites: generations change between events. */
     c.concurrent = true;
     CHECK_STATUS(once_sliced_create(&f, &c, NULL), ONCE_ERR_INVALID);
