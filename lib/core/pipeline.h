@@ -28,14 +28,16 @@
  * and `step` inlined.  (The APBF and APBBF run a loop of their own that also parks
  * searches, window/apbf_batch.c.)
  */
+typedef void (*once_pipeline_prepare_fn)(const void *ctx, void *record, const once_hash *h,
+                                         once_batch_op op);
+typedef once_status (*once_pipeline_step_fn)(const void *ctx, void *record, uint64_t now_ms,
+                                             once_batch_op op, bool *answer);
+
 static inline __attribute__((always_inline)) once_status
 once_batch_pipeline(const once_batch_items *items, size_t count, const once_batch_op op,
                     uint8_t *out, size_t *done, size_t distance, void *ring,
-                    size_t record_size, const void *ctx,
-                    void (*prepare)(const void *ctx, void *record, const once_hash *h,
-                                    once_batch_op op),
-                    once_status (*step)(const void *ctx, void *record, uint64_t now_ms,
-                                        once_batch_op op, bool *answer))
+                    size_t record_size, const void *ctx, once_pipeline_prepare_fn prepare,
+                    once_pipeline_step_fn step)
 {
     if (distance >= ONCE_PIPELINE_RING)
         distance = ONCE_PIPELINE_RING - 1;
@@ -73,11 +75,8 @@ once_batch_pipeline(const once_batch_items *items, size_t count, const once_batc
 static inline __attribute__((always_inline)) once_status
 once_batch_pipeline_any(const once_batch_items *items, size_t count, once_batch_op op,
                         uint8_t *out, size_t *done, size_t distance, void *ring,
-                        size_t record_size, const void *ctx,
-                        void (*prepare)(const void *ctx, void *record, const once_hash *h,
-                                        once_batch_op op),
-                        once_status (*step)(const void *ctx, void *record, uint64_t now_ms,
-                                            once_batch_op op, bool *answer))
+                        size_t record_size, const void *ctx, once_pipeline_prepare_fn prepare,
+                        once_pipeline_step_fn step)
 {
     switch (op) {
     case ONCE_OP_QUERY:

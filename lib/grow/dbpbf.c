@@ -252,12 +252,8 @@ static once_status dbpbf_batch(once_filter *f, const once_batch_items *items, si
                                    dbpbf_query_step);
     }
     dbpbf_record ring[ONCE_PIPELINE_RING];
-    if (op == ONCE_OP_ADD)
-        return once_batch_pipeline(items, count, ONCE_OP_ADD, out, done, ONCE_BATCH_AHEAD,
-                                   ring, sizeof ring[0], f, dbpbf_batch_prepare,
-                                   dbpbf_batch_step);
-    return once_batch_pipeline(items, count, ONCE_OP_TEST_AND_ADD, out, done, ONCE_BATCH_AHEAD,
-                               ring, sizeof ring[0], f, dbpbf_batch_prepare, dbpbf_batch_step);
+    return once_batch_pipeline_any(items, count, op, out, done, ONCE_BATCH_AHEAD, ring,
+                                   sizeof ring[0], f, dbpbf_batch_prepare, dbpbf_batch_step);
 }
 
 static void dbpbf_set_memory_cap(once_filter *f, uint64_t cap)

@@ -191,6 +191,16 @@ double once_sliced_fpr(once_slicing slicing, uint64_t bits, uint32_t hashes, uin
     return horizontal_rate(bits, hashes, slices, items);
 }
 
+/* Horizontal slicing's rule: an event's one slice is failed with probability phi;
+ * with x = 0 it counts as set (Eq. 5), otherwise the event is distinct.  p is the
+ * rate of a reached slice. */
+static void horizontal_failures(double p, double failed, uint32_t threshold, double *fp,
+                                double *fn)
+{
+    *fp = (threshold == 0 ? failed : 0.0) + (1.0 - failed) * p;
+    *fn = threshold == 0 ? 0.0 : failed;
+}
+
 once_status once_sliced_failure_rates_at_fill(once_slicing slicing, uint32_t hashes,
                                               uint32_t slices, double fill, double failed,
                                               uint32_t threshold, double *fp, double *fn)
@@ -201,10 +211,7 @@ once_status once_sliced_failure_rates_at_fill(once_slicing slicing, uint32_t has
         threshold > hashes)
         return ONCE_ERR_INVALID;
     if (slicing == ONCE_SLICING_HORIZONTAL) {
-        /* The one slice is failed with probability phi (Eq. 5, or "distinct"). */
-        double p = pow(fill, hashes);
-        *fp = (threshold == 0 ? failed : 0.0) + (1.0 - failed) * p;
-        *fn = threshold == 0 ? 0.0 : failed;
+        horizontal_failures(pow(fill, hashes), failed, threshold, fp, fn);
         return ONCE_OK;
     }
     if (slicing != ONCE_SLICING_DICED_VH) {
@@ -239,9 +246,8 @@ once_status once_sliced_failure_rates(once_slicing slicing, uint64_t bits, uint3
     if (slicing == ONCE_SLICING_HORIZONTAL && fp != NULL && fn != NULL &&
         failed >= 0.0 && failed <= 1.0 && threshold <= hashes) {
         /* Eq. 5 with the rate over the slices' loads (horizontal_rate). */
-        double p = horizontal_rate(bits, hashes, slices, items);
-        *fp = (threshold == 0 ? failed : 0.0) + (1.0 - failed) * p;
-        *fn = threshold == 0 ? 0.0 : failed;
+        horizontal_failures(horizontal_rate(bits, hashes, slices, items), failed, threshold, fp,
+                            fn);
         return ONCE_OK;
     }
     return once_sliced_failure_rates_at_fill(slicing, hashes, slices,

@@ -904,10 +904,10 @@ once_status once_sliced_test_and_add_local(once_sliced *f, once_filter *local, c
     if (st != ONCE_OK)
         return st;
     if (held) {
-        /* Counted as an event of the key's stripe, as the shared filter would. */
-        once_digest d;
-        st = once_digest_with_seed(f->seed, key, len, &d);
-        if (st != ONCE_OK)
+        /* Counted as an event of the key's stripe, as the shared filter would (hashed
+         * only when there are groups to choose from: concurrent filters). */
+        once_digest d = {0, 0};
+        if (f->groups > 1 && (st = once_digest_with_seed(f->seed, key, len, &d)) != ONCE_OK)
             return st;
         counter_group *g = group_of(f, (uint32_t)(d.hi % EVENT_STRIPES));
         tally(&g->events, 1);
@@ -1231,11 +1231,8 @@ once_status once_sliced_get_stats(const once_sliced *f, once_sliced_stats *s)
         down += atomic_load_explicit(&f->down[i], memory_order_relaxed) != 0;
     }
     s->failed_fraction = (double)down / f->site_count;
-    double rate = f->slicing == ONCE_SLICING_SPLIT
-                      ? once_split_fpr(f->bits, f->slice_hashes, f->hashes, f->slices, s->inserted)
-                      : once_sliced_fpr(f->slicing, f->bits, f->hashes, f->slices, f->parts,
-                                        s->inserted);
-    s->fill = described && cells > 0 ? set / cells : pow(rate, 1.0 / f->hashes);
+    s->fill = described && cells > 0 ? set / cells
+                                     : pow(rate_at(f, s->inserted), 1.0 / f->hashes);
     if (s->fill > 1.0)
         s->fill = 1.0;
     /* Under ONCE_FAILURE_REPORT nothing is decided without its sites: the rates are
