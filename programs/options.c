@@ -13,6 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Every structure that takes keys (a slice takes positions from a remote producer). */
+static bool any_structure(const once_structure *s)
+{
+    return s->kind != ONCE_KIND_SLICE;
+}
+
 static void usage(FILE *out)
 {
     fputs("Usage: once [OPTIONS] [FILE...]\n"
@@ -146,7 +152,8 @@ static void usage(FILE *out)
     fputs("\nFilters (the last N keys: with --window; the last T: with --span):\n", out);
     for (size_t i = 0; i < once_structure_count(); i++) {
         const once_structure *s = once_structure_at(i);
-        fprintf(out, "  %-12s %s\n", s->name, s->summary);
+        if (any_structure(s))
+            fprintf(out, "  %-12s %s\n", s->name, s->summary);
     }
 }
 
@@ -238,11 +245,6 @@ static const char *structure_names(bool (*keep)(const once_structure *), char *o
     return out;
 }
 
-static bool any_structure(const once_structure *s)
-{
-    (void)s;
-    return true;
-}
 static bool count_window(const once_structure *s)
 {
     return s->kind == ONCE_KIND_COUNT_WINDOW;
@@ -511,7 +513,8 @@ int options_parse(cli_options *o, int argc, char **argv)
             break;
         }
         case OPT_FILTER:
-            if (once_type_from_name(optarg, &o->type) != ONCE_OK)
+            if (once_type_from_name(optarg, &o->type) != ONCE_OK ||
+                !any_structure(once_structure_of(o->type)))
                 return fail("unknown filter '%s' (%s)", optarg,
                             structure_names(any_structure, names, sizeof names));
             o->type_given = true;

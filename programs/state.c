@@ -59,6 +59,13 @@ state_result state_load(const char *path, once_filter **out)
         fprintf(stderr, "once: state file '%s' is unusable: %s\n", path, once_strerror(s));
         return STATE_FAILED;
     }
+    if (once_structure_of(once_get_type(*out))->kind == ONCE_KIND_SLICE) {
+        fprintf(stderr, "once: state file '%s' holds one slice of a sliced filter (positions, "
+                        "not keys): it is not a filter once can run\n", path);
+        once_free(*out);
+        *out = NULL;
+        return STATE_FAILED;
+    }
     return STATE_LOADED;
 }
 

@@ -78,6 +78,8 @@ static once_status checked_batch(once_filter *f, const once_batch_items *items, 
         return ONCE_ERR_INVALID;
     if (op != ONCE_OP_ADD && out == NULL && count != 0)
         return ONCE_ERR_INVALID;
+    if (f->ops->positions_only)
+        return ONCE_ERR_UNSUPPORTED;
     for (size_t i = 0; items->keys != NULL && i < count; i++)
         if (items->keys[i].data == NULL && items->keys[i].len != 0)
             return ONCE_ERR_INVALID;

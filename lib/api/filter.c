@@ -391,6 +391,8 @@ query_hashed(const once_filter *f, const once_hash *h, uint64_t now_ms, bool *pr
 {
     if (present == NULL)
         return ONCE_ERR_INVALID;
+    if (__builtin_expect(f->ops->positions_only, 0))
+        return ONCE_ERR_UNSUPPORTED;
     once_status st = check_time(f, now_ms);
     if (st != ONCE_OK)
         return st;

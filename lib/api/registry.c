@@ -14,7 +14,7 @@
 /* Each structure's table, defined in its own file. */
 extern const once_filter_ops once_standard_ops, once_partitioned_ops, once_blocked_ops,
     once_counting_ops, once_apbf_ops, once_apbbf_ops, once_tlbf_ops, once_timer_ops,
-    once_scalable_ops, once_dbf_ops, once_bpbf_ops, once_dbpbf_ops;
+    once_scalable_ops, once_dbf_ops, once_bpbf_ops, once_dbpbf_ops, once_slice_ops;
 
 typedef struct registration {
     once_structure info;
@@ -25,6 +25,7 @@ typedef struct registration {
 #define COUNT ONCE_KIND_COUNT_WINDOW
 #define TIME ONCE_KIND_TIME_WINDOW
 #define GROWING ONCE_KIND_GROWING
+#define SLICE ONCE_KIND_SLICE
 
 /* type, name, kind, deletes, levels, memory cap, summary; ops */
 static const registration registry[] = {
@@ -52,6 +53,8 @@ static const registration registry[] = {
       "block-partitioned: its length reduces without rehashing"}, &once_bpbf_ops},
     {{ONCE_DBPBF, "dbpbf", GROWING, false, false, true,
       "dynamic block-partitioned: grows by batches of blocks"}, &once_dbpbf_ops},
+    {{ONCE_SLICE, "slice", SLICE, false, false, false,
+      "one slice of a sliced filter: positions, not keys"}, &once_slice_ops},
 };
 
 #define REGISTERED (sizeof registry / sizeof registry[0])

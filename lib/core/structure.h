@@ -173,6 +173,9 @@ typedef struct once_filter_ops {
      * from one half of the digest, its bits from the other), the same in every saved
      * format; once_stats names its probe "blocked". */
     bool blocked_probe;
+    /* The structure holds positions, not keys (ONCE_SLICE): every key call answers
+     * ONCE_ERR_UNSUPPORTED (api/filter.c checks it where the structure cannot). */
+    bool positions_only;
     /* Time windows (NULL for the others): the clock, the latest event time accepted;
      * returns false before the first event.  See once.h, "Event time". */
     bool (*clock)(const once_filter *f, uint64_t *latest);

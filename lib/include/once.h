@@ -74,6 +74,7 @@
  *         once_positions, once_digest_key, once_clock_step, once_save_chunk_min,
  *         once_save_chunk, once_bpbf_get_state, once_bpbf_fpr_at,
  *         once_scalable_shape, once_dbf_matching_rows, once_dbf_version;
+ *       once_sliced.h: once_slice_config;
  *       and `src` of once_union, once_intersect, once_bpbf_union and
  *         once_bpbf_intersect.
  *     They change nothing, not even a cache or a clock: a time window asked at a time
@@ -169,7 +170,8 @@ typedef enum once_type {
     ONCE_SCALABLE = 9,    /* growing: a chain of filters, each larger and stricter (BF.* semantics) */
     ONCE_DBF = 10,        /* growing: Dynamic Bloom Filter, rows of counting filters (paper 003) */
     ONCE_BPBF = 11,       /* block-partitioned: reducible length without rehashing (paper 002, s. 3) */
-    ONCE_DBPBF = 12       /* dynamic block-partitioned: grows by batches of blocks (paper 002, s. 4) */
+    ONCE_DBPBF = 12,      /* dynamic block-partitioned: grows by batches of blocks (paper 002, s. 4) */
+    ONCE_SLICE = 13       /* one slice of a sliced filter, run by positions (once_sliced.h) */
 } once_type;
 
 /*
@@ -237,7 +239,8 @@ typedef enum once_kind {
     ONCE_KIND_STATIC = 1,   /* a fixed size for a capacity, all time */
     ONCE_KIND_COUNT_WINDOW, /* the last N keys (config.window) */
     ONCE_KIND_TIME_WINDOW,  /* the last T milliseconds (config.span_ms), with a clock */
-    ONCE_KIND_GROWING       /* all time, growing with the keys */
+    ONCE_KIND_GROWING,      /* all time, growing with the keys */
+    ONCE_KIND_SLICE         /* no keys: positions of a sliced filter (once_slice_run) */
 } once_kind;
 
 typedef struct once_structure {

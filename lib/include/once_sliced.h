@@ -204,6 +204,65 @@ ONCE_API once_status once_memory_site_create(const once_memory_site_config *conf
 ONCE_API once_status once_vertical_site_create(uint64_t bits, uint32_t slices,
                                                const once_site *inner, once_site *site);
 
+/*
+ * Slices kept apart
+ *
+ * A sliced filter whose sites are other processes (a Redis Cluster: the module's
+ * SLICE.* keys, dist/) keeps each slice where its site runs, as a filter of its own,
+ * ONCE_SLICE: a memory site (above) that saves, loads, clears and describes as every
+ * filter does (once_save, once_load, the chunked dumps, once_get_stats), and runs site
+ * requests instead of keys; every key call on it answers ONCE_ERR_UNSUPPORTED.
+ * once_create builds one from `bits` (a multiple of 64, at most ONCE_SLICE_MAX_BITS)
+ * and `span_ms` (its window, 0 for none); once_slice_create from a memory site's
+ * config, with growth by density or cardinality (not bounded, no budget, not shared).
+ */
+#define ONCE_SLICE_MAX_BITS (UINT64_C(1) << 32)
+
+ONCE_API once_status once_slice_create(once_filter **out, const once_memory_site_config *config);
+/* The config a slice was made with (ONCE_ERR_UNSUPPORTED for another structure). */
+ONCE_API once_status once_slice_config(const once_filter *slice, once_memory_site_config *config);
+/* Run requests[0 .. count-1] in order, as the memory site does, after checking all of
+ * them: ONCE_ERR_INVALID, with nothing run, for an op out of range, a position past
+ * the slice or a time past ONCE_MAX_TIME_MS.  A set (SET, TEST_AND_SET) whose time is
+ * more than the slice's max time jump (once_set_max_time_jump; a day by default) ahead
+ * of its clock is not run: its status is ONCE_ERR_TIME.  `expiries` and `generation`
+ * are not used (growth by generation is the in-process filter's). */
+ONCE_API once_status once_slice_run(once_filter *slice, once_site_request *requests,
+                                    size_t count);
+
+/*
+ * The wire form of a slice's requests and answers: one message carries a batch's
+ * requests to one slice, one reply their answers (slice/wire.c has the layout).
+ * Positions travel as 32 bits; a request holds at most 255 of them.
+ */
+/* Why a request failed, on the wire. */
+enum { ONCE_SLICE_FAILED_FULL = 1, ONCE_SLICE_FAILED_TIME = 2, ONCE_SLICE_FAILED_OTHER = 3 };
+
+/* Bytes of the requests' message; `timed`: each carries its time_ms. */
+ONCE_API size_t once_slice_requests_size(const once_site_request *requests, size_t count,
+                                         bool timed);
+/* ONCE_ERR_INVALID for a position past 2^32 - 1, more than 255 positions, or room short
+ * of once_slice_requests_size. */
+ONCE_API once_status once_slice_requests_encode(const once_site_request *requests, size_t count,
+                                                bool timed, uint8_t *out, size_t room,
+                                                size_t *written);
+/* Check a message and count its requests and positions (ONCE_ERR_CORRUPT for anything
+ * malformed), so that the caller can make room for them. */
+ONCE_API once_status once_slice_requests_count(const uint8_t *in, size_t len, size_t *requests,
+                                               size_t *positions);
+/* Fill requests (room for the count) and positions (room for theirs; the requests
+ * point into it); the other fields are zero. */
+ONCE_API once_status once_slice_requests_decode(const uint8_t *in, size_t len,
+                                                once_site_request *requests,
+                                                uint64_t *positions);
+/* The answers (all_set and status of each request) as a reply, and back: a failure
+ * comes back as ONCE_ERR_FULL, ONCE_ERR_TIME or ONCE_ERR_UNAVAILABLE. */
+ONCE_API size_t once_slice_answers_size(const once_site_request *requests, size_t count);
+ONCE_API once_status once_slice_answers_encode(const once_site_request *requests, size_t count,
+                                               uint8_t *out, size_t room, size_t *written);
+ONCE_API once_status once_slice_answers_decode(const uint8_t *in, size_t len,
+                                               once_site_request *requests, size_t count);
+
 /* What a sliced filter does when a site cannot be reached (section 3.2). */
 typedef enum once_failure {
     ONCE_FAILURE_REPORT = 0,   /* the call fails with ONCE_ERR_UNAVAILABLE, nothing decided */

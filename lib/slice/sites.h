@@ -7,7 +7,7 @@
 
 #include "once_sliced.h"
 
-#include "core/timers.h"
+#include "window/memory_site.h"
 
 /* Destroy sites[0 .. count-1] (those with a destroy call), as a filter that owns them
  * does when it is freed. */
@@ -57,25 +57,6 @@ static inline uint32_t slice_vertical_of(uint64_t position, uint32_t slices,
     uint64_t slice = slice_divide(position * slices, by_bits, &ignored);
     *offset = position - slice_divide(slice * by_bits->d + slices - 1, by_slices, &ignored);
     return (uint32_t)slice;
-}
-
-/* The width of a memory site's timers for a window of `window` ms (or events): the
- * narrowest of 8, 16 and 32 bits whose tick is 1 (a window up to 2^30), else 32
- * (slice/sites.c). */
-static inline uint32_t slice_timer_width(uint64_t window)
-{
-    for (uint32_t width = 8; width < 32; width *= 2)
-        if (once_timers_tick_for(window, width) == 1)
-            return width;
-    return 32;
-}
-
-/* The bytes of one sub-filter of a memory site of `bits` cells (a multiple of 64):
- * with a window (`window` not 0), a timer and the sweep's mark a cell; a bit
- * otherwise (the memory cap counts them so). */
-static inline uint64_t slice_sub_filter_bytes(uint64_t bits, uint64_t window)
-{
-    return window != 0 ? bits * slice_timer_width(window) / 8 + bits / 8 : bits / 8;
 }
 
 #endif /* ONCE_SLICE_SITES_H */

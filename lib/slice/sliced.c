@@ -371,7 +371,7 @@ once_status once_sliced_first_bytes(const once_sliced_config *c, uint64_t *bytes
     if (st != ONCE_OK)
         return st;
     uint64_t sites = (uint64_t)c->slices * (c->parts == 0 ? 1 : c->parts);
-    *bytes = sites * slice_sub_filter_bytes(slice_bits, timer_span(c));
+    *bytes = sites * memory_site_sub_filter_bytes(slice_bits, timer_span(c));
     return ONCE_OK;
 }
 
@@ -390,7 +390,7 @@ once_status once_sliced_create(once_sliced **out, const once_sliced_config *c,
     if (sites != NULL && (c->growth != ONCE_GROWTH_NONE || c->max_bytes != 0))
         return ONCE_ERR_INVALID; /* growth is the memory sites'; given sites grow as they do */
     /* The first sub-filter of every memory site: a timer and its mark, or a bit. */
-    uint64_t first_bytes = slice_sub_filter_bytes(slice_bits, timer_span(c));
+    uint64_t first_bytes = memory_site_sub_filter_bytes(slice_bits, timer_span(c));
     if (c->max_bytes != 0 && first_bytes > c->max_bytes / site_count)
         return ONCE_ERR_FULL;
     if (c->growth != ONCE_GROWTH_NONE && !(c->error > 0.0 && c->error < 1.0) &&

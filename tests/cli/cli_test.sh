@@ -554,6 +554,20 @@ case_state_path_checked_first() {
   chmod 755 ro
 }
 
+# A slice of a sliced filter (the module's SLICE.* keys save as one) holds positions,
+# not keys: as --state it is refused by name, before any line, and left as it was; and
+# --filter does not offer it.
+case_slice_state_refused() {
+  cp "$SOURCE_DIR/tests/golden/v2/slice.once" st
+  seq 1 10 > in
+  expect_status 2 "$ONCE" --state st in > out 2> err
+  grep -q "one slice of a sliced filter" err || fail "message: $(cat err)"
+  [ ! -s out ] || fail "lines written before the state was refused"
+  same_file st "$SOURCE_DIR/tests/golden/v2/slice.once"
+  expect_status 1 "$ONCE" --filter slice in > out 2> err
+  grep -q "unknown filter 'slice'" err || fail "--filter slice: $(cat err)"
+}
+
 case_corrupt_state_refused() {
   seq 1 1000 > in
   "$ONCE" --state st --capacity 2000 in > /dev/null

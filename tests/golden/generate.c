@@ -37,6 +37,64 @@ static void write_file(const char *dir, const char *name, const char *suffix, co
     }
 }
 
+/* golden.h's schedule on `f` (taken over): NAME.once, its answers, NAME.more.once. */
+static void generate_one(const char *dir, FILE *answers, const char *name, once_filter *f)
+{
+    once_status st;
+    uint8_t key[GOLDEN_MAX_KEY];
+    bool seen;
+    for (uint32_t i = 0; i < GOLDEN_STORED; i++) {
+        size_t len = golden_key('s', i, key);
+        st = golden_test_and_add(f, key, len, (uint64_t)i * GOLDEN_STEP_MS, &seen);
+        if (st != ONCE_OK && st != ONCE_ERR_FULL) /* a capped filter stops growing */
+            fail("test_and_add", name, st);
+    }
+    if (once_structure_of(once_get_type(f))->deletes)
+        for (uint32_t i = 0; i < GOLDEN_STORED; i += 7) {
+            size_t len = golden_key('s', i, key);
+            st = once_remove(f, key, len, (uint64_t)GOLDEN_STORED * GOLDEN_STEP_MS);
+            if (st != ONCE_OK && st != ONCE_ERR_NOT_PRESENT && st != ONCE_ERR_UNSUPPORTED)
+                fail("remove", name, st);
+        }
+    void *buffer = NULL;
+    size_t size = 0;
+    if ((st = once_save_to_buffer(f, &buffer, &size)) != ONCE_OK)
+        fail("save", name, st);
+    write_file(dir, name, ".once", buffer, size);
+
+    fprintf(answers, "%s query ", name);
+    uint64_t at = (uint64_t)GOLDEN_STORED * GOLDEN_STEP_MS;
+    for (int set = 0; set < 2; set++)
+        for (uint32_t i = 0; i < (set ? GOLDEN_ABSENT : GOLDEN_STORED); i++) {
+            size_t len = golden_key(set ? 'a' : 's', i, key);
+            bool present;
+            if ((st = golden_query_key(f, key, len, at, &present)) != ONCE_OK)
+                fail("query", name, st);
+            fputc(present ? '1' : '0', answers);
+        }
+    fputc('\n', answers);
+    once_free(f);
+
+    if ((st = once_load(&f, buffer, size)) != ONCE_OK)
+        fail("load", name, st);
+    once_free_buffer(buffer);
+    fprintf(answers, "%s more ", name);
+    for (uint32_t i = 0; i < GOLDEN_MORE; i++) {
+        size_t len = golden_key('c', i, key);
+        st = golden_test_and_add(f, key, len, (uint64_t)(GOLDEN_STORED + i) * GOLDEN_STEP_MS,
+                                 &seen);
+        if (st != ONCE_OK && st != ONCE_ERR_FULL)
+            fail("test_and_add", name, st);
+        fputc(st == ONCE_ERR_FULL ? 'F' : seen ? '1' : '0', answers);
+    }
+    fputc('\n', answers);
+    if ((st = once_save_to_buffer(f, &buffer, &size)) != ONCE_OK)
+        fail("save", name, st);
+    write_file(dir, name, ".more.once", buffer, size);
+    once_free_buffer(buffer);
+    once_free(f);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -63,58 +121,14 @@ int main(int argc, char **argv)
         once_status st = once_create(&f, &configs[c].config);
         if (st != ONCE_OK)
             fail("create", name, st);
-        uint8_t key[GOLDEN_MAX_KEY];
-        bool seen;
-        for (uint32_t i = 0; i < GOLDEN_STORED; i++) {
-            size_t len = golden_key('s', i, key);
-            st = once_test_and_add(f, key, len, (uint64_t)i * GOLDEN_STEP_MS, &seen);
-            if (st != ONCE_OK && st != ONCE_ERR_FULL) /* a capped filter stops growing */
-                fail("test_and_add", name, st);
-        }
-        if (once_structure_of(configs[c].config.type)->deletes)
-            for (uint32_t i = 0; i < GOLDEN_STORED; i += 7) {
-                size_t len = golden_key('s', i, key);
-                st = once_remove(f, key, len, (uint64_t)GOLDEN_STORED * GOLDEN_STEP_MS);
-                if (st != ONCE_OK && st != ONCE_ERR_NOT_PRESENT && st != ONCE_ERR_UNSUPPORTED)
-                    fail("remove", name, st);
-            }
-        void *buffer = NULL;
-        size_t size = 0;
-        if ((st = once_save_to_buffer(f, &buffer, &size)) != ONCE_OK)
-            fail("save", name, st);
-        write_file(dir, name, ".once", buffer, size);
-
-        fprintf(answers, "%s query ", name);
-        uint64_t at = (uint64_t)GOLDEN_STORED * GOLDEN_STEP_MS;
-        for (int set = 0; set < 2; set++)
-            for (uint32_t i = 0; i < (set ? GOLDEN_ABSENT : GOLDEN_STORED); i++) {
-                size_t len = golden_key(set ? 'a' : 's', i, key);
-                bool present;
-                if ((st = once_query(f, key, len, at, &present)) != ONCE_OK)
-                    fail("query", name, st);
-                fputc(present ? '1' : '0', answers);
-            }
-        fputc('\n', answers);
-        once_free(f);
-
-        if ((st = once_load(&f, buffer, size)) != ONCE_OK)
-            fail("load", name, st);
-        once_free_buffer(buffer);
-        fprintf(answers, "%s more ", name);
-        for (uint32_t i = 0; i < GOLDEN_MORE; i++) {
-            size_t len = golden_key('c', i, key);
-            st = once_test_and_add(f, key, len, (uint64_t)(GOLDEN_STORED + i) * GOLDEN_STEP_MS,
-                                   &seen);
-            if (st != ONCE_OK && st != ONCE_ERR_FULL)
-                fail("test_and_add", name, st);
-            fputc(st == ONCE_ERR_FULL ? 'F' : seen ? '1' : '0', answers);
-        }
-        fputc('\n', answers);
-        if ((st = once_save_to_buffer(f, &buffer, &size)) != ONCE_OK)
-            fail("save", name, st);
-        write_file(dir, name, ".more.once", buffer, size);
-        once_free_buffer(buffer);
-        once_free(f);
+        generate_one(dir, answers, name, f);
+    }
+    for (size_t c = 0; c < GOLDEN_SLICES; c++) {
+        once_filter *f = NULL;
+        once_status st = once_slice_create(&f, &golden_slices[c].config);
+        if (st != ONCE_OK)
+            fail("create", golden_slices[c].name, st);
+        generate_one(dir, answers, golden_slices[c].name, f);
     }
     if (fclose(answers) != 0)
         return 1;

@@ -19,6 +19,11 @@
  * Keys are binary (a NUL second byte) and 6 to 29 bytes long, so both of the hash's
  * paths (keys of up to 16 bytes in line, longer ones) are taken.
  *
+ * Slices (ONCE_SLICE, golden_slices below) take positions, not keys: key i stands for
+ * GOLDEN_SLICE_PROBES positions made from its bytes here (golden_slice_positions), so
+ * their files depend on no hash of the library; a test-and-add is a TEST_AND_SET and a
+ * query a TEST, at the same times.
+ *
  * digests.txt: the digest (once_digest_with_seed: XXH3-128) of GOLDEN_DIGEST_KEYS keys
  * 'd' i, 0 to 255 bytes long, under the seeds of golden_digest_seed, as
  * "SEED LENGTH LO HI" in hex.
@@ -26,6 +31,9 @@
 #ifndef ONCE_TESTS_GOLDEN_H
 #define ONCE_TESTS_GOLDEN_H
 
+#include "once_sliced.h"
+
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -64,6 +72,72 @@ static inline size_t golden_digest_key(uint32_t i, uint8_t out[GOLDEN_DIGEST_MAX
     for (uint32_t j = 0; j < i; j++)
         out[j] = (uint8_t)(j * 131 + i * 7 + 1);
     return i;
+}
+
+/* ------------------------------------------------------------ slices */
+
+#define GOLDEN_SLICE_PROBES 4u
+
+typedef struct golden_slice {
+    const char *name;
+    once_memory_site_config config;
+} golden_slice;
+
+/* A slice of bits, and one with a window and growth (a few sub-filters, some dropped,
+ * over the schedule's 2.5 s). */
+static const golden_slice golden_slices[] = {
+    {"slice", {.bits = 4096}},
+    {"slice-window-growth",
+     {.bits = 256, .window_ms = 600, .growth = ONCE_GROWTH_DENSITY, .max_density = 0.3}},
+};
+#define GOLDEN_SLICES (sizeof golden_slices / sizeof golden_slices[0])
+
+/* FNV-1a over the key, then a splitmix64 step a position. */
+static inline void golden_slice_positions(const uint8_t *key, size_t len, uint64_t bits,
+                                          uint64_t out[GOLDEN_SLICE_PROBES])
+{
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ key[i]) * UINT64_C(0x100000001b3);
+    for (uint32_t j = 0; j < GOLDEN_SLICE_PROBES; j++) {
+        uint64_t z = (h += UINT64_C(0x9E3779B97F4A7C15));
+        z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+        z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+        out[j] = (z ^ (z >> 31)) % bits;
+    }
+}
+
+static inline once_status golden_slice_run(once_filter *f, const uint8_t *key, size_t len,
+                                           uint64_t at, once_site_op op, bool *all_set)
+{
+    once_memory_site_config config;
+    once_status st = once_slice_config(f, &config);
+    if (st != ONCE_OK)
+        return st;
+    uint64_t positions[GOLDEN_SLICE_PROBES];
+    golden_slice_positions(key, len, config.bits, positions);
+    once_site_request q = {.op = op, .positions = positions, .count = GOLDEN_SLICE_PROBES,
+                           .time_ms = at};
+    st = once_slice_run(f, &q, 1);
+    *all_set = q.all_set;
+    return st != ONCE_OK ? st : q.status;
+}
+
+/* The schedule's two calls, on a filter of keys or a slice. */
+static inline once_status golden_test_and_add(once_filter *f, const uint8_t *key, size_t len,
+                                              uint64_t at, bool *seen)
+{
+    if (once_get_type(f) == ONCE_SLICE)
+        return golden_slice_run(f, key, len, at, ONCE_SITE_TEST_AND_SET, seen);
+    return once_test_and_add(f, key, len, at, seen);
+}
+
+static inline once_status golden_query_key(const once_filter *f, const uint8_t *key, size_t len,
+                                           uint64_t at, bool *present)
+{
+    if (once_get_type(f) == ONCE_SLICE) /* a TEST changes nothing */
+        return golden_slice_run((once_filter *)f, key, len, at, ONCE_SITE_TEST, present);
+    return once_query(f, key, len, at, present);
 }
 
 #endif /* ONCE_TESTS_GOLDEN_H */

@@ -60,6 +60,10 @@ static size_t chunk_cases(chunk_case *out, size_t room)
                 c->config.capacity = 500; /* rows of 500 keys: three rows */
             if (types[t] == ONCE_DBPBF)
                 c->config.batch_threshold = 600;
+            if (types[t] == ONCE_SLICE) { /* cells given; a window of 10 s, in span_ms */
+                c->config.bits = 8192;
+                c->config.window = 0;
+            }
             c->keys = with_keys ? 1500 : 0;
             c->metadata = with_keys;
         }
@@ -73,12 +77,29 @@ static uint64_t key_time(uint64_t i)
     return i * 20;
 }
 
+/* A slice takes positions: key i of `domain` stands for three positions. */
+static once_site_request slice_request(const once_filter *f, uint64_t domain, uint64_t i,
+                                       once_site_op op, uint64_t *positions)
+{
+    once_memory_site_config config;
+    CHECK_OK(once_slice_config(f, &config));
+    for (int j = 0; j < 3; j++)
+        positions[j] = testing_mix(domain * 1000003 + i * 3 + (uint64_t)j) % config.bits;
+    return (once_site_request){.op = op, .positions = positions, .count = 3,
+                               .time_ms = key_time(i)};
+}
+
 static once_filter *build_case(const chunk_case *c, uint64_t domain)
 {
     once_filter *f = testing_create(&c->config);
     if (f == NULL)
         return NULL;
-    for (uint64_t i = 0; i < c->keys; i++) {
+    for (uint64_t i = 0; i < c->keys && once_get_type(f) == ONCE_SLICE; i++) {
+        uint64_t positions[3];
+        once_site_request q = slice_request(f, domain, i, ONCE_SITE_SET, positions);
+        CHECK_OK(once_slice_run(f, &q, 1));
+    }
+    for (uint64_t i = 0; i < c->keys && once_get_type(f) != ONCE_SLICE; i++) {
         testing_key k = testing_key_make(domain, i);
         CHECK_OK(once_add(f, &k, sizeof k, key_time(i)));
     }
@@ -91,6 +112,19 @@ static once_filter *build_case(const chunk_case *c, uint64_t domain)
 static bool answer_alike(const once_filter *a, const once_filter *b, uint64_t domain,
                          uint64_t keys, uint64_t now)
 {
+    if (once_get_type(a) == ONCE_SLICE) {
+        for (uint64_t i = 0; i < keys + 2000; i++) {
+            uint64_t positions[3];
+            once_site_request qa = slice_request(a, i < keys ? domain : 99, i, ONCE_SITE_TEST,
+                                                 positions);
+            once_site_request qb = qa;
+            qa.time_ms = qb.time_ms = now;
+            if (once_slice_run((once_filter *)a, &qa, 1) != ONCE_OK ||
+                once_slice_run((once_filter *)b, &qb, 1) != ONCE_OK || qa.all_set != qb.all_set)
+                return false;
+        }
+        return true;
+    }
     for (uint64_t i = 0; i < keys + 2000; i++) {
         testing_key k = i < keys ? testing_key_make(domain, i) : testing_key_make(99, i);
         bool pa = false, pb = false;
@@ -211,10 +245,19 @@ static once_status load_sequence(uint8_t *const *chunks, const size_t *lens, siz
 static once_filter *small_keyed(once_type type, uint64_t seed, uint64_t domain)
 {
     once_config c = testing_config_any_kind(type, 300, 200, 10000, seed);
+    if (type == ONCE_SLICE) {
+        c.bits = 8192;
+        c.window = 0;
+    }
     once_filter *f = testing_create(&c);
     if (f == NULL)
         return NULL;
-    for (uint64_t i = 0; i < 200; i++) {
+    for (uint64_t i = 0; i < 200 && type == ONCE_SLICE; i++) {
+        uint64_t positions[3];
+        once_site_request q = slice_request(f, domain, i, ONCE_SITE_SET, positions);
+        CHECK_OK(once_slice_run(f, &q, 1));
+    }
+    for (uint64_t i = 0; i < 200 && type != ONCE_SLICE; i++) {
         testing_key k = testing_key_make(domain, i);
         CHECK_OK(once_add(f, &k, sizeof k, key_time(i)));
     }

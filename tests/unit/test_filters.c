@@ -528,7 +528,7 @@ static void strerror_and_names(void)
 static void registry_describes_every_structure(void)
 {
     size_t n = once_structure_count();
-    CHECK(n == ONCE_DBPBF); /* the last type: the enum has no gap */
+    CHECK(n == ONCE_SLICE); /* the last type: the enum has no gap */
     CHECK(once_structure_at(n) == NULL);
     CHECK(once_structure_of((once_type)0) == NULL);
     CHECK(once_structure_of((once_type)(n + 1)) == NULL);
@@ -545,6 +545,8 @@ static void registry_describes_every_structure(void)
         CHECK(back == s->type);
         for (size_t j = 0; j < i; j++)
             CHECK(strcmp(once_structure_at(j)->name, s->name) != 0);
+        if (s->kind == ONCE_KIND_SLICE)
+            continue; /* positions, not keys: test_slice.c */
 
         once_config c = testing_config(s->type, 7);
         c.capacity = 1000;

@@ -43,11 +43,13 @@ static void golden_query(const once_filter *f, char *out)
         for (uint32_t i = 0; i < (set ? GOLDEN_ABSENT : GOLDEN_STORED); i++) {
             size_t len = golden_key(set ? 'a' : 's', i, keys[n]);
             bool present = false;
-            CHECK_OK(once_query(f, keys[n], len, at, &present));
+            CHECK_OK(golden_query_key(f, keys[n], len, at, &present));
             batch[n] = (once_key){keys[n], len, at};
             out[n++] = present ? '1' : '0';
         }
     out[n] = 0;
+    if (once_get_type(f) == ONCE_SLICE)
+        return; /* no keys: no batches of them */
     CHECK_OK(once_query_batch(f, batch, n, batch_present));
     for (size_t i = 0; i < n; i++)
         CHECK(batch_present[i] == (out[i] == '1'));
@@ -123,7 +125,7 @@ static void files_answer_as_saved(int version, uint32_t *types, int *files)
         for (uint32_t i = 0; i < GOLDEN_MORE; i++) {
             size_t key_len = golden_key('c', i, key);
             bool seen = false;
-            once_status st = once_test_and_add(
+            once_status st = golden_test_and_add(
                 f, key, key_len, (uint64_t)(GOLDEN_STORED + i) * GOLDEN_STEP_MS, &seen);
             got[i] = st == ONCE_ERR_FULL ? 'F' : st != ONCE_OK ? '?' : seen ? '1' : '0';
         }
@@ -153,6 +155,8 @@ static void check_every_type(uint32_t types, int version)
 {
     for (size_t i = 0; i < once_structure_count(); i++) {
         once_type type = once_structure_at(i)->type;
+        if (type == ONCE_SLICE && version == 1)
+            continue; /* slices came with format 2 */
         if (!(types & (1u << type)))
             fprintf(stderr, "v%d: no file of %s\n", version, once_type_name(type));
         CHECK(types & (1u << type));

@@ -372,7 +372,9 @@ static void planner_meets_target(void)
     for (once_type t = ONCE_STANDARD; once_structure_of(t) != NULL; t++) {
         once_kind kind = once_structure_of(t)->kind;
         once_status st = once_create_for_capacity(&f, t, 1000, 0.01);
-        if (kind == ONCE_KIND_COUNT_WINDOW || kind == ONCE_KIND_TIME_WINDOW) {
+        if (kind == ONCE_KIND_SLICE) {
+            CHECK_STATUS(st, ONCE_ERR_INVALID); /* a slice's size is given, in bits */
+        } else if (kind == ONCE_KIND_COUNT_WINDOW || kind == ONCE_KIND_TIME_WINDOW) {
             CHECK_STATUS(st, ONCE_ERR_NO_WINDOW);
             CHECK(strstr(once_strerror(st), "once_config.window") != NULL &&
                   strstr(once_strerror(st), "span_ms") != NULL);

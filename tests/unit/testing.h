@@ -9,6 +9,7 @@
 #define ONCE_TESTING_H
 
 #include "once_advanced.h"
+#include "once_sliced.h"
 #include "saved_layout.h"
 #include "zipf.h"
 
@@ -334,6 +335,23 @@ static inline once_status testing_load_and_vet(const uint8_t *file, size_t len)
     once_free_buffer(again);
     once_stats s = testing_stats(f);
     CHECK(s.bits_set <= s.bits);
+    if (s.type == ONCE_SLICE) { /* positions, not keys: sets, each then all set */
+        once_memory_site_config config;
+        CHECK_OK(once_slice_config(f, &config));
+        for (uint64_t i = 0; i < 50; i++) {
+            uint64_t p[2] = {testing_mix(i) % config.bits, testing_mix(i + 99) % config.bits};
+            uint64_t at = ONCE_MAX_TIME_MS - s.span_ms; /* never late: the clock is at most the end */
+            once_site_request q[2] = {
+                {.op = ONCE_SITE_TEST_AND_SET, .positions = p, .count = 2, .time_ms = at},
+                {.op = ONCE_SITE_TEST, .positions = p, .count = 2, .time_ms = at}};
+            CHECK_OK(once_set_max_time_jump(f, 0));
+            CHECK_OK(once_slice_run(f, q, 2));
+            CHECK(q[0].status == ONCE_OK || q[0].status == ONCE_ERR_FULL);
+            CHECK(q[0].status != ONCE_OK || q[1].all_set);
+        }
+        once_free(f);
+        return ONCE_OK;
+    }
     bool timed = s.span_ms != 0;
     for (uint64_t i = 0; i < 50; i++) {
         testing_key k = testing_key_make(11, i);

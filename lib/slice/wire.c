@@ -1,0 +1,244 @@
+/*
+ * slice/wire.c - site requests and their answers as bytes, for a slice behind a network
+ * (once_sliced.h, "Slices kept apart"; docs/CLUSTER.md, "The slice command").
+ *
+ * Design
+ *   A producer sends one message per slice per batch (paper 000, section 3.2: a
+ *   message costs more than an item), so a batch's requests to a slice travel as one
+ *   binary argument, and their answers as one binary reply: one bit per request, all
+ *   set or not, and the few requests that failed listed after.  Everything is
+ *   little-endian and fixed-width; positions take 32 bits, which is why a slice holds
+ *   at most ONCE_SLICE_MAX_BITS cells.
+ *
+ *   Requests:  u8 version (1), u8 flags (bit 0: each request carries its time),
+ *              u32 count, then per request u8 op, u8 positions, [u64 time_ms],
+ *              and its positions as u32.
+ *   Answers:   u8 version (1), u32 count, ceil(count / 8) bytes of all_set bits (bit i
+ *              of byte i / 8, low bit first), u32 failures, then per failure u32 index
+ *              and u8 reason (ONCE_SLICE_FAILED_*).
+ *
+ *   The decoder trusts nothing: a version, flag, op or length it does not know, a
+ *   count the bytes cannot hold, or bytes left over is ONCE_ERR_CORRUPT, before the
+ *   caller gets any request.
+ */
+#include "once_sliced.h"
+
+#include "core/codec.h"
+
+#include <string.h>
+
+#define WIRE_VERSION 1
+#define FLAG_TIMED 1u
+#define REQUEST_HEADER 6u
+#define ANSWER_HEADER 5u
+
+static size_t request_bytes(const once_site_request *q, bool timed)
+{
+    return 2 + (timed ? 8 : 0) + (size_t)q->count * 4;
+}
+
+size_t once_slice_requests_size(const once_site_request *requests, size_t count, bool timed)
+{
+    size_t bytes = REQUEST_HEADER;
+    for (size_t r = 0; r < count; r++)
+        bytes += request_bytes(&requests[r], timed);
+    return bytes;
+}
+
+once_status once_slice_requests_encode(const once_site_request *requests, size_t count,
+                                       bool timed, uint8_t *out, size_t room, size_t *written)
+{
+    if ((requests == NULL && count != 0) || out == NULL || written == NULL ||
+        count > UINT32_MAX)
+        return ONCE_ERR_INVALID;
+    size_t need = once_slice_requests_size(requests, count, timed);
+    if (room < need)
+        return ONCE_ERR_INVALID;
+    uint8_t *p = out;
+    *p++ = WIRE_VERSION;
+    *p++ = timed ? FLAG_TIMED : 0;
+    once_le_write(p, count, 4);
+    p += 4;
+    for (size_t r = 0; r < count; r++) {
+        const once_site_request *q = &requests[r];
+        if (q->count > UINT8_MAX || q->op > ONCE_SITE_TEST_AND_SET)
+            return ONCE_ERR_INVALID;
+        *p++ = (uint8_t)q->op;
+        *p++ = (uint8_t)q->count;
+        if (timed) {
+            once_le_write(p, q->time_ms, 8);
+            p += 8;
+        }
+        for (uint32_t i = 0; i < q->count; i++) {
+            if (q->positions[i] > UINT32_MAX)
+                return ONCE_ERR_INVALID;
+            once_le_write(p, q->positions[i], 4);
+            p += 4;
+        }
+    }
+    *written = need;
+    return ONCE_OK;
+}
+
+/* Walk the requests of a message: count them and their positions, and, with `requests`
+ * not NULL, fill them (positions into `positions`, in order). */
+static once_status walk_requests(const uint8_t *in, size_t len, size_t *requests_out,
+                                 size_t *positions_out, once_site_request *requests,
+                                 uint64_t *positions)
+{
+    if (len < REQUEST_HEADER || in[0] != WIRE_VERSION || (in[1] & ~FLAG_TIMED) != 0)
+        return ONCE_ERR_CORRUPT;
+    bool timed = (in[1] & FLAG_TIMED) != 0;
+    uint64_t count = once_le32_read(in + 2);
+    size_t at = REQUEST_HEADER, total = 0;
+    /* Each request takes at least its two bytes: a count the rest cannot hold is
+     * refused before anything is read for it. */
+    if (count > (len - at) / 2)
+        return ONCE_ERR_CORRUPT;
+    for (uint64_t r = 0; r < count; r++) {
+        if (len - at < 2 + (timed ? 8u : 0u))
+            return ONCE_ERR_CORRUPT;
+        uint8_t op = in[at], n = in[at + 1];
+        at += 2;
+        if (op > ONCE_SITE_TEST_AND_SET)
+            return ONCE_ERR_CORRUPT;
+        uint64_t time_ms = 0;
+        if (timed) {
+            time_ms = once_le64_read(in + at);
+            at += 8;
+        }
+        if ((len - at) / 4 < n)
+            return ONCE_ERR_CORRUPT;
+        if (requests != NULL) {
+            once_site_request *q = &requests[r];
+            memset(q, 0, sizeof *q);
+            q->op = (once_site_op)op;
+            q->count = n;
+            q->time_ms = time_ms;
+            q->positions = positions + total;
+            for (uint32_t i = 0; i < n; i++)
+                positions[total + i] = once_le32_read(in + at + 4 * (size_t)i);
+        }
+        at += 4 * (size_t)n;
+        total += n;
+    }
+    if (at != len)
+        return ONCE_ERR_CORRUPT;
+    *requests_out = (size_t)count;
+    *positions_out = total;
+    return ONCE_OK;
+}
+
+once_status once_slice_requests_count(const uint8_t *in, size_t len, size_t *requests,
+                                      size_t *positions)
+{
+    if (in == NULL || requests == NULL || positions == NULL)
+        return ONCE_ERR_INVALID;
+    return walk_requests(in, len, requests, positions, NULL, NULL);
+}
+
+once_status once_slice_requests_decode(const uint8_t *in, size_t len, once_site_request *requests,
+                                       uint64_t *positions)
+{
+    size_t count = 0, total = 0;
+    if (in == NULL || requests == NULL || positions == NULL)
+        return ONCE_ERR_INVALID;
+    return walk_requests(in, len, &count, &total, requests, positions);
+}
+
+/* ------------------------------------------------------------ answers */
+
+static uint8_t failure_reason(once_status st)
+{
+    switch (st) {
+    case ONCE_ERR_FULL:
+        return ONCE_SLICE_FAILED_FULL;
+    case ONCE_ERR_TIME:
+        return ONCE_SLICE_FAILED_TIME;
+    default:
+        return ONCE_SLICE_FAILED_OTHER;
+    }
+}
+
+static once_status reason_status(uint8_t reason)
+{
+    switch (reason) {
+    case ONCE_SLICE_FAILED_FULL:
+        return ONCE_ERR_FULL;
+    case ONCE_SLICE_FAILED_TIME:
+        return ONCE_ERR_TIME;
+    default:
+        return ONCE_ERR_UNAVAILABLE;
+    }
+}
+
+size_t once_slice_answers_size(const once_site_request *requests, size_t count)
+{
+    size_t failures = 0;
+    for (size_t r = 0; r < count; r++)
+        failures += requests[r].status != ONCE_OK;
+    return ANSWER_HEADER + (count + 7) / 8 + 4 + failures * 5;
+}
+
+once_status once_slice_answers_encode(const once_site_request *requests, size_t count,
+                                      uint8_t *out, size_t room, size_t *written)
+{
+    if ((requests == NULL && count != 0) || out == NULL || written == NULL ||
+        count > UINT32_MAX)
+        return ONCE_ERR_INVALID;
+    size_t need = once_slice_answers_size(requests, count);
+    if (room < need)
+        return ONCE_ERR_INVALID;
+    memset(out, 0, need);
+    out[0] = WIRE_VERSION;
+    once_le_write(out + 1, count, 4);
+    uint8_t *bits = out + ANSWER_HEADER;
+    uint8_t *failures = bits + (count + 7) / 8;
+    uint8_t *p = failures + 4;
+    uint32_t failed = 0;
+    for (size_t r = 0; r < count; r++) {
+        if (requests[r].all_set)
+            bits[r / 8] |= (uint8_t)(1u << (r % 8));
+        if (requests[r].status != ONCE_OK) {
+            once_le_write(p, r, 4);
+            p[4] = failure_reason(requests[r].status);
+            p += 5;
+            failed++;
+        }
+    }
+    once_le_write(failures, failed, 4);
+    *written = need;
+    return ONCE_OK;
+}
+
+once_status once_slice_answers_decode(const uint8_t *in, size_t len, once_site_request *requests,
+                                      size_t count)
+{
+    if (in == NULL || (requests == NULL && count != 0))
+        return ONCE_ERR_INVALID;
+    size_t bitmap = (count + 7) / 8;
+    if (len < ANSWER_HEADER + bitmap + 4 || in[0] != WIRE_VERSION ||
+        once_le32_read(in + 1) != count)
+        return ONCE_ERR_CORRUPT;
+    const uint8_t *bits = in + ANSWER_HEADER, *failures = bits + bitmap;
+    uint64_t failed = once_le32_read(failures);
+    if (failed > count || len != ANSWER_HEADER + bitmap + 4 + failed * 5)
+        return ONCE_ERR_CORRUPT;
+    /* Unused bits of the last byte are zero in a well-formed answer. */
+    if (count % 8 != 0 && (bits[bitmap - 1] >> (count % 8)) != 0)
+        return ONCE_ERR_CORRUPT;
+    for (size_t r = 0; r < count; r++) {
+        requests[r].all_set = (bits[r / 8] >> (r % 8)) & 1;
+        requests[r].status = ONCE_OK;
+    }
+    const uint8_t *p = failures + 4;
+    for (uint64_t i = 0; i < failed; i++, p += 5) {
+        uint32_t index = once_le32_read(p);
+        if (index >= count || p[4] < ONCE_SLICE_FAILED_FULL || p[4] > ONCE_SLICE_FAILED_OTHER ||
+            requests[index].status != ONCE_OK)
+            return ONCE_ERR_CORRUPT;
+        requests[index].status = reason_status(p[4]);
+        requests[index].all_set = false;
+    }
+    return ONCE_OK;
+}
