@@ -6,13 +6,15 @@
  * (RM_OPTIONS_HANDLE_IO_ERRORS: a corrupt payload is refused, not a crash), and routes
  * every allocation of the library through the server's allocator, so that INFO memory
  * and MEMORY USAGE count the filters.  Then the settings (config.c) and each data type
- * with its commands: BF.* (t_bloom.c), ONCE.* (t_window.c), DBF.* (t_dbf.c).
+ * with its commands: BF.* (t_bloom.c), ONCE.* (t_window.c), DBF.* (t_dbf.c), and
+ * SLICE.* (t_slice.c), the slices of a filter sliced over a cluster.
  */
 #include "config.h"
 #include "memory.h"
 #include "redis_api.h"
 #include "t_bloom.h"
 #include "t_dbf.h"
+#include "t_slice.h"
 #include "t_window.h"
 
 #include "once_advanced.h"
@@ -47,7 +49,8 @@ __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ct
     if (memory_install(ctx) != RM_OK)
         return RM_ERR;
     if (config_register(ctx, argv, argc) != RM_OK || bloom_register(ctx) != RM_OK ||
-        window_register(ctx) != RM_OK || dbf_register(ctx) != RM_OK)
+        window_register(ctx) != RM_OK || dbf_register(ctx) != RM_OK ||
+        slice_register(ctx) != RM_OK)
         return RM_ERR;
     RM_Log(ctx, "notice", "once %s loaded (SIMD path %s)", once_version(), once_simd_path());
     return RM_OK;

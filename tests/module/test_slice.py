@@ -1,0 +1,161 @@
+"""SLICE.*: one slice of a filter sliced over a cluster, run by packed requests.
+
+The requests and answers are encoded here from the layout docs/CLUSTER.md and
+lib/slice/wire.c describe, independently of the C encoder the cluster client uses."""
+import random
+import struct
+
+from checks import err, scandump, wait_for_rewrite, wait_synced
+from server import AOF_COMMANDS, Server
+
+TEST, SET, TEST_AND_SET = 0, 1, 2
+
+
+def encode(requests, timed=True):
+    """requests: (op, [positions], time_ms)."""
+    out = [struct.pack("<BBI", 1, 1 if timed else 0, len(requests))]
+    for op, positions, at in requests:
+        out.append(struct.pack("<BB", op, len(positions)))
+        if timed:
+            out.append(struct.pack("<Q", at))
+        out.append(struct.pack("<%dI" % len(positions), *positions))
+    return b"".join(out)
+
+
+def decode(reply, count):
+    """[(all_set, failure reason or 0)] for `count` requests."""
+    version, n = struct.unpack_from("<BI", reply, 0)
+    assert version == 1 and n == count
+    bits = reply[5:5 + (count + 7) // 8]
+    at = 5 + len(bits)
+    (failed,) = struct.unpack_from("<I", reply, at)
+    at += 4
+    reasons = {}
+    for _ in range(failed):
+        index, reason = struct.unpack_from("<IB", reply, at)
+        reasons[index] = reason
+        at += 5
+    assert at == len(reply)
+    return [((bits[i // 8] >> (i % 8)) & 1 == 1, reasons.get(i, 0)) for i in range(count)]
+
+
+def run(r, key, requests):
+    return decode(r.execute_command("SLICE.RUN", key, encode(requests)), len(requests))
+
+
+def info(r, key):
+    flat = r.execute_command("SLICE.INFO", key)
+    return dict(zip(flat[::2], flat[1::2]))
+
+
+def test_runs_requests_and_answers_a_bit_each():
+    with Server() as s:
+        r = s.client()
+        assert r.execute_command("SLICE.CREATE", "s", "BITS", 1024) == b"OK"
+        answers = run(r, "s", [(TEST, [1, 2, 3], 0), (TEST_AND_SET, [1, 2, 3], 0),
+                               (TEST, [1, 2, 3], 0), (TEST_AND_SET, [1, 2, 3], 0),
+                               (SET, [9], 0), (TEST, [9, 1], 0), (TEST, [9, 10], 0),
+                               (TEST, [], 0)])
+        assert answers == [(False, 0), (False, 0), (True, 0), (True, 0), (False, 0),
+                           (True, 0), (False, 0), (True, 0)]
+        i = info(r, "s")
+        assert i[b"Bits"] == 1024 and i[b"Cells set"] == 4 and i[b"Growth"] == b"none"
+        assert i[b"Number of items inserted"] == 2
+        # Made again alike: OK, nothing lost.  Another geometry: refused by name.
+        assert r.execute_command("SLICE.CREATE", "s", "BITS", 1024) == b"OK"
+        assert run(r, "s", [(TEST, [1, 2, 3], 0)]) == [(True, 0)]
+        assert "another geometry" in err(r, "SLICE.CREATE", "s", "BITS", 2048)
+        r.set("plain", "x")
+        assert "WRONGTYPE" in err(r, "SLICE.CREATE", "plain", "BITS", 64)
+        assert "WRONGTYPE" in err(r, "SLICE.RUN", "plain", encode([]))
+
+
+def test_a_missing_slice_is_an_error_of_its_own():
+    # A node restarted empty must read as a failed slice, not as one holding nothing.
+    with Server() as s:
+        r = s.client()
+        assert err(r, "SLICE.RUN", "gone", encode([(TEST, [1], 0)])).startswith("NOSLICE")
+        assert err(r, "SLICE.INFO", "gone").startswith("NOSLICE")
+        assert r.exists("gone") == 0  # a run never creates a slice
+
+
+def test_bad_requests_change_nothing():
+    with Server() as s:
+        r = s.client()
+        r.execute_command("SLICE.CREATE", "s", "BITS", 128, "WINDOW", 1000)
+        before = scandump(r, "s", "SLICE.SCANDUMP")
+        good = encode([(SET, [1, 2], 50)])
+        for bad in (b"", good[:-1], good + b"\0", b"\x02" + good[1:], good[:6] + b"\x03" + good[7:],
+                    struct.pack("<BBI", 1, 1, 0xffffffff)):
+            assert "malformed" in err(r, "SLICE.RUN", "s", bad)
+        # A position past the slice, in a batch whose first request is good: nothing runs.
+        assert "out of range" in err(r, "SLICE.RUN", "s",
+                                     encode([(SET, [1, 2], 50), (SET, [128], 50)]))
+        assert scandump(r, "s", "SLICE.SCANDUMP") == before
+        for args in (("BITS", 100), ("BITS", 0), ("WINDOW", 5), ("BITS", 64, "GROWTH", "DENSITY"),
+                     ("BITS", 64, "MAXDENSITY", "1.5", "GROWTH", "DENSITY"),
+                     ("BITS", 64, "COLOR", "red"), ("BITS",), ("BITS", 2 ** 32 + 64)):
+            assert err(r, "SLICE.CREATE", "t", *args)  # redis-py drops the "ERR " prefix
+        assert r.exists("t") == 0
+        assert "wrong number" in err(r, "SLICE.RUN", "s")
+
+
+def test_windows_forget_at_the_producers_time_and_refuse_far_jumps():
+    with Server() as s:
+        r = s.client()
+        r.execute_command("SLICE.CREATE", "w", "BITS", 256, "WINDOW", 1000, "MAXJUMP", 60000)
+        run(r, "w", [(TEST_AND_SET, [5, 6], 10000)])
+        # Alive while t_u < 10000 + 1000, whatever order the producers' requests come in.
+        assert run(r, "w", [(TEST, [5, 6], 10999), (TEST, [5, 6], 11000),
+                            (TEST, [5, 6], 9500)]) == [(True, 0), (False, 0), (True, 0)]
+        # A set more than MAXJUMP ahead is refused alone (reason 2: its time).
+        answers = run(r, "w", [(SET, [7], 10000 + 60001), (TEST_AND_SET, [8], 10500)])
+        assert answers == [(False, 2), (False, 0)]
+        assert info(r, "w")[b"Clock"] == 10500
+
+
+def test_slices_survive_reload_aof_dump_and_a_replica():
+    with Server(extra=AOF_COMMANDS) as s:
+        r = s.client()
+        rng = random.Random(7)
+        r.execute_command("SLICE.CREATE", "b", "BITS", 4096)
+        r.execute_command("SLICE.CREATE", "g", "BITS", 512, "WINDOW", 5000, "GROWTH",
+                          "CARDINALITY", "MAXDENSITY", "0.3")
+        stored = [[rng.randrange(512) for _ in range(4)] for _ in range(600)]
+        for start in range(0, len(stored), 100):
+            batch = [(TEST_AND_SET, p, 1000 + 5 * (start + i))
+                     for i, p in enumerate(stored[start:start + 100])]
+            run(r, "b", batch)
+            run(r, "g", batch)
+        assert info(r, "g")[b"Sub-filters"] > 1
+        probe = [(TEST, p, 4000) for p in stored] + \
+                [(TEST, [rng.randrange(4096) for _ in range(4)], 4000) for _ in range(300)]
+        probe_g = [(op, [x % 512 for x in p], t) for op, p, t in probe]
+        want = (run(r, "b", probe), run(r, "g", probe_g))
+        assert sum(a for a, _ in want[0][:600]) == 600  # no false negative
+        dumps = {k: scandump(r, k, "SLICE.SCANDUMP") for k in ("b", "g")}
+
+        def same():
+            assert (run(r, "b", probe), run(r, "g", probe_g)) == want
+            for k in ("b", "g"):
+                assert scandump(r, k, "SLICE.SCANDUMP") == dumps[k]
+
+        r.execute_command("DEBUG", "RELOAD")
+        same()
+        r.execute_command("BGREWRITEAOF")
+        wait_for_rewrite(r)
+        s.restart()
+        r = s.client()
+        same()
+        payload = r.dump("g")
+        r.restore("g2", 0, payload)
+        assert scandump(r, "g2", "SLICE.SCANDUMP") == dumps["g"]
+        for it, data in dumps["b"]:
+            r.execute_command("SLICE.LOADCHUNK", "b2", it, data)
+        assert run(r, "b2", probe) == want[0]
+        with s.replica() as replica:
+            rep = replica.client()
+            run(r, "b", [(SET, [4095], 9000)])
+            wait_synced(r, rep)
+            for k in ("b", "g", "g2", "b2"):
+                assert scandump(rep, k, "SLICE.SCANDUMP") == scandump(r, k, "SLICE.SCANDUMP")
