@@ -115,6 +115,13 @@ typedef struct once_site_request {
      * held them all (before the set).  Other sites leave `generations` 0. */
     uint32_t generation;
     uint64_t generations;
+    /* Racing producers (once_sliced_config.claims): `release`, when not 0, drops the
+     * claim held on that value at the site, before anything else; `claim`, when not 0,
+     * takes a claim on that value, atomically with the request: claim_lost (out) when
+     * it was held already (by another producer deciding the same event).  A site keeps
+     * a bounded table of claims, oldest evicted first when it is full, never saved. */
+    uint64_t claim, release;
+    bool claim_lost;
 } once_site_request;
 
 /* What a site holds, for stats (once_site.describe). */
@@ -330,6 +337,21 @@ typedef struct once_sliced_config {
     /* ONCE_SLICING_SPLIT only (0 otherwise): k1, the slices a key's bits go to, at most
      * S and a divisor of k. */
     uint32_t slice_hashes;
+    /*
+     * Racing producers (section 6: sites shared by producers that do not coordinate
+     * otherwise, as over a cluster): when two producers decide the same event at
+     * once, each test-and-set of a slice is atomic, but an event of several slices
+     * can find an unset bit for each producer in a different slice, and be delivered
+     * by both.  With claims, an event is tested first, its home site (the first it
+     * touches) taking a claim on it with the test; a producer that finds the claim
+     * held answers duplicate (another is deciding the same event now); the holder
+     * decides from the tests, sets a distinct event's bits, and only then releases
+     * the claim (in a batch, with its next batch's tests, or once_sliced_flush).  So
+     * racing producers deliver an event at most once between them, for one message
+     * round more a batch.  Not with concurrent, refresh, equal timers, bounded growth
+     * or a count window.
+     */
+    bool claims;
 } once_sliced_config;
 
 typedef struct once_sliced once_sliced;
@@ -426,6 +448,9 @@ ONCE_API once_status once_sliced_test_and_add_local(once_sliced *filter, once_fi
 #define ONCE_SLICED_UNDECIDED 2
 ONCE_API once_status once_sliced_test_and_add_batch(once_sliced *filter, const once_key *keys,
                                                     size_t count, uint8_t *seen);
+/* Claims: release the claims this filter still holds (its last batch's), as the next
+ * batch would; a producer that stops calls it before once_sliced_free. */
+ONCE_API once_status once_sliced_flush(once_sliced *filter);
 ONCE_API once_status once_sliced_query(once_sliced *filter, const void *key, size_t len,
                                        uint64_t time_ms, bool *present);
 ONCE_API once_status once_sliced_get_stats(const once_sliced *filter, once_sliced_stats *stats);

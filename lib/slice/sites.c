@@ -290,11 +290,27 @@ static void vertical_request(vertical_site *v, once_site_request *q, const verti
         if (touched == 0 || slice != x->part_slice[touched - 1]) {
             x->part_slice[touched] = slice;
             x->parts[touched++] = (once_site_request){
-                q->op, x->grouped + i, 0, false, ONCE_OK, q->time_ms,
-                q->expiries != NULL ? x->expiries + i : NULL, q->generation, 0};
+                .op = q->op,
+                .positions = x->grouped + i,
+                .status = ONCE_OK,
+                .time_ms = q->time_ms,
+                .expiries = q->expiries != NULL ? x->expiries + i : NULL,
+                .generation = q->generation};
         }
         x->grouped[i] = x->offsets[x->sorted[i]];
         x->parts[touched - 1].count++;
+    }
+    /* A claim (racing producers) is the node's: its first touched slice holds it, or
+     * slice 0 for a request without positions. */
+    if (touched > 0) {
+        x->parts[0].claim = q->claim;
+        x->parts[0].release = q->release;
+    } else if (q->claim != 0 || q->release != 0) {
+        once_site_request only = {.op = q->op, .time_ms = q->time_ms, .claim = q->claim,
+                                  .release = q->release};
+        v->inner[0].run(v->inner[0].context, &only, 1);
+        q->status = only.status;
+        q->claim_lost = only.claim_lost;
     }
     /* Start the slices that work apart, run the others here, then wait. */
     for (uint32_t t = 0; t < touched; t++) {
@@ -319,6 +335,8 @@ static void vertical_request(vertical_site *v, once_site_request *q, const verti
         q->all_set = q->all_set && x->parts[t].all_set;
         q->generations &= x->parts[t].generations; /* one generation at every slice */
     }
+    if (touched > 0)
+        q->claim_lost = x->parts[0].claim_lost;
     if (q->expiries != NULL) /* back in the request's order */
         for (uint32_t i = 0; i < q->count; i++)
             q->expiries[x->sorted[i]] = x->expiries[i];

@@ -106,6 +106,12 @@ struct once_sliced {
     uint32_t place_shift;
     once_site *sites;
     bool concurrent;
+    bool claims;           /* racing producers claim events at their home sites */
+    /* Claims won by the last batch, released by the next one (or once_sliced_flush):
+     * their home sites and values. */
+    uint32_t *release_site;
+    uint64_t *release_value;
+    uint32_t releases;
     bool event_locks;      /* concurrent over shared bit sites: locks by key stripe */
     uint32_t lock_count;   /* sites, or EVENT_STRIPES */
     pthread_mutex_t *locks; /* when concurrent */
@@ -338,7 +344,9 @@ once_status once_sliced_geometry(const once_sliced_config *c, uint64_t *bits, ui
         (c->max_bytes != 0 && c->window_events != 0) ||
         (c->growth != ONCE_GROWTH_NONE && c->growth != ONCE_GROWTH_DENSITY &&
          c->growth != ONCE_GROWTH_CARDINALITY && c->growth != ONCE_GROWTH_BOUNDED) ||
-        (c->growth == ONCE_GROWTH_BOUNDED && (c->concurrent || c->threads > 0)))
+        (c->growth == ONCE_GROWTH_BOUNDED && (c->concurrent || c->threads > 0)) ||
+        (c->claims && (c->concurrent || c->refresh || c->equal_timers > 1 ||
+                       c->growth == ONCE_GROWTH_BOUNDED || c->window_events != 0)))
         return ONCE_ERR_INVALID;
     uint64_t m = 0;
     uint32_t k = 0;
@@ -414,6 +422,17 @@ once_status once_sliced_create(once_sliced **out, const once_sliced_config *c,
     f->window_ms = timer_span(c);
     f->count_window = c->window_events != 0;
     f->refresh = c->refresh;
+    f->claims = c->claims;
+    if (f->claims) {
+        f->release_site = once_malloc(BATCH_EVENTS * sizeof *f->release_site);
+        f->release_value = once_malloc(BATCH_EVENTS * sizeof *f->release_value);
+        if (f->release_site == NULL || f->release_value == NULL) {
+            once_free_memory(f->release_site);
+            once_free_memory(f->release_value);
+            once_free_memory(f);
+            return ONCE_ERR_NOMEM;
+        }
+    }
     f->equal_timers = c->equal_timers > 1 ? c->equal_timers : 0;
     f->slices = c->slices;
     f->parts = parts;
@@ -505,6 +524,8 @@ void once_sliced_free(once_sliced *f)
         for (uint32_t i = 0; i < f->lock_count; i++)
             pthread_mutex_destroy(&f->locks[i]);
     once_free_memory(f->locks);
+    once_free_memory(f->release_site);
+    once_free_memory(f->release_value);
     once_free_memory(f->sites);
     once_aligned_free(f->loads);
     once_aligned_free(f->group);
@@ -578,6 +599,8 @@ typedef struct event_plan {
     uint64_t offsets[SLICED_MAX_HASHES];
     uint64_t expiries[SLICED_MAX_HASHES]; /* the sites' answers, for equal timers */
     uint64_t generations; /* bounded growth: the generations every site asked holds it in */
+    uint64_t claim;       /* claims: the value its home site (site[0]) is claimed by */
+    bool claim_lost;      /* claims: another producer held the claim */
 } event_plan;
 
 /* An event's requests from its positions' sites: grouped by site, in increasing site
@@ -654,6 +677,8 @@ static once_status plan_event(const once_sliced *f, const void *key, size_t len,
     if (st != ONCE_OK)
         return st;
     e->stripe = (uint32_t)(d.hi % EVENT_STRIPES);
+    e->claim = f->claims ? d.lo | 1 : 0; /* never 0: 0 claims nothing */
+    e->claim_lost = false;
     uint32_t site[SLICED_MAX_HASHES];
     uint64_t pos[SLICED_MAX_HASHES];
     if (f->slicing == ONCE_SLICING_SPLIT) {
@@ -739,12 +764,20 @@ static uint32_t locks_of(const once_sliced *f, const event_plan *e, uint32_t *he
 static once_status ask(once_sliced *f, event_plan *e, uint32_t t, once_site_op op,
                        bool *all_set)
 {
-    once_site_request q = {op, e->offsets + e->first[t], e->count[t], false, ONCE_OK,
-                           e->time_ms, NULL, f->generation, 0};
+    once_site_request q = {.op = op,
+                           .positions = e->offsets + e->first[t],
+                           .count = e->count[t],
+                           .status = ONCE_OK,
+                           .time_ms = e->time_ms,
+                           .generation = f->generation};
     if (f->equal_timers && op == ONCE_SITE_TEST)
         q.expiries = e->expiries + e->first[t];
+    if (t == 0 && op != ONCE_SITE_SET)
+        q.claim = e->claim; /* the home site: taken with the test (claims) */
     const once_site *site = &f->sites[e->site[t]];
     site->run(site->context, &q, 1);
+    if (t == 0 && q.status == ONCE_OK)
+        e->claim_lost = q.claim_lost;
     if (op != ONCE_SITE_SET && q.status == ONCE_OK)
         e->generations &= q.generations;
     counter_group *g = group_of(f, e->stripe);
@@ -816,9 +849,42 @@ static once_status decide(once_sliced *f, event_plan *e, once_site_op op, bool *
     return ONCE_OK;
 }
 
+/* Claims: drop the claim an event took at its home site, once its sets are in. */
+static void release_claim(once_sliced *f, const event_plan *e)
+{
+    once_site_request q = {.op = ONCE_SITE_TEST, .status = ONCE_OK, .time_ms = e->time_ms,
+                           .release = e->claim};
+    const once_site *site = &f->sites[e->site[0]];
+    site->run(site->context, &q, 1);
+    tally(&group_of(f, e->stripe)->messages, 1);
+    mark_site(f, e->site[0], q.status);
+}
+
 static once_status test_and_add_planned(once_sliced *f, event_plan *e, bool *seen)
 {
     bool failed[SLICED_MAX_HASHES];
+    if (f->claims) { /* the test claims the event at its home site; the sets follow */
+        once_status st = decide(f, e, ONCE_SITE_TEST, seen, failed);
+        if (st != ONCE_OK || e->claim_lost || failed[0]) {
+            if (st == ONCE_OK && e->claim_lost)
+                *seen = true; /* another producer is deciding it: a repeat here */
+            if (st == ONCE_OK && !failed[0] && !e->claim_lost)
+                release_claim(f, e);
+            return st;
+        }
+        if (!*seen) {
+            tally(&group_of(f, e->stripe)->inserted, 1);
+            for (uint32_t t = 0; t < e->touched && st == ONCE_OK; t++) {
+                bool ignored = false;
+                if (!failed[t])
+                    st = ask(f, e, t, ONCE_SITE_SET, &ignored);
+                if (st == ONCE_ERR_UNAVAILABLE && f->on_failure == ONCE_FAILURE_THRESHOLD)
+                    st = ONCE_OK;
+            }
+        }
+        release_claim(f, e); /* after the sets: a claim taken later finds them */
+        return st;
+    }
     if (f->primitive == ONCE_TAS) {
         once_status st = decide(f, e, ONCE_SITE_TEST_AND_SET, seen, failed);
         if (st == ONCE_OK && !*seen) {
@@ -1042,9 +1108,10 @@ static once_status run_batch(once_sliced *f, batch_space *b, const once_key *key
         const event_plan *e = &b->plans[i];
         for (uint32_t t = 0; t < e->touched; t++) {
             uint32_t r = b->start[e->site[t]]++;
-            b->requests[r] = (once_site_request){ONCE_SITE_TEST_AND_SET,
-                                                 e->offsets + e->first[t], e->count[t],
-                                                 false, ONCE_OK, 0, NULL, 0, 0};
+            b->requests[r] = (once_site_request){.op = ONCE_SITE_TEST_AND_SET,
+                                                 .positions = e->offsets + e->first[t],
+                                                 .count = e->count[t],
+                                                 .status = ONCE_OK};
             b->request_event[r] = (uint32_t)i;
         }
     }
@@ -1144,6 +1211,233 @@ static once_status one_at_a_time(once_sliced *f, const once_key *keys, size_t co
     return undecided ? ONCE_ERR_UNAVAILABLE : ONCE_OK;
 }
 
+/*
+ * Claims over a batch (once_sliced_config.claims): two rounds of one message a site.
+ * Round 1 carries the last batch's releases and, for every event, a TEST at each site
+ * it touches, its home site's taking the claim; round 2 sets the bits of the events
+ * found distinct.  The claims won are released by the next batch's round 1, after
+ * round 2's sets were answered, so a producer that takes a claim after the release
+ * finds the bits.
+ */
+typedef struct claim_round {
+    once_site_request *requests; /* in the order built */
+    uint32_t *site, *event;      /* each request's site and event (UINT32_MAX: none) */
+    once_site_request *sorted;   /* by site, each site's in order */
+    uint32_t *from;              /* sorted[r] came from requests[from[r]] */
+    uint32_t *start, *used;
+    uint32_t total;
+} claim_round;
+
+static void claim_round_free(claim_round *r)
+{
+    once_free_memory(r->requests);
+    once_free_memory(r->site);
+    once_free_memory(r->event);
+    once_free_memory(r->sorted);
+    once_free_memory(r->from);
+    once_free_memory(r->start);
+    once_free_memory(r->used);
+}
+
+static bool claim_round_make(const once_sliced *f, size_t room, claim_round *r)
+{
+    memset(r, 0, sizeof *r);
+    r->requests = once_malloc(room * sizeof *r->requests);
+    r->site = once_malloc(room * sizeof *r->site);
+    r->event = once_malloc(room * sizeof *r->event);
+    r->sorted = once_malloc(room * sizeof *r->sorted);
+    r->from = once_malloc(room * sizeof *r->from);
+    r->start = once_malloc(((size_t)f->site_count + 1) * sizeof *r->start);
+    r->used = once_malloc((size_t)f->site_count * sizeof *r->used);
+    if (r->requests && r->site && r->event && r->sorted && r->from && r->start && r->used)
+        return true;
+    claim_round_free(r);
+    return false;
+}
+
+static void claim_round_add(claim_round *r, uint32_t site, uint32_t event,
+                            const once_site_request *q)
+{
+    r->requests[r->total] = *q;
+    r->site[r->total] = site;
+    r->event[r->total++] = event;
+}
+
+/* Send a round: each site's requests in one batch, every site started before any is
+ * waited for; the answers back into r->requests. */
+static void claim_round_send(once_sliced *f, claim_round *r)
+{
+    memset(r->start, 0, ((size_t)f->site_count + 1) * sizeof *r->start);
+    for (uint32_t i = 0; i < r->total; i++)
+        r->start[r->site[i] + 1]++;
+    uint32_t used = 0;
+    for (uint32_t s = 0; s < f->site_count; s++) {
+        if (r->start[s + 1] != 0)
+            r->used[used++] = s;
+        r->start[s + 1] += r->start[s];
+    }
+    for (uint32_t i = 0; i < r->total; i++) {
+        uint32_t at = r->start[r->site[i]]++;
+        r->sorted[at] = r->requests[i];
+        r->from[at] = i;
+    }
+    for (uint32_t s = f->site_count; s > 0; s--)
+        r->start[s] = r->start[s - 1];
+    r->start[0] = 0;
+    counter_group *g = group_of(f, 0);
+    tally(&g->messages, r->total);
+    for (uint32_t u = 0; u < used; u++) {
+        const once_site *site = &f->sites[r->used[u]];
+        uint32_t s = r->used[u];
+        if (site->start != NULL)
+            site->start(site->context, r->sorted + r->start[s], r->start[s + 1] - r->start[s]);
+    }
+    for (uint32_t u = 0; u < used; u++) {
+        const once_site *site = &f->sites[r->used[u]];
+        uint32_t s = r->used[u];
+        if (site->start == NULL)
+            site->run(site->context, r->sorted + r->start[s], r->start[s + 1] - r->start[s]);
+    }
+    for (uint32_t u = 0; u < used; u++) {
+        const once_site *site = &f->sites[r->used[u]];
+        if (site->wait != NULL)
+            site->wait(site->context);
+        mark_site(f, r->used[u], r->sorted[r->start[r->used[u] + 1] - 1].status);
+    }
+    uint64_t failures = 0;
+    for (uint32_t at = 0; at < r->total; at++) {
+        once_site_request *q = &r->requests[r->from[at]];
+        q->all_set = r->sorted[at].all_set;
+        q->status = r->sorted[at].status;
+        q->claim_lost = r->sorted[at].claim_lost;
+        failures += q->status == ONCE_ERR_UNAVAILABLE;
+    }
+    tally(&g->failed_messages, failures);
+}
+
+/* Round 1's releases: the claims the last batch won. */
+static void add_releases(once_sliced *f, claim_round *r)
+{
+    for (uint32_t i = 0; i < f->releases; i++) {
+        once_site_request q = {.op = ONCE_SITE_TEST, .status = ONCE_OK,
+                               .release = f->release_value[i]};
+        claim_round_add(r, f->release_site[i], UINT32_MAX, &q);
+    }
+    f->releases = 0;
+}
+
+static once_status claimed_batch(once_sliced *f, batch_space *b, const once_key *keys, size_t n,
+                                 uint8_t *seen)
+{
+    once_status st = ONCE_OK;
+    for (size_t i = 0; i < n; i++) {
+        if (keys[i].data == NULL && keys[i].len != 0)
+            return ONCE_ERR_INVALID;
+        if (!valid_time(f, keys[i].time_ms))
+            return ONCE_ERR_TIME;
+        if ((st = plan_event(f, keys[i].data, keys[i].len, &b->plans[i])) != ONCE_OK)
+            return st;
+        b->plans[i].time_ms = keys[i].time_ms;
+    }
+    claim_round r;
+    if (!claim_round_make(f, n * ((size_t)f->hashes + 1) + f->releases, &r))
+        return ONCE_ERR_NOMEM;
+    counter_group *g = group_of(f, 0);
+    tally(&g->events, n);
+    add_releases(f, &r);
+    for (size_t i = 0; i < n; i++) {
+        const event_plan *e = &b->plans[i];
+        for (uint32_t t = 0; t < e->touched; t++) {
+            once_site_request q = {.op = ONCE_SITE_TEST,
+                                   .positions = e->offsets + e->first[t],
+                                   .count = e->count[t],
+                                   .status = ONCE_OK,
+                                   .time_ms = e->time_ms,
+                                   .claim = t == 0 ? e->claim : 0};
+            claim_round_add(&r, e->site[t], (uint32_t)i, &q);
+            tally(&loads_of(f, 0)[e->site[t]], 1);
+        }
+    }
+    claim_round_send(f, &r);
+    /* Decide: the claim lost, a duplicate; else every reachable position set. */
+    uint32_t reached[BATCH_EVENTS];
+    bool failed[BATCH_EVENTS], home_failed[BATCH_EVENTS], lost[BATCH_EVENTS];
+    for (size_t i = 0; i < n; i++) {
+        seen[i] = 1;
+        reached[i] = 0;
+        failed[i] = home_failed[i] = lost[i] = false;
+    }
+    for (uint32_t q = 0; q < r.total; q++) {
+        const once_site_request *x = &r.requests[q];
+        uint32_t i = r.event[q];
+        if (i == UINT32_MAX)
+            continue;
+        if (x->status != ONCE_OK) {
+            failed[i] = true;
+            home_failed[i] |= x->claim != 0;
+            continue;
+        }
+        lost[i] |= x->claim_lost;
+        reached[i] += x->count;
+        if (!x->all_set)
+            seen[i] = 0;
+    }
+    bool undecided = false;
+    uint64_t inserted = 0;
+    uint32_t total = r.total;
+    r.total = 0;
+    for (size_t i = 0; i < n; i++) {
+        const event_plan *e = &b->plans[i];
+        if (lost[i]) {
+            seen[i] = 1; /* another producer holds the claim: it decides the event */
+            continue;
+        }
+        if (!home_failed[i]) { /* won: released by the next batch */
+            f->release_site[f->releases] = e->site[0];
+            f->release_value[f->releases++] = e->claim;
+        }
+        if (failed[i] && f->on_failure == ONCE_FAILURE_REPORT) {
+            seen[i] = ONCE_SLICED_UNDECIDED;
+            undecided = true;
+            continue;
+        }
+        if (f->on_failure == ONCE_FAILURE_THRESHOLD && reached[i] < f->threshold)
+            seen[i] = 0;
+        if (seen[i] != 0)
+            continue;
+        inserted++;
+        for (uint32_t t = 0; t < e->touched; t++) {
+            once_site_request q = {.op = ONCE_SITE_SET,
+                                   .positions = e->offsets + e->first[t],
+                                   .count = e->count[t],
+                                   .status = ONCE_OK,
+                                   .time_ms = e->time_ms};
+            claim_round_add(&r, e->site[t], (uint32_t)i, &q);
+        }
+    }
+    (void)total;
+    tally(&g->inserted, inserted);
+    if (r.total != 0)
+        claim_round_send(f, &r);
+    claim_round_free(&r);
+    return undecided ? ONCE_ERR_UNAVAILABLE : ONCE_OK;
+}
+
+once_status once_sliced_flush(once_sliced *f)
+{
+    if (f == NULL)
+        return ONCE_ERR_INVALID;
+    if (f->releases == 0)
+        return ONCE_OK;
+    claim_round r;
+    if (!claim_round_make(f, f->releases, &r))
+        return ONCE_ERR_NOMEM;
+    add_releases(f, &r);
+    claim_round_send(f, &r);
+    claim_round_free(&r);
+    return ONCE_OK;
+}
+
 once_status once_sliced_test_and_add_batch(once_sliced *f, const once_key *keys, size_t count,
                                            uint8_t *seen)
 {
@@ -1151,8 +1445,9 @@ once_status once_sliced_test_and_add_batch(once_sliced *f, const once_key *keys,
         return ONCE_ERR_INVALID;
     if (count == 0)
         return ONCE_OK;
-    if (f->window_ms != 0 || f->bounded) /* each event tested, then set, before the next
-                                              (a window: FTTS; bounded: its generation) */
+    if ((f->window_ms != 0 && !f->claims) || f->bounded) /* each event tested, then set,
+                                        before the next (a window: FTTS; bounded: its
+                                        generation); claims test a batch, then set it */
         return one_at_a_time(f, keys, count, seen);
     batch_space *b = batch_space_take(f);
     if (b == NULL)
@@ -1161,7 +1456,8 @@ once_status once_sliced_test_and_add_batch(once_sliced *f, const once_key *keys,
     bool undecided = false;
     for (size_t done = 0; st == ONCE_OK && done < count; done += BATCH_EVENTS) {
         size_t n = count - done < BATCH_EVENTS ? count - done : BATCH_EVENTS;
-        st = run_batch(f, b, keys + done, n, seen + done);
+        st = f->claims ? claimed_batch(f, b, keys + done, n, seen + done)
+                       : run_batch(f, b, keys + done, n, seen + done);
         if (st == ONCE_ERR_UNAVAILABLE) {
             undecided = true;
             st = ONCE_OK;

@@ -10,12 +10,14 @@
  *   little-endian and fixed-width; positions take 32 bits, which is why a slice holds
  *   at most ONCE_SLICE_MAX_BITS cells.
  *
- *   Requests:  u8 version (1), u8 flags (bit 0: each request carries its time),
- *              u32 count, then per request u8 op, u8 positions, [u64 time_ms],
- *              and its positions as u32.
- *   Answers:   u8 version (1), u32 count, ceil(count / 8) bytes of all_set bits (bit i
- *              of byte i / 8, low bit first), u32 failures, then per failure u32 index
- *              and u8 reason (ONCE_SLICE_FAILED_*).
+ *   Requests:  u8 version (1), u8 flags (bit 0: each request carries its time; bit 1:
+ *              its claim and release), u32 count, then per request u8 op,
+ *              u8 positions, [u64 time_ms], [u64 claim, u64 release], and its
+ *              positions as u32.
+ *   Answers:   u8 version (1), u8 flags (bit 0: the claim bits follow), u32 count,
+ *              ceil(count / 8) bytes of all_set bits (bit i of byte i / 8, low bit
+ *              first), u32 failures, then per failure u32 index and u8 reason
+ *              (ONCE_SLICE_FAILED_*), then [ceil(count / 8) bytes of claim_lost bits].
  *
  *   The decoder trusts nothing: a version, flag, op or length it does not know, a
  *   count the bytes cannot hold, or bytes left over is ONCE_ERR_CORRUPT, before the
@@ -29,19 +31,30 @@
 
 #define WIRE_VERSION 1
 #define FLAG_TIMED 1u
+#define FLAG_CLAIMS 2u
+#define ANSWER_CLAIMS 1u
 #define REQUEST_HEADER 6u
-#define ANSWER_HEADER 5u
+#define ANSWER_HEADER 6u
 
-static size_t request_bytes(const once_site_request *q, bool timed)
+static bool any_claims(const once_site_request *requests, size_t count)
 {
-    return 2 + (timed ? 8 : 0) + (size_t)q->count * 4;
+    for (size_t r = 0; r < count; r++)
+        if (requests[r].claim != 0 || requests[r].release != 0)
+            return true;
+    return false;
+}
+
+static size_t request_bytes(const once_site_request *q, bool timed, bool claims)
+{
+    return 2 + (timed ? 8 : 0) + (claims ? 16 : 0) + (size_t)q->count * 4;
 }
 
 size_t once_slice_requests_size(const once_site_request *requests, size_t count, bool timed)
 {
     size_t bytes = REQUEST_HEADER;
+    bool claims = any_claims(requests, count);
     for (size_t r = 0; r < count; r++)
-        bytes += request_bytes(&requests[r], timed);
+        bytes += request_bytes(&requests[r], timed, claims);
     return bytes;
 }
 
@@ -54,9 +67,10 @@ once_status once_slice_requests_encode(const once_site_request *requests, size_t
     size_t need = once_slice_requests_size(requests, count, timed);
     if (room < need)
         return ONCE_ERR_INVALID;
+    bool claims = any_claims(requests, count);
     uint8_t *p = out;
     *p++ = WIRE_VERSION;
-    *p++ = timed ? FLAG_TIMED : 0;
+    *p++ = (uint8_t)((timed ? FLAG_TIMED : 0) | (claims ? FLAG_CLAIMS : 0));
     once_le_write(p, count, 4);
     p += 4;
     for (size_t r = 0; r < count; r++) {
@@ -68,6 +82,11 @@ once_status once_slice_requests_encode(const once_site_request *requests, size_t
         if (timed) {
             once_le_write(p, q->time_ms, 8);
             p += 8;
+        }
+        if (claims) {
+            once_le_write(p, q->claim, 8);
+            once_le_write(p + 8, q->release, 8);
+            p += 16;
         }
         for (uint32_t i = 0; i < q->count; i++) {
             if (q->positions[i] > UINT32_MAX)
@@ -86,9 +105,10 @@ static once_status walk_requests(const uint8_t *in, size_t len, size_t *requests
                                  size_t *positions_out, once_site_request *requests,
                                  uint64_t *positions)
 {
-    if (len < REQUEST_HEADER || in[0] != WIRE_VERSION || (in[1] & ~FLAG_TIMED) != 0)
+    if (len < REQUEST_HEADER || in[0] != WIRE_VERSION || (in[1] & ~(FLAG_TIMED | FLAG_CLAIMS)) != 0)
         return ONCE_ERR_CORRUPT;
-    bool timed = (in[1] & FLAG_TIMED) != 0;
+    bool timed = (in[1] & FLAG_TIMED) != 0, claims = (in[1] & FLAG_CLAIMS) != 0;
+    size_t fixed = 2 + (timed ? 8u : 0u) + (claims ? 16u : 0u);
     uint64_t count = once_le32_read(in + 2);
     size_t at = REQUEST_HEADER, total = 0;
     /* Each request takes at least its two bytes: a count the rest cannot hold is
@@ -96,16 +116,21 @@ static once_status walk_requests(const uint8_t *in, size_t len, size_t *requests
     if (count > (len - at) / 2)
         return ONCE_ERR_CORRUPT;
     for (uint64_t r = 0; r < count; r++) {
-        if (len - at < 2 + (timed ? 8u : 0u))
+        if (len - at < fixed)
             return ONCE_ERR_CORRUPT;
         uint8_t op = in[at], n = in[at + 1];
         at += 2;
         if (op > ONCE_SITE_TEST_AND_SET)
             return ONCE_ERR_CORRUPT;
-        uint64_t time_ms = 0;
+        uint64_t time_ms = 0, claim = 0, release = 0;
         if (timed) {
             time_ms = once_le64_read(in + at);
             at += 8;
+        }
+        if (claims) {
+            claim = once_le64_read(in + at);
+            release = once_le64_read(in + at + 8);
+            at += 16;
         }
         if ((len - at) / 4 < n)
             return ONCE_ERR_CORRUPT;
@@ -115,6 +140,8 @@ static once_status walk_requests(const uint8_t *in, size_t len, size_t *requests
             q->op = (once_site_op)op;
             q->count = n;
             q->time_ms = time_ms;
+            q->claim = claim;
+            q->release = release;
             q->positions = positions + total;
             for (uint32_t i = 0; i < n; i++)
                 positions[total + i] = once_le32_read(in + at + 4 * (size_t)i);
@@ -172,12 +199,22 @@ static once_status reason_status(uint8_t reason)
     }
 }
 
+static bool any_claim_lost(const once_site_request *requests, size_t count)
+{
+    for (size_t r = 0; r < count; r++)
+        if (requests[r].claim_lost)
+            return true;
+    return false;
+}
+
 size_t once_slice_answers_size(const once_site_request *requests, size_t count)
 {
     size_t failures = 0;
     for (size_t r = 0; r < count; r++)
         failures += requests[r].status != ONCE_OK;
-    return ANSWER_HEADER + (count + 7) / 8 + 4 + failures * 5;
+    size_t bitmap = (count + 7) / 8;
+    return ANSWER_HEADER + bitmap + 4 + failures * 5 +
+           (any_claim_lost(requests, count) ? bitmap : 0);
 }
 
 once_status once_slice_answers_encode(const once_site_request *requests, size_t count,
@@ -190,8 +227,10 @@ once_status once_slice_answers_encode(const once_site_request *requests, size_t 
     if (room < need)
         return ONCE_ERR_INVALID;
     memset(out, 0, need);
+    bool claims = any_claim_lost(requests, count);
     out[0] = WIRE_VERSION;
-    once_le_write(out + 1, count, 4);
+    out[1] = claims ? ANSWER_CLAIMS : 0;
+    once_le_write(out + 2, count, 4);
     uint8_t *bits = out + ANSWER_HEADER;
     uint8_t *failures = bits + (count + 7) / 8;
     uint8_t *p = failures + 4;
@@ -207,6 +246,9 @@ once_status once_slice_answers_encode(const once_site_request *requests, size_t 
         }
     }
     once_le_write(failures, failed, 4);
+    for (size_t r = 0; claims && r < count; r++)
+        if (requests[r].claim_lost)
+            p[r / 8] |= (uint8_t)(1u << (r % 8));
     *written = need;
     return ONCE_OK;
 }
@@ -218,17 +260,21 @@ once_status once_slice_answers_decode(const uint8_t *in, size_t len, once_site_r
         return ONCE_ERR_INVALID;
     size_t bitmap = (count + 7) / 8;
     if (len < ANSWER_HEADER + bitmap + 4 || in[0] != WIRE_VERSION ||
-        once_le32_read(in + 1) != count)
+        (in[1] & ~ANSWER_CLAIMS) != 0 || once_le32_read(in + 2) != count)
         return ONCE_ERR_CORRUPT;
+    bool claims = (in[1] & ANSWER_CLAIMS) != 0;
     const uint8_t *bits = in + ANSWER_HEADER, *failures = bits + bitmap;
     uint64_t failed = once_le32_read(failures);
-    if (failed > count || len != ANSWER_HEADER + bitmap + 4 + failed * 5)
+    if (failed > count || len != ANSWER_HEADER + bitmap + 4 + failed * 5 + (claims ? bitmap : 0))
         return ONCE_ERR_CORRUPT;
+    const uint8_t *lost = failures + 4 + failed * 5;
     /* Unused bits of the last byte are zero in a well-formed answer. */
-    if (count % 8 != 0 && (bits[bitmap - 1] >> (count % 8)) != 0)
+    if (count % 8 != 0 && ((bits[bitmap - 1] >> (count % 8)) != 0 ||
+                           (claims && (lost[bitmap - 1] >> (count % 8)) != 0)))
         return ONCE_ERR_CORRUPT;
     for (size_t r = 0; r < count; r++) {
         requests[r].all_set = (bits[r / 8] >> (r % 8)) & 1;
+        requests[r].claim_lost = claims && ((lost[r / 8] >> (r % 8)) & 1);
         requests[r].status = ONCE_OK;
     }
     const uint8_t *p = failures + 4;

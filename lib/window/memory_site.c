@@ -107,8 +107,72 @@ typedef struct memory_site {
     uint64_t sweep_cursor, sweep_credit; /* expired timers cleared so far (see above) */
     uint32_t filters;
     uint64_t opened; /* sub-filters opened, the first included */
+    struct claim *claims; /* racing producers' claims (CLAIM_SLOTS), made at the first */
+    uint64_t claim_serial;
     sub_filter filter[ONCE_MEMORY_SITE_MAX_FILTERS];
 } memory_site;
+
+/* ------------------------------------------------------------ claims */
+
+/* Racing producers (once_site_request.claim): a claim is held from the request that
+ * takes it to the one that releases it, here in a table of CLAIM_SLOTS slots searched
+ * CLAIM_WINDOW at a time from the value's hash.  A lookup reads the whole window (a
+ * release leaves a hole, which must not hide a claim past it); a claim takes the
+ * window's first free slot, or the oldest claim's when none is free, so the table
+ * never refuses and only the oldest claims are lost, long after their producers
+ * released them.  Claims are not saved: they live for a batch or two. */
+#define CLAIM_SLOTS 16384u
+#define CLAIM_WINDOW 32u
+
+struct claim {
+    uint64_t value, serial; /* value 0: free */
+};
+
+static uint64_t claim_hash(uint64_t value)
+{
+    return (value * UINT64_C(0x9E3779B97F4A7C15)) >> 32;
+}
+
+static struct claim *claim_find(memory_site *m, uint64_t value)
+{
+    uint64_t h = claim_hash(value);
+    for (uint32_t i = 0; i < CLAIM_WINDOW; i++) {
+        struct claim *c = &m->claims[(h + i) & (CLAIM_SLOTS - 1)];
+        if (c->value == value)
+            return c;
+    }
+    return NULL;
+}
+
+static void claim_release(memory_site *m, uint64_t value)
+{
+    struct claim *c = m->claims != NULL ? claim_find(m, value) : NULL;
+    if (c != NULL)
+        c->value = 0;
+}
+
+/* Take the claim on `value`: false when it is held already.  Without memory for the
+ * table the claim is taken (the producers then race as without claims). */
+static bool claim_take(memory_site *m, uint64_t value)
+{
+    if (m->claims == NULL && (m->claims = once_calloc(CLAIM_SLOTS, sizeof *m->claims)) == NULL)
+        return true;
+    if (claim_find(m, value) != NULL)
+        return false;
+    uint64_t h = claim_hash(value);
+    struct claim *slot = NULL;
+    for (uint32_t i = 0; i < CLAIM_WINDOW; i++) {
+        struct claim *c = &m->claims[(h + i) & (CLAIM_SLOTS - 1)];
+        if (c->value == 0) {
+            slot = c;
+            break;
+        }
+        if (slot == NULL || c->serial < slot->serial)
+            slot = c;
+    }
+    *slot = (struct claim){value, ++m->claim_serial};
+    return true;
+}
 
 static bool windowed(const memory_site *m)
 {
@@ -396,6 +460,11 @@ static void memory_site_run(void *context, once_site_request *requests, size_t c
         q->status = ONCE_OK;
         q->all_set = false;
         q->generations = 0;
+        q->claim_lost = false;
+        if (q->release != 0)
+            claim_release(m, q->release);
+        if (q->claim != 0)
+            q->claim_lost = !claim_take(m, q->claim);
         bool in_range = true;
         for (uint32_t i = 0; i < q->count; i++)
             in_range = in_range && q->positions[i] < m->config.bits;
@@ -464,6 +533,7 @@ static void memory_site_describe(void *context, once_site_info *info)
 static void memory_site_destroy(void *context)
 {
     memory_site *m = context;
+    once_free_memory(m->claims);
     for (uint32_t j = 0; j < m->filters; j++)
         once_free_memory(m->filter[j].cells);
     once_free_memory(m);

@@ -11,23 +11,28 @@ from server import AOF_COMMANDS, Server
 TEST, SET, TEST_AND_SET = 0, 1, 2
 
 
-def encode(requests, timed=True):
-    """requests: (op, [positions], time_ms)."""
-    out = [struct.pack("<BBI", 1, 1 if timed else 0, len(requests))]
-    for op, positions, at in requests:
+def encode(requests, timed=True, claims=None):
+    """requests: (op, [positions], time_ms); claims: (claim, release) for each, or None."""
+    flags = (1 if timed else 0) | (2 if claims else 0)
+    out = [struct.pack("<BBI", 1, flags, len(requests))]
+    for i, (op, positions, at) in enumerate(requests):
         out.append(struct.pack("<BB", op, len(positions)))
         if timed:
             out.append(struct.pack("<Q", at))
+        if claims:
+            out.append(struct.pack("<QQ", *claims[i]))
         out.append(struct.pack("<%dI" % len(positions), *positions))
     return b"".join(out)
 
 
-def decode(reply, count):
-    """[(all_set, failure reason or 0)] for `count` requests."""
-    version, n = struct.unpack_from("<BI", reply, 0)
-    assert version == 1 and n == count
-    bits = reply[5:5 + (count + 7) // 8]
-    at = 5 + len(bits)
+def decode(reply, count, with_claims=False):
+    """[(all_set, failure reason or 0)] for `count` requests (and claim_lost, when
+    with_claims)."""
+    version, flags, n = struct.unpack_from("<BBI", reply, 0)
+    assert version == 1 and flags in (0, 1) and n == count
+    size = (count + 7) // 8
+    bits = reply[6:6 + size]
+    at = 6 + size
     (failed,) = struct.unpack_from("<I", reply, at)
     at += 4
     reasons = {}
@@ -35,8 +40,13 @@ def decode(reply, count):
         index, reason = struct.unpack_from("<IB", reply, at)
         reasons[index] = reason
         at += 5
+    lost = reply[at:at + size] if flags & 1 else bytes(size)
+    at += size if flags & 1 else 0
     assert at == len(reply)
-    return [((bits[i // 8] >> (i % 8)) & 1 == 1, reasons.get(i, 0)) for i in range(count)]
+    bit = lambda b, i: (b[i // 8] >> (i % 8)) & 1 == 1
+    if with_claims:
+        return [(bit(bits, i), reasons.get(i, 0), bit(lost, i)) for i in range(count)]
+    return [(bit(bits, i), reasons.get(i, 0)) for i in range(count)]
 
 
 def run(r, key, requests):
@@ -112,6 +122,21 @@ def test_windows_forget_at_the_producers_time_and_refuse_far_jumps():
         answers = run(r, "w", [(SET, [7], 10000 + 60001), (TEST_AND_SET, [8], 10500)])
         assert answers == [(False, 2), (False, 0)]
         assert info(r, "w")[b"Clock"] == 10500
+
+
+def test_claims_go_to_the_first_asker_until_released():
+    # Racing producers: the first request to claim a value holds it; the next loses
+    # until a release (docs/CLUSTER.md, "Racing producers").
+    with Server() as s:
+        r = s.client()
+        r.execute_command("SLICE.CREATE", "c", "BITS", 64)
+        reqs = [(TEST, [1], 0), (TEST, [2], 0), (TEST, [3], 0)]
+        reply = r.execute_command("SLICE.RUN", "c", encode(reqs, claims=[(7, 0), (7, 0), (8, 0)]))
+        assert [lost for _, _, lost in decode(reply, 3, True)] == [False, True, False]
+        reply = r.execute_command("SLICE.RUN", "c", encode(reqs[:2], claims=[(0, 7), (7, 0)]))
+        assert [lost for _, _, lost in decode(reply, 2, True)] == [False, False]
+        reply = r.execute_command("SLICE.RUN", "c", encode(reqs[:1], claims=[(8, 0)]))
+        assert decode(reply, 1, True)[0][2] is True
 
 
 def test_slices_survive_reload_aof_dump_and_a_replica():

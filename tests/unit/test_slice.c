@@ -243,13 +243,17 @@ static void wire_round_trips(void)
     uint64_t positions[BATCH * GROUP];
     random_requests(&state, UINT32_MAX + UINT64_C(1), &clock, q, positions, BATCH);
     q[5].count = 0; /* an empty request travels too */
-    for (int timed = 0; timed < 2; timed++) {
-        size_t size = once_slice_requests_size(q, BATCH, timed), written = 0;
+    for (int timed = 0; timed < 4; timed++) {
+        for (size_t r = 0; r < BATCH; r++) { /* 2, 3: with claims */
+            q[r].claim = timed >= 2 && r % 3 == 0 ? testing_mix(r) : 0;
+            q[r].release = timed >= 2 && r % 5 == 1 ? testing_mix(r + 1) : 0;
+        }
+        size_t size = once_slice_requests_size(q, BATCH, timed % 2), written = 0;
         uint8_t *wire = malloc(size);
         REQUIRE(wire != NULL);
-        CHECK_STATUS(once_slice_requests_encode(q, BATCH, timed, wire, size - 1, &written),
+        CHECK_STATUS(once_slice_requests_encode(q, BATCH, timed % 2, wire, size - 1, &written),
                      ONCE_ERR_INVALID);
-        CHECK_OK(once_slice_requests_encode(q, BATCH, timed, wire, size, &written));
+        CHECK_OK(once_slice_requests_encode(q, BATCH, timed % 2, wire, size, &written));
         CHECK(written == size);
         size_t count = 0, total = 0;
         CHECK_OK(once_slice_requests_count(wire, size, &count, &total));
@@ -259,7 +263,8 @@ static void wire_round_trips(void)
         CHECK_OK(once_slice_requests_decode(wire, size, back, back_positions));
         for (size_t r = 0; r < BATCH; r++) {
             CHECK(back[r].op == q[r].op && back[r].count == q[r].count);
-            CHECK(back[r].time_ms == (timed ? q[r].time_ms : 0));
+            CHECK(back[r].time_ms == (timed % 2 ? q[r].time_ms : 0));
+            CHECK(back[r].claim == q[r].claim && back[r].release == q[r].release);
             for (uint32_t i = 0; i < q[r].count; i++)
                 CHECK(back[r].positions[i] == q[r].positions[i]);
         }
@@ -268,19 +273,21 @@ static void wire_round_trips(void)
     /* Answers: the bits and the failures. */
     for (size_t r = 0; r < BATCH; r++) {
         q[r].all_set = testing_mix(r) & 1;
+        q[r].claim_lost = r % 7 == 3;
         q[r].status = r % 9 == 4 ? ONCE_ERR_FULL : r % 11 == 2 ? ONCE_ERR_TIME : ONCE_OK;
         if (q[r].status != ONCE_OK)
             q[r].all_set = false;
     }
     for (size_t count = 0; count <= BATCH; count += 13) {
         size_t size = once_slice_answers_size(q, count), written = 0;
-        uint8_t wire[BATCH + 64 + BATCH * 5];
+        uint8_t wire[2 * BATCH + 64 + BATCH * 5];
         CHECK_OK(once_slice_answers_encode(q, count, wire, sizeof wire, &written));
         CHECK(written == size);
         once_site_request back[BATCH];
         CHECK_OK(once_slice_answers_decode(wire, size, back, count));
         for (size_t r = 0; r < count; r++)
-            CHECK(back[r].all_set == q[r].all_set && back[r].status == q[r].status);
+            CHECK(back[r].all_set == q[r].all_set && back[r].status == q[r].status &&
+                  back[r].claim_lost == q[r].claim_lost);
         CHECK_STATUS(once_slice_answers_decode(wire, size, back, count + 1), ONCE_ERR_CORRUPT);
     }
     /* What does not fit the wire is refused, not cut. */
@@ -316,7 +323,7 @@ static void wire_refuses_malformed_messages(void)
     wire[0] = 2; /* a version this build does not know */
     CHECK_STATUS(once_slice_requests_count(wire, size, &count, &total), ONCE_ERR_CORRUPT);
     wire[0] = 1;
-    wire[1] = 3; /* an unknown flag */
+    wire[1] = 5; /* an unknown flag */
     CHECK_STATUS(once_slice_requests_count(wire, size, &count, &total), ONCE_ERR_CORRUPT);
     wire[1] = 1;
     wire[6] = 3; /* an unknown op */
@@ -333,7 +340,7 @@ static void wire_refuses_malformed_messages(void)
         if (len > 0)
             noise[0] = 1;
         if (len > 1)
-            noise[1] &= 1;
+            noise[1] &= 3;
         uint8_t *copy = testing_copy_exact(noise, len);
         if (once_slice_requests_count(copy, len, &count, &total) == ONCE_OK) {
             once_site_request *back = malloc((count + 1) * sizeof *back);

@@ -278,8 +278,12 @@ static void sliced_root_meets_lemma_1(void)
 static bool site_ask(const once_site *site, once_site_op op, const uint64_t *positions,
                      uint32_t count, uint64_t time_ms, uint64_t *expiries, once_status *status)
 {
-    once_site_request q = {op, positions, count, false, ONCE_ERR_INVALID, time_ms, expiries,
-                           0, 0};
+    once_site_request q = {.op = op,
+                           .positions = positions,
+                           .count = count,
+                           .status = ONCE_ERR_INVALID,
+                           .time_ms = time_ms,
+                           .expiries = expiries};
     site->run(site->context, &q, 1);
     *status = q.status;
     return q.all_set;
