@@ -33,6 +33,7 @@
 #include "state.h"
 #include "timefmt.h"
 
+#include "once_cluster.h"
 #include "once_sliced.h"
 
 #include <errno.h>
@@ -252,6 +253,8 @@ typedef struct run {
     const cli_options *options;
     once_filter *filter;
     once_sliced *sliced; /* --slicing: the filter instead of `filter` */
+    once_cluster *cluster; /* --cluster: the filter; `sliced` is its sliced filter */
+    once_filter *local;    /* --local-filter: this run's own keys */
     line_writer out;
     key_arena arena; /* keys that are not slices of their line */
     run_counters counters;
@@ -313,6 +316,87 @@ static int open_sliced(const cli_options *o, once_sliced **out)
     return 0;
 }
 
+/* The sliced filter, in process or over the cluster (which owns its own). */
+static void close_sliced(run *r)
+{
+    if (r->cluster != NULL)
+        once_cluster_close(r->cluster);
+    else
+        once_sliced_free(r->sliced);
+    once_free(r->local);
+    r->cluster = NULL;
+    r->sliced = NULL;
+    r->local = NULL;
+}
+
+/* --cluster: the sliced filter of the options over the cluster's keys, this run one of
+ * its producers. */
+static int open_cluster(const cli_options *o, run *r)
+{
+    enum { MAX_SEEDS = 16 };
+    static char text[1024];
+    const char *seeds[MAX_SEEDS];
+    size_t count = 0;
+    snprintf(text, sizeof text, "%s", o->cluster);
+    for (char *save = NULL, *p = strtok_r(text, ",", &save); p && count < MAX_SEEDS;
+         p = strtok_r(NULL, ",", &save))
+        seeds[count++] = p;
+    once_cluster_config c;
+    once_cluster_config_init(&c, seeds, count, o->cluster_key, o->slices);
+    c.sliced.slicing = o->slicing;
+    c.sliced.parts = o->parts;
+    c.sliced.capacity = o->capacity;
+    c.sliced.error = o->error;
+    c.sliced.seed = o->seed;
+    c.sliced.seed_is_set = o->seed_given;
+    c.sliced.window_ms = o->span_ms;
+    c.sliced.refresh = false;
+    c.wait_replicas = o->wait ? 1 : 0;
+    /* The policy for a slice that cannot answer: every position counts as set
+     * (duplicate), none may fail (distinct), or at least X reached (threshold:X). */
+    uint64_t bits = 0, slice_bits = 0;
+    uint32_t k = 0;
+    if (once_sliced_geometry(&c.sliced, &bits, &k, &slice_bits) != ONCE_OK) {
+        fprintf(stderr, "once: --cluster: the sliced filter's options are refused\n");
+        return EXIT_USAGE;
+    }
+    c.sliced.on_failure = ONCE_FAILURE_THRESHOLD;
+    c.sliced.threshold = o->on_failed_slice == FAILED_SLICE_DUPLICATE   ? 0
+                         : o->on_failed_slice == FAILED_SLICE_DISTINCT ? k
+                                                                        : o->failed_slice_threshold;
+    if (c.sliced.threshold > k) {
+        fprintf(stderr, "once: --on-failed-slice threshold:%u: at most k = %u positions\n",
+                c.sliced.threshold, k);
+        return EXIT_USAGE;
+    }
+    if (o->local_filter) {
+        once_config lc;
+        once_config_init(&lc, o->span_given ? ONCE_TLBF : ONCE_BLOCKED);
+        lc.capacity = o->capacity;
+        lc.error = o->error;
+        lc.span_ms = o->span_ms;
+        lc.max_time_jump_ms = 0;
+        once_status st = once_create(&r->local, &lc);
+        if (st != ONCE_OK) {
+            fprintf(stderr, "once: --local-filter: %s\n", once_strerror(st));
+            return st == ONCE_ERR_NOMEM ? EXIT_IO : EXIT_USAGE;
+        }
+        c.local = r->local;
+    }
+    char why[512];
+    once_status st = once_cluster_open(&r->cluster, &c, why, sizeof why);
+    if (st != ONCE_OK) {
+        fprintf(stderr, "once: --cluster %s --key %s: %s\n", o->cluster, o->cluster_key, why);
+        once_free(r->local);
+        r->local = NULL;
+        return st == ONCE_ERR_MISMATCH || st == ONCE_ERR_INVALID || st == ONCE_ERR_TOO_LARGE
+                   ? EXIT_USAGE
+                   : EXIT_IO;
+    }
+    r->sliced = once_cluster_sliced(r->cluster);
+    return 0;
+}
+
 /* Would the window take an event at `when` (not too far past the latest time)?  The
  * library's rule for its windows; a sliced filter's sites keep their own clocks, so
  * the run keeps the stream's here, by the same rule. */
@@ -339,7 +423,9 @@ static once_status answer_batch(run *r, const once_key *keys, size_t n, uint8_t 
                                 size_t *done)
 {
     if (r->sliced != NULL) {
-        once_status st = once_sliced_test_and_add_batch(r->sliced, keys, n, seen);
+        once_status st = r->cluster != NULL
+                              ? once_cluster_test_and_add_batch(r->cluster, keys, n, seen)
+                              : once_sliced_test_and_add_batch(r->sliced, keys, n, seen);
         *done = st == ONCE_OK ? n : 0;
         return st;
     }
@@ -642,7 +728,9 @@ int main(int argc, char **argv)
     run r;
     memset(&r, 0, sizeof r);
     r.options = &o;
-    code = o.sliced ? open_sliced(&o, &r.sliced) : open_filter(&o, &r.filter);
+    code = o.cluster ? open_cluster(&o, &r)
+           : o.sliced ? open_sliced(&o, &r.sliced)
+                      : open_filter(&o, &r.filter);
     if (code != 0) {
         state_lock_release(&lock);
         return code;
@@ -650,7 +738,7 @@ int main(int argc, char **argv)
     if (writer_init(&r.out, STDOUT_FILENO, OUTPUT_BUFFER_BYTES, o.terminator) != 0) {
         fprintf(stderr, "once: out of memory\n");
         once_free(r.filter);
-        once_sliced_free(r.sliced);
+        close_sliced(&r);
         state_lock_release(&lock);
         return EXIT_IO;
     }
@@ -709,7 +797,9 @@ int main(int argc, char **argv)
             report_state_kept(o.state_path, saved, r.counters.lines, r.unwritten);
     }
     state_lock_release(&lock);
-    if (code == 0 && r.sliced != NULL)
+    if (code == 0 && r.cluster != NULL)
+        report_cluster_stats(o.stats, &r.counters, r.cluster);
+    else if (code == 0 && r.sliced != NULL)
         report_sliced_stats(o.stats, &r.counters, r.sliced);
     else if (code == 0)
         report_stats(o.stats, &r.counters, r.filter);
@@ -725,6 +815,6 @@ int main(int argc, char **argv)
     writer_free(&r.out);
     key_arena_free(&r.arena);
     once_free(r.filter);
-    once_sliced_free(r.sliced);
+    close_sliced(&r);
     return code;
 }

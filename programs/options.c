@@ -75,6 +75,22 @@ static void usage(FILE *out)
           "                         grows in generations and keeps the rate under --error\n"
           "                         through bursts, for more memory; not with --threads)\n"
           "\n"
+          "Over a Redis Cluster (the same sliced filter, its slices keys of the cluster,\n"
+          "shared by every once on the same --key; docs/CLUSTER.md):\n"
+          "      --cluster ADDR     a node of the cluster, host:port (or several, comma\n"
+          "                         separated); needs --slicing, --slices and --key\n"
+          "      --key NAME         the filter's name in the cluster: the first run makes\n"
+          "                         it, later ones must give the same --slicing, --slices,\n"
+          "                         --capacity, --error, --span (and --seed, if given)\n"
+          "      --on-failed-slice P  a line with a position in a slice whose node cannot\n"
+          "                         answer: distinct (default: printed), duplicate (not\n"
+          "                         printed), or threshold:X (a repeat when the X or more\n"
+          "                         positions reached are all set)\n"
+          "      --local-filter     keep a filter of this run's own keys too: its repeats\n"
+          "                         cost no message (paper 000, section 6)\n"
+          "      --wait             after each batch, wait for a replica of every node\n"
+          "                         written (WAIT): what a failover could lose is less\n"
+          "\n"
           "Window:\n"
           "      --window N         forget keys older than the last N delivered keys (count\n"
           "                         window; suffixes k, M, G); --error is then the target\n"
@@ -320,6 +336,11 @@ enum {
     OPT_DICING,
     OPT_THREADS,
     OPT_SLICE_GROWTH,
+    OPT_CLUSTER,
+    OPT_KEY,
+    OPT_ON_FAILED_SLICE,
+    OPT_LOCAL_FILTER,
+    OPT_WAIT,
 };
 
 /* "S" or, for diced slicing, "SxP": slices, and parts of each (0 when not given). */
@@ -391,6 +412,29 @@ static int check_slicing(cli_options *o, bool slices_given, bool dicing_given, b
     return 0;
 }
 
+/* --cluster and its options, together and against the rest (then check_slicing). */
+static int check_cluster(cli_options *o, bool threads_given, bool growth_given)
+{
+    if (o->cluster == NULL)
+        return fail("%s", "--key, --on-failed-slice, --local-filter and --wait apply to a "
+                          "filter over a cluster: add --cluster HOST:PORT");
+    if (o->cluster_key == NULL || o->cluster_key[0] == '\0')
+        return fail("%s", "--cluster needs --key NAME, the filter's name in the cluster");
+    if (!o->sliced)
+        return fail("%s", "--cluster needs --slicing horizontal, vertical or diced");
+    if (threads_given)
+        return fail("%s", "--cluster: the cluster's nodes answer for the slices: drop --threads");
+    if (growth_given)
+        return fail("%s", "--cluster: the slices keep their size: drop --slice-growth");
+    if (o->window_given)
+        return fail("%s", "--cluster keeps time windows (--span), not count windows: a count "
+                          "is one producer's clock");
+    if (o->max_memory)
+        return fail("%s", "--cluster: the slices keep the size of --capacity and --error: drop "
+                          "--max-memory");
+    return 0;
+}
+
 int options_parse(cli_options *o, int argc, char **argv)
 {
     memset(o, 0, sizeof *o);
@@ -416,7 +460,7 @@ int options_parse(cli_options *o, int argc, char **argv)
     bool time_jump_given = false;
     bool confidence_given = false;
     bool slices_given = false, dicing_given = false, threads_given = false, diced = false;
-    bool growth_given = false;
+    bool growth_given = false, cluster_options_given = false;
     once_slicing dicing = ONCE_SLICING_DICED_HV;
 
     static const struct option longs[] = {
@@ -450,6 +494,11 @@ int options_parse(cli_options *o, int argc, char **argv)
         {"dicing", required_argument, NULL, OPT_DICING},
         {"slice-growth", required_argument, NULL, OPT_SLICE_GROWTH},
         {"threads", required_argument, NULL, OPT_THREADS},
+        {"cluster", required_argument, NULL, OPT_CLUSTER},
+        {"key", required_argument, NULL, OPT_KEY},
+        {"on-failed-slice", required_argument, NULL, OPT_ON_FAILED_SLICE},
+        {"local-filter", no_argument, NULL, OPT_LOCAL_FILTER},
+        {"wait", no_argument, NULL, OPT_WAIT},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -629,6 +678,37 @@ int options_parse(cli_options *o, int argc, char **argv)
                 return fail("unknown slice growth '%s' (per-site or bounded)", optarg);
             growth_given = true;
             break;
+        case OPT_CLUSTER:
+            o->cluster = optarg;
+            break;
+        case OPT_KEY:
+            o->cluster_key = optarg;
+            break;
+        case OPT_ON_FAILED_SLICE: {
+            uint64_t x = 0;
+            if (strcmp(optarg, "distinct") == 0)
+                o->on_failed_slice = FAILED_SLICE_DISTINCT;
+            else if (strcmp(optarg, "duplicate") == 0)
+                o->on_failed_slice = FAILED_SLICE_DUPLICATE;
+            else if (strncmp(optarg, "threshold:", 10) == 0 && isdigit((unsigned char)optarg[10]) &&
+                     parse_u64(optarg + 10, &x) == 0 && x <= 64) {
+                o->on_failed_slice = FAILED_SLICE_THRESHOLD;
+                o->failed_slice_threshold = (uint32_t)x;
+            } else
+                return fail("unknown policy '%s' (distinct, duplicate or threshold:X, X from 0 "
+                            "to k)",
+                            optarg);
+            cluster_options_given = true;
+            break;
+        }
+        case OPT_LOCAL_FILTER:
+            o->local_filter = true;
+            cluster_options_given = true;
+            break;
+        case OPT_WAIT:
+            o->wait = true;
+            cluster_options_given = true;
+            break;
         case OPT_THREADS: {
             uint64_t v;
             if (parse_u64(optarg, &v) != 0 || v == 0 || v > ONCE_MAX_SITE_THREADS)
@@ -697,6 +777,11 @@ int options_parse(cli_options *o, int argc, char **argv)
         default: /* '?' and ':' */
             return option_error(c, argv, longs);
         }
+    }
+    if (o->cluster != NULL || o->cluster_key != NULL || cluster_options_given) {
+        int code = check_cluster(o, threads_given, growth_given);
+        if (code != 0)
+            return code;
     }
     if (o->sliced || slices_given || dicing_given || threads_given || growth_given) {
         int code = check_slicing(o, slices_given, dicing_given, diced, dicing, growth_given);

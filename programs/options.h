@@ -17,6 +17,14 @@ enum { EXIT_USAGE = 1, EXIT_IO = 2 };
 typedef enum stats_mode { STATS_NONE, STATS_HUMAN, STATS_JSON } stats_mode;
 typedef enum bad_time_policy { BAD_TIME_FAIL, BAD_TIME_SKIP, BAD_TIME_KEEP } bad_time_policy;
 typedef enum progress_mode { PROGRESS_AUTO, PROGRESS_ON, PROGRESS_OFF } progress_mode;
+/* --on-failed-slice: an event with a position in a slice that cannot answer is new
+ * (distinct), a repeat (duplicate), or decided by the reachable positions when at least
+ * X of them were reached (threshold:X). */
+typedef enum failed_slice_policy {
+    FAILED_SLICE_DISTINCT,
+    FAILED_SLICE_DUPLICATE,
+    FAILED_SLICE_THRESHOLD
+} failed_slice_policy;
 
 typedef struct cli_options {
     /* Filter geometry; the *_given flags record what the user set explicitly, which
@@ -55,6 +63,15 @@ typedef struct cli_options {
     uint32_t slices, parts;
     uint32_t threads;
     bool bounded_growth; /* --slice-growth bounded: in generations across the sites */
+
+    /* Over a Redis Cluster (--cluster): the sliced filter NAME (--key) whose slices
+     * are keys of the cluster (dist/, once_cluster.h), shared by every `once` on it. */
+    const char *cluster; /* "host:port[,host:port...]", NULL without --cluster */
+    const char *cluster_key;
+    failed_slice_policy on_failed_slice;
+    uint32_t failed_slice_threshold; /* threshold:X */
+    bool local_filter; /* --local-filter: this producer's own filter first */
+    bool wait;         /* --wait: WAIT for a replica after each batch */
 
     /* Key selection: the whole line, or some of its fields (keys.h).  What was given
      * explicitly (fields, -i, or split_given) must agree with a state file's profile;

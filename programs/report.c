@@ -236,6 +236,79 @@ void report_sliced_stats(stats_mode mode, const run_counters *c, const once_slic
     free(loads);
 }
 
+void report_cluster_stats(stats_mode mode, const run_counters *c, const once_cluster *cluster)
+{
+    once_cluster_stats s;
+    if (mode == STATS_NONE || once_cluster_get_stats(cluster, &s) != ONCE_OK)
+        return;
+    const once_sliced_stats *f = &s.sliced;
+    double rate = c->seconds > 0 ? (double)c->lines / c->seconds : 0.0;
+    if (mode == STATS_JSON) {
+        fprintf(stderr,
+                "{\"lines\":%llu,\"distinct\":%llu,\"duplicates\":%llu,\"seconds\":%.6f,"
+                "\"lines_per_second\":%.1f,\"input_bytes\":%llu,\"structure\":\"cluster\","
+                "\"layout\":\"%s\",\"slicing\":\"%s\",\"slices\":%u,\"parts\":%u,"
+                "\"sites\":%u,\"bits\":%llu,\"site_bits\":%llu,\"hashes\":%u,"
+                "\"messages\":%llu,\"messages_per_event\":%.4f,\"failed_messages\":%llu,"
+                "\"fill\":%.6f,\"failed_fraction\":%.6f,\"fp_estimate\":%.6g,"
+                "\"fn_estimate\":%.6g,\"claims\":%s,\"local_hits\":%llu,\"nodes\":%u,"
+                "\"failed_slices\":%u,\"missing_answers\":%llu,\"commands\":%llu,"
+                "\"moved\":%llu,\"ask\":%llu,\"retries\":%llu,\"unreachable\":%llu,"
+                "\"reconnects\":%llu,\"waits\":%llu,\"waits_short\":%llu,\"node_loads\":[",
+                (unsigned long long)c->lines, (unsigned long long)c->distinct,
+                (unsigned long long)c->duplicates, finite_or_zero(c->seconds),
+                finite_or_zero(rate), (unsigned long long)c->input_bytes, s.layout_id,
+                once_slicing_name(f->slicing), f->slices, f->parts, f->sites,
+                (unsigned long long)f->bits, (unsigned long long)f->slice_bits, f->hashes,
+                (unsigned long long)f->messages, finite_or_zero(f->messages_per_event),
+                (unsigned long long)f->failed_messages, finite_or_zero(f->fill),
+                finite_or_zero(f->failed_fraction), finite_or_zero(f->fp_estimate),
+                finite_or_zero(f->fn_estimate), s.claims ? "true" : "false",
+                (unsigned long long)s.local_hits, s.nodes, s.failed_slices,
+                (unsigned long long)s.missing_answers, (unsigned long long)s.commands,
+                (unsigned long long)s.moved, (unsigned long long)s.ask,
+                (unsigned long long)s.retries, (unsigned long long)s.unreachable,
+                (unsigned long long)s.reconnects, (unsigned long long)s.waits,
+                (unsigned long long)s.waits_short);
+        for (uint32_t i = 0; i < s.nodes; i++) {
+            once_cluster_node n;
+            if (once_cluster_node_at(cluster, i, &n) == ONCE_OK)
+                fprintf(stderr,
+                        "%s{\"node\":\"%s\",\"up\":%s,\"slices\":%u,\"messages\":%llu}",
+                        i ? "," : "", n.address, n.up ? "true" : "false", n.slices,
+                        (unsigned long long)n.messages);
+        }
+        fputs("]}\n", stderr);
+        return;
+    }
+    report_sliced_stats(mode, c, once_cluster_sliced(cluster));
+    fprintf(stderr,
+            "once: cluster layout %s, %u masters; %llu commands, %.4f an event (%llu MOVED, "
+            "%llu ASK, %llu retried, %llu unreachable, %llu reconnects)%s\n",
+            s.layout_id, s.nodes, (unsigned long long)s.commands,
+            f->events ? (double)s.commands / (double)f->events : 0.0, (unsigned long long)s.moved,
+            (unsigned long long)s.ask, (unsigned long long)s.retries,
+            (unsigned long long)s.unreachable, (unsigned long long)s.reconnects,
+            s.claims ? "; events claimed at their home slices" : "");
+    if (s.local_hits)
+        fprintf(stderr, "once: %llu repeats answered by the local filter, with no message\n",
+                (unsigned long long)s.local_hits);
+    if (s.waits)
+        fprintf(stderr, "once: %llu WAITs, %llu of them with fewer replicas than asked\n",
+                (unsigned long long)s.waits, (unsigned long long)s.waits_short);
+    fprintf(stderr,
+            "once: %u failed slices (%llu answers of a node without its slice); failed "
+            "fraction %.3f: false-positive rate %.3g, false-negative rate %.3g now\n",
+            s.failed_slices, (unsigned long long)s.missing_answers, f->failed_fraction,
+            f->fp_estimate, f->fn_estimate);
+    for (uint32_t i = 0; i < s.nodes; i++) {
+        once_cluster_node n;
+        if (once_cluster_node_at(cluster, i, &n) == ONCE_OK)
+            fprintf(stderr, "once: node %s: %s, %u slices, %llu messages\n", n.address,
+                    n.up ? "up" : "down", n.slices, (unsigned long long)n.messages);
+    }
+}
+
 /* ------------------------------------------------------- memory caps */
 
 #define KIB 1024.0

@@ -5,6 +5,7 @@
 #ifndef ONCE_PROGRAMS_REPORT_H
 #define ONCE_PROGRAMS_REPORT_H
 
+#include "once_cluster.h"
 #include "once_sliced.h"
 #include "options.h"
 
@@ -30,6 +31,10 @@ void report_stats(stats_mode mode, const run_counters *c, const once_filter *fil
 /* The same for a sliced filter: its geometry, messages per lookup, each site's load,
  * fairness and max load. */
 void report_sliced_stats(stats_mode mode, const run_counters *c, const once_sliced *filter);
+/* The same for a sliced filter over a cluster, with its nodes, failed slices, the
+ * cluster's redirections and retries, and the live false-positive and false-negative
+ * estimates. */
+void report_cluster_stats(stats_mode mode, const run_counters *c, const once_cluster *cluster);
 
 /* A run that failed or was stopped, with --state: whether the state was saved to `path`
  * and as of which line, and how many lines a failed write may have lost. */

@@ -856,6 +856,8 @@ void cluster_client_run(cluster_client *c, cluster_command *cmds, size_t count)
         }
         if (cmd->key_index >= 0 && cmd->key_index < cmd->argc)
             w->slot = cluster_key_slot(cmd->argv[cmd->key_index], cmd->argv_len[cmd->key_index]);
+        else if (cmd->route_key != NULL)
+            w->slot = cluster_key_slot(cmd->route_key, cmd->route_key_len);
         w->pending = true;
         left++;
     }

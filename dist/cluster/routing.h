@@ -51,6 +51,10 @@ typedef struct cluster_command {
     int key_index;             /* in: the argument whose hash slot routes it (1 for most
                                   commands); outside [0, argc) the command has no key and
                                   goes to any reachable master */
+    const char *route_key;     /* in, with key_index outside the arguments: when not NULL,
+                                  the command goes to the master of this key's slot (a
+                                  WAIT for the writes made to that key's node) */
+    size_t route_key_len;
     cluster_status status;     /* out */
     redisReply *reply;         /* out, when REPLIED: the final reply, possibly an error
                                   reply other than the redirections; the caller frees it

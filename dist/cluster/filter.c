@@ -1,0 +1,487 @@
+/*
+ * dist/cluster/filter.c - one filter sliced over a Redis Cluster (once_cluster.h).
+ *
+ * Design
+ *   The filter is the library's sliced filter (slice/sliced.c) over remote sites
+ *   (remote_site.c), one a slice: every rule of paper 000 that decides an event
+ *   (horizontal, vertical and diced slicing, FTTS and TAS, parallel and pipelined
+ *   lookup, the failure policies and their live estimates, windows at the producers'
+ *   timestamps) is the in-process filter's, so a producer over the cluster answers
+ *   exactly as the in-process filter of the same seed would with every site up.
+ *
+ *   Opening: the layout (layout.c) is read from NAME:layout.  When there is none, this
+ *   producer creates the slices (SLICE.CREATE, which answers OK for a slice that exists
+ *   alike) and then writes the layout with SET NX, so a layout is never seen before its
+ *   slices exist; when another producer won that race, its layout is read back and
+ *   compared like any other.  A producer that finds a layout creates nothing: a slice
+ *   missing then (a node restarted without its data) stays missing, and reads as a
+ *   failed slice (NOSLICE), not as an empty one.
+ *
+ *   WAIT: after a batch that wrote, one WAIT to each node that took a write of it.
+ *
+ * Invariants
+ *   - the layout in force is the one in the cluster: its seed and geometry are the
+ *     sliced filter's;
+ *   - the sites belong to the sliced filter once it is made (it destroys them); the
+ *     round and the client outlive it.
+ */
+#include "once_cluster.h"
+
+#include "cluster/layout.h"
+#include "cluster/remote_site.h"
+#include "cluster/routing.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KEY_ROOM 512
+
+struct once_cluster {
+    cluster_client *client;
+    remote_round *round;
+    once_sliced *sliced;
+    layout layout;
+    char *name;
+    char (*keys)[KEY_ROOM]; /* the slices' keys */
+    once_site *sites;       /* the sliced filter's, for their info */
+    uint32_t wait_replicas, wait_timeout_ms;
+    uint64_t waits, waits_short;
+    once_filter *local;   /* the caller's, or NULL */
+    uint64_t local_hits;
+    once_key *misses;     /* a batch's keys the local filter does not hold, and where */
+    size_t *miss_index;
+    uint8_t *miss_seen;
+    size_t miss_room;
+};
+
+void once_cluster_config_init(once_cluster_config *c, const char *const *seeds,
+                              size_t seed_count, const char *name, uint32_t slices)
+{
+    memset(c, 0, sizeof *c);
+    c->seeds = seeds;
+    c->seed_count = seed_count;
+    c->name = name;
+    c->sliced.slicing = ONCE_SLICING_HORIZONTAL;
+    c->sliced.slices = slices;
+    c->sliced.capacity = 1000000;
+    c->sliced.error = 0.001;
+}
+
+static once_status say(char *error, size_t room, once_status st, const char *fmt, ...)
+{
+    if (error != NULL && room > 0) {
+        va_list args;
+        va_start(args, fmt);
+        vsnprintf(error, room, fmt, args);
+        va_end(args);
+    }
+    return st;
+}
+
+/* Run one command; its reply (freeReplyObject it) or NULL when unreachable. */
+static redisReply *command(cluster_client *client, int argc, const char **argv,
+                           const size_t *lens)
+{
+    cluster_command c = {.argc = argc, .argv = argv, .argv_len = lens, .key_index = 1};
+    cluster_client_run(client, &c, 1);
+    return c.status == CLUSTER_REPLIED ? c.reply : NULL;
+}
+
+/* The layout's id: random, so that a filter made again under a name is told apart. */
+static void random_id(char out[17])
+{
+    uint64_t x = 0;
+    if (once_random_seed(&x) != ONCE_OK)
+        x = (uint64_t)(uintptr_t)out;
+    snprintf(out, 17, "%016" PRIx64, x);
+}
+
+/* SLICE.CREATE every slice; ONCE_OK, or why not in `error`. */
+static once_status create_slices(once_cluster *c, char *error, size_t room)
+{
+    uint32_t n = c->layout.sites;
+    cluster_command *commands = calloc(n, sizeof *commands);
+    const char **argv = calloc((size_t)n * 6, sizeof *argv);
+    size_t *lens = calloc((size_t)n * 6, sizeof *lens);
+    char (*numbers)[2][24] = calloc(n, sizeof *numbers);
+    once_status st = ONCE_OK;
+    if (commands == NULL || argv == NULL || lens == NULL || numbers == NULL)
+        st = say(error, room, ONCE_ERR_NOMEM, "out of memory");
+    for (uint32_t i = 0; st == ONCE_OK && i < n; i++) {
+        const char **a = argv + 6 * (size_t)i;
+        size_t *l = lens + 6 * (size_t)i;
+        snprintf(numbers[i][0], 24, "%" PRIu64, c->layout.slice_bits);
+        snprintf(numbers[i][1], 24, "%" PRIu64, c->layout.window_ms);
+        int argc = 4;
+        a[0] = "SLICE.CREATE";
+        a[1] = c->keys[i];
+        a[2] = "BITS";
+        a[3] = numbers[i][0];
+        if (c->layout.window_ms != 0) {
+            a[4] = "WINDOW";
+            a[5] = numbers[i][1];
+            argc = 6;
+        }
+        for (int j = 0; j < argc; j++)
+            l[j] = strlen(a[j]);
+        commands[i] = (cluster_command){.argc = argc, .argv = a, .argv_len = l, .key_index = 1};
+    }
+    if (st == ONCE_OK)
+        cluster_client_run(c->client, commands, n);
+    for (uint32_t i = 0; commands != NULL && i < n; i++) {
+        redisReply *r = commands[i].reply;
+        if (st == ONCE_OK && commands[i].status != CLUSTER_REPLIED)
+            st = say(error, room, ONCE_ERR_UNAVAILABLE,
+                     "cannot create slice %s: its node cannot be reached", c->keys[i]);
+        else if (st == ONCE_OK && (r == NULL || r->type == REDIS_REPLY_ERROR))
+            st = say(error, room, ONCE_ERR_MISMATCH, "cannot create slice %s: %s", c->keys[i],
+                     r != NULL && r->str != NULL ? r->str : "no reply");
+        if (r != NULL)
+            freeReplyObject(r);
+    }
+    free(commands);
+    free(argv);
+    free(lens);
+    free(numbers);
+    return st;
+}
+
+/* The layout in the cluster (written by this producer when there was none) into
+ * c->layout, checked against `want`. */
+static once_status settle_layout(once_cluster *c, const layout *want, bool seed_given,
+                                 char *error, size_t room)
+{
+    char key[KEY_ROOM];
+    layout_key(c->name, key, sizeof key);
+    for (int attempt = 0; attempt < 3; attempt++) {
+        const char *get[2] = {"GET", key};
+        size_t get_len[2] = {3, strlen(key)};
+        redisReply *r = command(c->client, 2, get, get_len);
+        if (r == NULL)
+            return say(error, room, ONCE_ERR_UNAVAILABLE,
+                       "cannot read the layout %s: its node cannot be reached", key);
+        if (r->type == REDIS_REPLY_STRING) {
+            layout have;
+            char why[256];
+            bool parsed = layout_parse(r->str, r->len, &have, why, sizeof why);
+            freeReplyObject(r);
+            if (!parsed)
+                return say(error, room, ONCE_ERR_MISMATCH, "the key %s is not a layout: %s", key,
+                           why);
+            char diff[512];
+            if (layout_differs(&have, want, seed_given, diff, sizeof diff)) {
+                layout_free(&have);
+                return say(error, room, ONCE_ERR_MISMATCH,
+                           "the filter '%s' exists with another layout: %s", c->name, diff);
+            }
+            c->layout = have;
+            return ONCE_OK;
+        }
+        bool missing = r->type == REDIS_REPLY_NIL;
+        if (!missing) {
+            once_status st = say(error, room, ONCE_ERR_MISMATCH, "cannot read the layout %s: %s",
+                                 key, r->type == REDIS_REPLY_ERROR ? r->str : "not a string");
+            freeReplyObject(r);
+            return st;
+        }
+        freeReplyObject(r);
+        /* None yet: make the slices, then write the layout (SET NX: one producer wins). */
+        c->layout = *want;
+        c->layout.tags = NULL;
+        for (uint32_t i = 0; i < want->sites; i++)
+            layout_slice_key(c->name, i, want->tags[i], c->keys[i], KEY_ROOM);
+        c->layout.tags = want->tags;
+        once_status st = create_slices(c, error, room);
+        c->layout.tags = NULL;
+        if (st != ONCE_OK)
+            return st;
+        char *text = layout_format(want);
+        if (text == NULL)
+            return say(error, room, ONCE_ERR_NOMEM, "out of memory");
+        const char *set[4] = {"SET", key, text, "NX"};
+        size_t set_len[4] = {3, strlen(key), strlen(text), 2};
+        r = command(c->client, 4, set, set_len);
+        free(text);
+        if (r == NULL)
+            return say(error, room, ONCE_ERR_UNAVAILABLE,
+                       "cannot write the layout %s: its node cannot be reached", key);
+        freeReplyObject(r); /* OK, or nil when another producer's came first: read it */
+    }
+    return say(error, room, ONCE_ERR_UNAVAILABLE, "the layout %s would not settle", key);
+}
+
+void once_cluster_close(once_cluster *c)
+{
+    if (c == NULL)
+        return;
+    if (c->sliced != NULL) {
+        once_sliced_flush(c->sliced); /* the last batch's claims */
+        once_sliced_free(c->sliced);  /* destroys the sites */
+    }
+    else if (c->sites != NULL)
+        for (uint32_t i = 0; i < c->layout.sites; i++)
+            if (c->sites[i].destroy != NULL)
+                c->sites[i].destroy(c->sites[i].context);
+    remote_round_free(c->round);
+    cluster_client_free(c->client);
+    layout_free(&c->layout);
+    free(c->sites);
+    free(c->keys);
+    free(c->name);
+    free(c->misses);
+    free(c->miss_index);
+    free(c->miss_seen);
+    free(c);
+}
+
+static bool name_valid(const char *name)
+{
+    if (name == NULL || name[0] == 0 || strlen(name) > 200)
+        return false;
+    for (const char *p = name; *p; p++)
+        if (*p == '{' || *p == '}' || *p == '\n' || *p == ' ')
+            return false; /* a brace would be the slices' hash tag; the others the layout's */
+    return true;
+}
+
+once_status once_cluster_open(once_cluster **out, const once_cluster_config *config,
+                              char *error, size_t room)
+{
+    if (out == NULL)
+        return ONCE_ERR_INVALID;
+    *out = NULL;
+    if (config == NULL || config->seeds == NULL || config->seed_count == 0)
+        return say(error, room, ONCE_ERR_INVALID, "no node to connect to");
+    if (!name_valid(config->name))
+        return say(error, room, ONCE_ERR_INVALID,
+                   "the filter's name must be 1 to 200 bytes without braces, spaces or "
+                   "newlines");
+    once_sliced_config sc = config->sliced;
+    if (sc.threads != 0 || sc.concurrent || sc.max_bytes != 0 ||
+        sc.growth != ONCE_GROWTH_NONE || sc.equal_timers != 0 || sc.window_events != 0)
+        return say(error, room, ONCE_ERR_INVALID,
+                   "over a cluster a filter has no threads, memory cap, growth, equal timers "
+                   "or count window");
+    if (sc.slicing == ONCE_SLICING_SPLIT)
+        return say(error, room, ONCE_ERR_INVALID, "split slicing is not offered over a cluster");
+    uint64_t bits = 0, slice_bits = 0;
+    uint32_t hashes = 0;
+    once_status st = once_sliced_geometry(&sc, &bits, &hashes, &slice_bits);
+    if (st != ONCE_OK)
+        return say(error, room, st, "the sliced filter's options are refused: %s",
+                   once_strerror(st));
+    if (slice_bits > ONCE_SLICE_MAX_BITS)
+        return say(error, room, ONCE_ERR_TOO_LARGE,
+                   "a slice of %" PRIu64 " bits passes the 2^32 a slice may hold: use more "
+                   "slices",
+                   slice_bits);
+    /* Racing producers: one test-and-set on one key is atomic; anything else claims. */
+    if (sc.slicing != ONCE_SLICING_HORIZONTAL || sc.window_ms != 0)
+        sc.claims = true;
+    once_cluster *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return ONCE_ERR_NOMEM;
+    c->local = config->local;
+    c->name = strdup(config->name);
+    c->wait_replicas = config->wait_replicas;
+    c->wait_timeout_ms = config->wait_timeout_ms ? config->wait_timeout_ms : 1000;
+    uint32_t parts = sc.parts ? sc.parts : 1;
+    layout want = {.slicing = sc.slicing, .slices = sc.slices, .parts = parts,
+                   .sites = sc.slices * parts, .bits = bits, .slice_bits = slice_bits,
+                   .hashes = hashes, .seed = sc.seed, .window_ms = sc.window_ms};
+    if (!sc.seed_is_set && once_random_seed(&want.seed) != ONCE_OK)
+        want.seed = 0x6f6e6365u;
+    random_id(want.id);
+    want.tags = calloc(want.sites, sizeof *want.tags);
+    c->keys = calloc(want.sites, sizeof *c->keys);
+    c->sites = calloc(want.sites, sizeof *c->sites);
+    cluster_options options = {.timeout_ms = config->timeout_ms};
+    char why[256] = "";
+    if (c->name == NULL || want.tags == NULL || c->keys == NULL || c->sites == NULL) {
+        st = say(error, room, ONCE_ERR_NOMEM, "out of memory");
+    } else if ((c->client = cluster_client_connect(config->seeds, config->seed_count, &options,
+                                                   why, sizeof why)) == NULL) {
+        st = say(error, room, ONCE_ERR_UNAVAILABLE, "cannot reach the cluster: %s", why);
+    } else if ((c->round = remote_round_new(c->client)) == NULL) {
+        st = say(error, room, ONCE_ERR_NOMEM, "out of memory");
+    } else {
+        for (uint32_t i = 0; i < want.sites; i++)
+            layout_tag(i, want.sites, want.tags[i]);
+        st = settle_layout(c, &want, sc.seed_is_set, error, room);
+    }
+    free(want.tags);
+    if (st == ONCE_OK) {
+        /* The layout's tags and seed, whoever wrote it. */
+        for (uint32_t i = 0; i < c->layout.sites; i++)
+            layout_slice_key(c->name, i, c->layout.tags[i], c->keys[i], KEY_ROOM);
+        bool timed = c->layout.window_ms != 0;
+        for (uint32_t i = 0; st == ONCE_OK && i < c->layout.sites; i++)
+            st = remote_site_create(c->round, c->keys[i], timed, &c->sites[i]);
+        sc.seed = c->layout.seed;
+        sc.seed_is_set = true;
+        if (st == ONCE_OK)
+            st = once_sliced_create(&c->sliced, &sc, c->sites);
+        if (st != ONCE_OK)
+            say(error, room, st, "cannot build the sliced filter: %s", once_strerror(st));
+    }
+    if (st != ONCE_OK) {
+        once_cluster_close(c);
+        return st;
+    }
+    *out = c;
+    return ONCE_OK;
+}
+
+/* WAIT on every node that took a write of the last batch (routed by a slice key it
+ * served: a WAIT counts the replicas of the writes made on its own connection). */
+static void wait_for_replicas(once_cluster *c)
+{
+    size_t nodes = cluster_node_count(c->client);
+    if (nodes == 0)
+        return;
+    bool *wrote = calloc(nodes, sizeof *wrote);
+    cluster_command *commands = calloc(nodes, sizeof *commands);
+    char replicas[16], timeout[16];
+    snprintf(replicas, sizeof replicas, "%" PRIu32, c->wait_replicas);
+    snprintf(timeout, sizeof timeout, "%" PRIu32, c->wait_timeout_ms);
+    const char *argv[3] = {"WAIT", replicas, timeout};
+    size_t lens[3] = {4, strlen(replicas), strlen(timeout)};
+    size_t count = 0;
+    for (uint32_t i = 0; wrote != NULL && commands != NULL && i < c->layout.sites; i++) {
+        remote_site_info info;
+        remote_site_describe_remote(&c->sites[i], &info);
+        if (info.node < 0 || (size_t)info.node >= nodes || wrote[info.node] || info.failed)
+            continue;
+        wrote[info.node] = true;
+        commands[count++] = (cluster_command){.argc = 3, .argv = argv, .argv_len = lens,
+                                              .key_index = -1, .route_key = c->keys[i],
+                                              .route_key_len = strlen(c->keys[i])};
+    }
+    cluster_client_run(c->client, commands, count);
+    for (size_t i = 0; i < count; i++) {
+        redisReply *r = commands[i].reply;
+        c->waits++;
+        if (r == NULL || r->type != REDIS_REPLY_INTEGER || r->integer < c->wait_replicas)
+            c->waits_short++;
+        if (r != NULL)
+            freeReplyObject(r);
+    }
+    free(wrote);
+    free(commands);
+}
+
+/* Two-level filtering: the keys the local filter holds are answered here; the others
+ * go to the cluster, and are added to it whatever the cluster answers. */
+static once_status local_then_shared(once_cluster *c, const once_key *keys, size_t count,
+                                     uint8_t *seen)
+{
+    if (count > c->miss_room) {
+        free(c->misses);
+        free(c->miss_index);
+        free(c->miss_seen);
+        c->misses = malloc(count * sizeof *c->misses);
+        c->miss_index = malloc(count * sizeof *c->miss_index);
+        c->miss_seen = malloc(count);
+        c->miss_room = c->misses && c->miss_index && c->miss_seen ? count : 0;
+        if (c->miss_room == 0)
+            return ONCE_ERR_NOMEM;
+    }
+    once_status st = once_query_batch(c->local, keys, count, seen);
+    if (st != ONCE_OK)
+        return st;
+    size_t misses = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (seen[i]) {
+            c->local_hits++;
+            continue;
+        }
+        c->misses[misses] = keys[i];
+        c->miss_index[misses++] = i;
+    }
+    st = once_sliced_test_and_add_batch(c->sliced, c->misses, misses, c->miss_seen);
+    for (size_t j = 0; j < misses; j++)
+        seen[c->miss_index[j]] = c->miss_seen[j];
+    once_status added = once_add_batch(c->local, c->misses, misses);
+    return st != ONCE_OK ? st : added;
+}
+
+once_status once_cluster_test_and_add_batch(once_cluster *c, const once_key *keys, size_t count,
+                                            uint8_t *seen)
+{
+    if (c == NULL)
+        return ONCE_ERR_INVALID;
+    once_status st = c->local != NULL ? local_then_shared(c, keys, count, seen)
+                                      : once_sliced_test_and_add_batch(c->sliced, keys, count, seen);
+    if (c->wait_replicas != 0 && count != 0)
+        wait_for_replicas(c);
+    return st;
+}
+
+once_sliced *once_cluster_sliced(const once_cluster *c)
+{
+    return c != NULL ? c->sliced : NULL;
+}
+
+once_status once_cluster_get_stats(const once_cluster *c, once_cluster_stats *s)
+{
+    if (c == NULL || s == NULL)
+        return ONCE_ERR_INVALID;
+    memset(s, 0, sizeof *s);
+    once_status st = once_sliced_get_stats(c->sliced, &s->sliced);
+    if (st != ONCE_OK)
+        return st;
+    memcpy(s->layout_id, c->layout.id, sizeof s->layout_id);
+    s->nodes = (uint32_t)cluster_node_count(c->client);
+    for (uint32_t i = 0; i < c->layout.sites; i++) {
+        remote_site_info info;
+        remote_site_describe_remote(&c->sites[i], &info);
+        s->failed_slices += info.failed;
+        s->missing_answers += info.missing;
+    }
+    cluster_stats routing;
+    cluster_client_stats(c->client, &routing);
+    s->commands = routing.messages;
+    s->moved = routing.moved;
+    s->ask = routing.ask;
+    s->retries = routing.tryagain + routing.clusterdown;
+    s->unreachable = routing.unreachable;
+    s->reconnects = routing.reconnects;
+    s->map_refreshes = routing.map_refreshes;
+    s->waits = c->waits;
+    s->waits_short = c->waits_short;
+    s->local_hits = c->local_hits;
+    s->claims = c->layout.slicing != ONCE_SLICING_HORIZONTAL || c->layout.window_ms != 0;
+    return ONCE_OK;
+}
+
+once_status once_cluster_node_at(const once_cluster *c, uint32_t index, once_cluster_node *node)
+{
+    cluster_node_info info;
+    if (c == NULL || node == NULL || !cluster_node_info_at(c->client, index, &info))
+        return ONCE_ERR_INVALID;
+    memset(node, 0, sizeof *node);
+    memcpy(node->address, info.address, sizeof node->address);
+    node->up = info.up;
+    node->messages = info.messages;
+    node->slots = info.slots;
+    for (uint32_t i = 0; i < c->layout.sites; i++) {
+        remote_site_info r;
+        remote_site_describe_remote(&c->sites[i], &r);
+        node->slices += r.node == (int)index;
+    }
+    return ONCE_OK;
+}
+
+bool once_cluster_slice_failed(const once_cluster *c, uint32_t slice, char *key, size_t room)
+{
+    if (c == NULL || slice >= c->layout.sites)
+        return false;
+    if (key != NULL && room > 0)
+        snprintf(key, room, "%s", c->keys[slice]);
+    remote_site_info info;
+    remote_site_describe_remote(&c->sites[slice], &info);
+    return info.failed;
+}

@@ -1,0 +1,248 @@
+/*
+ * dist/cluster/layout.c - what the producers of a filter in a cluster agree on, written
+ * once in the key NAME:layout (docs/CLUSTER.md, "The layout").
+ *
+ * Design
+ *   The layout is text, one "field value" line each, so that an operator reads it with
+ *   GET.  The first producer writes it with SET NX; a producer that finds one compares
+ *   its own options with it field by field and is refused with the fields named (a
+ *   producer with another m or seed would place every key elsewhere, and the filter
+ *   would answer nothing right for either).  The random id tells a filter made again
+ *   under the same name from the one before it.
+ *
+ *   Slices spread over the slots: Redis Cluster routes a key by CRC16 of its hash tag,
+ *   and naive tags ("0", "1", "2") land wherever their CRC falls (3 slices over 3
+ *   masters once fell 1, 2, 0: two on one master).  Site i's tag is searched so that
+ *   its slot is near (i + 1/2) 16384 / S, the middle of the i-th S-th of the slots: an
+ *   even slot map then gives each master its share of slices, whatever S.
+ *
+ * Invariants
+ *   - layout_parse accepts exactly what layout_format writes: every field once, in
+ *     range, the tag count equal to S S';
+ *   - a tag is at most LAYOUT_MAX_TAG - 1 characters of [0-9.].
+ */
+#include "cluster/layout.h"
+#include "cluster/routing.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LAYOUT_HEADER "once cluster layout 1"
+/* How many candidates the tag search tries before it takes the nearest seen. */
+#define TAG_TRIES 200000u
+
+static uint32_t slot_distance(uint32_t a, uint32_t b)
+{
+    return a > b ? a - b : b - a;
+}
+
+void layout_tag(uint32_t site, uint32_t sites, char tag[LAYOUT_MAX_TAG])
+{
+    uint32_t target = (uint32_t)(((2 * (uint64_t)site + 1) * CLUSTER_SLOT_COUNT) / (2 * sites));
+    uint32_t tolerance = CLUSTER_SLOT_COUNT / (4 * sites);
+    uint32_t best = UINT32_MAX, best_j = 0;
+    char candidate[LAYOUT_MAX_TAG];
+    for (uint32_t j = 0; j < TAG_TRIES; j++) {
+        int n = snprintf(candidate, sizeof candidate, "%" PRIu32 ".%" PRIu32, site, j);
+        uint32_t d = slot_distance(cluster_key_slot(candidate, (size_t)n), target);
+        if (d < best) {
+            best = d;
+            best_j = j;
+        }
+        if (d <= tolerance)
+            break;
+    }
+    snprintf(tag, LAYOUT_MAX_TAG, "%" PRIu32 ".%" PRIu32, site, best_j);
+}
+
+void layout_key(const char *name, char *out, size_t room)
+{
+    snprintf(out, room, "%s:layout", name);
+}
+
+void layout_slice_key(const char *name, uint32_t site, const char *tag, char *out, size_t room)
+{
+    snprintf(out, room, "%s:slice:%" PRIu32 ":{%s}", name, site, tag);
+}
+
+char *layout_format(const layout *l)
+{
+    size_t room = 512 + (size_t)l->sites * (LAYOUT_MAX_TAG + 1);
+    char *text = malloc(room);
+    if (text == NULL)
+        return NULL;
+    int n = snprintf(text, room,
+                     LAYOUT_HEADER "\nid %s\nslicing %s\nslices %" PRIu32 "\nparts %" PRIu32
+                                   "\nbits %" PRIu64 "\nhashes %" PRIu32 "\nseed %" PRIu64
+                                   "\nwindow %" PRIu64 "\nslice_bits %" PRIu64 "\ntags",
+                     l->id, once_slicing_name(l->slicing), l->slices, l->parts, l->bits,
+                     l->hashes, l->seed, l->window_ms, l->slice_bits);
+    size_t used = (size_t)n;
+    for (uint32_t i = 0; i < l->sites; i++)
+        used += (size_t)snprintf(text + used, room - used, " %s", l->tags[i]);
+    snprintf(text + used, room - used, "\n");
+    return text;
+}
+
+void layout_free(layout *l)
+{
+    free(l->tags);
+    l->tags = NULL;
+}
+
+static bool fail(char *error, size_t room, const char *fmt, ...)
+{
+    if (error != NULL && room > 0) {
+        va_list args;
+        va_start(args, fmt);
+        vsnprintf(error, room, fmt, args);
+        va_end(args);
+    }
+    return false;
+}
+
+static bool slicing_of(const char *name, once_slicing *out)
+{
+    static const once_slicing all[] = {ONCE_SLICING_HORIZONTAL, ONCE_SLICING_VERTICAL,
+                                       ONCE_SLICING_DICED_HV, ONCE_SLICING_DICED_VH,
+                                       ONCE_SLICING_SPLIT};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (strcmp(once_slicing_name(all[i]), name) == 0) {
+            *out = all[i];
+            return true;
+        }
+    return false;
+}
+
+/* One "field value" line from *p (within end): its value as text, without the name. */
+static bool line_value(const char **p, const char *end, const char *field, char *value,
+                       size_t room)
+{
+    size_t flen = strlen(field);
+    const char *nl = memchr(*p, '\n', (size_t)(end - *p));
+    if (nl == NULL || (size_t)(nl - *p) <= flen + 1 || memcmp(*p, field, flen) != 0 ||
+        (*p)[flen] != ' ' || (size_t)(nl - *p) - flen - 1 >= room)
+        return false;
+    size_t vlen = (size_t)(nl - *p) - flen - 1;
+    memcpy(value, *p + flen + 1, vlen);
+    value[vlen] = 0;
+    *p = nl + 1;
+    return true;
+}
+
+static bool number(const char *text, uint64_t max, uint64_t *out)
+{
+    if (*text < '0' || *text > '9')
+        return false;
+    char *end = NULL;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (*end != 0 || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+bool layout_parse(const char *text, size_t len, layout *out, char *error, size_t room)
+{
+    memset(out, 0, sizeof *out);
+    const char *p = text, *end = text + len;
+    size_t hlen = strlen(LAYOUT_HEADER);
+    if (len <= hlen || memcmp(text, LAYOUT_HEADER, hlen) != 0 || text[hlen] != '\n')
+        return fail(error, room, "it is not a layout of this version");
+    p += hlen + 1;
+    char value[64];
+    uint64_t v[8];
+    static const char *const fields[] = {"slices", "parts", "bits", "hashes", "seed", "window",
+                                         "slice_bits"};
+    static const uint64_t max[] = {ONCE_MAX_SLICED_SITES, ONCE_MAX_SLICED_SITES,
+                                   UINT64_C(1) << 40, 64, UINT64_MAX, UINT64_MAX >> 2,
+                                   ONCE_SLICE_MAX_BITS};
+    if (!line_value(&p, end, "id", out->id, sizeof out->id) || strlen(out->id) != 16)
+        return fail(error, room, "its id is missing or malformed");
+    if (!line_value(&p, end, "slicing", value, sizeof value) || !slicing_of(value, &out->slicing))
+        return fail(error, room, "its slicing is missing or unknown");
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        if (!line_value(&p, end, fields[i], value, sizeof value) ||
+            !number(value, max[i], &v[i]))
+            return fail(error, room, "its %s is missing or out of range", fields[i]);
+    out->slices = (uint32_t)v[0];
+    out->parts = (uint32_t)v[1];
+    out->bits = v[2];
+    out->hashes = (uint32_t)v[3];
+    out->seed = v[4];
+    out->window_ms = v[5];
+    out->slice_bits = v[6];
+    if (out->slices == 0 || out->parts == 0 ||
+        (uint64_t)out->slices * out->parts > ONCE_MAX_SLICED_SITES || out->hashes == 0 ||
+        out->slice_bits == 0 || out->slice_bits % 64 != 0)
+        return fail(error, room, "its geometry is out of range");
+    out->sites = out->slices * out->parts;
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    if (nl == NULL || nl + 1 != end || (size_t)(nl - p) < 4 || memcmp(p, "tags", 4) != 0)
+        return fail(error, room, "its tags are missing");
+    out->tags = calloc(out->sites, sizeof *out->tags);
+    if (out->tags == NULL)
+        return fail(error, room, "out of memory");
+    p += 4;
+    for (uint32_t i = 0; i < out->sites; i++) {
+        if (p >= nl || *p != ' ')
+            break;
+        p++;
+        size_t t = 0;
+        while (p < nl && *p != ' ' && t + 1 < LAYOUT_MAX_TAG &&
+               ((*p >= '0' && *p <= '9') || *p == '.'))
+            out->tags[i][t++] = *p++;
+        if (t == 0 || (p < nl && *p != ' ')) {
+            layout_free(out);
+            return fail(error, room, "tag %" PRIu32 " is malformed", i);
+        }
+        if (i + 1 == out->sites && p == nl)
+            return true;
+    }
+    layout_free(out);
+    return fail(error, room, "it does not hold one tag a slice");
+}
+
+static void note(char *out, size_t room, size_t *used, const char *fmt, ...)
+{
+    if (*used >= room)
+        return;
+    va_list args;
+    va_start(args, fmt);
+    int n = vsnprintf(out + *used, room - *used, fmt, args);
+    va_end(args);
+    *used += n > 0 ? (size_t)n : 0;
+}
+
+bool layout_differs(const layout *have, const layout *want, bool seed_given, char *out,
+                    size_t room)
+{
+    size_t used = 0;
+    if (room > 0)
+        out[0] = 0;
+    const char *sep = "";
+#define DIFF(FIELD, FMT, HAVE, WANT)                                                          \
+    do {                                                                                      \
+        if ((HAVE) != (WANT)) {                                                               \
+            note(out, room, &used, "%s" FIELD " " FMT " (asked " FMT ")", sep, HAVE, WANT);   \
+            sep = ", ";                                                                       \
+        }                                                                                     \
+    } while (0)
+    if (have->slicing != want->slicing) {
+        note(out, room, &used, "%sslicing %s (asked %s)", sep, once_slicing_name(have->slicing),
+             once_slicing_name(want->slicing));
+        sep = ", ";
+    }
+    DIFF("slices", "%" PRIu32, have->slices, want->slices);
+    DIFF("parts", "%" PRIu32, have->parts, want->parts);
+    DIFF("bits", "%" PRIu64, have->bits, want->bits);
+    DIFF("hashes", "%" PRIu32, have->hashes, want->hashes);
+    DIFF("window", "%" PRIu64 " ms", have->window_ms, want->window_ms);
+    if (seed_given)
+        DIFF("seed", "%" PRIu64, have->seed, want->seed);
+#undef DIFF
+    return used > 0;
+}

@@ -1,0 +1,50 @@
+/*
+ * dist/cluster/layout.h - a sliced filter's layout in its cluster, and the slices'
+ * hash tags (layout.c).
+ */
+#ifndef ONCE_DIST_LAYOUT_H
+#define ONCE_DIST_LAYOUT_H
+
+#include "once_sliced.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define LAYOUT_MAX_TAG 16
+
+/* What every producer of a filter must agree on.  The slices are keys
+ * NAME:slice:I:{TAG_I}; the text form is layout_format's. */
+typedef struct layout {
+    char id[17]; /* 16 hex digits, random: a filter made again gets another */
+    once_slicing slicing;
+    uint32_t slices, parts, sites; /* S, S', S S' */
+    uint64_t bits, slice_bits;
+    uint32_t hashes;
+    uint64_t seed;
+    uint64_t window_ms;
+    char (*tags)[LAYOUT_MAX_TAG]; /* sites of them */
+} layout;
+
+/* The tag of site i of `sites`: the first "I.J" (J = 0, 1, ...) whose slot is within
+ * 16384 / (4 sites) of (i + 1/2) 16384 / sites, so the sites spread evenly over the
+ * slots whatever node serves them (the nearest found in a bounded search, else). */
+void layout_tag(uint32_t site, uint32_t sites, char tag[LAYOUT_MAX_TAG]);
+
+/* The layout's text (NUL-terminated, in a new buffer: free it), and back.  layout_parse
+ * fills `out` (its tags allocated: layout_free) or says in `error` why the text is not
+ * a layout. */
+char *layout_format(const layout *l);
+bool layout_parse(const char *text, size_t len, layout *out, char *error, size_t error_len);
+void layout_free(layout *l);
+
+/* The fields of `have` that differ from `want` as "slices 3 (asked 4), bits ..." into
+ * `out`; false when they agree.  The seed counts only when `seed_given`. */
+bool layout_differs(const layout *have, const layout *want, bool seed_given, char *out,
+                    size_t room);
+
+/* Key names. */
+void layout_key(const char *name, char *out, size_t room);
+void layout_slice_key(const char *name, uint32_t site, const char *tag, char *out, size_t room);
+
+#endif /* ONCE_DIST_LAYOUT_H */

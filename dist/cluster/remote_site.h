@@ -1,0 +1,36 @@
+/*
+ * dist/cluster/remote_site.h - slices in a Redis Cluster as sites of a sliced filter
+ * (remote_site.c).
+ */
+#ifndef ONCE_DIST_REMOTE_SITE_H
+#define ONCE_DIST_REMOTE_SITE_H
+
+#include "cluster/routing.h"
+
+#include "once_sliced.h"
+
+/* What the sites of one filter share: the client, and the round of SLICE.RUN commands
+ * their started batches make, sent together by the first wait. */
+typedef struct remote_round remote_round;
+
+remote_round *remote_round_new(cluster_client *client);
+/* After every site of the round is destroyed. */
+void remote_round_free(remote_round *round);
+
+/* How a remote site is doing, for stats. */
+typedef struct remote_site_info {
+    uint64_t messages;  /* SLICE.RUN commands sent */
+    uint64_t failures;  /* of which answered nothing usable: unreachable, NOSLICE, an error */
+    uint64_t missing;   /* of which NOSLICE: the node holds no such slice */
+    bool failed;        /* its last command failed */
+    int node;           /* the node that last answered or failed (-1: none yet) */
+} remote_site_info;
+
+/* A site whose slice is the key `key` (copied): its batches become SLICE.RUN commands
+ * of `round`, the requests carrying their times when `timed`.  It fails a request
+ * (ONCE_ERR_UNAVAILABLE) that it could not send or whose answer it could not read. */
+once_status remote_site_create(remote_round *round, const char *key, bool timed,
+                               once_site *out);
+void remote_site_describe_remote(const once_site *site, remote_site_info *info);
+
+#endif /* ONCE_DIST_REMOTE_SITE_H */

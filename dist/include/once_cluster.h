@@ -1,0 +1,118 @@
+/*
+ * once_cluster.h - one filter sliced over a Redis Cluster, shared by many producer
+ * processes (paper 000, sections 3 to 6, over the network): libonce-dist.
+ *
+ * The filter is a sliced filter of once_sliced.h whose sites are keys of the cluster,
+ * one a slice, each held by the module's SLICE.* type on the master that serves its
+ * slot.  A producer opens the filter by name: the first one writes its layout (the
+ * slicing, S and S', m, k, the seed, the window, the slices' keys, a random id) in the
+ * key NAME:layout, once and atomically, and creates the slices; every later one reads
+ * it and is refused, with the difference named, if its options contradict it.  Then
+ * each batch of events costs one SLICE.RUN command a slice it touches, grouped by
+ * node and pipelined, and decides every event as once_sliced_test_and_add_batch does
+ * (docs/CLUSTER.md).
+ *
+ * A slice whose node cannot answer (down, failing over, restarted without its data,
+ * its slot moving and unreachable) fails its requests: the filter's failure policy
+ * decides the events (ONCE_FAILURE_REPORT: undecided, or the threshold rule), the
+ * producer keeps running, and the stats say which slices failed and what false
+ * positives and negatives that gives (once_sliced_stats).
+ *
+ * One producer is one thread: a once_cluster is not to be called from two threads at
+ * once.  Many producers (threads with their own once_cluster, or processes) share a
+ * filter through the cluster.
+ */
+#ifndef ONCE_CLUSTER_H
+#define ONCE_CLUSTER_H
+
+#include "once_sliced.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct once_cluster once_cluster;
+
+typedef struct once_cluster_config {
+    const char *const *seeds; /* "host:port" of some nodes: the others are found */
+    size_t seed_count;
+    const char *name;         /* the filter's name: keys NAME:layout, NAME:slice:I:{TAG} */
+    /* The filter: slicing, slices, parts, bits and hashes (or capacity and error),
+     * seed, primitive, lookup, on_failure and threshold, window_ms and refresh, as
+     * once_sliced.h says.  Not used here: threads, concurrent, max_bytes, growth,
+     * equal_timers, window_events (count windows are one producer's clock). */
+    once_sliced_config sliced;
+    uint32_t timeout_ms;      /* a node's connect and reply timeout (0: 1000) */
+    /* Durability: after a batch that wrote, WAIT for `wait_replicas` replicas of every
+     * node written (at most wait_timeout_ms, 0: 1000).  0: no WAIT.  Replication is
+     * asynchronous, so a write a master acknowledged and lost in a failover before its
+     * replica had it is lost to the filter (docs/CLUSTER.md, "Durability"). */
+    uint32_t wait_replicas;
+    uint32_t wait_timeout_ms;
+    /* Two-level filtering (section 6): when not NULL, this producer's own filter (the
+     * caller's, kept open while the cluster filter is; a window no longer than the
+     * shared one's).  An event it holds is a repeat of one this producer sent, answered
+     * duplicate with no message; the others go to the cluster and are then added to
+     * it. */
+    once_filter *local;
+} once_cluster_config;
+
+/* A config of `name` over seeds, the sliced filter's fields at once_sliced's defaults
+ * (horizontal slicing over `slices`, capacity 1,000,000 at 0.001). */
+ONCE_API void once_cluster_config_init(once_cluster_config *config, const char *const *seeds,
+                                       size_t seed_count, const char *name, uint32_t slices);
+
+/* Open (or make) the filter.  On failure *out is NULL and `error` (when not NULL) says
+ * why in a sentence: no node reachable, a layout that contradicts the config (naming
+ * the fields), a slice that cannot be made.  ONCE_ERR_UNAVAILABLE for the network,
+ * ONCE_ERR_MISMATCH for a layout, ONCE_ERR_INVALID for a config. */
+ONCE_API once_status once_cluster_open(once_cluster **out, const once_cluster_config *config,
+                                       char *error, size_t error_len);
+ONCE_API void once_cluster_close(once_cluster *cluster);
+
+/* Dedup keys[0 .. count-1] (their time_ms the producer timestamps, with a window):
+ * seen[i] as once_sliced_test_and_add_batch answers it (0 new, 1 duplicate,
+ * ONCE_SLICED_UNDECIDED), and its status. */
+ONCE_API once_status once_cluster_test_and_add_batch(once_cluster *cluster, const once_key *keys,
+                                                     size_t count, uint8_t *seen);
+
+/* The sliced filter underneath (its stats, loads and site info); the cluster filter
+ * keeps it. */
+ONCE_API once_sliced *once_cluster_sliced(const once_cluster *cluster);
+
+/* Per node (the cluster's masters as this producer knows them). */
+typedef struct once_cluster_node {
+    char address[64]; /* host:port */
+    bool up;
+    uint64_t messages;  /* commands sent to it */
+    uint32_t slots;     /* slots it serves */
+    uint32_t slices;    /* this filter's slices it last served */
+} once_cluster_node;
+
+typedef struct once_cluster_stats {
+    once_sliced_stats sliced; /* events, messages per event, fill, failed fraction, the
+                                 live FP and FN estimates, ... */
+    char layout_id[17];       /* the layout's random id, hex */
+    uint32_t nodes;           /* masters known */
+    uint32_t failed_slices;   /* slices whose last command failed */
+    uint64_t missing_answers; /* commands answered NOSLICE: a node without its slice */
+    uint64_t commands;        /* commands sent, retries and the client's own included */
+    uint64_t moved, ask, retries, unreachable, reconnects, map_refreshes;
+    uint64_t waits, waits_short; /* WAITs sent, and those that returned fewer replicas */
+    uint64_t local_hits;      /* events the local filter answered, with no message */
+    bool claims;              /* racing producers claim events (vertical, diced, windows) */
+} once_cluster_stats;
+
+ONCE_API once_status once_cluster_get_stats(const once_cluster *cluster,
+                                            once_cluster_stats *stats);
+/* Node i, i below stats.nodes; ONCE_ERR_INVALID past them. */
+ONCE_API once_status once_cluster_node_at(const once_cluster *cluster, uint32_t index,
+                                          once_cluster_node *node);
+/* Is slice i's last command failed?  Its key into `key` (room `room`) when not NULL. */
+ONCE_API bool once_cluster_slice_failed(const once_cluster *cluster, uint32_t slice, char *key,
+                                        size_t room);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ONCE_CLUSTER_H */
