@@ -427,8 +427,11 @@ static int check_cluster(cli_options *o, bool threads_given, bool growth_given)
     if (growth_given)
         return fail("%s", "--cluster: the slices keep their size: drop --slice-growth");
     if (o->window_given)
-        return fail("%s", "--cluster keeps time windows (--span), not count windows: a count "
-                          "is one producer's clock");
+        return fail("%s", "--cluster keeps time windows (--span), not count windows (a count "
+                          "is one producer's clock): drop --window");
+    if (o->state_count > 0)
+        return fail("%s", "--cluster: the filter is kept in the cluster under --key, not in a "
+                          "file: drop --state");
     if (o->max_memory)
         return fail("%s", "--cluster: the slices keep the size of --capacity and --error: drop "
                           "--max-memory");
@@ -694,9 +697,13 @@ int options_parse(cli_options *o, int argc, char **argv)
                      parse_u64(optarg + 10, &x) == 0 && x <= 64) {
                 o->on_failed_slice = FAILED_SLICE_THRESHOLD;
                 o->failed_slice_threshold = (uint32_t)x;
-            } else
-                return fail("unknown policy '%s' (distinct, duplicate or threshold:X, X from 0 "
-                            "to k)",
+            } else if (strncmp(optarg, "threshold:", 10) == 0)
+                return fail("invalid --on-failed-slice '%s' (threshold:X, X from 0 to k, the "
+                            "filter's number of hashes, at most 64)",
+                            optarg);
+            else
+                return fail("unknown --on-failed-slice policy '%s' (distinct, duplicate or "
+                            "threshold:X)",
                             optarg);
             cluster_options_given = true;
             break;

@@ -937,6 +937,55 @@ case_sliced_window() {
   same_file got want
 }
 
+# expect_refused WANT ARGS...: exit 1, WANT (a fixed string) on stderr, nothing on stdout.
+expect_refused() {
+  local want=$1; shift
+  "$ONCE" "$@" < /dev/null > out 2> err; local got=$?
+  [ "$got" -eq 1 ] || fail "'once $*' exited $got, expected 1: $(head -n 1 err)"
+  grep -qF -- "$want" err || fail "'once $*' said '$(head -n 1 err)', expected '$want'"
+  [ ! -s out ] || fail "'once $*' wrote to stdout"
+}
+
+# --cluster and its options: contradictions are refused while the options are parsed,
+# before any connection.  The address given is a loopback port nobody listens on, so a
+# run that went as far as the network would end with exit 2 ("cannot reach"), not 1.
+case_cluster_usage_errors() {
+  local port
+  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2> /dev/null) ||
+    port=1
+  local node=127.0.0.1:$port
+  local cluster=(--cluster "$node" --key f --slicing vertical --slices 3)
+  local needs_cluster="--key, --on-failed-slice, --local-filter and --wait apply to a filter over a cluster: add --cluster HOST:PORT"
+  expect_refused "$needs_cluster" --key f
+  expect_refused "$needs_cluster" --wait
+  expect_refused "$needs_cluster" --local-filter
+  expect_refused "$needs_cluster" --on-failed-slice duplicate
+  expect_refused "--cluster needs --key NAME" --cluster "$node"
+  expect_refused "--cluster needs --slicing horizontal, vertical or diced" --cluster "$node" --key f
+  expect_refused "the cluster's nodes answer for the slices: drop --threads" "${cluster[@]}" --threads 2
+  expect_refused "not count windows (a count is one producer's clock): drop --window" \
+    "${cluster[@]}" --window 100
+  expect_refused "the slices keep their size: drop --slice-growth" \
+    "${cluster[@]}" --slice-growth bounded --span 1h
+  expect_refused "the slices keep the size of --capacity and --error: drop --max-memory" \
+    "${cluster[@]}" --max-memory 1G --span 1h
+  expect_refused "the filter is kept in the cluster under --key, not in a file: drop --state" \
+    "${cluster[@]}" --state st
+  [ ! -e st ] && [ ! -e st.lock ] || fail "a refused --state made a file"
+  expect_refused "invalid --on-failed-slice 'threshold:abc' (threshold:X, X from 0 to k" \
+    "${cluster[@]}" --on-failed-slice threshold:abc
+  expect_refused "unknown --on-failed-slice policy 'maybe' (distinct, duplicate or threshold:X)" \
+    "${cluster[@]}" --on-failed-slice maybe
+  expect_refused "invalid --on-failed-slice 'threshold:65'" "${cluster[@]}" --on-failed-slice threshold:65
+  # Past the options, a cluster that cannot be reached is exit 2, at once.
+  timeout 20 "$ONCE" --cluster "$node" --key f --slicing horizontal --slices 2 < /dev/null > out 2> err
+  local status=$?
+  [ "$status" -eq 2 ] || fail "an unreachable cluster exited $status, expected 2: $(cat err)"
+  grep -qF -- "once: --cluster $node --key f: cannot reach the cluster" err ||
+    fail "an unreachable cluster said: $(cat err)"
+  [ ! -s out ] || fail "an unreachable cluster wrote to stdout"
+}
+
 case_count_window() {
   # 3000 distinct keys; then the last 500 again (inside a window of 1000 deliveries:
   # all dropped); then the first 200 again (3000 deliveries ago, past the window and
