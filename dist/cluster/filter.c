@@ -287,7 +287,13 @@ once_status once_cluster_open(once_cluster **out, const once_cluster_config *con
     c->local = config->local;
     c->name = strdup(config->name);
     c->wait_replicas = config->wait_replicas;
-    c->wait_timeout_ms = config->wait_timeout_ms ? config->wait_timeout_ms : 1000;
+    /* A WAIT blocks its connection for up to its timeout: it must end well within the
+     * reply timeout, or a node whose replica is gone (a promoted one has none) would
+     * be taken for a dead one. */
+    uint32_t timeout = config->timeout_ms ? config->timeout_ms : 1000;
+    c->wait_timeout_ms = config->wait_timeout_ms ? config->wait_timeout_ms : 100;
+    if (c->wait_timeout_ms > timeout / 2)
+        c->wait_timeout_ms = timeout / 2;
     uint32_t parts = sc.parts ? sc.parts : 1;
     layout want = {.slicing = sc.slicing, .slices = sc.slices, .parts = parts,
                    .sites = sc.slices * parts, .bits = bits, .slice_bits = slice_bits,
@@ -319,7 +325,8 @@ once_status once_cluster_open(once_cluster **out, const once_cluster_config *con
             layout_slice_key(c->name, i, c->layout.tags[i], c->keys[i], KEY_ROOM);
         bool timed = c->layout.window_ms != 0;
         for (uint32_t i = 0; st == ONCE_OK && i < c->layout.sites; i++)
-            st = remote_site_create(c->round, c->keys[i], timed, &c->sites[i]);
+            st = remote_site_create(c->round, c->keys[i], c->layout.slice_bits, timed,
+                                    &c->sites[i]);
         sc.seed = c->layout.seed;
         sc.seed_is_set = true;
         if (st == ONCE_OK)

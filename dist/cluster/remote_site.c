@@ -11,6 +11,10 @@
  *   at once and a batch costs one message a slice and one round trip.  Each wait then
  *   reads its own answer.
  *
+ *   Every answer also says what the slice holds (its cells set, whoever set them),
+ *   which the site describes, so the filter's live estimates follow the slices' fill
+ *   and not only this producer's events.
+ *
  *   A command that comes back unreachable, with an error (NOSLICE: the node has no
  *   such slice, as after a restart without its data; any other error), or with an
  *   answer that does not decode, fails every request of its batch with
@@ -53,6 +57,7 @@ struct remote_site {
     bool encoded;       /* the batch encoded; else its requests fail */
     size_t command;     /* its command's index in the round */
     remote_site_info info;
+    once_site_info held; /* the slice as its last answer described it */
 };
 
 remote_round *remote_round_new(cluster_client *client)
@@ -149,9 +154,13 @@ static bool read_answers(remote_site *s, const cluster_command *c)
             s->info.missing++;
         return false;
     }
-    return reply->type == REDIS_REPLY_STRING &&
-           once_slice_answers_decode((const uint8_t *)reply->str, reply->len, s->requests,
-                                     s->count) == ONCE_OK;
+    once_site_info held;
+    if (reply->type != REDIS_REPLY_STRING ||
+        once_slice_answers_decode((const uint8_t *)reply->str, reply->len, s->requests, s->count,
+                                  &held) != ONCE_OK)
+        return false;
+    s->held = held;
+    return true;
 }
 
 static void remote_wait(void *context)
@@ -189,6 +198,13 @@ static void remote_run(void *context, once_site_request *requests, size_t count)
     remote_wait(context);
 }
 
+/* What the slice held at its last answer: its fill, whoever set it, for the filter's
+ * live estimates. */
+static void remote_describe(void *context, once_site_info *info)
+{
+    *info = ((const remote_site *)context)->held;
+}
+
 static void remote_destroy(void *context)
 {
     remote_site *s = context;
@@ -197,8 +213,8 @@ static void remote_destroy(void *context)
     free(s);
 }
 
-once_status remote_site_create(remote_round *round, const char *key, bool timed,
-                               once_site *out)
+once_status remote_site_create(remote_round *round, const char *key, uint64_t bits,
+                               bool timed, once_site *out)
 {
     if (round == NULL || key == NULL || out == NULL)
         return ONCE_ERR_INVALID;
@@ -214,11 +230,13 @@ once_status remote_site_create(remote_round *round, const char *key, bool timed,
     s->round = round;
     s->timed = timed;
     s->info.node = -1;
+    s->held = (once_site_info){.cells = bits, .filters = 1};
     *out = (once_site){.context = s,
                        .run = remote_run,
                        .destroy = remote_destroy,
                        .start = remote_start,
-                       .wait = remote_wait};
+                       .wait = remote_wait,
+                       .describe = remote_describe};
     return ONCE_OK;
 }
 

@@ -26,11 +26,12 @@ typedef struct remote_site_info {
     int node;           /* the node that last answered or failed (-1: none yet) */
 } remote_site_info;
 
-/* A site whose slice is the key `key` (copied): its batches become SLICE.RUN commands
- * of `round`, the requests carrying their times when `timed`.  It fails a request
- * (ONCE_ERR_UNAVAILABLE) that it could not send or whose answer it could not read. */
-once_status remote_site_create(remote_round *round, const char *key, bool timed,
-                               once_site *out);
+/* A site whose slice is the key `key` (copied), of `bits` cells: its batches become
+ * SLICE.RUN commands of `round`, the requests carrying their times when `timed`.  It
+ * fails a request (ONCE_ERR_UNAVAILABLE) that it could not send or whose answer it
+ * could not read, and describes the slice as its last answer did. */
+once_status remote_site_create(remote_round *round, const char *key, uint64_t bits,
+                               bool timed, once_site *out);
 void remote_site_describe_remote(const once_site *site, remote_site_info *info);
 
 #endif /* ONCE_DIST_REMOTE_SITE_H */

@@ -44,7 +44,8 @@ typedef struct once_cluster_config {
     once_sliced_config sliced;
     uint32_t timeout_ms;      /* a node's connect and reply timeout (0: 1000) */
     /* Durability: after a batch that wrote, WAIT for `wait_replicas` replicas of every
-     * node written (at most wait_timeout_ms, 0: 1000).  0: no WAIT.  Replication is
+     * node written (at most wait_timeout_ms: 0 for 100, and at most half timeout_ms, so
+     * that a node without a replica is not taken for a dead one).  0: no WAIT.  Replication is
      * asynchronous, so a write a master acknowledged and lost in a failover before its
      * replica had it is lost to the filter (docs/CLUSTER.md, "Durability"). */
     uint32_t wait_replicas;

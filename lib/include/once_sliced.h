@@ -228,6 +228,8 @@ ONCE_API once_status once_vertical_site_create(uint64_t bits, uint32_t slices,
 ONCE_API once_status once_slice_create(once_filter **out, const once_memory_site_config *config);
 /* The config a slice was made with (ONCE_ERR_UNSUPPORTED for another structure). */
 ONCE_API once_status once_slice_config(const once_filter *slice, once_memory_site_config *config);
+/* What it holds: cells a sub-filter, cells set, sub-filters, bytes, sub-filters opened. */
+ONCE_API once_status once_slice_describe(const once_filter *slice, once_site_info *info);
 /* Run requests[0 .. count-1] in order, as the memory site does, after checking all of
  * them: ONCE_ERR_INVALID, with nothing run, for an op out of range, a position past
  * the slice or a time past ONCE_MAX_TIME_MS.  A set (SET, TEST_AND_SET) whose time is
@@ -262,13 +264,17 @@ ONCE_API once_status once_slice_requests_count(const uint8_t *in, size_t len, si
 ONCE_API once_status once_slice_requests_decode(const uint8_t *in, size_t len,
                                                 once_site_request *requests,
                                                 uint64_t *positions);
-/* The answers (all_set and status of each request) as a reply, and back: a failure
- * comes back as ONCE_ERR_FULL, ONCE_ERR_TIME or ONCE_ERR_UNAVAILABLE. */
+/* The answers (all_set, status and claim_lost of each request) as a reply, with what
+ * the slice holds after them (`site`: its cells, cells set and sub-filters; NULL:
+ * zeros), and back (`site` NULL: not wanted): a failure comes back as ONCE_ERR_FULL,
+ * ONCE_ERR_TIME or ONCE_ERR_UNAVAILABLE. */
 ONCE_API size_t once_slice_answers_size(const once_site_request *requests, size_t count);
 ONCE_API once_status once_slice_answers_encode(const once_site_request *requests, size_t count,
-                                               uint8_t *out, size_t room, size_t *written);
+                                               const once_site_info *site, uint8_t *out,
+                                               size_t room, size_t *written);
 ONCE_API once_status once_slice_answers_decode(const uint8_t *in, size_t len,
-                                               once_site_request *requests, size_t count);
+                                               once_site_request *requests, size_t count,
+                                               once_site_info *site);
 
 /* What a sliced filter does when a site cannot be reached (section 3.2). */
 typedef enum once_failure {

@@ -1214,8 +1214,9 @@ static once_status one_at_a_time(once_sliced *f, const once_key *keys, size_t co
 /*
  * Claims over a batch (once_sliced_config.claims): two rounds of one message a site.
  * Round 1 carries the last batch's releases and, for every event, a TEST at each site
- * it touches, its home site's taking the claim; round 2 sets the bits of the events
- * found distinct.  The claims won are released by the next batch's round 1, after
+ * it touches, its home site's taking the claim; round 2 test-and-sets the bits of the
+ * events found distinct, in event order, so the batch answers as its one-key calls in
+ * turn would (an event whose bits the earlier ones set is a duplicate).  The claims won are released by the next batch's round 1, after
  * round 2's sets were answered, so a producer that takes a claim after the release
  * finds the bits.
  */
@@ -1405,9 +1406,8 @@ static once_status claimed_batch(once_sliced *f, batch_space *b, const once_key 
             seen[i] = 0;
         if (seen[i] != 0)
             continue;
-        inserted++;
         for (uint32_t t = 0; t < e->touched; t++) {
-            once_site_request q = {.op = ONCE_SITE_SET,
+            once_site_request q = {.op = ONCE_SITE_TEST_AND_SET,
                                    .positions = e->offsets + e->first[t],
                                    .count = e->count[t],
                                    .status = ONCE_OK,
@@ -1416,9 +1416,26 @@ static once_status claimed_batch(once_sliced *f, batch_space *b, const once_key 
         }
     }
     (void)total;
-    tally(&g->inserted, inserted);
     if (r.total != 0)
         claim_round_send(f, &r);
+    /* Round 2 runs test-and-set in event order at every site: an event all of whose
+     * bits the batch's earlier events set is a duplicate, as the one-key calls in turn
+     * would answer it (and its test-and-set changed nothing). */
+    bool all_set[BATCH_EVENTS], asked[BATCH_EVENTS];
+    for (size_t i = 0; i < n; i++)
+        all_set[i] = asked[i] = false;
+    for (uint32_t q = 0; q < r.total; q++) {
+        uint32_t i = r.event[q];
+        all_set[i] = (asked[i] ? all_set[i] : true) && r.requests[q].status == ONCE_OK &&
+                     r.requests[q].all_set;
+        asked[i] = true;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (asked[i] && all_set[i])
+            seen[i] = 1;
+        inserted += asked[i] && !all_set[i];
+    }
+    tally(&g->inserted, inserted);
     claim_round_free(&r);
     return undecided ? ONCE_ERR_UNAVAILABLE : ONCE_OK;
 }
@@ -1513,7 +1530,10 @@ once_status once_sliced_get_stats(const once_sliced *f, once_sliced_stats *s)
     s->fairness = squares > 0 ? sum * sum / ((double)f->site_count * squares) : 1.0;
     /* Live estimates: the fill the sites describe (or the formulas' at `inserted`) and
      * the sites found down. */
-    double set = 0, cells = 0;
+    /* The fill is the sites' that answer: a site found down describes what it held
+     * when last reached (a remote one) while the others go on filling, and the rates
+     * under failure are those of the reachable positions. */
+    double set = 0, cells = 0, set_all = 0, cells_all = 0;
     bool described = true;
     uint32_t down = 0;
     for (uint32_t i = 0; i < f->site_count; i++) {
@@ -1522,9 +1542,19 @@ once_status once_sliced_get_stats(const once_sliced *f, once_sliced_stats *s)
         s->filters += info.filters;
         s->bytes += info.bytes;
         described = described && f->sites[i].describe != NULL;
-        set += (double)info.cells_set;
-        cells += (double)info.cells * (info.filters ? info.filters : 1);
-        down += atomic_load_explicit(&f->down[i], memory_order_relaxed) != 0;
+        bool site_down = atomic_load_explicit(&f->down[i], memory_order_relaxed) != 0;
+        double c = (double)info.cells * (info.filters ? info.filters : 1);
+        set_all += (double)info.cells_set;
+        cells_all += c;
+        if (!site_down) {
+            set += (double)info.cells_set;
+            cells += c;
+        }
+        down += site_down;
+    }
+    if (cells == 0) { /* every site down: what they held */
+        set = set_all;
+        cells = cells_all;
     }
     s->failed_fraction = (double)down / f->site_count;
     s->fill = described && cells > 0 ? set / cells

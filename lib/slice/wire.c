@@ -15,9 +15,12 @@
  *              u8 positions, [u64 time_ms], [u64 claim, u64 release], and its
  *              positions as u32.
  *   Answers:   u8 version (1), u8 flags (bit 0: the claim bits follow), u32 count,
- *              ceil(count / 8) bytes of all_set bits (bit i of byte i / 8, low bit
- *              first), u32 failures, then per failure u32 index and u8 reason
- *              (ONCE_SLICE_FAILED_*), then [ceil(count / 8) bytes of claim_lost bits].
+ *              the slice as it is after the requests (u64 cells a sub-filter, u64
+ *              cells set, u32 sub-filters: the producer's live estimates come from
+ *              every slice's fill, whoever set it), ceil(count / 8) bytes of all_set
+ *              bits (bit i of byte i / 8, low bit first), u32 failures, then per
+ *              failure u32 index and u8 reason (ONCE_SLICE_FAILED_*), then
+ *              [ceil(count / 8) bytes of claim_lost bits].
  *
  *   The decoder trusts nothing: a version, flag, op or length it does not know, a
  *   count the bytes cannot hold, or bytes left over is ONCE_ERR_CORRUPT, before the
@@ -34,7 +37,7 @@
 #define FLAG_CLAIMS 2u
 #define ANSWER_CLAIMS 1u
 #define REQUEST_HEADER 6u
-#define ANSWER_HEADER 6u
+#define ANSWER_HEADER 26u
 
 static bool any_claims(const once_site_request *requests, size_t count)
 {
@@ -218,7 +221,8 @@ size_t once_slice_answers_size(const once_site_request *requests, size_t count)
 }
 
 once_status once_slice_answers_encode(const once_site_request *requests, size_t count,
-                                      uint8_t *out, size_t room, size_t *written)
+                                      const once_site_info *site, uint8_t *out, size_t room,
+                                      size_t *written)
 {
     if ((requests == NULL && count != 0) || out == NULL || written == NULL ||
         count > UINT32_MAX)
@@ -231,6 +235,11 @@ once_status once_slice_answers_encode(const once_site_request *requests, size_t 
     out[0] = WIRE_VERSION;
     out[1] = claims ? ANSWER_CLAIMS : 0;
     once_le_write(out + 2, count, 4);
+    if (site != NULL) {
+        once_le_write(out + 6, site->cells, 8);
+        once_le_write(out + 14, site->cells_set, 8);
+        once_le_write(out + 22, site->filters, 4);
+    }
     uint8_t *bits = out + ANSWER_HEADER;
     uint8_t *failures = bits + (count + 7) / 8;
     uint8_t *p = failures + 4;
@@ -254,7 +263,7 @@ once_status once_slice_answers_encode(const once_site_request *requests, size_t 
 }
 
 once_status once_slice_answers_decode(const uint8_t *in, size_t len, once_site_request *requests,
-                                      size_t count)
+                                      size_t count, once_site_info *site)
 {
     if (in == NULL || (requests == NULL && count != 0))
         return ONCE_ERR_INVALID;
@@ -263,6 +272,12 @@ once_status once_slice_answers_decode(const uint8_t *in, size_t len, once_site_r
         (in[1] & ~ANSWER_CLAIMS) != 0 || once_le32_read(in + 2) != count)
         return ONCE_ERR_CORRUPT;
     bool claims = (in[1] & ANSWER_CLAIMS) != 0;
+    uint64_t cells = once_le64_read(in + 6), cells_set = once_le64_read(in + 14);
+    uint32_t filters = once_le32_read(in + 22);
+    if (cells_set > cells * (uint64_t)filters || filters > ONCE_MEMORY_SITE_MAX_FILTERS)
+        return ONCE_ERR_CORRUPT;
+    if (site != NULL)
+        *site = (once_site_info){.cells = cells, .cells_set = cells_set, .filters = filters};
     const uint8_t *bits = in + ANSWER_HEADER, *failures = bits + bitmap;
     uint64_t failed = once_le32_read(failures);
     if (failed > count || len != ANSWER_HEADER + bitmap + 4 + failed * 5 + (claims ? bitmap : 0))

@@ -114,6 +114,17 @@ once_status once_slice_config(const once_filter *f, once_memory_site_config *con
     return ONCE_OK;
 }
 
+once_status once_slice_describe(const once_filter *f, once_site_info *info)
+{
+    if (f == NULL || info == NULL)
+        return ONCE_ERR_INVALID;
+    if (f->ops != &once_slice_ops)
+        return ONCE_ERR_UNSUPPORTED;
+    const once_site *site = &CSLICE(f)->site;
+    site->describe(site->context, info);
+    return ONCE_OK;
+}
+
 /* ------------------------------------------------------------ running requests */
 
 static bool request_valid(const slice_filter *s, const once_site_request *q)

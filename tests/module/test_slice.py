@@ -28,11 +28,12 @@ def encode(requests, timed=True, claims=None):
 def decode(reply, count, with_claims=False):
     """[(all_set, failure reason or 0)] for `count` requests (and claim_lost, when
     with_claims)."""
-    version, flags, n = struct.unpack_from("<BBI", reply, 0)
+    version, flags, n, cells, cells_set, filters = struct.unpack_from("<BBIQQI", reply, 0)
     assert version == 1 and flags in (0, 1) and n == count
+    assert 0 < cells and cells_set <= cells * filters and filters >= 1
     size = (count + 7) // 8
-    bits = reply[6:6 + size]
-    at = 6 + size
+    bits = reply[26:26 + size]
+    at = 26 + size
     (failed,) = struct.unpack_from("<I", reply, at)
     at += 4
     reasons = {}

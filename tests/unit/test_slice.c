@@ -280,15 +280,18 @@ static void wire_round_trips(void)
     }
     for (size_t count = 0; count <= BATCH; count += 13) {
         size_t size = once_slice_answers_size(q, count), written = 0;
-        uint8_t wire[2 * BATCH + 64 + BATCH * 5];
-        CHECK_OK(once_slice_answers_encode(q, count, wire, sizeof wire, &written));
+        uint8_t wire[2 * BATCH + 96 + BATCH * 5];
+        once_site_info held = {.cells = 640, .cells_set = 900, .filters = 2}, got;
+        CHECK_OK(once_slice_answers_encode(q, count, &held, wire, sizeof wire, &written));
         CHECK(written == size);
         once_site_request back[BATCH];
-        CHECK_OK(once_slice_answers_decode(wire, size, back, count));
+        CHECK_OK(once_slice_answers_decode(wire, size, back, count, &got));
+        CHECK(got.cells == 640 && got.cells_set == 900 && got.filters == 2);
         for (size_t r = 0; r < count; r++)
             CHECK(back[r].all_set == q[r].all_set && back[r].status == q[r].status &&
                   back[r].claim_lost == q[r].claim_lost);
-        CHECK_STATUS(once_slice_answers_decode(wire, size, back, count + 1), ONCE_ERR_CORRUPT);
+        CHECK_STATUS(once_slice_answers_decode(wire, size, back, count + 1, NULL),
+                     ONCE_ERR_CORRUPT);
     }
     /* What does not fit the wire is refused, not cut. */
     uint64_t far[1] = {UINT32_MAX + UINT64_C(1)};
@@ -333,7 +336,7 @@ static void wire_refuses_malformed_messages(void)
     CHECK_STATUS(once_slice_requests_count(huge, sizeof huge, &count, &total), ONCE_ERR_CORRUPT);
     uint64_t seed = 77;
     for (int trial = 0; trial < 20000; trial++) {
-        uint8_t noise[48];
+        uint8_t noise[64];
         size_t len = testing_mix(seed++) % sizeof noise;
         for (size_t i = 0; i < len; i++)
             noise[i] = (uint8_t)testing_mix(seed++);
@@ -351,7 +354,8 @@ static void wire_refuses_malformed_messages(void)
             free(back_positions);
         }
         once_site_request answers[16];
-        (void)once_slice_answers_decode(copy, len, answers, len % 16);
+        once_site_info held;
+        (void)once_slice_answers_decode(copy, len, answers, len % 16, &held);
         free(copy);
     }
 }

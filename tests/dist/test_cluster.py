@@ -1,0 +1,316 @@
+"""One filter sliced over a Redis Cluster, end to end: `once --cluster` producers over
+real clusters of Debian's redis-server with the module on every node (cluster.py).
+
+Every slicing delivers a stream's keys once, with false positives within the target;
+vertical slicing answers as the in-process vertical filter of the same seed; producers
+racing on one stream deliver each key at most once between them; a master killed
+without replicas costs what the failure formulas say, and the producer goes on; with
+replicas a producer goes on past a failover and, with --wait, loses nothing; a slot
+moved mid-stream costs nothing; a node restarted empty reads as failed slices.
+"""
+import json
+import math
+import os
+import random
+import select
+import subprocess
+import time
+
+from cluster import Cluster
+
+ONCE = os.environ.get("ONCE_CLI")
+SEED = int(os.environ.get("ONCE_TEST_SEED", "20261127"))
+
+
+def binomial_bounds(n, p, sigmas=5.0):
+    """[low, high] for a binomial(n, p) count, `sigmas` standard deviations out."""
+    spread = sigmas * math.sqrt(n * p * (1 - p)) + 1
+    return max(0.0, n * p - spread), n * p + spread
+
+
+def once(cluster, key, *args, data=b"", timeout=240, expect=0):
+    """Run `once --cluster` on `data`: (output lines, stats or stderr text)."""
+    command = [ONCE, "--cluster", cluster.seeds()[0], "--key", key, *args]
+    p = subprocess.run(command, input=data, capture_output=True, timeout=timeout)
+    err = p.stderr.decode(errors="replace")
+    assert p.returncode == expect, (command, p.returncode, err)
+    stats = None
+    if "--stats=json" in args:
+        stats = json.loads(err.strip().splitlines()[-1])
+    return p.stdout.splitlines(), stats if stats is not None else err
+
+
+def lines(keys):
+    return b"".join(b"%s\n" % k for k in keys)
+
+
+def keys_of(prefix, n):
+    return [b"%s-%d" % (prefix.encode(), i) for i in range(n)]
+
+
+def repeated_stream(keys, total, rng):
+    """Every key once, in a random order, then repeats drawn at random."""
+    first = list(keys)
+    rng.shuffle(first)
+    return first + [rng.choice(keys) for _ in range(total - len(keys))]
+
+
+SLICINGS = [
+    ("horizontal", ["--slicing", "horizontal", "--slices", "3"]),
+    ("vertical", ["--slicing", "vertical", "--slices", "3"]),
+    ("diced-h-v", ["--slicing", "diced", "--slices", "3x2"]),
+    ("diced-v-h", ["--slicing", "diced", "--slices", "3x2", "--dicing", "v-h"]),
+]
+
+
+def test_every_slicing_delivers_each_key_once_at_the_target_rate():
+    rng = random.Random(SEED)
+    with Cluster(masters=3) as cluster:
+        for name, slicing in SLICINGS:
+            for window in ([], ["--span", "1h"]):
+                key = "f-%s-%d" % (name, len(window))
+                opts = [*slicing, *window, "--capacity", "4000", "--error", "0.01",
+                        "--seed", "11", "--stats=json"]
+                stored = keys_of(key + "-s", 4000)
+                out, stats = once(cluster, key, *opts, data=lines(repeated_stream(stored, 12000, rng)))
+                # No repeat inside the window; the first of each key kept, but for the
+                # false positives of a filter filling to its capacity.
+                assert len(out) == len(set(out)) and set(out) <= set(stored), name
+                low, high = binomial_bounds(len(stored), 0.01)
+                assert len(stored) - len(out) <= high, (name, window, len(out))
+                p_full = stats["fp_estimate"]
+                # Fresh keys at the fill reached: false positives at the filter's rate
+                # (which grows as the fresh keys go in: bounded by both ends).
+                fresh = keys_of(key + "-fresh", 20000)
+                out2, stats2 = once(cluster, key, *opts, data=lines(fresh))
+                suppressed = len(fresh) - len(out2)
+                low, _ = binomial_bounds(len(fresh), p_full)
+                _, high = binomial_bounds(len(fresh), stats2["fp_estimate"])
+                assert low <= suppressed <= high, (name, window, suppressed, p_full,
+                                                   stats2["fp_estimate"])
+                # A batch costs one command a slice touched, and then some: never one
+                # an event.
+                assert stats["commands"] < 0.1 * 12000, (name, stats["commands"])
+                assert stats["failed_slices"] == 0 and stats["unreachable"] == 0
+
+
+def test_vertical_answers_as_the_in_process_vertical_filter():
+    rng = random.Random(SEED + 1)
+    stored = keys_of("v", 3000)
+    data = lines(repeated_stream(stored, 9000, rng) + keys_of("fresh", 6000))
+    opts = ["--slicing", "vertical", "--slices", "3", "--capacity", "3000", "--error",
+            "0.05", "--seed", "77"]
+    local = subprocess.run([ONCE, *opts], input=data, capture_output=True, timeout=120)
+    assert local.returncode == 0
+    with Cluster(masters=3) as cluster:
+        out, _ = once(cluster, "same", *opts, data=data)
+    # The same false positives too: the filter is the same, only its sites are apart.
+    assert out == local.stdout.splitlines()
+    assert len(out) < 9000
+
+
+def race(cluster, key, opts, streams):
+    """Producers started together, each on its stream: their outputs."""
+    procs = []
+    for s in streams:
+        command = [ONCE, "--cluster", cluster.seeds()[0], "--key", key, *opts]
+        procs.append(subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE))
+    outs = []
+    for p, s in zip(procs, streams):
+        p.stdin.write(lines(s))
+        p.stdin.close()
+    for p in procs:
+        out = p.stdout.read()
+        err = p.stderr.read().decode()
+        assert p.wait(timeout=240) == 0, err
+        outs.append(out.splitlines())
+    return outs
+
+
+def test_racing_producers_deliver_each_key_at_most_once():
+    rng = random.Random(SEED + 2)
+    with Cluster(masters=3) as cluster:
+        for producers in (2, 4):
+            for name, slicing in SLICINGS[:2] + [("horizontal-span", SLICINGS[0][1] + ["--span", "1h"])]:
+                key = "race-%s-%d" % (name, producers)
+                stored = keys_of(key, 3000)
+                # Each producer sees every key, in its own order, several times.
+                streams = [repeated_stream(stored, 6000, rng) for _ in range(producers)]
+                opts = [*slicing, "--capacity", "6000", "--error", "0.001", "--seed", "3"]
+                outs = race(cluster, key, opts, streams)
+                delivered = [k for out in outs for k in out]
+                assert len(delivered) == len(set(delivered)), (name, producers,
+                                                               len(delivered) - len(set(delivered)))
+                low, high = binomial_bounds(len(stored), 0.001)
+                assert len(stored) - len(set(delivered)) <= high, (name, producers)
+
+
+def slice_keys(cluster, name):
+    """The slices' keys of filter `name`, from its layout."""
+    layout = None
+    for node in cluster.running():
+        try:
+            layout = node.client(decode=False).get(("%s:layout" % name).encode())
+        except Exception:
+            continue
+        if layout:
+            break
+    assert layout, "no layout"
+    tags = [l for l in layout.decode().splitlines() if l.startswith("tags ")][0].split()[1:]
+    return ["%s:slice:%d:{%s}" % (name, i, t) for i, t in enumerate(tags)]
+
+
+def victim_of(cluster, name):
+    """A master holding a slice of filter `name` but not its layout (which every
+    producer reads when it starts)."""
+    layout_owner = cluster.owner(cluster.keyslot("%s:layout" % name))
+    for key in slice_keys(cluster, name):
+        owner = cluster.owner(cluster.keyslot(key))
+        if owner != layout_owner:
+            return owner
+    raise AssertionError("every slice is on the layout's master")
+
+
+def test_killed_master_costs_what_the_failure_formulas_say():
+    # phi = 1/3: one master of three holds one slice of three.
+    with Cluster(masters=3) as cluster:
+        opts = ["--slicing", "vertical", "--slices", "3", "--capacity", "6000", "--error",
+                "0.02", "--seed", "9"]
+        stored = keys_of("stored", 6000)
+        out, _ = once(cluster, "kill", *opts, data=lines(stored))
+        assert len(out) > 5800
+        cluster.kill(victim_of(cluster, "kill"))
+        # duplicate: a failed position counts as set, so fresh keys are suppressed more
+        # (FP up) and stored keys never come out (FN 0).  The rate at the start (a few
+        # keys to learn it) and at the end bound the fresh keys suppressed: each
+        # inserted one fills the reachable slices a little more.
+        duplicate = [*opts, "--on-failed-slice", "duplicate", "--stats=json"]
+        _, start = once(cluster, "kill", *duplicate, data=lines(keys_of("learn", 20)))
+        fresh = keys_of("fresh", 6000)
+        out, stats = once(cluster, "kill", *duplicate, data=lines(fresh))
+        assert stats["failed_slices"] == 1 and abs(stats["failed_fraction"] - 1 / 3) < 1e-5
+        assert start["fp_estimate"] > 0.05  # far above the rate without a failure
+        low, _ = binomial_bounds(len(fresh), start["fp_estimate"])
+        _, high = binomial_bounds(len(fresh), stats["fp_estimate"])
+        assert low <= len(fresh) - len(out) <= high, (len(fresh) - len(out), start["fp_estimate"],
+                                                      stats["fp_estimate"])
+        out, stats = once(cluster, "kill", *opts, "--on-failed-slice", "duplicate",
+                          "--stats=json", data=lines(stored[:3000]))
+        assert out == [] and stats["fn_estimate"] == 0
+        # distinct: any failed position makes a key new: stored keys with a position in
+        # the lost slice come out again, at the formula's rate.
+        repeats = stored[3000:]
+        out, stats = once(cluster, "kill", *opts, "--on-failed-slice", "distinct",
+                          "--stats=json", data=lines(repeats))
+        low, high = binomial_bounds(len(repeats), stats["fn_estimate"])
+        assert low <= len(out) <= high, (len(out), stats["fn_estimate"])
+        assert stats["lines"] == len(repeats)
+
+
+def feed(proc, data, sentinel, seconds=60):
+    """Write data and a sentinel line; read output lines until the sentinel comes out."""
+    proc.stdin.write(data + sentinel + b"\n")
+    proc.stdin.flush()
+    got, buffer = [], b""
+    deadline = time.monotonic() + seconds
+    while True:
+        left = deadline - time.monotonic()
+        assert left > 0, "the producer did not answer %r" % sentinel
+        ready, _, _ = select.select([proc.stdout], [], [], left)
+        if not ready:
+            continue
+        chunk = os.read(proc.stdout.fileno(), 65536)
+        assert chunk, "the producer ended early: %s" % proc.stderr.read().decode()
+        buffer += chunk
+        *done, buffer = buffer.split(b"\n")
+        got += done
+        if sentinel in done:
+            got.remove(sentinel)
+            return got
+
+
+def producer(cluster, key, opts):
+    command = [ONCE, "--cluster", ",".join(cluster.seeds()), "--key", key, *opts]
+    return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+
+
+def finish(proc):
+    proc.stdin.close()
+    out = proc.stdout.read()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 0, err
+    return out.splitlines(), err
+
+
+def test_producer_goes_on_past_a_failover_and_wait_loses_nothing():
+    with Cluster(masters=3, replicas=1) as cluster:
+        opts = ["--slicing", "vertical", "--slices", "3", "--capacity", "20000", "--error",
+                "0.001", "--seed", "4", "--wait", "--on-failed-slice", "distinct",
+                "--stats=json"]
+        p = producer(cluster, "fo", opts)
+        first = keys_of("first", 5000)
+        out = feed(p, lines(first), b"sync-1")
+        assert len(out) > 4990
+        cluster.kill(victim_of(cluster, "fo"))
+        # During the failover the producer goes on: its slices on the dead master fail
+        # and the policy (distinct) delivers what it cannot decide.
+        during = feed(p, lines(keys_of("during", 500)), b"sync-during", seconds=120)
+        assert len(during) == 500
+        cluster.wait_ok()
+        # Past the promotion: every key sent before, confirmed by WAIT, is still there.
+        again = feed(p, lines(first), b"sync-2", seconds=120)
+        second = keys_of("second", 3000)
+        new = feed(p, lines(second), b"sync-3")
+        out, err = finish(p)
+        stats = json.loads(err.strip().splitlines()[-1])
+        assert again == [], len(again)
+        assert len(new) > 2990
+        assert stats["waits"] > 0
+
+
+def test_slot_moved_mid_stream_costs_nothing():
+    with Cluster(masters=3) as cluster:
+        opts = ["--slicing", "vertical", "--slices", "3", "--capacity", "20000", "--error",
+                "0.001", "--seed", "6", "--stats=json"]
+        p = producer(cluster, "mv", opts)
+        first = keys_of("first", 4000)
+        out = feed(p, lines(first), b"sync-1")
+        assert len(out) > 3990
+        moving = slice_keys(cluster, "mv")[0]
+        slot = cluster.keyslot(moving)
+        source = cluster.owner(slot)
+        target = (source + 1) % 3
+        cluster.begin_move_slot(slot, target, migrate=0)
+        during = feed(p, lines(first[:2000] + keys_of("during", 1000)), b"sync-2")
+        cluster.finish_move_slot(slot)
+        after = feed(p, lines(first[2000:] + keys_of("after", 1000)), b"sync-3")
+        out, err = finish(p)
+        stats = json.loads(err.strip().splitlines()[-1])
+        # Nothing lost, nothing delivered twice, no error to the user: the routing
+        # followed ASK and MOVED.
+        assert set(during) <= set(keys_of("during", 1000)) and len(during) > 990
+        assert set(after) <= set(keys_of("after", 1000)) and len(after) > 990
+        assert stats["failed_slices"] == 0 and stats["unreachable"] == 0
+        assert stats["moved"] + stats["ask"] > 0
+        assert "error" not in err.lower()
+
+
+def test_node_restarted_empty_reads_as_failed_slices():
+    with Cluster(masters=3) as cluster:
+        opts = ["--slicing", "vertical", "--slices", "3", "--capacity", "6000", "--error",
+                "0.01", "--seed", "8"]
+        stored = keys_of("stored", 4000)
+        once(cluster, "empty", *opts, data=lines(stored))
+        cluster.restart(victim_of(cluster, "empty"), empty=True)
+        cluster.wait_ok()
+        # Not an empty slice (every stored key would come out again): a failed one.
+        out, stats = once(cluster, "empty", *opts, "--on-failed-slice", "duplicate",
+                          "--stats=json", data=lines(stored))
+        assert out == []
+        assert stats["failed_slices"] >= 1 and stats["missing_answers"] > 0
+        # And a producer that opens the filter now makes nothing back: still failed.
+        out, stats = once(cluster, "empty", *opts, "--on-failed-slice", "duplicate",
+                          "--stats=json", data=lines(stored[:10]))
+        assert stats["missing_answers"] > 0
