@@ -191,8 +191,11 @@ static int slice_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     size_t answer_len = st == ONCE_OK ? once_slice_answers_size(requests, count) : 0;
     if (st == ONCE_OK && (answers = slice_alloc(answer_len)) == NULL)
         st = ONCE_ERR_NOMEM;
+    once_site_info held;
     if (st == ONCE_OK)
-        st = once_slice_answers_encode(requests, count, answers, answer_len, &answer_len);
+        st = once_slice_describe(f, &held);
+    if (st == ONCE_OK)
+        st = once_slice_answers_encode(requests, count, &held, answers, answer_len, &answer_len);
     value_close(&k);
     if (st == ONCE_OK) {
         if (writes)

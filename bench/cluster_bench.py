@@ -1,0 +1,175 @@
+"""cluster_bench.py - one filter over a Redis Cluster against the dedup users run today.
+
+Usage: /usr/bin/python3 bench/cluster_bench.py ONCE_CLI MODULE_SO [EVENTS] [DISTINCT]
+
+On clusters of 1 and 3 masters (Debian's redis-server with the module, on loopback,
+started and stopped by tests/dist/cluster.py), the same stream of EVENTS lines
+(default 10^6) over DISTINCT keys (default 5 x 10^5, in a random order with repeats)
+is deduped by:
+  - `once --cluster` with horizontal slicing (S = 3 and 12), vertical (S = 3) and diced
+    h-v (3x2), 10^6 keys at 0.1%;
+  - `SET key 1 NX EX 3600`, one command per event, pipelined 1,000 a node (the dedup
+    users run today);
+  - one BF key per master (RedisBloom's BF.* of the module), the keys partitioned by the
+    client by CRC16 and sent as BF.MADD of 1,000.
+For each: the server CPU (INFO cpu, user + sys, summed over the masters) per 10^6
+events, commands per event, the client's events/s, the keys delivered, and the
+events/s S masters would take if the server CPU is what bounds them (S x 10^6 / CPU
+seconds per 10^6 events, each master on its own core).  A 2-core machine cannot show
+throughput growing with masters: the projection is from what does not depend on cores.
+
+Prints a Markdown table on stdout; progress on stderr.
+"""
+import os
+import random
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "dist"))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "module"))
+
+
+def crc16(data):
+    crc = 0
+    for byte in data:
+        crc ^= byte << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
+            crc &= 0xFFFF
+    return crc
+
+
+def key_slot(key):
+    start = key.find(b"{")
+    if start >= 0:
+        end = key.find(b"}", start + 1)
+        if end > start + 1:
+            key = key[start + 1:end]
+    return crc16(key) % 16384
+
+
+def server_cpu(cluster):
+    total = 0.0
+    for node in cluster.running():
+        info = node.client().info("cpu")
+        total += float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+    return total
+
+
+def owners(cluster):
+    """slot -> a client of the master serving it."""
+    slots = [None] * 16384
+    clients = {}
+    for first, last, index in cluster.slot_map():
+        clients.setdefault(index, cluster.nodes[index].client(decode=False))
+        for s in range(first, last + 1):
+            slots[s] = clients[index]
+    return slots, clients
+
+
+def run_once(cluster, once, name, args, data):
+    command = [once, "--cluster", cluster.seeds()[0], "--key", name, *args,
+               "--capacity", "1000000", "--error", "0.001", "--seed", "1", "--stats=json"]
+    p = subprocess.run(command, input=data, capture_output=True)
+    if p.returncode != 0:
+        raise RuntimeError(p.stderr.decode())
+    import json
+    stats = json.loads(p.stderr.decode().strip().splitlines()[-1])
+    return len(p.stdout.splitlines()), stats["commands"]
+
+
+def run_set_nx(cluster, keys):
+    slots, _ = owners(cluster)
+    pipes = {}
+    delivered = commands = 0
+    pending = {}
+    for k in keys:
+        client = slots[key_slot(k)]
+        p = pipes.setdefault(id(client), client.pipeline(transaction=False))
+        p.set(k, 1, nx=True, ex=3600)
+        pending[id(client)] = pending.get(id(client), 0) + 1
+        if pending[id(client)] == 1000:
+            delivered += sum(1 for r in p.execute() if r)
+            commands += 1000
+            pending[id(client)] = 0
+    for cid, p in pipes.items():
+        if pending.get(cid):
+            delivered += sum(1 for r in p.execute() if r)
+            commands += pending[cid]
+    return delivered, commands
+
+
+def run_bf_shards(cluster, keys, masters):
+    # One BF key per master: a tag whose slot that master serves.
+    slots, clients = owners(cluster)
+    shard_keys = []
+    for index in sorted(clients):
+        j = 0
+        while True:
+            name = b"bf{shard%d}" % j
+            if slots[key_slot(name)] is clients[index]:
+                break
+            j += 1
+        clients[index].execute_command("BF.RESERVE", name, 0.001, 1000000 // masters + 1)
+        shard_keys.append((name, clients[index]))
+    batches = [[] for _ in shard_keys]
+    delivered = commands = 0
+    for k in keys:
+        i = crc16(k) % len(shard_keys)
+        batches[i].append(k)
+        if len(batches[i]) == 1000:
+            name, client = shard_keys[i]
+            delivered += sum(client.execute_command("BF.MADD", name, *batches[i]))
+            commands += 1
+            batches[i] = []
+    for i, b in enumerate(batches):
+        if b:
+            name, client = shard_keys[i]
+            delivered += sum(client.execute_command("BF.MADD", name, *b))
+            commands += 1
+    return delivered, commands
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    once = os.path.abspath(sys.argv[1])
+    os.environ["ONCE_MODULE"] = os.path.abspath(sys.argv[2])
+    events = int(float(sys.argv[3])) if len(sys.argv) > 3 else 1000000
+    distinct = int(float(sys.argv[4])) if len(sys.argv) > 4 else 500000
+    from cluster import Cluster
+    rng = random.Random(1)
+    keys = [b"event:%d" % i for i in range(distinct)]
+    stream = keys + [rng.choice(keys) for _ in range(events - distinct)]
+    rng.shuffle(stream)
+    data = b"".join(k + b"\n" for k in stream)
+    methods = [
+        ("once horizontal S=3", lambda c, n: run_once(c, once, n, ["--slicing", "horizontal", "--slices", "3"], data)),
+        ("once horizontal S=12", lambda c, n: run_once(c, once, n, ["--slicing", "horizontal", "--slices", "12"], data)),
+        ("once vertical S=3", lambda c, n: run_once(c, once, n, ["--slicing", "vertical", "--slices", "3"], data)),
+        ("once diced h-v 3x2", lambda c, n: run_once(c, once, n, ["--slicing", "diced", "--slices", "3x2"], data)),
+        ("SET NX EX, pipelined", lambda c, n: run_set_nx(c, stream)),
+        ("BF key per master, BF.MADD", lambda c, n: run_bf_shards(c, stream, c.masters)),
+    ]
+    print("| masters | method | server CPU s / 10^6 events | commands / event | client events/s | delivered | projected events/s at 3 masters | at 12 |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|")
+    for masters in (1, 3):
+        for label, run in methods:
+            with Cluster(masters=masters) as cluster:
+                before = server_cpu(cluster)
+                started = time.monotonic()
+                delivered, commands = run(cluster, "bench")
+                seconds = time.monotonic() - started
+                cpu = server_cpu(cluster) - before
+            per_million = cpu * 1e6 / events
+            project = lambda s: s * 1e6 / per_million if per_million > 0 else float("inf")
+            print("| %d | %s | %.2f | %.4f | %.0f | %d | %.0f | %.0f |" % (
+                masters, label, per_million, commands / events, events / seconds, delivered,
+                project(3), project(12)), flush=True)
+            print("%d masters, %s: done" % (masters, label), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
