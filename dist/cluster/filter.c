@@ -273,6 +273,17 @@ once_status once_cluster_open(once_cluster **out, const once_cluster_config *con
     if (st != ONCE_OK)
         return say(error, room, st, "the sliced filter's options are refused: %s",
                    once_strerror(st));
+    /* A slice's bytes: a bit a cell, or with a window a timer and the sweep's mark. */
+    uint64_t first_bytes = 0, most = config->max_slice_bytes ? config->max_slice_bytes
+                                                             : UINT64_C(32) << 20;
+    uint32_t sites = sc.slices * (sc.parts ? sc.parts : 1);
+    if (once_sliced_first_bytes(&sc, &first_bytes) == ONCE_OK && first_bytes / sites > most) {
+        uint64_t need = (first_bytes + most - 1) / most;
+        return say(error, room, ONCE_ERR_TOO_LARGE,
+                   "a slice would take %" PRIu64 " bytes, past the %" PRIu64 " a slice may "
+                   "take (moving a larger key stalls its node): use %" PRIu64 " slices or more",
+                   first_bytes / sites, most, need);
+    }
     if (slice_bits > ONCE_SLICE_MAX_BITS)
         return say(error, room, ONCE_ERR_TOO_LARGE,
                    "a slice of %" PRIu64 " bits passes the 2^32 a slice may hold: use more "

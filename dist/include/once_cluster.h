@@ -56,6 +56,11 @@ typedef struct once_cluster_config {
      * duplicate with no message; the others go to the cluster and are then added to
      * it. */
     once_filter *local;
+    /* The most bytes a slice may take (0: 32 MiB).  Redis moves a key whole when its
+     * slot moves, blocking its node meanwhile (a 63 MB key took up to 0.8 s), so a
+     * filter's m sets its fewest slices: one whose slices pass this is refused
+     * (ONCE_ERR_TOO_LARGE) with the slices it needs. */
+    uint64_t max_slice_bytes;
 } once_cluster_config;
 
 /* A config of `name` over seeds, the sliced filter's fields at once_sliced's defaults

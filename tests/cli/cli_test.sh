@@ -977,6 +977,10 @@ case_cluster_usage_errors() {
   expect_refused "unknown --on-failed-slice policy 'maybe' (distinct, duplicate or threshold:X)" \
     "${cluster[@]}" --on-failed-slice maybe
   expect_refused "invalid --on-failed-slice 'threshold:65'" "${cluster[@]}" --on-failed-slice threshold:65
+  # A filter whose slices would pass 32 MiB each is refused before any connection, with
+  # the slices it needs (a slot's key moves whole, stalling its node meanwhile).
+  expect_refused "past the 33554432 a slice may take (moving a larger key stalls its node): use 54 slices" \
+    "${cluster[@]}" --capacity 1G
   # Past the options, a cluster that cannot be reached is exit 2, at once.
   timeout 20 "$ONCE" --cluster "$node" --key f --slicing horizontal --slices 2 < /dev/null > out 2> err
   local status=$?
