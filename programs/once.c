@@ -316,6 +316,13 @@ static int open_sliced(const cli_options *o, once_sliced **out)
     return 0;
 }
 
+/* Is the filter one of sites (sliced in process, or over a cluster: a sliced filter or
+ * a Bloom tree) rather than `filter`? */
+static bool of_sites(const run *r)
+{
+    return r->sliced != NULL || r->cluster != NULL;
+}
+
 /* The sliced filter, in process or over the cluster (which owns its own). */
 static void close_sliced(run *r)
 {
@@ -343,6 +350,18 @@ static int open_cluster(const cli_options *o, run *r)
         seeds[count++] = p;
     once_cluster_config c;
     once_cluster_config_init(&c, seeds, count, o->cluster_key, o->slices);
+    once_tree_config tree = {.mode = ONCE_TREE_DENSE,
+                             .levels = o->tree_levels,
+                             .fanout = o->tree_fanout,
+                             .capacity = o->capacity,
+                             .error = o->error,
+                             .seed = o->seed,
+                             .seed_is_set = o->seed_given};
+    if (o->tree_levels != 0) {
+        c.tree = &tree;
+        c.leaf = o->leaf;
+        c.sliced.slicing = ONCE_SLICING_HORIZONTAL; /* the tree's nodes are the slices */
+    }
     c.sliced.slicing = o->slicing;
     c.sliced.parts = o->parts;
     c.sliced.capacity = o->capacity;
@@ -356,7 +375,13 @@ static int open_cluster(const cli_options *o, run *r)
      * (duplicate), none may fail (distinct), or at least X reached (threshold:X). */
     uint64_t bits = 0, slice_bits = 0;
     uint32_t k = 0;
-    if (once_sliced_geometry(&c.sliced, &bits, &k, &slice_bits) != ONCE_OK) {
+    if (o->tree_levels != 0) {
+        uint64_t nodes = 0, leaves = 0;
+        if (once_tree_geometry(&tree, &bits, &k, &nodes, &leaves) != ONCE_OK) {
+            fprintf(stderr, "once: --tree: the tree's options are refused\n");
+            return EXIT_USAGE;
+        }
+    } else if (once_sliced_geometry(&c.sliced, &bits, &k, &slice_bits) != ONCE_OK) {
         fprintf(stderr, "once: --cluster: the sliced filter's options are refused\n");
         return EXIT_USAGE;
     }
@@ -402,7 +427,7 @@ static int open_cluster(const cli_options *o, run *r)
  * the run keeps the stream's here, by the same rule. */
 static bool clock_step(run *r, uint64_t *clock, bool *started, uint64_t when)
 {
-    if (r->sliced == NULL)
+    if (!of_sites(r))
         return once_clock_step(r->filter, clock, started, when);
     return once_time_step(r->options->max_time_jump_ms, clock, started, when);
 }
@@ -410,10 +435,11 @@ static bool clock_step(run *r, uint64_t *clock, bool *started, uint64_t when)
 /* The memory the filter holds. */
 static uint64_t run_bytes(const run *r)
 {
-    if (r->sliced == NULL)
+    if (!of_sites(r))
         return once_bytes(r->filter);
     once_sliced_stats s;
-    once_sliced_get_stats(r->sliced, &s);
+    if (r->sliced == NULL || once_sliced_get_stats(r->sliced, &s) != ONCE_OK)
+        return 0; /* a tree over a cluster: its nodes are the cluster's */
     return s.bytes;
 }
 
@@ -422,7 +448,7 @@ static uint64_t run_bytes(const run *r)
 static once_status answer_batch(run *r, const once_key *keys, size_t n, uint8_t *seen,
                                 size_t *done)
 {
-    if (r->sliced != NULL) {
+    if (of_sites(r)) {
         once_status st = r->cluster != NULL
                               ? once_cluster_test_and_add_batch(r->cluster, keys, n, seen)
                               : once_sliced_test_and_add_batch(r->sliced, keys, n, seen);
@@ -462,11 +488,11 @@ static void flush_before_block(void *context)
 static void warn_if_overfull(run *r)
 {
     const cli_options *o = r->options;
-    uint64_t capacity = r->sliced ? o->capacity : once_capacity(r->filter);
+    uint64_t capacity = of_sites(r) ? o->capacity : once_capacity(r->filter);
     if (capacity == 0)
         return;
     bool over;
-    if (r->sliced)
+    if (of_sites(r))
         over = r->fixed_size && r->counters.distinct > capacity;
     else if (r->fixed_size)
         over = once_overfull(r->filter);
@@ -552,7 +578,7 @@ static int run_input(run *r, const char *path)
         uint64_t wall = r->timed && !o->time_field ? wall_clock_ms() : 0;
         uint64_t clock = 0;
         bool clock_started = false;
-        if (r->timed && o->time_field && r->sliced == NULL)
+        if (r->timed && o->time_field && !of_sites(r))
             once_clock(r->filter, &clock, &clock_started);
         else if (r->timed && o->time_field) {
             clock = r->sliced_clock;
@@ -635,7 +661,7 @@ static int run_input(run *r, const char *path)
         }
         size_t done = 0;
         once_status st = answer_batch(r, keys, good, seen, &done);
-        if (r->sliced != NULL && r->timed && o->time_field) {
+        if (of_sites(r) && r->timed && o->time_field) {
             r->sliced_clock = clock;
             r->sliced_clock_started = clock_started;
         }
@@ -646,7 +672,7 @@ static int run_input(run *r, const char *path)
             uint64_t refused_line = line_number - n + 1 + answered;
             if (st == ONCE_ERR_FULL && r->sliced != NULL)
                 report_sliced_full(name, refused_line, r->sliced, sliced_memory_cap(o));
-            else if (st == ONCE_ERR_FULL)
+            else if (st == ONCE_ERR_FULL && r->filter != NULL)
                 report_full(name, refused_line, r->filter, o->max_memory, o->state_path != NULL);
             else
                 fprintf(stderr, "once: %s:%llu: filter error: %s\n", name,
@@ -750,7 +776,7 @@ int main(int argc, char **argv)
         (void)once_set_max_time_jump(r.filter, o.time_field ? o.max_time_jump_ms : 0);
     once_type type = r.filter != NULL ? once_get_type(r.filter) : ONCE_STANDARD;
     once_kind kind = once_structure_of(type)->kind;
-    if (r.sliced != NULL && (o.span_given || o.window_given))
+    if (of_sites(&r) && (o.span_given || o.window_given))
         kind = o.span_given ? ONCE_KIND_TIME_WINDOW : ONCE_KIND_COUNT_WINDOW;
     r.fixed_size = kind == ONCE_KIND_STATIC;
     r.rows_add_up = r.filter != NULL && (type == ONCE_DBF || type == ONCE_DBPBF);

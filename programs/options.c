@@ -90,6 +90,11 @@ static void usage(FILE *out)
           "                         cost no message (paper 000, section 6)\n"
           "      --wait             after each batch, wait for a replica of every node\n"
           "                         written (WAIT): what a failover could lose is less\n"
+          "      --tree LxF         a Bloom tree instead of --slicing: L levels, F children\n"
+          "                         a node; its internal nodes are keys of the cluster, its\n"
+          "                         leaves the runs' own (paper 000, section 6)\n"
+          "      --leaf I           this run's leaf of the tree (default 0): repeats of its\n"
+          "                         own keys stop there, with no message\n"
           "\n"
           "Window:\n"
           "      --window N         forget keys older than the last N delivered keys (count\n"
@@ -341,6 +346,8 @@ enum {
     OPT_ON_FAILED_SLICE,
     OPT_LOCAL_FILTER,
     OPT_WAIT,
+    OPT_TREE,
+    OPT_LEAF,
 };
 
 /* "S" or, for diced slicing, "SxP": slices, and parts of each (0 when not given). */
@@ -413,15 +420,42 @@ static int check_slicing(cli_options *o, bool slices_given, bool dicing_given, b
 }
 
 /* --cluster and its options, together and against the rest (then check_slicing). */
-static int check_cluster(cli_options *o, bool threads_given, bool growth_given)
+static int check_cluster(cli_options *o, bool threads_given, bool growth_given, bool leaf_given)
 {
     if (o->cluster == NULL)
         return fail("%s", "--key, --on-failed-slice, --local-filter and --wait apply to a "
                           "filter over a cluster: add --cluster HOST:PORT");
     if (o->cluster_key == NULL || o->cluster_key[0] == '\0')
         return fail("%s", "--cluster needs --key NAME, the filter's name in the cluster");
+    if (leaf_given && o->tree_levels == 0)
+        return fail("%s", "--leaf is this run's leaf of a Bloom tree: add --tree LxF");
+    if (o->tree_levels != 0) {
+        if (o->sliced)
+            return fail("%s", "--tree is a Bloom tree over the cluster, --slicing a sliced filter: "
+                              "give one");
+        if (o->span_given || o->window_given)
+            return fail("%s", "--tree keeps all time over a cluster: drop --span or --window");
+        if (o->local_filter || o->wait)
+            return fail("%s", "--tree: the leaf is this run's local filter, and a tree does not "
+                              "WAIT: drop --local-filter and --wait");
+        uint64_t leaves = 1;
+        for (uint32_t l = 1; l < o->tree_levels && leaves <= o->leaf; l++)
+            leaves *= o->tree_fanout;
+        if (o->leaf >= leaves)
+            return fail("--leaf %llu: the tree has %llu leaves (0 to %llu)",
+                        (unsigned long long)o->leaf, (unsigned long long)leaves,
+                        (unsigned long long)(leaves - 1));
+        if (o->state_count > 0)
+            return fail("%s", "--cluster: the filter is kept in the cluster under --key, not in "
+                              "a file: drop --state");
+        if (threads_given || growth_given || o->max_memory)
+            return fail("%s", "--tree: drop --threads, --slice-growth and --max-memory");
+        o->type = ONCE_STANDARD;
+        o->type_given = true;
+        return 0;
+    }
     if (!o->sliced)
-        return fail("%s", "--cluster needs --slicing horizontal, vertical or diced");
+        return fail("%s", "--cluster needs --slicing horizontal, vertical or diced, or --tree LxF");
     if (threads_given)
         return fail("%s", "--cluster: the cluster's nodes answer for the slices: drop --threads");
     if (growth_given)
@@ -463,7 +497,7 @@ int options_parse(cli_options *o, int argc, char **argv)
     bool time_jump_given = false;
     bool confidence_given = false;
     bool slices_given = false, dicing_given = false, threads_given = false, diced = false;
-    bool growth_given = false, cluster_options_given = false;
+    bool growth_given = false, cluster_options_given = false, leaf_given = false;
     once_slicing dicing = ONCE_SLICING_DICED_HV;
 
     static const struct option longs[] = {
@@ -502,6 +536,8 @@ int options_parse(cli_options *o, int argc, char **argv)
         {"on-failed-slice", required_argument, NULL, OPT_ON_FAILED_SLICE},
         {"local-filter", no_argument, NULL, OPT_LOCAL_FILTER},
         {"wait", no_argument, NULL, OPT_WAIT},
+        {"tree", required_argument, NULL, OPT_TREE},
+        {"leaf", required_argument, NULL, OPT_LEAF},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -716,6 +752,24 @@ int options_parse(cli_options *o, int argc, char **argv)
             o->wait = true;
             cluster_options_given = true;
             break;
+        case OPT_TREE: {
+            uint32_t levels = 0, fanout = 0;
+            if (parse_slices(optarg, &levels, &fanout) != 0 || levels < 2 || levels > 16 ||
+                fanout == 0)
+                return fail("invalid tree '%s' (LxF: L levels from 2 to 16, F children a node, "
+                            "e.g. 3x4)",
+                            optarg);
+            o->tree_levels = levels;
+            o->tree_fanout = fanout;
+            cluster_options_given = true;
+            break;
+        }
+        case OPT_LEAF:
+            if (parse_u64(optarg, &o->leaf) != 0)
+                return fail("invalid leaf '%s' (a number from 0)", optarg);
+            leaf_given = true;
+            cluster_options_given = true;
+            break;
         case OPT_THREADS: {
             uint64_t v;
             if (parse_u64(optarg, &v) != 0 || v == 0 || v > ONCE_MAX_SITE_THREADS)
@@ -786,7 +840,7 @@ int options_parse(cli_options *o, int argc, char **argv)
         }
     }
     if (o->cluster != NULL || o->cluster_key != NULL || cluster_options_given) {
-        int code = check_cluster(o, threads_given, growth_given);
+        int code = check_cluster(o, threads_given, growth_given, leaf_given);
         if (code != 0)
             return code;
     }

@@ -72,6 +72,8 @@ typedef struct cli_options {
     uint32_t failed_slice_threshold; /* threshold:X */
     bool local_filter; /* --local-filter: this producer's own filter first */
     bool wait;         /* --wait: WAIT for a replica after each batch */
+    uint32_t tree_levels, tree_fanout; /* --tree LxF: a Bloom tree over the cluster */
+    uint64_t leaf;                     /* --leaf I: this run's leaf */
 
     /* Key selection: the whole line, or some of its fields (keys.h).  What was given
      * explicitly (fields, -i, or split_given) must agree with a state file's profile;

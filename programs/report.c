@@ -281,12 +281,28 @@ void report_cluster_stats(stats_mode mode, const run_counters *c, const once_clu
         fputs("]}\n", stderr);
         return;
     }
-    report_sliced_stats(mode, c, once_cluster_sliced(cluster));
+    uint64_t events = f->events;
+    if (s.is_tree) {
+        const once_tree_stats *t = &s.tree;
+        events = t->events;
+        report_counts(c, rate);
+        fprintf(stderr,
+                "once: Bloom tree of %u levels, fanout %u, nodes of %llu bits, k=%u: its "
+                "internal nodes in the cluster, this run's leaf here\n",
+                t->levels, t->fanout, (unsigned long long)t->bits, t->hashes);
+        fputs("once: requests per level, root first (hits):", stderr);
+        for (uint32_t l = 0; l < t->levels; l++)
+            fprintf(stderr, " %llu (%llu)", (unsigned long long)t->accesses[l],
+                    (unsigned long long)t->hits[l]);
+        fputc('\n', stderr);
+    } else {
+        report_sliced_stats(mode, c, once_cluster_sliced(cluster));
+    }
     fprintf(stderr,
             "once: cluster layout %s, %u masters; %llu commands, %.4f an event (%llu MOVED, "
             "%llu ASK, %llu retried, %llu unreachable, %llu reconnects)%s\n",
             s.layout_id, s.nodes, (unsigned long long)s.commands,
-            f->events ? (double)s.commands / (double)f->events : 0.0, (unsigned long long)s.moved,
+            events ? (double)s.commands / (double)events : 0.0, (unsigned long long)s.moved,
             (unsigned long long)s.ask, (unsigned long long)s.retries,
             (unsigned long long)s.unreachable, (unsigned long long)s.reconnects,
             s.claims ? "; events claimed at their home slices" : "");

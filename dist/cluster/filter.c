@@ -43,6 +43,11 @@ struct once_cluster {
     cluster_client *client;
     remote_round *round;
     once_sliced *sliced;
+    once_tree *tree;   /* a Bloom tree instead (config.tree), its leaf this producer's */
+    uint64_t leaf;
+    once_failure tree_policy; /* what a node that cannot answer makes an event */
+    uint32_t tree_threshold;
+    uint32_t sites_made; /* entries of `sites` (the tree's nodes, or the slices) */
     layout layout;
     char *name;
     char (*keys)[KEY_ROOM]; /* the slices' keys */
@@ -213,6 +218,49 @@ static once_status settle_layout(once_cluster *c, const layout *want, bool seed_
     return say(error, room, ONCE_ERR_UNAVAILABLE, "the layout %s would not settle", key);
 }
 
+/* What a filter and a tree open alike: the connection, the layout settled (`want`,
+ * written when there is none), the keys and remote sites of its slices (site_room
+ * entries of `sites` for the caller's). */
+static once_status open_common(once_cluster *c, const once_cluster_config *config, layout *want,
+                               bool seed_given, uint32_t site_room, char *error, size_t room)
+{
+    once_status st = ONCE_OK;
+    if (!seed_given && once_random_seed(&want->seed) != ONCE_OK)
+        want->seed = 0x6f6e6365u;
+    random_id(want->id);
+    want->tags = calloc(want->sites, sizeof *want->tags);
+    c->keys = calloc(want->sites, sizeof *c->keys);
+    c->sites = calloc(site_room, sizeof *c->sites);
+    cluster_options options = {.timeout_ms = config->timeout_ms};
+    char why[256] = "";
+    if (c->name == NULL || want->tags == NULL || c->keys == NULL || c->sites == NULL) {
+        st = say(error, room, ONCE_ERR_NOMEM, "out of memory");
+    } else if ((c->client = cluster_client_connect(config->seeds, config->seed_count, &options,
+                                                   why, sizeof why)) == NULL) {
+        st = say(error, room, ONCE_ERR_UNAVAILABLE, "cannot reach the cluster: %s", why);
+    } else if ((c->round = remote_round_new(c->client)) == NULL) {
+        st = say(error, room, ONCE_ERR_NOMEM, "out of memory");
+    } else {
+        for (uint32_t i = 0; i < want->sites; i++)
+            layout_tag(i, want->sites, want->tags[i]);
+        st = settle_layout(c, want, seed_given, error, room);
+    }
+    free(want->tags);
+    want->tags = NULL;
+    if (st != ONCE_OK)
+        return st;
+    /* The layout's tags and seed, whoever wrote it. */
+    for (uint32_t i = 0; i < c->layout.sites; i++)
+        layout_slice_key(c->name, i, c->layout.tags[i], c->keys[i], KEY_ROOM);
+    bool timed = c->layout.window_ms != 0;
+    for (uint32_t i = 0; st == ONCE_OK && i < c->layout.sites; i++) {
+        st = remote_site_create(c->round, c->keys[i], c->layout.slice_bits, timed,
+                                &c->sites[i]);
+        c->sites_made += st == ONCE_OK;
+    }
+    return st;
+}
+
 void once_cluster_close(once_cluster *c)
 {
     if (c == NULL)
@@ -220,11 +268,13 @@ void once_cluster_close(once_cluster *c)
     if (c->sliced != NULL) {
         once_sliced_flush(c->sliced); /* the last batch's claims */
         once_sliced_free(c->sliced);  /* destroys the sites */
-    }
-    else if (c->sites != NULL)
-        for (uint32_t i = 0; i < c->layout.sites; i++)
+    } else if (c->tree != NULL) {
+        once_tree_free(c->tree);
+    } else if (c->sites != NULL) {
+        for (uint32_t i = 0; i < c->sites_made; i++)
             if (c->sites[i].destroy != NULL)
                 c->sites[i].destroy(c->sites[i].context);
+    }
     remote_round_free(c->round);
     cluster_client_free(c->client);
     layout_free(&c->layout);
@@ -247,6 +297,70 @@ static bool name_valid(const char *name)
     return true;
 }
 
+/* A leaf of another producer: never asked by this one (its events enter at its own
+ * leaf), and failing if it were. */
+static void foreign_leaf_run(void *context, once_site_request *requests, size_t count)
+{
+    (void)context;
+    for (size_t i = 0; i < count; i++) {
+        requests[i].status = ONCE_ERR_UNAVAILABLE;
+        requests[i].all_set = false;
+    }
+}
+
+static once_status open_tree(once_cluster *c, const once_cluster_config *config, char *error,
+                             size_t room)
+{
+    once_tree_config tc = *config->tree;
+    if (tc.mode != ONCE_TREE_DENSE || tc.window_ms != 0 || tc.root_slices > 1 || tc.concurrent)
+        return say(error, room, ONCE_ERR_INVALID,
+                   "a Bloom tree over a cluster is dense (one atomic test-and-set a node, "
+                   "where racing producers meet), without a window or root slices");
+    uint64_t bits = 0, nodes = 0, leaves = 0;
+    uint32_t hashes = 0;
+    once_status st = once_tree_geometry(&tc, &bits, &hashes, &nodes, &leaves);
+    if (st != ONCE_OK)
+        return say(error, room, st, "the tree's options are refused: %s", once_strerror(st));
+    if (tc.levels < 2 || config->leaf >= leaves)
+        return say(error, room, ONCE_ERR_INVALID,
+                   "a tree over a cluster has 2 levels or more, and this producer's leaf is "
+                   "one of its %" PRIu64,
+                   leaves);
+    uint64_t slice_bits = (bits + 63) / 64 * 64, most = config->max_slice_bytes
+                                                            ? config->max_slice_bytes
+                                                            : UINT64_C(32) << 20;
+    if (slice_bits / 8 > most || slice_bits > ONCE_SLICE_MAX_BITS)
+        return say(error, room, ONCE_ERR_TOO_LARGE,
+                   "a node of %" PRIu64 " bits passes what a key may take: a smaller capacity",
+                   bits);
+    uint32_t internal = (uint32_t)(nodes - leaves);
+    layout want = {.slicing = ONCE_SLICING_HORIZONTAL, .slices = internal, .parts = 1,
+                   .sites = internal, .bits = bits, .slice_bits = slice_bits, .hashes = hashes,
+                   .seed = tc.seed, .tree_levels = tc.levels, .tree_fanout = tc.fanout};
+    st = open_common(c, config, &want, tc.seed_is_set, (uint32_t)nodes, error, room);
+    /* The leaves: this producer's in memory, the others' never asked. */
+    for (uint64_t i = internal; st == ONCE_OK && i < nodes; i++) {
+        if (i - internal == config->leaf) {
+            once_memory_site_config leaf = {.bits = slice_bits};
+            st = once_memory_site_create(&leaf, &c->sites[i]);
+        } else {
+            c->sites[i] = (once_site){.run = foreign_leaf_run};
+        }
+        c->sites_made += st == ONCE_OK;
+    }
+    if (st != ONCE_OK)
+        return st;
+    tc.seed = c->layout.seed;
+    tc.seed_is_set = true;
+    c->leaf = config->leaf;
+    c->tree_policy = config->sliced.on_failure;
+    c->tree_threshold = config->sliced.threshold;
+    st = once_tree_create(&c->tree, &tc, c->sites);
+    if (st != ONCE_OK)
+        return say(error, room, st, "cannot build the tree: %s", once_strerror(st));
+    return ONCE_OK;
+}
+
 once_status once_cluster_open(once_cluster **out, const once_cluster_config *config,
                               char *error, size_t room)
 {
@@ -259,6 +373,22 @@ once_status once_cluster_open(once_cluster **out, const once_cluster_config *con
         return say(error, room, ONCE_ERR_INVALID,
                    "the filter's name must be 1 to 200 bytes without braces, spaces or "
                    "newlines");
+    if (config->tree != NULL) {
+        once_cluster *c = calloc(1, sizeof *c);
+        if (c == NULL)
+            return ONCE_ERR_NOMEM;
+        c->name = strdup(config->name);
+        once_status st = config->local != NULL || config->wait_replicas != 0
+                             ? say(error, room, ONCE_ERR_INVALID,
+                                   "a tree's leaf is the local filter, and it does not WAIT")
+                             : open_tree(c, config, error, room);
+        if (st != ONCE_OK) {
+            once_cluster_close(c);
+            return st;
+        }
+        *out = c;
+        return ONCE_OK;
+    }
     once_sliced_config sc = config->sliced;
     if (sc.threads != 0 || sc.concurrent || sc.max_bytes != 0 ||
         sc.growth != ONCE_GROWTH_NONE || sc.equal_timers != 0 || sc.window_events != 0)
@@ -309,35 +439,8 @@ once_status once_cluster_open(once_cluster **out, const once_cluster_config *con
     layout want = {.slicing = sc.slicing, .slices = sc.slices, .parts = parts,
                    .sites = sc.slices * parts, .bits = bits, .slice_bits = slice_bits,
                    .hashes = hashes, .seed = sc.seed, .window_ms = sc.window_ms};
-    if (!sc.seed_is_set && once_random_seed(&want.seed) != ONCE_OK)
-        want.seed = 0x6f6e6365u;
-    random_id(want.id);
-    want.tags = calloc(want.sites, sizeof *want.tags);
-    c->keys = calloc(want.sites, sizeof *c->keys);
-    c->sites = calloc(want.sites, sizeof *c->sites);
-    cluster_options options = {.timeout_ms = config->timeout_ms};
-    char why[256] = "";
-    if (c->name == NULL || want.tags == NULL || c->keys == NULL || c->sites == NULL) {
-        st = say(error, room, ONCE_ERR_NOMEM, "out of memory");
-    } else if ((c->client = cluster_client_connect(config->seeds, config->seed_count, &options,
-                                                   why, sizeof why)) == NULL) {
-        st = say(error, room, ONCE_ERR_UNAVAILABLE, "cannot reach the cluster: %s", why);
-    } else if ((c->round = remote_round_new(c->client)) == NULL) {
-        st = say(error, room, ONCE_ERR_NOMEM, "out of memory");
-    } else {
-        for (uint32_t i = 0; i < want.sites; i++)
-            layout_tag(i, want.sites, want.tags[i]);
-        st = settle_layout(c, &want, sc.seed_is_set, error, room);
-    }
-    free(want.tags);
+    st = open_common(c, config, &want, sc.seed_is_set, want.sites, error, room);
     if (st == ONCE_OK) {
-        /* The layout's tags and seed, whoever wrote it. */
-        for (uint32_t i = 0; i < c->layout.sites; i++)
-            layout_slice_key(c->name, i, c->layout.tags[i], c->keys[i], KEY_ROOM);
-        bool timed = c->layout.window_ms != 0;
-        for (uint32_t i = 0; st == ONCE_OK && i < c->layout.sites; i++)
-            st = remote_site_create(c->round, c->keys[i], c->layout.slice_bits, timed,
-                                    &c->sites[i]);
         sc.seed = c->layout.seed;
         sc.seed_is_set = true;
         if (st == ONCE_OK)
@@ -431,6 +534,27 @@ once_status once_cluster_test_and_add_batch(once_cluster *c, const once_key *key
 {
     if (c == NULL)
         return ONCE_ERR_INVALID;
+    if (c->tree != NULL) { /* an event climbs from this producer's leaf, one at a time */
+        bool undecided = false;
+        for (size_t i = 0; i < count; i++) {
+            bool dup = false;
+            once_status st = once_tree_test_and_add_at(c->tree, c->leaf, keys[i].data,
+                                                       keys[i].len, keys[i].time_ms, &dup);
+            if (st != ONCE_OK && st != ONCE_ERR_UNAVAILABLE)
+                return st;
+            /* A node that cannot answer: the failure policy's answer (threshold 0, every
+             * failed position set: duplicate; any other threshold: distinct). */
+            if (st == ONCE_ERR_UNAVAILABLE && c->tree_policy == ONCE_FAILURE_REPORT) {
+                seen[i] = ONCE_SLICED_UNDECIDED;
+                undecided = true;
+            } else if (st == ONCE_ERR_UNAVAILABLE) {
+                seen[i] = c->tree_threshold == 0;
+            } else {
+                seen[i] = dup;
+            }
+        }
+        return undecided ? ONCE_ERR_UNAVAILABLE : ONCE_OK;
+    }
     once_status st = c->local != NULL ? local_then_shared(c, keys, count, seen)
                                       : once_sliced_test_and_add_batch(c->sliced, keys, count, seen);
     if (c->wait_replicas != 0 && count != 0)
@@ -448,7 +572,9 @@ once_status once_cluster_get_stats(const once_cluster *c, once_cluster_stats *s)
     if (c == NULL || s == NULL)
         return ONCE_ERR_INVALID;
     memset(s, 0, sizeof *s);
-    once_status st = once_sliced_get_stats(c->sliced, &s->sliced);
+    s->is_tree = c->tree != NULL;
+    once_status st = s->is_tree ? once_tree_get_stats(c->tree, &s->tree)
+                                : once_sliced_get_stats(c->sliced, &s->sliced);
     if (st != ONCE_OK)
         return st;
     memcpy(s->layout_id, c->layout.id, sizeof s->layout_id);

@@ -77,10 +77,14 @@ char *layout_format(const layout *l)
     int n = snprintf(text, room,
                      LAYOUT_HEADER "\nid %s\nslicing %s\nslices %" PRIu32 "\nparts %" PRIu32
                                    "\nbits %" PRIu64 "\nhashes %" PRIu32 "\nseed %" PRIu64
-                                   "\nwindow %" PRIu64 "\nslice_bits %" PRIu64 "\ntags",
+                                   "\nwindow %" PRIu64 "\nslice_bits %" PRIu64,
                      l->id, once_slicing_name(l->slicing), l->slices, l->parts, l->bits,
                      l->hashes, l->seed, l->window_ms, l->slice_bits);
     size_t used = (size_t)n;
+    if (l->tree_levels != 0)
+        used += (size_t)snprintf(text + used, room - used, "\ntree %" PRIu32 " %" PRIu32,
+                                 l->tree_levels, l->tree_fanout);
+    used += (size_t)snprintf(text + used, room - used, "\ntags");
     for (uint32_t i = 0; i < l->sites; i++)
         used += (size_t)snprintf(text + used, room - used, " %s", l->tags[i]);
     snprintf(text + used, room - used, "\n");
@@ -180,6 +184,22 @@ bool layout_parse(const char *text, size_t len, layout *out, char *error, size_t
         out->slice_bits == 0 || out->slice_bits % 64 != 0)
         return fail(error, room, "its geometry is out of range");
     out->sites = out->slices * out->parts;
+    if ((size_t)(end - p) > 5 && memcmp(p, "tree ", 5) == 0) {
+        char second[32] = "";
+        uint64_t levels = 0, fanout = 0;
+        if (!line_value(&p, end, "tree", value, sizeof value))
+            return fail(error, room, "its tree is malformed");
+        char *space = strchr(value, ' ');
+        if (space == NULL || strlen(space + 1) >= sizeof second)
+            return fail(error, room, "its tree is malformed");
+        memcpy(second, space + 1, strlen(space + 1) + 1);
+        *space = 0;
+        if (!number(value, 32, &levels) || !number(second, 1u << 20, &fanout) || levels < 2 ||
+            fanout == 0)
+            return fail(error, room, "its tree is out of range");
+        out->tree_levels = (uint32_t)levels;
+        out->tree_fanout = (uint32_t)fanout;
+    }
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     if (nl == NULL || nl + 1 != end || (size_t)(nl - p) < 4 || memcmp(p, "tags", 4) != 0)
         return fail(error, room, "its tags are missing");
@@ -241,6 +261,8 @@ bool layout_differs(const layout *have, const layout *want, bool seed_given, cha
     DIFF("bits", "%" PRIu64, have->bits, want->bits);
     DIFF("hashes", "%" PRIu32, have->hashes, want->hashes);
     DIFF("window", "%" PRIu64 " ms", have->window_ms, want->window_ms);
+    DIFF("tree levels", "%" PRIu32, have->tree_levels, want->tree_levels);
+    DIFF("tree fanout", "%" PRIu32, have->tree_fanout, want->tree_fanout);
     if (seed_given)
         DIFF("seed", "%" PRIu64, have->seed, want->seed);
 #undef DIFF

@@ -23,6 +23,9 @@ typedef struct layout {
     uint32_t hashes;
     uint64_t seed;
     uint64_t window_ms;
+    /* A Bloom tree (tree.c): its levels and fanout (0 for a sliced filter); its sites
+     * are then the tree's internal nodes, root first, each one key of bits cells. */
+    uint32_t tree_levels, tree_fanout;
     char (*tags)[LAYOUT_MAX_TAG]; /* sites of them */
 } layout;
 

@@ -61,6 +61,20 @@ typedef struct once_cluster_config {
      * filter's m sets its fewest slices: one whose slices pass this is refused
      * (ONCE_ERR_TOO_LARGE) with the slices it needs. */
     uint64_t max_slice_bytes;
+    /*
+     * A Bloom tree instead of a sliced filter (section 6), when not NULL: its internal
+     * nodes and root are keys of the cluster, one a node, shared by every producer;
+     * its leaves are the producers' own, in their processes (this producer's is
+     * `leaf`), the local filter of the two-level scheme.  An event is test-and-set at
+     * the leaf, then at each ancestor in turn until one held it (dense mode, Algorithm
+     * 1): each is one atomic command on one key, so racing producers deliver an event
+     * at most once without claims.  `sliced` is then not used; dense mode only,
+     * without a window or root slices.  An event costs a message a level it climbs.
+     * A node that cannot answer decides the event by sliced.on_failure: undecided
+     * (REPORT), duplicate (THRESHOLD with threshold 0) or distinct (any other).
+     */
+    const once_tree_config *tree;
+    uint64_t leaf;
 } once_cluster_config;
 
 /* A config of `name` over seeds, the sliced filter's fields at once_sliced's defaults
@@ -82,8 +96,8 @@ ONCE_API void once_cluster_close(once_cluster *cluster);
 ONCE_API once_status once_cluster_test_and_add_batch(once_cluster *cluster, const once_key *keys,
                                                      size_t count, uint8_t *seen);
 
-/* The sliced filter underneath (its stats, loads and site info); the cluster filter
- * keeps it. */
+/* The sliced filter underneath (its stats, loads and site info; NULL for a tree); the
+ * cluster filter keeps it. */
 ONCE_API once_sliced *once_cluster_sliced(const once_cluster *cluster);
 
 /* Per node (the cluster's masters as this producer knows them). */
@@ -107,6 +121,8 @@ typedef struct once_cluster_stats {
     uint64_t waits, waits_short; /* WAITs sent, and those that returned fewer replicas */
     uint64_t local_hits;      /* events the local filter answered, with no message */
     bool claims;              /* racing producers claim events (vertical, diced, windows) */
+    bool is_tree;             /* a Bloom tree: `tree` holds its stats, `sliced` nothing */
+    once_tree_stats tree;
 } once_cluster_stats;
 
 ONCE_API once_status once_cluster_get_stats(const once_cluster *cluster,

@@ -977,6 +977,11 @@ case_cluster_usage_errors() {
   expect_refused "unknown --on-failed-slice policy 'maybe' (distinct, duplicate or threshold:X)" \
     "${cluster[@]}" --on-failed-slice maybe
   expect_refused "invalid --on-failed-slice 'threshold:65'" "${cluster[@]}" --on-failed-slice threshold:65
+  expect_refused "--leaf is this run's leaf of a Bloom tree: add --tree LxF" "${cluster[@]}" --leaf 1
+  expect_refused "--tree is a Bloom tree over the cluster, --slicing a sliced filter" \
+    "${cluster[@]}" --tree 3x2
+  expect_refused "--leaf 4: the tree has 4 leaves (0 to 3)" --cluster "$node" --key f --tree 3x2 --leaf 4
+  expect_refused "invalid tree '1x2'" --cluster "$node" --key f --tree 1x2
   # A filter whose slices would pass 32 MiB each is refused before any connection, with
   # the slices it needs (a slot's key moves whole, stalling its node meanwhile).
   expect_refused "past the 33554432 a slice may take (moving a larger key stalls its node): use 54 slices" \

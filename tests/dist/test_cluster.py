@@ -314,3 +314,40 @@ def test_node_restarted_empty_reads_as_failed_slices():
         out, stats = once(cluster, "empty", *opts, "--on-failed-slice", "duplicate",
                           "--stats=json", data=lines(stored[:10]))
         assert stats["missing_answers"] > 0
+
+
+def test_bloom_tree_over_the_cluster_stops_repeats_at_the_leaf_and_races_safely():
+    rng = random.Random(SEED + 3)
+    with Cluster(masters=3) as cluster:
+        tree = ["--tree", "3x2", "--capacity", "20000", "--error", "0.001", "--seed", "2"]
+        # One producer: its own repeats end at its leaf, with no message; what climbs
+        # is each key once.
+        own = keys_of("own", 2000)
+        out, err = once(cluster, "tree", *tree, "--leaf", "0", "--stats",
+                        data=lines(repeated_stream(own, 8000, rng)))
+        assert sorted(out) == sorted(own)
+        levels = [l for l in err.splitlines() if "requests per level" in l][0]
+        counts = [int(x) for x in levels.split(":")[-1].split()[0::2]]
+        assert counts[2] == 8000 and counts[1] == 2000, levels  # leaf, then its parent
+        # Producers at four leaves racing on the same keys: each key once between them
+        # (each step up the tree is one atomic test-and-set on one key).
+        shared = keys_of("shared", 2000)
+        procs = []
+        for leaf in range(4):
+            command = [ONCE, "--cluster", cluster.seeds()[0], "--key", "tree", *tree,
+                       "--leaf", str(leaf)]
+            procs.append(subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                          stderr=subprocess.PIPE))
+        for p in procs:
+            p.stdin.write(lines(repeated_stream(shared, 4000, rng)))
+            p.stdin.close()
+        delivered = []
+        for p in procs:
+            delivered += p.stdout.read().splitlines()
+            assert p.wait(timeout=240) == 0, p.stderr.read()
+        assert len(delivered) == len(set(delivered))
+        assert len(shared) - len(delivered) <= binomial_bounds(len(shared), 0.001)[1]
+        # A producer with another tree is refused with the difference named.
+        _, err = once(cluster, "tree", "--tree", "2x4", "--capacity", "20000", "--error",
+                      "0.001", data=b"", expect=1)
+        assert "tree levels 3 (asked 2)" in err
