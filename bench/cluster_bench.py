@@ -12,9 +12,12 @@ is deduped by:
     users run today);
   - one BF key per master (RedisBloom's BF.* of the module), the keys partitioned by the
     client by CRC16 and sent as BF.MADD of 1,000.
+Then, on 3 masters with a replica each, vertical slicing without and with --wait: the
+cost of waiting for a replica after each batch.
 For each: the server CPU (INFO cpu, user + sys, summed over the masters) per 10^6
 events, commands per event, the client's events/s, the keys delivered, and the
-events/s S masters would take if the server CPU is what bounds them (S x 10^6 / CPU
+events/s S masters would take if the server CPU is what bounds them; and messages an
+event (requests to sites, paper 000's count) beside its model (S x 10^6 / CPU
 seconds per 10^6 events, each master on its own core).  A 2-core machine cannot show
 throughput growing with masters: the projection is from what does not depend on cores.
 
@@ -77,7 +80,7 @@ def run_once(cluster, once, name, args, data):
         raise RuntimeError(p.stderr.decode())
     import json
     stats = json.loads(p.stderr.decode().strip().splitlines()[-1])
-    return len(p.stdout.splitlines()), stats["commands"]
+    return len(p.stdout.splitlines()), stats["commands"], stats
 
 
 def run_set_nx(cluster, keys):
@@ -98,7 +101,7 @@ def run_set_nx(cluster, keys):
         if pending.get(cid):
             delivered += sum(1 for r in p.execute() if r)
             commands += pending[cid]
-    return delivered, commands
+    return delivered, commands, None
 
 
 def run_bf_shards(cluster, keys, masters):
@@ -129,7 +132,22 @@ def run_bf_shards(cluster, keys, masters):
             name, client = shard_keys[i]
             delivered += sum(client.execute_command("BF.MADD", name, *b))
             commands += 1
-    return delivered, commands
+    return delivered, commands, None
+
+
+def message_model(stats, distinct):
+    """Requests a site an event, by paper 000's count (section 3.2): horizontal 1; an
+    event over S sites of k positions touches E = S (1 - (1 - 1/S)^k) of them (Eq. 3's
+    occupancy), and with claims it tests them all, test-and-sets them again when it is
+    new (a `distinct` share of events), and releases its claim (one more)."""
+    if stats["slicing"] == "horizontal":
+        return 1.0
+    # diced h-v: an event's one slice, vertical over its parts; the others: vertical
+    # over the slices (v-h then one part of each).
+    sites = stats["parts"] if stats["slicing"] == "diced h-v" else stats["slices"]
+    k = stats["hashes"]
+    touched = sites * (1 - (1 - 1 / sites) ** k)
+    return touched * (1 + distinct) + 1 if stats["claims"] else touched
 
 
 def main():
@@ -153,22 +171,38 @@ def main():
         ("SET NX EX, pipelined", lambda c, n: run_set_nx(c, stream)),
         ("BF key per master, BF.MADD", lambda c, n: run_bf_shards(c, stream, c.masters)),
     ]
-    print("| masters | method | server CPU s / 10^6 events | commands / event | client events/s | delivered | projected events/s at 3 masters | at 12 |")
-    print("|---:|---|---:|---:|---:|---:|---:|---:|")
+    print("| masters | method | server CPU s / 10^6 events | commands / event | messages / event | model | client events/s | delivered | projected events/s at 3 masters | at 12 |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for masters in (1, 3):
         for label, run in methods:
             with Cluster(masters=masters) as cluster:
                 before = server_cpu(cluster)
                 started = time.monotonic()
-                delivered, commands = run(cluster, "bench")
+                delivered, commands, stats = run(cluster, "bench")
                 seconds = time.monotonic() - started
                 cpu = server_cpu(cluster) - before
             per_million = cpu * 1e6 / events
             project = lambda s: s * 1e6 / per_million if per_million > 0 else float("inf")
-            print("| %d | %s | %.2f | %.4f | %.0f | %d | %.0f | %.0f |" % (
-                masters, label, per_million, commands / events, events / seconds, delivered,
-                project(3), project(12)), flush=True)
+            messages = model = "1"
+            if stats is not None:
+                messages = "%.3f" % stats["messages_per_event"]
+                model = "%.3f" % message_model(stats, delivered / events)
+            print("| %d | %s | %.2f | %.4f | %s | %s | %.0f | %d | %.0f | %.0f |" % (
+                masters, label, per_million, commands / events, messages, model,
+                events / seconds, delivered, project(3), project(12)), flush=True)
             print("%d masters, %s: done" % (masters, label), file=sys.stderr)
+    print()
+    print("| 3 masters, 1 replica each | client events/s | commands / event | delivered |")
+    print("|---|---:|---:|---:|")
+    for label, extra in (("vertical S=3", []), ("vertical S=3 --wait", ["--wait"])):
+        with Cluster(masters=3, replicas=1) as cluster:
+            started = time.monotonic()
+            delivered, commands, _ = run_once(cluster, once, "bench",
+                                              ["--slicing", "vertical", "--slices", "3", *extra],
+                                              data)
+            seconds = time.monotonic() - started
+        print("| %s | %.0f | %.4f | %d |" % (label, events / seconds, commands / events, delivered),
+              flush=True)
 
 
 if __name__ == "__main__":

@@ -422,6 +422,10 @@ once_status once_cluster_open(once_cluster **out, const once_cluster_config *con
     /* Racing producers: one test-and-set on one key is atomic; anything else claims. */
     if (sc.slicing != ONCE_SLICING_HORIZONTAL || sc.window_ms != 0)
         sc.claims = true;
+    /* A round of a batch costs a command a slice it touches and a round trip: the most
+     * events a round, unless the caller chose. */
+    if (sc.batch_events == 0)
+        sc.batch_events = 4096;
     once_cluster *c = calloc(1, sizeof *c);
     if (c == NULL)
         return ONCE_ERR_NOMEM;

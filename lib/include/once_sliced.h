@@ -358,6 +358,10 @@ typedef struct once_sliced_config {
      * or a count window.
      */
     bool claims;
+    /* The events a batch's round of messages carries (0: 256; at most 4096): a batch
+     * call of more events sends a round for each such many.  Sites apart (a cluster's)
+     * gain from more: each round costs a message a site it touches and a round trip. */
+    uint32_t batch_events;
 } once_sliced_config;
 
 typedef struct once_sliced once_sliced;

@@ -75,7 +75,8 @@
  * of this many, by its hash. */
 #define EVENT_STRIPES 1024u
 /* Events a batch plans and sends at once. */
-#define BATCH_EVENTS 256u
+#define BATCH_EVENTS 256u      /* events a batch's round carries, by default */
+#define MAX_BATCH_EVENTS 4096u
 
 typedef struct counter_group {
     _Alignas(64) _Atomic uint64_t events;
@@ -107,6 +108,7 @@ struct once_sliced {
     once_site *sites;
     bool concurrent;
     bool claims;           /* racing producers claim events at their home sites */
+    uint32_t batch_events; /* events a round of a batch carries (config.batch_events) */
     /* Claims won by the last batch, released by the next one (or once_sliced_flush):
      * their home sites and values. */
     uint32_t *release_site;
@@ -338,7 +340,7 @@ once_status once_sliced_geometry(const once_sliced_config *c, uint64_t *bits, ui
         (c->on_failure != ONCE_FAILURE_REPORT && c->on_failure != ONCE_FAILURE_THRESHOLD) ||
         c->hashes > SLICED_MAX_HASHES || c->threads > ONCE_MAX_SITE_THREADS ||
         (c->window_ms != 0 && c->window_events != 0) ||
-        c->window_events >= ONCE_MAX_TIME_MS / 2 ||
+        c->window_events >= ONCE_MAX_TIME_MS / 2 || c->batch_events > MAX_BATCH_EVENTS ||
         (timer_span(c) != 0 && c->primitive != ONCE_FTTS) || c->window_ms > ONCE_MAX_TIME_MS / 2 ||
         (c->equal_timers > 1 && timer_span(c) == 0) || (c->refresh && timer_span(c) == 0) ||
         (c->max_bytes != 0 && c->window_events != 0) ||
@@ -423,9 +425,10 @@ once_status once_sliced_create(once_sliced **out, const once_sliced_config *c,
     f->count_window = c->window_events != 0;
     f->refresh = c->refresh;
     f->claims = c->claims;
+    f->batch_events = c->batch_events ? c->batch_events : BATCH_EVENTS;
     if (f->claims) {
-        f->release_site = once_malloc(BATCH_EVENTS * sizeof *f->release_site);
-        f->release_value = once_malloc(BATCH_EVENTS * sizeof *f->release_value);
+        f->release_site = once_malloc(f->batch_events * sizeof *f->release_site);
+        f->release_value = once_malloc(f->batch_events * sizeof *f->release_value);
         if (f->release_site == NULL || f->release_value == NULL) {
             once_free_memory(f->release_site);
             once_free_memory(f->release_value);
@@ -1008,8 +1011,9 @@ once_status once_sliced_query(once_sliced *f, const void *key, size_t len, uint6
 /* ------------------------------------------------------------- batches */
 
 /*
- * A batch's work space: the plans of up to BATCH_EVENTS events, their requests grouped
- * by site (each site's in event order), and which event each request answers.
+ * A batch's work space: the plans of up to batch_events events, their requests grouped
+ * by site (each site's in event order), which event each request answers, and what
+ * the decisions count per event.
  */
 struct batch_space {
     event_plan *plans;
@@ -1017,7 +1021,9 @@ struct batch_space {
     uint32_t *request_event;
     uint32_t *start;             /* site_count + 1 */
     uint32_t *used_sites;        /* sites with requests, increasing */
-    uint32_t stripes[BATCH_EVENTS]; /* the events' key stripes (event-level locking) */
+    uint32_t *stripes;           /* the events' key stripes (event-level locking) */
+    uint32_t *reached;           /* positions reached, per event */
+    bool *failed, *home_failed, *lost, *all_set, *asked; /* per event */
 };
 
 /* The distinct stripes of the batch's n events, increasing, into b->stripes. */
@@ -1046,27 +1052,43 @@ static void batch_space_free(batch_space *b)
     once_free_memory(b->request_event);
     once_free_memory(b->start);
     once_free_memory(b->used_sites);
+    once_free_memory(b->stripes);
+    once_free_memory(b->reached);
+    once_free_memory(b->failed);
+    once_free_memory(b->home_failed);
+    once_free_memory(b->lost);
+    once_free_memory(b->all_set);
+    once_free_memory(b->asked);
     once_free_memory(b);
 }
 
-/* The filter's kept work space, or a new one for BATCH_EVENTS events (NULL: out of
+/* The filter's kept work space, or a new one for batch_events events (NULL: out of
  * memory). */
 static batch_space *batch_space_take(once_sliced *f)
 {
     batch_space *b = atomic_exchange(&f->spare, NULL);
     if (b != NULL)
         return b;
-    size_t requests = (size_t)BATCH_EVENTS * f->hashes;
+    size_t events = f->batch_events, requests = events * f->hashes;
     b = once_calloc(1, sizeof *b);
     if (b == NULL)
         return NULL;
-    b->plans = once_malloc(BATCH_EVENTS * sizeof *b->plans);
+    b->plans = once_malloc(events * sizeof *b->plans);
     b->requests = once_malloc(requests * sizeof *b->requests);
     b->request_event = once_malloc(requests * sizeof *b->request_event);
     b->start = once_malloc(((size_t)f->site_count + 1) * sizeof *b->start);
     b->used_sites = once_malloc((size_t)f->site_count * sizeof *b->used_sites);
+    b->stripes = once_malloc(events * sizeof *b->stripes);
+    b->reached = once_malloc(events * sizeof *b->reached);
+    b->failed = once_malloc(events);
+    b->home_failed = once_malloc(events);
+    b->lost = once_malloc(events);
+    b->all_set = once_malloc(events);
+    b->asked = once_malloc(events);
     if (b->plans == NULL || b->requests == NULL || b->request_event == NULL ||
-        b->start == NULL || b->used_sites == NULL) {
+        b->start == NULL || b->used_sites == NULL || b->stripes == NULL ||
+        b->reached == NULL || b->failed == NULL || b->home_failed == NULL ||
+        b->lost == NULL || b->all_set == NULL || b->asked == NULL) {
         batch_space_free(b);
         return NULL;
     }
@@ -1081,7 +1103,7 @@ static void batch_space_give(once_sliced *f, batch_space *b)
         batch_space_free(b);
 }
 
-/* Plan, send and decide keys[0 .. n-1], n at most BATCH_EVENTS. */
+/* Plan, send and decide keys[0 .. n-1], n at most batch_events. */
 static once_status run_batch(once_sliced *f, batch_space *b, const once_key *keys, size_t n,
                              uint8_t *seen)
 {
@@ -1147,8 +1169,8 @@ static once_status run_batch(once_sliced *f, batch_space *b, const once_key *key
     }
     unlock_all(f, held, held_count);
     /* Decide: a duplicate when every reachable position was set, and enough reached. */
-    uint32_t reached[BATCH_EVENTS];
-    bool failed_event[BATCH_EVENTS];
+    uint32_t *reached = b->reached;
+    bool *failed_event = b->failed;
     for (size_t i = 0; i < n; i++) {
         seen[i] = 1;
         reached[i] = 0;
@@ -1361,8 +1383,8 @@ static once_status claimed_batch(once_sliced *f, batch_space *b, const once_key 
     }
     claim_round_send(f, &r);
     /* Decide: the claim lost, a duplicate; else every reachable position set. */
-    uint32_t reached[BATCH_EVENTS];
-    bool failed[BATCH_EVENTS], home_failed[BATCH_EVENTS], lost[BATCH_EVENTS];
+    uint32_t *reached = b->reached;
+    bool *failed = b->failed, *home_failed = b->home_failed, *lost = b->lost;
     for (size_t i = 0; i < n; i++) {
         seen[i] = 1;
         reached[i] = 0;
@@ -1421,7 +1443,7 @@ static once_status claimed_batch(once_sliced *f, batch_space *b, const once_key 
     /* Round 2 runs test-and-set in event order at every site: an event all of whose
      * bits the batch's earlier events set is a duplicate, as the one-key calls in turn
      * would answer it (and its test-and-set changed nothing). */
-    bool all_set[BATCH_EVENTS], asked[BATCH_EVENTS];
+    bool *all_set = b->all_set, *asked = b->asked;
     for (size_t i = 0; i < n; i++)
         all_set[i] = asked[i] = false;
     for (uint32_t q = 0; q < r.total; q++) {
@@ -1471,8 +1493,8 @@ once_status once_sliced_test_and_add_batch(once_sliced *f, const once_key *keys,
         return ONCE_ERR_NOMEM;
     once_status st = ONCE_OK;
     bool undecided = false;
-    for (size_t done = 0; st == ONCE_OK && done < count; done += BATCH_EVENTS) {
-        size_t n = count - done < BATCH_EVENTS ? count - done : BATCH_EVENTS;
+    for (size_t done = 0; st == ONCE_OK && done < count; done += f->batch_events) {
+        size_t n = count - done < f->batch_events ? count - done : f->batch_events;
         st = f->claims ? claimed_batch(f, b, keys + done, n, seen + done)
                        : run_batch(f, b, keys + done, n, seen + done);
         if (st == ONCE_ERR_UNAVAILABLE) {
