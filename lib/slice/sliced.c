@@ -1103,6 +1103,31 @@ static void batch_space_give(once_sliced *f, batch_space *b)
         batch_space_free(b);
 }
 
+/* Run a batch's requests, site s's [start[s], start[s + 1]) for the used sites: every
+ * site that works apart started before any is waited for, so that they work at once,
+ * and the others run here in between. */
+static void run_sites(once_sliced *f, once_site_request *requests, const uint32_t *start,
+                      const uint32_t *used_sites, uint32_t used)
+{
+    for (uint32_t u = 0; u < used; u++) {
+        const once_site *site = &f->sites[used_sites[u]];
+        uint32_t s = used_sites[u];
+        if (site->start != NULL)
+            site->start(site->context, requests + start[s], start[s + 1] - start[s]);
+    }
+    for (uint32_t u = 0; u < used; u++) {
+        const once_site *site = &f->sites[used_sites[u]];
+        uint32_t s = used_sites[u];
+        if (site->start == NULL)
+            site->run(site->context, requests + start[s], start[s + 1] - start[s]);
+    }
+    for (uint32_t u = 0; u < used; u++) {
+        const once_site *site = &f->sites[used_sites[u]];
+        if (site->wait != NULL)
+            site->wait(site->context);
+    }
+}
+
 /* Plan, send and decide keys[0 .. n-1], n at most batch_events. */
 static once_status run_batch(once_sliced *f, batch_space *b, const once_key *keys, size_t n,
                              uint8_t *seen)
@@ -1150,23 +1175,7 @@ static once_status run_batch(once_sliced *f, batch_space *b, const once_key *key
         held_count = batch_stripes(b, n);
     }
     lock_all(f, held, held_count);
-    for (uint32_t u = 0; u < used; u++) {
-        const once_site *site = &f->sites[b->used_sites[u]];
-        uint32_t s = b->used_sites[u];
-        if (site->start != NULL)
-            site->start(site->context, b->requests + b->start[s], b->start[s + 1] - b->start[s]);
-    }
-    for (uint32_t u = 0; u < used; u++) {
-        const once_site *site = &f->sites[b->used_sites[u]];
-        uint32_t s = b->used_sites[u];
-        if (site->start == NULL)
-            site->run(site->context, b->requests + b->start[s], b->start[s + 1] - b->start[s]);
-    }
-    for (uint32_t u = 0; u < used; u++) {
-        const once_site *site = &f->sites[b->used_sites[u]];
-        if (site->wait != NULL)
-            site->wait(site->context);
-    }
+    run_sites(f, b->requests, b->start, b->used_sites, used);
     unlock_all(f, held, held_count);
     /* Decide: a duplicate when every reachable position was set, and enough reached. */
     uint32_t *reached = b->reached;
@@ -1309,24 +1318,9 @@ static void claim_round_send(once_sliced *f, claim_round *r)
     r->start[0] = 0;
     counter_group *g = group_of(f, 0);
     tally(&g->messages, r->total);
-    for (uint32_t u = 0; u < used; u++) {
-        const once_site *site = &f->sites[r->used[u]];
-        uint32_t s = r->used[u];
-        if (site->start != NULL)
-            site->start(site->context, r->sorted + r->start[s], r->start[s + 1] - r->start[s]);
-    }
-    for (uint32_t u = 0; u < used; u++) {
-        const once_site *site = &f->sites[r->used[u]];
-        uint32_t s = r->used[u];
-        if (site->start == NULL)
-            site->run(site->context, r->sorted + r->start[s], r->start[s + 1] - r->start[s]);
-    }
-    for (uint32_t u = 0; u < used; u++) {
-        const once_site *site = &f->sites[r->used[u]];
-        if (site->wait != NULL)
-            site->wait(site->context);
+    run_sites(f, r->sorted, r->start, r->used, used);
+    for (uint32_t u = 0; u < used; u++) /* a site's last request is its batch's last */
         mark_site(f, r->used[u], r->sorted[r->start[r->used[u] + 1] - 1].status);
-    }
     uint64_t failures = 0;
     for (uint32_t at = 0; at < r->total; at++) {
         once_site_request *q = &r->requests[r->from[at]];

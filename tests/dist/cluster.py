@@ -31,7 +31,7 @@ import redis
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir,
                                 "module"))
-from server import REDIS_SERVER, exited, free_port  # noqa: E402
+from server import REDIS_SERVER, exited, free_port, server_environment  # noqa: E402
 
 SLOTS = 16384
 HOST = "127.0.0.1"
@@ -110,14 +110,7 @@ class Node:
 
     def environment(self):
         """As server.py's: the sanitizer runtime preloaded, its reports to files here."""
-        env = dict(os.environ)
-        preload = os.environ.get("ONCE_MODULE_PRELOAD")
-        if preload:
-            env["LD_PRELOAD"] = preload
-            report = os.path.join(self.dir, "sanitizer")
-            env["ASAN_OPTIONS"] = "detect_leaks=0:log_path=" + report
-            env["UBSAN_OPTIONS"] = "print_stacktrace=1:log_path=" + report
-        return env
+        return server_environment(self.dir)
 
     def log(self):
         try:

@@ -37,6 +37,21 @@ def free_port():
         return s.getsockname()[1]
 
 
+def server_environment(directory):
+    """A server's environment: under the sanitizer build, the sanitizer runtime
+    preloaded (the module leaves its symbols to it), reports written to files in the
+    server's directory, which the tests turn into a failure when they stop it."""
+    env = dict(os.environ)
+    preload = os.environ.get("ONCE_MODULE_PRELOAD")
+    if preload:
+        env["LD_PRELOAD"] = preload
+        report = os.path.join(directory, "sanitizer")
+        # The server's own allocations at exit are not leaks of ours.
+        env["ASAN_OPTIONS"] = "detect_leaks=0:log_path=" + report
+        env["UBSAN_OPTIONS"] = "print_stacktrace=1:log_path=" + report
+    return env
+
+
 def exited(pid):
     """Has the process ended?  A daemonized server is reaped by init, which may take a
     while: a zombie has ended too."""
@@ -110,18 +125,7 @@ class Server:
         raise RuntimeError("redis-server did not start: %s\n%s" % (last, log))
 
     def environment(self):
-        """The server's environment: under the sanitizer build, the sanitizer runtime
-        preloaded (the module leaves its symbols to it), reports written to files in
-        the server's directory, which stop() turns into a failure."""
-        env = dict(os.environ)
-        preload = os.environ.get("ONCE_MODULE_PRELOAD")
-        if preload:
-            env["LD_PRELOAD"] = preload
-            report = os.path.join(self.dir, "sanitizer")
-            # The server's own allocations at exit are not leaks of ours.
-            env["ASAN_OPTIONS"] = "detect_leaks=0:log_path=" + report
-            env["UBSAN_OPTIONS"] = "print_stacktrace=1:log_path=" + report
-        return env
+        return server_environment(self.dir)
 
     def sanitizer_reports(self):
         reports = []
