@@ -243,6 +243,29 @@ void report_cluster_stats(stats_mode mode, const run_counters *c, const once_clu
         return;
     const once_sliced_stats *f = &s.sliced;
     double rate = c->seconds > 0 ? (double)c->lines / c->seconds : 0.0;
+    if (mode == STATS_JSON && s.is_tree) {
+        const once_tree_stats *t = &s.tree;
+        fprintf(stderr,
+                "{\"lines\":%llu,\"distinct\":%llu,\"duplicates\":%llu,\"seconds\":%.6f,"
+                "\"lines_per_second\":%.1f,\"structure\":\"cluster tree\",\"layout\":\"%s\","
+                "\"levels\":%u,\"fanout\":%u,\"bits\":%llu,\"hashes\":%u,\"events\":%llu,"
+                "\"failures\":%llu,\"commands\":%llu,\"moved\":%llu,\"ask\":%llu,"
+                "\"unreachable\":%llu,\"failed_slices\":%u,\"accesses\":[",
+                (unsigned long long)c->lines, (unsigned long long)c->distinct,
+                (unsigned long long)c->duplicates, finite_or_zero(c->seconds),
+                finite_or_zero(rate), s.layout_id, t->levels, t->fanout,
+                (unsigned long long)t->bits, t->hashes, (unsigned long long)t->events,
+                (unsigned long long)t->failures, (unsigned long long)s.commands,
+                (unsigned long long)s.moved, (unsigned long long)s.ask,
+                (unsigned long long)s.unreachable, s.failed_slices);
+        for (uint32_t l = 0; l < t->levels; l++)
+            fprintf(stderr, "%s%llu", l ? "," : "", (unsigned long long)t->accesses[l]);
+        fputs("],\"hits\":[", stderr);
+        for (uint32_t l = 0; l < t->levels; l++)
+            fprintf(stderr, "%s%llu", l ? "," : "", (unsigned long long)t->hits[l]);
+        fputs("]}\n", stderr);
+        return;
+    }
     if (mode == STATS_JSON) {
         fprintf(stderr,
                 "{\"lines\":%llu,\"distinct\":%llu,\"duplicates\":%llu,\"seconds\":%.6f,"

@@ -329,6 +329,10 @@ def test_bloom_tree_over_the_cluster_stops_repeats_at_the_leaf_and_races_safely(
         levels = [l for l in err.splitlines() if "requests per level" in l][0]
         counts = [int(x) for x in levels.split(":")[-1].split()[0::2]]
         assert counts[2] == 8000 and counts[1] == 2000, levels  # leaf, then its parent
+        _, stats = once(cluster, "tree", *tree, "--leaf", "1", "--stats=json",
+                        data=lines(own[:100]))
+        assert stats["structure"] == "cluster tree" and stats["levels"] == 3
+        assert stats["accesses"][2] == 100 and stats["hits"][1] == 100  # leaf 1's parent has them
         # Producers at four leaves racing on the same keys: each key once between them
         # (each step up the tree is one atomic test-and-set on one key).
         shared = keys_of("shared", 2000)
