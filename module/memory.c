@@ -70,11 +70,16 @@ static bool room_for(uint64_t size)
     return false;
 }
 
+void *memory_try_alloc(size_t size)
+{
+    return RM_TryAlloc != NULL ? RM_TryAlloc(size) : RM_Alloc(size);
+}
+
 static void *server_malloc(size_t size)
 {
     if (!room_for(size))
         return NULL;
-    return RM_TryAlloc != NULL ? RM_TryAlloc(size) : RM_Alloc(size);
+    return memory_try_alloc(size);
 }
 
 static void *server_calloc(size_t count, size_t size)

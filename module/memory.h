@@ -14,5 +14,9 @@ int memory_install(RedisModuleCtx *ctx);
  * server's maxmemory, the machine's memory), or a plain "out of memory".  Reading it
  * clears it. */
 const char *memory_refusal(void);
+/* A block of the server's for the module's own use (not counted against the library's
+ * limits): TryAlloc where the server has it, which refuses rather than aborts.  Freed
+ * with RM_Free. */
+void *memory_try_alloc(size_t size);
 
 #endif

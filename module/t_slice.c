@@ -30,6 +30,7 @@
  */
 #include "command.h"
 #include "config.h"
+#include "memory.h"
 #include "t_slice.h"
 #include "value.h"
 
@@ -43,12 +44,6 @@
     "has lost its slices)"
 #define ERR_BAD_REQUESTS "ERR malformed slice requests"
 #define ERR_OUT_OF_SLICE "ERR slice requests out of range: a position past the slice, or a time"
-
-/* The server's allocator, refusing rather than aborting where the server can. */
-static void *slice_alloc(size_t size)
-{
-    return RM_TryAlloc != NULL ? RM_TryAlloc(size) : RM_Alloc(size);
-}
 
 static bool slice_holds(once_type type)
 {
@@ -177,8 +172,8 @@ static int slice_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         value_close(&k);
         return RM_ReplyWithError(ctx, ERR_BAD_REQUESTS);
     }
-    once_site_request *requests = slice_alloc((count + 1) * sizeof *requests);
-    uint64_t *positions = slice_alloc((total + 1) * sizeof *positions);
+    once_site_request *requests = memory_try_alloc((count + 1) * sizeof *requests);
+    uint64_t *positions = memory_try_alloc((total + 1) * sizeof *positions);
     uint8_t *answers = NULL;
     once_status st = requests != NULL && positions != NULL
                          ? once_slice_requests_decode(wire, len, requests, positions)
@@ -189,7 +184,7 @@ static int slice_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     for (size_t r = 0; st == ONCE_OK && r < count; r++)
         writes |= requests[r].op != ONCE_SITE_TEST;
     size_t answer_len = st == ONCE_OK ? once_slice_answers_size(requests, count) : 0;
-    if (st == ONCE_OK && (answers = slice_alloc(answer_len)) == NULL)
+    if (st == ONCE_OK && (answers = memory_try_alloc(answer_len)) == NULL)
         st = ONCE_ERR_NOMEM;
     once_site_info held;
     if (st == ONCE_OK)

@@ -54,12 +54,6 @@ struct pending_load {
     uint64_t bytes; /* the chunks' lengths summed */
 };
 
-/* The server's allocator, refusing rather than aborting when memory runs out. */
-static void *value_alloc(size_t size)
-{
-    return RM_TryAlloc != NULL ? RM_TryAlloc(size) : RM_Alloc(size);
-}
-
 /* ------------------------------------------------------------ pending loads */
 
 static void pending_free(pending_load *p)
@@ -77,7 +71,7 @@ static void pending_free(pending_load *p)
 
 static pending_load *pending_new(void)
 {
-    pending_load *p = value_alloc(sizeof *p);
+    pending_load *p = memory_try_alloc(sizeof *p);
     if (p == NULL)
         return NULL;
     memset(p, 0, sizeof *p);
@@ -99,7 +93,7 @@ static once_status pending_feed(pending_load *p, const char *data, size_t len,
     *built = NULL;
     if (p->count == p->room) {
         size_t room = p->room ? p->room * 2 : 8;
-        received_chunk *grown = value_alloc(room * sizeof *grown);
+        received_chunk *grown = memory_try_alloc(room * sizeof *grown);
         if (grown == NULL)
             return ONCE_ERR_NOMEM;
         if (p->count != 0)
@@ -109,7 +103,7 @@ static once_status pending_feed(pending_load *p, const char *data, size_t len,
         p->chunks = grown;
         p->room = room;
     }
-    char *copy = value_alloc(len);
+    char *copy = memory_try_alloc(len);
     if (copy == NULL)
         return ONCE_ERR_NOMEM;
     memcpy(copy, data, len);
@@ -137,7 +131,7 @@ static once_status pending_feed(pending_load *p, const char *data, size_t len,
 
 static value *value_new(once_filter *f, pending_load *p)
 {
-    value *v = value_alloc(sizeof *v);
+    value *v = memory_try_alloc(sizeof *v);
     if (v != NULL) {
         memset(v, 0, sizeof *v);
         v->filter = f;
@@ -181,7 +175,7 @@ static bool for_each_chunk(const once_filter *f, size_t max_chunk, chunk_fn emit
     /* Without memory for a large buffer, chunks of the smallest size any dump takes:
      * more of them, but a save never writes a value it cannot read back. */
     static char fallback[ONCE_CHUNK_MIN];
-    char *buf = value_alloc(cap);
+    char *buf = memory_try_alloc(cap);
     if (buf == NULL) {
         buf = fallback;
         cap = sizeof fallback;
@@ -634,7 +628,7 @@ int value_scandump_command(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
         cap = (size_t)whole;
     if (cap < once_save_chunk_min(f))
         cap = once_save_chunk_min(f);
-    char *buf = value_alloc(cap);
+    char *buf = memory_try_alloc(cap);
     if (buf == NULL) {
         value_close(&k);
         return RM_ReplyWithError(ctx, memory_refusal());

@@ -369,7 +369,6 @@ static int open_cluster(const cli_options *o, run *r)
     c.sliced.seed = o->seed;
     c.sliced.seed_is_set = o->seed_given;
     c.sliced.window_ms = o->span_ms;
-    c.sliced.refresh = false;
     c.wait_replicas = o->wait ? 1 : 0;
     /* The policy for a slice that cannot answer: every position counts as set
      * (duplicate), none may fail (distinct), or at least X reached (threshold:X). */

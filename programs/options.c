@@ -429,6 +429,19 @@ static int check_cluster(cli_options *o, bool threads_given, bool growth_given, 
         return fail("%s", "--cluster needs --key NAME, the filter's name in the cluster");
     if (leaf_given && o->tree_levels == 0)
         return fail("%s", "--leaf is this run's leaf of a Bloom tree: add --tree LxF");
+    if (o->tree_levels == 0 && !o->sliced)
+        return fail("%s", "--cluster needs --slicing horizontal, vertical or diced, or --tree LxF");
+    /* A sliced filter and a tree alike. */
+    if (threads_given)
+        return fail("%s", "--cluster: the cluster's nodes answer for the slices: drop --threads");
+    if (growth_given)
+        return fail("%s", "--cluster: the slices keep their size: drop --slice-growth");
+    if (o->state_count > 0)
+        return fail("%s", "--cluster: the filter is kept in the cluster under --key, not in a "
+                          "file: drop --state");
+    if (o->max_memory)
+        return fail("%s", "--cluster: the slices keep the size of --capacity and --error: drop "
+                          "--max-memory");
     if (o->tree_levels != 0) {
         if (o->sliced)
             return fail("%s", "--tree is a Bloom tree over the cluster, --slicing a sliced filter: "
@@ -445,30 +458,13 @@ static int check_cluster(cli_options *o, bool threads_given, bool growth_given, 
             return fail("--leaf %llu: the tree has %llu leaves (0 to %llu)",
                         (unsigned long long)o->leaf, (unsigned long long)leaves,
                         (unsigned long long)(leaves - 1));
-        if (o->state_count > 0)
-            return fail("%s", "--cluster: the filter is kept in the cluster under --key, not in "
-                              "a file: drop --state");
-        if (threads_given || growth_given || o->max_memory)
-            return fail("%s", "--tree: drop --threads, --slice-growth and --max-memory");
         o->type = ONCE_STANDARD;
         o->type_given = true;
         return 0;
     }
-    if (!o->sliced)
-        return fail("%s", "--cluster needs --slicing horizontal, vertical or diced, or --tree LxF");
-    if (threads_given)
-        return fail("%s", "--cluster: the cluster's nodes answer for the slices: drop --threads");
-    if (growth_given)
-        return fail("%s", "--cluster: the slices keep their size: drop --slice-growth");
     if (o->window_given)
         return fail("%s", "--cluster keeps time windows (--span), not count windows (a count "
                           "is one producer's clock): drop --window");
-    if (o->state_count > 0)
-        return fail("%s", "--cluster: the filter is kept in the cluster under --key, not in a "
-                          "file: drop --state");
-    if (o->max_memory)
-        return fail("%s", "--cluster: the slices keep the size of --capacity and --error: drop "
-                          "--max-memory");
     return 0;
 }
 

@@ -172,6 +172,13 @@ void report_stats(stats_mode mode, const run_counters *c, const once_filter *fil
                 s.slices, (unsigned long long)s.generation, s.design_fpr);
 }
 
+/* A JSON array's numbers, comma separated, on stderr. */
+static void json_counts(const uint64_t *values, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        fprintf(stderr, "%s%llu", i ? "," : "", (unsigned long long)values[i]);
+}
+
 void report_sliced_stats(stats_mode mode, const run_counters *c, const once_sliced *filter)
 {
     once_sliced_stats s;
@@ -208,8 +215,7 @@ void report_sliced_stats(stats_mode mode, const run_counters *c, const once_slic
                 (unsigned long long)(s.window_ms ? s.window_ms : s.window_events),
                 s.window_ms ? "ms" : s.window_events ? "events" : "none",
                 (unsigned long long)c->bad_time, (unsigned long long)c->late);
-        for (uint32_t i = 0; i < s.sites; i++)
-            fprintf(stderr, "%s%llu", i ? "," : "", (unsigned long long)loads[i]);
+        json_counts(loads, s.sites);
         fputs("]}\n", stderr);
         free(loads);
         return;
@@ -258,11 +264,9 @@ void report_cluster_stats(stats_mode mode, const run_counters *c, const once_clu
                 (unsigned long long)t->failures, (unsigned long long)s.commands,
                 (unsigned long long)s.moved, (unsigned long long)s.ask,
                 (unsigned long long)s.unreachable, s.failed_slices);
-        for (uint32_t l = 0; l < t->levels; l++)
-            fprintf(stderr, "%s%llu", l ? "," : "", (unsigned long long)t->accesses[l]);
+        json_counts(t->accesses, t->levels);
         fputs("],\"hits\":[", stderr);
-        for (uint32_t l = 0; l < t->levels; l++)
-            fprintf(stderr, "%s%llu", l ? "," : "", (unsigned long long)t->hits[l]);
+        json_counts(t->hits, t->levels);
         fputs("]}\n", stderr);
         return;
     }

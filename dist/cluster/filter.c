@@ -62,6 +62,13 @@ struct once_cluster {
     size_t miss_room;
 };
 
+/* Racing producers (once_cluster.h): one test-and-set on one key is atomic, and a
+ * horizontal filter without a window decides an event so; anything else claims. */
+static bool claims_needed(once_slicing slicing, uint64_t window_ms)
+{
+    return slicing != ONCE_SLICING_HORIZONTAL || window_ms != 0;
+}
+
 void once_cluster_config_init(once_cluster_config *c, const char *const *seeds,
                               size_t seed_count, const char *name, uint32_t slices)
 {
@@ -104,30 +111,31 @@ static void random_id(char out[17])
     snprintf(out, 17, "%016" PRIx64, x);
 }
 
-/* SLICE.CREATE every slice; ONCE_OK, or why not in `error`. */
-static once_status create_slices(once_cluster *c, char *error, size_t room)
+/* SLICE.CREATE every slice of `want` (their keys in c->keys); ONCE_OK, or why not in
+ * `error`. */
+static once_status create_slices(once_cluster *c, const layout *want, char *error, size_t room)
 {
-    uint32_t n = c->layout.sites;
+    uint32_t n = want->sites;
     cluster_command *commands = calloc(n, sizeof *commands);
     const char **argv = calloc((size_t)n * 6, sizeof *argv);
     size_t *lens = calloc((size_t)n * 6, sizeof *lens);
-    char (*numbers)[2][24] = calloc(n, sizeof *numbers);
+    char bits[24], window[24]; /* every slice's alike */
+    snprintf(bits, sizeof bits, "%" PRIu64, want->slice_bits);
+    snprintf(window, sizeof window, "%" PRIu64, want->window_ms);
     once_status st = ONCE_OK;
-    if (commands == NULL || argv == NULL || lens == NULL || numbers == NULL)
+    if (commands == NULL || argv == NULL || lens == NULL)
         st = say(error, room, ONCE_ERR_NOMEM, "out of memory");
     for (uint32_t i = 0; st == ONCE_OK && i < n; i++) {
         const char **a = argv + 6 * (size_t)i;
         size_t *l = lens + 6 * (size_t)i;
-        snprintf(numbers[i][0], 24, "%" PRIu64, c->layout.slice_bits);
-        snprintf(numbers[i][1], 24, "%" PRIu64, c->layout.window_ms);
         int argc = 4;
         a[0] = "SLICE.CREATE";
         a[1] = c->keys[i];
         a[2] = "BITS";
-        a[3] = numbers[i][0];
-        if (c->layout.window_ms != 0) {
+        a[3] = bits;
+        if (want->window_ms != 0) {
             a[4] = "WINDOW";
-            a[5] = numbers[i][1];
+            a[5] = window;
             argc = 6;
         }
         for (int j = 0; j < argc; j++)
@@ -150,7 +158,6 @@ static once_status create_slices(once_cluster *c, char *error, size_t room)
     free(commands);
     free(argv);
     free(lens);
-    free(numbers);
     return st;
 }
 
@@ -194,13 +201,9 @@ static once_status settle_layout(once_cluster *c, const layout *want, bool seed_
         }
         freeReplyObject(r);
         /* None yet: make the slices, then write the layout (SET NX: one producer wins). */
-        c->layout = *want;
-        c->layout.tags = NULL;
         for (uint32_t i = 0; i < want->sites; i++)
             layout_slice_key(c->name, i, want->tags[i], c->keys[i], KEY_ROOM);
-        c->layout.tags = want->tags;
-        once_status st = create_slices(c, error, room);
-        c->layout.tags = NULL;
+        once_status st = create_slices(c, want, error, room);
         if (st != ONCE_OK)
             return st;
         char *text = layout_format(want);
@@ -419,8 +422,7 @@ once_status once_cluster_open(once_cluster **out, const once_cluster_config *con
                    "a slice of %" PRIu64 " bits passes the 2^32 a slice may hold: use more "
                    "slices",
                    slice_bits);
-    /* Racing producers: one test-and-set on one key is atomic; anything else claims. */
-    if (sc.slicing != ONCE_SLICING_HORIZONTAL || sc.window_ms != 0)
+    if (claims_needed(sc.slicing, sc.window_ms))
         sc.claims = true;
     /* A round of a batch costs a command a slice it touches and a round trip: the most
      * events a round, unless the caller chose. */
@@ -601,7 +603,7 @@ once_status once_cluster_get_stats(const once_cluster *c, once_cluster_stats *s)
     s->waits = c->waits;
     s->waits_short = c->waits_short;
     s->local_hits = c->local_hits;
-    s->claims = c->layout.slicing != ONCE_SLICING_HORIZONTAL || c->layout.window_ms != 0;
+    s->claims = !s->is_tree && claims_needed(c->layout.slicing, c->layout.window_ms);
     return ONCE_OK;
 }
 

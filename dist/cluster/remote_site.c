@@ -37,7 +37,6 @@ typedef struct remote_site remote_site;
 
 struct remote_round {
     cluster_client *client;
-    remote_site **started; /* in start order; their commands are built at the send */
     cluster_command *commands;
     size_t count, room, waiting;
     size_t sent; /* commands [0, sent) have been sent */
@@ -72,7 +71,6 @@ void remote_round_free(remote_round *r)
 {
     if (r == NULL)
         return;
-    free(r->started);
     free(r->commands);
     free(r);
 }
@@ -91,10 +89,6 @@ static bool round_room(remote_round *r)
     if (r->count < r->room)
         return true;
     size_t room = r->room ? 2 * r->room : 16;
-    remote_site **started = realloc(r->started, room * sizeof *started);
-    if (started == NULL)
-        return false;
-    r->started = started;
     cluster_command *commands = realloc(r->commands, room * sizeof *commands);
     if (commands == NULL)
         return false;
@@ -137,7 +131,6 @@ static void remote_start(void *context, once_site_request *requests, size_t coun
     s->argv[2] = (const char *)s->wire;
     s->argv_len[2] = s->wire_len;
     s->command = r->count;
-    r->started[r->count] = s;
     r->commands[r->count++] = (cluster_command){
         .argc = 3, .argv = s->argv, .argv_len = s->argv_len, .key_index = 1};
     r->waiting++;

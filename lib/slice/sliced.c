@@ -1401,7 +1401,6 @@ static once_status claimed_batch(once_sliced *f, batch_space *b, const once_key 
     }
     bool undecided = false;
     uint64_t inserted = 0;
-    uint32_t total = r.total;
     r.total = 0;
     for (size_t i = 0; i < n; i++) {
         const event_plan *e = &b->plans[i];
@@ -1431,7 +1430,6 @@ static once_status claimed_batch(once_sliced *f, batch_space *b, const once_key 
             claim_round_add(&r, e->site[t], (uint32_t)i, &q);
         }
     }
-    (void)total;
     if (r.total != 0)
         claim_round_send(f, &r);
     /* Round 2 runs test-and-set in event order at every site: an event all of whose

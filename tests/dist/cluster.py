@@ -31,7 +31,8 @@ import redis
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir,
                                 "module"))
-from server import REDIS_SERVER, exited, free_port, server_environment  # noqa: E402
+from server import (REDIS_SERVER, end_process, exited, free_port,  # noqa: E402
+                    sanitizer_reports, server_environment)
 
 SLOTS = 16384
 HOST = "127.0.0.1"
@@ -182,26 +183,11 @@ class Node:
         if self.pid is None:
             return
         pid, self.pid = self.pid, None
-        try:
-            os.kill(pid, signal.SIGCONT)  # a frozen node must be able to end
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            return
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            if exited(pid):
-                return
-            time.sleep(0.01)
-        os.kill(pid, signal.SIGKILL)
-        wait_for("%r to end" % self, lambda: None if exited(pid) else "running")
+        if not end_process(pid):  # a frozen node is woken first; one killed is waited for
+            wait_for("%r to end" % self, lambda: None if exited(pid) else "running")
 
     def sanitizer_reports(self):
-        reports = []
-        for name in sorted(os.listdir(self.dir)):
-            if name.startswith("sanitizer"):
-                with open(os.path.join(self.dir, name), errors="replace") as f:
-                    reports.append(f.read())
-        return reports
+        return sanitizer_reports(self.dir)
 
     def drop_data(self):
         """Delete the data files (RDB, AOF), keeping nodes.conf."""

@@ -37,6 +37,36 @@ def free_port():
         return s.getsockname()[1]
 
 
+def end_process(pid, seconds=20):
+    """End a server we started, by its PID: SIGCONT (a stopped one must be able to end)
+    and SIGTERM, then SIGKILL if it lingers past `seconds`; True once it has ended."""
+    try:
+        os.kill(pid, signal.SIGCONT)
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return True
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if exited(pid):
+            return True
+        time.sleep(0.01)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def sanitizer_reports(directory):
+    """The sanitizer's reports a server left in its directory (server_environment)."""
+    reports = []
+    for name in sorted(os.listdir(directory)):
+        if name.startswith("sanitizer"):
+            with open(os.path.join(directory, name), errors="replace") as f:
+                reports.append(f.read())
+    return reports
+
+
 def server_environment(directory):
     """A server's environment: under the sanitizer build, the sanitizer runtime
     preloaded (the module leaves its symbols to it), reports written to files in the
@@ -128,12 +158,7 @@ class Server:
         return server_environment(self.dir)
 
     def sanitizer_reports(self):
-        reports = []
-        for name in sorted(os.listdir(self.dir)):
-            if name.startswith("sanitizer"):
-                with open(os.path.join(self.dir, name), errors="replace") as f:
-                    reports.append(f.read())
-        return reports
+        return sanitizer_reports(self.dir)
 
     def startup_failed(self):
         text = self.log()
@@ -172,16 +197,7 @@ class Server:
         if self.pid is None:
             return
         pid, self.pid = self.pid, None
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            return
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            if exited(pid):
-                return
-            time.sleep(0.01)
-        os.kill(pid, signal.SIGKILL)
+        end_process(pid)
 
     def replica(self, **kw):
         """A new server (Server's arguments) that replicates this one from its start."""

@@ -78,4 +78,20 @@ static inline bool flaky_has(const flaky_site *s, const uint64_t *positions, uin
     return true;
 }
 
+/* One request to a site: all_set, and its status into *status. */
+static inline bool site_request(const once_site *site, once_site_op op,
+                                const uint64_t *positions, uint32_t count, uint64_t time_ms,
+                                uint64_t *expiries, once_status *status)
+{
+    once_site_request q = {.op = op,
+                           .positions = positions,
+                           .count = count,
+                           .status = ONCE_ERR_INVALID,
+                           .time_ms = time_ms,
+                           .expiries = expiries};
+    site->run(site->context, &q, 1);
+    *status = q.status;
+    return q.all_set;
+}
+
 #endif /* ONCE_TESTS_FLAKY_SITE_H */

@@ -1018,18 +1018,14 @@ static uint64_t timer_cell_bits(uint64_t window_ms)
     return width + 1;
 }
 
+/* One request to a site that must answer: all_set. */
 static bool site_ask(once_site *site, once_site_op op, const uint64_t *positions,
                      uint32_t count, uint64_t time_ms, uint64_t *expiries)
 {
-    once_site_request q = {.op = op,
-                           .positions = positions,
-                           .count = count,
-                           .status = ONCE_ERR_INVALID,
-                           .time_ms = time_ms,
-                           .expiries = expiries};
-    site->run(site->context, &q, 1);
-    CHECK_OK(q.status);
-    return q.all_set;
+    once_status status = ONCE_ERR_INVALID;
+    bool all_set = site_request(site, op, positions, count, time_ms, expiries, &status);
+    CHECK_OK(status);
+    return all_set;
 }
 
 /* Section 4: timers expire at t_u + w at every site, whatever each site's clock. */

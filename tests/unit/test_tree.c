@@ -274,21 +274,6 @@ static void sliced_root_meets_lemma_1(void)
     once_tree_free(t);
 }
 
-/* One request to a site: all_set, and its status into *status. */
-static bool site_ask(const once_site *site, once_site_op op, const uint64_t *positions,
-                     uint32_t count, uint64_t time_ms, uint64_t *expiries, once_status *status)
-{
-    once_site_request q = {.op = op,
-                           .positions = positions,
-                           .count = count,
-                           .status = ONCE_ERR_INVALID,
-                           .time_ms = time_ms,
-                           .expiries = expiries};
-    site->run(site->context, &q, 1);
-    *status = q.status;
-    return q.all_set;
-}
-
 static void vertical_site_decides_as_one_site(void)
 {
     const uint64_t m = 4000; /* not a multiple of 64 S: the slices differ by one */
@@ -319,8 +304,8 @@ static void vertical_site_decides_as_one_site(void)
             once_status a = ONCE_ERR_INVALID, b = ONCE_ERR_INVALID;
             /* A position past m: the vertical site sets nothing and answers not set (the
              * whole site, of 4032 cells, would hold it). */
-            bool want = !past && site_ask(&whole, op, positions, count, time, want_expiries, &a);
-            bool got = site_ask(&vertical, op, positions, count, time, got_expiries, &b);
+            bool want = !past && site_request(&whole, op, positions, count, time, want_expiries, &a);
+            bool got = site_request(&vertical, op, positions, count, time, got_expiries, &b);
             differ += want != got || (!past && a != ONCE_OK) || b != ONCE_OK;
             for (uint32_t i = 0; i < count; i++)
                 differ += (past ? 0 : want_expiries[i]) != got_expiries[i];
@@ -344,14 +329,14 @@ static void vertical_site_decides_as_one_site(void)
     CHECK_OK(once_vertical_site_create(4096, 4, sites, &vertical));
     uint64_t low[2] = {5, 1000}, high[2] = {3000, 4095};
     once_status st = ONCE_OK;
-    CHECK(!site_ask(&vertical, ONCE_SITE_TEST_AND_SET, low, 2, 0, NULL, &st) && st == ONCE_OK);
-    CHECK(site_ask(&vertical, ONCE_SITE_TEST, low, 2, 0, NULL, &st) && st == ONCE_OK);
+    CHECK(!site_request(&vertical, ONCE_SITE_TEST_AND_SET, low, 2, 0, NULL, &st) && st == ONCE_OK);
+    CHECK(site_request(&vertical, ONCE_SITE_TEST, low, 2, 0, NULL, &st) && st == ONCE_OK);
     uint64_t offset[1] = {5};
     CHECK(flaky_has(&store[0], offset, 1) && flaky_empty(&store[2]) && flaky_empty(&store[3]));
     store[3].down = true;
-    site_ask(&vertical, ONCE_SITE_TEST, high, 2, 0, NULL, &st);
+    site_request(&vertical, ONCE_SITE_TEST, high, 2, 0, NULL, &st);
     CHECK(st == ONCE_ERR_UNAVAILABLE);
-    site_ask(&vertical, ONCE_SITE_TEST, low, 2, 0, NULL, &st);
+    site_request(&vertical, ONCE_SITE_TEST, low, 2, 0, NULL, &st);
     CHECK(st == ONCE_OK);
     vertical.destroy(vertical.context);
     CHECK(destroyed == 4);
