@@ -290,6 +290,28 @@ typedef enum once_failure {
 #define ONCE_MAX_SLICED_SITES 4096u /* S S' */
 #define ONCE_MAX_SITE_THREADS 256u
 
+/*
+ * The count of a count window that racing producers share (once_sliced_config
+ * .count_clock): the events delivered by all of them.  `read` gives the count now;
+ * `reserve` adds n to it and gives the count before, so that the n events a producer
+ * has just found distinct take the stamps first .. first + n - 1, each its own place
+ * in the common count.  A clock that answers anything but ONCE_OK fails the events it
+ * was asked for as an unreachable site would (on_failure; a distinct event is then
+ * not set, having no stamp).  Over a cluster it is a key of its own (once_cluster.h).
+ *
+ * With claims a batch tests all its events at the count read before it and stamps the
+ * distinct ones after, so an event is kept while fewer than N others were delivered
+ * after it (never less: no false negative) and forgotten by the time N + d were, d
+ * the deliveries that happened between the read and its test: the batch's own earlier
+ * ones (a batch takes at most max(1, N / 16) events for that) and other producers'
+ * meanwhile.  Within a batch a repeat of an event found distinct is a duplicate.
+ */
+typedef struct once_count_clock {
+    void *context;
+    once_status (*read)(void *context, uint64_t *count);
+    once_status (*reserve)(void *context, uint64_t n, uint64_t *first);
+} once_count_clock;
+
 typedef struct once_sliced_config {
     once_slicing slicing;
     uint32_t slices;          /* S, 1 to 4096 */
@@ -354,14 +376,18 @@ typedef struct once_sliced_config {
      * decides from the tests, sets a distinct event's bits, and only then releases
      * the claim (in a batch, with its next batch's tests, or once_sliced_flush).  So
      * racing producers deliver an event at most once between them, for one message
-     * round more a batch.  Not with concurrent, refresh, equal timers, bounded growth
-     * or a count window.
+     * round more a batch.  Not with concurrent, refresh, equal timers or bounded
+     * growth.  A count window with claims runs on `count_clock` (below).
      */
     bool claims;
     /* The events a batch's round of messages carries (0: 256; at most 4096): a batch
      * call of more events sends a round for each such many.  Sites apart (a cluster's)
      * gain from more: each round costs a message a site it touches and a round trip. */
     uint32_t batch_events;
+    /* A count window with claims: the clock its producers share (once_count_clock), or
+     * NULL for the filter's own count (one producer, or producers in one process that
+     * are given one clock). */
+    const struct once_count_clock *count_clock;
 } once_sliced_config;
 
 typedef struct once_sliced once_sliced;
@@ -403,6 +429,8 @@ typedef struct once_sliced_stats {
     uint64_t local_hits;      /* events a producer's local filter answered, with no
                                  message (once_sliced_test_and_add_local; counted in
                                  `events`) */
+    uint64_t count;           /* a count window: the count as this producer last had it */
+    uint64_t clock_failures;  /* a count window's clock reads and reserves that failed */
 } once_sliced_stats;
 
 /* "horizontal", "vertical", "diced h-v" or "diced v-h" ("unknown" for another value). */

@@ -31,7 +31,9 @@
  *   events delivered) is the same timers on another clock: the filter counts the
  *   events it answers distinct, stamps each with its place in that count, and tests
  *   at the count so far, so its events leave the window in the order they came and
- *   none is forgotten while fewer than N others came after it.  With `refresh` a
+ *   none is forgotten while fewer than N others came after it (racing producers share
+ *   the count through once_count_clock, and a claimed batch stamps its distinct
+ *   events after its test; see "Claims over a batch").  With `refresh` a
  *   duplicate sends SET requests too, so its timers restart at its own time (a site
  *   keeps the later expiry, so a late duplicate shortens nothing).
  *
@@ -128,8 +130,13 @@ struct once_sliced {
     /* A batch's work space, kept for the next batch rather than allocated each time
      * (a batch that finds it taken, by another thread's, makes its own). */
     struct batch_space *_Atomic spare;
-    /* A count window's clock: the events answered distinct so far. */
+    /* A count window's clock: the events answered distinct so far.  With claims the
+     * clock is `clock` (the config's, or own_clock over `delivered`), the count it
+     * last gave in `count_seen`. */
     _Alignas(64) _Atomic uint64_t delivered;
+    once_count_clock own_clock;
+    const once_count_clock *clock;
+    uint64_t count_seen, clock_failures;
     /* max_bytes: what the memory sites may still take for sub-filters past their
      * first (once_memory_site_config.budget). */
     uint64_t budget;
@@ -348,7 +355,10 @@ once_status once_sliced_geometry(const once_sliced_config *c, uint64_t *bits, ui
          c->growth != ONCE_GROWTH_CARDINALITY && c->growth != ONCE_GROWTH_BOUNDED) ||
         (c->growth == ONCE_GROWTH_BOUNDED && (c->concurrent || c->threads > 0)) ||
         (c->claims && (c->concurrent || c->refresh || c->equal_timers > 1 ||
-                       c->growth == ONCE_GROWTH_BOUNDED || c->window_events != 0)))
+                       c->growth == ONCE_GROWTH_BOUNDED)) ||
+        (c->count_clock != NULL &&
+         (!c->claims || c->window_events == 0 || c->count_clock->read == NULL ||
+          c->count_clock->reserve == NULL)))
         return ONCE_ERR_INVALID;
     uint64_t m = 0;
     uint32_t k = 0;
@@ -382,6 +392,21 @@ once_status once_sliced_first_bytes(const once_sliced_config *c, uint64_t *bytes
         return st;
     uint64_t sites = (uint64_t)c->slices * (c->parts == 0 ? 1 : c->parts);
     *bytes = sites * memory_site_sub_filter_bytes(slice_bits, timer_span(c));
+    return ONCE_OK;
+}
+
+/* The filter's own count as a count window's clock (claims without a shared one). */
+static once_status own_clock_read(void *context, uint64_t *count)
+{
+    once_sliced *f = context;
+    *count = atomic_load_explicit(&f->delivered, memory_order_relaxed);
+    return ONCE_OK;
+}
+
+static once_status own_clock_reserve(void *context, uint64_t n, uint64_t *first)
+{
+    once_sliced *f = context;
+    *first = atomic_fetch_add_explicit(&f->delivered, n, memory_order_relaxed);
     return ONCE_OK;
 }
 
@@ -426,6 +451,16 @@ once_status once_sliced_create(once_sliced **out, const once_sliced_config *c,
     f->refresh = c->refresh;
     f->claims = c->claims;
     f->batch_events = c->batch_events ? c->batch_events : BATCH_EVENTS;
+    if (f->claims && f->count_window) {
+        /* A claimed batch tests at the count read before it: its own deliveries are
+         * the slack that gives (once_count_clock), kept to N/16. */
+        uint64_t most = c->window_events / 16 ? c->window_events / 16 : 1;
+        if (f->batch_events > most)
+            f->batch_events = (uint32_t)most;
+        f->own_clock = (once_count_clock){.context = f, .read = own_clock_read,
+                                          .reserve = own_clock_reserve};
+        f->clock = c->count_clock != NULL ? c->count_clock : &f->own_clock;
+    }
     if (f->claims) {
         f->release_site = once_malloc(f->batch_events * sizeof *f->release_site);
         f->release_value = once_malloc(f->batch_events * sizeof *f->release_value);
@@ -863,6 +898,47 @@ static void release_claim(once_sliced *f, const event_plan *e)
     mark_site(f, e->site[0], q.status);
 }
 
+/* A count window reads its clock under the event's locks: a repeat of a key, which
+ * takes the same locks, sees the count its first event left.  With claims the clock
+ * is the producers' (once_count_clock), and may fail: ONCE_ERR_UNAVAILABLE. */
+static once_status read_count_clock(once_sliced *f, event_plan *e)
+{
+    if (!f->count_window)
+        return ONCE_OK;
+    if (!f->claims) {
+        e->time_ms = atomic_load_explicit(&f->delivered, memory_order_relaxed);
+        return ONCE_OK;
+    }
+    if (f->clock->read(f->clock->context, &e->time_ms) != ONCE_OK) {
+        f->clock_failures++;
+        return ONCE_ERR_UNAVAILABLE;
+    }
+    f->count_seen = e->time_ms;
+    return ONCE_OK;
+}
+
+/* Stamps for n events found distinct, the first into *first (claims). */
+static once_status reserve_stamps(once_sliced *f, uint64_t n, uint64_t *first)
+{
+    if (f->clock->reserve(f->clock->context, n, first) != ONCE_OK) {
+        f->clock_failures++;
+        return ONCE_ERR_UNAVAILABLE;
+    }
+    f->count_seen = *first + n;
+    return ONCE_OK;
+}
+
+/* What an event is when its count window's clock failed: as when no site could be
+ * reached (ONCE_ERR_UNAVAILABLE under REPORT; threshold 0 a duplicate, any other
+ * distinct, and then not set: there is no stamp to set it with). */
+static once_status clock_down_answer(const once_sliced *f, bool *answer)
+{
+    if (f->on_failure == ONCE_FAILURE_REPORT)
+        return ONCE_ERR_UNAVAILABLE;
+    *answer = f->threshold == 0;
+    return ONCE_OK;
+}
+
 static once_status test_and_add_planned(once_sliced *f, event_plan *e, bool *seen)
 {
     bool failed[SLICED_MAX_HASHES];
@@ -874,6 +950,10 @@ static once_status test_and_add_planned(once_sliced *f, event_plan *e, bool *see
             if (st == ONCE_OK && !failed[0] && !e->claim_lost)
                 release_claim(f, e);
             return st;
+        }
+        if (!*seen && f->count_window && reserve_stamps(f, 1, &e->time_ms) != ONCE_OK) {
+            release_claim(f, e);
+            return clock_down_answer(f, seen);
         }
         if (!*seen) {
             tally(&group_of(f, e->stripe)->inserted, 1);
@@ -924,14 +1004,6 @@ static bool valid_time(const once_sliced *f, uint64_t time_ms)
     return f->window_ms == 0 || f->count_window || time_ms <= ONCE_MAX_TIME_MS;
 }
 
-/* A count window reads its clock under the event's locks: a repeat of a key, which
- * takes the same locks, sees the count its first event left. */
-static void read_count_clock(once_sliced *f, event_plan *e)
-{
-    if (f->count_window)
-        e->time_ms = atomic_load_explicit(&f->delivered, memory_order_relaxed);
-}
-
 /* The checks and the plan a one-key call starts with. */
 static once_status plan_call(const once_sliced *f, const void *key, size_t len,
                              uint64_t time_ms, const void *answer, event_plan *e)
@@ -957,8 +1029,8 @@ once_status once_sliced_test_and_add(once_sliced *f, const void *key, size_t len
     uint32_t held[SLICED_MAX_HASHES];
     uint32_t n = locks_of(f, &e, held);
     lock_all(f, held, n);
-    read_count_clock(f, &e);
-    st = test_and_add_planned(f, &e, seen);
+    st = read_count_clock(f, &e);
+    st = st == ONCE_OK ? test_and_add_planned(f, &e, seen) : clock_down_answer(f, seen);
     unlock_all(f, held, n);
     return st;
 }
@@ -1002,8 +1074,9 @@ once_status once_sliced_query(once_sliced *f, const void *key, size_t len, uint6
     uint32_t n = f->event_locks ? 0 : locks_of(f, &e, held);
     bool failed[SLICED_MAX_HASHES];
     lock_all(f, held, n);
-    read_count_clock(f, &e);
-    st = decide(f, &e, ONCE_SITE_TEST, present, failed);
+    st = read_count_clock(f, &e);
+    st = st == ONCE_OK ? decide(f, &e, ONCE_SITE_TEST, present, failed)
+                       : clock_down_answer(f, present);
     unlock_all(f, held, n);
     return st;
 }
@@ -1024,6 +1097,9 @@ struct batch_space {
     uint32_t *stripes;           /* the events' key stripes (event-level locking) */
     uint32_t *reached;           /* positions reached, per event */
     bool *failed, *home_failed, *lost, *all_set, *asked; /* per event */
+    /* Claims over a count window: the events found distinct, in order, and a table of
+     * them by claim (repeat_slots entries, a power of two; event + 1, 0 empty). */
+    uint32_t *distinct, *repeat_table, repeat_slots, distinct_count;
 };
 
 /* The distinct stripes of the batch's n events, increasing, into b->stripes. */
@@ -1059,6 +1135,8 @@ static void batch_space_free(batch_space *b)
     once_free_memory(b->lost);
     once_free_memory(b->all_set);
     once_free_memory(b->asked);
+    once_free_memory(b->distinct);
+    once_free_memory(b->repeat_table);
     once_free_memory(b);
 }
 
@@ -1085,10 +1163,18 @@ static batch_space *batch_space_take(once_sliced *f)
     b->lost = once_malloc(events);
     b->all_set = once_malloc(events);
     b->asked = once_malloc(events);
+    if (f->claims && f->count_window) {
+        b->repeat_slots = 2;
+        while (b->repeat_slots < 2 * events)
+            b->repeat_slots *= 2;
+        b->distinct = once_malloc(events * sizeof *b->distinct);
+        b->repeat_table = once_malloc(b->repeat_slots * sizeof *b->repeat_table);
+    }
     if (b->plans == NULL || b->requests == NULL || b->request_event == NULL ||
         b->start == NULL || b->used_sites == NULL || b->stripes == NULL ||
         b->reached == NULL || b->failed == NULL || b->home_failed == NULL ||
-        b->lost == NULL || b->all_set == NULL || b->asked == NULL) {
+        b->lost == NULL || b->all_set == NULL || b->asked == NULL ||
+        (b->repeat_slots != 0 && (b->distinct == NULL || b->repeat_table == NULL))) {
         batch_space_free(b);
         return NULL;
     }
@@ -1247,9 +1333,16 @@ static once_status one_at_a_time(once_sliced *f, const once_key *keys, size_t co
  * Round 1 carries the last batch's releases and, for every event, a TEST at each site
  * it touches, its home site's taking the claim; round 2 test-and-sets the bits of the
  * events found distinct, in event order, so the batch answers as its one-key calls in
- * turn would (an event whose bits the earlier ones set is a duplicate).  The claims won are released by the next batch's round 1, after
- * round 2's sets were answered, so a producer that takes a claim after the release
- * finds the bits.
+ * turn would (an event whose bits the earlier ones set is a duplicate).  The claims
+ * won are released by the next batch's round 1, after round 2's sets were answered,
+ * so a producer that takes a claim after the release finds the bits.
+ *
+ * A count window's stamps are places in the producers' common count, so they can only
+ * be taken for events known distinct: round 1 tests at the count read before it, the
+ * distinct events (less the batch's repeats of them) take their stamps from the clock
+ * in one reserve, and round 2 sets them with those stamps.  An event another event of
+ * the batch covered is then delivered where one-key calls would have dropped it: a
+ * false positive spared, never a repeat let through.
  */
 typedef struct claim_round {
     once_site_request *requests; /* in the order built */
@@ -1343,6 +1436,68 @@ static void add_releases(once_sliced *f, claim_round *r)
     f->releases = 0;
 }
 
+/* Do two events place the same positions (the same key, as the filter tells keys)? */
+static bool same_positions(const once_sliced *f, const event_plan *a, const event_plan *b)
+{
+    return a->claim == b->claim && a->touched == b->touched &&
+           memcmp(a->site, b->site, a->touched * sizeof a->site[0]) == 0 &&
+           memcmp(a->count, b->count, a->touched * sizeof a->count[0]) == 0 &&
+           memcmp(a->offsets, b->offsets, f->hashes * sizeof a->offsets[0]) == 0;
+}
+
+/* Claims over a count window: is event i, found distinct by round 1, a repeat of an
+ * event of this batch found distinct before it?  If not, it joins them (b->distinct).
+ * A batch takes at most N/16 events, so such a repeat is inside the window. */
+static bool repeat_in_batch(const once_sliced *f, batch_space *b, uint32_t i)
+{
+    const event_plan *e = &b->plans[i];
+    uint32_t mask = b->repeat_slots - 1;
+    uint32_t slot = (uint32_t)((e->claim * UINT64_C(0x9e3779b97f4a7c15)) >> 32) & mask;
+    for (; b->repeat_table[slot] != 0; slot = (slot + 1) & mask)
+        if (same_positions(f, &b->plans[b->repeat_table[slot] - 1], e))
+            return true;
+    b->repeat_table[slot] = i + 1;
+    b->distinct[b->distinct_count++] = i;
+    return false;
+}
+
+/* Claims over a count window, after round 1: stamps for the batch's distinct events,
+ * in event order, and their sets into round 2 (r, emptied by the caller).  A clock
+ * that cannot reserve leaves them as clock_down_answer says.  The events stamped. */
+static uint64_t stamp_distinct(once_sliced *f, batch_space *b, uint8_t *seen, claim_round *r,
+                               bool *undecided)
+{
+    uint32_t count = b->distinct_count;
+    uint64_t first = 0;
+    if (count == 0)
+        return 0;
+    if (reserve_stamps(f, count, &first) != ONCE_OK) {
+        for (uint32_t d = 0; d < count; d++) {
+            bool answer = false;
+            if (clock_down_answer(f, &answer) != ONCE_OK) {
+                seen[b->distinct[d]] = ONCE_SLICED_UNDECIDED;
+                *undecided = true;
+            } else {
+                seen[b->distinct[d]] = answer;
+            }
+        }
+        return 0;
+    }
+    for (uint32_t d = 0; d < count; d++) {
+        uint32_t i = b->distinct[d];
+        const event_plan *e = &b->plans[i];
+        for (uint32_t t = 0; t < e->touched; t++) {
+            once_site_request q = {.op = ONCE_SITE_SET,
+                                   .positions = e->offsets + e->first[t],
+                                   .count = e->count[t],
+                                   .status = ONCE_OK,
+                                   .time_ms = first + d};
+            claim_round_add(r, e->site[t], i, &q);
+        }
+    }
+    return count;
+}
+
 static once_status claimed_batch(once_sliced *f, batch_space *b, const once_key *keys, size_t n,
                                  uint8_t *seen)
 {
@@ -1356,13 +1511,22 @@ static once_status claimed_batch(once_sliced *f, batch_space *b, const once_key 
             return st;
         b->plans[i].time_ms = keys[i].time_ms;
     }
+    /* A count window tests the batch at the count now (its stamps come after). */
+    bool clock_down = false;
+    if (f->count_window) {
+        clock_down = read_count_clock(f, &b->plans[0]) != ONCE_OK;
+        for (size_t i = 1; i < n; i++)
+            b->plans[i].time_ms = b->plans[0].time_ms;
+        b->distinct_count = 0;
+        memset(b->repeat_table, 0, b->repeat_slots * sizeof *b->repeat_table);
+    }
     claim_round r;
     if (!claim_round_make(f, n * ((size_t)f->hashes + 1) + f->releases, &r))
         return ONCE_ERR_NOMEM;
     counter_group *g = group_of(f, 0);
     tally(&g->events, n);
     add_releases(f, &r);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && !clock_down; i++) {
         const event_plan *e = &b->plans[i];
         for (uint32_t t = 0; t < e->touched; t++) {
             once_site_request q = {.op = ONCE_SITE_TEST,
@@ -1382,7 +1546,8 @@ static once_status claimed_batch(once_sliced *f, batch_space *b, const once_key 
     for (size_t i = 0; i < n; i++) {
         seen[i] = 1;
         reached[i] = 0;
-        failed[i] = home_failed[i] = lost[i] = false;
+        failed[i] = home_failed[i] = clock_down; /* no clock: as if nothing answered */
+        lost[i] = false;
     }
     for (uint32_t q = 0; q < r.total; q++) {
         const once_site_request *x = &r.requests[q];
@@ -1419,8 +1584,13 @@ static once_status claimed_batch(once_sliced *f, batch_space *b, const once_key 
         }
         if (f->on_failure == ONCE_FAILURE_THRESHOLD && reached[i] < f->threshold)
             seen[i] = 0;
-        if (seen[i] != 0)
+        if (seen[i] != 0 || clock_down)
             continue;
+        if (f->count_window) { /* stamped below, once the batch's distinct are known */
+            if (repeat_in_batch(f, b, (uint32_t)i))
+                seen[i] = 1;
+            continue;
+        }
         for (uint32_t t = 0; t < e->touched; t++) {
             once_site_request q = {.op = ONCE_SITE_TEST_AND_SET,
                                    .positions = e->offsets + e->first[t],
@@ -1430,8 +1600,15 @@ static once_status claimed_batch(once_sliced *f, batch_space *b, const once_key 
             claim_round_add(&r, e->site[t], (uint32_t)i, &q);
         }
     }
+    if (f->count_window && !clock_down)
+        inserted += stamp_distinct(f, b, seen, &r, &undecided);
     if (r.total != 0)
         claim_round_send(f, &r);
+    if (f->count_window) { /* the stamped sets answer nothing more */
+        tally(&g->inserted, inserted);
+        claim_round_free(&r);
+        return undecided ? ONCE_ERR_UNAVAILABLE : ONCE_OK;
+    }
     /* Round 2 runs test-and-set in event order at every site: an event all of whose
      * bits the batch's earlier events set is a duplicate, as the one-key calls in turn
      * would answer it (and its test-and-set changed nothing). */
@@ -1523,6 +1700,10 @@ once_status once_sliced_get_stats(const once_sliced *f, once_sliced_stats *s)
     s->slice_hashes = f->slice_hashes;
     s->sites = f->site_count;
     s->window_events = f->count_window ? f->window_ms - 1 : 0;
+    s->count = !f->count_window ? 0
+               : f->claims  ? f->count_seen
+                            : atomic_load_explicit(&f->delivered, memory_order_relaxed);
+    s->clock_failures = f->clock_failures;
     s->window_ms = f->count_window ? 0 : f->window_ms;
     for (uint32_t j = 0; j < f->groups; j++) {
         s->inserted += atomic_load_explicit(&f->group[j].inserted, memory_order_relaxed);

@@ -1826,6 +1826,36 @@ static void slicings_have_names(void)
 /* A site shared by producers that each hold their own filter: it forwards to a memory
  * site under that site's lock (a site runs one batch at a time, as a server does), and
  * destroys nothing (the test owns the shared sites). */
+/* A count window's clock shared by producers in this process, which can be made to
+ * fail. */
+typedef struct test_clock {
+    pthread_mutex_t lock;
+    uint64_t count;
+    bool down;
+} test_clock;
+
+static once_status test_clock_read(void *context, uint64_t *count)
+{
+    test_clock *c = context;
+    pthread_mutex_lock(&c->lock);
+    *count = c->count;
+    bool down = c->down;
+    pthread_mutex_unlock(&c->lock);
+    return down ? ONCE_ERR_UNAVAILABLE : ONCE_OK;
+}
+
+static once_status test_clock_reserve(void *context, uint64_t n, uint64_t *first)
+{
+    test_clock *c = context;
+    pthread_mutex_lock(&c->lock);
+    *first = c->count;
+    bool down = c->down;
+    if (!down)
+        c->count += n;
+    pthread_mutex_unlock(&c->lock);
+    return down ? ONCE_ERR_UNAVAILABLE : ONCE_OK;
+}
+
 typedef struct shared_site {
     once_site inner;
     pthread_mutex_t lock;
@@ -1891,19 +1921,27 @@ static void racing_producers_deliver_once_with_claims(void)
 {
     enum { PRODUCERS = 4, SLICES = 4, KEYS = 3000 };
     static const struct {
-        uint64_t batch, window_ms;
-    } modes[] = {{1, 0}, {64, 0}, {64, 3600000}, {1, 3600000}};
+        uint64_t batch, window_ms, window_events;
+    } modes[] = {{1, 0, 0},       {64, 0, 0},     {64, 3600000, 0},
+                 {1, 3600000, 0}, {64, 0, 10000}, {1, 0, 10000}};
     for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+        test_clock clock = {.count = 0};
+        pthread_mutex_init(&clock.lock, NULL);
+        once_count_clock shared = {&clock, test_clock_read, test_clock_reserve};
         once_sliced_config c = {.slicing = ONCE_SLICING_VERTICAL, .slices = SLICES,
                                 .capacity = KEYS, .error = 0.001, .seed = 5,
                                 .seed_is_set = true, .claims = true,
-                                .window_ms = modes[m].window_ms};
+                                .window_ms = modes[m].window_ms,
+                                .window_events = modes[m].window_events,
+                                .count_clock = modes[m].window_events ? &shared : NULL};
         uint64_t bits = 0, slice_bits = 0;
         uint32_t hashes = 0;
         CHECK_OK(once_sliced_geometry(&c, &bits, &hashes, &slice_bits));
         shared_site sites[SLICES];
         for (uint32_t i = 0; i < SLICES; i++) {
-            once_memory_site_config mc = {.bits = slice_bits, .window_ms = c.window_ms};
+            once_memory_site_config mc = {.bits = slice_bits,
+                                          .window_ms = c.window_events ? c.window_events + 1
+                                                                       : c.window_ms};
             CHECK_OK(once_memory_site_create(&mc, &sites[i].inner));
             pthread_mutex_init(&sites[i].lock, NULL);
         }
@@ -1933,6 +1971,9 @@ static void racing_producers_deliver_once_with_claims(void)
                     m, twice, never);
         CHECK(twice == 0);
         CHECK(never <= 10); /* the filter's false positives: about 0.001 KEYS / 2 */
+        if (c.window_events != 0) /* every delivery took one stamp of the shared count */
+            CHECK(clock.count == KEYS - never);
+        pthread_mutex_destroy(&clock.lock);
         for (uint32_t i = 0; i < SLICES; i++) {
             sites[i].inner.destroy(sites[i].inner.context);
             pthread_mutex_destroy(&sites[i].lock);
@@ -1940,8 +1981,143 @@ static void racing_producers_deliver_once_with_claims(void)
     }
 }
 
+/* Claims over a count window (once_count_clock): batches test at the count read before
+ * them and stamp their distinct events after, so a key is never forgotten while fewer
+ * than N others were delivered after it, and is forgotten once N plus a batch's
+ * (at most N/16) were.  One-key calls answer alike. */
+static void claimed_count_windows_keep_the_last_n(void)
+{
+    enum { EVENTS = 40000, WINDOW = 2000 };
+    static uint64_t position[EVENTS]; /* key index -> place among the delivered + 1 */
+    const once_slicing slicings[] = {ONCE_SLICING_HORIZONTAL, ONCE_SLICING_VERTICAL,
+                                     ONCE_SLICING_DICED_HV};
+    const size_t batches[] = {1, 500}; /* one-key calls; batch calls (rounds of 125) */
+    for (size_t sl = 0; sl < 3; sl++)
+        for (size_t bi = 0; bi < 2; bi++) {
+            once_sliced_config c = config_of(slicings[sl], 4, 24000, 4, ONCE_FTTS,
+                                             ONCE_LOOKUP_PARALLEL);
+            c.parts = slicings[sl] == ONCE_SLICING_DICED_HV ? 2 : 0;
+            c.window_events = WINDOW;
+            c.claims = true;
+            once_sliced *f = sliced_make(&c);
+            REQUIRE(f != NULL);
+            memset(position, 0, sizeof position);
+            uint64_t delivered = 0, false_negatives = 0, old_repeats = 0, forgotten = 0;
+            testing_key storage[500];
+            once_key keys[500];
+            uint8_t seen[500];
+            for (uint64_t i = 0; i < EVENTS; i += batches[bi]) {
+                for (size_t j = 0; j < batches[bi]; j++) {
+                    storage[j] = window_key(i + j, (i + j) % 3 == 0 ? 6000 : 1500);
+                    keys[j] = (once_key){&storage[j], sizeof storage[j], UINT64_MAX};
+                }
+                if (batches[bi] == 1) {
+                    bool dup = false;
+                    CHECK_OK(once_sliced_test_and_add(f, keys[0].data, keys[0].len, 0, &dup));
+                    seen[0] = dup;
+                } else {
+                    CHECK_OK(once_sliced_test_and_add_batch(f, keys, batches[bi], seen));
+                }
+                for (size_t j = 0; j < batches[bi]; j++) {
+                    uint64_t id = storage[j].w[0] & 0xffffffffu;
+                    REQUIRE(id < EVENTS);
+                    bool inside = position[id] != 0 && delivered - (position[id] - 1) <= WINDOW;
+                    bool long_gone = position[id] != 0 &&
+                                     delivered - (position[id] - 1) > WINDOW + WINDOW / 16;
+                    false_negatives += inside && !seen[j];
+                    old_repeats += long_gone;
+                    forgotten += long_gone && !seen[j];
+                    if (!seen[j])
+                        position[id] = ++delivered;
+                }
+            }
+            once_sliced_stats st;
+            CHECK_OK(once_sliced_get_stats(f, &st));
+            if (false_negatives != 0 || forgotten <= old_repeats * 9 / 10)
+                fprintf(stderr, "%s, batch %zu: %" PRIu64 " false negatives, %" PRIu64
+                                " of %" PRIu64 " old repeats forgotten\n",
+                        once_slicing_name(slicings[sl]), batches[bi], false_negatives,
+                        forgotten, old_repeats);
+            CHECK(false_negatives == 0);
+            CHECK(old_repeats > 1000 && forgotten > old_repeats * 9 / 10);
+            CHECK(st.inserted == delivered && st.count == delivered);
+            CHECK(st.window_events == WINDOW && st.clock_failures == 0);
+            CHECK_OK(once_sliced_flush(f));
+            once_sliced_free(f);
+        }
+}
+
+/* A count window's clock that fails decides as sites that cannot be reached would,
+ * and a distinct event it could not stamp is set nowhere. */
+static void count_clock_failures_follow_the_policy(void)
+{
+    test_clock clock = {.count = 100};
+    pthread_mutex_init(&clock.lock, NULL);
+    once_count_clock shared = {&clock, test_clock_read, test_clock_reserve};
+    const struct {
+        once_failure policy;
+        uint32_t threshold;
+        uint8_t answer; /* for a fresh key while the clock is down */
+    } cases[] = {{ONCE_FAILURE_REPORT, 0, ONCE_SLICED_UNDECIDED},
+                 {ONCE_FAILURE_THRESHOLD, 0, 1},
+                 {ONCE_FAILURE_THRESHOLD, 4, 0}};
+    for (size_t k = 0; k < 3; k++) {
+        once_sliced_config c = config_of(ONCE_SLICING_VERTICAL, 4, 1 << 16, 4, ONCE_FTTS,
+                                         ONCE_LOOKUP_PARALLEL);
+        c.window_events = 1000;
+        c.claims = true;
+        c.count_clock = &shared;
+        c.on_failure = cases[k].policy;
+        c.threshold = cases[k].threshold;
+        once_sliced *f = sliced_make(&c);
+        REQUIRE(f != NULL);
+        testing_key keys_made[3] = {testing_key_make(60 + k, 0), testing_key_make(60 + k, 1),
+                                    testing_key_make(60 + k, 2)};
+        once_key keys[3];
+        for (int i = 0; i < 3; i++)
+            keys[i] = (once_key){&keys_made[i], sizeof keys_made[i], 0};
+        uint8_t seen[3];
+        CHECK_OK(once_sliced_test_and_add_batch(f, keys, 1, seen)); /* key 0 stored */
+        CHECK(seen[0] == 0);
+        clock.down = true;
+        once_status st = once_sliced_test_and_add_batch(f, keys + 1, 2, seen);
+        CHECK(st == (cases[k].answer == ONCE_SLICED_UNDECIDED ? ONCE_ERR_UNAVAILABLE : ONCE_OK));
+        CHECK(seen[0] == cases[k].answer && seen[1] == cases[k].answer);
+        bool dup = false;
+        st = once_sliced_test_and_add(f, &keys_made[1], sizeof keys_made[1], 0, &dup);
+        if (cases[k].answer == ONCE_SLICED_UNDECIDED)
+            CHECK(st == ONCE_ERR_UNAVAILABLE);
+        else
+            CHECK(st == ONCE_OK && dup == cases[k].answer);
+        clock.down = false;
+        bool present = true;
+        CHECK_OK(once_sliced_query(f, &keys_made[1], sizeof keys_made[1], 0, &present));
+        CHECK(!present); /* delivered or not, never stamped: set nowhere */
+        CHECK_OK(once_sliced_query(f, &keys_made[0], sizeof keys_made[0], 0, &present));
+        CHECK(present);
+        once_sliced_stats stats;
+        CHECK_OK(once_sliced_get_stats(f, &stats));
+        CHECK(stats.clock_failures == 2);
+        CHECK_OK(once_sliced_flush(f));
+        once_sliced_free(f);
+    }
+    /* A clock given without claims or a count window is refused. */
+    once_sliced_config c = config_of(ONCE_SLICING_VERTICAL, 4, 1 << 16, 4, ONCE_FTTS,
+                                     ONCE_LOOKUP_PARALLEL);
+    c.count_clock = &shared;
+    c.window_events = 1000;
+    once_sliced *f = NULL;
+    CHECK(once_sliced_create(&f, &c, NULL) == ONCE_ERR_INVALID);
+    c.claims = true;
+    c.window_events = 0;
+    CHECK(once_sliced_create(&f, &c, NULL) == ONCE_ERR_INVALID);
+    pthread_mutex_destroy(&clock.lock);
+}
+
 static const testing_case cases[] = {
     {"racing_producers_deliver_once_with_claims", racing_producers_deliver_once_with_claims},
+    {"claimed_count_windows_keep_the_last_n", claimed_count_windows_keep_the_last_n},
+    {"count_clock_failures_follow_the_policy", count_clock_failures_follow_the_policy},
     {"vertical_decides_as_the_unsliced_filter", vertical_decides_as_the_unsliced_filter},
     {"vertical_from_capacity_is_the_standard_filter",
      vertical_from_capacity_is_the_standard_filter},
