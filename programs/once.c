@@ -364,11 +364,12 @@ static int open_cluster(const cli_options *o, run *r)
     }
     c.sliced.slicing = o->slicing;
     c.sliced.parts = o->parts;
-    c.sliced.capacity = o->capacity;
+    c.sliced.capacity = o->window_given ? o->window : o->capacity; /* N keys at most */
     c.sliced.error = o->error;
     c.sliced.seed = o->seed;
     c.sliced.seed_is_set = o->seed_given;
     c.sliced.window_ms = o->span_ms;
+    c.sliced.window_events = o->window_given ? o->window : 0;
     c.wait_replicas = o->wait ? 1 : 0;
     /* The policy for a slice that cannot answer: every position counts as set
      * (duplicate), none may fail (distinct), or at least X reached (threshold:X). */

@@ -462,9 +462,9 @@ static int check_cluster(cli_options *o, bool threads_given, bool growth_given, 
         o->type_given = true;
         return 0;
     }
-    if (o->window_given)
-        return fail("%s", "--cluster keeps time windows (--span), not count windows (a count "
-                          "is one producer's clock): drop --window");
+    if (o->window_given && o->local_filter)
+        return fail("%s", "--window over a cluster counts the deliveries of every producer, a "
+                          "local filter this run's alone: drop --local-filter");
     return 0;
 }
 

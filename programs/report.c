@@ -229,9 +229,15 @@ void report_sliced_stats(stats_mode mode, const run_counters *c, const once_slic
     fprintf(stderr,
             "once: %.3f messages per lookup, fairness %.4f, max load %llu events on one site\n",
             s.messages_per_event, s.fairness, (unsigned long long)s.max_load);
-    if (s.window_events)
-        fprintf(stderr, "once: window %llu keys: timers on the count of keys delivered\n",
-                (unsigned long long)s.window_events);
+    if (s.window_events && s.clock_failures)
+        fprintf(stderr, "once: window %llu keys: timers on the count of keys delivered, %llu "
+                        "now; %llu reads of the count failed\n",
+                (unsigned long long)s.window_events, (unsigned long long)s.count,
+                (unsigned long long)s.clock_failures);
+    else if (s.window_events)
+        fprintf(stderr, "once: window %llu keys: timers on the count of keys delivered, %llu "
+                        "now\n",
+                (unsigned long long)s.window_events, (unsigned long long)s.count);
     else if (s.window_ms)
         fprintf(stderr, "once: span %.3f s: timers on every site, %u sub-filters now\n",
                 (double)s.window_ms / 1000.0, s.filters);
@@ -281,7 +287,8 @@ void report_cluster_stats(stats_mode mode, const run_counters *c, const once_clu
                 "\"fn_estimate\":%.6g,\"claims\":%s,\"local_hits\":%llu,\"nodes\":%u,"
                 "\"failed_slices\":%u,\"missing_answers\":%llu,\"commands\":%llu,"
                 "\"moved\":%llu,\"ask\":%llu,\"retries\":%llu,\"unreachable\":%llu,"
-                "\"reconnects\":%llu,\"waits\":%llu,\"waits_short\":%llu,\"node_loads\":[",
+                "\"reconnects\":%llu,\"waits\":%llu,\"waits_short\":%llu,\"window\":%llu,"
+                "\"window_unit\":\"%s\",\"count\":%llu,\"clock_failures\":%llu,\"node_loads\":[",
                 (unsigned long long)c->lines, (unsigned long long)c->distinct,
                 (unsigned long long)c->duplicates, finite_or_zero(c->seconds),
                 finite_or_zero(rate), (unsigned long long)c->input_bytes, s.layout_id,
@@ -296,7 +303,10 @@ void report_cluster_stats(stats_mode mode, const run_counters *c, const once_clu
                 (unsigned long long)s.moved, (unsigned long long)s.ask,
                 (unsigned long long)s.retries, (unsigned long long)s.unreachable,
                 (unsigned long long)s.reconnects, (unsigned long long)s.waits,
-                (unsigned long long)s.waits_short);
+                (unsigned long long)s.waits_short,
+                (unsigned long long)(f->window_ms ? f->window_ms : f->window_events),
+                f->window_ms ? "ms" : f->window_events ? "events" : "none",
+                (unsigned long long)f->count, (unsigned long long)f->clock_failures);
         for (uint32_t i = 0; i < s.nodes; i++) {
             once_cluster_node n;
             if (once_cluster_node_at(cluster, i, &n) == ONCE_OK)

@@ -17,6 +17,12 @@
  *   missing then (a node restarted without its data) stays missing, and reads as a
  *   failed slice (NOSLICE), not as an empty one.
  *
+ *   A count window's clock is the key NAME:count, the events delivered by every
+ *   producer, made with the layout.  A batch reads it before its test and adds its
+ *   distinct events to it after (once_count_clock), each by one script that fails
+ *   when the key is missing: a node restarted without it must read as a failed clock,
+ *   not restart the count at 0 under timers set far past it.
+ *
  *   WAIT: after a batch that wrote, one WAIT to each node that took a write of it.
  *
  * Invariants
@@ -60,13 +66,15 @@ struct once_cluster {
     size_t *miss_index;
     uint8_t *miss_seen;
     size_t miss_room;
+    once_count_clock clock; /* a count window's: over count_key */
+    char count_key[KEY_ROOM];
 };
 
 /* Racing producers (once_cluster.h): one test-and-set on one key is atomic, and a
  * horizontal filter without a window decides an event so; anything else claims. */
-static bool claims_needed(once_slicing slicing, uint64_t window_ms)
+static bool claims_needed(const layout *l)
 {
-    return slicing != ONCE_SLICING_HORIZONTAL || window_ms != 0;
+    return l->slicing != ONCE_SLICING_HORIZONTAL || l->window_ms != 0 || l->window_events != 0;
 }
 
 void once_cluster_config_init(once_cluster_config *c, const char *const *seeds,
@@ -117,26 +125,33 @@ static once_status create_slices(once_cluster *c, const layout *want, char *erro
 {
     uint32_t n = want->sites;
     cluster_command *commands = calloc(n, sizeof *commands);
-    const char **argv = calloc((size_t)n * 6, sizeof *argv);
-    size_t *lens = calloc((size_t)n * 6, sizeof *lens);
-    char bits[24], window[24]; /* every slice's alike */
+    const char **argv = calloc((size_t)n * 8, sizeof *argv);
+    size_t *lens = calloc((size_t)n * 8, sizeof *lens);
+    char bits[24], window[24], jump[24]; /* every slice's alike */
     snprintf(bits, sizeof bits, "%" PRIu64, want->slice_bits);
-    snprintf(window, sizeof window, "%" PRIu64, want->window_ms);
+    /* A count window's timers run on the count: N + 1 (slice/sliced.c, timer_span),
+     * and any jump of it is a true one (other producers' deliveries). */
+    snprintf(window, sizeof window, "%" PRIu64,
+             want->window_events ? want->window_events + 1 : want->window_ms);
+    snprintf(jump, sizeof jump, "%" PRIu64, (uint64_t)ONCE_MAX_TIME_MS);
     once_status st = ONCE_OK;
     if (commands == NULL || argv == NULL || lens == NULL)
         st = say(error, room, ONCE_ERR_NOMEM, "out of memory");
     for (uint32_t i = 0; st == ONCE_OK && i < n; i++) {
-        const char **a = argv + 6 * (size_t)i;
-        size_t *l = lens + 6 * (size_t)i;
+        const char **a = argv + 8 * (size_t)i;
+        size_t *l = lens + 8 * (size_t)i;
         int argc = 4;
         a[0] = "SLICE.CREATE";
         a[1] = c->keys[i];
         a[2] = "BITS";
         a[3] = bits;
-        if (want->window_ms != 0) {
-            a[4] = "WINDOW";
-            a[5] = window;
-            argc = 6;
+        if (want->window_ms != 0 || want->window_events != 0) {
+            a[argc++] = "WINDOW";
+            a[argc++] = window;
+        }
+        if (want->window_events != 0) {
+            a[argc++] = "MAXJUMP";
+            a[argc++] = jump;
         }
         for (int j = 0; j < argc; j++)
             l[j] = strlen(a[j]);
@@ -158,6 +173,74 @@ static once_status create_slices(once_cluster *c, const layout *want, char *erro
     free(commands);
     free(argv);
     free(lens);
+    return st;
+}
+
+/* A count window's clock at 0, unless it exists (another producer's, racing this one
+ * to write the layout). */
+static once_status create_count(once_cluster *c, char *error, size_t room)
+{
+    const char *argv[4] = {"SET", c->count_key, "0", "NX"};
+    size_t lens[4] = {3, strlen(c->count_key), 1, 2};
+    redisReply *r = command(c->client, 4, argv, lens);
+    if (r == NULL)
+        return say(error, room, ONCE_ERR_UNAVAILABLE,
+                   "cannot create the count %s: its node cannot be reached", c->count_key);
+    once_status st = r->type == REDIS_REPLY_ERROR
+                         ? say(error, room, ONCE_ERR_MISMATCH, "cannot create the count %s: %s",
+                               c->count_key, r->str)
+                         : ONCE_OK;
+    freeReplyObject(r);
+    return st;
+}
+
+/* The count window's clock: read (n 0) or add n, by a script that fails on a missing
+ * count.  The count as it is after, into *count. */
+static const char COUNT_SCRIPT[] =
+    "local v = redis.call('GET', KEYS[1])\n"
+    "if not v then return redis.error_reply('NOCOUNT the count window clock is missing') end\n"
+    "if ARGV[1] == '0' then return v end\n"
+    "return redis.call('INCRBY', KEYS[1], ARGV[1])\n";
+
+static once_status count_run(once_cluster *c, uint64_t n, uint64_t *count)
+{
+    char add[24];
+    snprintf(add, sizeof add, "%" PRIu64, n);
+    const char *argv[5] = {"EVAL", COUNT_SCRIPT, "1", c->count_key, add};
+    size_t lens[5] = {4, sizeof COUNT_SCRIPT - 1, 1, strlen(c->count_key), strlen(add)};
+    cluster_command command = {.argc = 5, .argv = argv, .argv_len = lens, .key_index = 3};
+    cluster_client_run(c->client, &command, 1);
+    redisReply *r = command.status == CLUSTER_REPLIED ? command.reply : NULL;
+    once_status st = ONCE_ERR_UNAVAILABLE;
+    char *end = NULL;
+    if (r != NULL && r->type == REDIS_REPLY_INTEGER && r->integer >= 0) {
+        *count = (uint64_t)r->integer;
+        st = ONCE_OK;
+    } else if (r != NULL && r->type == REDIS_REPLY_STRING && r->len > 0 && r->str[0] >= '0' &&
+               r->str[0] <= '9') {
+        unsigned long long v = strtoull(r->str, &end, 10);
+        if (end == r->str + r->len) {
+            *count = v;
+            st = ONCE_OK;
+        }
+    }
+    if (command.reply != NULL)
+        freeReplyObject(command.reply);
+    return st;
+}
+
+static once_status count_read(void *context, uint64_t *count)
+{
+    return count_run(context, 0, count);
+}
+
+static once_status count_reserve(void *context, uint64_t n, uint64_t *first)
+{
+    uint64_t after = 0;
+    once_status st = count_run(context, n, &after);
+    if (st == ONCE_OK && after < n)
+        st = ONCE_ERR_UNAVAILABLE;
+    *first = after - n;
     return st;
 }
 
@@ -204,6 +287,8 @@ static once_status settle_layout(once_cluster *c, const layout *want, bool seed_
         for (uint32_t i = 0; i < want->sites; i++)
             layout_slice_key(c->name, i, want->tags[i], c->keys[i], KEY_ROOM);
         once_status st = create_slices(c, want, error, room);
+        if (st == ONCE_OK && want->window_events != 0)
+            st = create_count(c, error, room);
         if (st != ONCE_OK)
             return st;
         char *text = layout_format(want);
@@ -255,7 +340,7 @@ static once_status open_common(once_cluster *c, const once_cluster_config *confi
     /* The layout's tags and seed, whoever wrote it. */
     for (uint32_t i = 0; i < c->layout.sites; i++)
         layout_slice_key(c->name, i, c->layout.tags[i], c->keys[i], KEY_ROOM);
-    bool timed = c->layout.window_ms != 0;
+    bool timed = c->layout.window_ms != 0 || c->layout.window_events != 0;
     for (uint32_t i = 0; st == ONCE_OK && i < c->layout.sites; i++) {
         st = remote_site_create(c->round, c->keys[i], c->layout.slice_bits, timed,
                                 &c->sites[i]);
@@ -394,10 +479,14 @@ once_status once_cluster_open(once_cluster **out, const once_cluster_config *con
     }
     once_sliced_config sc = config->sliced;
     if (sc.threads != 0 || sc.concurrent || sc.max_bytes != 0 ||
-        sc.growth != ONCE_GROWTH_NONE || sc.equal_timers != 0 || sc.window_events != 0)
+        sc.growth != ONCE_GROWTH_NONE || sc.equal_timers != 0 || sc.count_clock != NULL)
         return say(error, room, ONCE_ERR_INVALID,
                    "over a cluster a filter has no threads, memory cap, growth, equal timers "
-                   "or count window");
+                   "or clock of the caller's");
+    if (sc.window_events != 0 && (config->local != NULL || sc.refresh))
+        return say(error, room, ONCE_ERR_INVALID,
+                   "a count window over a cluster counts every producer's deliveries: a local "
+                   "filter would count this producer's alone, and refresh is not offered");
     if (sc.slicing == ONCE_SLICING_SPLIT)
         return say(error, room, ONCE_ERR_INVALID, "split slicing is not offered over a cluster");
     uint64_t bits = 0, slice_bits = 0;
@@ -422,7 +511,12 @@ once_status once_cluster_open(once_cluster **out, const once_cluster_config *con
                    "a slice of %" PRIu64 " bits passes the 2^32 a slice may hold: use more "
                    "slices",
                    slice_bits);
-    if (claims_needed(sc.slicing, sc.window_ms))
+    uint32_t parts = sc.parts ? sc.parts : 1;
+    layout want = {.slicing = sc.slicing, .slices = sc.slices, .parts = parts,
+                   .sites = sc.slices * parts, .bits = bits, .slice_bits = slice_bits,
+                   .hashes = hashes, .seed = sc.seed, .window_ms = sc.window_ms,
+                   .window_events = sc.window_events};
+    if (claims_needed(&want))
         sc.claims = true;
     /* A round of a batch costs a command a slice it touches and a round trip: the most
      * events a round, unless the caller chose. */
@@ -441,16 +535,17 @@ once_status once_cluster_open(once_cluster **out, const once_cluster_config *con
     c->wait_timeout_ms = config->wait_timeout_ms ? config->wait_timeout_ms : 100;
     if (c->wait_timeout_ms > timeout / 2)
         c->wait_timeout_ms = timeout / 2;
-    uint32_t parts = sc.parts ? sc.parts : 1;
-    layout want = {.slicing = sc.slicing, .slices = sc.slices, .parts = parts,
-                   .sites = sc.slices * parts, .bits = bits, .slice_bits = slice_bits,
-                   .hashes = hashes, .seed = sc.seed, .window_ms = sc.window_ms};
+    layout_count_key(config->name, c->count_key, sizeof c->count_key);
     st = open_common(c, config, &want, sc.seed_is_set, want.sites, error, room);
     if (st == ONCE_OK) {
         sc.seed = c->layout.seed;
         sc.seed_is_set = true;
-        if (st == ONCE_OK)
-            st = once_sliced_create(&c->sliced, &sc, c->sites);
+        if (sc.window_events != 0) {
+            c->clock = (once_count_clock){.context = c, .read = count_read,
+                                          .reserve = count_reserve};
+            sc.count_clock = &c->clock;
+        }
+        st = once_sliced_create(&c->sliced, &sc, c->sites);
         if (st != ONCE_OK)
             say(error, room, st, "cannot build the sliced filter: %s", once_strerror(st));
     }
@@ -463,14 +558,16 @@ once_status once_cluster_open(once_cluster **out, const once_cluster_config *con
 }
 
 /* WAIT on every node that took a write of the last batch (routed by a slice key it
- * served: a WAIT counts the replicas of the writes made on its own connection). */
+ * served: a WAIT counts the replicas of the writes made on its own connection), and on
+ * the count window's clock (a count a failover took back would hand its stamps out
+ * again; on a node already waited for, its WAIT returns at once). */
 static void wait_for_replicas(once_cluster *c)
 {
     size_t nodes = cluster_node_count(c->client);
     if (nodes == 0)
         return;
     bool *wrote = calloc(nodes, sizeof *wrote);
-    cluster_command *commands = calloc(nodes, sizeof *commands);
+    cluster_command *commands = calloc(nodes + 1, sizeof *commands);
     char replicas[16], timeout[16];
     snprintf(replicas, sizeof replicas, "%" PRIu32, c->wait_replicas);
     snprintf(timeout, sizeof timeout, "%" PRIu32, c->wait_timeout_ms);
@@ -487,6 +584,10 @@ static void wait_for_replicas(once_cluster *c)
                                               .key_index = -1, .route_key = c->keys[i],
                                               .route_key_len = strlen(c->keys[i])};
     }
+    if (commands != NULL && c->layout.window_events != 0)
+        commands[count++] = (cluster_command){.argc = 3, .argv = argv, .argv_len = lens,
+                                              .key_index = -1, .route_key = c->count_key,
+                                              .route_key_len = strlen(c->count_key)};
     cluster_client_run(c->client, commands, count);
     for (size_t i = 0; i < count; i++) {
         redisReply *r = commands[i].reply;
@@ -603,7 +704,7 @@ once_status once_cluster_get_stats(const once_cluster *c, once_cluster_stats *s)
     s->waits = c->waits;
     s->waits_short = c->waits_short;
     s->local_hits = c->local_hits;
-    s->claims = !s->is_tree && claims_needed(c->layout.slicing, c->layout.window_ms);
+    s->claims = !s->is_tree && claims_needed(&c->layout);
     return ONCE_OK;
 }
 

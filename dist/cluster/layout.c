@@ -18,7 +18,7 @@
  *
  * Invariants
  *   - layout_parse accepts exactly what layout_format writes: every field once, in
- *     range, the tag count equal to S S';
+ *     range, the tag count equal to S S'; window_events in version 2 alone;
  *   - a tag is at most LAYOUT_MAX_TAG - 1 characters of [0-9.].
  */
 #include "cluster/layout.h"
@@ -30,7 +30,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Version 1: every layout without a count window, as it always was.  Version 2 adds
+ * the line "window_events N" after slice_bits, and is written only for a count window:
+ * a producer that reads version 1 alone refuses it rather than take N for a time. */
 #define LAYOUT_HEADER "once cluster layout 1"
+#define LAYOUT_HEADER_2 "once cluster layout 2"
 /* How many candidates the tag search tries before it takes the nearest seen. */
 #define TAG_TRIES 200000u
 
@@ -68,6 +72,11 @@ void layout_slice_key(const char *name, uint32_t site, const char *tag, char *ou
     snprintf(out, room, "%s:slice:%" PRIu32 ":{%s}", name, site, tag);
 }
 
+void layout_count_key(const char *name, char *out, size_t room)
+{
+    snprintf(out, room, "%s:count", name);
+}
+
 char *layout_format(const layout *l)
 {
     size_t room = 512 + (size_t)l->sites * (LAYOUT_MAX_TAG + 1);
@@ -75,12 +84,16 @@ char *layout_format(const layout *l)
     if (text == NULL)
         return NULL;
     int n = snprintf(text, room,
-                     LAYOUT_HEADER "\nid %s\nslicing %s\nslices %" PRIu32 "\nparts %" PRIu32
+                     "%s\nid %s\nslicing %s\nslices %" PRIu32 "\nparts %" PRIu32
                                    "\nbits %" PRIu64 "\nhashes %" PRIu32 "\nseed %" PRIu64
                                    "\nwindow %" PRIu64 "\nslice_bits %" PRIu64,
-                     l->id, once_slicing_name(l->slicing), l->slices, l->parts, l->bits,
-                     l->hashes, l->seed, l->window_ms, l->slice_bits);
+                     l->window_events != 0 ? LAYOUT_HEADER_2 : LAYOUT_HEADER, l->id,
+                     once_slicing_name(l->slicing), l->slices, l->parts, l->bits, l->hashes,
+                     l->seed, l->window_ms, l->slice_bits);
     size_t used = (size_t)n;
+    if (l->window_events != 0)
+        used += (size_t)snprintf(text + used, room - used, "\nwindow_events %" PRIu64,
+                                 l->window_events);
     if (l->tree_levels != 0)
         used += (size_t)snprintf(text + used, room - used, "\ntree %" PRIu32 " %" PRIu32,
                                  l->tree_levels, l->tree_fanout);
@@ -153,9 +166,11 @@ bool layout_parse(const char *text, size_t len, layout *out, char *error, size_t
 {
     memset(out, 0, sizeof *out);
     const char *p = text, *end = text + len;
-    size_t hlen = strlen(LAYOUT_HEADER);
-    if (len <= hlen || memcmp(text, LAYOUT_HEADER, hlen) != 0 || text[hlen] != '\n')
-        return fail(error, room, "it is not a layout of this version");
+    size_t hlen = strlen(LAYOUT_HEADER); /* both versions' headers are as long */
+    bool version_2 = len > hlen && memcmp(text, LAYOUT_HEADER_2, hlen) == 0;
+    if (len <= hlen || (!version_2 && memcmp(text, LAYOUT_HEADER, hlen) != 0) ||
+        text[hlen] != '\n')
+        return fail(error, room, "it is not a layout of a version this producer reads");
     p += hlen + 1;
     char value[64];
     uint64_t v[8];
@@ -184,6 +199,12 @@ bool layout_parse(const char *text, size_t len, layout *out, char *error, size_t
         out->slice_bits == 0 || out->slice_bits % 64 != 0)
         return fail(error, room, "its geometry is out of range");
     out->sites = out->slices * out->parts;
+    if (version_2) {
+        if (!line_value(&p, end, "window_events", value, sizeof value) ||
+            !number(value, ONCE_MAX_TIME_MS / 2 - 1, &out->window_events) ||
+            out->window_events == 0 || out->window_ms != 0)
+            return fail(error, room, "its window_events is missing or out of range");
+    }
     if ((size_t)(end - p) > 5 && memcmp(p, "tree ", 5) == 0) {
         char second[32] = "";
         uint64_t levels = 0, fanout = 0;
@@ -261,6 +282,7 @@ bool layout_differs(const layout *have, const layout *want, bool seed_given, cha
     DIFF("bits", "%" PRIu64, have->bits, want->bits);
     DIFF("hashes", "%" PRIu32, have->hashes, want->hashes);
     DIFF("window", "%" PRIu64 " ms", have->window_ms, want->window_ms);
+    DIFF("count window", "%" PRIu64 " events", have->window_events, want->window_events);
     DIFF("tree levels", "%" PRIu32, have->tree_levels, want->tree_levels);
     DIFF("tree fanout", "%" PRIu32, have->tree_fanout, want->tree_fanout);
     if (seed_given)

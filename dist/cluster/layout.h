@@ -23,6 +23,11 @@ typedef struct layout {
     uint32_t hashes;
     uint64_t seed;
     uint64_t window_ms;
+    /* A count window: N, the events delivered that the filter keeps (0: none).  Its
+     * slices then keep timers on the producers' common count (the key NAME:count),
+     * window_ms is 0, and the layout is of version 2, which a producer that does not
+     * know count windows refuses as a layout it cannot read. */
+    uint64_t window_events;
     /* A Bloom tree (tree.c): its levels and fanout (0 for a sliced filter); its sites
      * are then the tree's internal nodes, root first, each one key of bits cells. */
     uint32_t tree_levels, tree_fanout;
@@ -49,5 +54,7 @@ bool layout_differs(const layout *have, const layout *want, bool seed_given, cha
 /* Key names. */
 void layout_key(const char *name, char *out, size_t room);
 void layout_slice_key(const char *name, uint32_t site, const char *tag, char *out, size_t room);
+/* The count window's clock: NAME:count, the events delivered, an integer. */
+void layout_count_key(const char *name, char *out, size_t room);
 
 #endif /* ONCE_DIST_LAYOUT_H */

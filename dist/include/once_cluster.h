@@ -38,9 +38,11 @@ typedef struct once_cluster_config {
     size_t seed_count;
     const char *name;         /* the filter's name: keys NAME:layout, NAME:slice:I:{TAG} */
     /* The filter: slicing, slices, parts, bits and hashes (or capacity and error),
-     * seed, primitive, lookup, on_failure and threshold, window_ms and refresh, as
-     * once_sliced.h says.  Not used here: threads, concurrent, max_bytes, growth,
-     * equal_timers, window_events (count windows are one producer's clock). */
+     * seed, primitive, lookup, on_failure and threshold, window_ms and refresh, or
+     * window_events, as once_sliced.h says.  A count window's clock is the key
+     * NAME:count, shared by every producer (docs/CLUSTER.md, "Count windows"); not with
+     * `local` or refresh.  Not used here: threads, concurrent, max_bytes, growth,
+     * equal_timers, count_clock. */
     once_sliced_config sliced;
     uint32_t timeout_ms;      /* a node's connect and reply timeout (0: 1000) */
     /* Durability: after a batch that wrote, WAIT for `wait_replicas` replicas of every

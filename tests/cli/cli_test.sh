@@ -963,8 +963,8 @@ case_cluster_usage_errors() {
   expect_refused "--cluster needs --key NAME" --cluster "$node"
   expect_refused "--cluster needs --slicing horizontal, vertical or diced" --cluster "$node" --key f
   expect_refused "the cluster's nodes answer for the slices: drop --threads" "${cluster[@]}" --threads 2
-  expect_refused "not count windows (a count is one producer's clock): drop --window" \
-    "${cluster[@]}" --window 100
+  expect_refused "a local filter this run's alone: drop --local-filter" \
+    "${cluster[@]}" --window 100 --local-filter
   expect_refused "the slices keep their size: drop --slice-growth" \
     "${cluster[@]}" --slice-growth bounded --span 1h
   expect_refused "the slices keep the size of --capacity and --error: drop --max-memory" \

@@ -92,6 +92,7 @@ def test_every_slicing_delivers_each_key_once_at_the_target_rate():
                 # an event.
                 assert stats["commands"] < 0.1 * 12000, (name, stats["commands"])
                 assert stats["failed_slices"] == 0 and stats["unreachable"] == 0
+                assert layout_of(cluster, key).startswith("once cluster layout 1\n")
 
 
 def test_vertical_answers_as_the_in_process_vertical_filter():
@@ -144,6 +145,113 @@ def test_racing_producers_deliver_each_key_at_most_once():
                                                                len(delivered) - len(set(delivered)))
                 low, high = binomial_bounds(len(stored), 0.001)
                 assert len(stored) - len(set(delivered)) <= high, (name, producers)
+
+
+def layout_of(cluster, name):
+    """The layout text of filter `name`."""
+    node = cluster.nodes[cluster.owner(cluster.keyslot("%s:layout" % name))]
+    return node.call("GET", "%s:layout" % name)
+
+
+def count_of(cluster, name):
+    """The count window's clock of filter `name`: the events its producers delivered."""
+    node = cluster.nodes[cluster.owner(cluster.keyslot("%s:count" % name))]
+    value = node.call("GET", "%s:count" % name)
+    return None if value is None else int(value)
+
+
+def window_stream(n, rng, prefix):
+    """Lines "i<TAB>key": half fresh keys, the others repeats of a key from about 1,500
+    or about 6,000 events back, so that some repeats fall inside a count window of
+    2,000 deliveries and others far past it."""
+    keys = []
+    for i in range(n):
+        back = 1500 if i % 3 else 6000
+        if i >= back and rng.random() < 0.5:
+            keys.append(keys[i - 1 - rng.randrange(back)])
+        else:
+            keys.append(b"%s-%d" % (prefix.encode(), i))
+    return keys, b"".join(b"%d\t%s\n" % (i, k) for i, k in enumerate(keys))
+
+
+def test_count_windows_keep_the_last_n_deliveries_of_every_producer():
+    # --window N over a cluster: a key is suppressed while fewer than N others were
+    # delivered after it (no false negative), and forgotten once N and a batch's
+    # slack (N/16) were.  The count is the key NAME:count, one a delivery.
+    window = 2000
+    rng = random.Random(SEED + 7)
+    with Cluster(masters=3) as cluster:
+        for name, slicing in SLICINGS[:3]:
+            key = "count-%s" % name
+            keys, data = window_stream(30000, rng, key)
+            opts = [*slicing, "--window", str(window), "--error", "0.01", "--seed", "5",
+                    "-f", "2", "--stats=json"]
+            out, stats = once(cluster, key, *opts, data=data)
+            delivered_at = set(int(l.split(b"\t")[0]) for l in out)
+            assert stats["window"] == window and stats["window_unit"] == "events"
+            assert stats["count"] == len(out) == count_of(cluster, key)
+            assert stats["claims"] and stats["clock_failures"] == 0
+            place, delivered = {}, 0
+            inside = inside_kept = long_gone = forgotten = 0
+            for i, k in enumerate(keys):
+                was = place.get(k)
+                got = i in delivered_at
+                if was is not None and delivered - was < window:
+                    inside += 1
+                    inside_kept += not got  # a repeat inside the window: suppressed
+                if was is not None and delivered - was >= window + window // 16:
+                    long_gone += 1
+                    forgotten += got
+                if got:
+                    place[k] = delivered
+                    delivered += 1
+            assert inside > 5000 and inside_kept == inside, (name, inside, inside_kept)
+            assert long_gone > 1000 and forgotten > 0.9 * long_gone, (name, long_gone, forgotten)
+            # Fresh keys: false positives at most at the rate of a full window.
+            fresh = keys_of(key + "-fresh", 5000)
+            out, stats = once(cluster, key, *opts[:-3], "--stats=json", data=lines(fresh))
+            _, high = binomial_bounds(len(fresh), 0.01)
+            assert len(fresh) - len(out) <= high, (name, len(fresh) - len(out))
+        # The layout says so in version 2, which a producer that knows no count windows
+        # refuses to read (version 1 stays what every other filter writes).
+        layout = layout_of(cluster, "count-vertical")
+        assert layout.startswith("once cluster layout 2\n") and "\nwindow_events 2000\n" in layout
+        # Producers that contradict the layout are refused, with the difference named.
+        err = once(cluster, "count-vertical", *SLICINGS[1][1], "--window", "3000", "--error",
+                   "0.01", expect=1)[1]
+        assert "count window 2000 events (asked 3000 events)" in err, err
+        err = once(cluster, "count-vertical", *SLICINGS[1][1], "--span", "1h", "--capacity",
+                   "2000", "--error", "0.01", expect=1)[1]
+        assert "count window 2000 events (asked 0 events)" in err, err
+        # A count lost with its node's data reads as a failed clock, not as 0: under
+        # "duplicate" every event is suppressed, and the count is not made again.
+        cluster.nodes[cluster.owner(cluster.keyslot("count-vertical:count"))].call(
+            "DEL", "count-vertical:count")
+        out, stats = once(cluster, "count-vertical", *SLICINGS[1][1], "--window",
+                          str(window), "--error", "0.01", "--on-failed-slice", "duplicate",
+                          "--stats=json", data=lines(keys_of("after-loss", 300)))
+        assert out == [] and stats["clock_failures"] > 0
+        assert count_of(cluster, "count-vertical") is None
+
+
+def test_racing_producers_share_one_count():
+    # Racing producers on one count window: each key delivered once between them, and
+    # every delivery took one place in the common count.
+    rng = random.Random(SEED + 8)
+    with Cluster(masters=3) as cluster:
+        for producers in (2, 4):
+            key = "count-race-%d" % producers
+            stored = keys_of(key, 3000)
+            streams = [repeated_stream(stored, 6000, rng) for _ in range(producers)]
+            opts = ["--slicing", "vertical", "--slices", "3", "--window", "20000", "--error",
+                    "0.001", "--seed", "3"]
+            outs = race(cluster, key, opts, streams)
+            delivered = [k for out in outs for k in out]
+            assert len(delivered) == len(set(delivered)), (producers,
+                                                           len(delivered) - len(set(delivered)))
+            _, high = binomial_bounds(len(stored), 0.001)
+            assert len(stored) - len(delivered) <= high, producers
+            assert count_of(cluster, key) == len(delivered)
 
 
 def slice_keys(cluster, name):
