@@ -356,7 +356,8 @@ static int open_cluster(const cli_options *o, run *r)
                              .capacity = o->capacity,
                              .error = o->error,
                              .seed = o->seed,
-                             .seed_is_set = o->seed_given};
+                             .seed_is_set = o->seed_given,
+                             .window_ms = o->span_ms};
     if (o->tree_levels != 0) {
         c.tree = &tree;
         c.leaf = o->leaf;

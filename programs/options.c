@@ -446,8 +446,9 @@ static int check_cluster(cli_options *o, bool threads_given, bool growth_given, 
         if (o->sliced)
             return fail("%s", "--tree is a Bloom tree over the cluster, --slicing a sliced filter: "
                               "give one");
-        if (o->span_given || o->window_given)
-            return fail("%s", "--tree keeps all time over a cluster: drop --span or --window");
+        if (o->window_given)
+            return fail("%s", "--tree keeps time windows (--span) over a cluster, not count "
+                              "windows: drop --window");
         if (o->local_filter || o->wait)
             return fail("%s", "--tree: the leaf is this run's local filter, and a tree does not "
                               "WAIT: drop --local-filter and --wait");
@@ -864,7 +865,7 @@ int options_parse(cli_options *o, int argc, char **argv)
     } else if (o->span_given) { /* a sliced filter keeps its own timers */
         if (!o->type_given) /* check_slicing gave a sliced filter its type */
             o->type = ONCE_TLBF;
-        else if (!o->sliced && !time_type)
+        else if (!o->sliced && o->tree_levels == 0 && !time_type) /* a tree: its nodes */
             return fail("--filter %s does not keep a time window: use %s",
                         once_type_name(o->type), structure_names(time_window, names, sizeof names));
     } else if (count_type || time_type) {

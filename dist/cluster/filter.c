@@ -400,10 +400,14 @@ static once_status open_tree(once_cluster *c, const once_cluster_config *config,
                              size_t room)
 {
     once_tree_config tc = *config->tree;
-    if (tc.mode != ONCE_TREE_DENSE || tc.window_ms != 0 || tc.root_slices > 1 || tc.concurrent)
+    if (tc.root_slices > 1 || tc.concurrent || tc.top_down_level != 0)
         return say(error, room, ONCE_ERR_INVALID,
-                   "a Bloom tree over a cluster is dense (one atomic test-and-set a node, "
-                   "where racing producers meet), without a window or root slices");
+                   "a Bloom tree over a cluster has one key a node (no root slices), one "
+                   "thread a producer and no top-down testing (it would ask other "
+                   "producers' leaves)");
+    /* Racing producers meet at the first node their paths share: a dense tree's
+     * test-and-set there is atomic; a walk that tests, then sets, claims its nodes. */
+    tc.claims = tc.mode == ONCE_TREE_SPARSE || tc.window_ms != 0;
     uint64_t bits = 0, nodes = 0, leaves = 0;
     uint32_t hashes = 0;
     once_status st = once_tree_geometry(&tc, &bits, &hashes, &nodes, &leaves);
@@ -417,19 +421,27 @@ static once_status open_tree(once_cluster *c, const once_cluster_config *config,
     uint64_t slice_bits = (bits + 63) / 64 * 64, most = config->max_slice_bytes
                                                             ? config->max_slice_bytes
                                                             : UINT64_C(32) << 20;
-    if (slice_bits / 8 > most || slice_bits > ONCE_SLICE_MAX_BITS)
+    /* A node's bytes as a slice of its own: a bit a cell, or a timer and a mark. */
+    once_sliced_config one = {.slicing = ONCE_SLICING_HORIZONTAL, .slices = 1,
+                              .bits = slice_bits, .hashes = hashes, .primitive = ONCE_FTTS,
+                              .window_ms = tc.window_ms};
+    uint64_t node_bytes = slice_bits / 8;
+    if (once_sliced_first_bytes(&one, &node_bytes) != ONCE_OK)
+        node_bytes = UINT64_MAX;
+    if (node_bytes > most || slice_bits > ONCE_SLICE_MAX_BITS)
         return say(error, room, ONCE_ERR_TOO_LARGE,
                    "a node of %" PRIu64 " bits passes what a key may take: a smaller capacity",
                    bits);
     uint32_t internal = (uint32_t)(nodes - leaves);
     layout want = {.slicing = ONCE_SLICING_HORIZONTAL, .slices = internal, .parts = 1,
                    .sites = internal, .bits = bits, .slice_bits = slice_bits, .hashes = hashes,
-                   .seed = tc.seed, .tree_levels = tc.levels, .tree_fanout = tc.fanout};
+                   .seed = tc.seed, .window_ms = tc.window_ms, .tree_levels = tc.levels,
+                   .tree_fanout = tc.fanout};
     st = open_common(c, config, &want, tc.seed_is_set, (uint32_t)nodes, error, room);
     /* The leaves: this producer's in memory, the others' never asked. */
     for (uint64_t i = internal; st == ONCE_OK && i < nodes; i++) {
         if (i - internal == config->leaf) {
-            once_memory_site_config leaf = {.bits = slice_bits};
+            once_memory_site_config leaf = {.bits = slice_bits, .window_ms = tc.window_ms};
             st = once_memory_site_create(&leaf, &c->sites[i]);
         } else {
             c->sites[i] = (once_site){.run = foreign_leaf_run};

@@ -67,11 +67,14 @@ typedef struct once_cluster_config {
      * A Bloom tree instead of a sliced filter (section 6), when not NULL: its internal
      * nodes and root are keys of the cluster, one a node, shared by every producer;
      * its leaves are the producers' own, in their processes (this producer's is
-     * `leaf`), the local filter of the two-level scheme.  An event is test-and-set at
-     * the leaf, then at each ancestor in turn until one held it (dense mode, Algorithm
-     * 1): each is one atomic command on one key, so racing producers deliver an event
-     * at most once without claims.  `sliced` is then not used; dense mode only,
-     * without a window or root slices.  An event costs a message a level it climbs.
+     * `leaf`), the local filter of the two-level scheme.  Dense without a window, an
+     * event is test-and-set at the leaf, then at each ancestor in turn until one held
+     * it (Algorithm 1): each is one atomic command on one key, so racing producers
+     * deliver an event at most once without claims.  With a window (tree.window_ms, at
+     * the producers' timestamps) or sparse, a walk tests and then sets, and claims
+     * its nodes (once_tree_config.claims) for the same promise.  `sliced` is then not
+     * used; no root slices, top-down testing or concurrent.  An event costs a message
+     * a level it climbs (and one a level of its path to set a new one, with a window).
      * A node that cannot answer decides the event by sliced.on_failure: undecided
      * (REPORT), duplicate (THRESHOLD with threshold 0) or distinct (any other).
      */

@@ -616,6 +616,19 @@ typedef struct once_tree_config {
                                  memory sites (once_vertical_site_create; 0 or 1 = one
                                  site), at most min(m, ONCE_MAX_SLICED_SITES); the tree
                                  decides as with one root (Lemma 1) */
+    /*
+     * Racing producers (nodes shared by producers that do not coordinate otherwise, as
+     * over a cluster; once_sliced_config.claims for the sliced filters).  A dense tree
+     * without a window needs nothing: each node's test-and-set is atomic, and two
+     * producers of an event meet at the first node their paths share.  A walk that
+     * first tests and then sets (a window, or sparse) could be passed by both; with
+     * claims each of its tests takes a claim on the event at its node, a producer
+     * that finds one held answers duplicate (another is deciding the event now), and
+     * the holder drops each claim with its set at that node (a duplicate: after its
+     * walk).  So a producer that tests a node after the claim is gone finds the
+     * event's bits there.  Not with concurrent or top-down testing.
+     */
+    bool claims;
 } once_tree_config;
 
 typedef struct once_tree once_tree;

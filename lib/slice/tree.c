@@ -35,6 +35,13 @@
  *   primitive can be used both for sparse Bloom trees and for implementing the dense
  *   Bloom trees"), and every request carries the event's time.
  *
+ *   Racing producers (claims, for nodes shared between processes): a walk that tests
+ *   and then sets can be passed by two producers of one event.  With claims each test
+ *   takes a claim on the event at its node, and a claim found held makes the event a
+ *   duplicate; two producers of an event meet at the first node their paths share,
+ *   where one finds the other's claim, or its bits (a claim is dropped with its node's
+ *   set, root first as the sets go).
+ *
  *   Top-down testing, threshold level d (section 6): the paper checks a match at a
  *   node i of level j < d by testing i's children other than the one the request came
  *   from, then the children of every child that matched, down to level d; "if all the
@@ -150,6 +157,7 @@ struct once_tree {
     uint64_t bits, seed, nodes, leaves;
     uint64_t window_ms;                   /* 0: no window */
     uint32_t root_slices;                 /* 1: the root is one site */
+    bool claims;                          /* a first-test-then-set walk claims its nodes */
     uint64_t first[ONCE_TREE_MAX_LEVELS]; /* the first node of each level */
     once_site *sites;                     /* nodes of them, in level order */
     uint64_t *frontier, *next;            /* top-down scratch, leaves of them each */
@@ -215,7 +223,8 @@ once_status once_tree_geometry(const once_tree_config *c, uint64_t *bits, uint32
     if ((c->mode != ONCE_TREE_DENSE && c->mode != ONCE_TREE_SPARSE) || c->levels == 0 ||
         c->levels > ONCE_TREE_MAX_LEVELS || c->fanout == 0 || c->hashes > TREE_MAX_HASHES ||
         c->top_down_level >= c->levels || c->window_ms > ONCE_MAX_TIME_MS / 2 ||
-        c->root_slices > ONCE_MAX_SLICED_SITES)
+        c->root_slices > ONCE_MAX_SLICED_SITES ||
+        (c->claims && (c->concurrent || c->top_down_level > 0)))
         return ONCE_ERR_INVALID;
     uint64_t m = 0;
     uint32_t k = 0;
@@ -287,6 +296,7 @@ once_status once_tree_create(once_tree **out, const once_tree_config *c, const o
     t->top_down_level = c->top_down_level;
     t->window_ms = c->window_ms;
     t->root_slices = c->root_slices > 1 ? c->root_slices : 1;
+    t->claims = c->claims;
     t->groups = c->concurrent ? TREE_COUNTER_GROUPS : 1;
     t->counters = once_aligned_alloc(t->groups * sizeof *t->counters); /* zeroed */
     if (t->counters == NULL) {
@@ -375,13 +385,24 @@ static void release_last(once_tree *t, operation *o)
         pthread_mutex_unlock(&t->node_locks[o->held[--o->held_count]]);
 }
 
-/* One request on the event's positions to `node`, of level `level`. */
-static once_status ask(once_tree *t, operation *o, uint64_t node, uint32_t level,
-                       once_site_op op, const uint64_t *positions, uint64_t time_ms,
-                       bool *all_set)
+/* A claim taken or dropped with a request (claims; see once_tree_config.claims). */
+typedef struct claim_step {
+    uint64_t claim, release; /* the event's claim to take, or to drop (0: none) */
+    bool lost;               /* out: another producer holds it */
+} claim_step;
+
+/* One request on the event's positions to `node`, of level `level`, with a claim
+ * taken or dropped (claims NULL: none). */
+static once_status ask_claimed(once_tree *t, operation *o, uint64_t node, uint32_t level,
+                               once_site_op op, const uint64_t *positions, uint64_t time_ms,
+                               claim_step *claims, bool *all_set)
 {
     once_site_request q = {.op = op, .positions = positions, .count = t->hashes,
                            .status = ONCE_OK, .time_ms = time_ms};
+    if (claims != NULL) {
+        q.claim = claims->claim;
+        q.release = claims->release;
+    }
     const once_site *site = &t->sites[node];
     site->run(site->context, &q, 1);
     count(o, &o->counters->accesses[level], 1);
@@ -389,10 +410,32 @@ static once_status ask(once_tree *t, operation *o, uint64_t node, uint32_t level
         count(o, &o->counters->failures, 1);
         return q.status;
     }
+    if (claims != NULL)
+        claims->lost = q.claim_lost;
     *all_set = op != ONCE_SITE_SET && q.all_set;
     if (*all_set)
         count(o, &o->counters->hits[level], 1);
     return ONCE_OK;
+}
+
+static once_status ask(once_tree *t, operation *o, uint64_t node, uint32_t level,
+                       once_site_op op, const uint64_t *positions, uint64_t time_ms,
+                       bool *all_set)
+{
+    return ask_claimed(t, o, node, level, op, positions, time_ms, NULL, all_set);
+}
+
+/* Claims: drop the event's claim at the nodes of path[] whose levels `won` marks (a
+ * duplicate's, or an unfinished walk's), as far as they can be reached. */
+static void drop_claims(once_tree *t, const uint64_t *path, const bool *won, uint64_t claim)
+{
+    for (uint32_t level = 0; level < t->levels; level++) {
+        if (!won[level])
+            continue;
+        once_site_request q = {.op = ONCE_SITE_TEST, .status = ONCE_OK, .release = claim};
+        const once_site *site = &t->sites[path[level]];
+        site->run(site->context, &q, 1);
+    }
 }
 
 /*
@@ -451,15 +494,28 @@ static once_status tree_test_and_add(once_tree *t, operation *o, uint64_t leaf,
     uint64_t path[ONCE_TREE_MAX_LEVELS]; /* path[l]: the event's node at level l */
     uint64_t node = t->first[t->levels - 1] + leaf, from = NO_NODE;
     bool duplicate = false;
+    /* Claims: each test takes one; won[l] when the node of level l gave it. */
+    const uint64_t claim = t->claims && !test_and_set ? d.lo | 1 : 0;
+    bool won[ONCE_TREE_MAX_LEVELS] = {false};
     for (uint32_t level = t->levels - 1;; level--) {
         path[level] = node;
         bool present = false;
         hold(t, o, node);
-        st = ask(t, o, node, level, op, positions, time_ms, &present);
+        claim_step step = {.claim = claim};
+        st = ask_claimed(t, o, node, level, op, positions, time_ms, claim ? &step : NULL,
+                         &present);
         if (test_and_set)
             release_last(t, o);
-        if (st != ONCE_OK)
+        if (st != ONCE_OK) {
+            if (claim)
+                drop_claims(t, path, won, claim);
             return st;
+        }
+        won[level] = claim != 0 && !step.lost;
+        if (step.lost) { /* another producer is deciding the event: a repeat here */
+            duplicate = true;
+            break;
+        }
         if (present && level < t->top_down_level) {
             if ((st = confirm_below(t, o, node, from, level, positions, time_ms,
                                     &present)) != ONCE_OK)
@@ -479,10 +535,19 @@ static once_status tree_test_and_add(once_tree *t, operation *o, uint64_t leaf,
     if (!duplicate && !test_and_set)
         for (uint32_t level = 0; level < t->levels; level++) { /* pop: root first */
             bool ignored = false;
-            if ((st = ask(t, o, path[level], level, ONCE_SITE_SET, positions, time_ms,
-                          &ignored)) != ONCE_OK)
+            /* Claims: dropped with the set, so that a test after it finds the bits. */
+            claim_step step = {.release = won[level] ? claim : 0};
+            st = ask_claimed(t, o, path[level], level, ONCE_SITE_SET, positions, time_ms,
+                             claim ? &step : NULL, &ignored);
+            won[level] = won[level] && st != ONCE_OK;
+            if (st != ONCE_OK) {
+                if (claim)
+                    drop_claims(t, path, won, claim);
                 return st;
+            }
         }
+    else if (claim)
+        drop_claims(t, path, won, claim);
     count(o, &o->counters->events, 1);
     count(o, &o->counters->duplicates, duplicate);
     *seen = duplicate;

@@ -465,6 +465,43 @@ def test_bloom_tree_over_the_cluster_stops_repeats_at_the_leaf_and_races_safely(
         assert "tree levels 3 (asked 2)" in err
 
 
+def test_windowed_bloom_tree_keeps_the_span_and_races_safely():
+    # --tree with --span: timers at every node, a walk that tests and then sets, and
+    # claims so that racing producers still print each key at most once.
+    rng = random.Random(SEED + 9)
+    with Cluster(masters=3) as cluster:
+        tree = ["--tree", "3x2", "--capacity", "20000", "--error", "0.001", "--seed", "4",
+                "--span", "10s", "--time-field", "1", "-f", "2", "--ws"]
+        at = lambda events: b"".join(b"%d %s\n" % (t, k) for t, k in events)
+        # A key is a repeat inside 10 s of its delivery, from any leaf, and new after.
+        out, _ = once(cluster, "wtree", *tree, "--leaf", "0",
+                      data=at([(1000, b"a"), (1005, b"a"), (1009, b"b")]))
+        assert out == [b"1000 a", b"1009 b"]
+        out, _ = once(cluster, "wtree", *tree, "--leaf", "3",
+                      data=at([(1008, b"a"), (1011, b"a"), (1015, b"b"), (1020, b"b")]))
+        assert out == [b"1011 a", b"1020 b"]  # a's window ended at 1010, b's at 1019
+        # Producers at four leaves racing on the same keys, every time inside one span
+        # (2,000 s to 2,009 s): each key once between them.
+        shared = keys_of("shared", 2000)
+        streams = [[(2000 + i // 400, k) for i, k in enumerate(repeated_stream(shared, 4000, rng))]
+                   for _ in range(4)]
+        procs = []
+        for leaf in range(4):
+            command = [ONCE, "--cluster", cluster.seeds()[0], "--key", "wtree", *tree,
+                       "--leaf", str(leaf)]
+            procs.append(subprocess.Popen(command, stdin=subprocess.PIPE,
+                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+        for p, stream in zip(procs, streams):
+            p.stdin.write(at(stream))
+            p.stdin.close()
+        delivered = []
+        for p in procs:
+            delivered += [l.split()[1] for l in p.stdout.read().splitlines()]
+            assert p.wait(timeout=240) == 0, p.stderr.read()
+        assert len(shared) - len(set(delivered)) <= binomial_bounds(len(shared), 0.001)[1]
+        assert len(delivered) == len(set(delivered)), len(delivered) - len(set(delivered))
+
+
 def test_acknowledged_sets_a_failover_loses_are_what_the_docs_say():
     # Replication is asynchronous (docs/CLUSTER.md, "Durability"): with its replica
     # stopped, a master acknowledges sets the replica never gets; promoted, the replica

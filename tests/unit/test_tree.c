@@ -48,6 +48,12 @@
 
 #include "once_math.h"
 
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+
 #define SEED 91
 
 static once_tree_config config_of(once_tree_mode mode, uint32_t levels, uint32_t fanout,
@@ -845,6 +851,120 @@ static void allocation_failures_leave_nothing(void)
     CHECK_OK(once_set_allocator(NULL));
 }
 
+/* A node shared by producers in this process, one request batch at a time, the
+ * others let in between their messages. */
+typedef struct locked_node {
+    once_site inner;
+    pthread_mutex_t lock;
+} locked_node;
+
+static void locked_run(void *context, once_site_request *requests, size_t count)
+{
+    locked_node *n = context;
+    pthread_mutex_lock(&n->lock);
+    n->inner.run(n->inner.context, requests, count);
+    pthread_mutex_unlock(&n->lock);
+    sched_yield();
+}
+
+static void never_run(void *context, once_site_request *requests, size_t count)
+{
+    (void)context;
+    for (size_t i = 0; i < count; i++)
+        requests[i].status = ONCE_ERR_UNAVAILABLE;
+}
+
+typedef struct tree_racer {
+    once_tree_config config;
+    locked_node *root;  /* shared */
+    uint32_t leaf;      /* this producer's, in its own memory */
+    uint8_t *delivered; /* per key */
+    once_status status;
+} tree_racer;
+
+enum { RACE_LEAVES = 4, RACE_KEYS = 2000 };
+
+static void *tree_race(void *argument)
+{
+    tree_racer *r = argument;
+    once_site sites[1 + RACE_LEAVES];
+    sites[0] = (once_site){.context = r->root, .run = locked_run};
+    for (uint32_t i = 0; i < RACE_LEAVES; i++)
+        sites[1 + i] = (once_site){.run = never_run};
+    once_memory_site_config leaf = {.bits = r->config.bits, .window_ms = r->config.window_ms};
+    if ((r->status = once_memory_site_create(&leaf, &sites[1 + r->leaf])) != ONCE_OK)
+        return NULL;
+    once_tree *t = NULL;
+    if ((r->status = once_tree_create(&t, &r->config, sites)) != ONCE_OK) {
+        sites[1 + r->leaf].destroy(sites[1 + r->leaf].context);
+        return NULL;
+    }
+    for (uint64_t i = 0; i < RACE_KEYS && r->status == ONCE_OK; i++) {
+        testing_key key = testing_key_make(41, i);
+        bool seen = true;
+        r->status = once_tree_test_and_add_at(t, r->leaf, &key, sizeof key, 1000 + i, &seen);
+        r->delivered[i] += !seen;
+    }
+    once_tree_free(t);
+    return NULL;
+}
+
+/* Producers at every leaf of a tree whose root they share, each offering every key at
+ * once: a walk that tests and then sets (a window, or sparse) claims its nodes, so no
+ * key is delivered twice between them (but for false positives, each once). */
+static void racing_producers_deliver_once_with_claims(void)
+{
+    const struct {
+        once_tree_mode mode;
+        uint64_t window_ms;
+    } modes[] = {{ONCE_TREE_DENSE, 3600000}, {ONCE_TREE_SPARSE, 0}, {ONCE_TREE_SPARSE, 3600000}};
+    for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+        once_tree_config c = config_of(modes[m].mode, 2, RACE_LEAVES, 1 << 16, 6, 0);
+        c.window_ms = modes[m].window_ms;
+        c.claims = true;
+        locked_node root;
+        once_memory_site_config mc = {.bits = c.bits, .window_ms = c.window_ms};
+        CHECK_OK(once_memory_site_create(&mc, &root.inner));
+        pthread_mutex_init(&root.lock, NULL);
+        tree_racer racers[RACE_LEAVES];
+        pthread_t threads[RACE_LEAVES];
+        for (uint32_t p = 0; p < RACE_LEAVES; p++) {
+            racers[p] = (tree_racer){c, &root, p, calloc(RACE_KEYS, 1), ONCE_OK};
+            REQUIRE(racers[p].delivered != NULL);
+            REQUIRE(pthread_create(&threads[p], NULL, tree_race, &racers[p]) == 0);
+        }
+        for (uint32_t p = 0; p < RACE_LEAVES; p++)
+            pthread_join(threads[p], NULL);
+        uint64_t twice = 0, never = 0;
+        for (uint64_t k = 0; k < RACE_KEYS; k++) {
+            unsigned total = 0;
+            for (uint32_t p = 0; p < RACE_LEAVES; p++)
+                total += racers[p].delivered[k];
+            twice += total > 1;
+            never += total == 0;
+        }
+        for (uint32_t p = 0; p < RACE_LEAVES; p++) {
+            CHECK_OK(racers[p].status);
+            free(racers[p].delivered);
+        }
+        if (twice != 0 || never > 2)
+            fprintf(stderr, "mode %zu: %" PRIu64 " keys delivered twice, %" PRIu64 " never\n",
+                    m, twice, never);
+        CHECK(twice == 0);
+        CHECK(never <= 2); /* 2,000 keys in 2^16 bits, k = 6: a rate near 1e-9 */
+        root.inner.destroy(root.inner.context);
+        pthread_mutex_destroy(&root.lock);
+    }
+    /* Claims are refused with threads of one tree and with top-down testing. */
+    once_tree_config c = config_of(ONCE_TREE_SPARSE, 3, 2, 4096, 4, 1);
+    c.claims = true;
+    once_tree *t = NULL;
+    CHECK_STATUS(once_tree_create(&t, &c, NULL), ONCE_ERR_INVALID);
+    c.top_down_level = 0;
+    c.concurrent = true;
+    CHECK_STATUS(once_tree_create(&t, &c, NULL), ONCE_ERR_INVALID);
+}
+
 static const testing_case cases[] = {
     {"decisions_equal_a_single_filter", decisions_equal_a_single_filter},
     {"sliced_root_meets_lemma_1", sliced_root_meets_lemma_1},
@@ -856,6 +976,7 @@ static const testing_case cases[] = {
     {"windows_keep_definition_4", windows_keep_definition_4},
     {"nodes_are_sites_in_level_order", nodes_are_sites_in_level_order},
     {"unreachable_nodes_fail_the_call", unreachable_nodes_fail_the_call},
+    {"racing_producers_deliver_once_with_claims", racing_producers_deliver_once_with_claims},
     {"invalid_configs_refused", invalid_configs_refused},
     {"allocation_failures_leave_nothing", allocation_failures_leave_nothing},
 };
