@@ -61,13 +61,13 @@
  *     stay the caller's.
  */
 #include "flaky_site.h"
+#include "racing.h"
 #include "testing.h"
 
 #include "once_math.h"
 
 #include <inttypes.h>
 #include <pthread.h>
-#include <sched.h>
 
 static once_sliced_config config_of(once_slicing slicing, uint32_t slices, uint64_t bits,
                                     uint32_t hashes, once_primitive primitive,
@@ -1856,20 +1856,6 @@ static once_status test_clock_reserve(void *context, uint64_t n, uint64_t *first
     return down ? ONCE_ERR_UNAVAILABLE : ONCE_OK;
 }
 
-typedef struct shared_site {
-    once_site inner;
-    pthread_mutex_t lock;
-} shared_site;
-
-static void shared_run(void *context, once_site_request *requests, size_t count)
-{
-    shared_site *s = context;
-    pthread_mutex_lock(&s->lock);
-    s->inner.run(s->inner.context, requests, count);
-    pthread_mutex_unlock(&s->lock);
-    sched_yield(); /* let the other producers in between this producer's messages */
-}
-
 typedef struct racer {
     shared_site *sites;
     once_sliced_config config;
@@ -1954,14 +1940,11 @@ static void racing_producers_deliver_once_with_claims(void)
         }
         for (int p = 0; p < PRODUCERS; p++)
             pthread_join(threads[p], NULL);
+        uint8_t *delivered[PRODUCERS];
+        for (int p = 0; p < PRODUCERS; p++)
+            delivered[p] = racers[p].delivered;
         uint64_t twice = 0, never = 0;
-        for (uint64_t k = 0; k < KEYS; k++) {
-            unsigned total = 0;
-            for (int p = 0; p < PRODUCERS; p++)
-                total += racers[p].delivered[k];
-            twice += total > 1;
-            never += total == 0;
-        }
+        racing_tally(delivered, PRODUCERS, KEYS, &twice, &never);
         for (int p = 0; p < PRODUCERS; p++) {
             CHECK_OK(racers[p].status);
             free(racers[p].delivered);

@@ -44,13 +44,12 @@
  *     nothing left allocated.
  */
 #include "flaky_site.h"
+#include "racing.h"
 #include "testing.h"
 
 #include "once_math.h"
 
 #include <inttypes.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -851,22 +850,6 @@ static void allocation_failures_leave_nothing(void)
     CHECK_OK(once_set_allocator(NULL));
 }
 
-/* A node shared by producers in this process, one request batch at a time, the
- * others let in between their messages. */
-typedef struct locked_node {
-    once_site inner;
-    pthread_mutex_t lock;
-} locked_node;
-
-static void locked_run(void *context, once_site_request *requests, size_t count)
-{
-    locked_node *n = context;
-    pthread_mutex_lock(&n->lock);
-    n->inner.run(n->inner.context, requests, count);
-    pthread_mutex_unlock(&n->lock);
-    sched_yield();
-}
-
 static void never_run(void *context, once_site_request *requests, size_t count)
 {
     (void)context;
@@ -876,7 +859,7 @@ static void never_run(void *context, once_site_request *requests, size_t count)
 
 typedef struct tree_racer {
     once_tree_config config;
-    locked_node *root;  /* shared */
+    shared_site *root;  /* shared */
     uint32_t leaf;      /* this producer's, in its own memory */
     uint8_t *delivered; /* per key */
     once_status status;
@@ -888,7 +871,7 @@ static void *tree_race(void *argument)
 {
     tree_racer *r = argument;
     once_site sites[1 + RACE_LEAVES];
-    sites[0] = (once_site){.context = r->root, .run = locked_run};
+    sites[0] = (once_site){.context = r->root, .run = shared_run};
     for (uint32_t i = 0; i < RACE_LEAVES; i++)
         sites[1 + i] = (once_site){.run = never_run};
     once_memory_site_config leaf = {.bits = r->config.bits, .window_ms = r->config.window_ms};
@@ -922,7 +905,7 @@ static void racing_producers_deliver_once_with_claims(void)
         once_tree_config c = config_of(modes[m].mode, 2, RACE_LEAVES, 1 << 16, 6, 0);
         c.window_ms = modes[m].window_ms;
         c.claims = true;
-        locked_node root;
+        shared_site root;
         once_memory_site_config mc = {.bits = c.bits, .window_ms = c.window_ms};
         CHECK_OK(once_memory_site_create(&mc, &root.inner));
         pthread_mutex_init(&root.lock, NULL);
@@ -935,14 +918,11 @@ static void racing_producers_deliver_once_with_claims(void)
         }
         for (uint32_t p = 0; p < RACE_LEAVES; p++)
             pthread_join(threads[p], NULL);
+        uint8_t *delivered[RACE_LEAVES];
+        for (uint32_t p = 0; p < RACE_LEAVES; p++)
+            delivered[p] = racers[p].delivered;
         uint64_t twice = 0, never = 0;
-        for (uint64_t k = 0; k < RACE_KEYS; k++) {
-            unsigned total = 0;
-            for (uint32_t p = 0; p < RACE_LEAVES; p++)
-                total += racers[p].delivered[k];
-            twice += total > 1;
-            never += total == 0;
-        }
+        racing_tally(delivered, RACE_LEAVES, RACE_KEYS, &twice, &never);
         for (uint32_t p = 0; p < RACE_LEAVES; p++) {
             CHECK_OK(racers[p].status);
             free(racers[p].delivered);
