@@ -851,21 +851,24 @@ int options_parse(cli_options *o, int argc, char **argv)
     o->key.strip_cr = o->terminator == '\n'; /* a CR ends a CRLF line, not a -z record */
     const once_structure *chosen = once_structure_of(o->type);
     bool count_type = count_window(chosen), time_type = time_window(chosen);
+    /* A sliced filter or a tree keeps its windows in its sites' timers, whatever the
+     * type its options left. */
+    bool site_timers = o->sliced || o->tree_levels != 0;
     if (o->window_given && o->span_given)
         return fail("%s", "--window and --span exclude each other (a count or a time window)");
     if (o->window_given) {
         if (!o->type_given)
             o->type = ONCE_APBF;
-        else if (!count_type && !o->sliced) /* slices keep timers on the count */
+        else if (!count_type && !site_timers) /* on the count */
             return fail("--filter %s does not keep a count window: use %s",
                         once_type_name(o->type), structure_names(count_window, names, sizeof names));
         if (o->capacity_given)
             return fail("%s", "--capacity and --window exclude each other (the window is the "
                               "capacity)");
-    } else if (o->span_given) { /* a sliced filter keeps its own timers */
+    } else if (o->span_given) {
         if (!o->type_given) /* check_slicing gave a sliced filter its type */
             o->type = ONCE_TLBF;
-        else if (!o->sliced && o->tree_levels == 0 && !time_type) /* a tree: its nodes */
+        else if (!site_timers && !time_type)
             return fail("--filter %s does not keep a time window: use %s",
                         once_type_name(o->type), structure_names(time_window, names, sizeof names));
     } else if (count_type || time_type) {

@@ -255,17 +255,21 @@ void report_cluster_stats(stats_mode mode, const run_counters *c, const once_clu
         return;
     const once_sliced_stats *f = &s.sliced;
     double rate = c->seconds > 0 ? (double)c->lines / c->seconds : 0.0;
+    if (mode == STATS_JSON) /* what the run read and answered, then the filter's */
+        fprintf(stderr,
+                "{\"lines\":%llu,\"distinct\":%llu,\"duplicates\":%llu,\"seconds\":%.6f,"
+                "\"lines_per_second\":%.1f,",
+                (unsigned long long)c->lines, (unsigned long long)c->distinct,
+                (unsigned long long)c->duplicates, finite_or_zero(c->seconds),
+                finite_or_zero(rate));
     if (mode == STATS_JSON && s.is_tree) {
         const once_tree_stats *t = &s.tree;
         fprintf(stderr,
-                "{\"lines\":%llu,\"distinct\":%llu,\"duplicates\":%llu,\"seconds\":%.6f,"
-                "\"lines_per_second\":%.1f,\"structure\":\"cluster tree\",\"layout\":\"%s\","
+                "\"structure\":\"cluster tree\",\"layout\":\"%s\","
                 "\"levels\":%u,\"fanout\":%u,\"bits\":%llu,\"hashes\":%u,\"events\":%llu,"
                 "\"failures\":%llu,\"commands\":%llu,\"moved\":%llu,\"ask\":%llu,"
                 "\"unreachable\":%llu,\"failed_slices\":%u,\"accesses\":[",
-                (unsigned long long)c->lines, (unsigned long long)c->distinct,
-                (unsigned long long)c->duplicates, finite_or_zero(c->seconds),
-                finite_or_zero(rate), s.layout_id, t->levels, t->fanout,
+                s.layout_id, t->levels, t->fanout,
                 (unsigned long long)t->bits, t->hashes, (unsigned long long)t->events,
                 (unsigned long long)t->failures, (unsigned long long)s.commands,
                 (unsigned long long)s.moved, (unsigned long long)s.ask,
@@ -278,8 +282,7 @@ void report_cluster_stats(stats_mode mode, const run_counters *c, const once_clu
     }
     if (mode == STATS_JSON) {
         fprintf(stderr,
-                "{\"lines\":%llu,\"distinct\":%llu,\"duplicates\":%llu,\"seconds\":%.6f,"
-                "\"lines_per_second\":%.1f,\"input_bytes\":%llu,\"structure\":\"cluster\","
+                "\"input_bytes\":%llu,\"structure\":\"cluster\","
                 "\"layout\":\"%s\",\"slicing\":\"%s\",\"slices\":%u,\"parts\":%u,"
                 "\"sites\":%u,\"bits\":%llu,\"site_bits\":%llu,\"hashes\":%u,"
                 "\"messages\":%llu,\"messages_per_event\":%.4f,\"failed_messages\":%llu,"
@@ -289,9 +292,7 @@ void report_cluster_stats(stats_mode mode, const run_counters *c, const once_clu
                 "\"moved\":%llu,\"ask\":%llu,\"retries\":%llu,\"unreachable\":%llu,"
                 "\"reconnects\":%llu,\"waits\":%llu,\"waits_short\":%llu,\"window\":%llu,"
                 "\"window_unit\":\"%s\",\"count\":%llu,\"clock_failures\":%llu,\"node_loads\":[",
-                (unsigned long long)c->lines, (unsigned long long)c->distinct,
-                (unsigned long long)c->duplicates, finite_or_zero(c->seconds),
-                finite_or_zero(rate), (unsigned long long)c->input_bytes, s.layout_id,
+                (unsigned long long)c->input_bytes, s.layout_id,
                 once_slicing_name(f->slicing), f->slices, f->parts, f->sites,
                 (unsigned long long)f->bits, (unsigned long long)f->slice_bits, f->hashes,
                 (unsigned long long)f->messages, finite_or_zero(f->messages_per_event),

@@ -1498,6 +1498,29 @@ static uint64_t stamp_distinct(once_sliced *f, batch_space *b, uint8_t *seen, cl
     return count;
 }
 
+/* Round 2 (r) ran test-and-set in event order at every site: an event all of whose
+ * bits the batch's earlier events set is a duplicate, as the one-key calls in turn
+ * would answer it (and its test-and-set changed nothing).  The events inserted. */
+static uint64_t round_two_answers(batch_space *b, const claim_round *r, size_t n, uint8_t *seen)
+{
+    bool *all_set = b->all_set, *asked = b->asked;
+    uint64_t inserted = 0;
+    for (size_t i = 0; i < n; i++)
+        all_set[i] = asked[i] = false;
+    for (uint32_t q = 0; q < r->total; q++) {
+        uint32_t i = r->event[q];
+        all_set[i] = (asked[i] ? all_set[i] : true) && r->requests[q].status == ONCE_OK &&
+                     r->requests[q].all_set;
+        asked[i] = true;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (asked[i] && all_set[i])
+            seen[i] = 1;
+        inserted += asked[i] && !all_set[i];
+    }
+    return inserted;
+}
+
 static once_status claimed_batch(once_sliced *f, batch_space *b, const once_key *keys, size_t n,
                                  uint8_t *seen)
 {
@@ -1604,28 +1627,8 @@ static once_status claimed_batch(once_sliced *f, batch_space *b, const once_key 
         inserted += stamp_distinct(f, b, seen, &r, &undecided);
     if (r.total != 0)
         claim_round_send(f, &r);
-    if (f->count_window) { /* the stamped sets answer nothing more */
-        tally(&g->inserted, inserted);
-        claim_round_free(&r);
-        return undecided ? ONCE_ERR_UNAVAILABLE : ONCE_OK;
-    }
-    /* Round 2 runs test-and-set in event order at every site: an event all of whose
-     * bits the batch's earlier events set is a duplicate, as the one-key calls in turn
-     * would answer it (and its test-and-set changed nothing). */
-    bool *all_set = b->all_set, *asked = b->asked;
-    for (size_t i = 0; i < n; i++)
-        all_set[i] = asked[i] = false;
-    for (uint32_t q = 0; q < r.total; q++) {
-        uint32_t i = r.event[q];
-        all_set[i] = (asked[i] ? all_set[i] : true) && r.requests[q].status == ONCE_OK &&
-                     r.requests[q].all_set;
-        asked[i] = true;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (asked[i] && all_set[i])
-            seen[i] = 1;
-        inserted += asked[i] && !all_set[i];
-    }
+    if (!f->count_window) /* a count window's stamped sets answer nothing more */
+        inserted += round_two_answers(b, &r, n, seen);
     tally(&g->inserted, inserted);
     claim_round_free(&r);
     return undecided ? ONCE_ERR_UNAVAILABLE : ONCE_OK;

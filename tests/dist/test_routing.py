@@ -110,6 +110,12 @@ class Driver:
         assert fields[0] == "load", fields
         return {name: int(value) for name, value in (f.split("=") for f in fields[1:])}
 
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
     def close(self):
         """End of input: the driver frees the client and must exit 0 (in the sanitizer
         build, also without a leak)."""
@@ -144,10 +150,7 @@ def owners(cluster, driver, keys):
 
 
 def test_keys_spread_over_three_masters():
-    cluster = Cluster(masters=3)
-    driver = None
-    try:
-        driver = Driver(cluster.seeds()[:1])
+    with Cluster(masters=3) as cluster, Driver(cluster.seeds()[:1]) as driver:
         keys = (["key:%d" % i for i in range(500)]
                 + ["{tag%d}:%d" % (i // 10, i) for i in range(500)]
                 + [b"bin\x00\xff %d\n{" % i for i in range(50)])
@@ -206,17 +209,10 @@ def test_keys_spread_over_three_masters():
             expected = [int(server.execute_command("CLUSTER", "KEYSLOT", key)) for key in chunk]
             assert driver.slots(chunk) == expected, chunk
         assert driver.slots([b"123456789"]) == [0x31C3 % 16384]
-    finally:
-        if driver:
-            driver.close()
-        cluster.stop()
 
 
 def test_moved_slot_is_followed():
-    cluster = Cluster(masters=3)
-    driver = None
-    try:
-        driver = Driver(cluster.seeds())
+    with Cluster(masters=3) as cluster, Driver(cluster.seeds()) as driver:
         keys = ["{moving}:%d" % i for i in range(50)] + ["other:%d" % i for i in range(250)]
         for chunk in batches(keys, 100):
             results, _ = driver.run([["SET", key, value_of(key)] for key in chunk])
@@ -244,17 +240,10 @@ def test_moved_slot_is_followed():
         assert final["moved"] == after["moved"], (after, final)
         assert final["map_refreshes"] == after["map_refreshes"] + 1, (after, final)
         assert cluster.nodes[target].client().get("{moving}:new") == "n"
-    finally:
-        if driver:
-            driver.close()
-        cluster.stop()
 
 
 def test_ask_during_migration():
-    cluster = Cluster(masters=3)
-    driver = None
-    try:
-        driver = Driver(cluster.seeds())
+    with Cluster(masters=3) as cluster, Driver(cluster.seeds()) as driver:
         keys = ["{asking}:%d" % i for i in range(100)]
         results, _ = driver.run([["SET", key, value_of(key)] for key in keys])
         assert all(r.reply == "+OK" for r in results), results
@@ -292,10 +281,6 @@ def test_ask_during_migration():
         assert all(r == Result("R", target_index, string(value_of(key)))
                    for key, r in zip(keys + new, results)), results
         assert driver.stats()["moved"] > after["moved"]
-    finally:
-        if driver:
-            driver.close()
-        cluster.stop()
 
 
 def split_by_node(results, keys, dead):
@@ -412,10 +397,8 @@ def test_killed_master_is_unreachable_then_back():
 
 def test_failover_to_replica():
     max_retry_ms = 1000
-    cluster = Cluster(masters=3, replicas=1)
-    driver = None
-    try:
-        driver = Driver(cluster.seeds(), max_retry_ms=max_retry_ms)
+    with (Cluster(masters=3, replicas=1) as cluster,
+          Driver(cluster.seeds(), max_retry_ms=max_retry_ms) as driver):
         load = driver.load("f", 600, 100, "both")
         assert load["replied"] == 1200 and load["wrong"] == 0, load
         cluster.wait_replicated()
@@ -453,20 +436,14 @@ def test_failover_to_replica():
         assert stats["map_refreshes"] > refreshes and stats["unreachable"] > 0, stats
         nodes = driver.nodes()
         assert not nodes[dead][1] and nodes[new_master][3] == 5461, nodes
-    finally:
-        if driver:
-            driver.close()
-        cluster.stop()
 
 
 def test_frozen_master_times_out_without_stale_replies():
     # A backoff longer than the test's own steps take, however busy the machine.
     timeout_ms, retry_ms = 500, 2000
-    cluster = Cluster(masters=3)
-    driver = None
-    try:
-        driver = Driver(cluster.seeds(), timeout_ms=timeout_ms, retry_ms=retry_ms,
-                        max_retry_ms=2 * retry_ms)
+    with (Cluster(masters=3) as cluster,
+          Driver(cluster.seeds(), timeout_ms=timeout_ms, retry_ms=retry_ms,
+                 max_retry_ms=2 * retry_ms) as driver):
         load = driver.load("z", 300, 100, "both")
         assert load["replied"] == 600 and load["wrong"] == 0, load
         keys = ["z%d" % i for i in range(300)]
@@ -497,10 +474,6 @@ def test_frozen_master_times_out_without_stale_replies():
             return None if all(r.status == "R" for r in results) else "frozen node's keys"
         wait_for("the thawed node's keys", all_right, seconds=30, interval=0.01)
         cluster.wait_ok()
-    finally:
-        if driver:
-            driver.close()
-        cluster.stop()
 
 
 class FakeNode:
