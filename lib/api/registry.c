@@ -14,7 +14,7 @@
 /* Each structure's table, defined in its own file. */
 extern const once_filter_ops once_standard_ops, once_partitioned_ops, once_blocked_ops,
     once_counting_ops, once_apbf_ops, once_apbbf_ops, once_tlbf_ops, once_timer_ops,
-    once_scalable_ops, once_dbf_ops, once_bpbf_ops, once_dbpbf_ops, once_slice_ops;
+    once_scalable_ops, once_dbf_ops, once_bpbf_ops, once_dbpbf_ops, once_slice_ops, once_tagged_ops;
 
 typedef struct registration {
     once_structure info;
@@ -55,6 +55,8 @@ static const registration registry[] = {
       "dynamic block-partitioned: grows by batches of blocks"}, &once_dbpbf_ops},
     {{ONCE_SLICE, "slice", SLICE, false, false, false,
       "one slice of a sliced filter: positions, not keys"}, &once_slice_ops},
+    {{ONCE_TAGGED, "tagged", TIME, false, false, true,
+      "fingerprints tagged with their tick: the last T, small"}, &once_tagged_ops},
 };
 
 #define REGISTERED (sizeof registry / sizeof registry[0])

@@ -171,7 +171,8 @@ typedef enum once_type {
     ONCE_DBF = 10,        /* growing: Dynamic Bloom Filter, rows of counting filters (paper 003) */
     ONCE_BPBF = 11,       /* block-partitioned: reducible length without rehashing (paper 002, s. 3) */
     ONCE_DBPBF = 12,      /* dynamic block-partitioned: grows by batches of blocks (paper 002, s. 4) */
-    ONCE_SLICE = 13       /* one slice of a sliced filter, run by positions (once_sliced.h) */
+    ONCE_SLICE = 13,      /* one slice of a sliced filter, run by positions (once_sliced.h) */
+    ONCE_TAGGED = 14      /* time window: fingerprints tagged with their tick (window/tagged.c) */
 } once_type;
 
 /*

@@ -5,7 +5,10 @@
  * tests/every_structure.h (as it was when the files were made; a space in its NAME is a
  * '-' in the file name) saved by the library that wrote format N, with the answers that
  * library gave (generate.c made them; v1 at 57e552f, the last commit that wrote format
- * 1).  test_golden.c replays the same schedule on them with the library under test.
+ * 1).  A structure added later gets its files in the format of its day when it is added
+ * (the tagged time window's in v2), made by the same schedule: generate.c rewrites the
+ * older files of that format byte for byte, which is checked before the new ones are
+ * committed.  test_golden.c replays the same schedule on them with the library under test.
  * Both read the schedule from here, so it is written once:
  *   1. a filter takes GOLDEN_STORED keys 's' i at time i * GOLDEN_STEP_MS by
  *      test-and-add; a structure that deletes then removes every seventh of them;

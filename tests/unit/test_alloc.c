@@ -286,6 +286,13 @@ static void set_timer_dynamic(once_config *c)
     c->span_ms = 100000;
     c->dynamic = true;
 }
+/* Growth from a first table for 30 keys a span, and settling: 500 keys in 1.5 spans. */
+static void set_tagged(once_config *c)
+{
+    c->capacity = 30;
+    c->error = 0.01;
+    c->span_ms = 1000;
+}
 static void set_scalable(once_config *c)
 {
     c->capacity = 60;
@@ -322,6 +329,7 @@ static const structure structures[] = {
     {"dbf bit slices", ONCE_DBF, set_dbf_sliced, 220, 0},
     {"bpbf", ONCE_BPBF, set_static, 400, 0},
     {"dbpbf", ONCE_DBPBF, set_dbpbf, 450, 0},
+    {"tagged", ONCE_TAGGED, set_tagged, 500, 3},
 };
 #define STRUCTURES (sizeof structures / sizeof structures[0])
 
@@ -725,6 +733,7 @@ static void caps_bound_once_bytes(void)
         {&structures[10], 6 << 10},  /* dbf */
         {&structures[11], 8 << 10},  /* dbf, bit slices */
         {&structures[13], 4 << 10},  /* dbpbf */
+        {&structures[14], 4 << 10},  /* tagged */
     };
     for (size_t i = 0; i < sizeof capped / sizeof capped[0]; i++) {
         const structure *s = capped[i].s;

@@ -155,8 +155,8 @@ static void check_every_type(uint32_t types, int version)
 {
     for (size_t i = 0; i < once_structure_count(); i++) {
         once_type type = once_structure_at(i)->type;
-        if (type == ONCE_SLICE && version == 1)
-            continue; /* slices came with format 2 */
+        if ((type == ONCE_SLICE || type == ONCE_TAGGED) && version == 1)
+            continue; /* slices and tagged windows came after format 1 */
         if (!(types & (1u << type)))
             fprintf(stderr, "v%d: no file of %s\n", version, once_type_name(type));
         CHECK(types & (1u << type));

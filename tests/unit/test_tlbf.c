@@ -12,105 +12,13 @@
  *   - the hard memory cap answers ONCE_ERR_FULL and changes nothing;
  *   - a filter saved mid-stream and loaded continues exactly as the original.
  */
-#include "once.h"
-#include "testing.h"
-
-#define MINUTE (60 * 1000ull)
-#define HOUR (60 * MINUTE)
+#include "time_window.h"
 
 static once_filter *make_tlbf(uint64_t span, uint64_t capacity, double error, uint32_t level,
                               uint64_t max_bytes, once_policy policy, uint64_t seed)
 {
-    once_config c = testing_config(ONCE_TLBF, seed);
-    c.span_ms = span;
-    c.capacity = capacity;
-    c.error = error;
-    c.level = level;
-    c.max_bytes = max_bytes;
-    c.policy = policy;
-    return testing_create(&c);
+    return time_window_make(ONCE_TLBF, span, capacity, error, level, max_bytes, policy, seed);
 }
-
-/*
- * A stream: event e happens at time(e) with key id(e).  The checker keeps, per key, the
- * filter-clock time of its last insertion and asserts that a key inserted within the
- * last span is reported seen.  The filter's clock is the latest event time (a late or
- * backwards event is clamped to it), so that is what the checker uses too.
- */
-typedef struct checker {
-    uint64_t universe;
-    uint64_t *inserted_at; /* filter time + 1 of the last insertion; 0 = never */
-    uint64_t clock;
-    uint64_t events, misses, delivered;
-} checker;
-
-static checker checker_make(uint64_t universe)
-{
-    checker c = {universe, calloc(universe, sizeof(uint64_t)), 0, 0, 0, 0};
-    return c;
-}
-
-static void checker_event(checker *c, once_filter *f, uint64_t id, uint64_t t, uint64_t span,
-                          once_policy policy)
-{
-    if (t > c->clock)
-        c->clock = t;
-    testing_key key = testing_key_make(77, id);
-    bool seen = false;
-    once_status st = once_test_and_add(f, &key, sizeof key, t, &seen);
-    CHECK(st == ONCE_OK);
-    uint64_t last = c->inserted_at[id];
-    if (last != 0 && c->clock - (last - 1) <= span && !seen)
-        c->misses++;
-    if (!seen || policy == ONCE_POLICY_REFRESH)
-        c->inserted_at[id] = c->clock + 1;
-    c->delivered += !seen;
-    c->events++;
-}
-
-static void checker_done(checker *c, const char *label)
-{
-    if (c->misses)
-        fprintf(stderr, "%s: %" PRIu64 " false negatives in %" PRIu64 " events\n", label,
-                c->misses, c->events);
-    CHECK(c->misses == 0);
-    CHECK(c->delivered > 0 && c->delivered < c->events);
-    free(c->inserted_at);
-}
-
-/* Rates in events a minute over consecutive phases. */
-typedef struct phase {
-    uint64_t minutes;
-    uint64_t per_minute;
-} phase;
-
-static void run_phases(const phase *phases, int count, uint64_t universe, int zipf_like,
-                       once_policy policy, uint64_t jitter_ms, const char *label)
-{
-    once_filter *f = make_tlbf(HOUR, 20000, 0.001, 2, 0, policy, 5);
-    if (f == NULL) {
-        CHECK(0);
-        return;
-    }
-    checker c = checker_make(universe);
-    uint64_t t = 1000, state = 9;
-    for (int p = 0; p < count; p++) {
-        uint64_t step = MINUTE / phases[p].per_minute;
-        for (uint64_t e = 0; e < phases[p].minutes * phases[p].per_minute; e++) {
-            t += step;
-            state = testing_mix(state);
-            uint64_t id = zipf_like ? (state % 1000 < 300 ? state % 500 : state % universe)
-                                    : state % universe;
-            uint64_t when = t;
-            if (jitter_ms) /* out of order: events arrive up to jitter late */
-                when = t > jitter_ms ? t - (testing_mix(state) % jitter_ms) : t;
-            checker_event(&c, f, id, when, HOUR, policy);
-        }
-    }
-    checker_done(&c, label);
-    once_free(f);
-}
-
 static void no_false_negatives(void)
 {
     /* Constant rate, a doubling rate, and a 5x burst. */
@@ -118,10 +26,10 @@ static void no_false_negatives(void)
     const phase doubling[] = {{60, 500}, {60, 1000}, {60, 2000}};
     const phase burst[] = {{60, 1000}, {10, 5000}, {90, 1000}};
     for (int policy = 0; policy < 2; policy++) {
-        run_phases(constant, 1, 150000, 0, (once_policy)policy, 0, "constant");
-        run_phases(doubling, 3, 150000, 1, (once_policy)policy, 0, "doubling zipf");
-        run_phases(burst, 3, 150000, 0, (once_policy)policy, 0, "burst");
-        run_phases(constant, 1, 150000, 1, (once_policy)policy, 5 * MINUTE, "out of order");
+        run_phases(ONCE_TLBF, constant, 1, 150000, 0, (once_policy)policy, 0, "constant");
+        run_phases(ONCE_TLBF, doubling, 3, 150000, 1, (once_policy)policy, 0, "doubling zipf");
+        run_phases(ONCE_TLBF, burst, 3, 150000, 0, (once_policy)policy, 0, "burst");
+        run_phases(ONCE_TLBF, constant, 1, 150000, 1, (once_policy)policy, 5 * MINUTE, "out of order");
     }
 }
 
@@ -606,103 +514,6 @@ static void distinct_keys_held_match_exact_count(void)
 }
 
 
-/*
- * A stream of words whose rate changes by phase, as a click or log stream does: cycles
- * of 400,000 events (150,000 at 1 ms apart, a 5x burst of 50,000 at 0.2 ms, a 25x drop
- * to 5 ms apart for 50,000, 150,000 at 1 ms again), each followed by an idle hour.
- * Half the events are new words, half are words seen before (any time before), so
- * after the idle hour almost every repeat is a word last delivered over an hour ago.
- * Span 60 s at target 0.001.  The checker keeps each word's delivery time on the
- * filter's clock and sorts each answer:
- *   - delivered within the span: must be seen (no false negatives);
- *   - never delivered, or delivered at least span + slack ago: new to the window, seen
- *     only as a false positive; the old ones are also counted apart for the 20,000
- *     events after an idle hour and for the drop phase.
- */
-typedef struct phased_result {
-    uint64_t misses;
-    uint64_t fresh, fresh_seen; /* new to the window: never delivered, or span + slack ago */
-    uint64_t after_gap, after_gap_seen;
-    uint64_t in_drop, in_drop_seen;
-} phased_result;
-
-static phased_result run_phased_words(uint64_t seed, int cycles)
-{
-    phased_result r;
-    memset(&r, 0, sizeof r);
-    const uint64_t span = MINUTE;
-    once_filter *f = make_tlbf(span, 60000, 0.001, 0, 0, ONCE_POLICY_FIRST, seed);
-    if (f == NULL) {
-        CHECK(0);
-        return r;
-    }
-    uint64_t slack = testing_stats(f).slack;
-    uint64_t words = (uint64_t)cycles * 400000;
-    uint64_t *delivered_at = calloc(words, sizeof *delivered_at); /* clock + 1; 0 = never */
-    uint64_t t = 1700000000000ull, clock = 0, state = seed, next = 0, fifth = 0;
-    for (int cycle = 0; cycle < cycles; cycle++) {
-        for (uint64_t e = 0; e < 400000; e++) {
-            if (e < 150000 || e >= 250000)
-                t += 1;
-            else if (e < 200000)
-                t += ++fifth % 5 == 0; /* five events a millisecond */
-            else
-                t += 5;
-            state = testing_mix(state);
-            uint64_t id = state % 2 == 0 || next == 0 ? next++ : testing_mix(state) % next;
-            testing_key k = testing_key_make(seed, id);
-            bool seen = false;
-            CHECK_OK(once_test_and_add(f, &k, sizeof k, t, &seen));
-            clock = t > clock ? t : clock;
-            uint64_t at = delivered_at[id];
-            if (at == 0) {
-                r.fresh++;
-                r.fresh_seen += seen;
-            } else if (clock - (at - 1) < span) {
-                r.misses += !seen;
-            } else if (clock - (at - 1) >= span + slack) {
-                r.fresh++;
-                r.fresh_seen += seen;
-                if (cycle > 0 && e < 20000) {
-                    r.after_gap++;
-                    r.after_gap_seen += seen;
-                } else if (e >= 200000 && e < 250000) {
-                    r.in_drop++;
-                    r.in_drop_seen += seen;
-                }
-            }
-            if (!seen)
-                delivered_at[id] = clock + 1;
-        }
-        t += HOUR;
-    }
-    free(delivered_at);
-    once_free(f);
-    return r;
-}
-
-/* The rate seen / n, checked to be within `factor` times p plus three standard errors
- * (what and seed are named when it is not). */
-static double checked_rate(const char *what, int seed, uint64_t seen, uint64_t n,
-                           double factor, double p)
-{
-    double rate = n ? (double)seen / (double)n : 0.0;
-    bool within = n > 0 && rate <= factor * p + 3.0 * sqrt(factor * p / (double)n);
-    if (!within)
-        fprintf(stderr, "seed %d: %s seen at %.5f\n", seed, what, rate);
-    CHECK(within);
-    return rate;
-}
-
-static int phased_seeds(void)
-{
-#ifdef ONCE_TESTS_SANITIZED
-    return 4;
-#else
-    return 20;
-#endif
-}
-
 /* After an idle stretch longer than span + slack, or a drop of the rate after a
  * burst, the words from before are new again: reported seen at most at the target. */
 static void idle_hour_and_rate_drops_forget_old_keys(void)
@@ -710,7 +521,7 @@ static void idle_hour_and_rate_drops_forget_old_keys(void)
     const double p = 0.001;
     double worst_gap = 0, worst_drop = 0;
     for (int s = 1; s <= phased_seeds(); s++) {
-        phased_result r = run_phased_words(1000 + s, 3);
+        phased_result r = run_phased_words(ONCE_TLBF, 1000 + s, 3);
         CHECK(r.misses == 0);
         CHECK(r.after_gap > 15000 && r.in_drop > 15000);
         worst_gap = fmax(worst_gap, checked_rate("after an idle hour, old words", s,
@@ -732,7 +543,7 @@ static void fresh_key_rate_over_bursts_and_drops_every_seed(void)
     const double p = 0.001;
     double worst = 0, best = 1;
     for (int s = 1; s <= phased_seeds(); s++) {
-        phased_result r = run_phased_words(2000 + s, 3);
+        phased_result r = run_phased_words(ONCE_TLBF, 2000 + s, 3);
         CHECK(r.misses == 0);
         double rate = checked_rate("words new to the window", s, r.fresh_seen, r.fresh, 1.5, p);
         worst = rate > worst ? rate : worst;

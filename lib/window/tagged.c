@@ -1,0 +1,1168 @@
+/*
+ * window/tagged.c - time windows in little memory: a cuckoo table of fingerprints, each
+ * tagged with the tick of its delivery.
+ *
+ * Why
+ *   The papers' time windows pay for their clocks in bits: the TLBF (paper 004) keeps
+ *   whole slices until their newest key expires, so a key lingers up to k ceil(T / l)
+ *   past its span and a burst sizes slices for a rate carried over the span; the timer
+ *   filter (paper 000, section 4) forgets on time but gives every one of k cells a
+ *   16-bit timer.  Here a key is one entry: a fingerprint of f bits for the false
+ *   positives and a tag of 4 bits for the time, about f + 4 bits a key at high load.
+ *
+ * Layout
+ *   A table has B buckets of 4 entries (SLOTS) of w = f + 4 bits, packed in 64-bit
+ *   words (one word of padding past the last entry).  A key's digest gives its first
+ *   bucket i1 = reduce(lo, B) and its fingerprint fp = 1 + reduce(hi, 2^f - 1), in
+ *   [1, 2^f), so that an entry of 0 is empty.  Its second bucket is
+ *   i2 = (H(fp) - i1) mod B, with H(fp) = reduce(fp * golden, B): the map is its own
+ *   inverse, so an entry moved by a kick finds its other bucket from its bucket and
+ *   fingerprint alone, and B need not be a power of two (a table is sized to the keys
+ *   it must hold, not to the next power of two).  An entry is (fp << 4) | tag.
+ *   A key is inserted as in a cuckoo filter (Fan et al., 2014): into a free slot of
+ *   either bucket, or else by moving entries to their other buckets, at most MAX_KICKS
+ *   moves; a walk that fails is undone, so that the table is as before.
+ *
+ * Time
+ *   tick = ceil(T / 12) ms, S = ceil(T / tick) <= 12 ticks a span, and a clock tick
+ *   c = floor(L / tick) of the clock L (the latest event time written: once.h, "Event
+ *   time").  A key delivered in tick a is tagged a mod 16; its age at tick c is c - a,
+ *   read as (c - tag) mod 16, and it is alive while its age is at most S.  A key
+ *   delivered at t0 is asked at t with t - t0 < T <= S tick, so its age is at most S:
+ *   no false negative inside the span.  It is forgotten from tick a + S + 1 on, at
+ *   most (S + 1) tick - T past its span: a tick plus S tick - T (under 12 ms, the
+ *   rounding of the tick), so the slack is under T / 12 + 12 ms.
+ *   Late events are tagged at the clock, so a key is never forgotten sooner than T
+ *   after it was delivered.
+ *
+ *   Tags wrap at 16, so an expired entry must leave before its age reaches 16, where
+ *   it would read as new.  The sweep keeps every entry's age at most S + 1 <= 13:
+ *   each tick runs one pass over every table, removing the entries of age S + 1.  A
+ *   write sweeps SWEEP_STEP buckets of the pass; the first write of a later tick
+ *   finishes the pass before the clock moves (its remaining buckets, if the clock
+ *   moves by one tick), or runs a whole pass that removes the entries the new clock
+ *   expires (a move of d <= S ticks: ages d short of S + 1), or empties the tables (a
+ *   move past S ticks: nothing is alive).  Reads run at R = max(L, now): an entry is
+ *   alive at R iff its age at L plus the ticks from c to floor(R / tick) is at most S,
+ *   so a read-only stretch of any length answers right without a sweep.  Entries of
+ *   age S + 1 still in a table are free slots to an insertion.
+ *
+ * False positives
+ *   An absent key matches an entry of its two buckets with chance 1 / (2^f - 1), so a
+ *   table whose live entries fill a share a of its slots answers it present with
+ *   chance at most 2 SLOTS a / (2^f - 1) (the union bound), and a filter of several
+ *   tables at most the sum.  Each table is planned so that the sum stays under the
+ *   target: the first takes half of it at its fullest load (MAX_LOAD), and each later
+ *   one half of what the tables alive when it opens leave at their current loads.
+ *   Tables that no longer take keys only lose live entries, so the sum never passes
+ *   the target.  At 0.1% that is f = 14, w = 18.
+ *
+ * Growth
+ *   Keys go to the newest table.  The first is sized for `capacity` keys a span plus
+ *   a tick's worth (the keys alive at once) at MAX_LOAD.  When the newest holds
+ *   MAX_LOAD of its slots alive, or a walk fails, a table of twice its buckets opens
+ *   for the next keys (with the fingerprint its share of the target asks); an older
+ *   table is freed once nothing in it is alive, at most a span and a tick after it
+ *   stopped taking keys.  So memory follows a burst up and comes back a span after it;
+ *   max_bytes (0: ONCE_DEFAULT_TIME_WINDOW_MAX_BYTES) caps it, and an insertion that
+ *   would pass it fails with ONCE_ERR_FULL.
+ *
+ * Invariants
+ *   - every entry is 0 or has fp in [1, 2^f) and an age in [0, S + 1] at the clock;
+ *   - by_tag[g] counts the non-empty entries of a table tagged g, so the live entries
+ *     are the sum over the ages 0..S, exact at any tick (expired entries waiting for
+ *     the sweep are not in it);
+ *   - queries change nothing; a write that fails (ONCE_ERR_TIME, ONCE_ERR_FULL,
+ *     ONCE_ERR_NOMEM) changes nothing: growth is decided and allocated, and a walk
+ *     that might fail is tried and undone, before the clock moves;
+ *   - the newest table is never freed; a saved table holds no expired entry.
+ */
+#include "core/structure.h"
+#include "core/limits.h"
+#include "core/pipeline.h"
+
+#include <math.h>
+
+/* The table at the end of this file, which the code above refers to. */
+extern const once_filter_ops once_tagged_ops;
+
+#define TAG_BITS 4u
+#define TAG_MASK UINT64_C(15)
+#define TICKS_PER_SPAN 12u /* S <= 12, so S + 1 ages and the sweep's lag fit in 16 tags */
+#define SLOTS 4u
+#define MAX_LOAD 0.9       /* live share of a table's slots before the next one opens */
+#define MAX_KICKS 500u
+#define SWEEP_STEP 4u      /* buckets a write sweeps */
+#define TAGGED_MAX_TABLES 64u
+#define TAGGED_MAX_SPAN (UINT64_C(1) << 40) /* ms, about 35 years */
+#define MAX_FP_BITS 53u    /* an entry fits one unaligned 64-bit read */
+#define GOLDEN UINT64_C(0x9e3779b97f4a7c15)
+
+typedef struct tag_table {
+    uint64_t *words;
+    uint64_t buckets;      /* B */
+    uint64_t word_count;   /* words allocated (with the padding word) */
+    uint32_t fp_bits;      /* f */
+    uint32_t width;        /* f + TAG_BITS */
+    uint64_t cursor;       /* the next bucket this tick's pass sweeps */
+    uint64_t opened;       /* ms: when it began to take keys */
+    uint64_t by_tag[16];   /* non-empty entries by tag */
+} tag_table;
+
+typedef struct tagged_filter {
+    once_filter base;
+    uint64_t span;         /* T, ms */
+    uint64_t tick;         /* ms */
+    uint64_t span_ticks;   /* S */
+    uint32_t policy;
+    uint32_t count;        /* tables */
+    uint32_t room;         /* entries allocated in `tables` (>= count) */
+    double error;          /* the target the tables share */
+    uint64_t plan_buckets; /* the first table's */
+    uint64_t max_bytes;
+    uint64_t latest;       /* L, ms */
+    uint64_t now;          /* c = floor(L / tick) */
+    bool started;
+    tag_table *tables;     /* oldest first; the newest takes the keys */
+} tagged_filter;
+
+#define TAGGED(f) ((tagged_filter *)(f))
+#define CTAGGED(f) ((const tagged_filter *)(f))
+
+/* ------------------------------------------------------------------ entries */
+
+static inline uint64_t entry_get(const uint64_t *words, uint64_t bit, uint32_t width)
+{
+    uint64_t j = bit >> 6;
+    unsigned off = (unsigned)(bit & 63);
+    uint64_t v = (words[j] >> off) | ((words[j + 1] << 1) << (63 - off));
+    return v & ((UINT64_C(1) << width) - 1);
+}
+
+static inline void entry_put_raw(uint64_t *words, uint64_t bit, uint32_t width, uint64_t value)
+{
+    uint64_t j = bit >> 6;
+    unsigned off = (unsigned)(bit & 63);
+    uint64_t mask = (UINT64_C(1) << width) - 1;
+    words[j] = (words[j] & ~(mask << off)) | (value << off);
+    if (off + width > 64) {
+        unsigned low = 64 - off;
+        words[j + 1] = (words[j + 1] & ~(mask >> low)) | (value >> low);
+    }
+}
+
+static inline uint64_t slot_bit(const tag_table *t, uint64_t bucket, uint32_t slot)
+{
+    return (bucket * SLOTS + slot) * t->width;
+}
+
+static inline uint64_t slot_get(const tag_table *t, uint64_t bucket, uint32_t slot)
+{
+    return entry_get(t->words, slot_bit(t, bucket, slot), t->width);
+}
+
+/* Write an entry, keeping by_tag. */
+static inline void slot_put(tag_table *t, uint64_t bucket, uint32_t slot, uint64_t value)
+{
+    uint64_t bit = slot_bit(t, bucket, slot);
+    uint64_t old = entry_get(t->words, bit, t->width);
+    if (old != 0)
+        t->by_tag[old & TAG_MASK]--;
+    if (value != 0)
+        t->by_tag[value & TAG_MASK]++;
+    entry_put_raw(t->words, bit, t->width, value);
+}
+
+/* The age of a non-empty entry at tick c: at most S + 1 for any entry a table holds at
+ * the clock's tick (the sweep's invariant), so the 4-bit difference is exact. */
+static inline uint64_t entry_age(uint64_t entry, uint64_t c)
+{
+    return (c - entry) & TAG_MASK;
+}
+
+/* A view of the clock: ages read at tick `c` (the clock's) plus `ahead` ticks. */
+typedef struct tag_frame {
+    uint64_t c;
+    uint64_t ahead;
+    uint64_t span_ticks;
+} tag_frame;
+
+static inline bool entry_alive(uint64_t entry, const tag_frame *fr)
+{
+    return entry != 0 && entry_age(entry, fr->c) + fr->ahead <= fr->span_ticks;
+}
+
+/* ------------------------------------------------------------------ hashing */
+
+static inline uint64_t fingerprint(uint64_t hi, uint32_t fp_bits)
+{
+    return 1 + once_reduce(hi, (UINT64_C(1) << fp_bits) - 1);
+}
+
+static inline uint64_t other_bucket(uint64_t bucket, uint64_t fp, uint64_t buckets)
+{
+    uint64_t h = once_reduce(fp * GOLDEN, buckets);
+    return h >= bucket ? h - bucket : h + buckets - bucket;
+}
+
+typedef struct tag_place {
+    uint64_t first, second, fp;
+} tag_place;
+
+static inline tag_place place_of(const tag_table *t, const once_hash *h)
+{
+    tag_place p;
+    p.fp = fingerprint(h->hi, t->fp_bits);
+    p.first = once_reduce(h->lo, t->buckets);
+    p.second = other_bucket(p.first, p.fp, t->buckets);
+    return p;
+}
+
+/* The slot of bucket b holding fp alive in frame fr, or SLOTS. */
+static inline uint32_t bucket_find(const tag_table *t, uint64_t b, uint64_t fp,
+                                   const tag_frame *fr)
+{
+    for (uint32_t s = 0; s < SLOTS; s++) {
+        uint64_t e = slot_get(t, b, s);
+        if ((e >> TAG_BITS) == fp && entry_alive(e, fr))
+            return s;
+    }
+    return SLOTS;
+}
+
+/* Where the table holds the key alive: *bucket and *slot; false if nowhere. */
+static inline bool table_find(const tag_table *t, const tag_place *p, const tag_frame *fr,
+                              uint64_t *bucket, uint32_t *slot)
+{
+    uint32_t s = bucket_find(t, p->first, p->fp, fr);
+    if (s < SLOTS) {
+        *bucket = p->first;
+        *slot = s;
+        return true;
+    }
+    s = bucket_find(t, p->second, p->fp, fr);
+    *bucket = p->second;
+    *slot = s;
+    return s < SLOTS;
+}
+
+/* Newest first (recent keys are the likely repeats): the table that holds the key, or
+ * count if none. */
+static uint32_t find_any(const tagged_filter *t, const once_hash *h, const tag_frame *fr,
+                         uint64_t *bucket, uint32_t *slot)
+{
+    for (uint32_t i = t->count; i-- > 0;) {
+        tag_place p = place_of(&t->tables[i], h);
+        if (table_find(&t->tables[i], &p, fr, bucket, slot))
+            return i;
+    }
+    return t->count;
+}
+
+static inline void prefetch_place(const tag_table *t, const tag_place *p)
+{
+    once_prefetch_write(&t->words[slot_bit(t, p->first, 0) >> 6]);
+    once_prefetch_write(&t->words[slot_bit(t, p->second, 0) >> 6]);
+}
+
+/* ------------------------------------------------------------------ counts */
+
+static uint64_t table_alive(const tag_table *t, const tag_frame *fr)
+{
+    if (fr->ahead > fr->span_ticks)
+        return 0;
+    uint64_t alive = 0;
+    for (uint64_t age = 0; age + fr->ahead <= fr->span_ticks; age++)
+        alive += t->by_tag[(fr->c - age) & TAG_MASK];
+    return alive;
+}
+
+static uint64_t table_slots(const tag_table *t)
+{
+    return t->buckets * SLOTS;
+}
+
+/* The union bound of a table's false positives with `alive` live entries. */
+static double table_rate(const tag_table *t, uint64_t alive)
+{
+    double fp_values = (double)((UINT64_C(1) << t->fp_bits) - 1);
+    return 2.0 * SLOTS * ((double)alive / (double)table_slots(t)) / fp_values;
+}
+
+/* The fewest fingerprint bits that keep a full table (MAX_LOAD) under `share`; 0 if
+ * none up to MAX_FP_BITS does. */
+static uint32_t fp_bits_for(double share)
+{
+    for (uint32_t f = 1; f <= MAX_FP_BITS; f++)
+        if (2.0 * SLOTS * MAX_LOAD / (double)((UINT64_C(1) << f) - 1) <= share)
+            return f;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ tables */
+
+static uint64_t table_words(uint64_t buckets, uint32_t width)
+{
+    /* the padding word lets entry_get read the word past the last entry */
+    return once_words_for_bits(buckets * SLOTS * width + 64);
+}
+
+/* The structure's memory with a list of `room` entries and tables of `table_bytes`. */
+static uint64_t memory_for(uint64_t room, uint64_t table_bytes)
+{
+    return sizeof(tagged_filter) + room * sizeof(tag_table) + table_bytes;
+}
+
+/* Room in the list for one more table (false: no memory; nothing changed). */
+static bool list_grow(tagged_filter *t)
+{
+    if (t->room > t->count)
+        return true;
+    tag_table *grown = once_realloc(t->tables, ((size_t)t->count + 1) * sizeof *grown);
+    if (grown == NULL)
+        return false;
+    t->tables = grown;
+    t->room = t->count + 1;
+    return true;
+}
+
+/* Give back the list's entries past the tables in use (a failure keeps them, counted
+ * in room). */
+static void list_fit(tagged_filter *t)
+{
+    if (t->room <= t->count)
+        return;
+    tag_table *fitted = once_realloc(t->tables, (size_t)t->count * sizeof *fitted);
+    if (fitted != NULL) {
+        t->tables = fitted;
+        t->room = t->count;
+    }
+}
+
+static uint64_t tables_bytes(const tagged_filter *t)
+{
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < t->count; i++)
+        bytes += once_words_memory(t->tables[i].word_count);
+    return bytes;
+}
+
+static once_status table_init(tag_table *t, uint64_t buckets, uint32_t fp_bits, uint64_t opened)
+{
+    memset(t, 0, sizeof *t);
+    t->buckets = buckets;
+    t->fp_bits = fp_bits;
+    t->width = fp_bits + TAG_BITS;
+    t->word_count = table_words(buckets, t->width);
+    t->opened = opened;
+    t->words = once_words_alloc(t->word_count);
+    return t->words != NULL ? ONCE_OK : ONCE_ERR_NOMEM;
+}
+
+static void table_wipe(tag_table *t)
+{
+    memset(t->words, 0, (size_t)(t->word_count * 8));
+    memset(t->by_tag, 0, sizeof t->by_tag);
+    t->cursor = 0;
+}
+
+/* Remove the entries of buckets [from, to) whose age at tick c is `oldest` or more. */
+static void table_sweep(tag_table *t, uint64_t from, uint64_t to, uint64_t c, uint64_t oldest)
+{
+    for (uint64_t b = from; b < to; b++)
+        for (uint32_t s = 0; s < SLOTS; s++) {
+            uint64_t e = slot_get(t, b, s);
+            if (e != 0 && entry_age(e, c) >= oldest)
+                slot_put(t, b, s, 0);
+        }
+}
+
+/* ------------------------------------------------------------------ the walk */
+
+/* The slots a walk wrote, with what they held, so that it can be undone. */
+typedef struct tag_move {
+    uint64_t bucket;
+    uint32_t slot;
+    uint64_t old;
+} tag_move;
+
+typedef struct tag_walk {
+    uint32_t moves;
+    tag_move move[MAX_KICKS + 1];
+} tag_walk;
+
+static inline void walk_put(tag_table *t, tag_walk *w, uint64_t b, uint32_t s, uint64_t v)
+{
+    w->move[w->moves++] = (tag_move){b, s, slot_get(t, b, s)};
+    slot_put(t, b, s, v);
+}
+
+static void walk_undo(tag_table *t, tag_walk *w)
+{
+    while (w->moves > 0) {
+        const tag_move *m = &w->move[--w->moves];
+        slot_put(t, m->bucket, m->slot, m->old);
+    }
+}
+
+/* Where a walk's own entry sits once placed (bucket UINT64_MAX: not yet). */
+typedef struct tag_held {
+    uint64_t bucket;
+    uint32_t slot;
+} tag_held;
+
+/* A free slot of bucket b (empty, or expired in frame fr, and not the walk's own
+ * entry), or SLOTS. */
+static inline uint32_t bucket_free(const tag_table *t, uint64_t b, const tag_frame *fr,
+                                   const tag_held *held)
+{
+    for (uint32_t s = 0; s < SLOTS; s++)
+        if (!entry_alive(slot_get(t, b, s), fr) && !(b == held->bucket && s == held->slot))
+            return s;
+    return SLOTS;
+}
+
+/*
+ * Put `entry` (the key at place p) into the table, moving entries to their other
+ * buckets if both of its buckets are full, and recording every slot written in w.
+ * Slots whose entries are dead in frame fr are free.  Once placed, the walk's own entry
+ * is neither moved nor overwritten by the rest of its walk (its slot is skipped), so
+ * that a walk tried before the clock moves, in whose frame the new tag does not read
+ * as new, takes the same path as the same walk made after.  Deterministic: the victim of kick j is a
+ * function of its bucket and j.  false (w holds the moves, for walk_undo) if it
+ * found no free slot in MAX_KICKS moves.
+ */
+static bool walk_place(tag_table *t, const tag_place *p, uint64_t entry, const tag_frame *fr,
+                       tag_walk *w)
+{
+    w->moves = 0;
+    tag_held held = {UINT64_MAX, SLOTS};
+    uint32_t s = bucket_free(t, p->first, fr, &held);
+    if (s < SLOTS) {
+        walk_put(t, w, p->first, s, entry);
+        return true;
+    }
+    s = bucket_free(t, p->second, fr, &held);
+    if (s < SLOTS) {
+        walk_put(t, w, p->second, s, entry);
+        return true;
+    }
+    uint64_t b = (p->fp & 1) ? p->second : p->first;
+    uint64_t carried = entry;
+    for (uint32_t kick = 0; kick < MAX_KICKS; kick++) {
+        uint64_t r = (b ^ ((uint64_t)kick * GOLDEN)) * UINT64_C(0xbf58476d1ce4e5b9);
+        uint32_t victim = (uint32_t)(r >> 62);
+        if (b == held.bucket && victim == held.slot)
+            victim = (victim + 1) % SLOTS;
+        uint64_t evicted = slot_get(t, b, victim);
+        walk_put(t, w, b, victim, carried);
+        if (kick == 0)
+            held = (tag_held){b, victim};
+        carried = evicted;
+        b = other_bucket(b, carried >> TAG_BITS, t->buckets);
+        s = bucket_free(t, b, fr, &held);
+        if (s < SLOTS) {
+            walk_put(t, w, b, s, carried);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* ------------------------------------------------------------------ growth */
+
+/* The fingerprint of the next table: half of what the tables now alive leave of the
+ * target at their current loads (0: none fits). */
+static uint32_t next_fp_bits(const tagged_filter *t, const tag_frame *fr)
+{
+    double used = 0;
+    for (uint32_t i = 0; i < t->count; i++)
+        used += table_rate(&t->tables[i], table_alive(&t->tables[i], fr));
+    double left = t->error - used;
+    return left > 0 ? fp_bits_for(left / 2.0) : 0;
+}
+
+/* A new table, twice the newest's buckets, allocated with room in the list for it, or
+ * the reason it cannot be: nothing of the filter changes. */
+static once_status table_prepare(tagged_filter *t, const tag_frame *fr, tag_table *out)
+{
+    const tag_table *newest = &t->tables[t->count - 1];
+    uint32_t fp_bits = next_fp_bits(t, fr);
+    uint64_t buckets = newest->buckets * 2;
+    if (fp_bits == 0 || t->count >= TAGGED_MAX_TABLES || buckets * SLOTS > ONCE_MAX_CELLS)
+        return ONCE_ERR_FULL;
+    uint64_t bytes = tables_bytes(t) + once_words_memory(table_words(buckets, fp_bits + TAG_BITS));
+    uint64_t room = t->room > t->count + 1 ? t->room : t->count + 1;
+    if (!once_fits_cap(memory_for(room, bytes), t->base.metadata_len, t->max_bytes))
+        return ONCE_ERR_FULL;
+    if (table_init(out, buckets, fp_bits, 0) != ONCE_OK)
+        return ONCE_ERR_NOMEM;
+    if (!list_grow(t)) {
+        once_words_free(out->words);
+        return ONCE_ERR_NOMEM;
+    }
+    return ONCE_OK;
+}
+
+/* ------------------------------------------------------------------ the clock */
+
+static tag_frame frame_at(const tagged_filter *t, uint64_t ahead)
+{
+    return (tag_frame){t->now, ahead, t->span_ticks};
+}
+
+/* The frame of a read at R = max(L, now_ms). */
+static tag_frame read_frame(const tagged_filter *t, uint64_t now_ms)
+{
+    uint64_t ahead = 0;
+    if (t->started && now_ms > t->latest)
+        ahead = now_ms / t->tick - t->now;
+    return frame_at(t, ahead);
+}
+
+/* Free the tables, other than the newest, with nothing alive at the clock. */
+static void drop_empty(tagged_filter *t)
+{
+    tag_frame fr = frame_at(t, 0);
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < t->count; i++) {
+        if (i + 1 < t->count && table_alive(&t->tables[i], &fr) == 0) {
+            once_words_free(t->tables[i].words);
+            continue;
+        }
+        if (kept != i)
+            t->tables[kept] = t->tables[i];
+        kept++;
+    }
+    t->count = kept;
+}
+
+/*
+ * Settling: a table that grew for a burst, or by doubling from a small first guess,
+ * keeps its size and the fingerprints its share of the target gave it.  Once the
+ * newest has taken keys for a span and a tick, the live entries are the keys of a
+ * whole span at the current rate: if the newest is more than twice what they need
+ * (with SETTLE_ROOM), or its fingerprints are two bits wider than a table opened now
+ * would take, a table of that size opens for the next keys and the old one drains.
+ * Never below the first table's size (the capacity asked is a floor).  Optional: a
+ * table that cannot be had (the cap, memory) leaves things as they are.
+ */
+#define SETTLE_ROOM 1.125
+
+static void settle(tagged_filter *t)
+{
+    const tag_table *newest = &t->tables[t->count - 1];
+    if (t->now - newest->opened / t->tick <= t->span_ticks || t->count >= TAGGED_MAX_TABLES)
+        return;
+    tag_frame fr = frame_at(t, 0);
+    uint64_t alive = 0;
+    for (uint32_t i = 0; i < t->count; i++)
+        alive += table_alive(&t->tables[i], &fr);
+    double need = ceil((double)alive * SETTLE_ROOM / (SLOTS * MAX_LOAD));
+    uint64_t buckets = need > (double)t->plan_buckets ? (uint64_t)need : t->plan_buckets;
+    uint32_t fp_bits = next_fp_bits(t, &fr);
+    if (fp_bits == 0 || (newest->buckets <= 2 * buckets && fp_bits + 2 > newest->fp_bits))
+        return;
+    uint64_t bytes = tables_bytes(t) + once_words_memory(table_words(buckets, fp_bits + TAG_BITS));
+    uint64_t room = t->room > t->count + 1 ? t->room : t->count + 1;
+    tag_table fresh;
+    if (!once_fits_cap(memory_for(room, bytes), t->base.metadata_len, t->max_bytes) ||
+        table_init(&fresh, buckets, fp_bits, t->latest) != ONCE_OK)
+        return;
+    if (!list_grow(t)) {
+        once_words_free(fresh.words);
+        return;
+    }
+    t->tables[t->count++] = fresh;
+}
+
+/* Move the clock to `latest` (admissible, not before L): finish or redo the sweep so
+ * that every entry's age at the new tick is at most S + 1, free what emptied, and
+ * settle (unless the write opens a table itself: `growing`). */
+static void clock_move(tagged_filter *t, uint64_t latest, bool growing)
+{
+    uint64_t c = latest / t->tick;
+    bool first = !t->started;
+    t->latest = latest;
+    t->started = true;
+    if (first) {
+        t->now = c;
+        t->tables[t->count - 1].opened = latest;
+        return;
+    }
+    uint64_t d = c - t->now;
+    if (d == 0)
+        return;
+    for (uint32_t i = 0; i < t->count; i++) {
+        tag_table *tb = &t->tables[i];
+        if (d > t->span_ticks)
+            table_wipe(tb);
+        else if (d == 1)
+            table_sweep(tb, tb->cursor, tb->buckets, t->now, t->span_ticks + 1);
+        else
+            table_sweep(tb, 0, tb->buckets, t->now, t->span_ticks + 1 - d);
+        tb->cursor = 0;
+    }
+    t->now = c;
+    drop_empty(t);
+    if (!growing) { /* a write that opens a table keeps the room it made for it */
+        settle(t);
+        list_fit(t);
+    }
+}
+
+/* A write's share of its tick's pass. */
+static void sweep_step(tagged_filter *t)
+{
+    uint64_t left = SWEEP_STEP;
+    for (uint32_t i = 0; i < t->count && left > 0; i++) {
+        tag_table *tb = &t->tables[i];
+        if (tb->cursor >= tb->buckets)
+            continue;
+        uint64_t to = tb->buckets - tb->cursor < left ? tb->buckets : tb->cursor + left;
+        left -= to - tb->cursor;
+        table_sweep(tb, tb->cursor, to, t->now, t->span_ticks + 1);
+        tb->cursor = to;
+    }
+}
+
+/* ------------------------------------------------------------------ writes */
+
+/*
+ * A write at `ms`: test (if `test`), then insert the key unless it was found (under
+ * the first-delivery policy), or refresh its tag where it was found.  Everything that
+ * can fail comes before the first change: the new table, if the newest is full or the
+ * walk into it fails, and the walk itself, tried in the frame of the new clock and
+ * undone when the clock is about to move (the sweep must run before an entry with
+ * the new tag is in the table).
+ */
+static once_status tagged_write(tagged_filter *t, const once_hash *h, uint64_t ms, bool test,
+                                bool *seen)
+{
+    if (!once_time_admissible(&t->base, t->latest, t->started, ms))
+        return ONCE_ERR_TIME;
+    uint64_t latest = t->started && ms < t->latest ? t->latest : ms;
+    uint64_t c = latest / t->tick, tag = c & TAG_MASK;
+    /* The new clock, read from the tables as they are. */
+    tag_frame fr = t->started ? frame_at(t, c - t->now) : (tag_frame){c, 0, t->span_ticks};
+    bool moves = !t->started || fr.ahead > 0;
+
+    uint64_t bucket = 0;
+    uint32_t slot = 0;
+    bool found = find_any(t, h, &fr, &bucket, &slot) < t->count;
+    if (seen)
+        *seen = test && found;
+    if (found) {
+        clock_move(t, latest, false);
+        if (!test || t->policy == ONCE_POLICY_REFRESH) { /* the entry takes the new tag */
+            fr = frame_at(t, 0);
+            uint32_t held = find_any(t, h, &fr, &bucket, &slot); /* tables may have left */
+            tag_table *tb = &t->tables[held];
+            slot_put(tb, bucket, slot, (slot_get(tb, bucket, slot) & ~TAG_MASK) | tag);
+        }
+        sweep_step(t);
+        return ONCE_OK;
+    }
+
+    /* A new key: into the newest table, or a new one. */
+    tag_walk walk;
+    tag_table fresh;
+    tag_table *newest = &t->tables[t->count - 1];
+    bool grow = table_alive(newest, &fr) + 1 > (uint64_t)(MAX_LOAD * (double)table_slots(newest));
+    if (!grow) {
+        tag_place p = place_of(newest, h);
+        bool placed = walk_place(newest, &p, (p.fp << TAG_BITS) | tag, &fr, &walk);
+        if (placed && !moves) {
+            sweep_step(t);
+            return ONCE_OK;
+        }
+        walk_undo(newest, &walk); /* tried: made again once the clock has moved */
+        grow = !placed;
+    }
+    if (grow) {
+        once_status st = table_prepare(t, &fr, &fresh);
+        if (st != ONCE_OK)
+            return st;
+    }
+    clock_move(t, latest, grow);
+    if (grow) {
+        fresh.opened = latest;
+        t->tables[t->count++] = fresh;
+        list_fit(t);
+    }
+    newest = &t->tables[t->count - 1];
+    tag_place p = place_of(newest, h);
+    fr = frame_at(t, 0);
+    if (!walk_place(newest, &p, (p.fp << TAG_BITS) | tag, &fr, &walk)) {
+        walk_undo(newest, &walk); /* not reached: the same walk fitted before */
+        return ONCE_ERR_FULL;
+    }
+    sweep_step(t);
+    return ONCE_OK;
+}
+
+static once_status tagged_add(once_filter *f, const once_hash *h, uint64_t now_ms)
+{
+    return tagged_write(TAGGED(f), h, now_ms, false, NULL);
+}
+
+static once_status tagged_test_and_add(once_filter *f, const once_hash *h, uint64_t now_ms,
+                                       bool *seen)
+{
+    return tagged_write(TAGGED(f), h, now_ms, true, seen);
+}
+
+static bool tagged_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
+{
+    const tagged_filter *t = CTAGGED(f);
+    if (!t->started)
+        return false;
+    tag_frame fr = read_frame(t, now_ms);
+    if (fr.ahead > t->span_ticks)
+        return false;
+    uint64_t bucket;
+    uint32_t slot;
+    return find_any(t, h, &fr, &bucket, &slot) < t->count;
+}
+
+/* Batches: a key's buckets in the newest table are requested some keys ahead, and the
+ * key is answered by the one-key operation at its turn (core/pipeline.h). */
+typedef struct tagged_record {
+    once_hash h;
+} tagged_record;
+
+static inline __attribute__((always_inline)) void
+tagged_batch_prepare(const void *ctx, void *record, const once_hash *h, once_batch_op op)
+{
+    (void)op;
+    const tagged_filter *t = ctx;
+    ((tagged_record *)record)->h = *h;
+    const tag_table *newest = &t->tables[t->count - 1];
+    tag_place p = place_of(newest, h);
+    prefetch_place(newest, &p);
+}
+
+static inline __attribute__((always_inline)) once_status
+tagged_batch_step(const void *ctx, void *record, uint64_t now_ms, once_batch_op op, bool *answer)
+{
+    tagged_filter *t = (tagged_filter *)ctx; /* the batch's own, writable filter */
+    const once_hash *h = &((const tagged_record *)record)->h;
+    if (op == ONCE_OP_QUERY) {
+        *answer = tagged_query(&t->base, h, now_ms);
+        return ONCE_OK;
+    }
+    return tagged_write(t, h, now_ms, op == ONCE_OP_TEST_AND_ADD, answer);
+}
+
+static __attribute__((flatten)) once_status tagged_batch(once_filter *f,
+                                                         const once_batch_items *items,
+                                                         size_t count, once_batch_op op,
+                                                         uint8_t *out, size_t *done)
+{
+    tagged_record ring[ONCE_PIPELINE_RING];
+    return once_batch_pipeline_any(items, count, op, out, done, ONCE_LINES_IN_FLIGHT / 2, ring,
+                                   sizeof ring[0], f, tagged_batch_prepare, tagged_batch_step);
+}
+
+/* ------------------------------------------------------------ whole filter */
+
+static void tagged_destroy(once_filter *f)
+{
+    tagged_filter *t = TAGGED(f);
+    for (uint32_t i = 0; i < t->count; i++)
+        once_words_free(t->tables[i].words);
+    once_free_memory(t->tables);
+    once_free_memory(t);
+}
+
+/* Back to the newest table, empty, before any event. */
+static void tagged_clear(once_filter *f)
+{
+    tagged_filter *t = TAGGED(f);
+    for (uint32_t i = 0; i + 1 < t->count; i++)
+        once_words_free(t->tables[i].words);
+    if (t->count > 1)
+        t->tables[0] = t->tables[t->count - 1];
+    t->count = 1;
+    list_fit(t);
+    table_wipe(&t->tables[0]);
+    t->tables[0].opened = 0;
+    t->latest = 0;
+    t->now = 0;
+    t->started = false;
+}
+
+static bool tagged_clock(const once_filter *f, uint64_t *latest)
+{
+    *latest = CTAGGED(f)->latest;
+    return CTAGGED(f)->started;
+}
+
+static bool tagged_same_geometry(const once_filter *x, const once_filter *y)
+{
+    const tagged_filter *a = CTAGGED(x), *b = CTAGGED(y);
+    return a->span == b->span && a->plan_buckets == b->plan_buckets && a->error == b->error;
+}
+
+static void tagged_stats(const once_filter *f, once_stats *st)
+{
+    const tagged_filter *t = CTAGGED(f);
+    tag_frame fr = frame_at(t, 0);
+    st->bits = 0;
+    st->bits_set = 0;
+    st->fpr_estimate = 0;
+    for (uint32_t i = 0; i < t->count; i++) {
+        const tag_table *tb = &t->tables[i];
+        uint64_t alive = t->started ? table_alive(tb, &fr) : 0;
+        st->bits += table_slots(tb);
+        st->bits_set += alive;
+        st->fpr_estimate += table_rate(tb, alive);
+    }
+    st->hashes = 2;
+    st->design_fpr = t->error;
+    st->span_ms = t->span;
+    st->window = t->span;
+    st->slack = (t->span_ticks + 1) * t->tick - t->span;
+    st->filters = t->count;
+    st->newest_bits = table_slots(&t->tables[t->count - 1]) * t->tables[t->count - 1].width;
+}
+
+/* The keys alive: the live entries, each a key (two keys of one fingerprint and
+ * buckets are one entry, at the false-positive rate: the low end). */
+static once_status tagged_cardinality(const once_filter *f, uint64_t now_ms, double confidence,
+                                      once_cardinality *out)
+{
+    const tagged_filter *t = CTAGGED(f);
+    tag_frame fr = read_frame(t, now_ms);
+    double alive = 0, rate = 0;
+    for (uint32_t i = 0; t->started && i < t->count; i++) {
+        uint64_t n = table_alive(&t->tables[i], &fr);
+        alive += (double)n;
+        rate += table_rate(&t->tables[i], n);
+    }
+    out->estimate = alive;
+    out->low = alive;
+    out->high = rate < 1.0 ? alive / (1.0 - rate) : alive;
+    out->confidence = confidence;
+    return ONCE_OK;
+}
+
+static uint64_t tagged_memory(const once_filter *f)
+{
+    return memory_for(CTAGGED(f)->room, tables_bytes(CTAGGED(f)));
+}
+
+static uint64_t tagged_memory_cap(const once_filter *f)
+{
+    return CTAGGED(f)->max_bytes;
+}
+
+static void tagged_set_memory_cap(once_filter *f, uint64_t cap)
+{
+    TAGGED(f)->max_bytes = cap ? cap : ONCE_DEFAULT_TIME_WINDOW_MAX_BYTES;
+}
+
+/* ------------------------------------------------------------ construction */
+
+typedef struct tagged_geometry {
+    uint64_t span, plan_buckets, max_bytes;
+    uint32_t policy, fp_bits;
+    double error;
+} tagged_geometry;
+
+static uint64_t tick_for(uint64_t span)
+{
+    return (span + TICKS_PER_SPAN - 1) / TICKS_PER_SPAN;
+}
+
+/* One empty filter with its first table (ONCE_ERR_INVALID for a geometry out of range,
+ * ONCE_ERR_TOO_LARGE past the limits or its own cap, checked before allocating). */
+static once_status tagged_new(once_filter **out, const tagged_geometry *g)
+{
+    if (g->span == 0 || g->span > TAGGED_MAX_SPAN || g->plan_buckets == 0 ||
+        g->fp_bits == 0 || g->fp_bits > MAX_FP_BITS || g->policy > ONCE_POLICY_REFRESH ||
+        !(g->error > 0.0 && g->error < 1.0) || g->max_bytes == 0)
+        return ONCE_ERR_INVALID;
+    if (g->plan_buckets * SLOTS > ONCE_MAX_CELLS)
+        return ONCE_ERR_TOO_LARGE;
+    uint64_t words = table_words(g->plan_buckets, g->fp_bits + TAG_BITS);
+    if (memory_for(1, once_words_memory(words)) > g->max_bytes)
+        return ONCE_ERR_TOO_LARGE;
+    tagged_filter *t = once_calloc(1, sizeof *t);
+    if (t == NULL)
+        return ONCE_ERR_NOMEM;
+    once_filter_init(&t->base, &once_tagged_ops);
+    t->span = g->span;
+    t->tick = tick_for(g->span);
+    t->span_ticks = (g->span + t->tick - 1) / t->tick;
+    t->policy = g->policy;
+    t->error = g->error;
+    t->plan_buckets = g->plan_buckets;
+    t->max_bytes = g->max_bytes;
+    t->tables = once_calloc(1, sizeof *t->tables);
+    if (t->tables == NULL || table_init(&t->tables[0], g->plan_buckets, g->fp_bits, 0) != ONCE_OK) {
+        once_free_memory(t->tables);
+        once_free_memory(t);
+        return ONCE_ERR_NOMEM;
+    }
+    t->count = 1;
+    t->room = 1;
+    *out = &t->base;
+    return ONCE_OK;
+}
+
+/* Buckets for `capacity` keys a span: the keys of S + 1 ticks alive at once, at
+ * MAX_LOAD. */
+static uint64_t buckets_for(uint64_t capacity, uint64_t span)
+{
+    uint64_t tick = tick_for(span), ticks = (span + tick - 1) / tick;
+    double alive = (double)capacity * (double)(ticks + 1) / (double)ticks;
+    double buckets = ceil(alive / (SLOTS * MAX_LOAD));
+    return buckets < 1.0 ? 1 : (uint64_t)buckets;
+}
+
+static once_status tagged_create(once_filter **out, const once_config *c)
+{
+    if (c->span_ms == 0 || c->span_ms > TAGGED_MAX_SPAN || c->capacity == 0 ||
+        (c->policy != ONCE_POLICY_FIRST && c->policy != ONCE_POLICY_REFRESH))
+        return ONCE_ERR_INVALID;
+    if (c->capacity > ONCE_MAX_CELLS)
+        return ONCE_ERR_TOO_LARGE;
+    tagged_geometry g = {
+        .span = c->span_ms,
+        .plan_buckets = buckets_for(c->capacity, c->span_ms),
+        .max_bytes = c->max_bytes ? c->max_bytes : ONCE_DEFAULT_TIME_WINDOW_MAX_BYTES,
+        .policy = (uint32_t)c->policy,
+        .fp_bits = fp_bits_for(c->error / 2.0),
+        .error = c->error,
+    };
+    return tagged_new(out, &g);
+}
+
+/* ---------------------------------------------------------- serialization */
+
+/* Saved parameters, in order, then T_COUNT for each table, oldest first. */
+enum {
+    P_SPAN,
+    P_TICK,
+    P_POLICY,
+    P_ERROR, /* IEEE-754 binary64 bits */
+    P_PLAN_BUCKETS,
+    P_MAX_BYTES,
+    P_LATEST,
+    P_STARTED,
+    P_MAX_TIME_JUMP,
+    P_TABLES,
+    P_COUNT
+};
+enum { T_BUCKETS, T_FP_BITS, T_CURSOR, T_OPENED, T_COUNT };
+
+static uint64_t tagged_params_size(const once_filter *f)
+{
+    return (P_COUNT + (uint64_t)CTAGGED(f)->count * T_COUNT) * 8;
+}
+
+static uint64_t tagged_payload_size(const once_filter *f)
+{
+    const tagged_filter *t = CTAGGED(f);
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < t->count; i++)
+        bytes += t->tables[i].word_count * 8;
+    return bytes;
+}
+
+static void tagged_save_params(const once_filter *f, once_writer *w)
+{
+    const tagged_filter *t = CTAGGED(f);
+    uint64_t error_bits;
+    memcpy(&error_bits, &t->error, sizeof error_bits);
+    uint64_t v[P_COUNT] = {
+        [P_SPAN] = t->span,
+        [P_TICK] = t->tick,
+        [P_POLICY] = t->policy,
+        [P_ERROR] = error_bits,
+        [P_PLAN_BUCKETS] = t->plan_buckets,
+        [P_MAX_BYTES] = t->max_bytes,
+        [P_LATEST] = t->latest,
+        [P_STARTED] = t->started,
+        [P_MAX_TIME_JUMP] = t->base.max_time_jump,
+        [P_TABLES] = t->count,
+    };
+    for (int i = 0; i < P_COUNT; i++)
+        once_writer_u64(w, v[i]);
+    for (uint32_t i = 0; i < t->count; i++) {
+        const tag_table *tb = &t->tables[i];
+        once_writer_u64(w, tb->buckets);
+        once_writer_u64(w, tb->fp_bits);
+        once_writer_u64(w, tb->cursor);
+        once_writer_u64(w, tb->opened);
+    }
+}
+
+/* Clear bits [from, to) of an array of words. */
+static void bits_clear(uint64_t *words, uint64_t from, uint64_t to)
+{
+    for (uint64_t bit = from; bit < to;) {
+        uint64_t j = bit >> 6, off = bit & 63, n = 64 - off < to - bit ? 64 - off : to - bit;
+        uint64_t mask = n == 64 ? UINT64_MAX : ((UINT64_C(1) << n) - 1) << off;
+        words[j] &= ~mask;
+        bit += n;
+    }
+}
+
+/* The tables oldest first, expired entries written as empty (canonical form), in
+ * chunks of words: an entry that runs over a chunk's edge is cleared on each side. */
+static void tagged_save_payload(const once_filter *f, once_writer *w)
+{
+    const tagged_filter *t = CTAGGED(f);
+    tag_frame fr = frame_at(t, 0);
+    enum { CHUNK = 512 };
+    uint64_t buffer[CHUNK];
+    for (uint32_t i = 0; i < t->count; i++) {
+        const tag_table *tb = &t->tables[i];
+        if (once_writer_skip(w, tb->word_count * 8))
+            continue;
+        for (uint64_t at = 0; at < tb->word_count; at += CHUNK) {
+            uint64_t n = tb->word_count - at < CHUNK ? tb->word_count - at : CHUNK;
+            if (once_writer_skip(w, n * 8))
+                continue;
+            memcpy(buffer, tb->words + at, (size_t)(n * 8));
+            uint64_t lo = at * 64, hi = lo + n * 64;
+            for (uint64_t slot = lo / tb->width; slot < table_slots(tb); slot++) {
+                uint64_t bit = slot * tb->width;
+                if (bit >= hi)
+                    break;
+                uint64_t e = entry_get(tb->words, bit, tb->width);
+                if (e != 0 && !entry_alive(e, &fr)) {
+                    uint64_t from = bit > lo ? bit : lo, to = bit + tb->width;
+                    bits_clear(buffer, from - lo, (to < hi ? to : hi) - lo);
+                }
+            }
+            once_writer_words(w, buffer, n);
+        }
+    }
+}
+
+static once_status tagged_load(once_filter **out, const uint8_t *params, size_t params_len,
+                               const uint8_t *payload, size_t payload_len)
+{
+    uint64_t v[P_COUNT];
+    if (params_len < P_COUNT * 8 || !once_read_params(params, P_COUNT * 8, v, P_COUNT))
+        return ONCE_ERR_CORRUPT;
+    if (v[P_TABLES] == 0 || v[P_TABLES] > TAGGED_MAX_TABLES ||
+        params_len != (P_COUNT + v[P_TABLES] * T_COUNT) * 8)
+        return ONCE_ERR_CORRUPT;
+    double error;
+    memcpy(&error, &v[P_ERROR], sizeof error);
+    if (v[P_SPAN] == 0 || v[P_SPAN] > TAGGED_MAX_SPAN || v[P_TICK] != tick_for(v[P_SPAN]) ||
+        v[P_POLICY] > ONCE_POLICY_REFRESH || !isfinite(error) || !(error > 0.0 && error < 1.0) ||
+        v[P_PLAN_BUCKETS] == 0 || v[P_PLAN_BUCKETS] * SLOTS > ONCE_MAX_CELLS ||
+        v[P_MAX_BYTES] == 0 || v[P_LATEST] > ONCE_MAX_TIME_MS || v[P_STARTED] > 1 ||
+        (!v[P_STARTED] && v[P_LATEST] != 0) || v[P_MAX_TIME_JUMP] > ONCE_MAX_TIME_MS)
+        return ONCE_ERR_CORRUPT;
+    uint64_t tv[TAGGED_MAX_TABLES][T_COUNT];
+    uint64_t bytes = 0, payload_words = 0;
+    for (uint64_t i = 0; i < v[P_TABLES]; i++) {
+        if (!once_read_params(params + (P_COUNT + i * T_COUNT) * 8, T_COUNT * 8, tv[i], T_COUNT))
+            return ONCE_ERR_CORRUPT;
+        uint64_t *x = tv[i];
+        if (x[T_BUCKETS] == 0 || x[T_BUCKETS] * SLOTS > ONCE_MAX_CELLS || x[T_FP_BITS] == 0 ||
+            x[T_FP_BITS] > MAX_FP_BITS || x[T_CURSOR] > x[T_BUCKETS] || x[T_OPENED] > v[P_LATEST])
+            return ONCE_ERR_CORRUPT;
+        uint64_t words = table_words(x[T_BUCKETS], (uint32_t)x[T_FP_BITS] + TAG_BITS);
+        payload_words += words;
+        bytes += once_words_memory(words);
+    }
+    if (payload_len != payload_words * 8 || memory_for(v[P_TABLES], bytes) > v[P_MAX_BYTES])
+        return ONCE_ERR_CORRUPT;
+
+    tagged_geometry g = {
+        .span = v[P_SPAN],
+        .plan_buckets = v[P_PLAN_BUCKETS],
+        .max_bytes = v[P_MAX_BYTES],
+        .policy = (uint32_t)v[P_POLICY],
+        .fp_bits = (uint32_t)tv[0][T_FP_BITS],
+        .error = error,
+    };
+    /* The first table is built by tagged_new at the plan's size; replace it with the
+     * saved one below. */
+    once_filter *f = NULL;
+    once_status st = tagged_new(&f, &(tagged_geometry){.span = g.span,
+                                                       .plan_buckets = 1,
+                                                       .max_bytes = UINT64_MAX,
+                                                       .policy = g.policy,
+                                                       .fp_bits = g.fp_bits,
+                                                       .error = g.error});
+    if (st != ONCE_OK)
+        return st == ONCE_ERR_INVALID || st == ONCE_ERR_TOO_LARGE ? ONCE_ERR_CORRUPT : st;
+    tagged_filter *t = TAGGED(f);
+    t->plan_buckets = g.plan_buckets;
+    t->max_bytes = g.max_bytes;
+    once_words_free(t->tables[0].words);
+    t->count = 0;
+    tag_table *tables = once_realloc(t->tables, (size_t)v[P_TABLES] * sizeof *tables);
+    if (tables == NULL) {
+        tagged_destroy(f);
+        return ONCE_ERR_NOMEM;
+    }
+    t->tables = tables;
+    t->room = (uint32_t)v[P_TABLES];
+    t->latest = v[P_LATEST];
+    t->started = v[P_STARTED] != 0;
+    t->now = t->latest / t->tick;
+    t->base.max_time_jump = v[P_MAX_TIME_JUMP];
+    tag_frame fr = frame_at(t, 0);
+    size_t at = 0;
+    for (uint64_t i = 0; i < v[P_TABLES]; i++) {
+        tag_table *tb = &t->tables[t->count];
+        if (table_init(tb, tv[i][T_BUCKETS], (uint32_t)tv[i][T_FP_BITS], tv[i][T_OPENED]) !=
+            ONCE_OK) {
+            tagged_destroy(f);
+            return ONCE_ERR_NOMEM;
+        }
+        t->count++;
+        tb->cursor = tv[i][T_CURSOR];
+        once_words_from_le(tb->words, payload + at, tb->word_count);
+        at += (size_t)(tb->word_count * 8);
+        bool canonical =
+            once_words_tail_clear(tb->words, tb->word_count, table_slots(tb) * tb->width);
+        /* Every stored entry is alive at L, with a fingerprint in [1, 2^f). */
+        for (uint64_t b = 0; b < tb->buckets && canonical; b++)
+            for (uint32_t s = 0; s < SLOTS && canonical; s++) {
+                uint64_t e = slot_get(tb, b, s);
+                if (e == 0)
+                    continue;
+                canonical = t->started && (e >> TAG_BITS) != 0 && entry_alive(e, &fr);
+                tb->by_tag[e & TAG_MASK]++;
+            }
+        if (!canonical) {
+            tagged_destroy(f);
+            return ONCE_ERR_CORRUPT;
+        }
+    }
+    *out = f;
+    return ONCE_OK;
+}
+
+const once_filter_ops once_tagged_ops = {
+    .type = ONCE_TAGGED,
+    .create = tagged_create,
+    .destroy = tagged_destroy,
+    .query = tagged_query,
+    .add = tagged_add,
+    .test_and_add = tagged_test_and_add,
+    .batch = tagged_batch,
+    .clear = tagged_clear,
+    .same_geometry = tagged_same_geometry,
+    .stats = tagged_stats,
+    .cardinality = tagged_cardinality,
+    .memory = tagged_memory,
+    .memory_cap = tagged_memory_cap,
+    .set_memory_cap = tagged_set_memory_cap,
+    .saved_params_size = tagged_params_size,
+    .saved_payload_size = tagged_payload_size,
+    .save_params = tagged_save_params,
+    .save_payload = tagged_save_payload,
+    .load = tagged_load,
+    .clock = tagged_clock,
+};

@@ -1,0 +1,467 @@
+/*
+ * test_tagged.c - what the tagged time window (window/tagged.c) promises, on a virtual
+ * clock: the default of `once --span`.
+ *
+ *   - a key delivered within the last T (on the filter's clock) is always reported
+ *     seen: constant, doubling and bursting rates, Zipf repeats, late events, idle hours
+ *     and jumps of the clock of every size, across the wrap of the 4-bit tags;
+ *   - a key is forgotten at most T / 12 (a tick) after its span, whatever the traffic;
+ *   - fresh keys are reported seen at most at the target rate (a statistical bound),
+ *     also while the filter grows through bursts and after idle hours and rate drops;
+ *   - memory: at most 30 bits a key for a span of keys spread or in a burst, and a
+ *     span after a burst a first guess too small settles back;
+ *   - the memory cap answers ONCE_ERR_FULL and changes nothing; a filter saved
+ *     mid-stream continues exactly as the original; damaged files are refused.
+ */
+#include "time_window.h"
+
+static once_filter *make_tagged(uint64_t span, uint64_t capacity, double error,
+                                uint64_t max_bytes, once_policy policy, uint64_t seed)
+{
+    return time_window_make(ONCE_TAGGED, span, capacity, error, 0, max_bytes, policy, seed);
+}
+
+static bool seen_now(once_filter *f, uint64_t domain, uint64_t id, uint64_t t)
+{
+    testing_key k = testing_key_make(domain, id);
+    bool seen = false;
+    CHECK_OK(once_test_and_add(f, &k, sizeof k, t, &seen));
+    return seen;
+}
+
+static bool present_at(const once_filter *f, uint64_t domain, uint64_t id, uint64_t t)
+{
+    testing_key k = testing_key_make(domain, id);
+    bool present = false;
+    CHECK_OK(once_query(f, &k, sizeof k, t, &present));
+    return present;
+}
+
+static void no_false_negatives(void)
+{
+    const phase constant[] = {{180, 1000}};
+    const phase doubling[] = {{60, 500}, {60, 1000}, {60, 2000}};
+    const phase burst[] = {{60, 1000}, {10, 5000}, {90, 1000}};
+    for (int policy = 0; policy < 2; policy++) {
+        once_policy p = (once_policy)policy;
+        run_phases(ONCE_TAGGED, constant, 1, 150000, 0, p, 0, "constant");
+        run_phases(ONCE_TAGGED, doubling, 3, 150000, 1, p, 0, "doubling zipf");
+        run_phases(ONCE_TAGGED, burst, 3, 150000, 0, p, 0, "burst");
+        run_phases(ONCE_TAGGED, constant, 1, 150000, 1, p, 5 * MINUTE, "out of order");
+    }
+}
+
+/*
+ * The slack, exactly: a key delivered at t0 in tick a = floor(t0 / tick) is seen at
+ * every time before t0 + T and gone from tick a + S + 1 on, which is at most a tick
+ * (T / 12, rounded up) and 11 ms past t0 + T.  Checked alone in its filter (nothing else can
+ * hold it), for spans that divide into 12 ticks and spans that do not.
+ */
+static void forgotten_within_a_tick_of_the_span(void)
+{
+    const uint64_t spans[] = {12000, 3600000, 1000, 7, 1};
+    for (size_t i = 0; i < sizeof spans / sizeof spans[0]; i++) {
+        uint64_t span = spans[i], tick = (span + 11) / 12, ticks = (span + tick - 1) / tick;
+        once_filter *f = make_tagged(span, 100, 0.001, 0, ONCE_POLICY_FIRST, 30 + i);
+        REQUIRE(f != NULL);
+        once_stats s = testing_stats(f);
+        CHECK(s.span_ms == span && s.window == span && s.slack == (ticks + 1) * tick - span);
+        CHECK(s.slack <= tick + 11); /* S tick - T is under 12 ms: T / 12 rounded up */
+        uint64_t state = 5 + i;
+        for (int k = 0; k < 40; k++) {
+            state = testing_mix(state);
+            uint64_t t0 = 1000000 + state % (50 * span + 1);
+            once_clear(f);
+            CHECK(!seen_now(f, 1, (uint64_t)k, t0));
+            uint64_t gone = (t0 / tick + ticks + 1) * tick;
+            CHECK(gone >= t0 + span && gone - (t0 + span) <= s.slack);
+            CHECK(present_at(f, 1, (uint64_t)k, t0 + span - 1));
+            CHECK(!present_at(f, 1, (uint64_t)k, gone));
+            if (gone > t0 + span)
+                CHECK(present_at(f, 1, (uint64_t)k, gone - 1));
+            /* The same answers from a write's test at those times. */
+            once_filter *g = testing_reload(f);
+            REQUIRE(g != NULL);
+            CHECK(seen_now(g, 1, (uint64_t)k, t0 + span - 1));
+            once_free(g);
+            g = testing_reload(f);
+            REQUIRE(g != NULL);
+            CHECK(!seen_now(g, 1, (uint64_t)k, gone));
+            once_free(g);
+        }
+        once_free(f);
+    }
+}
+
+/*
+ * Tags are 4 bits, ticks T / 12: a key's tag comes round again 16 ticks later.  A key
+ * must stay forgotten however the clock then moves: by one tick at a time with writes
+ * in every tick (the sweep's pace), by jumps of every size from 1 to 40 ticks, and
+ * across long read-only stretches.  Keys delivered in the span stay seen throughout.
+ */
+static void tags_never_come_round(void)
+{
+    const uint64_t span = 12000, tick = 1000;
+    for (uint64_t jump = 1; jump <= 40; jump++) {
+        once_filter *f = make_tagged(span, 2000, 0.001, 0, ONCE_POLICY_FIRST, jump);
+        REQUIRE(f != NULL);
+        uint64_t t = 500000, id = 0, old = 0, old_seen = 0;
+        /* A full table: 2,000 keys in the first tick (those reported seen, false
+         * positives, were not delivered: 0). */
+        uint64_t delivered_at[2200] = {0};
+        for (; id < 2000; id++)
+            delivered_at[id] = seen_now(f, 2, id, t + id % tick) ? 0 : t + id % tick;
+        /* Then the clock moves by `jump` ticks at a time, a few keys each move, for 64
+         * ticks: every key delivered is checked at each move. */
+        uint64_t clock = t + 1999 % tick;
+        for (uint64_t step = 0; step * jump < 64 && id < 2200; step++) {
+            clock += jump * tick;
+            for (int k = 0; k < 3 && id < 2200; k++, id++)
+                delivered_at[id] = seen_now(f, 2, id, clock) ? 0 : clock;
+            for (uint64_t j = 0; j < id; j++) {
+                if (delivered_at[j] == 0)
+                    continue;
+                bool present = present_at(f, 2, j, clock);
+                if (clock - delivered_at[j] < span) {
+                    CHECK(present);
+                } else if (clock >= (delivered_at[j] / tick + 13) * tick) {
+                    old++; /* forgotten: seen only as a false positive */
+                    old_seen += present;
+                }
+            }
+        }
+        CHECK(old > 2000 && (double)old_seen <= 0.001 * (double)old + 3.0 * sqrt(0.001 * old));
+        /* Read-only, far ahead: nothing from before is alive, at any distance. */
+        uint64_t ahead_seen = 0;
+        for (uint64_t ahead = 1; ahead < 100; ahead++)
+            for (uint64_t j = 0; j < 2000; j += 97)
+                ahead_seen += present_at(f, 2, j, clock + ahead * tick + 13 * tick);
+        CHECK(ahead_seen == 0);
+        once_free(f);
+    }
+}
+
+/* After an idle stretch longer than span + slack, or a drop of the rate after a
+ * burst, the words from before are new again, reported seen at most at the target;
+ * and words new to the window over the whole stream, bursts included, also at most at
+ * the target (the tables share it: window/tagged.c, "False positives"). */
+static void fresh_words_at_the_target_through_bursts_drops_and_idle_hours(void)
+{
+    const double p = 0.001;
+    double worst_gap = 0, worst_drop = 0, worst = 0;
+    for (int s = 1; s <= phased_seeds(); s++) {
+        phased_result r = run_phased_words(ONCE_TAGGED, 3000 + s, 3);
+        CHECK(r.misses == 0);
+        CHECK(r.after_gap > 15000 && r.in_drop > 15000);
+        worst_gap = fmax(worst_gap, checked_rate("after an idle hour, old words", s,
+                                                 r.after_gap_seen, r.after_gap, 1.0, p));
+        worst_drop = fmax(worst_drop, checked_rate("after a 25x drop, old words", s,
+                                                   r.in_drop_seen, r.in_drop, 1.0, p));
+        worst = fmax(worst, checked_rate("words new to the window", s, r.fresh_seen, r.fresh,
+                                         1.0, p));
+    }
+    printf("tagged, worst over %d seeds: old words after an idle hour %.5f, after a 25x drop "
+           "%.5f, all fresh words %.5f (target %.3f)\n",
+           phased_seeds(), worst_gap, worst_drop, worst, p);
+}
+
+/* The rate of keys never added, at several targets, with the filter at its capacity:
+ * within three standard errors of the target and of the filter's own estimate (the
+ * union bound of window/tagged.c, which the target bounds). */
+static void false_positive_rate_within_the_target(void)
+{
+    const double targets[] = {0.01, 0.001, 0.0001};
+#ifdef ONCE_TESTS_SANITIZED
+    const uint64_t probes = 200000;
+#else
+    const uint64_t probes = 2000000;
+#endif
+    for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) {
+        double p = targets[i];
+        once_filter *f = make_tagged(HOUR, 50000, p, 0, ONCE_POLICY_FIRST, 40 + i);
+        REQUIRE(f != NULL);
+        for (uint64_t id = 0; id < 50000; id++)
+            seen_now(f, 3, id, id * (HOUR / 50000));
+        uint64_t t = HOUR - 1, hits = 0;
+        for (uint64_t id = 0; id < probes; id++)
+            hits += present_at(f, 4, id, t);
+        double rate = (double)hits / (double)probes, sd = sqrt(p / (double)probes);
+        once_stats s = testing_stats(f);
+        printf("target %g: measured %.6f, estimate %.6f, %.1f bits a key\n", p, rate,
+               s.fpr_estimate, 8.0 * (double)s.bytes / 50000.0);
+        CHECK(s.fpr_estimate <= p);
+        CHECK(rate <= p + 3 * sd);
+        CHECK(rate <= s.fpr_estimate + 3 * sqrt(s.fpr_estimate / (double)probes));
+        once_free(f);
+    }
+}
+
+/*
+ * Memory, the issue's targets at a tenth of the bench's keys (bench/span_bench.c has
+ * the full run): 10^5 keys a span of one hour at 0.1%, spread over the span or in its
+ * first 10 s, hold at most 30 bits a key; a span after the burst, at the same rate
+ * spread, still 30.  A first guess a hundred times too small grows, then settles:
+ * two spans on, at most 30 bits a key again.
+ */
+static void memory_meets_the_targets(void)
+{
+    const uint64_t keys = 100000;
+    for (int form = 0; form < 3; form++) {
+        uint64_t capacity = form == 2 ? keys / 100 : keys;
+        once_filter *f = make_tagged(HOUR, capacity, 0.001, 0, ONCE_POLICY_FIRST, 50 + form);
+        REQUIRE(f != NULL);
+        for (uint64_t id = 0; id < keys; id++)
+            seen_now(f, 5, id, form == 1 ? id * 10000 / keys : id * HOUR / keys);
+        double peak = 8.0 * (double)once_bytes(f) / (double)keys;
+        uint64_t spans = form == 2 ? 3 : 1;
+        for (uint64_t id = 0; id < spans * keys; id++)
+            seen_now(f, 6, id, HOUR + 10000 + id * HOUR / keys);
+        double later = 8.0 * (double)once_bytes(f) / (double)keys;
+        printf("%s: %.1f bits a key, %.1f later\n",
+               form == 0 ? "spread" : form == 1 ? "burst" : "a guess 100x small", peak, later);
+        if (form < 2)
+            CHECK(peak <= 30.0);
+        CHECK(later <= 30.0);
+        once_free(f);
+    }
+}
+
+/* A cap too small for a burst: ONCE_ERR_FULL, nothing changed (the same saved bytes),
+ * every key taken before still seen. */
+static void memory_cap_refuses_and_keeps_state(void)
+{
+    once_filter *f = make_tagged(HOUR, 1000, 0.01, 16 * 1024, ONCE_POLICY_FIRST, 12);
+    REQUIRE(f != NULL);
+    once_status st = ONCE_OK;
+    uint64_t i = 0, t = 0;
+    void *before = NULL;
+    size_t before_len = 0;
+    for (; i < 1000000 && st == ONCE_OK; i++, t++) {
+        once_free_buffer(before);
+        before = NULL;
+        CHECK_OK(once_save_to_buffer(f, &before, &before_len));
+        testing_key k = testing_key_make(7, i);
+        bool seen;
+        st = once_test_and_add(f, &k, sizeof k, t, &seen);
+    }
+    CHECK_STATUS(st, ONCE_ERR_FULL);
+    void *after = NULL;
+    size_t after_len = 0;
+    CHECK_OK(once_save_to_buffer(f, &after, &after_len));
+    CHECK(before_len == after_len && memcmp(before, after, after_len) == 0);
+    CHECK(once_bytes(f) <= 16 * 1024);
+    uint64_t missing = 0;
+    for (uint64_t j = 0; j + 1 < i; j++)
+        missing += !present_at(f, 7, j, t);
+    CHECK(missing == 0);
+    once_free_buffer(before);
+    once_free_buffer(after);
+    once_free(f);
+}
+
+/* Saved mid-stream (while growing and settling, under both policies) and loaded, it
+ * answers and saves exactly as the original from then on; every cut of the file is
+ * refused. */
+static void save_mid_stream_then_continue(void)
+{
+    for (int policy = 0; policy < 2; policy++) {
+        once_filter *a = make_tagged(10 * MINUTE, 200, 0.01, 0, (once_policy)policy, 13);
+        REQUIRE(a != NULL);
+        uint64_t t = 0, state = 1;
+        for (int i = 0; i < 30000; i++) {
+            t += 30 + (uint64_t)(i % 7) * 10;
+            state = testing_mix(state);
+            seen_now(a, 8, state % 4000, t);
+        }
+        CHECK(testing_stats(a).filters >= 1);
+        void *buf = NULL;
+        size_t len = 0;
+        CHECK_OK(once_save_to_buffer(a, &buf, &len));
+        once_filter *b = NULL;
+        CHECK_OK(once_load(&b, buf, len));
+        REQUIRE(b != NULL);
+        for (size_t cut = 0; cut < len; cut += 1 + cut / 5) {
+            once_filter *x = NULL;
+            CHECK(once_load(&x, buf, cut) != ONCE_OK);
+        }
+        once_free_buffer(buf);
+        uint64_t differ = 0;
+        for (int i = 0; i < 60000; i++) {
+            t += i % 1000 == 999 ? 7 * MINUTE : 30 + (uint64_t)(i % 11) * 10;
+            state = testing_mix(state);
+            differ += seen_now(a, 8, state % 4000, t) != seen_now(b, 8, state % 4000, t);
+        }
+        CHECK(differ == 0);
+        CHECK(testing_same_save(a, b));
+        once_free(a);
+        once_free(b);
+    }
+}
+
+/* Every byte of a saved filter changed, one at a time: the load refuses it or gives a
+ * filter that answers, saves and takes keys (the sanitizers watch). */
+static void every_byte_changed_loads_or_is_refused(void)
+{
+    once_filter *f = make_tagged(MINUTE, 30, 0.01, 0, ONCE_POLICY_FIRST, 14);
+    REQUIRE(f != NULL);
+    for (uint64_t id = 0; id < 200; id++)
+        seen_now(f, 9, id, id * 400);
+    size_t len = 0;
+    uint8_t *file = testing_save(f, &len);
+    REQUIRE(file != NULL);
+    uint64_t refused = 0;
+    for (size_t at = 0; at < len; at++) {
+        for (int flip = 0; flip < 2; flip++) {
+            uint8_t *copy = testing_copy_exact(file, len);
+            REQUIRE(copy != NULL);
+            copy[at] ^= flip ? 0xff : 0x10;
+            once_filter *g = NULL;
+            if (once_load(&g, copy, len) == ONCE_OK) {
+                bool present;
+                once_query(g, "x", 1, 100000, &present);
+                once_add(g, "y", 1, 100000);
+                size_t again = 0;
+                uint8_t *saved = testing_save(g, &again);
+                once_free_buffer(saved);
+                once_free(g);
+            } else {
+                refused++;
+            }
+            free(copy);
+        }
+    }
+    CHECK(refused > 0);
+    once_free_buffer(file);
+    once_free(f);
+}
+
+/* Batches answer as the one-key calls in array order, times included. */
+static void batch_matches_single(void)
+{
+    once_filter *a = make_tagged(MINUTE, 300, 0.01, 0, ONCE_POLICY_FIRST, 15);
+    once_filter *b = make_tagged(MINUTE, 300, 0.01, 0, ONCE_POLICY_FIRST, 15);
+    REQUIRE(a != NULL && b != NULL);
+    enum { N = 256 };
+    static testing_key keys[N];
+    once_key batch[N];
+    uint8_t answers[N];
+    uint64_t t = 1000000, state = 3, differ = 0;
+    for (int round = 0; round < 100; round++) {
+        for (int i = 0; i < N; i++) {
+            state = testing_mix(state);
+            t += state % 500;
+            keys[i] = testing_key_make(10, state % 3000);
+            batch[i] = (once_key){&keys[i], sizeof keys[i], t - state % 700};
+        }
+        CHECK_OK(once_test_and_add_batch(a, batch, N, answers));
+        for (int i = 0; i < N; i++) {
+            bool seen = false;
+            CHECK_OK(once_test_and_add(b, &keys[i], sizeof keys[i], batch[i].time_ms, &seen));
+            differ += seen != (answers[i] != 0);
+        }
+        CHECK_OK(once_query_batch(a, batch, N, answers));
+        for (int i = 0; i < N; i++) {
+            bool present = false;
+            CHECK_OK(once_query(b, &keys[i], sizeof keys[i], batch[i].time_ms, &present));
+            differ += present != (answers[i] != 0);
+        }
+    }
+    CHECK(differ == 0);
+    CHECK(testing_same_save(a, b));
+    once_free(a);
+    once_free(b);
+}
+
+/* One clock (once.h, "Event time"): a far-future outlier is refused and changes
+ * nothing; a late event is delivered at the clock and kept a span from there; the
+ * window at t is (t - T, t]. */
+static void one_clock_for_outliers_late_events_and_the_boundary(void)
+{
+    const uint64_t s = 1200; /* a tick of 100 ms */
+    once_filter *f = make_tagged(10 * s, 1000, 0.001, 0, ONCE_POLICY_FIRST, 21);
+    REQUIRE(f != NULL);
+    bool seen = true;
+    CHECK_OK(once_test_and_add(f, "A", 1, 1000 * s, &seen));
+    CHECK(!seen);
+    CHECK_STATUS(once_test_and_add(f, "X", 1, 4102444800000, &seen), ONCE_ERR_TIME);
+    uint64_t clock = 0;
+    bool started = false;
+    CHECK_OK(once_clock(f, &clock, &started));
+    CHECK(started && clock == 1000 * s);
+    CHECK_OK(once_test_and_add(f, "A", 1, 1009 * s, &seen));
+    CHECK(seen);
+    CHECK_OK(once_test_and_add(f, "Y", 1, 1100 * s, &seen));
+    CHECK_OK(once_test_and_add(f, "L", 1, 1006 * s, &seen)); /* late: at 1100 s */
+    CHECK(!seen);
+    CHECK_OK(once_query(f, "L", 1, 1109 * s, &seen));
+    CHECK(seen);
+    CHECK_OK(once_test_and_add(f, "A", 1, 1101 * s, &seen));
+    CHECK(!seen);
+    once_free(f);
+
+    f = make_tagged(12000, 1000, 0.001, 0, ONCE_POLICY_FIRST, 23);
+    REQUIRE(f != NULL);
+    CHECK_OK(once_test_and_add(f, "K", 1, 500000, &seen));
+    CHECK_OK(once_test_and_add(f, "K", 1, 512000 - 1, &seen));
+    CHECK(seen);
+    CHECK_OK(once_test_and_add(f, "K", 1, 513000, &seen)); /* tick 500 + 13 */
+    CHECK(!seen);
+    once_free(f);
+}
+
+/* Under the refresh policy a repeat restarts its key's span; under first delivery it
+ * does not. */
+static void refresh_restarts_the_span(void)
+{
+    for (int policy = 0; policy < 2; policy++) {
+        once_filter *f = make_tagged(12000, 100, 0.001, 0, (once_policy)policy, 24);
+        REQUIRE(f != NULL);
+        CHECK(!seen_now(f, 11, 1, 100000));
+        CHECK(seen_now(f, 11, 1, 110000));
+        bool later = present_at(f, 11, 1, 120000);
+        CHECK(later == (policy == ONCE_POLICY_REFRESH));
+        once_free(f);
+    }
+}
+
+static void invalid_configs(void)
+{
+    once_config c;
+    once_config_init(&c, ONCE_TAGGED);
+    once_filter *f = NULL;
+    CHECK_STATUS(once_create(&f, &c), ONCE_ERR_NO_WINDOW);
+    c.span_ms = 1000;
+    c.capacity = 0;
+    CHECK(once_create(&f, &c) != ONCE_OK);
+    c.capacity = 100;
+    c.error = 0;
+    CHECK_STATUS(once_create(&f, &c), ONCE_ERR_RATE);
+    c.error = 0.01;
+    c.max_bytes = 100; /* less than the first table */
+    CHECK_STATUS(once_create(&f, &c), ONCE_ERR_TOO_LARGE);
+    c.max_bytes = 0;
+    CHECK_OK(once_create(&f, &c));
+    once_stats s = testing_stats(f);
+    CHECK(s.type == ONCE_TAGGED && strcmp(s.structure, "tagged") == 0 && s.filters == 1);
+    once_free(f);
+}
+
+static const testing_case cases[] = {
+    {"no_false_negatives", no_false_negatives},
+    {"forgotten_within_a_tick_of_the_span", forgotten_within_a_tick_of_the_span},
+    {"tags_never_come_round", tags_never_come_round},
+    {"fresh_words_at_the_target_through_bursts_drops_and_idle_hours",
+     fresh_words_at_the_target_through_bursts_drops_and_idle_hours},
+    {"false_positive_rate_within_the_target", false_positive_rate_within_the_target},
+    {"memory_meets_the_targets", memory_meets_the_targets},
+    {"memory_cap_refuses_and_keeps_state", memory_cap_refuses_and_keeps_state},
+    {"save_mid_stream_then_continue", save_mid_stream_then_continue},
+    {"every_byte_changed_loads_or_is_refused", every_byte_changed_loads_or_is_refused},
+    {"batch_matches_single", batch_matches_single},
+    {"one_clock_for_outliers_late_events_and_the_boundary",
+     one_clock_for_outliers_late_events_and_the_boundary},
+    {"refresh_restarts_the_span", refresh_restarts_the_span},
+    {"invalid_configs", invalid_configs},
+};
+
+TESTING_MAIN(cases)
