@@ -101,6 +101,7 @@ enum {
     S_APBBF,
     S_TLBF,
     S_TIMER,
+    S_TAGGED,
     S_SCALABLE,
     S_DBF,
     S_BLOCKED_WINDOW,
@@ -112,16 +113,17 @@ enum {
 
 static const char *const structure_name[S_COUNT] = {
     "standard", "partitioned", "blocked", "counting", "libbloom", "memory_floor",
-    "apbf", "apbbf", "tlbf", "timer", "scalable", "dbf", "blocked_window", "bpbf", "dbpbf",
-    "cardinality",
+    "apbf", "apbbf", "tlbf", "timer", "tagged", "scalable", "dbf", "blocked_window", "bpbf",
+    "dbpbf", "cardinality",
 };
 static const once_type structure_type[S_COUNT] = {
     ONCE_STANDARD, ONCE_PARTITIONED, ONCE_BLOCKED, ONCE_COUNTING, 0, 0,
-    ONCE_APBF, ONCE_APBBF, ONCE_TLBF, ONCE_TIMER, ONCE_SCALABLE, ONCE_DBF, ONCE_BLOCKED,
+    ONCE_APBF, ONCE_APBBF, ONCE_TLBF, ONCE_TIMER, ONCE_TAGGED, ONCE_SCALABLE, ONCE_DBF,
+    ONCE_BLOCKED,
     ONCE_BPBF, ONCE_DBPBF, ONCE_BLOCKED,
 };
 #define WINDOW_STRUCTURES                                                                      \
-    ((1u << S_APBF) | (1u << S_APBBF) | (1u << S_TLBF) | (1u << S_TIMER) |                     \
+    ((1u << S_APBF) | (1u << S_APBBF) | (1u << S_TLBF) | (1u << S_TIMER) | (1u << S_TAGGED) |  \
      (1u << S_BLOCKED_WINDOW))
 
 #define ALL_STRUCTURES ((1u << S_COUNT) - 1)
@@ -181,7 +183,7 @@ static void usage(FILE *out)
             "                 memory_floor (under a minute)\n"
             "  --n            key counts (integers or forms like 1e7); default 1e6,1e7,1e8\n"
             "  --structures   any of standard,partitioned,blocked,counting,libbloom,\n"
-            "                 memory_floor,apbf,apbbf,tlbf,timer,scalable,dbf,\n"
+            "                 memory_floor,apbf,apbbf,tlbf,timer,tagged,scalable,dbf,\n"
             "                 blocked_window,bpbf,dbpbf,cardinality; default all\n"
             "  --reps         repetitions per measurement, median reported; default 3\n");
 }
@@ -1284,7 +1286,7 @@ static void print_window_summary(const bench_case *cases, int case_count)
         uint64_t n = cases[c].n;
         if (find_result(S_BLOCKED_WINDOW, "insert", n) == NULL)
             continue;
-        for (int s = S_APBF; s <= S_TIMER; s++) {
+        for (int s = S_APBF; s <= S_TAGGED; s++) {
             if (find_result(s, "insert", n) == NULL)
                 continue;
             printf("# n=%" PRIu64 ": %s time over blocked_window:", n, structure_name[s]);
@@ -1296,7 +1298,7 @@ static void print_window_summary(const bench_case *cases, int case_count)
             }
             printf("\n");
         }
-        for (int s = S_APBF; s <= S_TIMER; s++) {
+        for (int s = S_APBF; s <= S_TAGGED; s++) {
             if (find_result(s, "insert", n) == NULL)
                 continue;
             printf("# n=%" PRIu64 ": %s batch time over one-key time:", n, structure_name[s]);
@@ -1346,8 +1348,8 @@ static unsigned parse_structures(const char *arg)
             s++;
         if (s == S_COUNT)
             die("unknown structure '%s' (known: standard, partitioned, blocked, counting, "
-                "libbloom, memory_floor, apbf, apbbf, tlbf, timer, scalable, dbf, blocked_window, "
-                "bpbf, dbpbf, cardinality)",
+                "libbloom, memory_floor, apbf, apbbf, tlbf, timer, tagged, scalable, dbf, "
+                "blocked_window, bpbf, dbpbf, cardinality)",
                 name);
         mask |= 1u << s;
     }

@@ -4,8 +4,9 @@
  *
  * Design
  *   A key holds one windowed filter: a count window (APBF, the default, or APBBF:
- *   paper 001's age-partitioned filters, WINDOW n) or a time window (TLBF, the
- *   default, or the timer filter of paper 000 section 4: SPAN ms).  ONCE.ADD is the
+ *   paper 001's age-partitioned filters, WINDOW n) or a time window (SPAN ms: the
+ *   tagged window, the default, or paper 004's TLBF, the default with LEVEL, or the
+ *   timer filter of paper 000 section 4).  ONCE.ADD is the
  *   library's test-and-add under its policy: 1 the first time a key is seen inside the
  *   window (deliver it), 0 for a duplicate.  Inside the window a delivered key is
  *   always answered 0 again (no false negatives); past the window plus the structure's
@@ -269,11 +270,11 @@ static const char *parse_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, 
             const char *name = RM_StringPtrLen(v, &len);
             char buf[32];
             if (len >= sizeof buf)
-                return "ERR bad filter: apbf, apbbf, tlbf or timer";
+                return "ERR bad filter: apbf, apbbf, tagged, tlbf or timer";
             memcpy(buf, name, len);
             buf[len] = '\0';
             if (once_type_from_name(buf, &o->type) != ONCE_OK || !window_holds(o->type))
-                return "ERR bad filter: apbf, apbbf, tlbf or timer";
+                return "ERR bad filter: apbf, apbbf, tagged, tlbf or timer";
             o->type_given = true;
         } else if (arg_is(argv[i - 1], "CAPACITY")) {
             if (!arg_unsigned(v, WINDOW_MAX_COUNT, &o->capacity) || o->capacity == 0)
@@ -304,13 +305,19 @@ static const char *parse_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, 
     }
     if (window_given == span_given)
         return "ERR give WINDOW n (the last n keys) or SPAN ms (the last ms milliseconds)";
+    /* A time window is tagged unless LEVEL asks for the TLBF's layout, or the creation
+     * is replayed without FILTER: replicated by a version whose default was the TLBF,
+     * it is built as it was. */
     if (!o->type_given)
-        o->type = window_given ? ONCE_APBF : ONCE_TLBF;
+        o->type = window_given ? ONCE_APBF
+                  : o->level_given || command_replayed(ctx) ? ONCE_TLBF
+                                                            : ONCE_TAGGED;
     once_kind kind = once_structure_of(o->type)->kind;
     if (window_given && kind != ONCE_KIND_COUNT_WINDOW)
         return "ERR the filter keeps a time window: give SPAN, or FILTER apbf or apbbf";
     if (span_given && kind != ONCE_KIND_TIME_WINDOW)
-        return "ERR the filter keeps a count window: give WINDOW, or FILTER tlbf or timer";
+        return "ERR the filter keeps a count window: give WINDOW, or FILTER tagged, tlbf or "
+               "timer";
     if (window_given && (o->capacity_given || o->max_jump_given || o->clock != CLOCK_LEGACY))
         return "ERR CAPACITY, MAXJUMP and CLOCK apply to time windows (SPAN)";
     if (o->level_given && !once_structure_of(o->type)->levels)
@@ -464,7 +471,7 @@ static int window_add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int a
             return RM_ReplyWithError(ctx, ERR_NO_WINDOW);
         }
         created = default_options();
-        created.type = ONCE_TLBF;
+        created.type = ONCE_TAGGED;
         created.span_ms = (uint64_t)config.default_span_ms;
         created.level = WINDOW_DEFAULT_LEVEL;
         created.seed = command_new_seed();

@@ -397,7 +397,7 @@ static int open_cluster(const cli_options *o, run *r)
     }
     if (o->local_filter) {
         once_config lc;
-        once_config_init(&lc, o->span_given ? ONCE_TLBF : ONCE_BLOCKED);
+        once_config_init(&lc, o->span_given ? cli_time_window_type(o) : ONCE_BLOCKED);
         lc.capacity = o->capacity;
         lc.error = o->error;
         lc.span_ms = o->span_ms;

@@ -52,7 +52,8 @@ static void usage(FILE *out)
           "                         a second opens (a warning says when)\n"
           "      --filter NAME      the structure, one of \"Filters\" below (default\n"
           "                         scalable, or blocked with --capacity, apbf with\n"
-          "                         --window, tlbf with --span)\n"
+          "                         --window, tagged with --span, tlbf with --span and\n"
+          "                         --level)\n"
           "      --seed S           hash seed (decimal or 0x hex; default random)\n"
           "\n"
           "Sliced filter (one standard filter spread over sites, here threads):\n"
@@ -103,8 +104,10 @@ static void usage(FILE *out)
           "      --span DURATION    forget keys delivered more than DURATION ago (time\n"
           "                         window: 500ms, 90s, 15m, 1h30m, 1.5h, 7d: units ms, s,\n"
           "                         m, h, d, largest first, in whole milliseconds; a bare\n"
-          "                         number is seconds); --filter tlbf (default) or timer;\n"
-          "                         --capacity is then a first guess of keys per span\n"
+          "                         number is seconds); a key is forgotten at most a\n"
+          "                         twelfth of DURATION late (--filter tagged, the\n"
+          "                         default; tlbf or timer); --capacity is then a first\n"
+          "                         guess of keys per span\n"
           "      --time-field N     event time from field N (default: the clock at reading)\n"
           "      --time-format F    epoch (seconds, default), epoch_ms or iso8601; times\n"
           "                         are milliseconds since 1970: an earlier one is a bad\n"
@@ -127,7 +130,8 @@ static void usage(FILE *out)
           "      --level L          window layout: 0 uses the fewest slices; higher levels\n"
           "                         cut the slack past the window and the memory per key\n"
           "                         for more memory accesses (default 2, and 0 for apbbf;\n"
-          "                         the timer filter has no levels)\n"
+          "                         the timer and tagged filters have no levels, and\n"
+          "                         --span with --level keeps a tlbf)\n"
           "      --refresh          a repeated key restarts its window (default: the window\n"
           "                         counts from the key's first delivery); with --window N\n"
           "                         every repeat is inserted again and takes a place, so\n"
@@ -467,6 +471,11 @@ static int check_cluster(cli_options *o, bool threads_given, bool growth_given, 
         return fail("%s", "--window over a cluster counts the deliveries of every producer, a "
                           "local filter this run's alone: drop --local-filter");
     return 0;
+}
+
+once_type cli_time_window_type(const cli_options *o)
+{
+    return o->level_given ? ONCE_TLBF : ONCE_TAGGED;
 }
 
 int options_parse(cli_options *o, int argc, char **argv)
@@ -867,7 +876,7 @@ int options_parse(cli_options *o, int argc, char **argv)
                               "capacity)");
     } else if (o->span_given) {
         if (!o->type_given) /* check_slicing gave a sliced filter its type */
-            o->type = ONCE_TLBF;
+            o->type = cli_time_window_type(o);
         else if (!site_timers && !time_type)
             return fail("--filter %s does not keep a time window: use %s",
                         once_type_name(o->type), structure_names(time_window, names, sizeof names));

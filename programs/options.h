@@ -103,5 +103,9 @@ typedef struct cli_options {
 /* Parse argv.  Returns 0 to run, -1 after printing --help or --version (exit 0), or
  * EXIT_USAGE after printing a message. */
 int options_parse(cli_options *options, int argc, char **argv);
+/* The structure of a time window (--span) without --filter: the tagged window, or the
+ * TLBF when --level asks for its layout (command lines from before the tagged window
+ * was the default keep their filter). */
+once_type cli_time_window_type(const cli_options *options);
 
 #endif

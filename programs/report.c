@@ -152,12 +152,19 @@ void report_stats(stats_mode mode, const run_counters *c, const once_filter *fil
                 "once: the state was saved in format %u: its keys are placed by the %s probe of "
                 "that format, which it keeps (new filters write format %u)\n",
                 s.format, s.probe, ONCE_FORMAT_VERSION);
-    if (s.span_ms)
+    if (s.span_ms) {
+        char layout[64]; /* what the structure is made of now */
+        if (s.type == ONCE_TLBF)
+            snprintf(layout, sizeof layout, "k=%u l=%u, %u slices now", s.hashes, s.age_slices,
+                     s.slices);
+        else
+            snprintf(layout, sizeof layout, "%u %s now", s.filters,
+                     s.type == ONCE_TAGGED ? (s.filters == 1 ? "table" : "tables")
+                                           : (s.filters == 1 ? "sub-filter" : "sub-filters"));
         fprintf(stderr,
-                "once: span %.3f s (slack %.3f s more), k=%u l=%u, %u slices now, peak "
-                "false-positive rate %.3g\n",
-                (double)s.span_ms / 1000.0, (double)s.slack / 1000.0, s.hashes, s.age_slices,
-                s.slices, s.design_fpr);
+                "once: span %.3f s (slack %.3f s more), %s, peak false-positive rate %.3g\n",
+                (double)s.span_ms / 1000.0, (double)s.slack / 1000.0, layout, s.design_fpr);
+    }
     if (card_known)
         fprintf(stderr, "once: about %s distinct keys in the filter (90%%: %s-%s)\n", card_estimate,
                 card_low, isfinite(card.high) ? card_high : "unbounded");

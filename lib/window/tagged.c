@@ -90,13 +90,14 @@ extern const once_filter_ops once_tagged_ops;
 #define TAG_MASK UINT64_C(15)
 #define TICKS_PER_SPAN 12u /* S <= 12, so S + 1 ages and the sweep's lag fit in 16 tags */
 #define SLOTS 4u
-#define MAX_LOAD 0.9       /* live share of a table's slots before the next one opens */
+#define MAX_LOAD 0.8       /* live share of a table's slots before the next one opens */
 #define MAX_KICKS 500u
 #define SWEEP_STEP 4u      /* buckets a write sweeps */
 #define TAGGED_MAX_TABLES 64u
 #define TAGGED_MAX_SPAN (UINT64_C(1) << 40) /* ms, about 35 years */
 #define MAX_FP_BITS 53u    /* an entry fits one unaligned 64-bit read */
 #define GOLDEN UINT64_C(0x9e3779b97f4a7c15)
+#define TAGGED_MAX_TABLE_BITS (ONCE_MAX_CELLS * 4) /* what once_words_alloc accepts */
 
 typedef struct tag_table {
     uint64_t *words;
@@ -301,6 +302,13 @@ static uint32_t fp_bits_for(double share)
 
 /* ------------------------------------------------------------------ tables */
 
+/* Does a table of `buckets` and entries of `width` bits stay within the limits?  (The
+ * bucket bound first, so that the product cannot overflow.) */
+static bool table_fits(uint64_t buckets, uint32_t width)
+{
+    return buckets * SLOTS <= ONCE_MAX_CELLS && buckets * SLOTS * width <= TAGGED_MAX_TABLE_BITS;
+}
+
 static uint64_t table_words(uint64_t buckets, uint32_t width)
 {
     /* the padding word lets entry_get read the word past the last entry */
@@ -428,9 +436,9 @@ static inline uint32_t bucket_free(const tag_table *t, uint64_t b, const tag_fra
  * Slots whose entries are dead in frame fr are free.  Once placed, the walk's own entry
  * is neither moved nor overwritten by the rest of its walk (its slot is skipped), so
  * that a walk tried before the clock moves, in whose frame the new tag does not read
- * as new, takes the same path as the same walk made after.  Deterministic: the victim of kick j is a
- * function of its bucket and j.  false (w holds the moves, for walk_undo) if it
- * found no free slot in MAX_KICKS moves.
+ * as new, takes the same path as the same walk made after.  Deterministic: the victim
+ * of kick j is a function of its bucket and j.  false (w holds the moves, for
+ * walk_undo) if it found no free slot in MAX_KICKS moves.
  */
 static bool walk_place(tag_table *t, const tag_place *p, uint64_t entry, const tag_frame *fr,
                        tag_walk *w)
@@ -489,7 +497,8 @@ static once_status table_prepare(tagged_filter *t, const tag_frame *fr, tag_tabl
     const tag_table *newest = &t->tables[t->count - 1];
     uint32_t fp_bits = next_fp_bits(t, fr);
     uint64_t buckets = newest->buckets * 2;
-    if (fp_bits == 0 || t->count >= TAGGED_MAX_TABLES || buckets * SLOTS > ONCE_MAX_CELLS)
+    if (fp_bits == 0 || t->count >= TAGGED_MAX_TABLES ||
+        !table_fits(buckets, fp_bits + TAG_BITS))
         return ONCE_ERR_FULL;
     uint64_t bytes = tables_bytes(t) + once_words_memory(table_words(buckets, fp_bits + TAG_BITS));
     uint64_t room = t->room > t->count + 1 ? t->room : t->count + 1;
@@ -561,7 +570,8 @@ static void settle(tagged_filter *t)
     double need = ceil((double)alive * SETTLE_ROOM / (SLOTS * MAX_LOAD));
     uint64_t buckets = need > (double)t->plan_buckets ? (uint64_t)need : t->plan_buckets;
     uint32_t fp_bits = next_fp_bits(t, &fr);
-    if (fp_bits == 0 || (newest->buckets <= 2 * buckets && fp_bits + 2 > newest->fp_bits))
+    if (fp_bits == 0 || (newest->buckets <= 2 * buckets && fp_bits + 2 > newest->fp_bits) ||
+        !table_fits(buckets, fp_bits + TAG_BITS))
         return;
     uint64_t bytes = tables_bytes(t) + once_words_memory(table_words(buckets, fp_bits + TAG_BITS));
     uint64_t room = t->room > t->count + 1 ? t->room : t->count + 1;
@@ -883,7 +893,7 @@ static once_status tagged_new(once_filter **out, const tagged_geometry *g)
         g->fp_bits == 0 || g->fp_bits > MAX_FP_BITS || g->policy > ONCE_POLICY_REFRESH ||
         !(g->error > 0.0 && g->error < 1.0) || g->max_bytes == 0)
         return ONCE_ERR_INVALID;
-    if (g->plan_buckets * SLOTS > ONCE_MAX_CELLS)
+    if (!table_fits(g->plan_buckets, g->fp_bits + TAG_BITS))
         return ONCE_ERR_TOO_LARGE;
     uint64_t words = table_words(g->plan_buckets, g->fp_bits + TAG_BITS);
     if (memory_for(1, once_words_memory(words)) > g->max_bytes)
@@ -1066,8 +1076,9 @@ static once_status tagged_load(once_filter **out, const uint8_t *params, size_t 
         if (!once_read_params(params + (P_COUNT + i * T_COUNT) * 8, T_COUNT * 8, tv[i], T_COUNT))
             return ONCE_ERR_CORRUPT;
         uint64_t *x = tv[i];
-        if (x[T_BUCKETS] == 0 || x[T_BUCKETS] * SLOTS > ONCE_MAX_CELLS || x[T_FP_BITS] == 0 ||
-            x[T_FP_BITS] > MAX_FP_BITS || x[T_CURSOR] > x[T_BUCKETS] || x[T_OPENED] > v[P_LATEST])
+        if (x[T_BUCKETS] == 0 || x[T_FP_BITS] == 0 || x[T_FP_BITS] > MAX_FP_BITS ||
+            !table_fits(x[T_BUCKETS], (uint32_t)x[T_FP_BITS] + TAG_BITS) ||
+            x[T_CURSOR] > x[T_BUCKETS] || x[T_OPENED] > v[P_LATEST])
             return ONCE_ERR_CORRUPT;
         uint64_t words = table_words(x[T_BUCKETS], (uint32_t)x[T_FP_BITS] + TAG_BITS);
         payload_words += words;

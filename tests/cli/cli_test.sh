@@ -1071,7 +1071,7 @@ case_time_window() {
   grep -q 'bad:2' err || fail "bad time not located: $(cat err)"
   "$ONCE" --span 1h --time-field 1 -t ' ' -f 2 --on-bad-time skip --stats=json bad > got 2> err
   printf '10 a\n20 b\n' > want; same_file got want
-  jq -e '.bad_time == 1 and .lines == 3 and .structure == "tlbf" and .window == 3600000
+  jq -e '.bad_time == 1 and .lines == 3 and .structure == "tagged" and .window == 3600000
          and .window_unit == "ms" and .slack > 0' err > /dev/null || fail "span stats: $(cat err)"
   "$ONCE" --span 1h --time-field 1 -t ' ' -f 2 --on-bad-time keep bad > got
   printf '10 a\nnever a\n20 b\n' > want; same_file got want

@@ -232,7 +232,7 @@ def test_replica_follows_the_master_whatever_its_own_limit():
             m.execute_command("BF.RESERVE", "b", "0.01", "100", "MAXMEMORY", 32768)
             m.execute_command("DBF.RESERVE", "d", "0.01", "100", "MAXMEMORY", 32768)
             m.execute_command("ONCE.RESERVE", "w", "SPAN", 60000, "CAPACITY", 100,
-                              "MAXMEMORY", 120000)
+                              "MAXMEMORY", 16384)
             refused = {}
             for i in range(0, 10000, 500):
                 items = ["k%d" % j for j in range(i, i + 500)]
@@ -291,6 +291,8 @@ CREATIONS = [
      "ONCE.SCANDUMP"),
     (["ONCE.RESERVE", "tlbf", "SPAN", "60000", "ERROR", "0.01", "CAPACITY", "800",
       "MAXJUMP", "1000", "LEVEL", "1", "MAXMEMORY", "4000000"], "ONCE.SCANDUMP"),
+    (["ONCE.RESERVE", "tagged", "SPAN", "60000", "ERROR", "0.01", "CAPACITY", "300",
+      "MAXJUMP", "1000", "MAXMEMORY", "4000000"], "ONCE.SCANDUMP"),
     (["ONCE.RESERVE", "timer", "SPAN", "5000", "FILTER", "timer", "NONSCALING",
       "CAPACITY", "300", "REFRESH"], "ONCE.SCANDUMP"),
     (["ONCE.RESERVE", "timerg", "SPAN", "5000", "FILTER", "timer", "CAPACITY", "300"],
@@ -519,7 +521,7 @@ def test_a_creation_the_server_cannot_hold_is_refused():
         r.execute_command("BF.RESERVE", "fits", "0.01", "1000")
     with Server(module_args=["max-memory", str(1 << 42)]) as s:
         r = s.client()
-        got = err(r, "ONCE.RESERVE", "w", "SPAN", 1000, "CAPACITY", 1 << 40)
+        got = err(r, "ONCE.RESERVE", "w", "SPAN", 1000, "CAPACITY", 1 << 37)  # 370 GB
         assert "machine's memory" in got, got
         assert r.ping()
         # 512 MiB of filter, its pages untouched: resident memory stays far below.

@@ -81,7 +81,7 @@ def test_time_windows_decide_as_the_library():
         times.append(t - (rng.randrange(0, 3000) if rng.random() < 0.1 else 0))
     with Server() as s:
         r = s.client()
-        for name in ("tlbf", "timer"):
+        for name in ("tagged", "tlbf", "timer"):
             key = "w-" + name
             r.execute_command("ONCE.RESERVE", key, "SPAN", 20000, "ERROR", "0.01",
                               "FILTER", name, "CAPACITY", 5000, "SEED", 5)
@@ -121,7 +121,7 @@ def test_time_window_holds_for_its_span_and_forgets_after():
     with Server() as s:
         r = s.client()
         span = 60_000
-        for name in ("tlbf", "timer"):
+        for name in ("tagged", "tlbf", "timer"):
             key = "t-" + name
             r.execute_command("ONCE.RESERVE", key, "SPAN", span, "FILTER", name, "ERROR",
                               "0.001", "CAPACITY", 2000, "SEED", 8)
@@ -219,9 +219,9 @@ def test_errors_and_missing_keys():
             (("ONCE.RESERVE", "x", "WINDOW", 10, "FILTER", "tlbf"),
              "the filter keeps a time window: give SPAN, or FILTER apbf or apbbf"),
             (("ONCE.RESERVE", "x", "SPAN", 10, "FILTER", "apbf"),
-             "the filter keeps a count window: give WINDOW, or FILTER tlbf or timer"),
+             "the filter keeps a count window: give WINDOW, or FILTER tagged, tlbf or timer"),
             (("ONCE.RESERVE", "x", "SPAN", 10, "FILTER", "blocked"),
-             "bad filter: apbf, apbbf, tlbf or timer"),
+             "bad filter: apbf, apbbf, tagged, tlbf or timer"),
             (("ONCE.RESERVE", "x", "SPAN", 10, "FILTER", "timer", "LEVEL", 1),
              "LEVEL does not apply to this filter"),
             (("ONCE.RESERVE", "x", "WINDOW", 10, "CAPACITY", 5),
@@ -265,7 +265,7 @@ def test_default_span_creates_on_add():
         assert r.execute_command("ONCE.ADD", "auto", "a", "AT", 60999) == 0
         info = r.execute_command("ONCE.INFO", "auto")
         fields = dict(zip(info[::2], info[1::2]))
-        assert fields[b"Filter"] == b"tlbf" and fields[b"Span"] == 60000, fields
+        assert fields[b"Filter"] == b"tagged" and fields[b"Span"] == 60000, fields
 
 
 def test_resp3_info_and_booleans():
@@ -322,10 +322,11 @@ def test_windows_survive_reload_and_restart():
     with Server() as s:
         r = s.client()
         for name, shape in (("apbf", ["WINDOW", 500]), ("apbbf", ["WINDOW", 500]),
-                            ("tlbf", ["SPAN", 5000]), ("timer", ["SPAN", 5000])):
+                            ("tagged", ["SPAN", 5000]), ("tlbf", ["SPAN", 5000]),
+                            ("timer", ["SPAN", 5000])):
             r.execute_command("ONCE.RESERVE", name, *shape, "FILTER", name)
             r.execute_command("ONCE.MADD", name, "AT", 777, *["k%d" % i for i in range(800)])
-        names = ("apbf", "apbbf", "tlbf", "timer")
+        names = ("apbf", "apbbf", "tagged", "tlbf", "timer")
         before = {n: r.execute_command("ONCE.SCANDUMP", n, 0) for n in names}
         r.execute_command("DEBUG", "RELOAD")
         assert {n: r.execute_command("ONCE.SCANDUMP", n, 0) for n in names} == before
@@ -376,6 +377,36 @@ def test_timer_window_grows_past_its_capacity():
                                                   "FILTER", "apbf", word)
 
 
+class ReplayedServer:
+    """A server whose AOF holds `creation`, replayed at start (as an earlier version
+    replicated it): the server, and its directory removed after."""
+
+    def __init__(self, creation):
+        self.creation = creation
+
+    def __enter__(self):
+        resp = "*%d\r\n" % len(self.creation) + "".join(
+            "$%d\r\n%s\r\n" % (len(w), w) for w in self.creation)
+        self.dir = tempfile.mkdtemp(prefix="once-aof-")
+        os.mkdir(os.path.join(self.dir, "appendonlydir"))
+        with open(os.path.join(self.dir, "appendonlydir", "appendonly.aof.1.incr.aof"), "w") as f:
+            f.write(resp)
+        with open(os.path.join(self.dir, "appendonlydir", "appendonly.aof.manifest"), "w") as f:
+            f.write("file appendonly.aof.1.incr.aof seq 1 type i\n")
+        try:
+            self.server = Server(directory=self.dir, extra=["--appendonly", "yes"]).__enter__()
+        except BaseException:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            raise
+        return self.server
+
+    def __exit__(self, *exc):
+        try:
+            return self.server.__exit__(*exc)
+        finally:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
 def test_timer_creation_replayed_from_an_earlier_version_stays_fixed():
     """An AOF written before SCALING existed replicated a timer window's creation
     without it: replayed, the window is the fixed one it was, while the same creation
@@ -384,23 +415,31 @@ def test_timer_creation_replayed_from_an_earlier_version_stays_fixed():
     creation = ["ONCE.RESERVE", "old", "SPAN", "3600000", "ERROR", "0.01", "FILTER", "timer",
                 "CAPACITY", "100", "MAXJUMP", "86400000", "SEED", "7", "MAXMEMORY",
                 "16777216"]
-    resp = "*%d\r\n" % len(creation) + "".join(
-        "$%d\r\n%s\r\n" % (len(w), w) for w in creation)
-    d = tempfile.mkdtemp(prefix="once-aof-")
-    try:
-        os.mkdir(os.path.join(d, "appendonlydir"))
-        with open(os.path.join(d, "appendonlydir", "appendonly.aof.1.incr.aof"), "w") as f:
-            f.write(resp)
-        with open(os.path.join(d, "appendonlydir", "appendonly.aof.manifest"), "w") as f:
-            f.write("file appendonly.aof.1.incr.aof seq 1 type i\n")
-        with Server(directory=d, extra=["--appendonly", "yes"]) as s:
-            r = s.client()
-            r.execute_command(*(["ONCE.RESERVE", "new"] + creation[2:]))
-            items = ["item-%d" % i for i in range(3000)]
-            assert timer_answers(r, "old", items, 1000) > 1000
-            assert timer_answers(r, "new", items, 1000) <= 60
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
+    with ReplayedServer(creation) as s:
+        r = s.client()
+        r.execute_command(*(["ONCE.RESERVE", "new"] + creation[2:]))
+        items = ["item-%d" % i for i in range(3000)]
+        assert timer_answers(r, "old", items, 1000) > 1000
+        assert timer_answers(r, "new", items, 1000) <= 60
+
+
+def test_time_window_creation_replayed_without_filter_stays_a_tlbf():
+    """A time window created without FILTER is tagged; one whose replayed creation
+    (AOF, master) says no FILTER was made by a version whose default was the TLBF, and
+    is built as one, as is a creation that asks for a LEVEL."""
+    creation = ["ONCE.RESERVE", "old", "SPAN", "60000", "ERROR", "0.01", "CAPACITY", "100"]
+    with ReplayedServer(creation) as s:
+        r = s.client()
+        r.execute_command(*(["ONCE.RESERVE", "new"] + creation[2:]))
+        r.execute_command(*(["ONCE.RESERVE", "leveled"] + creation[2:] + ["LEVEL", "1"]))
+
+        def filter_of(key):
+            info = r.execute_command("ONCE.INFO", key)
+            return dict(zip(info[::2], info[1::2]))[b"Filter"]
+
+        assert filter_of("old") == b"tlbf"
+        assert filter_of("new") == b"tagged"
+        assert filter_of("leveled") == b"tlbf"
 
 
 def test_first_event_is_bounded_by_the_server_clock():

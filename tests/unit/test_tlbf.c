@@ -29,7 +29,8 @@ static void no_false_negatives(void)
         run_phases(ONCE_TLBF, constant, 1, 150000, 0, (once_policy)policy, 0, "constant");
         run_phases(ONCE_TLBF, doubling, 3, 150000, 1, (once_policy)policy, 0, "doubling zipf");
         run_phases(ONCE_TLBF, burst, 3, 150000, 0, (once_policy)policy, 0, "burst");
-        run_phases(ONCE_TLBF, constant, 1, 150000, 1, (once_policy)policy, 5 * MINUTE, "out of order");
+        run_phases(ONCE_TLBF, constant, 1, 150000, 1, (once_policy)policy, 5 * MINUTE,
+                   "out of order");
     }
 }
 
