@@ -203,6 +203,10 @@ const char *profile_apply(const run_profile *p, cli_options *o, char *made_with)
         snprintf(made_with, PROFILE_TEXT_MAX, "--level %u", (unsigned)p->level);
         return "--level";
     }
+    if (!p->has_level && o->level_given) { /* a tagged or timer window: no layout to set */
+        snprintf(made_with, PROFILE_TEXT_MAX, "a filter without levels");
+        return "--level";
+    }
     if (p->has_policy && o->refresh && !p->refresh) {
         snprintf(made_with, PROFILE_TEXT_MAX, "windows counted from a key's first delivery");
         return "--refresh";

@@ -1121,6 +1121,9 @@ case_memory_cap_messages() {
     || fail "options past the cap: $(cat err)"
   "$ONCE" --max-memory "$bytes" < /dev/null || fail "a cap of the filter's bytes refuses"
   expect_status 1 "$ONCE" --span 1h --max-memory 1K < /dev/null 2> err
+  grep -q '^once: the tagged filter needs [0-9.]* MiB to start, more than --max-memory 1 KiB' err \
+    || fail "tagged creation past the cap: $(cat err)"
+  expect_status 1 "$ONCE" --span 1h --filter tlbf --max-memory 1K < /dev/null 2> err
   grep -q '^once: the tlbf filter needs [0-9.]* MiB to start, more than --max-memory 1 KiB' err \
     || fail "tlbf creation past the cap: $(cat err)"
   expect_status 1 "$ONCE" --span 1h --filter timer --max-memory 1K < /dev/null 2> err
@@ -1129,10 +1132,14 @@ case_memory_cap_messages() {
   # A time window that must hold more keys in its span than the cap allows (every line
   # at the same event time).
   awk 'BEGIN { for (i = 0; i < 100000; i++) print 1000, i }' > burst
-  expect_status 2 "$ONCE" --span 1h --time-field 1 -t ' ' -f 2 --capacity 1000 --max-memory 1M \
-    --seed 1 burst > /dev/null 2> err
+  expect_status 2 "$ONCE" --span 1h --filter tlbf --time-field 1 -t ' ' -f 2 --capacity 1000 \
+    --max-memory 1M --seed 1 burst > /dev/null 2> err
   grep -q '^once: burst: the tlbf time window holds [0-9.]* KiB and needs more for the keys of its span, past the --max-memory cap of 1 MiB; stopping before line [0-9]* is answered$' err \
     || fail "tlbf growth past the cap: $(cat err)"
+  expect_status 2 "$ONCE" --span 1h --time-field 1 -t ' ' -f 2 --capacity 1000 --max-memory 128K \
+    --seed 1 burst > /dev/null 2> err
+  grep -q '^once: burst: the tagged time window holds [0-9.]* KiB and needs more for the keys of its span, past the --max-memory cap of 128 KiB; stopping before line [0-9]* is answered$' err \
+    || fail "tagged growth past the cap: $(cat err)"
 }
 
 case_times_before_1970() {
