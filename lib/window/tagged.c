@@ -12,7 +12,7 @@
  *
  * Layout
  *   A table has B buckets of 4 entries (SLOTS) of w = f + 4 bits, packed in 64-bit
- *   words (one word of padding past the last entry).  A key's digest gives its first
+ *   words (two words of padding past the last entry).  A key's digest gives its first
  *   bucket i1 = reduce(lo, B) and its fingerprint fp = 1 + reduce(hi, 2^f - 1), in
  *   [1, 2^f), so that an entry of 0 is empty.  Its second bucket is
  *   i2 = (H(fp) - i1) mod B, with H(fp) = reduce(fp * golden, B): the map is its own
@@ -36,16 +36,20 @@
  *   after it was delivered.
  *
  *   Tags wrap at 16, so an expired entry must leave before its age reaches 16, where
- *   it would read as new.  The sweep keeps every entry's age at most S + 1 <= 13:
- *   each tick runs one pass over every table, removing the entries of age S + 1.  A
- *   write sweeps SWEEP_STEP buckets of the pass; the first write of a later tick
- *   finishes the pass before the clock moves (its remaining buckets, if the clock
- *   moves by one tick), or runs a whole pass that removes the entries the new clock
- *   expires (a move of d <= S ticks: ages d short of S + 1), or empties the tables (a
- *   move past S ticks: nothing is alive).  Reads run at R = max(L, now): an entry is
- *   alive at R iff its age at L plus the ticks from c to floor(R / tick) is at most S,
- *   so a read-only stretch of any length answers right without a sweep.  Entries of
- *   age S + 1 still in a table are free slots to an insertion.
+ *   it would read as new.  A sweep pass over every table runs each PASS_TICKS = 2
+ *   ticks (ticks 2j and 2j + 1), removing the entries of age S + 1 or more it finds;
+ *   a write sweeps SWEEP_STEP buckets of it, and the first write of the next pair of
+ *   ticks finishes it before the clock moves.  An entry expires at tick a + S + 1; the
+ *   first pass to start at or after that tick starts by a + S + 2 and is finished
+ *   before a + S + 4, so no entry's age passes S + 3 <= 15 and every age reads exactly.
+ *   A move of the clock by d >= 2 ticks instead runs a whole pass that removes what
+ *   the new tick expires (ages d short of S + 1), after which every entry is alive; a
+ *   move past S ticks empties the tables.  One pass for two ticks is half the work of
+ *   one a tick: the pass is the largest part of an insertion's cost at 10^7 keys.
+ *   Reads run at R = max(L, now): an entry is alive at R iff its age at L plus the
+ *   ticks from c to floor(R / tick) is at most S, so a read-only stretch of any length
+ *   answers right without a sweep.  Expired entries still in a table are free slots
+ *   to an insertion.
  *
  * False positives
  *   An absent key matches an entry of its two buckets with chance 1 / (2^f - 1), so a
@@ -68,7 +72,7 @@
  *   would pass it fails with ONCE_ERR_FULL.
  *
  * Invariants
- *   - every entry is 0 or has fp in [1, 2^f) and an age in [0, S + 1] at the clock;
+ *   - every entry is 0 or has fp in [1, 2^f) and an age in [0, S + 3] at the clock;
  *   - by_tag[g] counts the non-empty entries of a table tagged g, so the live entries
  *     are the sum over the ages 0..S, exact at any tick (expired entries waiting for
  *     the sweep are not in it);
@@ -88,11 +92,13 @@ extern const once_filter_ops once_tagged_ops;
 
 #define TAG_BITS 4u
 #define TAG_MASK UINT64_C(15)
-#define TICKS_PER_SPAN 12u /* S <= 12, so S + 1 ages and the sweep's lag fit in 16 tags */
+#define TICKS_PER_SPAN 12u /* S <= 12: the S + 1 live ages and the sweep's lag of two fit
+                              in 16 tags */
+#define PASS_TICKS 2u      /* ticks a sweep pass may take */
 #define SLOTS 4u
 #define MAX_LOAD 0.8       /* live share of a table's slots before the next one opens */
 #define MAX_KICKS 500u
-#define SWEEP_STEP 4u      /* buckets a write sweeps */
+#define SWEEP_STEP 2u      /* buckets a write sweeps */
 #define TAGGED_MAX_TABLES 64u
 #define TAGGED_MAX_SPAN (UINT64_C(1) << 40) /* ms, about 35 years */
 #define MAX_FP_BITS 53u    /* an entry fits one unaligned 64-bit read */
@@ -162,6 +168,26 @@ static inline uint64_t slot_get(const tag_table *t, uint64_t bucket, uint32_t sl
     return entry_get(t->words, slot_bit(t, bucket, slot), t->width);
 }
 
+/* The four entries of bucket b.  Up to 32 bits an entry (f <= 28, targets down to
+ * about 1e-7) they lie within three words, read once as a 128-bit window; wider ones
+ * are read one by one.  (Three words from the bucket's first: the table's padding
+ * covers the last bucket.) */
+static inline void bucket_load(const tag_table *t, uint64_t b, uint64_t e[SLOTS])
+{
+    if (t->width > 32) {
+        for (uint32_t s = 0; s < SLOTS; s++)
+            e[s] = slot_get(t, b, s);
+        return;
+    }
+    uint64_t bit = slot_bit(t, b, 0), j = bit >> 6;
+    unsigned off = (unsigned)(bit & 63);
+    unsigned __int128 v = ((unsigned __int128)t->words[j + 1] << 64 | t->words[j]) >> off;
+    v |= ((unsigned __int128)t->words[j + 2] << 64) << (64 - off); /* off 0: shifted out */
+    uint64_t mask = (UINT64_C(1) << t->width) - 1;
+    for (uint32_t s = 0; s < SLOTS; s++)
+        e[s] = (uint64_t)(v >> (s * t->width)) & mask;
+}
+
 /* Write an entry, keeping by_tag. */
 static inline void slot_put(tag_table *t, uint64_t bucket, uint32_t slot, uint64_t value)
 {
@@ -174,7 +200,7 @@ static inline void slot_put(tag_table *t, uint64_t bucket, uint32_t slot, uint64
     entry_put_raw(t->words, bit, t->width, value);
 }
 
-/* The age of a non-empty entry at tick c: at most S + 1 for any entry a table holds at
+/* The age of a non-empty entry at tick c: at most S + 3 for any entry a table holds at
  * the clock's tick (the sweep's invariant), so the 4-bit difference is exact. */
 static inline uint64_t entry_age(uint64_t entry, uint64_t c)
 {
@@ -223,11 +249,11 @@ static inline tag_place place_of(const tag_table *t, const once_hash *h)
 static inline uint32_t bucket_find(const tag_table *t, uint64_t b, uint64_t fp,
                                    const tag_frame *fr)
 {
-    for (uint32_t s = 0; s < SLOTS; s++) {
-        uint64_t e = slot_get(t, b, s);
-        if ((e >> TAG_BITS) == fp && entry_alive(e, fr))
+    uint64_t e[SLOTS];
+    bucket_load(t, b, e);
+    for (uint32_t s = 0; s < SLOTS; s++)
+        if ((e[s] >> TAG_BITS) == fp && entry_alive(e[s], fr))
             return s;
-    }
     return SLOTS;
 }
 
@@ -247,23 +273,29 @@ static inline bool table_find(const tag_table *t, const tag_place *p, const tag_
     return s < SLOTS;
 }
 
-/* Newest first (recent keys are the likely repeats): the table that holds the key, or
- * count if none. */
-static uint32_t find_any(const tagged_filter *t, const once_hash *h, const tag_frame *fr,
-                         uint64_t *bucket, uint32_t *slot)
-{
-    for (uint32_t i = t->count; i-- > 0;) {
-        tag_place p = place_of(&t->tables[i], h);
-        if (table_find(&t->tables[i], &p, fr, bucket, slot))
-            return i;
-    }
-    return t->count;
-}
-
 static inline void prefetch_place(const tag_table *t, const tag_place *p)
 {
     once_prefetch_write(&t->words[slot_bit(t, p->first, 0) >> 6]);
     once_prefetch_write(&t->words[slot_bit(t, p->second, 0) >> 6]);
+}
+
+/* Newest first (recent keys are the likely repeats): the table that holds the key, or
+ * count if none.  The newest table's two buckets are requested together before either
+ * is read, so that their misses overlap rather than follow each other. */
+static uint32_t find_any(const tagged_filter *t, const once_hash *h, const tag_frame *fr,
+                         uint64_t *bucket, uint32_t *slot)
+{
+    const tag_table *newest = &t->tables[t->count - 1];
+    tag_place p = place_of(newest, h);
+    prefetch_place(newest, &p);
+    if (table_find(newest, &p, fr, bucket, slot))
+        return t->count - 1;
+    for (uint32_t i = t->count - 1; i-- > 0;) {
+        p = place_of(&t->tables[i], h);
+        if (table_find(&t->tables[i], &p, fr, bucket, slot))
+            return i;
+    }
+    return t->count;
 }
 
 /* ------------------------------------------------------------------ counts */
@@ -311,8 +343,9 @@ static bool table_fits(uint64_t buckets, uint32_t width)
 
 static uint64_t table_words(uint64_t buckets, uint32_t width)
 {
-    /* the padding word lets entry_get read the word past the last entry */
-    return once_words_for_bits(buckets * SLOTS * width + 64);
+    /* two words of padding: entry_get reads the word past an entry's first, and
+     * bucket_load the two past a bucket's first */
+    return once_words_for_bits(buckets * SLOTS * width + 128);
 }
 
 /* The structure's memory with a list of `room` entries and tables of `table_bytes`. */
@@ -377,12 +410,13 @@ static void table_wipe(tag_table *t)
 /* Remove the entries of buckets [from, to) whose age at tick c is `oldest` or more. */
 static void table_sweep(tag_table *t, uint64_t from, uint64_t to, uint64_t c, uint64_t oldest)
 {
-    for (uint64_t b = from; b < to; b++)
-        for (uint32_t s = 0; s < SLOTS; s++) {
-            uint64_t e = slot_get(t, b, s);
-            if (e != 0 && entry_age(e, c) >= oldest)
+    for (uint64_t b = from; b < to; b++) {
+        uint64_t e[SLOTS];
+        bucket_load(t, b, e);
+        for (uint32_t s = 0; s < SLOTS; s++)
+            if (e[s] != 0 && entry_age(e[s], c) >= oldest)
                 slot_put(t, b, s, 0);
-        }
+    }
 }
 
 /* ------------------------------------------------------------------ the walk */
@@ -424,8 +458,10 @@ typedef struct tag_held {
 static inline uint32_t bucket_free(const tag_table *t, uint64_t b, const tag_frame *fr,
                                    const tag_held *held)
 {
+    uint64_t e[SLOTS];
+    bucket_load(t, b, e);
     for (uint32_t s = 0; s < SLOTS; s++)
-        if (!entry_alive(slot_get(t, b, s), fr) && !(b == held->bucket && s == held->slot))
+        if (!entry_alive(e[s], fr) && !(b == held->bucket && s == held->slot))
             return s;
     return SLOTS;
 }
@@ -586,9 +622,9 @@ static void settle(tagged_filter *t)
     t->tables[t->count++] = fresh;
 }
 
-/* Move the clock to `latest` (admissible, not before L): finish or redo the sweep so
- * that every entry's age at the new tick is at most S + 1, free what emptied, and
- * settle (unless the write opens a table itself: `growing`). */
+/* Move the clock to `latest` (admissible, not before L): at the end of a pass's two
+ * ticks finish it, or redo it for a jump, so that no age passes S + 3 (see "Time");
+ * free what emptied, and settle (unless the write opens a table itself: `growing`). */
 static void clock_move(tagged_filter *t, uint64_t latest, bool growing)
 {
     uint64_t c = latest / t->tick;
@@ -603,7 +639,8 @@ static void clock_move(tagged_filter *t, uint64_t latest, bool growing)
     uint64_t d = c - t->now;
     if (d == 0)
         return;
-    for (uint32_t i = 0; i < t->count; i++) {
+    bool pass_ends = c / PASS_TICKS != t->now / PASS_TICKS;
+    for (uint32_t i = 0; i < t->count && pass_ends; i++) {
         tag_table *tb = &t->tables[i];
         if (d > t->span_ticks)
             table_wipe(tb);

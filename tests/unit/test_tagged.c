@@ -428,6 +428,35 @@ static void refresh_restarts_the_span(void)
     }
 }
 
+/* Entries of every width the targets give (f + 4 bits: 8 at 10%, 40 at 1e-9), packed
+ * across word edges at every offset: every key added is found, in a table grown past
+ * its first size and at every load up to full, and an absent key only at the target. */
+static void every_entry_width_keeps_its_keys(void)
+{
+    const double targets[] = {0.2, 0.1, 0.03, 0.01, 3e-3, 1e-3, 1e-4, 1e-5, 1e-6,
+                              1e-7, 1e-8, 1e-9};
+    for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) {
+        once_filter *f = make_tagged(HOUR, 500, targets[i], 0, ONCE_POLICY_FIRST, 60 + i);
+        REQUIRE(f != NULL);
+        uint64_t missing = 0, dropped = 0;
+        for (uint64_t id = 0; id < 3000; id++) {
+            dropped += seen_now(f, 12, id, 1000 + id);
+            if (id % 7 == 0)
+                for (uint64_t j = 0; j <= id; j += 13)
+                    missing += !present_at(f, 12, j, 1000 + id);
+        }
+        for (uint64_t j = 0; j < 3000; j++)
+            missing += !present_at(f, 12, j, 5000);
+        if (missing)
+            fprintf(stderr, "target %g: %" PRIu64 " keys added and not found\n", targets[i],
+                    missing);
+        CHECK(missing == 0);
+        CHECK((double)dropped <= targets[i] * 3000 + 3 * sqrt(targets[i] * 3000) + 1);
+        CHECK(testing_stats(f).filters >= 2); /* grown past 500 keys */
+        once_free(f);
+    }
+}
+
 static void invalid_configs(void)
 {
     once_config c;
@@ -465,6 +494,7 @@ static const testing_case cases[] = {
     {"one_clock_for_outliers_late_events_and_the_boundary",
      one_clock_for_outliers_late_events_and_the_boundary},
     {"refresh_restarts_the_span", refresh_restarts_the_span},
+    {"every_entry_width_keeps_its_keys", every_entry_width_keeps_its_keys},
     {"invalid_configs", invalid_configs},
 };
 
