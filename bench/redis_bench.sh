@@ -8,14 +8,15 @@
 # 1000000) on random keys out of 10^7 (__rand_int__), without pipelining and with
 # -P 16.  Commands: SET; `SET key 1 NX EX 3600` (the exact dedup users run today);
 # BF.ADD, BF.EXISTS, BF.MADD of 10 items; ONCE.ADD on a count window (10^6 keys) and a
-# time window (1 hour, the server's clock).  Every filter is created for 10^6 keys at
-# 0.1% before the run.  Reported as requests/s and as a ratio to SET's in the same run.
+# time window (1 hour, the server's clock: the default, tagged, and the TLBF at level
+# 2).  Every filter is created for 10^6 keys at 0.1% before the run.  Reported as requests/s and as a ratio to SET's in the same run.
 #
 # Memory: a fresh server per method, 10^6 distinct keys (redis-cli --pipe) into a
 # 1-hour window at 0.1%: `SET k 1 NX EX 3600` against ONCE.ADD on a time window (the
-# TLBF at its default level 2 and at level 5, the timer filter; event times spread
-# over the hour with AT), and BF.ADD (all time), as the growth of INFO used_memory
-# from before the filter is created.
+# tagged window, the default; the TLBF at level 2 and 5; the timer filter; event times
+# spread over the hour with AT, and for the tagged window and the TLBF also in a burst
+# of the first 10 s), and BF.ADD (all time), as the growth of INFO used_memory from
+# before the filter is created.
 #
 # An EXTRA_MODULE_SO (another Bloom module, e.g. RedisBloom, built locally) with its
 # NAME adds BF.ADD / BF.EXISTS / BF.MADD rows for it in the same run.
@@ -95,7 +96,7 @@ madd10() {
 
 declare -A rps
 rows=("SET" "SET NX EX 3600" "BF.ADD" "BF.EXISTS" "BF.MADD x10" "ONCE.ADD count window"
-      "ONCE.ADD time window")
+      "ONCE.ADD time window" "ONCE.ADD time window, tlbf")
 run_set() { # run_set ROW-PREFIX PIPELINE: SET's baseline in this server run
   local prefix=$1 p=$2
   rps["${prefix}SET,$p"]=$(bench "$p" SET key:__rand_int__ 1)
@@ -107,6 +108,7 @@ start_server "$module"
 cli BF.RESERVE bf 0.001 1000000
 cli ONCE.RESERVE count WINDOW 1000000 ERROR 0.001
 cli ONCE.RESERVE time SPAN 3600000 ERROR 0.001 CAPACITY 1000000
+cli ONCE.RESERVE timel SPAN 3600000 ERROR 0.001 CAPACITY 1000000 FILTER tlbf LEVEL 2
 for p in 1 16; do
   echo "  pipeline $p" >&2
   run_set "" "$p"
@@ -116,6 +118,7 @@ for p in 1 16; do
   rps["BF.MADD x10,$p"]=$(bench "$p" BF.MADD bf $(madd10))
   rps["ONCE.ADD count window,$p"]=$(bench "$p" ONCE.ADD count key:__rand_int__)
   rps["ONCE.ADD time window,$p"]=$(bench "$p" ONCE.ADD time key:__rand_int__)
+  rps["ONCE.ADD time window, tlbf,$p"]=$(bench "$p" ONCE.ADD timel key:__rand_int__)
 done
 stop_server
 
@@ -164,9 +167,12 @@ for i in range(n):
     args = list(words)
     key = b"event:%d" % i
     # The key goes where "{}" is, and where "{t}" is an event time: the keys arrive
-    # evenly over the hour (3.6 ms apart), as 10^6 distinct keys in a 1-hour window do.
+    # evenly over the hour (3.6 ms apart), as 10^6 distinct keys in a 1-hour window do;
+    # where "{b}" is, they arrive in the first 10 s (a burst).
     at = b"%d" % (1700000000000 + i * 36 // 10)
-    args = [key if w == b"{}" else at if w == b"{t}" else w for w in args]
+    burst = b"%d" % (1700000000000 + i * 10000 // n)
+    args = [key if w == b"{}" else at if w == b"{t}" else burst if w == b"{b}" else w
+            for w in args]
     out.write(b"*%d\r\n" % len(args))
     for a in args:
         out.write(b"$%d\r\n%s\r\n" % (len(a), a))
@@ -194,6 +200,17 @@ measure() { # measure MODULE_SO NAME SETUP-COMMAND... -- COMMAND-PREFIX...
 echo "memory: $keys distinct keys" >&2
 measure "$module" "SET k 1 NX EX 3600" -- SET "{}" 1 NX EX 3600
 window_rows=()
+for times in t b; do
+  for filter in tagged tlbf; do
+    name="ONCE.ADD, 1-hour window at 0.1%, $filter"
+    [ "$filter" = tlbf ] && name+=" level 2"
+    [ "$times" = b ] && name+=", in 10 s"
+    [ "$times" = t ] && [ "$filter" = tlbf ] && continue # below, with level 5
+    measure "$module" "$name" ONCE.RESERVE w SPAN 3600000 ERROR 0.001 CAPACITY 1000000 \
+        FILTER "$filter" -- ONCE.ADD w "{}" AT "{$times}"
+    window_rows+=("$name")
+  done
+done
 for level in 2 5; do
   for filter in tlbf timer; do
     [ "$filter" = timer ] && [ "$level" != 2 ] && continue

@@ -97,7 +97,7 @@ extern const once_filter_ops once_tagged_ops;
 #define PASS_TICKS 2u      /* ticks a sweep pass may take */
 #define SLOTS 4u
 #define MAX_LOAD 0.8       /* live share of a table's slots before the next one opens */
-#define MAX_KICKS 500u
+#define MAX_KICKS 128u     /* a walk longer than this opens a table instead */
 #define SWEEP_STEP 2u      /* buckets a write sweeps */
 #define TAGGED_MAX_TABLES 64u
 #define TAGGED_MAX_SPAN (UINT64_C(1) << 40) /* ms, about 35 years */
@@ -113,6 +113,7 @@ typedef struct tag_table {
     uint32_t width;        /* f + TAG_BITS */
     uint64_t cursor;       /* the next bucket this tick's pass sweeps */
     uint64_t opened;       /* ms: when it began to take keys */
+    uint64_t entries;      /* non-empty entries: the sum of by_tag, at least the live ones */
     uint64_t by_tag[16];   /* non-empty entries by tag */
 } tag_table;
 
@@ -193,10 +194,14 @@ static inline void slot_put(tag_table *t, uint64_t bucket, uint32_t slot, uint64
 {
     uint64_t bit = slot_bit(t, bucket, slot);
     uint64_t old = entry_get(t->words, bit, t->width);
-    if (old != 0)
+    if (old != 0) {
         t->by_tag[old & TAG_MASK]--;
-    if (value != 0)
+        t->entries--;
+    }
+    if (value != 0) {
         t->by_tag[value & TAG_MASK]++;
+        t->entries++;
+    }
     entry_put_raw(t->words, bit, t->width, value);
 }
 
@@ -404,6 +409,7 @@ static void table_wipe(tag_table *t)
 {
     memset(t->words, 0, (size_t)(t->word_count * 8));
     memset(t->by_tag, 0, sizeof t->by_tag);
+    t->entries = 0;
     t->cursor = 0;
 }
 
@@ -453,6 +459,19 @@ typedef struct tag_held {
     uint32_t slot;
 } tag_held;
 
+/* The free slots of bucket b (empty, or expired in frame fr), and the first of them. */
+static inline void bucket_room(const tag_table *t, uint64_t b, const tag_frame *fr,
+                               uint32_t *free, uint32_t *first)
+{
+    uint64_t e[SLOTS];
+    bucket_load(t, b, e);
+    for (uint32_t s = SLOTS; s-- > 0;)
+        if (!entry_alive(e[s], fr)) {
+            (*free)++;
+            *first = s;
+        }
+}
+
 /* A free slot of bucket b (empty, or expired in frame fr, and not the walk's own
  * entry), or SLOTS. */
 static inline uint32_t bucket_free(const tag_table *t, uint64_t b, const tag_frame *fr,
@@ -481,16 +500,18 @@ static bool walk_place(tag_table *t, const tag_place *p, uint64_t entry, const t
 {
     w->moves = 0;
     tag_held held = {UINT64_MAX, SLOTS};
-    uint32_t s = bucket_free(t, p->first, fr, &held);
-    if (s < SLOTS) {
-        walk_put(t, w, p->first, s, entry);
+    /* The emptier of the two buckets (the first on a tie): balanced buckets leave a
+     * free slot to more keys, so fewer walks are needed, and each move of a walk is a
+     * miss. */
+    uint32_t free1 = 0, free2 = 0, s1 = SLOTS, s2 = SLOTS;
+    bucket_room(t, p->first, fr, &free1, &s1);
+    bucket_room(t, p->second, fr, &free2, &s2);
+    if (free1 > 0 || free2 > 0) {
+        bool second = free2 > free1;
+        walk_put(t, w, second ? p->second : p->first, second ? s2 : s1, entry);
         return true;
     }
-    s = bucket_free(t, p->second, fr, &held);
-    if (s < SLOTS) {
-        walk_put(t, w, p->second, s, entry);
-        return true;
-    }
+    uint32_t s;
     uint64_t b = (p->fp & 1) ? p->second : p->first;
     uint64_t carried = entry;
     for (uint32_t kick = 0; kick < MAX_KICKS; kick++) {
@@ -715,7 +736,10 @@ static once_status tagged_write(tagged_filter *t, const once_hash *h, uint64_t m
     tag_walk walk;
     tag_table fresh;
     tag_table *newest = &t->tables[t->count - 1];
-    bool grow = table_alive(newest, &fr) + 1 > (uint64_t)(MAX_LOAD * (double)table_slots(newest));
+    /* Full at MAX_LOAD live: the entries bound the live ones, so the sum over the ages
+     * is needed only near the limit. */
+    uint64_t limit = (uint64_t)(MAX_LOAD * (double)table_slots(newest));
+    bool grow = newest->entries + 1 > limit && table_alive(newest, &fr) + 1 > limit;
     if (!grow) {
         tag_place p = place_of(newest, h);
         bool placed = walk_place(newest, &p, (p.fp << TAG_BITS) | tag, &fr, &walk);
@@ -1182,6 +1206,7 @@ static once_status tagged_load(once_filter **out, const uint8_t *params, size_t 
                     continue;
                 canonical = t->started && (e >> TAG_BITS) != 0 && entry_alive(e, &fr);
                 tb->by_tag[e & TAG_MASK]++;
+                tb->entries++;
             }
         if (!canonical) {
             tagged_destroy(f);
