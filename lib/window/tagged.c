@@ -56,10 +56,12 @@
  *   table whose live entries fill a share a of its slots answers it present with
  *   chance at most 2 SLOTS a / (2^f - 1) (the union bound), and a filter of several
  *   tables at most the sum.  Each table is planned so that the sum stays under the
- *   target: the first takes half of it at its fullest load (MAX_LOAD), and each later
- *   one half of what the tables alive when it opens leave at their current loads.
- *   Tables that no longer take keys only lose live entries, so the sum never passes
- *   the target.  At 0.1% that is f = 14, w = 18.
+ *   target: the first takes all of it at its fullest load (MAX_LOAD: it is alone
+ *   unless the keys outgrow it), and each later one half of what the tables alive
+ *   when it opens leave at their current loads.  Tables that no longer take keys only
+ *   lose live entries, so the sum never passes the target.  At 0.1% that is f = 13,
+ *   w = 17 for the first table; a table opened beside a full one takes 3 bits more
+ *   until settling (below) gives the span's keys a table of their own.
  *
  * Growth
  *   Keys go to the newest table.  The first is sized for `capacity` keys a span plus
@@ -1004,7 +1006,7 @@ static once_status tagged_create(once_filter **out, const once_config *c)
         .plan_buckets = buckets_for(c->capacity, c->span_ms),
         .max_bytes = c->max_bytes ? c->max_bytes : ONCE_DEFAULT_TIME_WINDOW_MAX_BYTES,
         .policy = (uint32_t)c->policy,
-        .fp_bits = fp_bits_for(c->error / 2.0),
+        .fp_bits = fp_bits_for(c->error),
         .error = c->error,
     };
     return tagged_new(out, &g);
