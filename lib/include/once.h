@@ -12,7 +12,7 @@
  *     #include <once.h>
  *
  *     once_config config;
- *     once_config_init(&config, ONCE_TLBF);      // a time window ...
+ *     once_config_init(&config, ONCE_TAGGED);    // a time window ...
  *     config.span_ms = 3600 * 1000;              // ... of one hour
  *     once_filter *filter;
  *     if (once_create(&filter, &config) != ONCE_OK)
@@ -194,10 +194,10 @@ typedef enum once_type {
  * is refused with ONCE_ERR_INVALID, and without one that window is reported.
  */
 /*
- * Event time (ONCE_TLBF, ONCE_TIMER)
+ * Event time (ONCE_TAGGED, ONCE_TLBF, ONCE_TIMER)
  *
  * A time window keeps a clock: the latest event time it accepted, a watermark that
- * only moves forward.  Both time structures follow the same rules:
+ * only moves forward.  Every time structure follows the same rules:
  *   - Times are milliseconds in [0, ONCE_MAX_TIME_MS]; any other is ONCE_ERR_TIME.
  *   - The first event of a new (or cleared) filter sets the clock wherever it is.
  *   - An event at or after the clock moves the clock to it, unless it is more than
@@ -216,7 +216,8 @@ typedef enum once_type {
  * The window's boundary: at clock t the window holds the deliveries made at times in
  * (t - T, t].  A key delivered at t0 is reported seen while t - t0 < T; a repeat
  * exactly T later is new again unless the structure's slack still holds it (stats
- * `slack`: under one timer tick for ONCE_TIMER, k ceil(T / l) for ONCE_TLBF).
+ * `slack`: under a tick of T / 12 (plus 12 ms of rounding) for ONCE_TAGGED, under one
+ * timer tick for ONCE_TIMER, k ceil(T / l) for ONCE_TLBF).
  */
 #define ONCE_MAX_TIME_MS (UINT64_MAX >> 1)
 #define ONCE_DEFAULT_MAX_TIME_JUMP_MS (UINT64_C(24) * 3600 * 1000)
@@ -299,7 +300,7 @@ typedef struct once_config {
     uint64_t max_time_jump_ms; /* time windows: how far ahead of the clock an event may be
                                   (see "Event time"; once_config_init sets a day; 0 = any) */
 
-    /* Time windows (TLBF, timer).  `capacity` is then the expected keys per span, the
+    /* Time windows (tagged, TLBF, timer).  `capacity` is then the expected keys per span, the
      * starting size; the structures adapt to the observed rate. */
     uint64_t span_ms;        /* time window T in milliseconds */
     uint64_t max_bytes;      /* hard cap on once_bytes; an insertion (or metadata) that
@@ -396,9 +397,10 @@ ONCE_API once_status once_clear(once_filter *filter);
  * Intersection is refused (ONCE_ERR_UNSUPPORTED): a key may sit in different
  * sub-filters of the two chains.
  *
- * Time windows: the TLBF's slices have their own sizes and stamps, so neither union
- * nor intersection is offered (ONCE_ERR_UNSUPPORTED; ONCE_ERR_MISMATCH for filters of
- * another k, l or span).  Fixed-size timer filters of one geometry and span combine
+ * Time windows: the TLBF's slices have their own sizes and stamps, and the tagged
+ * window's tables their own sizes and fingerprints, so neither union nor intersection
+ * is offered (ONCE_ERR_UNSUPPORTED; ONCE_ERR_MISMATCH for filters of another geometry
+ * or span).  Fixed-size timer filters of one geometry and span combine
  * timer by timer at the later of the two clocks: union keeps the later expiry,
  * intersection the earlier, so a key alive in both stays alive. */
 ONCE_API once_status once_union(once_filter *dst, const once_filter *src);
