@@ -30,6 +30,23 @@ static inline once_filter *time_window_make(once_type type, uint64_t span, uint6
     return testing_create(&c);
 }
 
+/* A window saved mid-stream and loaded back (NULL if either fails), every cut of its
+ * file refused on the way. */
+static inline once_filter *time_window_saved_copy(const once_filter *a)
+{
+    void *buf = NULL;
+    size_t len = 0;
+    CHECK_OK(once_save_to_buffer(a, &buf, &len));
+    once_filter *b = NULL;
+    CHECK_OK(once_load(&b, buf, len));
+    for (size_t cut = 0; cut < len; cut += 1 + cut / 5) {
+        once_filter *x = NULL;
+        CHECK(once_load(&x, buf, cut) != ONCE_OK);
+    }
+    once_free_buffer(buf);
+    return b;
+}
+
 /*
  * A stream: event e happens at time(e) with key id(e).  The checker keeps, per key, the
  * filter-clock time of its last insertion and asserts that a key inserted within the
