@@ -45,6 +45,8 @@ static int write_window(const char *dir, once_type type, int variant, uint64_t k
         if (variant >= 2)
             c.timer_bits = 8;
     }
+    if (type == ONCE_TAGGED && variant >= 2) /* a first table for 5 keys: 60 grow it */
+        c.capacity = 5;
     char label[64];
     snprintf(label, sizeof label, "window-%d", variant);
     return write_config(dir, &c, keys, label);
@@ -244,7 +246,8 @@ int main(int argc, char **argv)
         failed |= write_seed(argv[1], shapes[i].type, shapes[i].bits, shapes[i].hashes, 0);
         failed |= write_seed(argv[1], shapes[i].type, shapes[i].bits, shapes[i].hashes, 20);
     }
-    static const once_type windows[] = {ONCE_APBF, ONCE_APBBF, ONCE_TLBF, ONCE_TIMER};
+    static const once_type windows[] = {ONCE_APBF, ONCE_APBBF, ONCE_TLBF, ONCE_TIMER,
+                                        ONCE_TAGGED};
     for (size_t i = 0; i < sizeof windows / sizeof windows[0]; i++)
         for (int variant = 0; variant < 4; variant++)
             for (uint64_t keys = 0; keys <= 60; keys += 60)

@@ -133,7 +133,8 @@ static void check_loaded(once_filter *f, const uint8_t *data, size_t size)
      * "now" (the timer filter takes event times below 2^63 ms). */
     once_type type = once_get_type(f);
     once_set_max_time_jump(f, 0); /* any time up to ONCE_MAX_TIME_MS */
-    uint64_t now = type == ONCE_TLBF || type == ONCE_TIMER ? UINT64_C(1) << 62 : 0;
+    uint64_t now =
+        once_structure_of(type)->kind == ONCE_KIND_TIME_WINDOW ? UINT64_C(1) << 62 : 0;
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         const char *key = keys[i].data;
         size_t len = keys[i].len;
