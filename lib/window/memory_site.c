@@ -661,6 +661,12 @@ once_status memory_site_load(const once_memory_site_config *config,
                        : state->clock_started || state->sweep_cursor != 0 ||
                              state->sweep_credit != 0))
         return ONCE_ERR_CORRUPT;
+    /* The payload's length against the geometry before anything is allocated: a file
+     * that declares a huge site with a small payload must not make it allocate. */
+    if (config->bits == 0 || config->bits > (UINT64_C(1) << 40) ||
+        len != (uint64_t)state->filters *
+                   (2 * 8 + memory_site_sub_filter_bytes(config->bits, config->window_ms)))
+        return ONCE_ERR_CORRUPT;
     once_site site;
     once_status st = once_memory_site_create(config, &site);
     if (st != ONCE_OK)

@@ -345,7 +345,8 @@ static uint32_t fp_bits_for(double share)
  * bucket bound first, so that the product cannot overflow.) */
 static bool table_fits(uint64_t buckets, uint32_t width)
 {
-    return buckets * SLOTS <= ONCE_MAX_CELLS && buckets * SLOTS * width <= TAGGED_MAX_TABLE_BITS;
+    return buckets <= ONCE_MAX_CELLS / SLOTS && width <= MAX_FP_BITS + TAG_BITS &&
+           buckets * SLOTS * width <= TAGGED_MAX_TABLE_BITS;
 }
 
 static uint64_t table_words(uint64_t buckets, uint32_t width)
@@ -1129,7 +1130,7 @@ static once_status tagged_load(once_filter **out, const uint8_t *params, size_t 
     memcpy(&error, &v[P_ERROR], sizeof error);
     if (v[P_SPAN] == 0 || v[P_SPAN] > TAGGED_MAX_SPAN || v[P_TICK] != tick_for(v[P_SPAN]) ||
         v[P_POLICY] > ONCE_POLICY_REFRESH || !isfinite(error) || !(error > 0.0 && error < 1.0) ||
-        v[P_PLAN_BUCKETS] == 0 || v[P_PLAN_BUCKETS] * SLOTS > ONCE_MAX_CELLS ||
+        v[P_PLAN_BUCKETS] == 0 || v[P_PLAN_BUCKETS] > ONCE_MAX_CELLS / SLOTS ||
         v[P_MAX_BYTES] == 0 || v[P_LATEST] > ONCE_MAX_TIME_MS || v[P_STARTED] > 1 ||
         (!v[P_STARTED] && v[P_LATEST] != 0) || v[P_MAX_TIME_JUMP] > ONCE_MAX_TIME_MS)
         return ONCE_ERR_CORRUPT;

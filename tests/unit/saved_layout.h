@@ -98,4 +98,21 @@ enum {
     BPBF_OFF_PAYLOAD = HEADER + 8 * BPBF_P_COUNT + 8,
 };
 
+/* The tagged time window's parameter words (section 6.9): the filter's, then each
+ * table's. */
+enum {
+    TAGGED_P_SPAN = 0,
+    TAGGED_P_TICK,
+    TAGGED_P_POLICY,
+    TAGGED_P_ERROR,
+    TAGGED_P_PLAN_BUCKETS,
+    TAGGED_P_MAX_BYTES,
+    TAGGED_P_LATEST,
+    TAGGED_P_STARTED,
+    TAGGED_P_MAX_TIME_JUMP,
+    TAGGED_P_TABLES,
+    TAGGED_P_COUNT
+};
+enum { TAGGED_T_BUCKETS = 0, TAGGED_T_FP_BITS, TAGGED_T_CURSOR, TAGGED_T_OPENED, TAGGED_T_COUNT };
+
 #endif /* ONCE_TESTS_SAVED_LAYOUT_H */

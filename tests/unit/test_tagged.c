@@ -330,6 +330,90 @@ static void every_byte_changed_loads_or_is_refused(void)
     once_free(f);
 }
 
+/* Every parameter out of its range (docs/FORMAT.md, 6.9), in a file resealed as a
+ * writer who means harm would: refused, and nothing allocated from it (the sanitizers
+ * and the allocation limit of the fuzzer watch the sizes). */
+static void hostile_params_refused(void)
+{
+    once_filter *f = make_tagged(MINUTE, 40, 0.01, 1 << 20, ONCE_POLICY_FIRST, 16);
+    REQUIRE(f != NULL);
+    for (uint64_t id = 0; id < 200; id++) /* grows to a second table */
+        seen_now(f, 13, id, 1000 + id * 10);
+    size_t len = 0;
+    uint8_t *file = testing_save(f, &len);
+    once_stats s = testing_stats(f);
+    once_free(f);
+    REQUIRE(file != NULL && s.filters >= 2);
+    REQUIRE(testing_get_le(file + OFF_TYPE, 2) == ONCE_TAGGED);
+    REQUIRE(testing_param_of(file, TAGGED_P_TABLES) == s.filters);
+    uint64_t span = testing_param_of(file, TAGGED_P_SPAN);
+    uint64_t latest = testing_param_of(file, TAGGED_P_LATEST);
+    CHECK_OK(testing_with_param(file, len, TAGGED_P_SPAN, span)); /* resealed, as it was */
+    const int t0 = TAGGED_P_COUNT, t1 = TAGGED_P_COUNT + TAGGED_T_COUNT;
+    uint64_t buckets = testing_param_of(file, t0 + TAGGED_T_BUCKETS);
+    struct {
+        int param;
+        uint64_t value;
+        const char *what;
+    } bad[] = {
+        {TAGGED_P_SPAN, 0, "span 0"},
+        {TAGGED_P_SPAN, (UINT64_C(1) << 40) + 1, "span past the limit"},
+        {TAGGED_P_SPAN, span * 2, "span whose tick differs"},
+        {TAGGED_P_TICK, testing_param_of(file, TAGGED_P_TICK) + 1, "tick off by one"},
+        {TAGGED_P_POLICY, 2, "policy 2"},
+        {TAGGED_P_ERROR, 0, "error 0"},
+        {TAGGED_P_ERROR, UINT64_C(0x3ff0000000000000), "error 1"},
+        {TAGGED_P_ERROR, UINT64_C(0x7ff8000000000000), "error NaN"},
+        {TAGGED_P_PLAN_BUCKETS, 0, "no planned buckets"},
+        {TAGGED_P_PLAN_BUCKETS, (UINT64_C(1) << 62) + 4, "planned buckets that wrap"},
+        {TAGGED_P_MAX_BYTES, 0, "cap 0"},
+        {TAGGED_P_MAX_BYTES, 100, "a cap below the tables"},
+        {TAGGED_P_LATEST, UINT64_MAX, "clock 2^64 - 1"},
+        {TAGGED_P_LATEST, 0, "clock before the tables opened"},
+        {TAGGED_P_STARTED, 2, "started 2"},
+        {TAGGED_P_STARTED, 0, "not started, with entries"},
+        {TAGGED_P_MAX_TIME_JUMP, UINT64_MAX, "jump bound 2^64 - 1"},
+        {TAGGED_P_TABLES, 0, "no tables"},
+        {TAGGED_P_TABLES, 65, "65 tables"},
+        {TAGGED_P_TABLES, s.filters + 1, "a table more than the words"},
+        {t0 + TAGGED_T_BUCKETS, 0, "a table of no buckets"},
+        {t0 + TAGGED_T_BUCKETS, (UINT64_C(1) << 62) + buckets, "buckets whose slots wrap "
+                                                                "to the payload's"},
+        {t0 + TAGGED_T_BUCKETS, UINT64_MAX, "buckets 2^64 - 1"},
+        {t0 + TAGGED_T_BUCKETS, buckets * 4, "buckets for a longer payload"},
+        {t0 + TAGGED_T_FP_BITS, 0, "fingerprints of 0 bits"},
+        {t0 + TAGGED_T_FP_BITS, 54, "fingerprints of 54 bits"},
+        {t0 + TAGGED_T_FP_BITS, 60, "fingerprints of 60 bits"},
+        {t0 + TAGGED_T_CURSOR, buckets + 1, "cursor past the buckets"},
+        {t0 + TAGGED_T_OPENED, latest + 1, "opened after the clock"},
+        {t1 + TAGGED_T_BUCKETS, (UINT64_C(1) << 62) + testing_param_of(file, t1),
+         "second table's buckets wrap"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        once_status st = testing_with_param(file, len, bad[i].param, bad[i].value);
+        if (st == ONCE_OK)
+            fprintf(stderr, "accepted: %s\n", bad[i].what);
+        CHECK(st != ONCE_OK);
+    }
+    /* An entry expired at the clock, or with fingerprint 0, where the writer writes 0. */
+    size_t payload = saved_payload_len_offset(file) + 8;
+    size_t at = payload;
+    while (at < len - 8 && file[at] == 0 && file[at + 1] == 0)
+        at++;
+    REQUIRE(at < len - 8);
+    uint8_t *copy = testing_copy_exact(file, len);
+    copy[at] ^= 0x0f; /* the first non-zero entry's tag bits, or a fingerprint's */
+    testing_reseal(copy, len);
+    once_filter *g = NULL;
+    once_status st = once_load(&g, copy, len);
+    if (st == ONCE_OK) { /* a tag still alive: it answers and saves */
+        CHECK(testing_stats(g).type == ONCE_TAGGED);
+        once_free(g);
+    }
+    free(copy);
+    once_free_buffer(file);
+}
+
 /* Batches answer as the one-key calls in array order, times included. */
 static void batch_matches_single(void)
 {
@@ -481,6 +565,7 @@ static const testing_case cases[] = {
     {"memory_cap_refuses_and_keeps_state", memory_cap_refuses_and_keeps_state},
     {"save_mid_stream_then_continue", save_mid_stream_then_continue},
     {"every_byte_changed_loads_or_is_refused", every_byte_changed_loads_or_is_refused},
+    {"hostile_params_refused", hostile_params_refused},
     {"batch_matches_single", batch_matches_single},
     {"one_clock_for_outliers_late_events_and_the_boundary",
      one_clock_for_outliers_late_events_and_the_boundary},

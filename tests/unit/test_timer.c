@@ -918,21 +918,6 @@ static size_t params_of(const uint8_t *file)
 #define OFF_PAYLOAD_LEN saved_payload_len_offset(file)
 #define OFF_PAYLOAD (OFF_PAYLOAD_LEN + 8)
 
-/* The file with parameter word `param` set to `value`, resealed. */
-static once_status with_param(const uint8_t *file, size_t len, int param, uint64_t value)
-{
-    uint8_t *b = testing_copy_exact(file, len);
-    testing_put_le(b + HEADER + 8 * param, value, 8);
-    testing_reseal(b, len);
-    once_status st = testing_load_and_vet(b, len);
-    free(b);
-    return st;
-}
-
-static uint64_t param_of(const uint8_t *file, int param)
-{
-    return testing_get_le(file + HEADER + 8 * param, 8);
-}
 
 static uint64_t double_bits(double d)
 {
@@ -1108,11 +1093,15 @@ static void hostile_params_refused(void)
         REQUIRE(testing_get_le(file + OFF_TYPE, 2) == ONCE_TIMER);
         REQUIRE(testing_get_le(file + OFF_PAYLOAD_LEN, 8) + OFF_PAYLOAD + 8 == len);
         CHECK_OK(testing_load_and_vet(file, len));
-        CHECK_OK(with_param(file, len, TIMER_P_CURSOR, param_of(file, TIMER_P_CURSOR))); /* resealed */
+        uint64_t cursor = testing_param_of(file, TIMER_P_CURSOR);
+        CHECK_OK(testing_with_param(file, len, TIMER_P_CURSOR, cursor)); /* resealed */
 
-        uint64_t cells = param_of(file, TIMER_P_CELLS), span = param_of(file, TIMER_P_SPAN);
-        uint64_t k = param_of(file, TIMER_P_HASHES), latest = param_of(file, TIMER_P_LATEST);
-        uint64_t tick = param_of(file, TIMER_P_TICK), filters = param_of(file, TIMER_P_FILTERS);
+        uint64_t cells = testing_param_of(file, TIMER_P_CELLS);
+        uint64_t span = testing_param_of(file, TIMER_P_SPAN);
+        uint64_t k = testing_param_of(file, TIMER_P_HASHES);
+        uint64_t latest = testing_param_of(file, TIMER_P_LATEST);
+        uint64_t tick = testing_param_of(file, TIMER_P_TICK);
+        uint64_t filters = testing_param_of(file, TIMER_P_FILTERS);
         REQUIRE(cells == s.bits / s.filters && k == s.hashes && tick == s.slack);
         struct {
             int param;
@@ -1164,7 +1153,7 @@ static void hostile_params_refused(void)
             {TIMER_P_MAX_TIME_JUMP, UINT64_C(1) << 63, "time jump bound 2^63"},
         };
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-            once_status st = with_param(file, len, bad[i].param, bad[i].value);
+            once_status st = testing_with_param(file, len, bad[i].param, bad[i].value);
             if (st != ONCE_ERR_CORRUPT) {
                 fprintf(stderr, "%s: %s accepted (%s)\n", dynamic ? "dynamic" : "fixed",
                         bad[i].what, once_strerror(st));
@@ -1209,9 +1198,10 @@ static void hostile_params_refused(void)
         }
         /* Budget growth needs when its newest sub-filter opened: not after the clock. */
         if (dynamic) {
-            CHECK(params_of(file) == TIMER_P_COUNT && param_of(file, TIMER_P_DYNAMIC) == 2);
-            CHECK_STATUS(with_param(file, len, TIMER_P_OPENED, latest + 1), ONCE_ERR_CORRUPT);
-            CHECK_OK(with_param(file, len, TIMER_P_OPENED, latest));
+            CHECK(params_of(file) == TIMER_P_COUNT && testing_param_of(file, TIMER_P_DYNAMIC) == 2);
+            CHECK_STATUS(testing_with_param(file, len, TIMER_P_OPENED, latest + 1),
+                         ONCE_ERR_CORRUPT);
+            CHECK_OK(testing_with_param(file, len, TIMER_P_OPENED, latest));
         } else {
             CHECK(params_of(file) == TIMER_P_OPENED);
         }

@@ -365,6 +365,24 @@ static inline once_status testing_load_and_vet(const uint8_t *file, size_t len)
     return ONCE_OK;
 }
 
+/* Parameter word `param` of a saved file (no metadata), and the file with that word set
+ * to `value`, resealed, through testing_load_and_vet: the load's status. */
+static inline uint64_t testing_param_of(const uint8_t *file, int param)
+{
+    return testing_get_le(file + HEADER + 8 * param, 8);
+}
+
+static inline once_status testing_with_param(const uint8_t *file, size_t len, int param,
+                                             uint64_t value)
+{
+    uint8_t *b = testing_copy_exact(file, len);
+    testing_put_le(b + HEADER + 8 * param, value, 8);
+    testing_reseal(b, len);
+    once_status st = testing_load_and_vet(b, len);
+    free(b);
+    return st;
+}
+
 /*
  * Batch calls must answer exactly as the one-key calls in array order.  Replays `count`
  * events through `batched` in batches (sizes cycled from `sizes`; per batch the
