@@ -236,31 +236,7 @@ static void memory_cap_refuses_and_keeps_state(void)
 {
     once_filter *f = make_tagged(HOUR, 1000, 0.01, 16 * 1024, ONCE_POLICY_FIRST, 12);
     REQUIRE(f != NULL);
-    once_status st = ONCE_OK;
-    uint64_t i = 0, t = 0;
-    void *before = NULL;
-    size_t before_len = 0;
-    for (; i < 1000000 && st == ONCE_OK; i++, t++) {
-        once_free_buffer(before);
-        before = NULL;
-        CHECK_OK(once_save_to_buffer(f, &before, &before_len));
-        testing_key k = testing_key_make(7, i);
-        bool seen;
-        st = once_test_and_add(f, &k, sizeof k, t, &seen);
-    }
-    CHECK_STATUS(st, ONCE_ERR_FULL);
-    void *after = NULL;
-    size_t after_len = 0;
-    CHECK_OK(once_save_to_buffer(f, &after, &after_len));
-    CHECK(before_len == after_len && memcmp(before, after, after_len) == 0);
-    CHECK(once_bytes(f) <= 16 * 1024);
-    uint64_t missing = 0;
-    for (uint64_t j = 0; j + 1 < i; j++)
-        missing += !present_at(f, 7, j, t);
-    CHECK(missing == 0);
-    once_free_buffer(before);
-    once_free_buffer(after);
-    once_free(f);
+    time_window_cap_refuses_and_keeps_state(f, 16 * 1024, 7);
 }
 
 /* Saved mid-stream (while growing and settling, under both policies) and loaded, it

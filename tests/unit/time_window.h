@@ -48,6 +48,46 @@ static inline once_filter *time_window_saved_copy(const once_filter *a)
 }
 
 /*
+ * A burst of new keys, one a millisecond, into a window capped at `cap` bytes, until
+ * one is refused: it must be refused with ONCE_ERR_FULL, leave the filter as it was
+ * (the same saved bytes), within its cap, and every key taken before it present.
+ * Frees the filter.
+ */
+static inline void time_window_cap_refuses_and_keeps_state(once_filter *f, uint64_t cap,
+                                                           uint64_t domain)
+{
+    once_status st = ONCE_OK;
+    uint64_t i = 0, t = 0;
+    void *before = NULL;
+    size_t before_len = 0;
+    for (; i < 2000000 && st == ONCE_OK; i++, t++) {
+        once_free_buffer(before);
+        before = NULL;
+        CHECK_OK(once_save_to_buffer(f, &before, &before_len));
+        testing_key k = testing_key_make(domain, i);
+        bool seen;
+        st = once_test_and_add(f, &k, sizeof k, t, &seen);
+    }
+    CHECK_STATUS(st, ONCE_ERR_FULL);
+    void *after = NULL;
+    size_t after_len = 0;
+    CHECK_OK(once_save_to_buffer(f, &after, &after_len));
+    CHECK(before_len == after_len && memcmp(before, after, after_len) == 0);
+    CHECK(once_bytes(f) <= cap);
+    uint64_t missing = 0;
+    for (uint64_t j = 0; j + 1 < i; j++) {
+        testing_key k = testing_key_make(domain, j);
+        bool present = false;
+        CHECK_OK(once_query(f, &k, sizeof k, t, &present));
+        missing += !present;
+    }
+    CHECK(missing == 0);
+    once_free_buffer(before);
+    once_free_buffer(after);
+    once_free(f);
+}
+
+/*
  * A stream: event e happens at time(e) with key id(e).  The checker keeps, per key, the
  * filter-clock time of its last insertion and asserts that a key inserted within the
  * last span is reported seen.  The filter's clock is the latest event time (a late or
