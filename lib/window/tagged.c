@@ -19,9 +19,10 @@
  *   inverse, so an entry moved by a kick finds its other bucket from its bucket and
  *   fingerprint alone, and B need not be a power of two (a table is sized to the keys
  *   it must hold, not to the next power of two).  An entry is (fp << 4) | tag.
- *   A key is inserted as in a cuckoo filter (Fan et al., 2014): into a free slot of
- *   either bucket, or else by moving entries to their other buckets, at most MAX_KICKS
- *   moves; a walk that fails is undone, so that the table is as before.
+ *   A key is inserted as in a cuckoo filter (Fan et al., 2014), into a free slot of the
+ *   emptier of its two buckets (balanced buckets need fewer walks), or else by moving
+ *   entries to their other buckets, at most MAX_KICKS moves; a walk that fails is
+ *   undone, so that the table is as before, and a new table opens.
  *
  * Time
  *   tick = ceil(T / 12) ms, S = ceil(T / tick) <= 12 ticks a span, and a clock tick
@@ -71,13 +72,15 @@
  *   table is freed once nothing in it is alive, at most a span and a tick after it
  *   stopped taking keys.  So memory follows a burst up and comes back a span after it;
  *   max_bytes (0: ONCE_DEFAULT_TIME_WINDOW_MAX_BYTES) caps it, and an insertion that
- *   would pass it fails with ONCE_ERR_FULL.
+ *   would pass it fails with ONCE_ERR_FULL.  A table that grew for a burst, or from a
+ *   first guess too small, is settled once it has seen a span: a table sized to the
+ *   span's keys opens, with the fingerprints the target then allows (settle()).
  *
  * Invariants
  *   - every entry is 0 or has fp in [1, 2^f) and an age in [0, S + 3] at the clock;
- *   - by_tag[g] counts the non-empty entries of a table tagged g, so the live entries
- *     are the sum over the ages 0..S, exact at any tick (expired entries waiting for
- *     the sweep are not in it);
+ *   - by_tag[g] counts the non-empty entries of a table tagged g, and `entries` their
+ *     sum; the live entries are the sum of by_tag over the ages 0..S, exact at any tick
+ *     (expired entries waiting for the sweep have older ages);
  *   - queries change nothing; a write that fails (ONCE_ERR_TIME, ONCE_ERR_FULL,
  *     ONCE_ERR_NOMEM) changes nothing: growth is decided and allocated, and a walk
  *     that might fail is tried and undone, before the clock moves;
