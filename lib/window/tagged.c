@@ -636,7 +636,13 @@ static void settle(tagged_filter *t)
     if (fp_bits == 0 || (newest->buckets <= 2 * buckets && fp_bits + 2 > newest->fp_bits) ||
         !table_fits(buckets, fp_bits + TAG_BITS))
         return;
-    uint64_t bytes = tables_bytes(t) + once_words_memory(table_words(buckets, fp_bits + TAG_BITS));
+    /* Settling saves memory or it does not happen: a table no smaller than the newest
+     * (a rate that grew since, or a planned size a loaded file overstates) is left to
+     * growth. */
+    uint64_t fresh_bytes = once_words_memory(table_words(buckets, fp_bits + TAG_BITS));
+    if (fresh_bytes >= once_words_memory(newest->word_count))
+        return;
+    uint64_t bytes = tables_bytes(t) + fresh_bytes;
     uint64_t room = t->room > t->count + 1 ? t->room : t->count + 1;
     tag_table fresh;
     if (!once_fits_cap(memory_for(room, bytes), t->base.metadata_len, t->max_bytes) ||

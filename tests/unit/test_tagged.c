@@ -371,6 +371,24 @@ static void hostile_params_refused(void)
             fprintf(stderr, "accepted: %s\n", bad[i].what);
         CHECK(st != ONCE_OK);
     }
+    /* A planned size far past the tables (within the limits) and a cap that allows it:
+     * the file loads, and a jump of the clock, after which the tables would settle,
+     * allocates nothing near the planned size (settling only ever saves memory). */
+    uint8_t *big = testing_copy_exact(file, len);
+    testing_put_le(big + HEADER + 8 * TAGGED_P_PLAN_BUCKETS, UINT64_C(1) << 26, 8);
+    testing_put_le(big + HEADER + 8 * TAGGED_P_MAX_BYTES, UINT64_C(1) << 60, 8);
+    testing_reseal(big, len);
+    once_filter *loaded = NULL;
+    CHECK_OK(once_load(&loaded, big, len));
+    if (loaded != NULL) {
+        uint64_t before = once_bytes(loaded);
+        CHECK_OK(once_set_max_time_jump(loaded, 0));
+        bool seen = true;
+        CHECK_OK(once_test_and_add(loaded, "k", 1, latest + 100 * MINUTE, &seen));
+        CHECK(!seen && once_bytes(loaded) <= before);
+        once_free(loaded);
+    }
+    free(big);
     /* An entry expired at the clock, or with fingerprint 0, where the writer writes 0. */
     size_t payload = saved_payload_len_offset(file) + 8;
     size_t at = payload;
