@@ -465,30 +465,21 @@ typedef struct tag_held {
     uint32_t slot;
 } tag_held;
 
-/* The free slots of bucket b (empty, or expired in frame fr), and the first of them. */
-static inline void bucket_room(const tag_table *t, uint64_t b, const tag_frame *fr,
-                               uint32_t *free, uint32_t *first)
+/* The free slots of bucket b: empty, or expired in frame fr, and not the walk's own
+ * entry (`held`).  How many, and the first of them (SLOTS if none). */
+static inline uint32_t bucket_room(const tag_table *t, uint64_t b, const tag_frame *fr,
+                                   const tag_held *held, uint32_t *first)
 {
     uint64_t e[SLOTS];
     bucket_load(t, b, e);
+    uint32_t free = 0;
+    *first = SLOTS;
     for (uint32_t s = SLOTS; s-- > 0;)
-        if (!entry_alive(e[s], fr)) {
-            (*free)++;
+        if (!entry_alive(e[s], fr) && !(b == held->bucket && s == held->slot)) {
+            free++;
             *first = s;
         }
-}
-
-/* A free slot of bucket b (empty, or expired in frame fr, and not the walk's own
- * entry), or SLOTS. */
-static inline uint32_t bucket_free(const tag_table *t, uint64_t b, const tag_frame *fr,
-                                   const tag_held *held)
-{
-    uint64_t e[SLOTS];
-    bucket_load(t, b, e);
-    for (uint32_t s = 0; s < SLOTS; s++)
-        if (!entry_alive(e[s], fr) && !(b == held->bucket && s == held->slot))
-            return s;
-    return SLOTS;
+    return free;
 }
 
 /*
@@ -509,9 +500,9 @@ static bool walk_place(tag_table *t, const tag_place *p, uint64_t entry, const t
     /* The emptier of the two buckets (the first on a tie): balanced buckets leave a
      * free slot to more keys, so fewer walks are needed, and each move of a walk is a
      * miss. */
-    uint32_t free1 = 0, free2 = 0, s1 = SLOTS, s2 = SLOTS;
-    bucket_room(t, p->first, fr, &free1, &s1);
-    bucket_room(t, p->second, fr, &free2, &s2);
+    uint32_t s1, s2;
+    uint32_t free1 = bucket_room(t, p->first, fr, &held, &s1);
+    uint32_t free2 = bucket_room(t, p->second, fr, &held, &s2);
     if (free1 > 0 || free2 > 0) {
         bool second = free2 > free1;
         walk_put(t, w, second ? p->second : p->first, second ? s2 : s1, entry);
@@ -531,8 +522,7 @@ static bool walk_place(tag_table *t, const tag_place *p, uint64_t entry, const t
             held = (tag_held){b, victim};
         carried = evicted;
         b = other_bucket(b, carried >> TAG_BITS, t->buckets);
-        s = bucket_free(t, b, fr, &held);
-        if (s < SLOTS) {
+        if (bucket_room(t, b, fr, &held, &s) > 0) {
             walk_put(t, w, b, s, carried);
             return true;
         }
@@ -553,13 +543,12 @@ static uint32_t next_fp_bits(const tagged_filter *t, const tag_frame *fr)
     return left > 0 ? fp_bits_for(left / 2.0) : 0;
 }
 
-/* A new table, twice the newest's buckets, allocated with room in the list for it, or
- * the reason it cannot be: nothing of the filter changes. */
-static once_status table_prepare(tagged_filter *t, const tag_frame *fr, tag_table *out)
+/* A table of `buckets` and `fp_bits` in *out, allocated with room in the list for it
+ * (not yet in it), or the reason it cannot be: ONCE_ERR_FULL past the limits or the
+ * cap, ONCE_ERR_NOMEM.  Nothing of the filter changes but the list's room. */
+static once_status table_open(tagged_filter *t, uint64_t buckets, uint32_t fp_bits,
+                              uint64_t opened, tag_table *out)
 {
-    const tag_table *newest = &t->tables[t->count - 1];
-    uint32_t fp_bits = next_fp_bits(t, fr);
-    uint64_t buckets = newest->buckets * 2;
     if (fp_bits == 0 || t->count >= TAGGED_MAX_TABLES ||
         !table_fits(buckets, fp_bits + TAG_BITS))
         return ONCE_ERR_FULL;
@@ -567,7 +556,7 @@ static once_status table_prepare(tagged_filter *t, const tag_frame *fr, tag_tabl
     uint64_t room = t->room > t->count + 1 ? t->room : t->count + 1;
     if (!once_fits_cap(memory_for(room, bytes), t->base.metadata_len, t->max_bytes))
         return ONCE_ERR_FULL;
-    if (table_init(out, buckets, fp_bits, 0) != ONCE_OK)
+    if (table_init(out, buckets, fp_bits, opened) != ONCE_OK)
         return ONCE_ERR_NOMEM;
     if (!list_grow(t)) {
         once_words_free(out->words);
@@ -624,7 +613,7 @@ static void drop_empty(tagged_filter *t)
 static void settle(tagged_filter *t)
 {
     const tag_table *newest = &t->tables[t->count - 1];
-    if (t->now - newest->opened / t->tick <= t->span_ticks || t->count >= TAGGED_MAX_TABLES)
+    if (t->now - newest->opened / t->tick <= t->span_ticks)
         return;
     tag_frame fr = frame_at(t, 0);
     uint64_t alive = 0;
@@ -633,26 +622,18 @@ static void settle(tagged_filter *t)
     double need = ceil((double)alive * SETTLE_ROOM / (SLOTS * MAX_LOAD));
     uint64_t buckets = need > (double)t->plan_buckets ? (uint64_t)need : t->plan_buckets;
     uint32_t fp_bits = next_fp_bits(t, &fr);
-    if (fp_bits == 0 || (newest->buckets <= 2 * buckets && fp_bits + 2 > newest->fp_bits) ||
-        !table_fits(buckets, fp_bits + TAG_BITS))
+    if (newest->buckets <= 2 * buckets && fp_bits + 2 > newest->fp_bits)
         return;
     /* Settling saves memory or it does not happen: a table no smaller than the newest
      * (a rate that grew since, or a planned size a loaded file overstates) is left to
      * growth. */
-    uint64_t fresh_bytes = once_words_memory(table_words(buckets, fp_bits + TAG_BITS));
-    if (fresh_bytes >= once_words_memory(newest->word_count))
+    if (!table_fits(buckets, fp_bits + TAG_BITS) ||
+        once_words_memory(table_words(buckets, fp_bits + TAG_BITS)) >=
+            once_words_memory(newest->word_count))
         return;
-    uint64_t bytes = tables_bytes(t) + fresh_bytes;
-    uint64_t room = t->room > t->count + 1 ? t->room : t->count + 1;
     tag_table fresh;
-    if (!once_fits_cap(memory_for(room, bytes), t->base.metadata_len, t->max_bytes) ||
-        table_init(&fresh, buckets, fp_bits, t->latest) != ONCE_OK)
-        return;
-    if (!list_grow(t)) {
-        once_words_free(fresh.words);
-        return;
-    }
-    t->tables[t->count++] = fresh;
+    if (table_open(t, buckets, fp_bits, t->latest, &fresh) == ONCE_OK)
+        t->tables[t->count++] = fresh;
 }
 
 /* Move the clock to `latest` (admissible, not before L): at the end of a pass's two
@@ -762,14 +743,13 @@ static once_status tagged_write(tagged_filter *t, const once_hash *h, uint64_t m
         walk_undo(newest, &walk); /* tried: made again once the clock has moved */
         grow = !placed;
     }
-    if (grow) {
-        once_status st = table_prepare(t, &fr, &fresh);
+    if (grow) { /* twice the newest's buckets */
+        once_status st = table_open(t, newest->buckets * 2, next_fp_bits(t, &fr), latest, &fresh);
         if (st != ONCE_OK)
             return st;
     }
     clock_move(t, latest, grow);
     if (grow) {
-        fresh.opened = latest;
         t->tables[t->count++] = fresh;
         list_fit(t);
     }
@@ -958,6 +938,31 @@ static uint64_t tick_for(uint64_t span)
     return (span + TICKS_PER_SPAN - 1) / TICKS_PER_SPAN;
 }
 
+/* S: the ticks of a span, at most TICKS_PER_SPAN. */
+static uint64_t span_ticks_for(uint64_t span)
+{
+    uint64_t tick = tick_for(span);
+    return (span + tick - 1) / tick;
+}
+
+/* The filter of a geometry, before any event, without its tables (the caller adds
+ * them); NULL without memory. */
+static tagged_filter *tagged_alloc(const tagged_geometry *g)
+{
+    tagged_filter *t = once_calloc(1, sizeof *t);
+    if (t == NULL)
+        return NULL;
+    once_filter_init(&t->base, &once_tagged_ops);
+    t->span = g->span;
+    t->tick = tick_for(g->span);
+    t->span_ticks = span_ticks_for(g->span);
+    t->policy = g->policy;
+    t->error = g->error;
+    t->plan_buckets = g->plan_buckets;
+    t->max_bytes = g->max_bytes;
+    return t;
+}
+
 /* One empty filter with its first table (ONCE_ERR_INVALID for a geometry out of range,
  * ONCE_ERR_TOO_LARGE past the limits or its own cap, checked before allocating). */
 static once_status tagged_new(once_filter **out, const tagged_geometry *g)
@@ -971,17 +976,9 @@ static once_status tagged_new(once_filter **out, const tagged_geometry *g)
     uint64_t words = table_words(g->plan_buckets, g->fp_bits + TAG_BITS);
     if (memory_for(1, once_words_memory(words)) > g->max_bytes)
         return ONCE_ERR_TOO_LARGE;
-    tagged_filter *t = once_calloc(1, sizeof *t);
+    tagged_filter *t = tagged_alloc(g);
     if (t == NULL)
         return ONCE_ERR_NOMEM;
-    once_filter_init(&t->base, &once_tagged_ops);
-    t->span = g->span;
-    t->tick = tick_for(g->span);
-    t->span_ticks = (g->span + t->tick - 1) / t->tick;
-    t->policy = g->policy;
-    t->error = g->error;
-    t->plan_buckets = g->plan_buckets;
-    t->max_bytes = g->max_bytes;
     t->tables = once_calloc(1, sizeof *t->tables);
     if (t->tables == NULL || table_init(&t->tables[0], g->plan_buckets, g->fp_bits, 0) != ONCE_OK) {
         once_free_memory(t->tables);
@@ -998,7 +995,7 @@ static once_status tagged_new(once_filter **out, const tagged_geometry *g)
  * MAX_LOAD. */
 static uint64_t buckets_for(uint64_t capacity, uint64_t span)
 {
-    uint64_t tick = tick_for(span), ticks = (span + tick - 1) / tick;
+    uint64_t ticks = span_ticks_for(span);
     double alive = (double)capacity * (double)(ticks + 1) / (double)ticks;
     double buckets = ceil(alive / (SLOTS * MAX_LOAD));
     return buckets < 1.0 ? 1 : (uint64_t)buckets;
@@ -1165,31 +1162,17 @@ static once_status tagged_load(once_filter **out, const uint8_t *params, size_t 
         .plan_buckets = v[P_PLAN_BUCKETS],
         .max_bytes = v[P_MAX_BYTES],
         .policy = (uint32_t)v[P_POLICY],
-        .fp_bits = (uint32_t)tv[0][T_FP_BITS],
         .error = error,
     };
-    /* The first table is built by tagged_new at the plan's size; replace it with the
-     * saved one below. */
-    once_filter *f = NULL;
-    once_status st = tagged_new(&f, &(tagged_geometry){.span = g.span,
-                                                       .plan_buckets = 1,
-                                                       .max_bytes = UINT64_MAX,
-                                                       .policy = g.policy,
-                                                       .fp_bits = g.fp_bits,
-                                                       .error = g.error});
-    if (st != ONCE_OK)
-        return st == ONCE_ERR_INVALID || st == ONCE_ERR_TOO_LARGE ? ONCE_ERR_CORRUPT : st;
-    tagged_filter *t = TAGGED(f);
-    t->plan_buckets = g.plan_buckets;
-    t->max_bytes = g.max_bytes;
-    once_words_free(t->tables[0].words);
-    t->count = 0;
-    tag_table *tables = once_realloc(t->tables, (size_t)v[P_TABLES] * sizeof *tables);
-    if (tables == NULL) {
+    tagged_filter *t = tagged_alloc(&g);
+    if (t == NULL)
+        return ONCE_ERR_NOMEM;
+    once_filter *f = &t->base;
+    t->tables = once_calloc((size_t)v[P_TABLES], sizeof *t->tables);
+    if (t->tables == NULL) {
         tagged_destroy(f);
         return ONCE_ERR_NOMEM;
     }
-    t->tables = tables;
     t->room = (uint32_t)v[P_TABLES];
     t->latest = v[P_LATEST];
     t->started = v[P_STARTED] != 0;
