@@ -7,6 +7,7 @@
 #define ONCE_TESTS_RACING_H
 
 #include "once_sliced.h"
+#include "testing.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -26,18 +27,46 @@ static inline void shared_run(void *context, once_site_request *requests, size_t
     sched_yield(); /* let the other producers in between this producer's messages */
 }
 
-/* delivered[p][k]: how often producer p delivered key k.  Keys delivered by more than
- * one delivery in all into *twice, by none into *never. */
-static inline void racing_tally(uint8_t *const *delivered, unsigned producers, uint64_t keys,
-                                uint64_t *twice, uint64_t *never)
+/* What a racing producer reports: the first member of each test's racer. */
+typedef struct racing_lane {
+    uint8_t *delivered; /* per key: deliveries by this producer */
+    once_status status;
+} racing_lane;
+
+#define RACING_MAX_PRODUCERS 8
+
+/*
+ * Run `producers` racers, racer p at racers + p * stride (each opening with a
+ * racing_lane), on threads through `race`, each given a zeroed tally of `keys`
+ * deliveries; join them, check that each finished ONCE_OK, and count the keys
+ * delivered by more than one delivery in all (*twice) and by none (*never).
+ */
+static inline void racing_run(void *racers, size_t stride, unsigned producers, uint64_t keys,
+                              void *(*race)(void *), uint64_t *twice, uint64_t *never)
 {
     *twice = *never = 0;
+    REQUIRE(producers <= RACING_MAX_PRODUCERS);
+    pthread_t threads[RACING_MAX_PRODUCERS];
+    racing_lane *lanes[RACING_MAX_PRODUCERS];
+    for (unsigned p = 0; p < producers; p++) {
+        lanes[p] = (racing_lane *)((char *)racers + p * stride);
+        lanes[p]->delivered = calloc(keys, 1);
+        lanes[p]->status = ONCE_OK;
+        REQUIRE(lanes[p]->delivered != NULL);
+        REQUIRE(pthread_create(&threads[p], NULL, race, lanes[p]) == 0);
+    }
+    for (unsigned p = 0; p < producers; p++)
+        pthread_join(threads[p], NULL);
     for (uint64_t k = 0; k < keys; k++) {
         unsigned total = 0;
         for (unsigned p = 0; p < producers; p++)
-            total += delivered[p][k];
+            total += lanes[p]->delivered[k];
         *twice += total > 1;
         *never += total == 0;
+    }
+    for (unsigned p = 0; p < producers; p++) {
+        CHECK_OK(lanes[p]->status);
+        free(lanes[p]->delivered);
     }
 }
 

@@ -1857,11 +1857,10 @@ static once_status test_clock_reserve(void *context, uint64_t n, uint64_t *first
 }
 
 typedef struct racer {
+    racing_lane lane; /* first: what racing_run reads */
     shared_site *sites;
     once_sliced_config config;
     uint64_t keys, batch, time_step;
-    uint8_t *delivered; /* per key: deliveries by this producer */
-    once_status status;
 } racer;
 
 static void *race(void *argument)
@@ -1871,13 +1870,13 @@ static void *race(void *argument)
     for (uint32_t i = 0; i < r->config.slices; i++)
         proxies[i] = (once_site){.context = &r->sites[i], .run = shared_run};
     once_sliced *f = NULL;
-    r->status = once_sliced_create(&f, &r->config, proxies);
-    if (r->status != ONCE_OK)
+    r->lane.status = once_sliced_create(&f, &r->config, proxies);
+    if (r->lane.status != ONCE_OK)
         return NULL;
     testing_key storage[64];
     once_key keys[64];
     uint8_t seen[64];
-    for (uint64_t i = 0; i < r->keys && r->status == ONCE_OK;) {
+    for (uint64_t i = 0; i < r->keys && r->lane.status == ONCE_OK;) {
         size_t n = 0;
         for (; n < r->batch && i < r->keys; n++, i++) {
             storage[n] = testing_key_make(7, i);
@@ -1885,17 +1884,17 @@ static void *race(void *argument)
         }
         if (r->batch == 1) {
             bool dup = false;
-            r->status = once_sliced_test_and_add(f, keys[0].data, keys[0].len, keys[0].time_ms,
+            r->lane.status = once_sliced_test_and_add(f, keys[0].data, keys[0].len, keys[0].time_ms,
                                                  &dup);
             seen[0] = dup;
         } else {
-            r->status = once_sliced_test_and_add_batch(f, keys, n, seen);
+            r->lane.status = once_sliced_test_and_add_batch(f, keys, n, seen);
         }
         for (size_t j = 0; j < n; j++)
-            r->delivered[i - n + j] += seen[j] == 0;
+            r->lane.delivered[i - n + j] += seen[j] == 0;
     }
-    if (r->status == ONCE_OK)
-        r->status = once_sliced_flush(f);
+    if (r->lane.status == ONCE_OK)
+        r->lane.status = once_sliced_flush(f);
     once_sliced_free(f);
     return NULL;
 }
@@ -1932,23 +1931,10 @@ static void racing_producers_deliver_once_with_claims(void)
             pthread_mutex_init(&sites[i].lock, NULL);
         }
         racer racers[PRODUCERS];
-        pthread_t threads[PRODUCERS];
-        for (int p = 0; p < PRODUCERS; p++) {
-            racers[p] = (racer){sites, c, KEYS, modes[m].batch, 1, calloc(KEYS, 1), ONCE_OK};
-            REQUIRE(racers[p].delivered != NULL);
-            REQUIRE(pthread_create(&threads[p], NULL, race, &racers[p]) == 0);
-        }
         for (int p = 0; p < PRODUCERS; p++)
-            pthread_join(threads[p], NULL);
-        uint8_t *delivered[PRODUCERS];
-        for (int p = 0; p < PRODUCERS; p++)
-            delivered[p] = racers[p].delivered;
+            racers[p] = (racer){{NULL, ONCE_OK}, sites, c, KEYS, modes[m].batch, 1};
         uint64_t twice = 0, never = 0;
-        racing_tally(delivered, PRODUCERS, KEYS, &twice, &never);
-        for (int p = 0; p < PRODUCERS; p++) {
-            CHECK_OK(racers[p].status);
-            free(racers[p].delivered);
-        }
+        racing_run(racers, sizeof racers[0], PRODUCERS, KEYS, race, &twice, &never);
         if (twice != 0 || never > 10)
             fprintf(stderr, "mode %zu: %" PRIu64 " keys delivered twice, %" PRIu64 " never\n",
                     m, twice, never);

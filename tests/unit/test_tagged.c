@@ -21,21 +21,6 @@ static once_filter *make_tagged(uint64_t span, uint64_t capacity, double error,
     return time_window_make(ONCE_TAGGED, span, capacity, error, 0, max_bytes, policy, seed);
 }
 
-static bool seen_now(once_filter *f, uint64_t domain, uint64_t id, uint64_t t)
-{
-    testing_key k = testing_key_make(domain, id);
-    bool seen = false;
-    CHECK_OK(once_test_and_add(f, &k, sizeof k, t, &seen));
-    return seen;
-}
-
-static bool present_at(const once_filter *f, uint64_t domain, uint64_t id, uint64_t t)
-{
-    testing_key k = testing_key_make(domain, id);
-    bool present = false;
-    CHECK_OK(once_query(f, &k, sizeof k, t, &present));
-    return present;
-}
 
 static void no_false_negatives(void)
 {
@@ -72,21 +57,21 @@ static void forgotten_within_a_tick_of_the_span(void)
             state = testing_mix(state);
             uint64_t t0 = 1000000 + state % (50 * span + 1);
             once_clear(f);
-            CHECK(!seen_now(f, 1, (uint64_t)k, t0));
+            CHECK(!testing_seen(f, 1, (uint64_t)k, t0));
             uint64_t gone = (t0 / tick + ticks + 1) * tick;
             CHECK(gone >= t0 + span && gone - (t0 + span) <= s.slack);
-            CHECK(present_at(f, 1, (uint64_t)k, t0 + span - 1));
-            CHECK(!present_at(f, 1, (uint64_t)k, gone));
+            CHECK(testing_present(f, 1, (uint64_t)k, t0 + span - 1));
+            CHECK(!testing_present(f, 1, (uint64_t)k, gone));
             if (gone > t0 + span)
-                CHECK(present_at(f, 1, (uint64_t)k, gone - 1));
+                CHECK(testing_present(f, 1, (uint64_t)k, gone - 1));
             /* The same answers from a write's test at those times. */
             once_filter *g = testing_reload(f);
             REQUIRE(g != NULL);
-            CHECK(seen_now(g, 1, (uint64_t)k, t0 + span - 1));
+            CHECK(testing_seen(g, 1, (uint64_t)k, t0 + span - 1));
             once_free(g);
             g = testing_reload(f);
             REQUIRE(g != NULL);
-            CHECK(!seen_now(g, 1, (uint64_t)k, gone));
+            CHECK(!testing_seen(g, 1, (uint64_t)k, gone));
             once_free(g);
         }
         once_free(f);
@@ -110,18 +95,18 @@ static void tags_never_come_round(void)
          * positives, were not delivered: 0). */
         uint64_t delivered_at[2200] = {0};
         for (; id < 2000; id++)
-            delivered_at[id] = seen_now(f, 2, id, t + id % tick) ? 0 : t + id % tick;
+            delivered_at[id] = testing_seen(f, 2, id, t + id % tick) ? 0 : t + id % tick;
         /* Then the clock moves by `jump` ticks at a time, a few keys each move, for 64
          * ticks: every key delivered is checked at each move. */
         uint64_t clock = t + 1999 % tick;
         for (uint64_t step = 0; step * jump < 64 && id < 2200; step++) {
             clock += jump * tick;
             for (int k = 0; k < 3 && id < 2200; k++, id++)
-                delivered_at[id] = seen_now(f, 2, id, clock) ? 0 : clock;
+                delivered_at[id] = testing_seen(f, 2, id, clock) ? 0 : clock;
             for (uint64_t j = 0; j < id; j++) {
                 if (delivered_at[j] == 0)
                     continue;
-                bool present = present_at(f, 2, j, clock);
+                bool present = testing_present(f, 2, j, clock);
                 if (clock - delivered_at[j] < span) {
                     CHECK(present);
                 } else if (clock >= (delivered_at[j] / tick + 13) * tick) {
@@ -135,7 +120,7 @@ static void tags_never_come_round(void)
         uint64_t ahead_seen = 0;
         for (uint64_t ahead = 1; ahead < 100; ahead++)
             for (uint64_t j = 0; j < 2000; j += 97)
-                ahead_seen += present_at(f, 2, j, clock + ahead * tick + 13 * tick);
+                ahead_seen += testing_present(f, 2, j, clock + ahead * tick + 13 * tick);
         CHECK(ahead_seen == 0);
         once_free(f);
     }
@@ -150,15 +135,10 @@ static void fresh_words_at_the_target_through_bursts_drops_and_idle_hours(void)
     const double p = 0.001;
     double worst_gap = 0, worst_drop = 0, worst = 0;
     for (int s = 1; s <= phased_seeds(); s++) {
-        phased_result r = run_phased_words(ONCE_TAGGED, 3000 + s, 3);
-        CHECK(r.misses == 0);
-        CHECK(r.after_gap > 15000 && r.in_drop > 15000);
-        worst_gap = fmax(worst_gap, checked_rate("after an idle hour, old words", s,
-                                                 r.after_gap_seen, r.after_gap, 1.0, p));
-        worst_drop = fmax(worst_drop, checked_rate("after a 25x drop, old words", s,
-                                                   r.in_drop_seen, r.in_drop, 1.0, p));
-        worst = fmax(worst, checked_rate("words new to the window", s, r.fresh_seen, r.fresh,
-                                         1.0, p));
+        phased_rates r = phased_checked(ONCE_TAGGED, 3000 + (uint64_t)s, s, p, 1.0);
+        worst_gap = fmax(worst_gap, r.after_gap);
+        worst_drop = fmax(worst_drop, r.in_drop);
+        worst = fmax(worst, r.fresh);
     }
     printf("tagged, worst over %d seeds: old words after an idle hour %.5f, after a 25x drop "
            "%.5f, all fresh words %.5f (target %.3f)\n",
@@ -181,10 +161,10 @@ static void false_positive_rate_within_the_target(void)
         once_filter *f = make_tagged(HOUR, 50000, p, 0, ONCE_POLICY_FIRST, 40 + i);
         REQUIRE(f != NULL);
         for (uint64_t id = 0; id < 50000; id++)
-            seen_now(f, 3, id, id * (HOUR / 50000));
+            testing_seen(f, 3, id, id * (HOUR / 50000));
         uint64_t t = HOUR - 1, hits = 0;
         for (uint64_t id = 0; id < probes; id++)
-            hits += present_at(f, 4, id, t);
+            hits += testing_present(f, 4, id, t);
         double rate = (double)hits / (double)probes, sd = sqrt(p / (double)probes);
         once_stats s = testing_stats(f);
         printf("target %g: measured %.6f, estimate %.6f, %.1f bits a key\n", p, rate,
@@ -212,11 +192,11 @@ static void memory_meets_the_targets(void)
         once_filter *f = make_tagged(HOUR, capacity, 0.001, 0, ONCE_POLICY_FIRST, 50 + form);
         REQUIRE(f != NULL);
         for (uint64_t id = 0; id < keys; id++)
-            seen_now(f, 5, id, form == 1 ? id * 10000 / keys : id * HOUR / keys);
+            testing_seen(f, 5, id, form == 1 ? id * 10000 / keys : id * HOUR / keys);
         double peak = 8.0 * (double)once_bytes(f) / (double)keys;
         uint64_t spans = form == 2 ? 3 : 1;
         for (uint64_t id = 0; id < spans * keys; id++)
-            seen_now(f, 6, id, HOUR + 10000 + id * HOUR / keys);
+            testing_seen(f, 6, id, HOUR + 10000 + id * HOUR / keys);
         double later = 8.0 * (double)once_bytes(f) / (double)keys;
         printf("%s: %.1f bits a key, %.1f later\n",
                form == 0 ? "spread" : form == 1 ? "burst" : "a guess 100x small", peak, later);
@@ -251,7 +231,7 @@ static void save_mid_stream_then_continue(void)
         for (int i = 0; i < 30000; i++) {
             t += 30 + (uint64_t)(i % 7) * 10;
             state = testing_mix(state);
-            seen_now(a, 8, state % 4000, t);
+            testing_seen(a, 8, state % 4000, t);
         }
         CHECK(testing_stats(a).filters >= 1);
         once_filter *b = time_window_saved_copy(a);
@@ -260,7 +240,7 @@ static void save_mid_stream_then_continue(void)
         for (int i = 0; i < 60000; i++) {
             t += i % 1000 == 999 ? 7 * MINUTE : 30 + (uint64_t)(i % 11) * 10;
             state = testing_mix(state);
-            differ += seen_now(a, 8, state % 4000, t) != seen_now(b, 8, state % 4000, t);
+            differ += testing_seen(a, 8, state % 4000, t) != testing_seen(b, 8, state % 4000, t);
         }
         CHECK(differ == 0);
         CHECK(testing_same_save(a, b));
@@ -276,7 +256,7 @@ static void every_byte_changed_loads_or_is_refused(void)
     once_filter *f = make_tagged(MINUTE, 30, 0.01, 0, ONCE_POLICY_FIRST, 14);
     REQUIRE(f != NULL);
     for (uint64_t id = 0; id < 200; id++)
-        seen_now(f, 9, id, id * 400);
+        testing_seen(f, 9, id, id * 400);
     size_t len = 0;
     uint8_t *file = testing_save(f, &len);
     REQUIRE(file != NULL);
@@ -314,7 +294,7 @@ static void hostile_params_refused(void)
     once_filter *f = make_tagged(MINUTE, 40, 0.01, 1 << 20, ONCE_POLICY_FIRST, 16);
     REQUIRE(f != NULL);
     for (uint64_t id = 0; id < 200; id++) /* grows to a second table */
-        seen_now(f, 13, id, 1000 + id * 10);
+        testing_seen(f, 13, id, 1000 + id * 10);
     size_t len = 0;
     uint8_t *file = testing_save(f, &len);
     once_stats s = testing_stats(f);
@@ -489,9 +469,9 @@ static void refresh_restarts_the_span(void)
     for (int policy = 0; policy < 2; policy++) {
         once_filter *f = make_tagged(12000, 100, 0.001, 0, (once_policy)policy, 24);
         REQUIRE(f != NULL);
-        CHECK(!seen_now(f, 11, 1, 100000));
-        CHECK(seen_now(f, 11, 1, 110000));
-        bool later = present_at(f, 11, 1, 120000);
+        CHECK(!testing_seen(f, 11, 1, 100000));
+        CHECK(testing_seen(f, 11, 1, 110000));
+        bool later = testing_present(f, 11, 1, 120000);
         CHECK(later == (policy == ONCE_POLICY_REFRESH));
         once_free(f);
     }
@@ -509,13 +489,13 @@ static void every_entry_width_keeps_its_keys(void)
         REQUIRE(f != NULL);
         uint64_t missing = 0, dropped = 0;
         for (uint64_t id = 0; id < 3000; id++) {
-            dropped += seen_now(f, 12, id, 1000 + id);
+            dropped += testing_seen(f, 12, id, 1000 + id);
             if (id % 7 == 0)
                 for (uint64_t j = 0; j <= id; j += 13)
-                    missing += !present_at(f, 12, j, 1000 + id);
+                    missing += !testing_present(f, 12, j, 1000 + id);
         }
         for (uint64_t j = 0; j < 3000; j++)
-            missing += !present_at(f, 12, j, 5000);
+            missing += !testing_present(f, 12, j, 5000);
         if (missing)
             fprintf(stderr, "target %g: %" PRIu64 " keys added and not found\n", targets[i],
                     missing);

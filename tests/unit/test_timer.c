@@ -95,28 +95,13 @@ static bool surely_dead(uint64_t x, uint64_t r, uint64_t tick)
     return x == 0 || r >= (x + tick - 1) / tick * tick;
 }
 
-static bool tand(once_filter *f, uint64_t domain, uint64_t id, uint64_t t)
-{
-    testing_key k = testing_key_make(domain, id);
-    bool seen = false;
-    CHECK_OK(once_test_and_add(f, &k, sizeof k, t, &seen));
-    return seen;
-}
-
-static bool present(const once_filter *f, uint64_t domain, uint64_t id, uint64_t t)
-{
-    testing_key k = testing_key_make(domain, id);
-    bool p = false;
-    CHECK_OK(once_query(f, &k, sizeof k, t, &p));
-    return p;
-}
 
 /* Rate at which `probes` fresh absent keys (domain 3) test present at time t. */
 static uint64_t probe_absent(const once_filter *f, uint64_t *next, uint64_t probes, uint64_t t)
 {
     uint64_t hits = 0;
     for (uint64_t i = 0; i < probes; i++)
-        hits += present(f, 3, (*next)++, t);
+        hits += testing_present(f, 3, (*next)++, t);
     return hits;
 }
 
@@ -177,7 +162,7 @@ static uint64_t run_stream(const stream_opts *o, double *fp_rate, uint32_t *max_
             t = t > late ? t - late : 0;
         }
         uint64_t id = o->zipf_s > 0 ? testing_zipf_draw(&z, &state) : rng(&state) % o->universe;
-        bool seen = tand(f, o->seed, id, t);
+        bool seen = testing_seen(f, o->seed, id, t);
         /* A late event happens at the clock (once.h, "Event time"). */
         uint64_t r = t > latest ? t : latest;
         arrived_late += t < latest;
@@ -367,16 +352,16 @@ static void keys_expire_after_span_and_one_tick(void)
             uint64_t t = 5 * span + 3, state = 9, wrong = 0;
             for (uint64_t i = 0; i < 300; i++) {
                 t += rng(&state) % (3 * span + 2 * tick + 1); /* sometimes past a span */
-                wrong += tand(f, 4, i, t);                    /* new */
-                wrong += !present(f, 4, i, t + span - 1);     /* inside the span */
-                wrong += !tand(f, 4, i, t + span - 1 - (span - 1) / 2); /* a duplicate */
+                wrong += testing_seen(f, 4, i, t);                    /* new */
+                wrong += !testing_present(f, 4, i, t + span - 1);     /* inside the span */
+                wrong += !testing_seen(f, 4, i, t + span - 1 - (span - 1) / 2); /* a duplicate */
                 /* Gone within one tick past the span: at t + T + tick - 1 already. */
-                wrong += present(f, 4, i, t + span + tick - 1);
-                wrong += present(f, 4, i, t + span + tick + 1);
+                wrong += testing_present(f, 4, i, t + span + tick - 1);
+                wrong += testing_present(f, 4, i, t + span + tick + 1);
                 /* New again once past, and inserted again. */
                 uint64_t again = t + span + tick + 1 + rng(&state) % (2 * tick + 1);
-                wrong += tand(f, 4, i, again);
-                wrong += !present(f, 4, i, again);
+                wrong += testing_seen(f, 4, i, again);
+                wrong += !testing_present(f, 4, i, again);
                 t = again;
             }
             if (wrong)
@@ -408,28 +393,28 @@ static void late_events_happen_at_the_clock(void)
         bool started = true;
         CHECK_OK(once_clock(f, &clock, &started));
         CHECK(clock == 0 && !started);
-        CHECK(!tand(f, 5, 0, t0)); /* the first event sets the clock, wherever it is */
+        CHECK(!testing_seen(f, 5, 0, t0)); /* the first event sets the clock, wherever it is */
         CHECK_OK(once_clock(f, &clock, &started));
         CHECK(clock == t0 && started);
         /* Late by a span or more: delivered at the clock, kept until t0 + T. */
-        CHECK(!tand(f, 5, 1, t0 - span - 12345));
-        CHECK(present(f, 5, 1, t0));
-        CHECK(tand(f, 5, 1, t0 - span)); /* a duplicate, whatever its own time */
-        CHECK(present(f, 5, 1, t0 + span - 1));
+        CHECK(!testing_seen(f, 5, 1, t0 - span - 12345));
+        CHECK(testing_present(f, 5, 1, t0));
+        CHECK(testing_seen(f, 5, 1, t0 - span)); /* a duplicate, whatever its own time */
+        CHECK(testing_present(f, 5, 1, t0 + span - 1));
         CHECK(once_items(f) == 2);
         /* Late but inside: also kept as of the clock, not as of its own time. */
-        CHECK(!tand(f, 5, 2, t0 - span / 2));
-        CHECK(present(f, 5, 2, t0 + span - 1));
-        CHECK(!present(f, 5, 2, t0 + span + tick - 1));
+        CHECK(!testing_seen(f, 5, 2, t0 - span / 2));
+        CHECK(testing_present(f, 5, 2, t0 + span - 1));
+        CHECK(!testing_present(f, 5, 2, t0 + span + tick - 1));
         /* A query at an earlier time answers at the clock. */
-        CHECK(present(f, 5, 2, t0 - span / 2));
-        CHECK(present(f, 5, 2, 0));
+        CHECK(testing_present(f, 5, 2, t0 - span / 2));
+        CHECK(testing_present(f, 5, 2, 0));
         /* The boundary: the window at t is (t - T, t].  A repeat exactly T after its
          * delivery is new again (with 1 ms ticks the slack is nothing). */
         if (tick == 1) {
-            CHECK(!tand(f, 5, 3, t0 + 100));
-            CHECK(tand(f, 5, 3, t0 + 100 + span - 1));
-            CHECK(!tand(f, 5, 3, t0 + 100 + span));
+            CHECK(!testing_seen(f, 5, 3, t0 + 100));
+            CHECK(testing_seen(f, 5, 3, t0 + 100 + span - 1));
+            CHECK(!testing_seen(f, 5, 3, t0 + 100 + span));
         }
         /* Jumps: a day ahead of the clock is taken, a millisecond more is refused and
          * changes nothing. */
@@ -512,7 +497,7 @@ static void false_positive_rate_matches_formula(void)
         uint64_t missing = 0;
         for (uint64_t i = 0; i < keys; i++)
             if (when[i] + span > last)
-                missing += !present(f, 6, i, last);
+                missing += !testing_present(f, 6, i, last);
         CHECK(missing == 0);
         CHECK(probe_absent(f, &next, 1000, last + span + tick) == 0);
         free(when);
@@ -550,7 +535,7 @@ static void equal_timers_trade_off(void)
         }
         uint64_t fn = 0, next = 0;
         for (uint64_t i = 0; i < keys; i++)
-            fn += !present(f, 7, i, last);
+            fn += !testing_present(f, 7, i, last);
         uint64_t fp = probe_absent(f, &next, probes, last);
         fp_at[kp] = (double)fp / (double)probes;
         fn_at[kp] = (double)fn / (double)keys;
@@ -581,7 +566,7 @@ static void equal_timers_trade_off(void)
         uint64_t *expiry = calloc(keys, sizeof(uint64_t));
         for (uint64_t i = 0; i < 3 * keys; i++) {
             uint64_t id = rng(&state) % keys, t = i * 2;
-            bool seen = tand(f, 8, id, t);
+            bool seen = testing_seen(f, 8, id, t);
             alive_events += expiry[id] > t;
             misses += expiry[id] > t && !seen;
             if (!seen)
@@ -650,7 +635,7 @@ static void wrap_safety(void)
                 te = te > late ? te - late : 0;
             }
             uint64_t id = rng(&state) % POOL;
-            bool seen = tand(f, 9, id, te);
+            bool seen = testing_seen(f, 9, id, te);
             uint64_t r = te > latest ? te : latest; /* a late event happens at the clock */
             misses += expiry[id] > r && !seen;
             stale += surely_dead(expiry[id], r, tick) && seen;
@@ -669,7 +654,7 @@ static void wrap_safety(void)
                 else
                     qt = latest > span ? latest - rng(&state) % span : 0;
                 uint64_t qr = qt > latest ? qt : latest;
-                bool p = present(f, 9, qid, qt);
+                bool p = testing_present(f, 9, qid, qt);
                 misses += expiry[qid] > qr && !p;
                 stale += surely_dead(expiry[qid], qr, tick) && p;
                 queries++;
@@ -939,7 +924,7 @@ static uint64_t feed(once_filter *f, uint64_t *state, uint64_t *t, uint64_t coun
             uint64_t late = rng(state) % (span / 4 + 1);
             te = te > late ? te - late : 0;
         }
-        bool seen = tand(f, 12, rng(state) % universe, te);
+        bool seen = testing_seen(f, 12, rng(state) % universe, te);
         if (answers)
             answers[i] = seen;
     }
@@ -1232,7 +1217,7 @@ static void hostile_params_refused(void)
             if (old != NULL) {
                 CHECK_OK(once_clock(old, &clock, &started));
                 CHECK(clock == latest && started == (latest != 0));
-                CHECK(!tand(old, 95, 1u << 30, latest + 400 * 86400000ull)); /* no bound */
+                CHECK(!testing_seen(old, 95, 1u << 30, latest + 400 * 86400000ull)); /* no bound */
                 once_free(old);
             }
             free(b);
@@ -1259,8 +1244,8 @@ static void union_intersection_and_clear(void)
     REQUIRE(a && b);
     /* a: keys 0..999 at 1000 + i; b: keys 500..1499 at 4000 + i. */
     for (uint64_t i = 0; i < 1000; i++) {
-        CHECK(!tand(a, 13, i, 1000 + i));
-        CHECK(!tand(b, 13, i + 500, 4000 + i));
+        CHECK(!testing_seen(a, 13, i, 1000 + i));
+        CHECK(!testing_seen(b, 13, i + 500, 4000 + i));
     }
     once_filter *u = NULL;
     void *buf = NULL;
@@ -1273,23 +1258,23 @@ static void union_intersection_and_clear(void)
     CHECK_OK(once_intersect(a, b));
     uint64_t latest = 4999, wrong = 0, extra = 0;
     for (uint64_t i = 0; i < 1500; i++) {
-        wrong += !present(u, 13, i, latest);
+        wrong += !testing_present(u, 13, i, latest);
         bool both = i >= 500 && i < 1000;
         if (both)
-            wrong += !present(a, 13, i, latest);
+            wrong += !testing_present(a, 13, i, latest);
         else
-            extra += present(a, 13, i, latest);
+            extra += testing_present(a, 13, i, latest);
     }
     CHECK(wrong == 0);
     CHECK(extra <= 5);
     /* The union keeps each key's own expiry: a's keys leave first. */
     uint64_t gone = 0;
     for (uint64_t i = 0; i < 500; i++)
-        gone += !present(u, 13, i, 1000 + i + span + testing_stats(u).slack);
+        gone += !testing_present(u, 13, i, 1000 + i + span + testing_stats(u).slack);
     CHECK(gone == 500);
-    CHECK(present(u, 13, 1499, 4999 + span - 1));
+    CHECK(testing_present(u, 13, 1499, 4999 + span - 1));
     /* Intersection keeps the earlier expiry of the two. */
-    CHECK(!present(a, 13, 999, 1999 + span + testing_stats(a).slack));
+    CHECK(!testing_present(a, 13, 999, 1999 + span + testing_stats(a).slack));
 
     /* Dynamic filters and other spans or widths do not combine. */
     timer_opts other = o;
@@ -1309,14 +1294,14 @@ static void union_intersection_and_clear(void)
 
     /* Clear: empty, one filter, time back to zero. */
     for (uint64_t i = 0; i < 20000; i++)
-        tand(e, 14, i, i);
+        testing_seen(e, 14, i, i);
     CHECK(testing_stats(e).filters > 1);
     CHECK_OK(once_clear(e));
     once_stats s = testing_stats(e);
     CHECK(s.filters == 1 && s.bits_set == 0 && s.items == 0);
-    CHECK(!present(e, 14, 19999, 19999));
-    CHECK(!tand(e, 14, 5, 10));
-    CHECK(tand(e, 14, 5, 11));
+    CHECK(!testing_present(e, 14, 19999, 19999));
+    CHECK(!testing_seen(e, 14, 5, 10));
+    CHECK(testing_seen(e, 14, 5, 11));
     CHECK_OK(once_clear(u));
     CHECK(testing_stats(u).bits_set == 0);
     once_free(a);
@@ -1447,7 +1432,7 @@ static void distinct_alive_keys_match_exact_count(void)
         for (uint64_t e = 1; e <= WARMUP + (uint64_t)CHECKPOINTS * EVERY; e++) {
             t += rng(&state) % 3; /* about one event per ms: ~10^4 events a span */
             uint64_t id = testing_zipf_draw(&zipf, &state);
-            if (!tand(f, 1, id, t))
+            if (!testing_seen(f, 1, id, t))
                 expiry[id] = t + o.span;
             if (e <= WARMUP || e % EVERY != 0)
                 continue;
@@ -1488,14 +1473,14 @@ static void overfull_only_when_fixed_and_past_capacity(void)
         once_filter *f = make_timer(&o);
         uint64_t id = 0;
         for (; id < 900; id++)
-            tand(f, 1, id, 1000 + id);
+            testing_seen(f, 1, id, 1000 + id);
         CHECK(!once_overfull(f));
         for (; id < 1200; id++)
-            tand(f, 1, id, 1000 + id);
+            testing_seen(f, 1, id, 1000 + id);
         CHECK(once_overfull(f) == !dynamic);
         /* A span later the keys are gone, and 100 fresh ones are well within it. */
         for (uint64_t j = 0; j < 100; j++)
-            tand(f, 2, j, 1000 + id + o.span + 1000 + j);
+            testing_seen(f, 2, j, 1000 + id + o.span + 1000 + j);
         CHECK(!once_overfull(f));
         once_free(f);
     }

@@ -858,11 +858,10 @@ static void never_run(void *context, once_site_request *requests, size_t count)
 }
 
 typedef struct tree_racer {
+    racing_lane lane;  /* first: what racing_run reads */
     once_tree_config config;
-    shared_site *root;  /* shared */
-    uint32_t leaf;      /* this producer's, in its own memory */
-    uint8_t *delivered; /* per key */
-    once_status status;
+    shared_site *root; /* shared */
+    uint32_t leaf;     /* this producer's, in its own memory */
 } tree_racer;
 
 enum { RACE_LEAVES = 4, RACE_KEYS = 2000 };
@@ -875,18 +874,18 @@ static void *tree_race(void *argument)
     for (uint32_t i = 0; i < RACE_LEAVES; i++)
         sites[1 + i] = (once_site){.run = never_run};
     once_memory_site_config leaf = {.bits = r->config.bits, .window_ms = r->config.window_ms};
-    if ((r->status = once_memory_site_create(&leaf, &sites[1 + r->leaf])) != ONCE_OK)
+    if ((r->lane.status = once_memory_site_create(&leaf, &sites[1 + r->leaf])) != ONCE_OK)
         return NULL;
     once_tree *t = NULL;
-    if ((r->status = once_tree_create(&t, &r->config, sites)) != ONCE_OK) {
+    if ((r->lane.status = once_tree_create(&t, &r->config, sites)) != ONCE_OK) {
         sites[1 + r->leaf].destroy(sites[1 + r->leaf].context);
         return NULL;
     }
-    for (uint64_t i = 0; i < RACE_KEYS && r->status == ONCE_OK; i++) {
+    for (uint64_t i = 0; i < RACE_KEYS && r->lane.status == ONCE_OK; i++) {
         testing_key key = testing_key_make(41, i);
         bool seen = true;
-        r->status = once_tree_test_and_add_at(t, r->leaf, &key, sizeof key, 1000 + i, &seen);
-        r->delivered[i] += !seen;
+        r->lane.status = once_tree_test_and_add_at(t, r->leaf, &key, sizeof key, 1000 + i, &seen);
+        r->lane.delivered[i] += !seen;
     }
     once_tree_free(t);
     return NULL;
@@ -910,23 +909,10 @@ static void racing_producers_deliver_once_with_claims(void)
         CHECK_OK(once_memory_site_create(&mc, &root.inner));
         pthread_mutex_init(&root.lock, NULL);
         tree_racer racers[RACE_LEAVES];
-        pthread_t threads[RACE_LEAVES];
-        for (uint32_t p = 0; p < RACE_LEAVES; p++) {
-            racers[p] = (tree_racer){c, &root, p, calloc(RACE_KEYS, 1), ONCE_OK};
-            REQUIRE(racers[p].delivered != NULL);
-            REQUIRE(pthread_create(&threads[p], NULL, tree_race, &racers[p]) == 0);
-        }
         for (uint32_t p = 0; p < RACE_LEAVES; p++)
-            pthread_join(threads[p], NULL);
-        uint8_t *delivered[RACE_LEAVES];
-        for (uint32_t p = 0; p < RACE_LEAVES; p++)
-            delivered[p] = racers[p].delivered;
+            racers[p] = (tree_racer){{NULL, ONCE_OK}, c, &root, p};
         uint64_t twice = 0, never = 0;
-        racing_tally(delivered, RACE_LEAVES, RACE_KEYS, &twice, &never);
-        for (uint32_t p = 0; p < RACE_LEAVES; p++) {
-            CHECK_OK(racers[p].status);
-            free(racers[p].delivered);
-        }
+        racing_run(racers, sizeof racers[0], RACE_LEAVES, RACE_KEYS, tree_race, &twice, &never);
         if (twice != 0 || never > 2)
             fprintf(stderr, "mode %zu: %" PRIu64 " keys delivered twice, %" PRIu64 " never\n",
                     m, twice, never);

@@ -105,6 +105,26 @@ static inline testing_key testing_key_make(uint64_t domain, uint64_t i)
     return k;
 }
 
+/* Test-and-add key i of `domain` at time t (ms; ignored by filters without a clock):
+ * was it reported seen? */
+static inline bool testing_seen(once_filter *f, uint64_t domain, uint64_t i, uint64_t t)
+{
+    testing_key k = testing_key_make(domain, i);
+    bool seen = false;
+    CHECK_OK(once_test_and_add(f, &k, sizeof k, t, &seen));
+    return seen;
+}
+
+/* Is key i of `domain` present at time t? */
+static inline bool testing_present(const once_filter *f, uint64_t domain, uint64_t i,
+                                   uint64_t t)
+{
+    testing_key k = testing_key_make(domain, i);
+    bool present = false;
+    CHECK_OK(once_query(f, &k, sizeof k, t, &present));
+    return present;
+}
+
 /* |observed - expected| within `sigmas` binomial standard deviations of `trials`. */
 static inline int testing_within_sigmas(uint64_t hits, uint64_t trials, double p, double sigmas)
 {

@@ -264,4 +264,28 @@ static inline int phased_seeds(void)
 #endif
 }
 
+/* One seed of the phased stream: no false negative; enough old words after the idle
+ * hours and in the drops; those reported seen at most at the target p, and the words
+ * new to the window at most at fresh_factor times it (0: not checked).  The rates, for
+ * the worst over the seeds. */
+typedef struct phased_rates {
+    double after_gap, in_drop, fresh;
+} phased_rates;
+
+static inline phased_rates phased_checked(once_type type, uint64_t seed, int s, double p,
+                                          double fresh_factor)
+{
+    phased_result r = run_phased_words(type, seed, 3);
+    CHECK(r.misses == 0);
+    CHECK(r.after_gap > 15000 && r.in_drop > 15000);
+    phased_rates out = {
+        checked_rate("after an idle hour, old words", s, r.after_gap_seen, r.after_gap, 1.0, p),
+        checked_rate("after a 25x drop, old words", s, r.in_drop_seen, r.in_drop, 1.0, p),
+        fresh_factor > 0 ? checked_rate("words new to the window", s, r.fresh_seen, r.fresh,
+                                        fresh_factor, p)
+                         : 0.0,
+    };
+    return out;
+}
+
 #endif /* ONCE_TESTS_TIME_WINDOW_H */
