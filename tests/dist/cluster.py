@@ -313,12 +313,18 @@ class Cluster:
         distinct = {tuple(view) for view in views.values()}
         if len(distinct) > 1:
             return "the nodes disagree on the slots: %s" % views
+        # A master just killed still serves its slots in every view until its failure is
+        # detected (and, with full coverage off, cluster_state stays ok meanwhile).
+        running = {node.index for node in self.running()}
+        for first, last, index in next(iter(distinct), ()):
+            if index not in running:
+                return "slots %d-%d are served by node %d, which is down" % (first, last, index)
         return None
 
     def wait_ok(self, seconds=READY_SECONDS):
         """Wait until every node running says cluster_state:ok, knows every node and
-        every slot assigned, agrees with the others on the slot map, and each replica's
-        link to its master is up."""
+        every slot assigned, agrees with the others on the slot map, which names only
+        nodes running, and each replica's link to its master is up."""
         wait_for("the cluster to be ok", self._not_ok, seconds)
 
     def wait_owner(self, slot, index, seconds=READY_SECONDS):
