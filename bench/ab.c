@@ -2,7 +2,7 @@
  * once-ab: two builds of libonce timed against each other in one process, in turns of
  * a few milliseconds, so that what else a shared machine runs falls on both alike.
  *
- *   once-ab LIB_A LIB_B N ROUNDS STRUCTURE...
+ *   once-ab [--steady] LIB_A LIB_B N ROUNDS STRUCTURE...
  *
  * LIB_A and LIB_B are libonce.so files (say, a checkout of an older commit's build and
  * this one's), each loaded with its own symbols (RTLD_LOCAL | RTLD_DEEPBIND), driven
@@ -24,6 +24,12 @@
  * Keys are 16 bytes, the filter is sized for N keys at 1% (a window of N, or N keys
  * a span), as once-ops and once-bench size theirs; a timer filter keeps its size, so
  * that both builds probe the same one.
+ *
+ * A time window spans 2^40 ms by default, so that nothing in it expires.  --steady
+ * gives it a span of N ms instead, and feeds it as once-bench does: N keys one a
+ * millisecond fill it first (untimed), then the timed keys go on a key a millisecond,
+ * so that the keys of the fill expire while they are inserted: the steady state of a
+ * window that takes its capacity, expiry and its costs included.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* RTLD_DEEPBIND */
@@ -171,10 +177,22 @@ static double quantile(const double *sorted, size_t n, double q)
     return sorted[(size_t)((double)(n - 1) * q + 0.5)];
 }
 
+/* The untimed fill of --steady: keys at times 0 .. n - 1, by the operation's form. */
+static void fill(const build *b, once_filter *f, int op_base, const once_key *keys, size_t n,
+                 uint8_t *out)
+{
+    turn(b, f, op_base == OP_INSERT ? OP_INSERT : OP_INSERT_BATCH, keys, 0, n, out);
+}
+
 int main(int argc, char **argv)
 {
+    bool steady = argc > 1 && strcmp(argv[1], "--steady") == 0;
+    if (steady) {
+        argc--;
+        argv++;
+    }
     if (argc < 6) {
-        fprintf(stderr, "usage: once-ab LIB_A LIB_B N ROUNDS STRUCTURE...\n");
+        fprintf(stderr, "usage: once-ab [--steady] LIB_A LIB_B N ROUNDS STRUCTURE...\n");
         return 2;
     }
     build builds[2];
@@ -186,11 +204,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "once-ab: N and ROUNDS must be positive\n");
         return 2;
     }
-    uint64_t(*key)[2] = malloc(2 * n * sizeof *key);
+    uint64_t(*key)[2] = malloc(3 * n * sizeof *key);
     once_key *present = malloc(n * sizeof *present), *absent = malloc(n * sizeof *absent);
+    once_key *filler = malloc(n * sizeof *filler);
     uint8_t *out = malloc(BATCH);
     size_t turns = (n + TURN - 1) / TURN;
-    if (key == NULL || present == NULL || absent == NULL || out == NULL) {
+    if (key == NULL || present == NULL || absent == NULL || filler == NULL || out == NULL) {
         fprintf(stderr, "once-ab: out of memory\n");
         return 1;
     }
@@ -199,11 +218,15 @@ int main(int argc, char **argv)
         key[i][1] = mix(i + n);
         key[n + i][0] = mix(i) ^ (UINT64_C(1) << 63); /* a disjoint domain */
         key[n + i][1] = mix(i + n);
-        present[i] = (once_key){key[i], 16, i};
-        absent[i] = (once_key){key[n + i], 16, n + i};
+        key[2 * n + i][0] = mix(i) ^ (UINT64_C(1) << 62);
+        key[2 * n + i][1] = mix(i + 2 * n);
+        present[i] = (once_key){key[i], 16, steady ? n + i : i};
+        absent[i] = (once_key){key[n + i], 16, steady ? 2 * n + i : n + i};
+        filler[i] = (once_key){key[2 * n + i], 16, i};
     }
-    printf("# once-ab: A = %s, B = %s; n = %zu, %d rounds, turns of %d keys\n", argv[1],
-           argv[2], n, rounds, TURN);
+    printf("# once-ab: A = %s, B = %s; n = %zu, %d rounds, turns of %d keys%s\n", argv[1],
+           argv[2], n, rounds, TURN,
+           steady ? "; time windows of n ms, filled first, a key a ms" : "");
     printf("| structure | op | A ns/op | B ns/op | B/A (totals) | B/A pairs, quartiles |\n");
     printf("|---|---|---:|---:|---:|---|\n");
     for (int s = 5; s < argc; s++) {
@@ -234,7 +257,7 @@ int main(int argc, char **argv)
                         builds[j].config_init((char *)&c + offsetof(once_config, type), type);
                     c.capacity = n;
                     c.window = n;
-                    c.span_ms = UINT64_C(1) << 40; /* a time window that never shifts */
+                    c.span_ms = steady ? n : UINT64_C(1) << 40; /* default: never shifts */
                     c.error = 0.01;
                     c.dynamic = false; /* a timer filter of one size: the probe compared */
                     c.seed = 1;
@@ -252,6 +275,8 @@ int main(int argc, char **argv)
                 }
                 int base = phase == 0 ? OP_INSERT : OP_INSERT_BATCH;
                 size_t at = (size_t)r * turns;
+                for (int j = 0; steady && j < 2; j++)
+                    fill(&builds[j], f[j], base, filler, n, out);
                 run_op(builds, f, base, present, n, out, &t[base], at);
                 run_op(builds, f, base + 1, absent, n, out, &t[base + 1], at);
                 run_op(builds, f, base + 2, absent, n, out, &t[base + 2], at);
@@ -273,6 +298,7 @@ int main(int argc, char **argv)
     free(key);
     free(present);
     free(absent);
+    free(filler);
     free(out);
     return 0;
 }

@@ -8,17 +8,17 @@
  *   past its span and a burst sizes slices for a rate carried over the span; the timer
  *   filter (paper 000, section 4) forgets on time but gives every one of k cells a
  *   16-bit timer.  Here a key is one entry: a fingerprint of f bits for the false
- *   positives and a tag of 4 bits for the time, about f + 4 bits a key at high load.
+ *   positives and a tag of 5 bits for the time, about f + 5 bits a key at high load.
  *
  * Layout
- *   A table has B buckets of 4 entries (SLOTS) of w = f + 4 bits, packed in 64-bit
+ *   A table has B buckets of 4 entries (SLOTS) of w = f + 5 bits, packed in 64-bit
  *   words (two words of padding past the last entry).  A key's digest gives its first
  *   bucket i1 = reduce(lo, B) and its fingerprint fp = 1 + reduce(hi, 2^f - 1), in
  *   [1, 2^f), so that an entry of 0 is empty.  Its second bucket is
  *   i2 = (H(fp) - i1) mod B, with H(fp) = reduce(fp * golden, B): the map is its own
  *   inverse, so an entry moved by a kick finds its other bucket from its bucket and
  *   fingerprint alone, and B need not be a power of two (a table is sized to the keys
- *   it must hold, not to the next power of two).  An entry is (fp << 4) | tag.
+ *   it must hold, not to the next power of two).  An entry is (fp << 5) | tag.
  *   A key is inserted as in a cuckoo filter (Fan et al., 2014), into a free slot of the
  *   emptier of its two buckets (balanced buckets need fewer walks), or else by moving
  *   entries to their other buckets, at most MAX_KICKS moves; a walk that fails is
@@ -27,8 +27,8 @@
  * Time
  *   tick = ceil(T / 12) ms, S = ceil(T / tick) <= 12 ticks a span, and a clock tick
  *   c = floor(L / tick) of the clock L (the latest event time written: once.h, "Event
- *   time").  A key delivered in tick a is tagged a mod 16; its age at tick c is c - a,
- *   read as (c - tag) mod 16, and it is alive while its age is at most S.  A key
+ *   time").  A key delivered in tick a is tagged a mod 32; its age at tick c is c - a,
+ *   read as (c - tag) mod 32, and it is alive while its age is at most S.  A key
  *   delivered at t0 is asked at t with t - t0 < T <= S tick, so its age is at most S:
  *   no false negative inside the span.  It is forgotten from tick a + S + 1 on, at
  *   most (S + 1) tick - T past its span: a tick plus S tick - T (under 12 ms, the
@@ -36,17 +36,19 @@
  *   Late events are tagged at the clock, so a key is never forgotten sooner than T
  *   after it was delivered.
  *
- *   Tags wrap at 16, so an expired entry must leave before its age reaches 16, where
- *   it would read as new.  A sweep pass over every table runs each PASS_TICKS = 2
- *   ticks (ticks 2j and 2j + 1), removing the entries of age S + 1 or more it finds;
- *   a write sweeps SWEEP_STEP buckets of it, and the first write of the next pair of
- *   ticks finishes it before the clock moves.  An entry expires at tick a + S + 1; the
- *   first pass to start at or after that tick starts by a + S + 2 and is finished
- *   before a + S + 4, so no entry's age passes S + 3 <= 15 and every age reads exactly.
- *   A move of the clock by d >= 2 ticks instead runs a whole pass that removes what
- *   the new tick expires (ages d short of S + 1), after which every entry is alive; a
- *   move past S ticks empties the tables.  One pass for two ticks is half the work of
- *   one a tick: the pass is the largest part of an insertion's cost at 10^7 keys.
+ *   Tags wrap at 32, so an expired entry must leave before its age reaches 32, where
+ *   it would read as new.  A sweep pass over every table runs each P = PASS_TICKS = 10
+ *   ticks (ticks 10j to 10j + 9), removing the entries of age S + 1 or more it finds;
+ *   a write sweeps SWEEP_STEP buckets of it, and the first write of the next P ticks
+ *   finishes it before the clock moves.  An entry expires at tick a + S + 1; the first
+ *   pass to start at or after that tick starts by a + S + P and is finished before
+ *   a + S + 2P, so no entry's age passes S + 2P - 1 <= 31 and every age reads exactly.
+ *   A move of the clock by d >= 2 ticks into the next P instead runs a whole pass that
+ *   removes what the new tick expires (ages d short of S + 1), after which every entry
+ *   is alive; a move past S ticks empties the tables.  The pass costs a write B / (r P)
+ *   buckets at r writes a tick: with 4-bit tags P could be 2 at most, and the pass was
+ *   the largest part of an insertion's cost; the tag's fifth bit costs 1.25 bits a key
+ *   at MAX_LOAD and cuts the pass to a fifth.
  *   Reads run at R = max(L, now): an entry is alive at R iff its age at L plus the
  *   ticks from c to floor(R / tick) is at most S, so a read-only stretch of any length
  *   answers right without a sweep.  Expired entries still in a table are free slots
@@ -61,7 +63,7 @@
  *   unless the keys outgrow it), and each later one half of what the tables alive
  *   when it opens leave at their current loads.  Tables that no longer take keys only
  *   lose live entries, so the sum never passes the target.  At 0.1% that is f = 13,
- *   w = 17 for the first table; a table opened beside a full one takes 3 bits more
+ *   w = 18 for the first table; a table opened beside a full one takes 3 bits more
  *   until settling (below) gives the span's keys a table of their own.
  *
  * Growth
@@ -77,10 +79,12 @@
  *   span's keys opens, with the fingerprints the target then allows (settle()).
  *
  * Invariants
- *   - every entry is 0 or has fp in [1, 2^f) and an age in [0, S + 3] at the clock;
+ *   - every entry is 0 or has fp in [1, 2^f) and an age in [0, S + 2P - 1] at the clock;
  *   - by_tag[g] counts the non-empty entries of a table tagged g, and `entries` their
  *     sum; the live entries are the sum of by_tag over the ages 0..S, exact at any tick
  *     (expired entries waiting for the sweep have older ages);
+ *   - a table's `alive`, when counted_at is 1 + the clock's tick, is its live count at
+ *     that tick (only the newest's is kept: a write of the tick adds one there);
  *   - queries change nothing; a write that fails (ONCE_ERR_TIME, ONCE_ERR_FULL,
  *     ONCE_ERR_NOMEM) changes nothing: growth is decided and allocated, and a walk
  *     that might fail is tried and undone, before the clock moves;
@@ -95,31 +99,36 @@
 /* The table at the end of this file, which the code above refers to. */
 extern const once_filter_ops once_tagged_ops;
 
-#define TAG_BITS 4u
-#define TAG_MASK UINT64_C(15)
-#define TICKS_PER_SPAN 12u /* S <= 12: the S + 1 live ages and the sweep's lag of two fit
-                              in 16 tags */
-#define PASS_TICKS 2u      /* ticks a sweep pass may take */
+#define TAG_BITS 5u
+#define TAG_VALUES 32u
+#define TAG_MASK UINT64_C(31)
+#define TICKS_PER_SPAN 12u /* S <= 12: slack under a tick, T / 12 */
+#define PASS_TICKS 10u     /* ticks a sweep pass may take: S + 2P - 1 ages fit in the tags */
+#if TICKS_PER_SPAN + 2 * PASS_TICKS - 1 > 31
+#error "a sweep pass this long lets tags wrap"
+#endif
 #define SLOTS 4u
 #define MAX_LOAD 0.8       /* live share of a table's slots before the next one opens */
 #define MAX_KICKS 128u     /* a walk longer than this opens a table instead */
 #define SWEEP_STEP 2u      /* buckets a write sweeps */
 #define TAGGED_MAX_TABLES 64u
 #define TAGGED_MAX_SPAN (UINT64_C(1) << 40) /* ms, about 35 years */
-#define MAX_FP_BITS 53u    /* an entry fits one unaligned 64-bit read */
+#define MAX_FP_BITS 52u    /* an entry fits one unaligned 64-bit read */
 #define GOLDEN UINT64_C(0x9e3779b97f4a7c15)
 #define TAGGED_MAX_TABLE_BITS (ONCE_MAX_CELLS * 4) /* what once_words_alloc accepts */
 
 typedef struct tag_table {
     uint64_t *words;
     uint64_t buckets;      /* B */
-    uint64_t word_count;   /* words allocated (with the padding word) */
+    uint64_t word_count;   /* words allocated (with the padding words) */
     uint32_t fp_bits;      /* f */
     uint32_t width;        /* f + TAG_BITS */
     uint64_t cursor;       /* the next bucket this tick's pass sweeps */
     uint64_t opened;       /* ms: when it began to take keys */
     uint64_t entries;      /* non-empty entries: the sum of by_tag, at least the live ones */
-    uint64_t by_tag[16];   /* non-empty entries by tag */
+    uint64_t by_tag[TAG_VALUES]; /* non-empty entries by tag */
+    uint64_t counted_at;   /* 1 + the tick whose live entries `alive` holds; 0: none */
+    uint64_t alive;
 } tag_table;
 
 typedef struct tagged_filter {
@@ -144,24 +153,50 @@ typedef struct tagged_filter {
 
 /* ------------------------------------------------------------------ entries */
 
+/* Entry bit i is bit i % 64 of word i / 64.  On a little-endian machine that is bit
+ * i % 8 of byte i / 8, so an entry (at most 57 bits: MAX_FP_BITS + TAG_BITS) lies within
+ * the 8 bytes from its first byte: one unaligned access, where the word view needs two
+ * words and a branch.  The padding past the last entry covers the 8 bytes. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define ENTRY_BYTE_ACCESS 1
+#else
+#define ENTRY_BYTE_ACCESS 0
+#endif
+
 static inline uint64_t entry_get(const uint64_t *words, uint64_t bit, uint32_t width)
 {
+    uint64_t mask = (UINT64_C(1) << width) - 1;
+#if ENTRY_BYTE_ACCESS
+    uint64_t v;
+    memcpy(&v, (const unsigned char *)words + (bit >> 3), sizeof v);
+    return (v >> (bit & 7)) & mask;
+#else
     uint64_t j = bit >> 6;
     unsigned off = (unsigned)(bit & 63);
     uint64_t v = (words[j] >> off) | ((words[j + 1] << 1) << (63 - off));
-    return v & ((UINT64_C(1) << width) - 1);
+    return v & mask;
+#endif
 }
 
 static inline void entry_put_raw(uint64_t *words, uint64_t bit, uint32_t width, uint64_t value)
 {
+    uint64_t mask = (UINT64_C(1) << width) - 1;
+#if ENTRY_BYTE_ACCESS
+    unsigned char *at = (unsigned char *)words + (bit >> 3);
+    unsigned off = (unsigned)(bit & 7);
+    uint64_t v;
+    memcpy(&v, at, sizeof v);
+    v = (v & ~(mask << off)) | (value << off);
+    memcpy(at, &v, sizeof v);
+#else
     uint64_t j = bit >> 6;
     unsigned off = (unsigned)(bit & 63);
-    uint64_t mask = (UINT64_C(1) << width) - 1;
     words[j] = (words[j] & ~(mask << off)) | (value << off);
     if (off + width > 64) {
         unsigned low = 64 - off;
         words[j + 1] = (words[j + 1] & ~(mask >> low)) | (value >> low);
     }
+#endif
 }
 
 static inline uint64_t slot_bit(const tag_table *t, uint64_t bucket, uint32_t slot)
@@ -174,31 +209,17 @@ static inline uint64_t slot_get(const tag_table *t, uint64_t bucket, uint32_t sl
     return entry_get(t->words, slot_bit(t, bucket, slot), t->width);
 }
 
-/* The four entries of bucket b.  Up to 32 bits an entry (f <= 28, targets down to
- * about 1e-7) they lie within three words, read once as a 128-bit window; wider ones
- * are read one by one.  (Three words from the bucket's first: the table's padding
- * covers the last bucket.) */
+/* The four entries of bucket b. */
 static inline void bucket_load(const tag_table *t, uint64_t b, uint64_t e[SLOTS])
 {
-    if (t->width > 32) {
-        for (uint32_t s = 0; s < SLOTS; s++)
-            e[s] = slot_get(t, b, s);
-        return;
-    }
-    uint64_t bit = slot_bit(t, b, 0), j = bit >> 6;
-    unsigned off = (unsigned)(bit & 63);
-    unsigned __int128 v = ((unsigned __int128)t->words[j + 1] << 64 | t->words[j]) >> off;
-    v |= ((unsigned __int128)t->words[j + 2] << 64) << (64 - off); /* off 0: shifted out */
-    uint64_t mask = (UINT64_C(1) << t->width) - 1;
-    for (uint32_t s = 0; s < SLOTS; s++)
-        e[s] = (uint64_t)(v >> (s * t->width)) & mask;
+    uint64_t bit = slot_bit(t, b, 0);
+    for (uint32_t s = 0; s < SLOTS; s++, bit += t->width)
+        e[s] = entry_get(t->words, bit, t->width);
 }
 
-/* Write an entry, keeping by_tag. */
-static inline void slot_put(tag_table *t, uint64_t bucket, uint32_t slot, uint64_t value)
+/* Replace the entry `old` (as read) at `bit` by `value`, keeping by_tag. */
+static inline void entry_replace(tag_table *t, uint64_t bit, uint64_t old, uint64_t value)
 {
-    uint64_t bit = slot_bit(t, bucket, slot);
-    uint64_t old = entry_get(t->words, bit, t->width);
     if (old != 0) {
         t->by_tag[old & TAG_MASK]--;
         t->entries--;
@@ -210,23 +231,61 @@ static inline void slot_put(tag_table *t, uint64_t bucket, uint32_t slot, uint64
     entry_put_raw(t->words, bit, t->width, value);
 }
 
-/* The age of a non-empty entry at tick c: at most S + 3 for any entry a table holds at
- * the clock's tick (the sweep's invariant), so the 4-bit difference is exact. */
-static inline uint64_t entry_age(uint64_t entry, uint64_t c)
+static inline void slot_replace(tag_table *t, uint64_t bucket, uint32_t slot, uint64_t old,
+                                uint64_t value)
 {
-    return (c - entry) & TAG_MASK;
+    entry_replace(t, slot_bit(t, bucket, slot), old, value);
 }
 
-/* A view of the clock: ages read at tick `c` (the clock's) plus `ahead` ticks. */
+static inline void slot_put(tag_table *t, uint64_t bucket, uint32_t slot, uint64_t value)
+{
+    slot_replace(t, bucket, slot, slot_get(t, bucket, slot), value);
+}
+
+/* A view of the clock: ages read at tick `c` (the clock's) plus `ahead` ticks.  An
+ * entry's age at c is (c - tag) mod 32, exact since no age passes S + 2P - 1 < 32 at
+ * the clock's tick (the sweep's invariant).  `live` has bit g set for each tag g alive
+ * in the view, of ages 0 to S - ahead at c: the tags c - (S - ahead), ..., c (mod 32). */
 typedef struct tag_frame {
     uint64_t c;
     uint64_t ahead;
     uint64_t span_ticks;
+    uint32_t live;
 } tag_frame;
 
+static inline tag_frame frame_of(uint64_t c, uint64_t ahead, uint64_t span_ticks)
+{
+    tag_frame fr = {c, ahead, span_ticks, 0};
+    if (ahead <= span_ticks) {
+        uint64_t ages = span_ticks - ahead + 1; /* at most TICKS_PER_SPAN + 1 < 32 */
+        uint32_t run = (UINT32_C(1) << ages) - 1, at = (uint32_t)((c - ages + 1) & TAG_MASK);
+        fr.live = (run << at) | (run >> ((TAG_VALUES - at) & TAG_MASK));
+    }
+    return fr;
+}
+
+/* Without a branch (`&`, not `&&`): whether a slot is free is a coin toss near
+ * MAX_LOAD, and a mispredicted branch costs more than the test. */
 static inline bool entry_alive(uint64_t entry, const tag_frame *fr)
 {
-    return entry != 0 && entry_age(entry, fr->c) + fr->ahead <= fr->span_ticks;
+    return (entry != 0) & (fr->live >> (entry & TAG_MASK));
+}
+
+
+/* Bit s set for each slot s of the entries e free in frame fr: empty, or expired. */
+static inline uint32_t entries_free(const uint64_t e[SLOTS], const tag_frame *fr)
+{
+    uint32_t m = 0;
+    for (uint32_t s = 0; s < SLOTS; s++)
+        m |= (uint32_t)!entry_alive(e[s], fr) << s;
+    return m;
+}
+
+/* The bits set in a mask of SLOTS bits (no popcount instruction in the baseline ISA). */
+_Static_assert(SLOTS == 4, "slots_count counts 4 bits");
+static inline uint32_t slots_count(uint32_t mask)
+{
+    return (uint32_t)(UINT64_C(0x4332322132212110) >> (4 * mask)) & 15;
 }
 
 /* ------------------------------------------------------------------ hashing */
@@ -255,54 +314,67 @@ static inline tag_place place_of(const tag_table *t, const once_hash *h)
     return p;
 }
 
-/* The slot of bucket b holding fp alive in frame fr, or SLOTS. */
-static inline uint32_t bucket_find(const tag_table *t, uint64_t b, uint64_t fp,
-                                   const tag_frame *fr)
-{
-    uint64_t e[SLOTS];
-    bucket_load(t, b, e);
-    for (uint32_t s = 0; s < SLOTS; s++)
-        if ((e[s] >> TAG_BITS) == fp && entry_alive(e[s], fr))
-            return s;
-    return SLOTS;
-}
-
-/* Where the table holds the key alive: *bucket and *slot; false if nowhere. */
-static inline bool table_find(const tag_table *t, const tag_place *p, const tag_frame *fr,
-                              uint64_t *bucket, uint32_t *slot)
-{
-    uint32_t s = bucket_find(t, p->first, p->fp, fr);
-    if (s < SLOTS) {
-        *bucket = p->first;
-        *slot = s;
-        return true;
-    }
-    s = bucket_find(t, p->second, p->fp, fr);
-    *bucket = p->second;
-    *slot = s;
-    return s < SLOTS;
-}
-
 static inline void prefetch_place(const tag_table *t, const tag_place *p)
 {
     once_prefetch_write(&t->words[slot_bit(t, p->first, 0) >> 6]);
     once_prefetch_write(&t->words[slot_bit(t, p->second, 0) >> 6]);
 }
 
-/* Newest first (recent keys are the likely repeats): the table that holds the key, or
- * count if none.  The newest table's two buckets are requested together before either
- * is read, so that their misses overlap rather than follow each other. */
-static uint32_t find_any(const tagged_filter *t, const once_hash *h, const tag_frame *fr,
-                         uint64_t *bucket, uint32_t *slot)
+/* A key's place in a table and its two buckets' entries, read once: the search and
+ * the placement that follows it share the reads (each is a miss at 10^7 keys).  The
+ * two buckets are requested together before either is read, so that their misses
+ * overlap rather than follow each other. */
+typedef struct tag_look {
+    tag_place p;
+    uint64_t first[SLOTS], second[SLOTS];
+} tag_look;
+
+static inline void look_at(const tag_table *t, const once_hash *h, tag_look *l)
 {
-    const tag_table *newest = &t->tables[t->count - 1];
-    tag_place p = place_of(newest, h);
-    prefetch_place(newest, &p);
-    if (table_find(newest, &p, fr, bucket, slot))
+    l->p = place_of(t, h);
+    prefetch_place(t, &l->p);
+    bucket_load(t, l->p.first, l->first);
+    bucket_load(t, l->p.second, l->second);
+}
+
+/* The slot of the entries e holding fp alive in frame fr, or SLOTS.  (Branches here
+ * are right: a fingerprint rarely matches.) */
+static inline uint32_t entries_find(const uint64_t e[SLOTS], uint64_t fp, const tag_frame *fr)
+{
+    for (uint32_t s = 0; s < SLOTS; s++)
+        if ((e[s] >> TAG_BITS) == fp && entry_alive(e[s], fr))
+            return s;
+    return SLOTS;
+}
+
+/* Where the look's table holds the key alive: *bucket and *slot; false if nowhere. */
+static inline bool look_find(const tag_look *l, const tag_frame *fr, uint64_t *bucket,
+                             uint32_t *slot)
+{
+    uint32_t s = entries_find(l->first, l->p.fp, fr);
+    if (s < SLOTS) {
+        *bucket = l->p.first;
+        *slot = s;
+        return true;
+    }
+    s = entries_find(l->second, l->p.fp, fr);
+    *bucket = l->p.second;
+    *slot = s;
+    return s < SLOTS;
+}
+
+/* Newest first (recent keys are the likely repeats): the table that holds the key, or
+ * count if none; *look is the newest table's look, for a placement to follow. */
+static uint32_t find_any(const tagged_filter *t, const once_hash *h, const tag_frame *fr,
+                         tag_look *look, uint64_t *bucket, uint32_t *slot)
+{
+    look_at(&t->tables[t->count - 1], h, look);
+    if (look_find(look, fr, bucket, slot))
         return t->count - 1;
     for (uint32_t i = t->count - 1; i-- > 0;) {
-        p = place_of(&t->tables[i], h);
-        if (table_find(&t->tables[i], &p, fr, bucket, slot))
+        tag_look older;
+        look_at(&t->tables[i], h, &older);
+        if (look_find(&older, fr, bucket, slot))
             return i;
     }
     return t->count;
@@ -310,6 +382,7 @@ static uint32_t find_any(const tagged_filter *t, const once_hash *h, const tag_f
 
 /* ------------------------------------------------------------------ counts */
 
+/* The entries of ages 0 to S - ahead. */
 static uint64_t table_alive(const tag_table *t, const tag_frame *fr)
 {
     if (fr->ahead > fr->span_ticks)
@@ -354,8 +427,8 @@ static bool table_fits(uint64_t buckets, uint32_t width)
 
 static uint64_t table_words(uint64_t buckets, uint32_t width)
 {
-    /* two words of padding: entry_get reads the word past an entry's first, and
-     * bucket_load the two past a bucket's first */
+    /* two words of padding (part of the saved size): entry_get reads up to 8 bytes
+     * from an entry's first, or the word past its first word */
     return once_words_for_bits(buckets * SLOTS * width + 128);
 }
 
@@ -417,17 +490,25 @@ static void table_wipe(tag_table *t)
     memset(t->by_tag, 0, sizeof t->by_tag);
     t->entries = 0;
     t->cursor = 0;
+    t->counted_at = 0;
 }
 
 /* Remove the entries of buckets [from, to) whose age at tick c is `oldest` or more. */
 static void table_sweep(tag_table *t, uint64_t from, uint64_t to, uint64_t c, uint64_t oldest)
 {
-    for (uint64_t b = from; b < to; b++) {
-        uint64_t e[SLOTS];
-        bucket_load(t, b, e);
-        for (uint32_t s = 0; s < SLOTS; s++)
-            if (e[s] != 0 && entry_age(e[s], c) >= oldest)
-                slot_put(t, b, s, 0);
+    if (oldest > TAG_MASK)
+        return;
+    /* The tags of those ages as a set, one test an entry: ages oldest..31 are the tags
+     * c + 1, ..., c + 32 - oldest (mod 32), a run of 32 - oldest from c + 1. */
+    uint64_t run = (UINT64_C(1) << (TAG_VALUES - oldest)) - 1, at = (c + 1) & TAG_MASK;
+    uint64_t expired = ((run << at) | (run >> ((TAG_VALUES - at) & TAG_MASK))) & 0xffffffffu;
+    const uint32_t width = t->width; /* locals: the stores below may alias the table */
+    uint64_t *const words = t->words;
+    uint64_t end = to * SLOTS * width;
+    for (uint64_t bit = from * SLOTS * width; bit < end; bit += width) {
+        uint64_t e = entry_get(words, bit, width);
+        if (e != 0 && ((expired >> (e & TAG_MASK)) & 1))
+            entry_replace(t, bit, e, 0);
     }
 }
 
@@ -445,10 +526,12 @@ typedef struct tag_walk {
     tag_move move[MAX_KICKS + 1];
 } tag_walk;
 
-static inline void walk_put(tag_table *t, tag_walk *w, uint64_t b, uint32_t s, uint64_t v)
+/* Write v over the slot's entry `old` (as read). */
+static inline void walk_put(tag_table *t, tag_walk *w, uint64_t b, uint32_t s, uint64_t old,
+                            uint64_t v)
 {
-    w->move[w->moves++] = (tag_move){b, s, slot_get(t, b, s)};
-    slot_put(t, b, s, v);
+    w->move[w->moves++] = (tag_move){b, s, old};
+    slot_replace(t, b, s, old, v);
 }
 
 static void walk_undo(tag_table *t, tag_walk *w)
@@ -465,51 +548,62 @@ typedef struct tag_held {
     uint32_t slot;
 } tag_held;
 
-/* The free slots of bucket b: empty, or expired in frame fr, and not the walk's own
- * entry (`held`).  How many, and the first of them (SLOTS if none). */
-static inline uint32_t bucket_room(const tag_table *t, uint64_t b, const tag_frame *fr,
-                                   const tag_held *held, uint32_t *first)
+/* The free slots of bucket b, whose entries are e, as bits: empty, or expired in frame
+ * fr, and not the walk's own entry (`held`). */
+static inline uint32_t entries_room(const uint64_t e[SLOTS], uint64_t b, const tag_frame *fr,
+                                    const tag_held *held)
 {
-    uint64_t e[SLOTS];
-    bucket_load(t, b, e);
-    uint32_t free = 0;
-    *first = SLOTS;
-    for (uint32_t s = SLOTS; s-- > 0;)
-        if (!entry_alive(e[s], fr) && !(b == held->bucket && s == held->slot)) {
-            free++;
-            *first = s;
-        }
+    uint32_t free = entries_free(e, fr);
+    if (b == held->bucket)
+        free &= ~(UINT32_C(1) << held->slot);
     return free;
 }
 
 /*
- * Put `entry` (the key at place p) into the table, moving entries to their other
- * buckets if both of its buckets are full, and recording every slot written in w.
- * Slots whose entries are dead in frame fr are free.  Once placed, the walk's own entry
- * is neither moved nor overwritten by the rest of its walk (its slot is skipped), so
- * that a walk tried before the clock moves, in whose frame the new tag does not read
- * as new, takes the same path as the same walk made after.  Deterministic: the victim
- * of kick j is a function of its bucket and j.  false (w holds the moves, for
- * walk_undo) if it found no free slot in MAX_KICKS moves.
+ * Put `entry` (the key at place p) into the table: into a free slot of the emptier of
+ * its buckets, or else by a walk (walk_kicks); every slot written is recorded in w.
+ * Slots whose entries are dead in frame fr are free.
  */
-static bool walk_place(tag_table *t, const tag_place *p, uint64_t entry, const tag_frame *fr,
-                       tag_walk *w)
+static bool walk_kicks(tag_table *t, const tag_look *l, uint64_t entry, const tag_frame *fr,
+                       tag_walk *w);
+
+static inline bool walk_place(tag_table *t, const tag_look *l, uint64_t entry,
+                              const tag_frame *fr, tag_walk *w)
 {
     w->moves = 0;
-    tag_held held = {UINT64_MAX, SLOTS};
     /* The emptier of the two buckets (the first on a tie): balanced buckets leave a
      * free slot to more keys, so fewer walks are needed, and each move of a walk is a
      * miss. */
-    uint32_t s1, s2;
-    uint32_t free1 = bucket_room(t, p->first, fr, &held, &s1);
-    uint32_t free2 = bucket_room(t, p->second, fr, &held, &s2);
-    if (free1 > 0 || free2 > 0) {
-        bool second = free2 > free1;
-        walk_put(t, w, second ? p->second : p->first, second ? s2 : s1, entry);
-        return true;
+    uint32_t free1 = entries_free(l->first, fr), free2 = entries_free(l->second, fr);
+    if ((free1 | free2) == 0)
+        return walk_kicks(t, l, entry, fr, w);
+    if (slots_count(free2) > slots_count(free1)) {
+        uint32_t s = (uint32_t)__builtin_ctz(free2);
+        walk_put(t, w, l->p.second, s, l->second[s], entry);
+    } else {
+        uint32_t s = (uint32_t)__builtin_ctz(free1);
+        walk_put(t, w, l->p.first, s, l->first[s], entry);
     }
-    uint32_t s;
-    uint64_t b = (p->fp & 1) ? p->second : p->first;
+    return true;
+}
+
+/*
+ * Both buckets of the key full: move entries to their other buckets, at most
+ * MAX_KICKS moves (Fan et al.'s walk).  Once placed, the walk's own entry is neither
+ * moved nor overwritten by the rest of its walk (its slot is skipped), so that a walk
+ * tried before the clock moves, in whose frame the new tag does not read as new, takes
+ * the same path as the same walk made after (the free slots are the same in both
+ * frames: the sweep between them only empties dead ones).  Deterministic: the victim
+ * of kick j is a function of its bucket and j.  false (w holds the moves, for
+ * walk_undo) if it found no free slot.  Out of line: a walk is a few percent of the
+ * insertions near MAX_LOAD, and its frame would burden every one.
+ */
+static __attribute__((noinline)) bool walk_kicks(tag_table *t, const tag_look *l,
+                                                 uint64_t entry, const tag_frame *fr,
+                                                 tag_walk *w)
+{
+    tag_held held = {UINT64_MAX, SLOTS};
+    uint64_t b = (l->p.fp & 1) ? l->p.second : l->p.first;
     uint64_t carried = entry;
     for (uint32_t kick = 0; kick < MAX_KICKS; kick++) {
         uint64_t r = (b ^ ((uint64_t)kick * GOLDEN)) * UINT64_C(0xbf58476d1ce4e5b9);
@@ -517,13 +611,17 @@ static bool walk_place(tag_table *t, const tag_place *p, uint64_t entry, const t
         if (b == held.bucket && victim == held.slot)
             victim = (victim + 1) % SLOTS;
         uint64_t evicted = slot_get(t, b, victim);
-        walk_put(t, w, b, victim, carried);
+        walk_put(t, w, b, victim, evicted, carried);
         if (kick == 0)
             held = (tag_held){b, victim};
         carried = evicted;
         b = other_bucket(b, carried >> TAG_BITS, t->buckets);
-        if (bucket_room(t, b, fr, &held, &s) > 0) {
-            walk_put(t, w, b, s, carried);
+        uint64_t e[SLOTS];
+        bucket_load(t, b, e);
+        uint32_t room = entries_room(e, b, fr, &held);
+        if (room != 0) {
+            uint32_t s = (uint32_t)__builtin_ctz(room);
+            walk_put(t, w, b, s, e[s], carried);
             return true;
         }
     }
@@ -569,7 +667,7 @@ static once_status table_open(tagged_filter *t, uint64_t buckets, uint32_t fp_bi
 
 static tag_frame frame_at(const tagged_filter *t, uint64_t ahead)
 {
-    return (tag_frame){t->now, ahead, t->span_ticks};
+    return frame_of(t->now, ahead, t->span_ticks);
 }
 
 /* The frame of a read at R = max(L, now_ms). */
@@ -636,8 +734,8 @@ static void settle(tagged_filter *t)
         t->tables[t->count++] = fresh;
 }
 
-/* Move the clock to `latest` (admissible, not before L): at the end of a pass's two
- * ticks finish it, or redo it for a jump, so that no age passes S + 3 (see "Time");
+/* Move the clock to `latest` (admissible, not before L): at the end of a pass's P
+ * ticks finish it, or redo it for a jump, so that no age passes S + 2P - 1 (see "Time");
  * free what emptied, and settle (unless the write opens a table itself: `growing`). */
 static void clock_move(tagged_filter *t, uint64_t latest, bool growing)
 {
@@ -705,19 +803,20 @@ static once_status tagged_write(tagged_filter *t, const once_hash *h, uint64_t m
     uint64_t latest = t->started && ms < t->latest ? t->latest : ms;
     uint64_t c = latest / t->tick, tag = c & TAG_MASK;
     /* The new clock, read from the tables as they are. */
-    tag_frame fr = t->started ? frame_at(t, c - t->now) : (tag_frame){c, 0, t->span_ticks};
+    tag_frame fr = t->started ? frame_at(t, c - t->now) : frame_of(c, 0, t->span_ticks);
     bool moves = !t->started || fr.ahead > 0;
 
+    tag_look look;
     uint64_t bucket = 0;
     uint32_t slot = 0;
-    bool found = find_any(t, h, &fr, &bucket, &slot) < t->count;
+    bool found = find_any(t, h, &fr, &look, &bucket, &slot) < t->count;
     if (seen)
         *seen = test && found;
     if (found) {
         clock_move(t, latest, false);
         if (!test || t->policy == ONCE_POLICY_REFRESH) { /* the entry takes the new tag */
             fr = frame_at(t, 0);
-            uint32_t held = find_any(t, h, &fr, &bucket, &slot); /* tables may have left */
+            uint32_t held = find_any(t, h, &fr, &look, &bucket, &slot); /* tables may have left */
             tag_table *tb = &t->tables[held];
             slot_put(tb, bucket, slot, (slot_get(tb, bucket, slot) & ~TAG_MASK) | tag);
         }
@@ -730,13 +829,26 @@ static once_status tagged_write(tagged_filter *t, const once_hash *h, uint64_t m
     tag_table fresh;
     tag_table *newest = &t->tables[t->count - 1];
     /* Full at MAX_LOAD live: the entries bound the live ones, so the sum over the ages
-     * is needed only near the limit. */
+     * is needed only near the limit, and it is kept through a tick: the tick's writes
+     * add keys to the newest table or move its live entries, the sweep removes dead
+     * ones, so the live count at the tick changes only by the keys added. */
     uint64_t limit = (uint64_t)(MAX_LOAD * (double)table_slots(newest));
-    bool grow = newest->entries + 1 > limit && table_alive(newest, &fr) + 1 > limit;
-    if (!grow) {
-        tag_place p = place_of(newest, h);
-        bool placed = walk_place(newest, &p, (p.fp << TAG_BITS) | tag, &fr, &walk);
+    bool grow = false;
+    if (newest->entries + 1 > limit) {
+        if (moves) {
+            grow = table_alive(newest, &fr) + 1 > limit;
+        } else {
+            if (newest->counted_at != t->now + 1) {
+                newest->alive = table_alive(newest, &fr);
+                newest->counted_at = t->now + 1;
+            }
+            grow = newest->alive + 1 > limit;
+        }
+    }
+    if (!grow) { /* the look is the newest table's, as it is */
+        bool placed = walk_place(newest, &look, (look.p.fp << TAG_BITS) | tag, &fr, &walk);
         if (placed && !moves) {
+            newest->alive += newest->counted_at == t->now + 1;
             sweep_step(t);
             return ONCE_OK;
         }
@@ -754,9 +866,9 @@ static once_status tagged_write(tagged_filter *t, const once_hash *h, uint64_t m
         list_fit(t);
     }
     newest = &t->tables[t->count - 1];
-    tag_place p = place_of(newest, h);
+    look_at(newest, h, &look); /* swept, or a new table */
     fr = frame_at(t, 0);
-    if (!walk_place(newest, &p, (p.fp << TAG_BITS) | tag, &fr, &walk)) {
+    if (!walk_place(newest, &look, (look.p.fp << TAG_BITS) | tag, &fr, &walk)) {
         walk_undo(newest, &walk); /* not reached: the same walk fitted before */
         return ONCE_ERR_FULL;
     }
@@ -783,9 +895,10 @@ static bool tagged_query(const once_filter *f, const once_hash *h, uint64_t now_
     tag_frame fr = read_frame(t, now_ms);
     if (fr.ahead > t->span_ticks)
         return false;
+    tag_look look;
     uint64_t bucket;
     uint32_t slot;
-    return find_any(t, h, &fr, &bucket, &slot) < t->count;
+    return find_any(t, h, &fr, &look, &bucket, &slot) < t->count;
 }
 
 /* Batches: a key's buckets in the newest table are requested some keys ahead, and the
