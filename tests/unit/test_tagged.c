@@ -4,12 +4,13 @@
  *
  *   - a key delivered within the last T (on the filter's clock) is always reported
  *     seen: constant, doubling and bursting rates, Zipf repeats, late events, idle hours
- *     and jumps of the clock of every size, across the wrap of the 4-bit tags;
+ *     and jumps of the clock of every size, across the wrap of the 5-bit tags;
  *   - a key is forgotten at most T / 12 (a tick) after its span, whatever the traffic;
  *   - fresh keys are reported seen at most at the target rate (a statistical bound),
  *     also while the filter grows through bursts and after idle hours and rate drops;
  *   - memory: at most 30 bits a key for a span of keys spread or in a burst, and a
- *     span after a burst a first guess too small settles back;
+ *     span after a burst a first guess too small settles back; a table takes keys
+ *     until its live entries fill 80% of its slots, not one more and not one less;
  *   - the memory cap answers ONCE_ERR_FULL and changes nothing; a filter saved
  *     mid-stream continues exactly as the original; damaged files are refused.
  */
@@ -208,6 +209,38 @@ static void memory_meets_the_targets(void)
             steady = later;
         once_free(f);
     }
+}
+
+/* A table takes keys until its live entries fill MAX_LOAD (80%) of its slots, and the
+ * next new key opens another table: never past that load, never before it.  The rate
+ * rises after more than a span at a low one, so that the limit is reached with expired
+ * entries still in the table (they count in `entries`, not among the live) and within
+ * a tick, over which the live count is carried rather than summed again. */
+static void a_table_opens_when_its_live_entries_fill_the_load(void)
+{
+    const uint64_t tick = 1000, span = 12 * tick;
+    once_filter *f = make_tagged(span, 1000, 0.01, 0, ONCE_POLICY_FIRST, 71);
+    REQUIRE(f != NULL);
+    once_stats st;
+    memset(&st, 0, sizeof st);
+    uint64_t id = 0, live_before = 0, limit = 0, opened_at = 0;
+    for (uint64_t c = 0; c < 60 && opened_at == 0; c++) {
+        uint64_t rate = c < 30 ? 60 : 200; /* keys a tick; the first table holds ~1,080 */
+        for (uint64_t j = 0; j < rate && opened_at == 0; j++) {
+            testing_seen(f, 9, id++, c * tick + j * tick / rate);
+            once_get_stats(f, &st);
+            if (st.filters == 1) {
+                limit = (uint64_t)(0.8 * (double)st.bits); /* the first table's slots */
+                CHECK(st.bits_set <= limit);
+                live_before = st.bits_set;
+            } else {
+                opened_at = c;
+                CHECK(live_before == limit);
+            }
+        }
+    }
+    CHECK(opened_at >= 30); /* at the higher rate, with expired entries in the table */
+    once_free(f);
 }
 
 /* A cap too small for a burst: ONCE_ERR_FULL, nothing changed (the same saved bytes),
@@ -536,6 +569,8 @@ static const testing_case cases[] = {
      fresh_words_at_the_target_through_bursts_drops_and_idle_hours},
     {"false_positive_rate_within_the_target", false_positive_rate_within_the_target},
     {"memory_meets_the_targets", memory_meets_the_targets},
+    {"a_table_opens_when_its_live_entries_fill_the_load",
+     a_table_opens_when_its_live_entries_fill_the_load},
     {"memory_cap_refuses_and_keeps_state", memory_cap_refuses_and_keeps_state},
     {"save_mid_stream_then_continue", save_mid_stream_then_continue},
     {"every_byte_changed_loads_or_is_refused", every_byte_changed_loads_or_is_refused},
