@@ -177,13 +177,6 @@ static double quantile(const double *sorted, size_t n, double q)
     return sorted[(size_t)((double)(n - 1) * q + 0.5)];
 }
 
-/* The untimed fill of --steady: keys at times 0 .. n - 1, by the operation's form. */
-static void fill(const build *b, once_filter *f, int op_base, const once_key *keys, size_t n,
-                 uint8_t *out)
-{
-    turn(b, f, op_base == OP_INSERT ? OP_INSERT : OP_INSERT_BATCH, keys, 0, n, out);
-}
-
 int main(int argc, char **argv)
 {
     bool steady = argc > 1 && strcmp(argv[1], "--steady") == 0;
@@ -275,8 +268,8 @@ int main(int argc, char **argv)
                 }
                 int base = phase == 0 ? OP_INSERT : OP_INSERT_BATCH;
                 size_t at = (size_t)r * turns;
-                for (int j = 0; steady && j < 2; j++)
-                    fill(&builds[j], f[j], base, filler, n, out);
+                for (int j = 0; steady && j < 2; j++) /* untimed: the insert of the form */
+                    turn(&builds[j], f[j], base, filler, 0, n, out);
                 run_op(builds, f, base, present, n, out, &t[base], at);
                 run_op(builds, f, base + 1, absent, n, out, &t[base + 1], at);
                 run_op(builds, f, base + 2, absent, n, out, &t[base + 2], at);

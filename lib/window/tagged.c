@@ -493,21 +493,17 @@ static void table_wipe(tag_table *t)
     t->counted_at = 0;
 }
 
-/* Remove the entries of buckets [from, to) whose age at tick c is `oldest` or more. */
-static void table_sweep(tag_table *t, uint64_t from, uint64_t to, uint64_t c, uint64_t oldest)
+/* Empty the entries of buckets [from, to) that are dead in frame fr (those of ages past
+ * S - ahead at its tick): one test of the frame's live tags an entry, entry by entry in
+ * order. */
+static void table_sweep(tag_table *t, uint64_t from, uint64_t to, const tag_frame *fr)
 {
-    if (oldest > TAG_MASK)
-        return;
-    /* The tags of those ages as a set, one test an entry: ages oldest..31 are the tags
-     * c + 1, ..., c + 32 - oldest (mod 32), a run of 32 - oldest from c + 1. */
-    uint64_t run = (UINT64_C(1) << (TAG_VALUES - oldest)) - 1, at = (c + 1) & TAG_MASK;
-    uint64_t expired = ((run << at) | (run >> ((TAG_VALUES - at) & TAG_MASK))) & 0xffffffffu;
-    const uint32_t width = t->width; /* locals: the stores below may alias the table */
-    uint64_t *const words = t->words;
+    const uint32_t width = t->width, live = fr->live; /* locals: the stores below may */
+    uint64_t *const words = t->words;                 /* alias the table and the frame */
     uint64_t end = to * SLOTS * width;
     for (uint64_t bit = from * SLOTS * width; bit < end; bit += width) {
         uint64_t e = entry_get(words, bit, width);
-        if (e != 0 && ((expired >> (e & TAG_MASK)) & 1))
+        if (e != 0 && !((live >> (e & TAG_MASK)) & 1))
             entry_replace(t, bit, e, 0);
     }
 }
@@ -751,16 +747,18 @@ static void clock_move(tagged_filter *t, uint64_t latest, bool growing)
     uint64_t d = c - t->now;
     if (d == 0)
         return;
-    bool pass_ends = c / PASS_TICKS != t->now / PASS_TICKS;
-    for (uint32_t i = 0; i < t->count && pass_ends; i++) {
-        tag_table *tb = &t->tables[i];
-        if (d > t->span_ticks)
-            table_wipe(tb);
-        else if (d == 1)
-            table_sweep(tb, tb->cursor, tb->buckets, t->now, t->span_ticks + 1);
-        else
-            table_sweep(tb, 0, tb->buckets, t->now, t->span_ticks + 1 - d);
-        tb->cursor = 0;
+    if (c / PASS_TICKS != t->now / PASS_TICKS) { /* the pass ends */
+        /* d = 1: the rest of the pass, at its tick; a jump: the whole of a pass at the
+         * new tick */
+        tag_frame fr = frame_at(t, d == 1 ? 0 : d);
+        for (uint32_t i = 0; i < t->count; i++) {
+            tag_table *tb = &t->tables[i];
+            if (d > t->span_ticks)
+                table_wipe(tb);
+            else
+                table_sweep(tb, d == 1 ? tb->cursor : 0, tb->buckets, &fr);
+            tb->cursor = 0;
+        }
     }
     t->now = c;
     drop_empty(t);
@@ -770,17 +768,19 @@ static void clock_move(tagged_filter *t, uint64_t latest, bool growing)
     }
 }
 
-/* A write's share of its tick's pass. */
-static void sweep_step(tagged_filter *t)
+/* A write's share of its tick's pass (inline: every write runs it, and most find the pass
+ * done). */
+static inline void sweep_step(tagged_filter *t)
 {
     uint64_t left = SWEEP_STEP;
     for (uint32_t i = 0; i < t->count && left > 0; i++) {
         tag_table *tb = &t->tables[i];
         if (tb->cursor >= tb->buckets)
             continue;
+        tag_frame fr = frame_at(t, 0);
         uint64_t to = tb->buckets - tb->cursor < left ? tb->buckets : tb->cursor + left;
         left -= to - tb->cursor;
-        table_sweep(tb, tb->cursor, to, t->now, t->span_ticks + 1);
+        table_sweep(tb, tb->cursor, to, &fr);
         tb->cursor = to;
     }
 }
