@@ -129,6 +129,7 @@ typedef struct tag_table {
     uint64_t by_tag[TAG_VALUES]; /* non-empty entries by tag */
     uint64_t counted_at;   /* 1 + the tick whose live entries `alive` holds; 0: none */
     uint64_t alive;
+    uint64_t limit;        /* MAX_LOAD of its slots: live entries before the next table */
 } tag_table;
 
 typedef struct tagged_filter {
@@ -144,6 +145,8 @@ typedef struct tagged_filter {
     uint64_t max_bytes;
     uint64_t latest;       /* L, ms */
     uint64_t now;          /* c = floor(L / tick) */
+    uint64_t tick_end;     /* ms: where the tick after c begins, (c + 1) tick (saturated) */
+    uint32_t live_now;     /* the live tags at c: frame_of(c, 0, S).live */
     bool started;
     tag_table *tables;     /* oldest first; the newest takes the keys */
 } tagged_filter;
@@ -272,12 +275,15 @@ static inline bool entry_alive(uint64_t entry, const tag_frame *fr)
 }
 
 
-/* Bit s set for each slot s of the entries e free in frame fr: empty, or expired. */
+/* Bit s set for each slot s of the entries e free in frame fr: empty, or expired.
+ * An entry is empty when it is 0 ((e - 1) >> 63: a non-empty entry is below 2^57), and
+ * expired when its tag is dead; no flags, no compare (the baseline ISA has no
+ * flag-free shifts, and this runs eight times an insertion). */
 static inline uint32_t entries_free(const uint64_t e[SLOTS], const tag_frame *fr)
 {
-    uint32_t m = 0;
+    uint32_t dead = ~fr->live, m = 0;
     for (uint32_t s = 0; s < SLOTS; s++)
-        m |= (uint32_t)!entry_alive(e[s], fr) << s;
+        m |= (uint32_t)(((dead >> (e[s] & TAG_MASK)) | ((e[s] - 1) >> 63)) & 1) << s;
     return m;
 }
 
@@ -364,9 +370,11 @@ static inline bool look_find(const tag_look *l, const tag_frame *fr, uint64_t *b
 }
 
 /* Newest first (recent keys are the likely repeats): the table that holds the key, or
- * count if none; *look is the newest table's look, for a placement to follow. */
-static uint32_t find_any(const tagged_filter *t, const once_hash *h, const tag_frame *fr,
-                         tag_look *look, uint64_t *bucket, uint32_t *slot)
+ * count if none; *look is the newest table's look, for a placement to follow.  In line:
+ * a call's frame and its stores of the look cost a write 22 instructions. */
+static inline __attribute__((always_inline)) uint32_t
+find_any(const tagged_filter *t, const once_hash *h, const tag_frame *fr, tag_look *look,
+         uint64_t *bucket, uint32_t *slot)
 {
     look_at(&t->tables[t->count - 1], h, look);
     if (look_find(look, fr, bucket, slot))
@@ -479,6 +487,7 @@ static once_status table_init(tag_table *t, uint64_t buckets, uint32_t fp_bits, 
     t->fp_bits = fp_bits;
     t->width = fp_bits + TAG_BITS;
     t->word_count = table_words(buckets, t->width);
+    t->limit = (uint64_t)(MAX_LOAD * (double)(buckets * SLOTS));
     t->opened = opened;
     t->words = once_words_alloc(t->word_count);
     return t->words != NULL ? ONCE_OK : ONCE_ERR_NOMEM;
@@ -661,9 +670,23 @@ static once_status table_open(tagged_filter *t, uint64_t buckets, uint32_t fp_bi
 
 /* ------------------------------------------------------------------ the clock */
 
-static tag_frame frame_at(const tagged_filter *t, uint64_t ahead)
+static inline tag_frame frame_at(const tagged_filter *t, uint64_t ahead)
 {
+    if (ahead == 0) {
+        tag_frame fr = {t->now, 0, t->span_ticks, t->live_now};
+        return fr;
+    }
     return frame_of(t->now, ahead, t->span_ticks);
+}
+
+/* Set the clock's tick c, with what the writes of a tick read instead of computing:
+ * where the next tick begins (no division while the clock stays in c) and the live
+ * tags at c. */
+static void clock_set_tick(tagged_filter *t, uint64_t c)
+{
+    t->now = c;
+    t->tick_end = c + 1 > UINT64_MAX / t->tick ? UINT64_MAX : (c + 1) * t->tick;
+    t->live_now = frame_of(c, 0, t->span_ticks).live;
 }
 
 /* The frame of a read at R = max(L, now_ms). */
@@ -740,7 +763,7 @@ static void clock_move(tagged_filter *t, uint64_t latest, bool growing)
     t->latest = latest;
     t->started = true;
     if (first) {
-        t->now = c;
+        clock_set_tick(t, c);
         t->tables[t->count - 1].opened = latest;
         return;
     }
@@ -760,7 +783,7 @@ static void clock_move(tagged_filter *t, uint64_t latest, bool growing)
             tb->cursor = 0;
         }
     }
-    t->now = c;
+    clock_set_tick(t, c);
     drop_empty(t);
     if (!growing) { /* a write that opens a table keeps the room it made for it */
         settle(t);
@@ -801,7 +824,8 @@ static once_status tagged_write(tagged_filter *t, const once_hash *h, uint64_t m
     if (!once_time_admissible(&t->base, t->latest, t->started, ms))
         return ONCE_ERR_TIME;
     uint64_t latest = t->started && ms < t->latest ? t->latest : ms;
-    uint64_t c = latest / t->tick, tag = c & TAG_MASK;
+    uint64_t c = t->started && latest < t->tick_end ? t->now : latest / t->tick;
+    uint64_t tag = c & TAG_MASK;
     /* The new clock, read from the tables as they are. */
     tag_frame fr = t->started ? frame_at(t, c - t->now) : frame_of(c, 0, t->span_ticks);
     bool moves = !t->started || fr.ahead > 0;
@@ -832,7 +856,7 @@ static once_status tagged_write(tagged_filter *t, const once_hash *h, uint64_t m
      * is needed only near the limit, and it is kept through a tick: the tick's writes
      * add keys to the newest table or move its live entries, the sweep removes dead
      * ones, so the live count at the tick changes only by the keys added. */
-    uint64_t limit = (uint64_t)(MAX_LOAD * (double)table_slots(newest));
+    uint64_t limit = newest->limit;
     bool grow = false;
     if (newest->entries + 1 > limit) {
         if (moves) {
@@ -964,7 +988,7 @@ static void tagged_clear(once_filter *f)
     table_wipe(&t->tables[0]);
     t->tables[0].opened = 0;
     t->latest = 0;
-    t->now = 0;
+    clock_set_tick(t, 0);
     t->started = false;
 }
 
@@ -1073,6 +1097,7 @@ static tagged_filter *tagged_alloc(const tagged_geometry *g)
     t->error = g->error;
     t->plan_buckets = g->plan_buckets;
     t->max_bytes = g->max_bytes;
+    clock_set_tick(t, 0);
     return t;
 }
 
@@ -1289,7 +1314,7 @@ static once_status tagged_load(once_filter **out, const uint8_t *params, size_t 
     t->room = (uint32_t)v[P_TABLES];
     t->latest = v[P_LATEST];
     t->started = v[P_STARTED] != 0;
-    t->now = t->latest / t->tick;
+    clock_set_tick(t, t->latest / t->tick);
     t->base.max_time_jump = v[P_MAX_TIME_JUMP];
     tag_frame fr = frame_at(t, 0);
     size_t at = 0;
