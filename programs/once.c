@@ -472,6 +472,14 @@ static size_t lines_before_key(const line_action *action, size_t n, size_t keys)
     return i;
 }
 
+/* The time since *mark goes to `phase`, and the mark moves to now. */
+static void phase_done(run *r, run_phase phase, double *mark)
+{
+    double now = monotonic_seconds();
+    r->counters.phase_seconds[phase] += now - *mark;
+    *mark = now;
+}
+
 static void flush_before_block(void *context)
 {
     run *r = context;
@@ -559,7 +567,9 @@ static int run_input(run *r, const char *path)
         if (stop_signal)
             reader.stopping = true;
         size_t n = 0;
+        double mark = monotonic_seconds();
         reader_status rs = reader_next(&reader, lines, BATCH_LINES, &n);
+        phase_done(r, PHASE_READ, &mark);
         if (rs == READER_INTERRUPTED)
             continue; /* the loop head sees the signal, if that was one */
         if (rs == READER_END)
@@ -660,8 +670,10 @@ static int run_input(run *r, const char *path)
             keys[good].time_ms = when;
             good++;
         }
+        phase_done(r, PHASE_KEYS, &mark);
         size_t done = 0;
         once_status st = answer_batch(r, keys, good, seen, &done);
+        phase_done(r, PHASE_DECIDE, &mark);
         if (of_sites(r) && r->timed && o->time_field) {
             r->sliced_clock = clock;
             r->sliced_clock_started = clock_started;
@@ -720,6 +732,7 @@ static int run_input(run *r, const char *path)
                 report_progress(&r->counters, run_bytes(r), now - r->started);
             }
         }
+        phase_done(r, PHASE_WRITE, &mark);
     }
     reader_close(&reader);
     return code;
@@ -755,6 +768,8 @@ int main(int argc, char **argv)
     run r;
     memset(&r, 0, sizeof r);
     r.options = &o;
+    r.counters.threads = 1;
+    r.counters.phase_seconds[PHASE_HASH] = -1; /* the filter's calls hash the keys */
     code = o.cluster ? open_cluster(&o, &r)
            : o.sliced ? open_sliced(&o, &r.sliced)
                       : open_filter(&o, &r.filter);

@@ -68,6 +68,41 @@ static void json_number_or_null(char *buf, size_t size, bool known, double x)
 }
 
 /* The human summary's first line: what the run read and answered. */
+/* The phases' names in --stats=json, and in words. */
+static const char *const phase_key[PHASES] = {"read", "keys", "hash", "decide", "write"};
+static const char *const phase_words[PHASES] = {"reading", "keys and times", "hashing",
+                                                "deciding", "writing"};
+
+/* ,"threads":T,"phases":{"read":s,...} for the JSON summaries (null: not timed apart). */
+static void json_phases(const run_counters *c, char *out, size_t size)
+{
+    int n = snprintf(out, size, ",\"threads\":%u,\"phases\":{", c->threads);
+    for (int i = 0; i < PHASES && n > 0 && (size_t)n < size; i++) {
+        if (c->phase_seconds[i] < 0)
+            n += snprintf(out + n, size - (size_t)n, "%s\"%s\":null", i ? "," : "",
+                          phase_key[i]);
+        else
+            n += snprintf(out + n, size - (size_t)n, "%s\"%s\":%.6f", i ? "," : "",
+                          phase_key[i], finite_or_zero(c->phase_seconds[i]));
+    }
+    if (n > 0 && (size_t)n < size)
+        snprintf(out + n, size - (size_t)n, "}");
+}
+
+/* Where the time went, phase by phase, so that a user can see what bounds the run. */
+static void report_phases(const run_counters *c)
+{
+    fprintf(stderr, "once: %u %s; time ", c->threads, c->threads == 1 ? "thread" : "threads");
+    for (int i = 0, shown = 0; i < PHASES; i++) {
+        if (c->phase_seconds[i] < 0)
+            continue;
+        bool hashing_within = i == PHASE_DECIDE && c->phase_seconds[PHASE_HASH] < 0;
+        fprintf(stderr, "%s%s%s %.3f s", shown++ ? ", " : "", phase_words[i],
+                hashing_within ? " (with hashing)" : "", c->phase_seconds[i]);
+    }
+    fprintf(stderr, "\n");
+}
+
 static void report_counts(const run_counters *c, double rate)
 {
     fprintf(stderr, "once: %llu %s, %llu distinct, %llu %s in %.3f s (%.2f M lines/s)\n",
@@ -81,6 +116,7 @@ static void report_counts(const run_counters *c, double rate)
         fprintf(stderr,
                 "once: %llu %s late (older than the latest event time minus the span)\n",
                 (unsigned long long)c->late, c->late == 1 ? "line was" : "lines were");
+    report_phases(c);
 }
 
 void report_stats(stats_mode mode, const run_counters *c, const once_filter *filter)
@@ -110,9 +146,11 @@ void report_stats(stats_mode mode, const run_counters *c, const once_filter *fil
     char window_keys[32];
     json_number_or_null(window_keys, sizeof window_keys, windowed && card_known, card.estimate);
     if (mode == STATS_JSON) {
+        char phases[256];
+        json_phases(c, phases, sizeof phases);
         fprintf(stderr,
                 "{\"lines\":%llu,\"distinct\":%llu,\"duplicates\":%llu,\"bytes\":%llu,"
-                "\"bits_per_key\":%.4f,\"fpr_estimate\":%.6g,\"seconds\":%.6f,"
+                "\"bits_per_key\":%.4f,\"fpr_estimate\":%.6g,\"seconds\":%.6f%s,"
                 "\"lines_per_second\":%.1f,\"input_bytes\":%llu,\"structure\":\"%s\","
                 "\"items\":%llu,\"capacity\":%llu,\"error\":%.6g,\"hashes\":%u,"
                 "\"fill_ratio\":%.6f,\"seed\":\"%llu\",\"window\":%llu,\"slack\":%llu,"
@@ -122,7 +160,7 @@ void report_stats(stats_mode mode, const run_counters *c, const once_filter *fil
                 (unsigned long long)c->lines, (unsigned long long)c->distinct,
                 (unsigned long long)c->duplicates, (unsigned long long)s.bytes,
                 finite_or_zero(bits_per_key), finite_or_zero(s.fpr_estimate),
-                finite_or_zero(c->seconds), finite_or_zero(rate),
+                finite_or_zero(c->seconds), phases, finite_or_zero(rate),
                 (unsigned long long)c->input_bytes, s.structure, (unsigned long long)s.items,
                 (unsigned long long)s.capacity, finite_or_zero(s.error), s.hashes,
                 finite_or_zero(s.fill_ratio), (unsigned long long)s.seed,
@@ -201,9 +239,11 @@ void report_sliced_stats(stats_mode mode, const run_counters *c, const once_slic
     double fpr = s.fp_estimate;
     uint64_t bytes = s.bytes;
     if (mode == STATS_JSON) {
+        char phases[256];
+        json_phases(c, phases, sizeof phases);
         fprintf(stderr,
                 "{\"lines\":%llu,\"distinct\":%llu,\"duplicates\":%llu,\"bytes\":%llu,"
-                "\"seconds\":%.6f,\"lines_per_second\":%.1f,\"input_bytes\":%llu,"
+                "\"seconds\":%.6f%s,\"lines_per_second\":%.1f,\"input_bytes\":%llu,"
                 "\"structure\":\"sliced\",\"slicing\":\"%s\",\"slices\":%u,\"parts\":%u,"
                 "\"sites\":%u,\"bits\":%llu,\"site_bits\":%llu,\"hashes\":%u,"
                 "\"fpr_estimate\":%.6g,\"messages\":%llu,\"messages_per_event\":%.4f,"
@@ -212,7 +252,7 @@ void report_sliced_stats(stats_mode mode, const run_counters *c, const once_slic
                 "\"loads\":[",
                 (unsigned long long)c->lines, (unsigned long long)c->distinct,
                 (unsigned long long)c->duplicates, (unsigned long long)bytes,
-                finite_or_zero(c->seconds), finite_or_zero(rate),
+                finite_or_zero(c->seconds), phases, finite_or_zero(rate),
                 (unsigned long long)c->input_bytes, once_slicing_name(s.slicing),
                 s.slices, s.parts, s.sites, (unsigned long long)s.bits,
                 (unsigned long long)s.slice_bits, s.hashes, finite_or_zero(fpr),
@@ -262,12 +302,14 @@ void report_cluster_stats(stats_mode mode, const run_counters *c, const once_clu
         return;
     const once_sliced_stats *f = &s.sliced;
     double rate = c->seconds > 0 ? (double)c->lines / c->seconds : 0.0;
+    char phases[256];
+    json_phases(c, phases, sizeof phases);
     if (mode == STATS_JSON) /* what the run read and answered, then the filter's */
         fprintf(stderr,
-                "{\"lines\":%llu,\"distinct\":%llu,\"duplicates\":%llu,\"seconds\":%.6f,"
+                "{\"lines\":%llu,\"distinct\":%llu,\"duplicates\":%llu,\"seconds\":%.6f%s,"
                 "\"lines_per_second\":%.1f,",
                 (unsigned long long)c->lines, (unsigned long long)c->distinct,
-                (unsigned long long)c->duplicates, finite_or_zero(c->seconds),
+                (unsigned long long)c->duplicates, finite_or_zero(c->seconds), phases,
                 finite_or_zero(rate));
     if (mode == STATS_JSON && s.is_tree) {
         const once_tree_stats *t = &s.tree;

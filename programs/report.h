@@ -11,6 +11,18 @@
 
 #include <stdint.h>
 
+/* Where a run's time goes, in the order a batch of lines goes through them: reading and
+ * splitting the input, cutting keys and reading event times, hashing the keys,
+ * deciding (the filter's calls), writing the lines kept. */
+typedef enum run_phase {
+    PHASE_READ,
+    PHASE_KEYS,
+    PHASE_HASH,
+    PHASE_DECIDE,
+    PHASE_WRITE,
+    PHASES
+} run_phase;
+
 typedef struct run_counters {
     uint64_t lines;
     uint64_t distinct;
@@ -20,6 +32,10 @@ typedef struct run_counters {
                           ahead (of the latest event time or of the wall clock) */
     uint64_t late;     /* lines older than the latest event time minus the span */
     double seconds;
+    uint32_t threads;  /* threads that worked on the lines */
+    /* Seconds in each phase, summed over the batches of every thread; negative for a
+     * phase not timed apart (keys hashed by the filter's call: in PHASE_DECIDE). */
+    double phase_seconds[PHASES];
 } run_counters;
 
 double monotonic_seconds(void);

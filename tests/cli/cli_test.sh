@@ -182,6 +182,28 @@ case_stats_json() {
   [ ! -s err ] || fail "stderr not quiet without --stats: $(cat err)"
 }
 
+# --stats says how many threads worked and where the time went: reading, keys and
+# times, deciding (the filter's calls, which hash the keys on one thread), writing.
+# Each phase is a part of the run, so together they fit in its seconds.
+case_stats_phases() {
+  seq 1 200000 > in
+  "$ONCE" --stats=json in > /dev/null 2> err
+  jq -e '.threads == 1 and .phases.hash == null
+         and ([.phases.read, .phases.keys, .phases.decide, .phases.write] | all(. >= 0))
+         and (.phases.read + .phases.keys + .phases.decide + .phases.write) <= .seconds + 1e-3' \
+    err > /dev/null || fail "phases in stats json: $(cat err)"
+  "$ONCE" --stats in > /dev/null 2> err
+  grep -q '^once: 1 thread; time reading [0-9.]* s, keys and times [0-9.]* s, deciding (with hashing) [0-9.]* s, writing [0-9.]* s$' err \
+    || fail "phases in human stats: $(cat err)"
+  # A sliced filter and a time window say the same.
+  "$ONCE" --slicing horizontal --slices 4 --capacity 1M --stats=json in > /dev/null 2> err
+  jq -e '.threads == 1 and .phases.decide >= 0 and .phases.hash == null' err > /dev/null \
+    || fail "phases of a sliced filter: $(cat err)"
+  "$ONCE" --span 1h --stats=json in > /dev/null 2> err
+  jq -e '.threads == 1 and .phases.read >= 0 and .phases.write >= 0' err > /dev/null \
+    || fail "phases of a time window: $(cat err)"
+}
+
 # Without --capacity the filter grows: no warning, the error target holds, and the
 # output is exactly awk's when the target is strict enough to make a false positive
 # improbable (expected false positives here: under 0.03).
