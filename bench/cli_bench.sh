@@ -167,6 +167,42 @@ awk -v os="${seconds_of[once]}" -v as="${seconds_of[awk]}" \
      printf "| memory: awk peak RSS / once peak RSS | %s |\n", (orss > 0 ? sprintf("%.2fx", arss / orss) : "n/a")
    }'
 
+# Threads: the same filters with --threads T (its output is that of one thread), T = 1,
+# 2 and the powers of two up to the cpus, beside `wc -l` (reading and splitting alone:
+# the floor).  Each speed-up is over --threads 1 of the same filter, in this run.
+rows=()
+measure wc "$lines, 50% repeats" "wc -l dup50.txt > /dev/null"
+thread_counts=(1 2)
+for ((t = 4; t <= $(nproc); t *= 2)); do thread_counts+=("$t"); done
+declare -A thread_filter=(
+  [blocked]="--capacity $lines --error 0.001"
+  [scalable]="--error 0.001"
+  [span]="--span 1h --capacity $lines --error 0.001"
+)
+for f in blocked scalable span; do
+  for t in "${thread_counts[@]}"; do
+    measure "threads_${f}_$t" "$lines, 50% repeats" \
+      "$once_bin ${thread_filter[$f]} --threads $t dup50.txt > /dev/null"
+  done
+done
+echo
+echo "### once CLI on threads: $lines lines of 40 bytes, 50% repeats"
+echo
+echo "| command | input lines | seconds | lines/s | peak RSS (MiB) |"
+echo "|---|---|---:|---:|---:|"
+print_rows "$lines" "%.2fM"
+echo
+echo "| filter | $(printf '%s threads | ' "${thread_counts[@]}")"
+echo "|---|$(printf -- '---:|%.0s' "${thread_counts[@]}")"
+for f in blocked scalable span; do
+  line="| $f (speed-up over 1 thread) |"
+  for t in "${thread_counts[@]}"; do
+    line+=$(awk -v one="${seconds_of[threads_${f}_1]}" -v s="${seconds_of[threads_${f}_$t]}" \
+      'BEGIN { printf " %s |", (s > 0 ? sprintf("%.2fx", one / s) : "n/a") }')
+  done
+  echo "$line"
+done
+
 # One line of 300 MB, from the file and through a pipe, which hands it over in reads of
 # at most 64 KiB.  Its own table: lines/s means nothing for one line.
 long_bytes=300000000

@@ -28,6 +28,7 @@
 #include "keys.h"
 #include "lines.h"
 #include "options.h"
+#include "pipeline.h"
 #include "profile.h"
 #include "report.h"
 #include "state.h"
@@ -256,8 +257,9 @@ typedef struct run {
     once_cluster *cluster; /* --cluster: the filter; `sliced` is its sliced filter */
     once_filter *local;    /* --local-filter: this run's own keys */
     line_writer out;
-    key_arena arena; /* keys that are not slices of their line */
     run_counters counters;
+    unsigned threads; /* on the lines: 1, or a pipeline's (--threads without --slicing) */
+    uint64_t seed;    /* the filter's, for the keys hashed on the pipeline's threads */
     bool progress;
     bool warned_capacity;
     bool fixed_size; /* a static filter: passing its capacity raises the error rate */
@@ -444,21 +446,6 @@ static uint64_t run_bytes(const run *r)
     return s.bytes;
 }
 
-/* The filter's answers for keys[0 .. n-1]; *done: the keys answered, all n unless a key
- * was refused (a sliced filter, which has no saved state, reports none then). */
-static once_status answer_batch(run *r, const once_key *keys, size_t n, uint8_t *seen,
-                                size_t *done)
-{
-    if (of_sites(r)) {
-        once_status st = r->cluster != NULL
-                              ? once_cluster_test_and_add_batch(r->cluster, keys, n, seen)
-                              : once_sliced_test_and_add_batch(r->sliced, keys, n, seen);
-        *done = st == ONCE_OK ? n : 0;
-        return st;
-    }
-    return once_test_and_add_batch_partial(r->filter, keys, n, seen, done);
-}
-
 /* How many of the batch's lines come before its key number `keys` (the lines whose
  * keys were answered, and the kept or skipped lines among them). */
 static size_t lines_before_key(const line_action *action, size_t n, size_t keys)
@@ -470,20 +457,6 @@ static size_t lines_before_key(const line_action *action, size_t n, size_t keys)
         j += action[i] == LINE_FILTER;
     }
     return i;
-}
-
-/* The time since *mark goes to `phase`, and the mark moves to now. */
-static void phase_done(run *r, run_phase phase, double *mark)
-{
-    double now = monotonic_seconds();
-    r->counters.phase_seconds[phase] += now - *mark;
-    *mark = now;
-}
-
-static void flush_before_block(void *context)
-{
-    run *r = context;
-    writer_flush(&r->out);
 }
 
 /*
@@ -541,188 +514,332 @@ static void warn_if_overfull(run *r)
                 once_get_type(r->filter) == ONCE_DBF ? "row" : "batch");
 }
 
-/* Stream one input.  Returns 0, or an exit code after printing why. */
-static int run_input(run *r, const char *path)
-{
-    const cli_options *o = r->options;
-    const char *name = path ? path : "-";
-    line_reader reader;
-    if (reader_open(&reader, path, o->terminator) != 0) {
-        fprintf(stderr, "once: %s: %s\n", name, strerror(errno));
-        r->input_failed = true;
-        return 0;
-    }
-    reader.before_block = flush_before_block;
-    reader.context = r;
-    reader.stop_signals = &stop_signals;
-    reader.stop_flag = &stop_signal;
+/*
+ * A batch of lines on its way through a run: read, then its keys and event times found
+ * (and, with threads, its keys hashed), then answered and written in input order.  On
+ * one thread the lines point into the reader's buffer; with threads, into the batch's
+ * own copy, since the reader goes on reading while the batch waits its turn.
+ */
+typedef struct line_batch {
+    line_span lines[BATCH_LINES];
+    size_t n;
+    char *copy; /* with threads: the lines' bytes */
+    size_t copy_capacity;
+    once_key keys[BATCH_LINES]; /* keys[i], line i's key, for i < keyed */
+    size_t keyed;               /* n, or the line whose key found no memory */
+    int time_status[BATCH_LINES]; /* parse_event_time's answer for line i (timed by a field) */
+    uint64_t when[BATCH_LINES];   /* line i's event time when its status is 0 */
+    once_digest digests[BATCH_LINES]; /* with threads: keys[i] hashed */
+    bool hashed;
+    key_arena arena; /* keys that are not slices of their line */
+} line_batch;
 
-    static line_span lines[BATCH_LINES];
+/* The one batch of a run on one thread (large: not on the stack). */
+static line_batch serial_batch;
+
+/* One input's reading: the reader and its line count. */
+typedef struct input_run {
+    run *r;
+    const char *name;
+    line_reader reader;
+    uint64_t line_number;
+    bool copy;  /* threads: each batch keeps its own copy of its lines */
+    bool hash;  /* threads: the keys are hashed with the keys, not by the filter's call */
+    pipeline *pipe;
+    bool too_long;    /* the read stopped at a line past LINE_MAX_BYTES */
+    bool read_failed; /* the read stopped at an error */
+} input_run;
+
+/* The time since *mark goes to `phase`, and the mark moves to now. */
+static void phase_done(double *phases, run_phase phase, double *mark)
+{
+    double now = monotonic_seconds();
+    phases[phase] += now - *mark;
+    *mark = now;
+}
+
+static void flush_before_block(void *context)
+{
+    input_run *in = context;
+    if (in->pipe != NULL)
+        pipeline_flush(in->pipe); /* the answers write: flush in their turn */
+    else
+        writer_flush(&in->r->out);
+}
+
+static void flush_output(void *context)
+{
+    input_run *in = context;
+    writer_flush(&in->r->out);
+}
+
+/* Keep the batch's lines in its own buffer (threads): the reader reuses its own. */
+static bool copy_lines(line_batch *b)
+{
+    size_t bytes = 0;
+    for (size_t i = 0; i < b->n; i++)
+        bytes += b->lines[i].len;
+    if (bytes > b->copy_capacity) {
+        size_t capacity = b->copy_capacity ? b->copy_capacity : (size_t)1 << 16;
+        while (capacity < bytes)
+            capacity *= 2;
+        char *grown = realloc(b->copy, capacity);
+        if (grown == NULL)
+            return false;
+        b->copy = grown;
+        b->copy_capacity = capacity;
+    }
+    char *at = b->copy;
+    for (size_t i = 0; i < b->n; i++) {
+        if (b->lines[i].len != 0)
+            memcpy(at, b->lines[i].data, b->lines[i].len);
+        b->lines[i].data = at;
+        at += b->lines[i].len;
+    }
+    return true;
+}
+
+/* The read stage: the next batch of lines, or the input's end (or the error that ended
+ * it: said now, and kept in `in` for the run's code once the batches before are
+ * answered). */
+static pipeline_read read_batch(void *context, void *batch, double *phases)
+{
+    input_run *in = context;
+    line_batch *b = batch;
+    if (stop_signal)
+        in->reader.stopping = true;
+    double mark = monotonic_seconds();
+    b->n = 0;
+    reader_status rs = reader_next(&in->reader, b->lines, BATCH_LINES, &b->n);
+    if (rs == READER_LINES && in->copy && !copy_lines(b)) {
+        rs = READER_ERROR;
+        errno = ENOMEM;
+    }
+    phase_done(phases, PHASE_READ, &mark);
+    if (rs == READER_INTERRUPTED)
+        return PIPELINE_AGAIN; /* the next call sees the signal, if that was one */
+    if (rs == READER_LINES)
+        return PIPELINE_BATCH;
+    if (rs == READER_TOO_LONG) {
+        fprintf(stderr, "once: %s: a line is longer than %zu bytes\n", in->name, LINE_MAX_BYTES);
+        in->too_long = true;
+    } else if (rs == READER_ERROR) { /* a directory fails here, with EISDIR */
+        fprintf(stderr, "once: %s: %s\n", in->name, strerror(errno));
+        in->read_failed = true;
+    }
+    return PIPELINE_END;
+}
+
+/* The keys stage: each line's event time (from its field) and key, and with threads
+ * the keys' digests.  Nothing here depends on the lines before: batches run side by
+ * side.  A time that does not parse, or a clock that refuses it, is the answer
+ * stage's to judge (in order); a key that finds no memory ends `keyed` there. */
+static void find_keys(void *context, void *batch, double *phases)
+{
+    input_run *in = context;
+    const run *r = in->r;
+    const cli_options *o = r->options;
+    line_batch *b = batch;
+    double mark = monotonic_seconds();
+    key_arena_reset(&b->arena);
+    bool by_field = r->timed && o->time_field;
+    b->keyed = b->n;
+    for (size_t i = 0; i < b->n; i++) {
+        if (by_field) {
+            const char *field;
+            size_t field_len;
+            key_field(&o->key, o->time_field, b->lines[i].data, b->lines[i].len, &field,
+                      &field_len);
+            b->time_status[i] = parse_event_time(field, field_len, o->time_format, &b->when[i]);
+        }
+        if (key_of_line(&o->key, b->lines[i].data, b->lines[i].len, &b->arena, &b->keys[i]) !=
+            0) {
+            b->keyed = i;
+            break;
+        }
+    }
+    phase_done(phases, PHASE_KEYS, &mark);
+    b->hashed = in->hash;
+    if (in->hash) {
+        for (size_t i = 0; i < b->keyed; i++)
+            (void)once_digest_with_seed(r->seed, b->keys[i].data, b->keys[i].len,
+                                        &b->digests[i]);
+        phase_done(phases, PHASE_HASH, &mark);
+    }
+}
+
+/* The filter's answers for the batch's good keys, gathered in `keys` (or, hashed, in
+ * `digests` and `times`), n of them; *done: the keys answered, all n unless a key was
+ * refused (a sliced filter, which has no saved state, reports none then). */
+static once_status answer_keys(run *r, const once_key *keys, const once_digest *digests,
+                               const uint64_t *times, size_t n, uint8_t *seen, size_t *done)
+{
+    if (of_sites(r)) {
+        once_status st = r->cluster != NULL
+                             ? once_cluster_test_and_add_batch(r->cluster, keys, n, seen)
+                             : once_sliced_test_and_add_batch(r->sliced, keys, n, seen);
+        *done = st == ONCE_OK ? n : 0;
+        return st;
+    }
+    if (digests != NULL)
+        return once_test_and_add_digest_batch_partial(r->filter, digests, times, n, seen, done);
+    return once_test_and_add_batch_partial(r->filter, keys, n, seen, done);
+}
+
+/* The answer stage: the batch's event times against the clock, in order, as the
+ * --on-bad-time policy says; the filter's answers; the lines kept, written.  Returns 0,
+ * or an exit code after printing why. */
+static int answer_batch(void *context, void *batch, double *phases)
+{
+    input_run *in = context;
+    run *r = in->r;
+    const cli_options *o = r->options;
+    line_batch *b = batch;
+    const char *name = in->name;
+    double mark = monotonic_seconds();
+    /* One batch answers at a time: its gathered keys and answers can be the run's. */
     static once_key keys[BATCH_LINES];
+    static once_digest digests[BATCH_LINES];
+    static uint64_t times[BATCH_LINES];
     static uint8_t seen[BATCH_LINES];
     static line_action action[BATCH_LINES];
-    uint64_t line_number = 0;
+    size_t n = b->n;
     int code = 0;
-    for (;;) {
-        if (stop_signal)
-            reader.stopping = true;
-        size_t n = 0;
-        double mark = monotonic_seconds();
-        reader_status rs = reader_next(&reader, lines, BATCH_LINES, &n);
-        phase_done(r, PHASE_READ, &mark);
-        if (rs == READER_INTERRUPTED)
-            continue; /* the loop head sees the signal, if that was one */
-        if (rs == READER_END)
-            break;
-        if (rs == READER_TOO_LONG) {
-            fprintf(stderr, "once: %s: a line is longer than %zu bytes\n", name, LINE_MAX_BYTES);
-            code = EXIT_IO;
-            break;
-        }
-        if (rs == READER_ERROR) { /* a directory fails here, with EISDIR */
-            fprintf(stderr, "once: %s: %s\n", name, strerror(errno));
-            r->input_failed = true;
-            break;
-        }
-        /* Keys (and times) of the lines; a line whose time does not parse is held out
-         * of the batch as the --on-bad-time policy says. */
-        uint64_t wall = r->timed && !o->time_field ? wall_clock_ms() : 0;
-        uint64_t clock = 0;
-        bool clock_started = false;
-        if (r->timed && o->time_field && !of_sites(r))
-            once_clock(r->filter, &clock, &clock_started);
-        else if (r->timed && o->time_field) {
-            clock = r->sliced_clock;
-            clock_started = r->sliced_clock_started;
-        }
-        /* A time more than --max-time-jump ahead of the wall clock is a bad time even
-         * on the first line, which no earlier time bounds: a replay of old logs is never
-         * ahead of the wall clock, and one outlier must not carry the clock decades
-         * ahead and keep every later key "seen" until then. */
-        uint64_t jump = o->max_time_jump_ms;
-        uint64_t ahead_limit = UINT64_MAX;
-        if (r->timed && o->time_field && jump != 0)
-            ahead_limit = wall_clock_ms() + jump;
-        size_t good = 0;
-        key_arena_reset(&r->arena);
-        for (size_t i = 0; i < n; i++) {
-            r->counters.input_bytes += lines[i].len + 1;
-            line_number++;
-            action[i] = LINE_FILTER;
-            uint64_t when = wall;
-            if (r->timed && o->time_field) {
-                const char *field;
-                size_t field_len;
-                key_field(&o->key, o->time_field, lines[i].data, lines[i].len, &field,
-                          &field_len);
-                int time_status = parse_event_time(field, field_len, o->time_format, &when);
-                bool parsed = time_status == 0;
-                bool future = parsed && when > ahead_limit;
-                uint64_t before = clock;
-                /* A time the window's clock would refuse (too far ahead) is a bad time
-                 * too; the step tracks the clock through the batch as the filter will. */
-                if (!parsed || future || !clock_step(r, &clock, &clock_started, when)) {
-                    r->counters.bad_time++;
-                    if (o->on_bad_time == BAD_TIME_FAIL) {
-                        char t1[EVENT_TIME_TEXT], t2[EVENT_TIME_TEXT];
-                        if (time_status == TIME_BEFORE_1970)
-                            fprintf(stderr,
-                                    "once: %s:%llu: the time in field %u is before 1970, "
-                                    "which the windows' clock cannot hold (--on-bad-time skip "
-                                    "or keep to go on)\n",
-                                    name, (unsigned long long)line_number, o->time_field);
-                        else if (!parsed)
-                            fprintf(stderr,
-                                    "once: %s:%llu: cannot read a time from field %u "
-                                    "(--on-bad-time skip or keep to go on)\n",
-                                    name, (unsigned long long)line_number, o->time_field);
-                        else /* too far ahead of the wall clock, or of the latest time */
-                            fprintf(stderr,
-                                    "once: %s:%llu: time %s is more than --max-time-jump ahead "
-                                    "of %s, %s%s (%s--on-bad-time skip or keep to go on)\n",
-                                    name, (unsigned long long)line_number,
-                                    format_event_time(when, o->time_format, t1),
-                                    future ? "the wall clock" : "the latest event time",
-                                    format_event_time(future ? ahead_limit - jump : clock,
-                                                      o->time_format, t2),
-                                    future && o->time_format == TIME_EPOCH &&
-                                            when / 1000 <= ahead_limit
-                                        ? "; if the field holds milliseconds, use --time-format "
-                                          "epoch_ms"
-                                        : "",
-                                    future ? "" : "--max-time-jump to allow it; ");
-                        code = EXIT_IO;
-                        n = i; /* lines before it are still answered and written */
-                        break;
-                    }
-                    action[i] = o->on_bad_time == BAD_TIME_SKIP ? LINE_SKIP : LINE_KEEP;
-                    continue;
+    uint64_t wall = r->timed && !o->time_field ? wall_clock_ms() : 0;
+    uint64_t clock = 0;
+    bool clock_started = false;
+    if (r->timed && o->time_field && !of_sites(r))
+        once_clock(r->filter, &clock, &clock_started);
+    else if (r->timed && o->time_field) {
+        clock = r->sliced_clock;
+        clock_started = r->sliced_clock_started;
+    }
+    /* A time more than --max-time-jump ahead of the wall clock is a bad time even on the
+     * first line, which no earlier time bounds: a replay of old logs is never ahead of
+     * the wall clock, and one outlier must not carry the clock decades ahead and keep
+     * every later key "seen" until then. */
+    uint64_t jump = o->max_time_jump_ms;
+    uint64_t ahead_limit = UINT64_MAX;
+    if (r->timed && o->time_field && jump != 0)
+        ahead_limit = wall_clock_ms() + jump;
+    size_t good = 0;
+    for (size_t i = 0; i < n; i++) {
+        r->counters.input_bytes += b->lines[i].len + 1;
+        in->line_number++;
+        action[i] = LINE_FILTER;
+        uint64_t when = wall;
+        if (r->timed && o->time_field) {
+            int time_status = b->time_status[i];
+            when = b->when[i];
+            bool parsed = time_status == 0;
+            bool future = parsed && when > ahead_limit;
+            uint64_t before = clock;
+            /* A time the window's clock would refuse (too far ahead) is a bad time too;
+             * the step tracks the clock through the batch as the filter will. */
+            if (!parsed || future || !clock_step(r, &clock, &clock_started, when)) {
+                r->counters.bad_time++;
+                if (o->on_bad_time == BAD_TIME_FAIL) {
+                    char t1[EVENT_TIME_TEXT], t2[EVENT_TIME_TEXT];
+                    if (time_status == TIME_BEFORE_1970)
+                        fprintf(stderr,
+                                "once: %s:%llu: the time in field %u is before 1970, "
+                                "which the windows' clock cannot hold (--on-bad-time skip "
+                                "or keep to go on)\n",
+                                name, (unsigned long long)in->line_number, o->time_field);
+                    else if (!parsed)
+                        fprintf(stderr,
+                                "once: %s:%llu: cannot read a time from field %u "
+                                "(--on-bad-time skip or keep to go on)\n",
+                                name, (unsigned long long)in->line_number, o->time_field);
+                    else /* too far ahead of the wall clock, or of the latest time */
+                        fprintf(stderr,
+                                "once: %s:%llu: time %s is more than --max-time-jump ahead "
+                                "of %s, %s%s (%s--on-bad-time skip or keep to go on)\n",
+                                name, (unsigned long long)in->line_number,
+                                format_event_time(when, o->time_format, t1),
+                                future ? "the wall clock" : "the latest event time",
+                                format_event_time(future ? ahead_limit - jump : clock,
+                                                  o->time_format, t2),
+                                future && o->time_format == TIME_EPOCH &&
+                                        when / 1000 <= ahead_limit
+                                    ? "; if the field holds milliseconds, use --time-format "
+                                      "epoch_ms"
+                                    : "",
+                                future ? "" : "--max-time-jump to allow it; ");
+                    code = EXIT_IO;
+                    n = i; /* lines before it are still answered and written */
+                    break;
                 }
-                /* Late: older than the clock (as it was before this line) minus the span. */
-                r->counters.late += when < before && before - when > o->span_ms;
-            }
-            if (key_of_line(&o->key, lines[i].data, lines[i].len, &r->arena, &keys[good]) != 0) {
-                fprintf(stderr, "once: out of memory\n");
-                code = EXIT_IO;
-                n = i;
-                break;
-            }
-            keys[good].time_ms = when;
-            good++;
-        }
-        phase_done(r, PHASE_KEYS, &mark);
-        size_t done = 0;
-        once_status st = answer_batch(r, keys, good, seen, &done);
-        phase_done(r, PHASE_DECIDE, &mark);
-        if (of_sites(r) && r->timed && o->time_field) {
-            r->sliced_clock = clock;
-            r->sliced_clock_started = clock_started;
-        }
-        if (st != ONCE_OK) {
-            /* The keys before the refused one took effect: their lines are answered and
-             * written as any, so that what a saved state holds is what was written. */
-            size_t answered = lines_before_key(action, n, done);
-            uint64_t refused_line = line_number - n + 1 + answered;
-            if (st == ONCE_ERR_FULL && r->sliced != NULL)
-                report_sliced_full(name, refused_line, r->sliced, sliced_memory_cap(o));
-            else if (st == ONCE_ERR_FULL && r->filter != NULL)
-                report_full(name, refused_line, r->filter, o->max_memory, o->state_path != NULL);
-            else
-                fprintf(stderr, "once: %s:%llu: filter error: %s\n", name,
-                        (unsigned long long)refused_line, once_strerror(st));
-            code = EXIT_IO;
-            n = answered;
-        }
-        for (size_t i = 0, j = 0; i < n; i++) {
-            bool duplicate;
-            if (action[i] == LINE_SKIP)
+                action[i] = o->on_bad_time == BAD_TIME_SKIP ? LINE_SKIP : LINE_KEEP;
                 continue;
-            duplicate = action[i] == LINE_FILTER ? seen[j++] : false;
-            bool printed = !o->card && duplicate == o->print_duplicates;
-            if (printed && writer_line(&r->out, lines[i].data, lines[i].len) != 0) {
-                /* This line and the printed ones after it were answered, not written. */
-                r->unwritten = r->out.pending;
-                for (size_t k = i, m = j - (action[i] == LINE_FILTER); k < n; k++) {
-                    if (action[k] == LINE_SKIP)
-                        continue;
-                    bool dup = action[k] == LINE_FILTER ? seen[m++] : false;
-                    r->unwritten += !o->card && dup == o->print_duplicates;
-                }
-                break;
             }
-            r->counters.duplicates += duplicate;
+            /* Late: older than the clock (as it was before this line) minus the span. */
+            r->counters.late += when < before && before - when > o->span_ms;
         }
-        if (r->out.error) {
-            fprintf(stderr, "once: write error: %s\n", strerror(r->out.error));
-            r->counters.lines += n; /* answered, if not all written */
+        if (i >= b->keyed) {
+            fprintf(stderr, "once: out of memory\n");
             code = EXIT_IO;
+            n = i;
             break;
         }
-        r->counters.lines += n;
-        r->counters.distinct = r->counters.lines - r->counters.duplicates - r->counters.bad_time;
-        if (code != 0)
+        keys[good] = b->keys[i];
+        keys[good].time_ms = when;
+        if (b->hashed) {
+            digests[good] = b->digests[i];
+            times[good] = when;
+        }
+        good++;
+    }
+    size_t done = 0;
+    once_status st = answer_keys(r, keys, b->hashed ? digests : NULL, times, good, seen, &done);
+    if (of_sites(r) && r->timed && o->time_field) {
+        r->sliced_clock = clock;
+        r->sliced_clock_started = clock_started;
+    }
+    if (st != ONCE_OK) {
+        /* The keys before the refused one took effect: their lines are answered and
+         * written as any, so that what a saved state holds is what was written. */
+        size_t answered = lines_before_key(action, n, done);
+        uint64_t refused_line = in->line_number - n + 1 + answered;
+        if (st == ONCE_ERR_FULL && r->sliced != NULL)
+            report_sliced_full(name, refused_line, r->sliced, sliced_memory_cap(o));
+        else if (st == ONCE_ERR_FULL && r->filter != NULL)
+            report_full(name, refused_line, r->filter, o->max_memory, o->state_path != NULL);
+        else
+            fprintf(stderr, "once: %s:%llu: filter error: %s\n", name,
+                    (unsigned long long)refused_line, once_strerror(st));
+        code = EXIT_IO;
+        n = answered;
+    }
+    phase_done(phases, PHASE_DECIDE, &mark);
+    for (size_t i = 0, j = 0; i < n; i++) {
+        bool duplicate;
+        if (action[i] == LINE_SKIP)
+            continue;
+        duplicate = action[i] == LINE_FILTER ? seen[j++] : false;
+        bool printed = !o->card && duplicate == o->print_duplicates;
+        if (printed && writer_line(&r->out, b->lines[i].data, b->lines[i].len) != 0) {
+            /* This line and the printed ones after it were answered, not written. */
+            r->unwritten = r->out.pending;
+            for (size_t k = i, m = j - (action[i] == LINE_FILTER); k < n; k++) {
+                if (action[k] == LINE_SKIP)
+                    continue;
+                bool dup = action[k] == LINE_FILTER ? seen[m++] : false;
+                r->unwritten += !o->card && dup == o->print_duplicates;
+            }
             break;
-
+        }
+        r->counters.duplicates += duplicate;
+    }
+    if (r->out.error) {
+        fprintf(stderr, "once: write error: %s\n", strerror(r->out.error));
+        r->counters.lines += n; /* answered, if not all written */
+        phase_done(phases, PHASE_WRITE, &mark);
+        return EXIT_IO;
+    }
+    r->counters.lines += n;
+    r->counters.distinct = r->counters.lines - r->counters.duplicates - r->counters.bad_time;
+    if (code == 0) {
         if (!r->warned_capacity)
             warn_if_overfull(r);
         if (r->progress && (r->counters.lines & 0xFFFF) < n) {
@@ -732,10 +849,90 @@ static int run_input(run *r, const char *path)
                 report_progress(&r->counters, run_bytes(r), now - r->started);
             }
         }
-        phase_done(r, PHASE_WRITE, &mark);
     }
-    reader_close(&reader);
+    phase_done(phases, PHASE_WRITE, &mark);
     return code;
+}
+
+/* Batches a pipeline keeps in flight for each thread: enough that a thread finding the
+ * keys of one never waits for a slot while another batch is answered. */
+#define BATCHES_PER_THREAD 4
+
+/* Stream one input on threads (--threads): the stages above on a pipeline.  Returns
+ * its code, or -1 if the threads could not be had (nothing was read then). */
+static int run_threaded(input_run *in)
+{
+    run *r = in->r;
+    size_t slots = (size_t)r->threads * BATCHES_PER_THREAD;
+    line_batch *batches = calloc(slots, sizeof *batches);
+    void **batch = calloc(slots, sizeof *batch);
+    int code = -1;
+    if (batches != NULL && batch != NULL) {
+        for (size_t i = 0; i < slots; i++)
+            batch[i] = &batches[i];
+        pipeline_stages stages = {in, read_batch, find_keys, answer_batch, flush_output, PHASES};
+        in->pipe = pipeline_new(&stages, batch, slots, r->threads);
+        if (in->pipe != NULL)
+            code = pipeline_run(in->pipe, r->counters.phase_seconds);
+        pipeline_free(in->pipe);
+        in->pipe = NULL;
+    }
+    for (size_t i = 0; batches != NULL && i < slots; i++) {
+        free(batches[i].copy);
+        key_arena_free(&batches[i].arena);
+    }
+    free(batches);
+    free(batch);
+    return code;
+}
+
+/* Stream one input.  Returns 0, or an exit code after printing why. */
+static int run_input(run *r, const char *path)
+{
+    const cli_options *o = r->options;
+    input_run in = {.r = r, .name = path ? path : "-"};
+    if (reader_open(&in.reader, path, o->terminator) != 0) {
+        fprintf(stderr, "once: %s: %s\n", in.name, strerror(errno));
+        r->input_failed = true;
+        return 0;
+    }
+    in.reader.before_block = flush_before_block;
+    in.reader.context = &in;
+    in.reader.stop_signals = &stop_signals;
+    in.reader.stop_flag = &stop_signal;
+    int code = -1;
+    if (r->threads > 1) {
+        in.copy = in.hash = true;
+        code = run_threaded(&in);
+        if (code == -1) { /* nothing was read */
+            fprintf(stderr, "once: cannot start %u threads; going on with one\n", r->threads);
+            r->threads = 1;
+            r->counters.threads = 1;
+            r->counters.phase_seconds[PHASE_HASH] = -1;
+            in.copy = in.hash = false;
+        }
+    }
+    if (code == -1) {
+        line_batch *b = &serial_batch;
+        code = 0;
+        for (;;) {
+            pipeline_read rd = read_batch(&in, b, r->counters.phase_seconds);
+            if (rd == PIPELINE_AGAIN)
+                continue;
+            if (rd == PIPELINE_END)
+                break;
+            find_keys(&in, b, r->counters.phase_seconds);
+            code = answer_batch(&in, b, r->counters.phase_seconds);
+            if (code != 0)
+                break;
+        }
+    }
+    reader_close(&in.reader);
+    if (code != 0)
+        return code;
+    if (in.read_failed)
+        r->input_failed = true; /* said; the run goes on with the other inputs */
+    return in.too_long ? EXIT_IO : 0;
 }
 
 int main(int argc, char **argv)
@@ -768,8 +965,6 @@ int main(int argc, char **argv)
     run r;
     memset(&r, 0, sizeof r);
     r.options = &o;
-    r.counters.threads = 1;
-    r.counters.phase_seconds[PHASE_HASH] = -1; /* the filter's calls hash the keys */
     code = o.cluster ? open_cluster(&o, &r)
            : o.sliced ? open_sliced(&o, &r.sliced)
                       : open_filter(&o, &r.filter);
@@ -777,6 +972,13 @@ int main(int argc, char **argv)
         state_lock_release(&lock);
         return code;
     }
+    /* --threads without --slicing: the lines' stages on a pipeline of that many threads,
+     * the filter's answers in input order (the sliced filter's threads are its sites). */
+    r.threads = r.filter != NULL && o.threads > 1 ? o.threads : 1;
+    r.seed = r.filter != NULL ? once_seed(r.filter) : 0;
+    r.counters.threads = r.threads;
+    /* On one thread the filter's calls hash the keys, within deciding. */
+    r.counters.phase_seconds[PHASE_HASH] = r.threads > 1 ? 0 : -1;
     if (writer_init(&r.out, STDOUT_FILENO, OUTPUT_BUFFER_BYTES, o.terminator) != 0) {
         fprintf(stderr, "once: out of memory\n");
         once_free(r.filter);
@@ -855,7 +1057,7 @@ int main(int argc, char **argv)
         code = 128 + stop_signal;
 
     writer_free(&r.out);
-    key_arena_free(&r.arena);
+    key_arena_free(&serial_batch.arena);
     once_free(r.filter);
     close_sliced(&r);
     return code;

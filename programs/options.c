@@ -64,9 +64,10 @@ static void usage(FILE *out)
           "      --slices S         slices; SxP for diced: S slices of P parts each\n"
           "      --dicing D         diced slicing: h-v (horizontal slices, vertical parts;\n"
           "                         default) or v-h (vertical slices, horizontal parts)\n"
-          "      --threads T        T threads own the slices and answer for them (default:\n"
-          "                         the reading thread does); --stats adds messages per\n"
-          "                         lookup, the load of each slice, fairness and max load.\n"
+          "      --threads T        with --slicing: T threads own the slices and answer for\n"
+          "                         them (default: the reading thread does); --stats adds\n"
+          "                         messages per lookup, the load of each slice, fairness\n"
+          "                         and max load.\n"
           "                         With --span, every slice keeps timers that expire at\n"
           "                         each line's time plus the span, and grows alone; with\n"
           "                         --window N, timers on the count of keys delivered\n"
@@ -155,7 +156,12 @@ static void usage(FILE *out)
           "  -D, --duplicates       print only the lines whose key was seen before\n"
           "  -z, --zero-terminated  lines end with NUL, not newline, on input and output (a\n"
           "                         CR before the NUL is part of the key)\n"
-          "      --stats[=FORMAT]   summary on stderr at the end: human (default) or json\n"
+          "      --stats[=FORMAT]   summary on stderr at the end: human (default) or json;\n"
+          "                         with the threads and where the time went\n"
+          "      --threads T        T threads on the lines (reading, keys and times,\n"
+          "                         hashing, answering and writing overlap; the answers\n"
+          "                         come in input order): the output is that of one\n"
+          "                         thread, byte for byte\n"
           "      --progress         progress line on stderr (default: when it is a\n"
           "                         terminal)\n"
           "      --no-progress      never print the progress line\n"
@@ -381,8 +387,8 @@ static int check_slicing(cli_options *o, bool slices_given, bool dicing_given, b
                          once_slicing dicing, bool growth_given)
 {
     if (!o->sliced)
-        return fail("%s", "--slices, --dicing, --threads and --slice-growth shape a sliced "
-                          "filter: add --slicing horizontal, vertical or diced");
+        return fail("%s", "--slices, --dicing and --slice-growth shape a sliced filter: add "
+                          "--slicing horizontal, vertical or diced");
     if (growth_given && !o->span_given)
         return fail("%s", "--slice-growth is how a sliced time window grows: add --span (a "
                           "count window is sized for its N keys and never grows)");
@@ -850,7 +856,9 @@ int options_parse(cli_options *o, int argc, char **argv)
         if (code != 0)
             return code;
     }
-    if (o->sliced || slices_given || dicing_given || threads_given || growth_given) {
+    /* --threads alone runs the lines on a pipeline of threads (once.c); with --slicing
+     * the threads are the sliced filter's sites. */
+    if (o->sliced || slices_given || dicing_given || growth_given) {
         int code = check_slicing(o, slices_given, dicing_given, diced, dicing, growth_given);
         if (code != 0)
             return code;

@@ -110,13 +110,15 @@ static once_status key_batch(once_filter *f, const once_key *keys, size_t count,
 
 static once_status digest_batch(once_filter *f, const once_digest *digests,
                                 const uint64_t *times_ms, size_t count, once_batch_op op,
-                                uint8_t *out)
+                                uint8_t *out, size_t *done)
 {
     once_batch_items items = {NULL, digests, times_ms, 0};
-    size_t done;
+    size_t ignored;
+    done = done != NULL ? done : &ignored;
+    *done = 0;
     if (digests == NULL && count != 0)
         return ONCE_ERR_INVALID;
-    return checked_batch(f, &items, count, op, out, &done);
+    return checked_batch(f, &items, count, op, out, done);
 }
 
 once_status once_add_batch(once_filter *f, const once_key *keys, size_t count)
@@ -147,18 +149,26 @@ once_status once_test_and_add_batch_partial(once_filter *f, const once_key *keys
 once_status once_add_digest_batch(once_filter *f, const once_digest *digests,
                                   const uint64_t *times_ms, size_t count)
 {
-    return digest_batch(f, digests, times_ms, count, ONCE_OP_ADD, NULL);
+    return digest_batch(f, digests, times_ms, count, ONCE_OP_ADD, NULL, NULL);
 }
 
 once_status once_query_digest_batch(const once_filter *f, const once_digest *digests,
                                     const uint64_t *times_ms, size_t count, uint8_t *present)
 {
-    return digest_batch((once_filter *)f, digests, times_ms, count, ONCE_OP_QUERY, present);
+    return digest_batch((once_filter *)f, digests, times_ms, count, ONCE_OP_QUERY, present,
+                        NULL);
 }
 
 once_status once_test_and_add_digest_batch(once_filter *f, const once_digest *digests,
                                            const uint64_t *times_ms, size_t count,
                                            uint8_t *seen)
 {
-    return digest_batch(f, digests, times_ms, count, ONCE_OP_TEST_AND_ADD, seen);
+    return digest_batch(f, digests, times_ms, count, ONCE_OP_TEST_AND_ADD, seen, NULL);
+}
+
+once_status once_test_and_add_digest_batch_partial(once_filter *f, const once_digest *digests,
+                                                   const uint64_t *times_ms, size_t count,
+                                                   uint8_t *seen, size_t *done)
+{
+    return digest_batch(f, digests, times_ms, count, ONCE_OP_TEST_AND_ADD, seen, done);
 }

@@ -73,6 +73,14 @@ ONCE_API once_status once_test_and_add_digest_batch(once_filter *filter,
                                                     const once_digest *digests,
                                                     const uint64_t *times_ms, size_t count,
                                                     uint8_t *seen);
+/* once_test_and_add_digest_batch that also says, in *done, how many digests took effect
+ * (all of them, or those before the one whose operation failed), as
+ * once_test_and_add_batch_partial does for keys. */
+ONCE_API once_status once_test_and_add_digest_batch_partial(once_filter *filter,
+                                                            const once_digest *digests,
+                                                            const uint64_t *times_ms,
+                                                            size_t count, uint8_t *seen,
+                                                            size_t *done);
 
 /*
  * The cells of a key.  A vertically sliced filter (paper 000, section 3.1, Definition

@@ -204,6 +204,94 @@ case_stats_phases() {
     || fail "phases of a time window: $(cat err)"
 }
 
+# --threads T runs the lines on T threads and prints what one thread prints, byte for
+# byte: every structure, all time and both windows, event times with bad, late and
+# far-future lines, -D, field keys.  A low capacity puts every growing structure past
+# its first sub-filter, so that growth falls inside the threaded run.
+case_threads_same_output() {
+  awk 'BEGIN { srand(7); for (i = 0; i < 30000; i++) {
+      t = 1700000000 + int(i / 10) - (i % 97 == 0 ? 400 : 0)
+      if (i % 1009 == 0) printf "x%d\tbad-%d\n", i, i % 5
+      else printf "%d\tk%d\tv%d\n", t, int(rand() * 12000), i % 3 } }' > in
+  printf '4102444800\tfar\tv\n' >> in # 2100: past the wall clock by more than a day
+  runs=(
+    "--seed 3"
+    "--seed 3 --capacity 3000 -f 2"
+    "--seed 3 --filter standard --capacity 3000 -f 2,3"
+    "--seed 3 --filter partitioned --capacity 3000"
+    "--seed 3 --filter counting --capacity 3000 -f 2"
+    "--seed 3 --filter dbf --capacity 2000 -f 2"
+    "--seed 3 --filter bpbf --capacity 3000 -f 2"
+    "--seed 3 --filter dbpbf --capacity 2000 -f 2"
+    "--seed 3 --filter scalable --capacity 1000 -f 2 -D"
+    "--seed 3 --window 2000 -f 2"
+    "--seed 3 --filter apbbf --window 2000 -f 2"
+    "--seed 3 --span 60s -f 2 --time-field 1 --on-bad-time keep"
+    "--seed 3 --span 60s -f 2 --time-field 1 --on-bad-time skip --capacity 100"
+    "--seed 3 --filter tlbf --span 60s -f 2 --time-field 1 --on-bad-time skip"
+    "--seed 3 --filter timer --span 60s -f 2 --time-field 1 --on-bad-time keep -D"
+  )
+  for args in "${runs[@]}"; do
+    # shellcheck disable=SC2086 # the options are words
+    "$ONCE" $args --threads 1 in > want 2> want.err
+    for t in 2 3 8; do
+      # shellcheck disable=SC2086
+      "$ONCE" $args --threads "$t" --stats=json in > got 2> err
+      same_file got want
+      grep '^{' err | jq -e --argjson t "$t" '.threads == $t and .phases.hash >= 0' > /dev/null \
+        || fail "$args --threads $t stats: $(cat err)"
+    done
+  done
+  # Inputs of several reader buffers (1 MiB): the reader refills its buffer while the
+  # batches read before wait for their keys and answers, which hold their own lines.
+  awk 'BEGIN { srand(11); for (i = 0; i < 400000; i++)
+      printf "%d\tkey-%d-padding-to-forty-bytes\n", 1700000000 + int(i / 50), int(rand() * 150000) }' > big
+  for args in "--seed 3" "--seed 3 --span 60s -f 2 --time-field 1" "--seed 3 --capacity 200000 -D"; do
+    # shellcheck disable=SC2086
+    "$ONCE" $args big > want
+    for t in 2 4; do
+      # shellcheck disable=SC2086
+      "$ONCE" $args --threads "$t" big > got
+      same_file got want
+    done
+  done
+  # A bad line under --on-bad-time fail stops every thread count at the same line, with
+  # the lines before it delivered.
+  expect_status 2 "$ONCE" --span 60s -f 2 --time-field 1 --threads 1 in > want 2> want.err
+  for t in 2 8; do
+    expect_status 2 "$ONCE" --span 60s -f 2 --time-field 1 --threads "$t" in > got 2> err
+    same_file got want
+    same_file err want.err
+  done
+}
+
+# A state saved by a threaded run resumes on one thread and the other way round: the
+# same lines as one run on one thread.
+case_threads_state_resume() {
+  awk 'BEGIN { srand(5); for (i = 0; i < 40000; i++) print int(rand() * 20000) }' > in
+  head -n 15000 in > p1; sed -n '15001,30000p' in > p2; tail -n +30001 in > p3
+  "$ONCE" --seed 9 in > want
+  "$ONCE" --seed 9 --state st --threads 4 p1 > got
+  "$ONCE" --state st p2 >> got
+  "$ONCE" --state st --threads 2 < p3 >> got
+  same_file got want
+  rm -f st
+  "$ONCE" --seed 9 --span 1h --state st p1 > want1
+  "$ONCE" --state st --threads 3 p2 >> want1
+  rm -f st
+  "$ONCE" --seed 9 --span 1h --state st --threads 3 p1 > got1
+  "$ONCE" --state st p2 >> got1
+  same_file got1 want1
+  # A refusal (a memory cap) in a threaded run keeps what was delivered before it, and
+  # the same state as one thread.
+  "$ONCE" --seed 9 --filter scalable --capacity 1000 --max-memory 64K --state st1 in > want 2> /dev/null
+  "$ONCE" --seed 9 --filter scalable --capacity 1000 --max-memory 64K --state st2 --threads 4 in \
+    > got 2> /dev/null
+  [ $? -eq 2 ] || fail "threaded run past its cap did not fail"
+  same_file got want
+  same_file st2 st1
+}
+
 # Without --capacity the filter grows: no warning, the error target holds, and the
 # output is exactly awk's when the target is strict enough to make a false positive
 # improbable (expected false positives here: under 0.03).
@@ -465,12 +553,13 @@ case_state_resume() {
 # second run over the other half gives the one-run output.
 signal_then_resume() {
   local signal=$1 status=$2
+  shift 2 # the rest: options of the stopped run (--threads T)
   awk 'BEGIN { for (i = 0; i < 40000; i++) print i % 25000 }' > in
   head -n 20000 in > p1; tail -n +20001 in > p2
   "$ONCE" --seed 4 in > want
   want1=$("$ONCE" --seed 4 p1 | wc -l)
   rm -f st lines answers; mkfifo lines answers
-  "$ONCE" --seed 4 --state st < lines > answers &
+  "$ONCE" --seed 4 --state st "$@" < lines > answers &
   local pid=$!
   exec 3> lines 4< answers
   cat p1 >&3
@@ -494,6 +583,10 @@ case_sigterm_then_resume() {
 
 case_sighup_then_resume() {
   signal_then_resume HUP 129
+}
+
+case_sigterm_then_resume_threads() {
+  signal_then_resume TERM 143 --threads 3
 }
 
 # A run holds its state from before the load to after the save: a second run on the
@@ -810,7 +903,7 @@ case_sliced() {
   grep -q '^once: events per site: [0-9]* [0-9]* [0-9]* [0-9]* [0-9]*$' err \
     || fail "per-site loads: $(cat err)"
   expect_usage_error "once: --slicing needs --slices S (SxP for diced slicing)" --slicing vertical
-  expect_usage_error "once: --slices, --dicing, --threads and --slice-growth shape a sliced filter: add --slicing horizontal, vertical or diced" --threads 2
+  expect_usage_error "once: --slices, --dicing and --slice-growth shape a sliced filter: add --slicing horizontal, vertical or diced" --slices 2
   expect_usage_error "once: unknown slicing 'diagonal' (horizontal, vertical or diced)" --slicing diagonal
   expect_usage_error "once: invalid slices '0' (a number of slices from 1 to 4096, or SxP for diced slicing, e.g. 4x2)" --slicing vertical --slices 0
   expect_usage_error "once: invalid slices '4x' (a number of slices from 1 to 4096, or SxP for diced slicing, e.g. 4x2)" --slicing diced --slices 4x

@@ -81,6 +81,10 @@ static void digest_arguments_checked(void)
     CHECK_STATUS(once_add_digest_batch(f, NULL, NULL, 1), ONCE_ERR_INVALID);
     CHECK_STATUS(once_query_digest_batch(f, &d, NULL, 1, NULL), ONCE_ERR_INVALID);
     CHECK_STATUS(once_test_and_add_digest_batch(NULL, &d, NULL, 1, out), ONCE_ERR_INVALID);
+    size_t took = 7;
+    CHECK_STATUS(once_test_and_add_digest_batch_partial(f, NULL, NULL, 1, out, &took),
+                 ONCE_ERR_INVALID);
+    CHECK(took == 0);
     CHECK_OK(once_add_digest_batch(f, NULL, NULL, 0));
     CHECK_OK(once_query_digest_batch(f, NULL, NULL, 0, NULL));
     CHECK(once_items(f) == 0);
@@ -187,7 +191,14 @@ static void drive_twins(const once_config *config, const char *label, uint64_t s
             memset(ok, 9, sizeof ok);
             memset(od, 9, sizeof od);
             uint64_t which = rng_next(&rng) % 3;
-            if (which == 0) {
+            if (which == 0 && n % 2 == 1) { /* the forms that say how many took effect */
+                size_t dk = SIZE_MAX, dd = SIZE_MAX - 1;
+                sk = once_test_and_add_batch_partial(kf, batch, n, ok, &dk);
+                sd = once_test_and_add_digest_batch_partial(df, digests, digest_times, n, od,
+                                                            &dd);
+                if (dk != dd || (sk == ONCE_OK && dk != n))
+                    twin_fail(&t, "partial batches took effect for different counts");
+            } else if (which == 0) {
                 sk = once_test_and_add_batch(kf, batch, n, ok);
                 sd = once_test_and_add_digest_batch(df, digests, digest_times, n, od);
             } else if (which == 1) {

@@ -1,0 +1,61 @@
+/*
+ * pipeline.h - one stream's batches of lines through T threads, in input order.
+ *
+ * A run reads its input in batches, finds each batch's keys, and answers and writes the
+ * batches one after another.  With threads the three stages overlap: the calling thread
+ * reads, in input order; any thread finds a read batch's keys, several batches side by
+ * side; any thread, one at a time, answers the batches in input order.  The filter sees
+ * the same calls in the same order as on one thread, so it answers, and the run writes,
+ * exactly what one thread would.
+ *
+ * The batches are a ring of slots: a slot is read, then keyed, then answered, then free
+ * for the next read.  An answer that fails stops the run: the batches read past it are
+ * dropped unanswered, as one thread would not have read them.
+ */
+#ifndef ONCE_PROGRAMS_PIPELINE_H
+#define ONCE_PROGRAMS_PIPELINE_H
+
+#include <stddef.h>
+
+#define PIPELINE_MAX_THREADS 256u
+
+typedef enum pipeline_read {
+    PIPELINE_BATCH, /* a batch was read into the slot */
+    PIPELINE_AGAIN, /* nothing read (a signal came): call again */
+    PIPELINE_END    /* no more batches: the input ended, or reading failed (the stage says) */
+} pipeline_read;
+
+typedef struct pipeline_stages {
+    void *context;
+    /* Read the next batch into `batch`: on the calling thread only, in input order. */
+    pipeline_read (*read)(void *context, void *batch, double *phases);
+    /* Find the batch's keys: on any thread, several batches at once. */
+    void (*keys)(void *context, void *batch, double *phases);
+    /* Answer and write the batch: on any thread, one batch at a time, in input order.
+     * Nonzero stops the run (it is the run's exit code). */
+    int (*answer)(void *context, void *batch, double *phases);
+    /* Write out what the answers wrote so far (see pipeline_flush). */
+    void (*flush)(void *context);
+    size_t phase_count; /* doubles in each thread's `phases` */
+} pipeline_stages;
+
+typedef struct pipeline pipeline;
+
+/* A pipeline over `slots` batches (batch[0 .. slots)) for `threads` threads in all, the
+ * caller and threads - 1 more (2 to PIPELINE_MAX_THREADS); NULL without memory. */
+pipeline *pipeline_new(const pipeline_stages *stages, void **batch, size_t slots,
+                       unsigned threads);
+void pipeline_free(pipeline *p);
+
+/* Run the stages to the end of the input.  Each thread adds the seconds of its stages to
+ * its own phases; on return `phases` (phase_count doubles) has their sums added.
+ * Returns the first nonzero code of `answer`, 0 if none, or -1 if a thread could not be
+ * started (then nothing was read). */
+int pipeline_run(pipeline *p, double *phases);
+
+/* For the reader's before-block hook (the read stage, before a read that may block):
+ * stages->flush runs, under the answering token, as soon as every batch read so far is
+ * answered (now, if they are), so that a live stream's lines go out while it waits. */
+void pipeline_flush(pipeline *p);
+
+#endif
