@@ -192,10 +192,10 @@ echo "| command | input lines | seconds | lines/s | peak RSS (MiB) |"
 echo "|---|---|---:|---:|---:|"
 print_rows "$lines" "%.2fM"
 echo
-echo "| filter | $(printf '%s threads | ' "${thread_counts[@]}")"
+echo "| filter: speed-up over --threads 1 | $(printf -- '--threads %s | ' "${thread_counts[@]}")"
 echo "|---|$(printf -- '---:|%.0s' "${thread_counts[@]}")"
 for f in blocked scalable span; do
-  line="| $f (speed-up over 1 thread) |"
+  line="| $f |"
   for t in "${thread_counts[@]}"; do
     line+=$(awk -v one="${seconds_of[threads_${f}_1]}" -v s="${seconds_of[threads_${f}_$t]}" \
       'BEGIN { printf " %s |", (s > 0 ? sprintf("%.2fx", one / s) : "n/a") }')
