@@ -547,7 +547,8 @@ typedef struct input_run {
     bool hash;  /* threads: the keys are hashed with the keys, not by the filter's call */
     pipeline *pipe;
     bool too_long;    /* the read stopped at a line past LINE_MAX_BYTES */
-    bool read_failed; /* the read stopped at an error */
+    bool read_failed; /* the read stopped at an error, read_errno */
+    int read_errno;
 } input_run;
 
 /* The time since *mark goes to `phase`, and the mark moves to now. */
@@ -600,8 +601,8 @@ static bool copy_lines(line_batch *b)
 }
 
 /* The read stage: the next batch of lines, or the input's end (or the error that ended
- * it: said now, and kept in `in` for the run's code once the batches before are
- * answered). */
+ * it, kept in `in`: said once the batches before it are answered, and only if none of
+ * them stopped the run, as one thread, which reads no further, would). */
 static pipeline_read read_batch(void *context, void *batch, double *phases)
 {
     input_run *in = context;
@@ -620,13 +621,9 @@ static pipeline_read read_batch(void *context, void *batch, double *phases)
         return PIPELINE_AGAIN; /* the next call sees the signal, if that was one */
     if (rs == READER_LINES)
         return PIPELINE_BATCH;
-    if (rs == READER_TOO_LONG) {
-        fprintf(stderr, "once: %s: a line is longer than %zu bytes\n", in->name, LINE_MAX_BYTES);
-        in->too_long = true;
-    } else if (rs == READER_ERROR) { /* a directory fails here, with EISDIR */
-        fprintf(stderr, "once: %s: %s\n", in->name, strerror(errno));
-        in->read_failed = true;
-    }
+    in->too_long = rs == READER_TOO_LONG;
+    in->read_failed = rs == READER_ERROR; /* a directory fails here, with EISDIR */
+    in->read_errno = errno;
     return PIPELINE_END;
 }
 
@@ -930,9 +927,15 @@ static int run_input(run *r, const char *path)
     reader_close(&in.reader);
     if (code != 0)
         return code;
-    if (in.read_failed)
-        r->input_failed = true; /* said; the run goes on with the other inputs */
-    return in.too_long ? EXIT_IO : 0;
+    if (in.too_long) {
+        fprintf(stderr, "once: %s: a line is longer than %zu bytes\n", in.name, LINE_MAX_BYTES);
+        return EXIT_IO;
+    }
+    if (in.read_failed) { /* the run goes on with the other inputs, and fails at the end */
+        fprintf(stderr, "once: %s: %s\n", in.name, strerror(in.read_errno));
+        r->input_failed = true;
+    }
+    return 0;
 }
 
 int main(int argc, char **argv)
