@@ -258,7 +258,6 @@ typedef struct run {
     once_filter *local;    /* --local-filter: this run's own keys */
     line_writer out;
     run_counters counters;
-    unsigned threads; /* on the lines: 1, or a pipeline's (--threads without --slicing) */
     uint64_t seed;    /* the filter's, for the keys hashed on the pipeline's threads */
     bool progress;
     bool warned_capacity;
@@ -530,7 +529,6 @@ typedef struct line_batch {
     int time_status[BATCH_LINES]; /* parse_event_time's answer for line i (timed by a field) */
     uint64_t when[BATCH_LINES];   /* line i's event time when its status is 0 */
     once_digest digests[BATCH_LINES]; /* with threads: keys[i] hashed */
-    bool hashed;
     key_arena arena; /* keys that are not slices of their line */
 } line_batch;
 
@@ -543,13 +541,18 @@ typedef struct input_run {
     const char *name;
     line_reader reader;
     uint64_t line_number;
-    bool copy;  /* threads: each batch keeps its own copy of its lines */
-    bool hash;  /* threads: the keys are hashed with the keys, not by the filter's call */
-    pipeline *pipe;
+    pipeline *pipe; /* with threads (see threaded) */
     bool too_long;    /* the read stopped at a line past LINE_MAX_BYTES */
     bool read_failed; /* the read stopped at an error, read_errno */
     int read_errno;
 } input_run;
+
+/* On a pipeline's threads: each batch keeps its own copy of its lines (the reader reuses
+ * its buffer), and its keys are hashed with the keys, not by the filter's call. */
+static bool threaded(const input_run *in)
+{
+    return in->pipe != NULL;
+}
 
 /* The time since *mark goes to `phase`, and the mark moves to now. */
 static void phase_done(double *phases, run_phase phase, double *mark)
@@ -612,7 +615,7 @@ static pipeline_read read_batch(void *context, void *batch, double *phases)
     double mark = monotonic_seconds();
     b->n = 0;
     reader_status rs = reader_next(&in->reader, b->lines, BATCH_LINES, &b->n);
-    if (rs == READER_LINES && in->copy && !copy_lines(b)) {
+    if (rs == READER_LINES && threaded(in) && !copy_lines(b)) {
         rs = READER_ERROR;
         errno = ENOMEM;
     }
@@ -656,8 +659,7 @@ static void find_keys(void *context, void *batch, double *phases)
         }
     }
     phase_done(phases, PHASE_KEYS, &mark);
-    b->hashed = in->hash;
-    if (in->hash) {
+    if (threaded(in)) {
         for (size_t i = 0; i < b->keyed; i++)
             (void)once_digest_with_seed(r->seed, b->keys[i].data, b->keys[i].len,
                                         &b->digests[i]);
@@ -781,14 +783,14 @@ static int answer_batch(void *context, void *batch, double *phases)
         }
         keys[good] = b->keys[i];
         keys[good].time_ms = when;
-        if (b->hashed) {
+        if (threaded(in)) {
             digests[good] = b->digests[i];
             times[good] = when;
         }
         good++;
     }
     size_t done = 0;
-    once_status st = answer_keys(r, keys, b->hashed ? digests : NULL, times, good, seen, &done);
+    once_status st = answer_keys(r, keys, threaded(in) ? digests : NULL, times, good, seen, &done);
     if (of_sites(r) && r->timed && o->time_field) {
         r->sliced_clock = clock;
         r->sliced_clock_started = clock_started;
@@ -860,7 +862,7 @@ static int answer_batch(void *context, void *batch, double *phases)
 static int run_threaded(input_run *in)
 {
     run *r = in->r;
-    size_t slots = (size_t)r->threads * BATCHES_PER_THREAD;
+    size_t slots = (size_t)r->counters.threads * BATCHES_PER_THREAD;
     line_batch *batches = calloc(slots, sizeof *batches);
     void **batch = calloc(slots, sizeof *batch);
     int code = -1;
@@ -868,7 +870,7 @@ static int run_threaded(input_run *in)
         for (size_t i = 0; i < slots; i++)
             batch[i] = &batches[i];
         pipeline_stages stages = {in, read_batch, find_keys, answer_batch, flush_output, PHASES};
-        in->pipe = pipeline_new(&stages, batch, slots, r->threads);
+        in->pipe = pipeline_new(&stages, batch, slots, r->counters.threads);
         if (in->pipe != NULL)
             code = pipeline_run(in->pipe, r->counters.phase_seconds);
         pipeline_free(in->pipe);
@@ -898,15 +900,13 @@ static int run_input(run *r, const char *path)
     in.reader.stop_signals = &stop_signals;
     in.reader.stop_flag = &stop_signal;
     int code = -1;
-    if (r->threads > 1) {
-        in.copy = in.hash = true;
+    if (r->counters.threads > 1) {
         code = run_threaded(&in);
         if (code == -1) { /* nothing was read */
-            fprintf(stderr, "once: cannot start %u threads; going on with one\n", r->threads);
-            r->threads = 1;
+            fprintf(stderr, "once: cannot start %u threads; going on with one\n",
+                    r->counters.threads);
             r->counters.threads = 1;
             r->counters.phase_seconds[PHASE_HASH] = -1;
-            in.copy = in.hash = false;
         }
     }
     if (code == -1) {
@@ -977,11 +977,10 @@ int main(int argc, char **argv)
     }
     /* --threads without --slicing: the lines' stages on a pipeline of that many threads,
      * the filter's answers in input order (the sliced filter's threads are its sites). */
-    r.threads = r.filter != NULL && o.threads > 1 ? o.threads : 1;
+    r.counters.threads = r.filter != NULL && o.threads > 1 ? o.threads : 1;
     r.seed = r.filter != NULL ? once_seed(r.filter) : 0;
-    r.counters.threads = r.threads;
     /* On one thread the filter's calls hash the keys, within deciding. */
-    r.counters.phase_seconds[PHASE_HASH] = r.threads > 1 ? 0 : -1;
+    r.counters.phase_seconds[PHASE_HASH] = r.counters.threads > 1 ? 0 : -1;
     if (writer_init(&r.out, STDOUT_FILENO, OUTPUT_BUFFER_BYTES, o.terminator) != 0) {
         fprintf(stderr, "once: out of memory\n");
         once_free(r.filter);
