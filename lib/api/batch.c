@@ -22,6 +22,26 @@ static inline void batch_advance(const once_filter *f, const once_batch_items *i
     }
 }
 
+/* Insertions into a structure that tests first (add_tests_first) through its fused
+ * loop: they are its test-and-adds, counted as such, their answers dropped. */
+static once_status add_by_testing(once_filter *f, const once_batch_items *items, size_t count,
+                                  size_t *done)
+{
+    uint8_t seen[256];
+    *done = 0;
+    while (*done < count) {
+        once_batch_items rest = once_items_from(items, *done);
+        size_t n = count - *done < sizeof seen ? count - *done : sizeof seen, took = 0;
+        once_status st = f->ops->batch(f, &rest, n, ONCE_OP_TEST_AND_ADD, seen, &took);
+        for (size_t i = 0; i < took; i++)
+            f->items += !seen[i];
+        *done += took;
+        if (st != ONCE_OK)
+            return st;
+    }
+    return ONCE_OK;
+}
+
 /* Arguments already checked; `out` gets the answers (unused for ONCE_OP_ADD), *done
  * the keys that took effect (all, or those before the one refused). */
 static once_status run_batch(once_filter *f, const once_batch_items *items, size_t count,
@@ -29,7 +49,9 @@ static once_status run_batch(once_filter *f, const once_batch_items *items, size
 {
     once_status st;
     *done = count;
-    if (f->ops->batch != NULL && !(op == ONCE_OP_ADD && f->ops->add_tests_first)) {
+    if (f->ops->batch != NULL && op == ONCE_OP_ADD && f->ops->add_tests_first)
+        return add_by_testing(f, items, count, done);
+    if (f->ops->batch != NULL) {
         st = f->ops->batch(f, items, count, op, out, done);
         if (op == ONCE_OP_ADD)
             f->items += *done;

@@ -62,6 +62,18 @@ once_item_time(const once_batch_items *items, size_t i)
     return items->times != NULL ? items->times[i] : 0;
 }
 
+/* The items from the at-th on (a loop that stops part-way goes on from there). */
+static inline once_batch_items once_items_from(const once_batch_items *items, size_t at)
+{
+    once_batch_items rest = *items;
+    if (rest.keys != NULL)
+        rest.keys += at;
+    else
+        rest.hashes += at;
+    if (rest.times != NULL)
+        rest.times += at;
+    return rest;
+}
 
 /* ------------------------------------------------------------ filter base */
 

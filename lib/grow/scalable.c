@@ -44,8 +44,10 @@
  *
  * Sub-filters
  *   Each F_i is an ordinary blocked filter (static/blocked.c: one cache line per key),
- *   geometry from the shared planner (once_plan(ONCE_BLOCKED, n_i, p_i)), used only
- *   through its ops table with the key hash filter.c computed once; its own
+ *   geometry from the shared planner (once_plan(ONCE_BLOCKED, n_i, p_i)), used
+ *   through its ops table with the key hash filter.c computed once, and, for batches,
+ *   through the blocked layout's fused loop over the whole chain
+ *   (once_blocked_chain_batch), which answers as the one-key calls do; its own
  *   once_filter fields record n_i (capacity), p_i (error) and the keys it took
  *   (items).  Saving writes, per sub-filter, (n_i, p_i, items, its params and payload
  *   lengths) followed by the blocked layout's own params, and the payloads one after
@@ -286,6 +288,40 @@ static once_status scalable_test_and_add(once_filter *f, const once_hash *h, uin
         return st;
     newest->items++;
     *seen = false;
+    return ONCE_OK;
+}
+
+/*
+ * The fused batch (static/blocked.c's chain loop): queries, and test-and-adds until the
+ * newest sub-filter is full; then the chain grows, as scalable_test_and_add would at
+ * that key, and the loop goes on from it.  ADD is not asked here: an insertion tests
+ * first (add_tests_first), which api/batch.c runs as TEST_AND_ADD.
+ */
+static once_status scalable_batch(once_filter *f, const once_batch_items *items, size_t count,
+                                  once_batch_op op, uint8_t *out, size_t *done)
+{
+    scalable_filter *s = SCALABLE(f);
+    once_batch_items rest = *items;
+    size_t at = 0;
+    for (;;) {
+        once_filter *newest = s->subs[s->count - 1];
+        uint64_t room = newest->items < newest->capacity ? newest->capacity - newest->items : 0;
+        uint64_t taken = 0;
+        size_t n = once_blocked_chain_batch(s->subs, s->count, &rest, count - at, op,
+                                            out + at,
+                                            room, &taken);
+        newest->items += taken;
+        at += n;
+        if (at == count)
+            break;
+        once_status st = scalable_grow(s); /* the key at `at` is new, and the newest full */
+        if (st != ONCE_OK) {
+            *done = at;
+            return st;
+        }
+        rest = once_items_from(items, at);
+    }
+    *done = count;
     return ONCE_OK;
 }
 
@@ -600,7 +636,7 @@ const once_filter_ops once_scalable_ops = {
     .add = NULL, /* add_tests_first: filter.c inserts through test_and_add */
     .test_and_add = scalable_test_and_add,
     .prefetch = scalable_prefetch,
-    .batch = NULL, /* insertions can fail (ONCE_ERR_FULL) and a fused loop cannot say so */
+    .batch = scalable_batch,
     .remove = NULL,
     .clear = scalable_clear,
     .same_geometry = scalable_same_geometry,

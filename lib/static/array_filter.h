@@ -70,6 +70,15 @@ once_status once_standard_new(once_filter **out, uint64_t bits, uint32_t hashes)
 once_status once_partitioned_new(once_filter **out, uint64_t bits, uint32_t hashes);
 once_status once_blocked_new(once_filter **out, uint64_t bits, uint32_t hashes);
 once_status once_counting_new(once_filter **out, uint64_t counters, uint32_t hashes);
+/* A chain of blocked filters, oldest first, that holds a key when any of them does
+ * (grow/scalable.c), answered by the blocked layout's one fused loop: for each item in
+ * order, QUERY answers whether any holds it; TEST_AND_ADD answers the same and puts a
+ * key none holds into the newest, chain[count - 1], while `room` (new keys it may still
+ * take) lasts.  Returns the items done: all, or the first new key found with no room
+ * left (not inserted, its answer not written); *taken: the keys inserted. */
+size_t once_blocked_chain_batch(once_filter *const *chain, uint32_t count,
+                                const once_batch_items *items, size_t n, once_batch_op op,
+                                uint8_t *out, uint64_t room, uint64_t *taken);
 /* The value of one counter of a counting filter (the DBF's rows keep their bit-slice
  * index in step with it). */
 unsigned once_counting_counter(const once_filter *f, uint64_t cell);

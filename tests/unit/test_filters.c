@@ -390,11 +390,61 @@ static void batch_matches_single(void)
     }
 }
 
+/* A scalable filter's chain of blocked sub-filters on the current SIMD path: its fused
+ * batches (static/blocked.c's chain loop) answer as its one-key calls, through growth
+ * in the middle of batches and repeats inside them, and leave the same state: *saved,
+ * that state saved (once_free_buffer it), NULL if a check failed first. */
+static void scalable_chain_on_path(void **saved, size_t *len)
+{
+    *saved = NULL;
+    enum { KEYS = 6000, DISTINCT = 3500, BATCH = 250 };
+    once_config c = testing_config(ONCE_SCALABLE, 78);
+    c.capacity = 100;
+    c.error = 0.01;
+    once_filter *batched = NULL, *single = NULL;
+    CHECK_OK(once_create(&batched, &c));
+    CHECK_OK(once_create(&single, &c));
+    REQUIRE(batched != NULL && single != NULL);
+    static testing_key raw[KEYS];
+    static once_key keys[KEYS];
+    static uint8_t seen[KEYS];
+    for (int i = 0; i < KEYS; i++) {
+        raw[i] = testing_key_make(90, (uint64_t)(i * 7919) % DISTINCT);
+        keys[i] = (once_key){&raw[i], sizeof raw[i], 0};
+    }
+    for (int i = 0; i < KEYS; i += BATCH)
+        CHECK_OK(once_test_and_add_batch(batched, keys + i, BATCH, seen + i));
+    uint64_t mismatches = 0;
+    for (int i = 0; i < KEYS; i++) {
+        bool was = false;
+        CHECK_OK(once_test_and_add(single, &raw[i], sizeof raw[i], 0, &was));
+        mismatches += was != (seen[i] != 0);
+    }
+    CHECK(mismatches == 0);
+    CHECK(once_items(batched) == once_items(single));
+    uint32_t filters = 0, expansion = 0;
+    CHECK_OK(once_scalable_shape(batched, &filters, &expansion));
+    CHECK(filters >= 5); /* it grew, batches across its growth */
+    CHECK_OK(once_query_batch(batched, keys, KEYS, seen));
+    for (int i = 0; i < KEYS; i++)
+        CHECK(seen[i] == 1);
+    void *a = NULL, *b = NULL;
+    size_t a_len = 0, b_len = 0;
+    CHECK_OK(once_save_to_buffer(batched, &a, &a_len));
+    CHECK_OK(once_save_to_buffer(single, &b, &b_len));
+    CHECK(a_len == b_len && memcmp(a, b, a_len) == 0);
+    once_free_buffer(b);
+    once_free(batched);
+    once_free(single);
+    *len = a_len;
+    *saved = a;
+}
+
 static void simd_paths_write_identical_bits(void)
 {
     const char *paths[] = {"scalar", "avx2", "avx512"};
-    void *reference = NULL;
-    size_t reference_len = 0;
+    void *reference = NULL, *chain_reference = NULL;
+    size_t reference_len = 0, chain_reference_len = 0;
     int compared = 0;
     for (int p = 0; p < 3; p++) {
         if (once_force_simd_path(paths[p]) != ONCE_OK) {
@@ -402,6 +452,17 @@ static void simd_paths_write_identical_bits(void)
             continue;
         }
         CHECK(strcmp(once_simd_path(), paths[p]) == 0);
+        size_t chain_len = 0;
+        void *chain = NULL;
+        scalable_chain_on_path(&chain, &chain_len);
+        if (chain != NULL && chain_reference == NULL) {
+            chain_reference = chain;
+            chain_reference_len = chain_len;
+        } else if (chain != NULL) {
+            CHECK(chain_len == chain_reference_len &&
+                  memcmp(chain, chain_reference, chain_len) == 0);
+            once_free_buffer(chain);
+        }
         for (uint32_t k = 1; k <= 16; k += 5) {
             once_config c = testing_config(ONCE_BLOCKED, 77);
             c.bits = 512 * 64;
@@ -463,6 +524,7 @@ static void simd_paths_write_identical_bits(void)
     fprintf(stderr, "compared %d SIMD paths against scalar; best here: %s\n", compared,
             once_simd_path());
     once_free_buffer(reference);
+    once_free_buffer(chain_reference);
 }
 
 static void sizing_formulas(void)
