@@ -77,7 +77,7 @@ static void install_signals(bool have_state)
         signal(SIGPIPE, SIG_IGN);
 }
 
-typedef enum line_action { LINE_FILTER, LINE_SKIP, LINE_KEEP } line_action;
+typedef enum line_action { LINE_FILTER = 0, LINE_SKIP, LINE_KEEP } line_action;
 
 /* Does the file begin as a saved filter does: the format's magic, "ONCE", and a format
  * version this build reads (text that starts with the word has no such bytes)? */
@@ -524,8 +524,9 @@ typedef struct line_batch {
     size_t n;
     char *copy; /* with threads: the lines' bytes */
     size_t copy_capacity;
-    once_key keys[BATCH_LINES]; /* keys[i], line i's key, for i < keyed */
+    once_key keys[BATCH_LINES]; /* keys[i], line i's key (at time 0), for i < keyed */
     size_t keyed;               /* n, or the line whose key found no memory */
+    uint64_t bytes;             /* the lines' bytes, terminators included */
     int time_status[BATCH_LINES]; /* parse_event_time's answer for line i (timed by a field) */
     uint64_t when[BATCH_LINES];   /* line i's event time when its status is 0 */
     once_digest digests[BATCH_LINES]; /* with threads: keys[i] hashed */
@@ -644,7 +645,9 @@ static void find_keys(void *context, void *batch, double *phases)
     key_arena_reset(&b->arena);
     bool by_field = r->timed && o->time_field;
     b->keyed = b->n;
+    b->bytes = 0;
     for (size_t i = 0; i < b->n; i++) {
+        b->bytes += b->lines[i].len + 1;
         if (by_field) {
             const char *field;
             size_t field_len;
@@ -657,6 +660,7 @@ static void find_keys(void *context, void *batch, double *phases)
             b->keyed = i;
             break;
         }
+        b->keys[i].time_ms = 0;
     }
     phase_done(phases, PHASE_KEYS, &mark);
     if (threaded(in)) {
@@ -722,7 +726,23 @@ static int answer_batch(void *context, void *batch, double *phases)
     if (r->timed && o->time_field && jump != 0)
         ahead_limit = wall_clock_ms() + jump;
     size_t good = 0;
-    for (size_t i = 0; i < n; i++) {
+    const once_key *answer_keys_of = keys;
+    const once_digest *answer_digests = threaded(in) ? digests : NULL;
+    const uint64_t *answer_times = times;
+    size_t judged = n; /* the lines the loop below judges and gathers */
+    if (!r->timed && b->keyed == n) {
+        /* Every line's key goes to the filter as it is, at time 0: no line to judge and
+         * nothing to gather.  (LINE_FILTER is 0.) */
+        r->counters.input_bytes += b->bytes;
+        in->line_number += n;
+        memset(action, 0, n * sizeof *action);
+        answer_keys_of = b->keys;
+        answer_digests = threaded(in) ? b->digests : NULL;
+        answer_times = NULL;
+        good = n;
+        judged = 0;
+    }
+    for (size_t i = 0; i < judged; i++) {
         r->counters.input_bytes += b->lines[i].len + 1;
         in->line_number++;
         action[i] = LINE_FILTER;
@@ -790,7 +810,8 @@ static int answer_batch(void *context, void *batch, double *phases)
         good++;
     }
     size_t done = 0;
-    once_status st = answer_keys(r, keys, threaded(in) ? digests : NULL, times, good, seen, &done);
+    once_status st =
+        answer_keys(r, answer_keys_of, answer_digests, answer_times, good, seen, &done);
     if (of_sites(r) && r->timed && o->time_field) {
         r->sliced_clock = clock;
         r->sliced_clock_started = clock_started;
