@@ -531,6 +531,12 @@ typedef struct line_batch {
     uint64_t when[BATCH_LINES];   /* line i's event time when its status is 0 */
     once_digest digests[BATCH_LINES]; /* with threads: keys[i] hashed */
     key_arena arena; /* keys that are not slices of their line */
+    /* The answer, for the write: lines [0, answered) answered, each judged (action) and,
+     * if filtered, a duplicate or not; code, the answer's (0, or why the run stops). */
+    size_t answered;
+    line_action action[BATCH_LINES];
+    uint8_t duplicate[BATCH_LINES];
+    int code;
 } line_batch;
 
 /* The one batch of a run on one thread (large: not on the stack). */
@@ -690,8 +696,8 @@ static once_status answer_keys(run *r, const once_key *keys, const once_digest *
 }
 
 /* The answer stage: the batch's event times against the clock, in order, as the
- * --on-bad-time policy says; the filter's answers; the lines kept, written.  Returns 0,
- * or an exit code after printing why. */
+ * --on-bad-time policy says; the filter's answers; the lines counted.  Returns 0, or an
+ * exit code after printing why (the lines answered before are still written). */
 static int answer_batch(void *context, void *batch, double *phases)
 {
     input_run *in = context;
@@ -705,7 +711,7 @@ static int answer_batch(void *context, void *batch, double *phases)
     static once_digest digests[BATCH_LINES];
     static uint64_t times[BATCH_LINES];
     static uint8_t seen[BATCH_LINES];
-    static line_action action[BATCH_LINES];
+    line_action *action = b->action;
     size_t n = b->n;
     int code = 0;
     uint64_t wall = r->timed && !o->time_field ? wall_clock_ms() : 0;
@@ -831,33 +837,17 @@ static int answer_batch(void *context, void *batch, double *phases)
         code = EXIT_IO;
         n = answered;
     }
-    phase_done(phases, PHASE_DECIDE, &mark);
+    /* The filter's answers, one a key, to the lines: a filtered line is a duplicate if
+     * its key was seen; a kept or skipped line is none. */
+    uint64_t duplicates = 0;
     for (size_t i = 0, j = 0; i < n; i++) {
-        bool duplicate;
-        if (action[i] == LINE_SKIP)
-            continue;
-        duplicate = action[i] == LINE_FILTER ? seen[j++] : false;
-        bool printed = !o->card && duplicate == o->print_duplicates;
-        if (printed && writer_line(&r->out, b->lines[i].data, b->lines[i].len) != 0) {
-            /* This line and the printed ones after it were answered, not written. */
-            r->unwritten = r->out.pending;
-            for (size_t k = i, m = j - (action[i] == LINE_FILTER); k < n; k++) {
-                if (action[k] == LINE_SKIP)
-                    continue;
-                bool dup = action[k] == LINE_FILTER ? seen[m++] : false;
-                r->unwritten += !o->card && dup == o->print_duplicates;
-            }
-            break;
-        }
-        r->counters.duplicates += duplicate;
+        b->duplicate[i] = action[i] == LINE_FILTER ? seen[j++] : 0;
+        duplicates += b->duplicate[i];
     }
-    if (r->out.error) {
-        fprintf(stderr, "once: write error: %s\n", strerror(r->out.error));
-        r->counters.lines += n; /* answered, if not all written */
-        phase_done(phases, PHASE_WRITE, &mark);
-        return EXIT_IO;
-    }
-    r->counters.lines += n;
+    b->answered = n;
+    b->code = code;
+    r->counters.duplicates += duplicates;
+    r->counters.lines += n; /* answered, if a write then fails */
     r->counters.distinct = r->counters.lines - r->counters.duplicates - r->counters.bad_time;
     if (code == 0) {
         if (!r->warned_capacity)
@@ -870,8 +860,44 @@ static int answer_batch(void *context, void *batch, double *phases)
             }
         }
     }
-    phase_done(phases, PHASE_WRITE, &mark);
+    phase_done(phases, PHASE_DECIDE, &mark);
     return code;
+}
+
+/* Is the answered line i printed (-D prints the duplicates, --card none)? */
+static bool printed(const cli_options *o, const line_batch *b, size_t i)
+{
+    return b->action[i] != LINE_SKIP && !o->card && b->duplicate[i] == o->print_duplicates;
+}
+
+/* The write stage: the answered lines that are printed, written in order.  Returns the
+ * answer's code, or EXIT_IO once a write failed (said once), after which every printed
+ * line answered, this batch's and the later ones', counts as unwritten. */
+static int write_batch(void *context, void *batch, double *phases)
+{
+    input_run *in = context;
+    run *r = in->r;
+    const cli_options *o = r->options;
+    const line_batch *b = batch;
+    double mark = monotonic_seconds();
+    bool failed_before = r->out.error != 0;
+    size_t i = 0;
+    if (!failed_before)
+        for (; i < b->answered; i++)
+            if (printed(o, b, i) && writer_line(&r->out, b->lines[i].data, b->lines[i].len) != 0) {
+                r->unwritten = r->out.pending; /* and this line and the printed ones after */
+                break;
+            }
+    if (r->out.error) {
+        for (; i < b->answered; i++)
+            r->unwritten += printed(o, b, i);
+        if (!failed_before)
+            fprintf(stderr, "once: write error: %s\n", strerror(r->out.error));
+        phase_done(phases, PHASE_WRITE, &mark);
+        return EXIT_IO;
+    }
+    phase_done(phases, PHASE_WRITE, &mark);
+    return b->code;
 }
 
 /* Batches a pipeline keeps in flight for each thread: enough that a thread finding the
@@ -890,7 +916,8 @@ static int run_threaded(input_run *in)
     if (batches != NULL && batch != NULL) {
         for (size_t i = 0; i < slots; i++)
             batch[i] = &batches[i];
-        pipeline_stages stages = {in, read_batch, find_keys, answer_batch, flush_output, PHASES};
+        pipeline_stages stages = {in,          read_batch,   find_keys, answer_batch,
+                                  write_batch, flush_output, PHASES};
         in->pipe = pipeline_new(&stages, batch, slots, r->counters.threads);
         if (in->pipe != NULL)
             code = pipeline_run(in->pipe, r->counters.phase_seconds);
@@ -940,7 +967,8 @@ static int run_input(run *r, const char *path)
             if (rd == PIPELINE_END)
                 break;
             find_keys(&in, b, r->counters.phase_seconds);
-            code = answer_batch(&in, b, r->counters.phase_seconds);
+            (void)answer_batch(&in, b, r->counters.phase_seconds); /* its code, b->code */
+            code = write_batch(&in, b, r->counters.phase_seconds);
             if (code != 0)
                 break;
         }

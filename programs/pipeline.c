@@ -3,15 +3,18 @@
  * (pipeline.h).
  *
  * Design
- *   One mutex and one condition over a ring of slots, each FREE, READ, KEYING, KEYED
- *   or ANSWERING.  Sequence numbers count the batches: read_seq read (published),
- *   key_seq taken for their keys, answer_seq answered; batch s lives in slot
- *   s % slots, and answer_seq <= key_seq <= read_seq <= answer_seq + slots.  A thread
+ *   One mutex and one condition over a ring of slots, each FREE, READ, KEYING, KEYED,
+ *   ANSWERING, ANSWERED or WRITING.  Sequence numbers count the batches: read_seq read
+ *   (published), key_seq taken for their keys, answer_seq answered, write_seq written;
+ *   batch s lives in slot s % slots, and
+ *   write_seq <= answer_seq <= key_seq <= read_seq <= write_seq + slots.  A thread
  *   looking for work takes, in this order: the next batch to answer, if it is keyed and
  *   no thread answers (the answering token: answers run one at a time, in order); the
- *   next batch to key; and, on the calling thread only, the next read, if its slot is
- *   free.  Answers come first so that the ring drains and the reader never waits long.
- *   A batch's stage runs outside the mutex; only the hand-over is under it.
+ *   next batch to write, if it is answered and no thread writes (the writing token,
+ *   likewise); the next batch to key; and, on the calling thread only, the next read,
+ *   if its slot is free.  Answers come first: they are the one stage that cannot run
+ *   beside itself, so the run goes at their pace when the others keep up.  A batch's
+ *   stage runs outside the mutex; only the hand-over is under it.
  *
  *   The threads other than the caller block the asynchronous signals (all but SIGPIPE
  *   and the faults), so that a stop signal reaches the reading thread, which waits for
@@ -19,9 +22,12 @@
  *   on any thread as it does on one.
  *
  * Invariants
- *   - answers run one at a time, in sequence order, each after its batch's keys;
+ *   - answers run one at a time, in sequence order, each after its batch's keys; so do
+ *     writes, each after its batch's answer;
  *   - reads run on the calling thread, in sequence order, into free slots only;
- *   - after a nonzero answer, no batch is read, keyed or answered any more.
+ *   - after a nonzero answer or write, no batch is read, keyed or answered any more,
+ *     and every batch answered still goes to the write stage (which, after a failed
+ *     write, counts what it could not write).
  */
 #include "pipeline.h"
 
@@ -32,7 +38,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum slot_state { SLOT_FREE, SLOT_READ, SLOT_KEYING, SLOT_KEYED, SLOT_ANSWERING } slot_state;
+typedef enum slot_state {
+    SLOT_FREE,
+    SLOT_READ,
+    SLOT_KEYING,
+    SLOT_KEYED,
+    SLOT_ANSWERING,
+    SLOT_ANSWERED,
+    SLOT_WRITING
+} slot_state;
 
 struct pipeline {
     pipeline_stages stages;
@@ -42,11 +56,13 @@ struct pipeline {
     unsigned threads;
     pthread_mutex_t mutex;
     pthread_cond_t changed;
-    uint64_t read_seq, key_seq, answer_seq;
+    uint64_t read_seq, key_seq, answer_seq, write_seq;
     bool input_done;   /* the last batch is read */
     bool answering;    /* a thread holds the answering token */
-    bool flush_wanted; /* flush once every batch read is answered */
-    int code;          /* the first nonzero answer; -1: a thread could not start */
+    bool writing;      /* a thread holds the writing token */
+    bool flush_wanted; /* flush once every batch read is written */
+    int answer_code;   /* the first nonzero answer: no later batch is answered */
+    int code;          /* the first nonzero write; -1: a thread could not start */
     double *phases;    /* threads x phase_count, each thread's own row */
     pthread_t *helpers;
 };
@@ -100,13 +116,16 @@ static slot_state *state_of(pipeline *p, uint64_t seq)
     return &p->state[seq % p->slots];
 }
 
-/* Answer or key one batch, if one is waiting; the mutex is held on entry and on
- * return.  false: nothing to do now. */
+/* Answer, write or key one batch, if one is waiting; the mutex is held on entry and
+ * on return.  false: nothing to do now. */
+static bool stopped(const pipeline *p)
+{
+    return p->code != 0 || p->answer_code != 0;
+}
+
 static bool work_one(pipeline *p, double *phases)
 {
-    if (p->code != 0)
-        return false;
-    if (!p->answering && p->answer_seq < p->key_seq &&
+    if (!stopped(p) && !p->answering && p->answer_seq < p->key_seq &&
         *state_of(p, p->answer_seq) == SLOT_KEYED) {
         uint64_t seq = p->answer_seq;
         p->answering = true;
@@ -114,22 +133,37 @@ static bool work_one(pipeline *p, double *phases)
         pthread_mutex_unlock(&p->mutex);
         int code = p->stages.answer(p->stages.context, p->batch[seq % p->slots], phases);
         pthread_mutex_lock(&p->mutex);
-        *state_of(p, seq) = SLOT_FREE;
+        *state_of(p, seq) = SLOT_ANSWERED;
         p->answer_seq++;
+        if (code != 0 && p->answer_code == 0)
+            p->answer_code = code;
+        p->answering = false;
+        pthread_cond_broadcast(&p->changed);
+        return true;
+    }
+    if (!p->writing && p->write_seq < p->answer_seq) {
+        uint64_t seq = p->write_seq;
+        p->writing = true;
+        *state_of(p, seq) = SLOT_WRITING;
+        pthread_mutex_unlock(&p->mutex);
+        int code = p->stages.write(p->stages.context, p->batch[seq % p->slots], phases);
+        pthread_mutex_lock(&p->mutex);
+        *state_of(p, seq) = SLOT_FREE;
+        p->write_seq++;
         if (code != 0 && p->code == 0)
             p->code = code;
-        bool flush = p->flush_wanted && p->answer_seq == p->read_seq && p->code == 0;
+        bool flush = p->flush_wanted && p->write_seq == p->read_seq && p->code == 0;
         if (flush) {
             p->flush_wanted = false;
             pthread_mutex_unlock(&p->mutex); /* the token is still held */
             p->stages.flush(p->stages.context);
             pthread_mutex_lock(&p->mutex);
         }
-        p->answering = false;
+        p->writing = false;
         pthread_cond_broadcast(&p->changed);
         return true;
     }
-    if (p->key_seq < p->read_seq) {
+    if (!stopped(p) && p->key_seq < p->read_seq) {
         uint64_t seq = p->key_seq++;
         *state_of(p, seq) = SLOT_KEYING;
         pthread_mutex_unlock(&p->mutex);
@@ -142,10 +176,12 @@ static bool work_one(pipeline *p, double *phases)
     return false;
 }
 
-/* Every batch read is answered, and no more will be read; or the run stops. */
+/* Every batch read is written, and no more will be read; or an answer or a write
+ * stopped the run, and every batch answered has gone to the write stage. */
 static bool finished(const pipeline *p)
 {
-    return p->code != 0 || (p->input_done && p->answer_seq == p->read_seq);
+    return (stopped(p) && !p->answering && p->write_seq == p->answer_seq) ||
+           (p->input_done && p->write_seq == p->read_seq);
 }
 
 static void *helper_main(void *argument)
@@ -205,7 +241,7 @@ int pipeline_run(pipeline *p, double *phases)
         p->code = -1; /* the helpers that started leave at once */
         pthread_cond_broadcast(&p->changed);
     }
-    while (p->code == 0 && !p->input_done) {
+    while (!stopped(p) && !p->input_done) {
         if (*state_of(p, p->read_seq) == SLOT_FREE) {
             uint64_t seq = p->read_seq;
             pthread_mutex_unlock(&p->mutex);
@@ -234,18 +270,18 @@ int pipeline_run(pipeline *p, double *phases)
     for (unsigned t = 0; t < p->threads; t++)
         for (size_t i = 0; i < p->stages.phase_count; i++)
             phases[i] += p->phases[(size_t)t * p->stages.phase_count + i];
-    return p->code;
+    return p->code != 0 ? p->code : p->answer_code;
 }
 
 void pipeline_flush(pipeline *p)
 {
     pthread_mutex_lock(&p->mutex);
-    if (!p->answering && p->answer_seq == p->read_seq && p->code == 0) {
-        p->answering = true;
+    if (!p->writing && p->write_seq == p->read_seq && p->code == 0) {
+        p->writing = true;
         pthread_mutex_unlock(&p->mutex);
         p->stages.flush(p->stages.context);
         pthread_mutex_lock(&p->mutex);
-        p->answering = false;
+        p->writing = false;
         pthread_cond_broadcast(&p->changed);
     } else {
         p->flush_wanted = true;

@@ -1,16 +1,18 @@
 /*
  * pipeline.h - one stream's batches of lines through T threads, in input order.
  *
- * A run reads its input in batches, finds each batch's keys, and answers and writes the
- * batches one after another.  With threads the three stages overlap: the calling thread
- * reads, in input order; any thread finds a read batch's keys, several batches side by
- * side; any thread, one at a time, answers the batches in input order.  The filter sees
- * the same calls in the same order as on one thread, so it answers, and the run writes,
+ * A run reads its input in batches, finds each batch's keys, answers the batches one
+ * after another, and writes them one after another.  With threads the four stages
+ * overlap: the calling thread reads, in input order; any thread finds a read batch's
+ * keys, several batches side by side; any thread, one at a time, answers the batches in
+ * input order, while another may write the batch answered before.  The filter sees the
+ * same calls in the same order as on one thread, so it answers, and the run writes,
  * exactly what one thread would.
  *
- * The batches are a ring of slots: a slot is read, then keyed, then answered, then free
- * for the next read.  An answer that fails stops the run: the batches read past it are
- * dropped unanswered, as one thread would not have read them.
+ * The batches are a ring of slots: a slot is read, keyed, answered, written, then free
+ * for the next read.  An answer that fails stops the run once the batches answered,
+ * itself included, are written: the batches read past it are dropped unanswered, as one
+ * thread would not have read them.  A write that fails stops the run likewise.
  */
 #ifndef ONCE_PROGRAMS_PIPELINE_H
 #define ONCE_PROGRAMS_PIPELINE_H
@@ -31,9 +33,13 @@ typedef struct pipeline_stages {
     pipeline_read (*read)(void *context, void *batch, double *phases);
     /* Find the batch's keys: on any thread, several batches at once. */
     void (*keys)(void *context, void *batch, double *phases);
-    /* Answer and write the batch: on any thread, one batch at a time, in input order.
-     * Nonzero stops the run (it is the run's exit code). */
+    /* Answer the batch: on any thread, one batch at a time, in input order.  Nonzero
+     * answers no later batch (it is the run's exit code unless a write fails). */
     int (*answer)(void *context, void *batch, double *phases);
+    /* Write the answered batch: on any thread, one batch at a time, in input order.
+     * Nonzero answers no later batch (it is the run's exit code); the batches already
+     * answered still come here. */
+    int (*write)(void *context, void *batch, double *phases);
     /* Write out what the answers wrote so far (see pipeline_flush). */
     void (*flush)(void *context);
     size_t phase_count; /* doubles in each thread's `phases` */
@@ -49,13 +55,13 @@ void pipeline_free(pipeline *p);
 
 /* Run the stages to the end of the input.  Each thread adds the seconds of its stages to
  * its own phases; on return `phases` (phase_count doubles) has their sums added.
- * Returns the first nonzero code of `answer`, 0 if none, or -1 if a thread could not be
- * started (then nothing was read). */
+ * Returns the first nonzero code of `write`, else of `answer`, 0 if none, or -1 if a
+ * thread could not be started (then nothing was read). */
 int pipeline_run(pipeline *p, double *phases);
 
 /* For the reader's before-block hook (the read stage, before a read that may block):
- * stages->flush runs, under the answering token, as soon as every batch read so far is
- * answered (now, if they are), so that a live stream's lines go out while it waits. */
+ * stages->flush runs, under the writing token, as soon as every batch read so far is
+ * written (now, if they are), so that a live stream's lines go out while it waits. */
 void pipeline_flush(pipeline *p);
 
 #endif

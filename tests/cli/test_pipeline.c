@@ -4,7 +4,8 @@
  * Batches are numbers here: the read stage hands out 0, 1, 2, ...; the keys stage does
  * an amount of work that varies from batch to batch, so that batches finish their keys
  * out of order on several threads; the answer stage checks that it sees them in order,
- * keyed, one at a time.  These run in every build, the ThreadSanitizer one included,
+ * keyed, one at a time, and the write stage that it sees them in order, answered, one
+ * at a time.  These run in every build, the ThreadSanitizer one included,
  * where a race in the hand-over fails them.
  */
 #include "pipeline.h"
@@ -14,12 +15,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define TEST_PHASES 3 /* read, keys, answer: a second each call, to count the calls */
+#define TEST_PHASES 4 /* read, keys, answer, write: a second each call, to count the calls */
 
 typedef struct number_batch {
     uint64_t seq;
     uint64_t value; /* set by the keys stage */
     bool keyed;
+    bool answered;
+    int code; /* its answer's */
 } number_batch;
 
 typedef struct numbers {
@@ -30,13 +33,16 @@ typedef struct numbers {
     bool again_pending;
     uint64_t flush_every; /* ask for a flush before every that many reads (0: never) */
     uint64_t fail_at;     /* the answer of this batch returns 7 (UINT64_MAX: none) */
+    uint64_t write_fail_at; /* the write of this batch returns 9 (UINT64_MAX: none) */
     atomic_uint_fast64_t answered;
-    atomic_int answering; /* answers and flushes running now */
+    atomic_uint_fast64_t written;
+    atomic_int answering; /* answers running now */
+    atomic_int writing;   /* writes and flushes running now */
     atomic_uint_fast64_t flushes;
     atomic_uint_fast64_t flush_asked_at; /* batches read when the last flush was asked */
-    atomic_uint_fast64_t wrong; /* answers out of order or unkeyed, overlaps, bad flushes */
+    atomic_uint_fast64_t wrong; /* stages out of order, overlaps, bad flushes */
     atomic_uint_fast64_t answered_after_failure;
-} numbers;
+    } numbers;
 
 static uint64_t mix(uint64_t x)
 {
@@ -63,6 +69,7 @@ static pipeline_read read_number(void *context, void *batch, double *phases)
     }
     b->seq = n->read++;
     b->keyed = false;
+    b->answered = false;
     return PIPELINE_BATCH;
 }
 
@@ -91,21 +98,39 @@ static int answer_number(void *context, void *batch, double *phases)
         atomic_fetch_add(&n->wrong, 1);
     if (expected > n->fail_at)
         atomic_fetch_add(&n->answered_after_failure, 1);
+    b->answered = true;
+    b->code = b->seq == n->fail_at ? 7 : 0;
     atomic_fetch_add(&n->answered, 1);
     atomic_fetch_sub(&n->answering, 1);
-    return b->seq == n->fail_at ? 7 : 0;
+    return b->code;
 }
 
-/* A flush runs alone, once every batch read before it was asked is answered. */
+static int write_number(void *context, void *batch, double *phases)
+{
+    numbers *n = context;
+    number_batch *b = batch;
+    phases[3] += 1;
+    if (atomic_fetch_add(&n->writing, 1) != 0)
+        atomic_fetch_add(&n->wrong, 1);
+    uint64_t expected = atomic_load(&n->written);
+    if (b->seq != expected || !b->answered)
+        atomic_fetch_add(&n->wrong, 1);
+    atomic_fetch_add(&n->written, 1);
+    atomic_fetch_sub(&n->writing, 1);
+    /* After a failed write every later one fails too, as the CLI's writer does. */
+    return b->seq >= n->write_fail_at ? 9 : b->code;
+}
+
+/* A flush runs alone, once every batch read before it was asked is written. */
 static void flush_numbers(void *context)
 {
     numbers *n = context;
-    if (atomic_fetch_add(&n->answering, 1) != 0)
+    if (atomic_fetch_add(&n->writing, 1) != 0)
         atomic_fetch_add(&n->wrong, 1);
-    if (atomic_load(&n->answered) < atomic_load(&n->flush_asked_at))
+    if (atomic_load(&n->written) < atomic_load(&n->flush_asked_at))
         atomic_fetch_add(&n->wrong, 1);
     atomic_fetch_add(&n->flushes, 1);
-    atomic_fetch_sub(&n->answering, 1);
+    atomic_fetch_sub(&n->writing, 1);
 }
 
 /* Run `total` batches over `threads` threads and `slots` slots; returns the code. */
@@ -120,8 +145,8 @@ static int run_numbers(numbers *n, unsigned threads, size_t slots, double *phase
     }
     for (size_t i = 0; i < slots; i++)
         batch[i] = &batches[i];
-    pipeline_stages stages = {n,           read_number,   key_number,
-                              answer_number, flush_numbers, TEST_PHASES};
+    pipeline_stages stages = {n,            read_number,   key_number, answer_number,
+                              write_number, flush_numbers, TEST_PHASES};
     n->pipe = pipeline_new(&stages, batch, slots, threads);
     int code = n->pipe != NULL ? pipeline_run(n->pipe, phases) : -3;
     pipeline_free(n->pipe);
@@ -135,10 +160,12 @@ static void numbers_init(numbers *n, uint64_t total)
     memset(n, 0, sizeof *n);
     n->total = total;
     n->fail_at = UINT64_MAX;
+    n->write_fail_at = UINT64_MAX;
 }
 
-/* Every batch is keyed, then answered in input order, one answer at a time, whatever
- * the threads and the slots; each thread's stage calls add up in the phases. */
+/* Every batch is keyed, then answered in input order, one answer at a time, then
+ * written likewise, whatever the threads and the slots; each thread's stage calls add
+ * up in the phases. */
 static void answers_in_input_order(void)
 {
     static const unsigned threads[] = {2, 3, 8, 64};
@@ -149,15 +176,16 @@ static void answers_in_input_order(void)
             numbers_init(&n, 3000);
             double phases[TEST_PHASES] = {0.5, 0, 0};
             CHECK(run_numbers(&n, threads[t], slots[s], phases) == 0);
-            CHECK(atomic_load(&n.answered) == 3000);
+            CHECK(atomic_load(&n.answered) == 3000 && atomic_load(&n.written) == 3000);
             CHECK(atomic_load(&n.wrong) == 0);
             CHECK(phases[0] == 0.5 + 3001); /* 3000 batches and the end */
-            CHECK(phases[1] == 3000 && phases[2] == 3000);
+            CHECK(phases[1] == 3000 && phases[2] == 3000 && phases[3] == 3000);
         }
 }
 
-/* The first nonzero answer is the run's code: no batch after it is answered, and the
- * reading stops within a ring of it. */
+/* The first nonzero answer is the run's code: no batch after it is answered, the
+ * batches answered are all written, itself included, and the reading stops within a
+ * ring of it. */
 static void an_answer_that_fails_stops_the_run(void)
 {
     for (unsigned threads = 2; threads <= 9; threads += 7) {
@@ -167,10 +195,29 @@ static void an_answer_that_fails_stops_the_run(void)
         double phases[TEST_PHASES] = {0};
         size_t slots = 4 * (size_t)threads;
         CHECK(run_numbers(&n, threads, slots, phases) == 7);
-        CHECK(atomic_load(&n.answered) == 501);
+        CHECK(atomic_load(&n.answered) == 501 && atomic_load(&n.written) == 501);
         CHECK(atomic_load(&n.answered_after_failure) == 0);
         CHECK(atomic_load(&n.wrong) == 0);
         CHECK(n.read <= 501 + slots);
+    }
+}
+
+/* A failed write stops the run with its code: no batch is answered once it is known,
+ * yet every batch answered goes to the write stage, so that the CLI can count what it
+ * could not write. */
+static void a_write_that_fails_stops_the_run(void)
+{
+    for (unsigned threads = 2; threads <= 9; threads += 7) {
+        numbers n;
+        numbers_init(&n, 100000);
+        n.write_fail_at = 300;
+        double phases[TEST_PHASES] = {0};
+        size_t slots = 4 * (size_t)threads;
+        CHECK(run_numbers(&n, threads, slots, phases) == 9);
+        CHECK(atomic_load(&n.written) == atomic_load(&n.answered));
+        CHECK(atomic_load(&n.answered) >= 301 && atomic_load(&n.answered) <= 301 + slots);
+        CHECK(atomic_load(&n.wrong) == 0);
+        CHECK(n.read <= 301 + slots);
     }
 }
 
@@ -187,8 +234,8 @@ static void interrupted_reads_are_tried_again(void)
 }
 
 /* A flush asked before a read runs alone, once every batch read before it is
- * answered: at once if they are, else after the answer that catches up. */
-static void flushes_wait_for_the_answers(void)
+ * written: at once if they are, else after the write that catches up. */
+static void flushes_wait_for_the_writes(void)
 {
     for (unsigned threads = 2; threads <= 8; threads *= 2) {
         numbers n;
@@ -196,7 +243,7 @@ static void flushes_wait_for_the_answers(void)
         n.flush_every = 10;
         double phases[TEST_PHASES] = {0};
         CHECK(run_numbers(&n, threads, 4 * (size_t)threads, phases) == 0);
-        CHECK(atomic_load(&n.answered) == 5000);
+        CHECK(atomic_load(&n.written) == 5000);
         CHECK(atomic_load(&n.wrong) == 0);
         CHECK(atomic_load(&n.flushes) >= 1);
         CHECK(atomic_load(&n.flushes) <= 500);
@@ -216,7 +263,8 @@ static void an_empty_input(void)
 /* Out of range: no pipeline. */
 static void thread_counts_out_of_range(void)
 {
-    pipeline_stages stages = {NULL, read_number, key_number, answer_number, flush_numbers, 1};
+    pipeline_stages stages = {NULL,         read_number,   key_number, answer_number,
+                              write_number, flush_numbers, 1};
     void *batch[1] = {NULL};
     CHECK(pipeline_new(&stages, batch, 1, 1) == NULL);
     CHECK(pipeline_new(&stages, batch, 1, PIPELINE_MAX_THREADS + 1) == NULL);
@@ -226,8 +274,9 @@ static void thread_counts_out_of_range(void)
 static const testing_case cases[] = {
     {"answers_in_input_order", answers_in_input_order},
     {"an_answer_that_fails_stops_the_run", an_answer_that_fails_stops_the_run},
+    {"a_write_that_fails_stops_the_run", a_write_that_fails_stops_the_run},
     {"interrupted_reads_are_tried_again", interrupted_reads_are_tried_again},
-    {"flushes_wait_for_the_answers", flushes_wait_for_the_answers},
+    {"flushes_wait_for_the_writes", flushes_wait_for_the_writes},
     {"an_empty_input", an_empty_input},
     {"thread_counts_out_of_range", thread_counts_out_of_range},
 };
