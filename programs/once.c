@@ -524,7 +524,7 @@ typedef struct line_batch {
     size_t n;
     char *copy; /* with threads: the lines' bytes */
     size_t copy_capacity;
-    once_key keys[BATCH_LINES]; /* keys[i], line i's key (at time 0), for i < keyed */
+    once_key keys[BATCH_LINES]; /* keys[i], line i's key (at time 0 until answered), i < keyed */
     size_t keyed;               /* n, or the line whose key found no memory */
     uint64_t bytes;             /* the lines' bytes, terminators included */
     int time_status[BATCH_LINES]; /* parse_event_time's answer for line i (timed by a field) */
@@ -736,15 +736,21 @@ static int answer_batch(void *context, void *batch, double *phases)
     const once_digest *answer_digests = threaded(in) ? digests : NULL;
     const uint64_t *answer_times = times;
     size_t judged = n; /* the lines the loop below judges and gathers */
-    if (!r->timed && b->keyed == n) {
-        /* Every line's key goes to the filter as it is, at time 0: no line to judge and
-         * nothing to gather.  (LINE_FILTER is 0.) */
+    if (!(r->timed && o->time_field) && b->keyed == n) {
+        /* Every line's key goes to the filter as it is, at the wall clock's time (0
+         * without a time window): no line to judge and nothing to gather.  (LINE_FILTER
+         * is 0.) */
         r->counters.input_bytes += b->bytes;
         in->line_number += n;
         memset(action, 0, n * sizeof *action);
         answer_keys_of = b->keys;
         answer_digests = threaded(in) ? b->digests : NULL;
         answer_times = NULL;
+        if (wall != 0) {
+            for (size_t i = 0; i < n; i++)
+                b->keys[i].time_ms = times[i] = wall;
+            answer_times = times;
+        }
         good = n;
         judged = 0;
     }
