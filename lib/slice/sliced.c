@@ -641,12 +641,48 @@ typedef struct event_plan {
     bool claim_lost;      /* claims: another producer held the claim */
 } event_plan;
 
+/* A touched site's request: its probe indexes, in probe order. */
+static void add_request(event_plan *e, uint32_t this_site, uint32_t at)
+{
+    e->site[e->touched] = this_site;
+    e->first[e->touched] = at;
+    e->count[e->touched] = 0;
+    e->touched++;
+}
+
 /* An event's requests from its positions' sites: grouped by site, in increasing site
- * order (an insertion sort of k pairs, stable: the positions of a site keep their
- * probe order). */
+ * order, the positions of a site in their probe order.  Up to 64 sites, the sites
+ * touched are the bits of one word, walked upwards, each with the list of its probes
+ * (O(k), where sorting k pairs is O(k^2): most of an event's cost at k = 10); past
+ * that, an insertion sort of the pairs, stable. */
 static void group_by_site(const once_sliced *f, const uint32_t *site, const uint64_t *pos,
                           event_plan *e)
 {
+    e->touched = 0;
+    uint32_t at = 0;
+    if (f->site_count <= 64) {
+        uint64_t touched = 0;
+        uint8_t head[64], tail[64], next[SLICED_MAX_HASHES];
+        for (uint32_t i = 0; i < f->hashes; i++) {
+            uint32_t s = site[i];
+            next[i] = UINT8_MAX;
+            if (!(touched >> s & 1)) {
+                touched |= UINT64_C(1) << s;
+                head[s] = (uint8_t)i;
+            } else {
+                next[tail[s]] = (uint8_t)i;
+            }
+            tail[s] = (uint8_t)i;
+        }
+        for (; touched != 0; touched &= touched - 1) {
+            uint32_t s = (uint32_t)__builtin_ctzll(touched);
+            add_request(e, s, at);
+            for (uint32_t i = head[s]; i != UINT8_MAX; i = next[i])
+                e->offsets[at++] = pos[i];
+            e->count[e->touched - 1] = at - e->first[e->touched - 1];
+        }
+        return;
+    }
     uint32_t order[SLICED_MAX_HASHES];
     for (uint32_t i = 0; i < f->hashes; i++) {
         uint32_t j = i;
@@ -656,16 +692,11 @@ static void group_by_site(const once_sliced *f, const uint32_t *site, const uint
         }
         order[j] = i;
     }
-    e->touched = 0;
-    for (uint32_t i = 0; i < f->hashes; i++) {
+    for (uint32_t i = 0; i < f->hashes; i++, at++) {
         uint32_t this_site = site[order[i]];
-        if (i == 0 || this_site != e->site[e->touched - 1]) {
-            e->site[e->touched] = this_site;
-            e->first[e->touched] = i;
-            e->count[e->touched] = 0;
-            e->touched++;
-        }
-        e->offsets[i] = pos[order[i]];
+        if (i == 0 || this_site != e->site[e->touched - 1])
+            add_request(e, this_site, at);
+        e->offsets[at] = pos[order[i]];
         e->count[e->touched - 1]++;
     }
 }

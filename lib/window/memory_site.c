@@ -269,12 +269,19 @@ static uint64_t answer_time(const memory_site *m, uint64_t ms)
 
 /* Is position p set (alive at tick `at`, with a window) in sub-filter f?  Its expiry
  * in ms, or 1 for a bit. */
-static uint64_t cell_value(const memory_site *m, const sub_filter *f, uint64_t p, uint64_t at)
+/* Bit p of a site without a window (a shared one's read atomically). */
+static inline __attribute__((always_inline)) uint64_t bit_value(const memory_site *m,
+                                                                const sub_filter *f, uint64_t p)
 {
     if (m->config.shared) /* other threads set bits meanwhile */
         return __atomic_load_n(&f->cells[p >> 6], __ATOMIC_RELAXED) >> (p & 63) & 1;
+    return once_bit_get(f->cells, p);
+}
+
+static uint64_t cell_value(const memory_site *m, const sub_filter *f, uint64_t p, uint64_t at)
+{
     if (!windowed(m))
-        return once_bit_get(f->cells, p);
+        return bit_value(m, f, p);
     uint64_t v = once_timer_get(&m->timers, f->cells, p);
     if (v == 0)
         return 0;
@@ -283,10 +290,12 @@ static uint64_t cell_value(const memory_site *m, const sub_filter *f, uint64_t p
 }
 
 /* Set position p: a bit, or a timer to expiry tick `expiry` (the later stays). */
-static void cell_set(memory_site *m, sub_filter *f, uint64_t p, uint64_t expiry)
+/* Set bit p of a site without a window (a shared one's atomically). */
+static inline __attribute__((always_inline)) void bit_set(memory_site *m, sub_filter *f,
+                                                          uint64_t p)
 {
+    uint64_t bit = UINT64_C(1) << (p & 63);
     if (m->config.shared) {
-        uint64_t bit = UINT64_C(1) << (p & 63);
         /* A bit set already needs no write: a read keeps the line shared between the
          * cores, where an atomic OR would take it over. */
         if (__atomic_load_n(&f->cells[p >> 6], __ATOMIC_RELAXED) & bit)
@@ -297,12 +306,17 @@ static void cell_set(memory_site *m, sub_filter *f, uint64_t p, uint64_t expiry)
         return; /* no growth: `written` is not needed */
     }
     f->written++;
+    f->cells_set += (f->cells[p >> 6] & bit) == 0;
+    f->cells[p >> 6] |= bit;
+}
+
+static void cell_set(memory_site *m, sub_filter *f, uint64_t p, uint64_t expiry)
+{
     if (!windowed(m)) {
-        uint64_t bit = UINT64_C(1) << (p & 63);
-        f->cells_set += (f->cells[p >> 6] & bit) == 0;
-        f->cells[p >> 6] |= bit;
+        bit_set(m, f, p);
         return;
     }
+    f->written++;
     uint64_t v = once_timer_get(&m->timers, f->cells, p);
     if (v == 0 || marked(m, f, p)) { /* counted again: alive from now */
         f->cells_set++;
@@ -448,9 +462,66 @@ static void prefetch_request(const memory_site *m, const once_site_request *q)
     }
 }
 
+/*
+ * A site of plain bits (no window, no growth: one sub-filter, whose bits are only ever
+ * set) asked requests that claim nothing: the loop below without what such a site
+ * never does, no clock, no generations, no growth or budget, no claims.  The requests
+ * of a sliced filter's event are a few positions each, so that work, done for every
+ * request, was most of a site's cost.  Answers and cells are those of the full loop.
+ */
+static bool plain_requests(const memory_site *m, const once_site_request *requests,
+                           size_t count)
+{
+    if (windowed(m) || m->config.growth != ONCE_GROWTH_NONE || m->filters != 1)
+        return false;
+    for (size_t r = 0; r < count; r++)
+        if ((requests[r].claim | requests[r].release) != 0)
+            return false;
+    return true;
+}
+
+static void run_plain(memory_site *m, once_site_request *requests, size_t count)
+{
+    sub_filter *f = &m->filter[0];
+    const uint64_t bits = m->config.bits;
+    for (size_t r = 0; r < count && r < PREFETCH_AHEAD; r++)
+        prefetch_request(m, &requests[r]);
+    for (size_t r = 0; r < count; r++) {
+        if (r + PREFETCH_AHEAD < count)
+            prefetch_request(m, &requests[r + PREFETCH_AHEAD]);
+        once_site_request *q = &requests[r];
+        q->status = ONCE_OK;
+        q->generations = 0;
+        q->claim_lost = false;
+        bool in_range = true, all = true;
+        for (uint32_t i = 0; i < q->count; i++)
+            in_range &= q->positions[i] < bits;
+        if (!in_range) { /* a position past the site is never set, and is not written */
+            q->all_set = false;
+            if (q->expiries != NULL)
+                memset(q->expiries, 0, q->count * sizeof *q->expiries);
+            continue;
+        }
+        for (uint32_t i = 0; i < q->count; i++)
+            all &= bit_value(m, f, q->positions[i]) != 0;
+        q->all_set = all;
+        if (q->expiries != NULL)
+            for (uint32_t i = 0; i < q->count; i++)
+                q->expiries[i] = bit_value(m, f, q->positions[i]);
+        if (q->op == ONCE_SITE_TEST)
+            continue;
+        for (uint32_t i = 0; i < q->count; i++)
+            bit_set(m, f, q->positions[i]);
+    }
+}
+
 static void memory_site_run(void *context, once_site_request *requests, size_t count)
 {
     memory_site *m = context;
+    if (plain_requests(m, requests, count)) {
+        run_plain(m, requests, count);
+        return;
+    }
     for (size_t r = 0; r < count && r < PREFETCH_AHEAD; r++)
         prefetch_request(m, &requests[r]);
     for (size_t r = 0; r < count; r++) {
