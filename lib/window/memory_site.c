@@ -464,10 +464,11 @@ static void prefetch_request(const memory_site *m, const once_site_request *q)
 
 /*
  * A site of plain bits (no window, no growth: one sub-filter, whose bits are only ever
- * set) asked requests that claim nothing: the loop below without what such a site
- * never does, no clock, no generations, no growth or budget, no claims.  The requests
- * of a sliced filter's event are a few positions each, so that work, done for every
- * request, was most of a site's cost.  Answers and cells are those of the full loop.
+ * set) asked requests that claim nothing: each request is answered without what such a
+ * site never does, no clock, no generations, no growth or budget (answer_plain).  The
+ * requests of a sliced filter's event are a few positions each, so that work, done for
+ * every request, was most of a site's cost.  Answers and cells are those of the full
+ * path.
  */
 static bool plain_requests(const memory_site *m, const once_site_request *requests,
                            size_t count)
@@ -480,48 +481,27 @@ static bool plain_requests(const memory_site *m, const once_site_request *reques
     return true;
 }
 
-static void run_plain(memory_site *m, once_site_request *requests, size_t count)
+/* A plain site's request, its positions in range (see plain_requests). */
+static void answer_plain(memory_site *m, once_site_request *q)
 {
     sub_filter *f = &m->filter[0];
-    const uint64_t bits = m->config.bits;
-    for (size_t r = 0; r < count && r < PREFETCH_AHEAD; r++)
-        prefetch_request(m, &requests[r]);
-    for (size_t r = 0; r < count; r++) {
-        if (r + PREFETCH_AHEAD < count)
-            prefetch_request(m, &requests[r + PREFETCH_AHEAD]);
-        once_site_request *q = &requests[r];
-        q->status = ONCE_OK;
-        q->generations = 0;
-        q->claim_lost = false;
-        bool in_range = true, all = true;
+    bool all = true;
+    for (uint32_t i = 0; i < q->count; i++)
+        all &= bit_value(m, f, q->positions[i]) != 0;
+    q->all_set = all;
+    if (q->expiries != NULL)
         for (uint32_t i = 0; i < q->count; i++)
-            in_range &= q->positions[i] < bits;
-        if (!in_range) { /* a position past the site is never set, and is not written */
-            q->all_set = false;
-            if (q->expiries != NULL)
-                memset(q->expiries, 0, q->count * sizeof *q->expiries);
-            continue;
-        }
-        for (uint32_t i = 0; i < q->count; i++)
-            all &= bit_value(m, f, q->positions[i]) != 0;
-        q->all_set = all;
-        if (q->expiries != NULL)
-            for (uint32_t i = 0; i < q->count; i++)
-                q->expiries[i] = bit_value(m, f, q->positions[i]);
-        if (q->op == ONCE_SITE_TEST)
-            continue;
+            q->expiries[i] = bit_value(m, f, q->positions[i]);
+    if (q->op != ONCE_SITE_TEST)
         for (uint32_t i = 0; i < q->count; i++)
             bit_set(m, f, q->positions[i]);
-    }
 }
 
 static void memory_site_run(void *context, once_site_request *requests, size_t count)
 {
     memory_site *m = context;
-    if (plain_requests(m, requests, count)) {
-        run_plain(m, requests, count);
-        return;
-    }
+    const bool plain = plain_requests(m, requests, count);
+    const uint64_t bits = m->config.bits; /* a local: the requests' stores could alias it */
     for (size_t r = 0; r < count && r < PREFETCH_AHEAD; r++)
         prefetch_request(m, &requests[r]);
     for (size_t r = 0; r < count; r++) {
@@ -538,10 +518,14 @@ static void memory_site_run(void *context, once_site_request *requests, size_t c
             q->claim_lost = !claim_take(m, q->claim);
         bool in_range = true;
         for (uint32_t i = 0; i < q->count; i++)
-            in_range = in_range && q->positions[i] < m->config.bits;
+            in_range &= q->positions[i] < bits;
         if (!in_range) { /* a position past the site is never set, and is not written */
             if (q->expiries != NULL)
                 memset(q->expiries, 0, q->count * sizeof *q->expiries);
+            continue;
+        }
+        if (plain) {
+            answer_plain(m, q);
             continue;
         }
         if (windowed(m) && q->op != ONCE_SITE_TEST)
