@@ -217,7 +217,7 @@ PROBE_INLINE void prefetch_for(once_batch_op op, const void *line)
 typedef struct chain_member {
     uint64_t *array;
     uint64_t blocks;
-    uint32_t hashes;
+    uint32_t lanes[LANES]; /* the key's lanes by its rotation: lane_mask(k, rotation) */
 } chain_member;
 
 PROBE_INLINE uint64_t *chain_block(const chain_member *m, uint64_t lo)
@@ -236,8 +236,8 @@ PROBE_INLINE uint64_t *chain_block(const chain_member *m, uint64_t lo)
                                                       uint32_t count, const once_hash *h)      \
     {                                                                                           \
         const chain_member *newest = &member[count - 1];                                        \
-        if (PROBE(chain_block(newest, h->lo), (uint32_t)(h->hi >> 32),                          \
-                  lane_mask(newest->hashes, (uint32_t)(h->hi & 15)), ONCE_OP_QUERY))            \
+        if (PROBE(chain_block(newest, h->lo), (uint32_t)(h->hi >> 32), newest->lanes[h->hi & 15], \
+                  ONCE_OP_QUERY))                                                               \
             return true;                                                                        \
         for (uint32_t j = 0; j + 1 < count; j++)                                                \
             once_prefetch_read(chain_block(&member[j], h->lo));                                 \
@@ -263,23 +263,24 @@ PROBE_INLINE uint64_t *chain_block(const chain_member *m, uint64_t lo)
             const uint64_t lo = ring[slot].lo, hi = ring[slot].hi;                              \
             const uint32_t x = (uint32_t)(hi >> 32), rotation = (uint32_t)(hi & 15);            \
             uint64_t *own = chain_block(&newest, lo);                                           \
-            uint32_t own_lanes = lane_mask(newest.hashes, rotation);                            \
             bool hit = early[slot];                                                             \
-            if (!hit) {                                                                         \
-                /* A key the newest held early still holds (bits are never cleared); one  \
-                 * it lacked then may have come in since, from a key between. */           \
-                hit = PROBE(own, x, own_lanes, ONCE_OP_QUERY);                                  \
-                for (uint32_t j = count - 1; !hit && j-- > 0;)                                  \
-                    hit = PROBE(chain_block(&member[j], lo), x,                                 \
-                                lane_mask(member[j].hashes, rotation), ONCE_OP_QUERY);          \
-                if (op == ONCE_OP_TEST_AND_ADD && !hit) {                                       \
-                    if (took == room) {                                                         \
-                        *taken = took;                                                          \
-                        return i;                                                               \
-                    }                                                                           \
-                    PROBE(own, x, own_lanes, ONCE_OP_ADD);                                      \
-                    took++;                                                                     \
+            /* A key the newest held early still holds (bits are never cleared); one it   \
+             * lacked then is looked up in the older filters, then in the newest again     \
+             * (it may have come in since, from a key between), which takes it if none     \
+             * holds it: a test-and-add of the newest is its query when all its bits are   \
+             * set, and writes nothing new. */                                               \
+            for (uint32_t j = count - 1; !hit && j-- > 0;)                                      \
+                hit = PROBE(chain_block(&member[j], lo), x, member[j].lanes[rotation],          \
+                            ONCE_OP_QUERY);                                                     \
+            if (!hit && op == ONCE_OP_QUERY) {                                                  \
+                hit = PROBE(own, x, newest.lanes[rotation], ONCE_OP_QUERY);                     \
+            } else if (!hit) {                                                                  \
+                if (took == room && !PROBE(own, x, newest.lanes[rotation], ONCE_OP_QUERY)) {    \
+                    *taken = took; /* a new key, and the newest is full */                      \
+                    return i;                                                                   \
                 }                                                                               \
+                hit = PROBE(own, x, newest.lanes[rotation], ONCE_OP_TEST_AND_ADD);              \
+                took += !hit;                                                                   \
             }                                                                                   \
             out[i] = hit;                                                                       \
             size_t older = i + CHAIN_OLDER_AHEAD;                                               \
@@ -502,7 +503,10 @@ size_t once_blocked_chain_batch(once_filter *const *chain, uint32_t count,
     chain_member member[ONCE_SCALABLE_MAX_FILTERS];
     for (uint32_t j = 0; j < count; j++) {
         const once_array_filter *a = CARRAY(chain[j]);
-        member[j] = (chain_member){a->array, a->cells / BLOCK_BITS, a->hashes};
+        member[j].array = a->array;
+        member[j].blocks = a->cells / BLOCK_BITS;
+        for (uint32_t r = 0; r < LANES; r++)
+            member[j].lanes[r] = lane_mask(a->hashes, r);
     }
     /* The newest's path: every path reads and writes the same bits. */
     return impl_of(chain[count - 1])->chain(member, count, items, n, op, out, room, taken);
