@@ -301,14 +301,18 @@ static once_status scalable_batch(once_filter *f, const once_batch_items *items,
                                   once_batch_op op, uint8_t *out, size_t *done)
 {
     scalable_filter *s = SCALABLE(f);
+    uint64_t taken = 0;
+    if (op == ONCE_OP_QUERY) { /* reads only: several threads may query at once */
+        (void)once_blocked_chain_batch(s->subs, s->count, items, count, op, out, 0, &taken);
+        *done = count;
+        return ONCE_OK;
+    }
     once_batch_items rest = *items;
     size_t at = 0;
     for (;;) {
         once_filter *newest = s->subs[s->count - 1];
         uint64_t room = newest->items < newest->capacity ? newest->capacity - newest->items : 0;
-        uint64_t taken = 0;
-        size_t n = once_blocked_chain_batch(s->subs, s->count, &rest, count - at, op,
-                                            out + at,
+        size_t n = once_blocked_chain_batch(s->subs, s->count, &rest, count - at, op, out + at,
                                             room, &taken);
         newest->items += taken;
         at += n;
