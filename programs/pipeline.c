@@ -116,23 +116,39 @@ static slot_state *state_of(pipeline *p, uint64_t seq)
     return &p->state[seq % p->slots];
 }
 
-/* Answer, write or key one batch, if one is waiting; the mutex is held on entry and
- * on return.  false: nothing to do now. */
+/* An answer or a write stopped the run: nothing more is read, keyed or answered. */
 static bool stopped(const pipeline *p)
 {
     return p->code != 0 || p->answer_code != 0;
 }
 
+/* Run one stage of batch `seq`, its slot `during` meanwhile, outside the mutex (held
+ * on entry and on return); `keys` has no code (0). */
+static int run_stage(pipeline *p, uint64_t seq, slot_state during, double *phases)
+{
+    void *batch = p->batch[seq % p->slots];
+    *state_of(p, seq) = during;
+    pthread_mutex_unlock(&p->mutex);
+    int code = 0;
+    if (during == SLOT_ANSWERING)
+        code = p->stages.answer(p->stages.context, batch, phases);
+    else if (during == SLOT_WRITING)
+        code = p->stages.write(p->stages.context, batch, phases);
+    else
+        p->stages.keys(p->stages.context, batch, phases);
+    pthread_mutex_lock(&p->mutex);
+    return code;
+}
+
+/* Answer, write or key one batch, if one is waiting; the mutex is held on entry and
+ * on return.  false: nothing to do now. */
 static bool work_one(pipeline *p, double *phases)
 {
     if (!stopped(p) && !p->answering && p->answer_seq < p->key_seq &&
         *state_of(p, p->answer_seq) == SLOT_KEYED) {
         uint64_t seq = p->answer_seq;
         p->answering = true;
-        *state_of(p, seq) = SLOT_ANSWERING;
-        pthread_mutex_unlock(&p->mutex);
-        int code = p->stages.answer(p->stages.context, p->batch[seq % p->slots], phases);
-        pthread_mutex_lock(&p->mutex);
+        int code = run_stage(p, seq, SLOT_ANSWERING, phases);
         *state_of(p, seq) = SLOT_ANSWERED;
         p->answer_seq++;
         if (code != 0 && p->answer_code == 0)
@@ -144,10 +160,7 @@ static bool work_one(pipeline *p, double *phases)
     if (!p->writing && p->write_seq < p->answer_seq) {
         uint64_t seq = p->write_seq;
         p->writing = true;
-        *state_of(p, seq) = SLOT_WRITING;
-        pthread_mutex_unlock(&p->mutex);
-        int code = p->stages.write(p->stages.context, p->batch[seq % p->slots], phases);
-        pthread_mutex_lock(&p->mutex);
+        int code = run_stage(p, seq, SLOT_WRITING, phases);
         *state_of(p, seq) = SLOT_FREE;
         p->write_seq++;
         if (code != 0 && p->code == 0)
@@ -165,10 +178,7 @@ static bool work_one(pipeline *p, double *phases)
     }
     if (!stopped(p) && p->key_seq < p->read_seq) {
         uint64_t seq = p->key_seq++;
-        *state_of(p, seq) = SLOT_KEYING;
-        pthread_mutex_unlock(&p->mutex);
-        p->stages.keys(p->stages.context, p->batch[seq % p->slots], phases);
-        pthread_mutex_lock(&p->mutex);
+        (void)run_stage(p, seq, SLOT_KEYING, phases);
         *state_of(p, seq) = SLOT_KEYED;
         pthread_cond_broadcast(&p->changed);
         return true;
