@@ -89,8 +89,8 @@ typedef struct once_filter_ops {
     once_status (*create)(once_filter **out, const once_config *config);
     bool (*explicit_geometry)(const once_config *config);
     /* Insertions go through test_and_add and count only keys not already present
-     * (BF.ADD semantics): api/filter.c then never calls `add` (which may be NULL) and
-     * never uses the fused `batch` loop for insertions. */
+     * (BF.ADD semantics): api/filter.c then never calls `add` (which may be NULL), and
+     * api/batch.c runs an insertion batch as the fused `batch` loop's TEST_AND_ADD. */
     bool add_tests_first;
     void (*destroy)(once_filter *f);
     /* The probe operations.  `now_ms` is for windowed structures. */

@@ -329,15 +329,6 @@ static once_status scalable_batch(once_filter *f, const once_batch_items *items,
     return ONCE_OK;
 }
 
-static void scalable_prefetch(const once_filter *f, const once_hash *h)
-{
-    const scalable_filter *s = CSCALABLE(f);
-    /* Every sub-filter's line: a new key reads them all.  Measured against prefetching
-     * only the newest one to three, all is the fastest batch at 10^7 keys. */
-    for (uint32_t i = 0; i < s->count; i++)
-        s->subs[i]->ops->prefetch(s->subs[i], h);
-}
-
 /* Back to the first sub-filter, empty: the state once_create built. */
 static void scalable_clear(once_filter *f)
 {
@@ -639,7 +630,7 @@ const once_filter_ops once_scalable_ops = {
     .query = scalable_query,
     .add = NULL, /* add_tests_first: filter.c inserts through test_and_add */
     .test_and_add = scalable_test_and_add,
-    .prefetch = scalable_prefetch,
+    .prefetch = NULL, /* with `batch` */
     .batch = scalable_batch,
     .remove = NULL,
     .clear = scalable_clear,

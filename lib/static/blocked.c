@@ -483,11 +483,6 @@ static uint32_t blocked_positions(const once_filter *f, const once_hash *h, uint
     return n;
 }
 
-static void blocked_prefetch(const once_filter *f, const once_hash *h)
-{
-    once_prefetch_write(block_of(CARRAY(f), h->lo));
-}
-
 static once_status blocked_batch(once_filter *f, const once_batch_items *items, size_t count,
                                  once_batch_op op, uint8_t *out, size_t *done)
 {
@@ -559,7 +554,7 @@ const once_filter_ops once_blocked_ops = {
     .add_key = blocked_add_key,
     .test_and_add_key = blocked_test_and_add_key,
     .test_and_add = blocked_test_and_add,
-    .prefetch = blocked_prefetch,
+    .prefetch = NULL, /* with `batch` */
     .batch = blocked_batch,
     .remove = NULL,
     .positions = blocked_positions,
