@@ -92,7 +92,6 @@
  */
 #include "core/structure.h"
 #include "core/limits.h"
-#include "core/pipeline.h"
 
 #include <math.h>
 
@@ -925,33 +924,88 @@ static bool tagged_query(const once_filter *f, const once_hash *h, uint64_t now_
     return find_any(t, h, &fr, &look, &bucket, &slot) < t->count;
 }
 
-/* Batches: a key's buckets in the newest table are requested some keys ahead, and the
- * key is answered by the one-key operation at its turn (core/pipeline.h). */
-typedef struct tagged_record {
-    once_hash h;
-} tagged_record;
+/*
+ * Batches, in three steps a key (as the scalable chain's loop, static/blocked.c): its
+ * buckets in the newest table requested TAGGED_AHEAD keys before its answer; the
+ * newest asked TAGGED_OLDER_AHEAD keys before, and only if it lacks the key, the older
+ * tables' buckets requested; then the one-key operation at its turn.  The first two
+ * are hints read from the state of the moment: the writes in between may move the
+ * clock, open or free tables, so the answer is the one-key call's, in array order
+ * (a stale request is a wasted prefetch, never a wrong answer).  A key the newest
+ * holds costs its two lines; a new key, two a table, requested together rather than
+ * missed one table after the other: 20M lines of which half repeat, in four tables
+ * (`once --span 1h`, capacity 10^6), took 0.7x the time of a loop that requested the
+ * newest's lines alone.  The newest's distance is the loop's before, 12 keys; 8/4 to
+ * 24/12 measured alike, for one table and for four.
+ */
+#define TAGGED_RING 16
+#define TAGGED_AHEAD 12
+#define TAGGED_OLDER_AHEAD 6
+_Static_assert(TAGGED_AHEAD < TAGGED_RING && TAGGED_OLDER_AHEAD < TAGGED_AHEAD,
+               "the look-aheads fit the ring, the older request after the newest's");
 
-static inline __attribute__((always_inline)) void
-tagged_batch_prepare(const void *ctx, void *record, const once_hash *h, once_batch_op op)
+static inline void tagged_request_newest(const tagged_filter *t, const once_hash *h)
 {
-    (void)op;
-    const tagged_filter *t = ctx;
-    ((tagged_record *)record)->h = *h;
     const tag_table *newest = &t->tables[t->count - 1];
     tag_place p = place_of(newest, h);
     prefetch_place(newest, &p);
 }
 
-static inline __attribute__((always_inline)) once_status
-tagged_batch_step(const void *ctx, void *record, uint64_t now_ms, once_batch_op op, bool *answer)
+static inline void tagged_request_older(const tagged_filter *t, const once_hash *h)
 {
-    tagged_filter *t = (tagged_filter *)ctx; /* the batch's own, writable filter */
-    const once_hash *h = &((const tagged_record *)record)->h;
-    if (op == ONCE_OP_QUERY) {
-        *answer = tagged_query(&t->base, h, now_ms);
-        return ONCE_OK;
+    if (t->count < 2)
+        return;
+    tag_frame fr = frame_at(t, 0);
+    tag_look look;
+    uint64_t bucket;
+    uint32_t slot;
+    look_at(&t->tables[t->count - 1], h, &look);
+    if (look_find(&look, &fr, &bucket, &slot))
+        return;
+    for (uint32_t i = 0; i + 1 < t->count; i++) {
+        tag_place p = place_of(&t->tables[i], h);
+        prefetch_place(&t->tables[i], &p);
     }
-    return tagged_write(t, h, now_ms, op == ONCE_OP_TEST_AND_ADD, answer);
+}
+
+static inline __attribute__((always_inline)) once_status
+tagged_batch_loop(tagged_filter *t, const once_batch_items *items, size_t count,
+                  const once_batch_op op, uint8_t *out, size_t *done)
+{
+    const once_batch_items in = *items;
+    once_hash ring[TAGGED_RING];
+    for (size_t i = 0; i < count && i < TAGGED_AHEAD; i++) {
+        ring[i] = once_item_hash(&in, i);
+        tagged_request_newest(t, &ring[i]);
+    }
+    for (size_t i = 0; i < count && i < TAGGED_OLDER_AHEAD; i++)
+        tagged_request_older(t, &ring[i]);
+    for (size_t i = 0; i < count; i++) {
+        const once_hash *h = &ring[i % TAGGED_RING];
+        uint64_t ms = once_item_time(&in, i);
+        bool answer = false;
+        once_status st = ONCE_OK;
+        if (op == ONCE_OP_QUERY)
+            answer = tagged_query(&t->base, h, ms);
+        else
+            st = tagged_write(t, h, ms, op == ONCE_OP_TEST_AND_ADD, &answer);
+        if (st != ONCE_OK) {
+            *done = i;
+            return st;
+        }
+        if (op != ONCE_OP_ADD)
+            out[i] = answer;
+        size_t older = i + TAGGED_OLDER_AHEAD;
+        if (older < count)
+            tagged_request_older(t, &ring[older % TAGGED_RING]);
+        size_t next = i + TAGGED_AHEAD;
+        if (next < count) {
+            ring[next % TAGGED_RING] = once_item_hash(&in, next);
+            tagged_request_newest(t, &ring[next % TAGGED_RING]);
+        }
+    }
+    *done = count;
+    return ONCE_OK;
 }
 
 static __attribute__((flatten)) once_status tagged_batch(once_filter *f,
@@ -959,9 +1013,16 @@ static __attribute__((flatten)) once_status tagged_batch(once_filter *f,
                                                          size_t count, once_batch_op op,
                                                          uint8_t *out, size_t *done)
 {
-    tagged_record ring[ONCE_PIPELINE_RING];
-    return once_batch_pipeline_any(items, count, op, out, done, ONCE_LINES_IN_FLIGHT / 2, ring,
-                                   sizeof ring[0], f, tagged_batch_prepare, tagged_batch_step);
+    tagged_filter *t = TAGGED(f); /* the batch's own, writable filter */
+    switch (op) {
+    case ONCE_OP_QUERY:
+        return tagged_batch_loop(t, items, count, ONCE_OP_QUERY, out, done);
+    case ONCE_OP_ADD:
+        return tagged_batch_loop(t, items, count, ONCE_OP_ADD, out, done);
+    case ONCE_OP_TEST_AND_ADD:
+        break;
+    }
+    return tagged_batch_loop(t, items, count, ONCE_OP_TEST_AND_ADD, out, done);
 }
 
 /* ------------------------------------------------------------ whole filter */
