@@ -871,6 +871,7 @@ static once_status tagged_write(tagged_filter *t, const once_hash *h, uint64_t m
     if (!grow) { /* the look is the newest table's, as it is */
         bool placed = walk_place(newest, &look, (look.p.fp << TAG_BITS) | tag, &fr, &walk);
         if (placed && !moves) {
+            t->latest = latest; /* within the tick: nothing else of the clock changes */
             newest->alive += newest->counted_at == t->now + 1;
             sweep_step(t);
             return ONCE_OK;

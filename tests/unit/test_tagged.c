@@ -421,6 +421,33 @@ static void hostile_params_refused(void)
     once_free_buffer(file);
 }
 
+/* The clock is the latest time written, whether the key was new or a repeat, moving its
+ * tick or not; and the bound on jumps is measured from it. */
+static void clock_is_the_latest_time_written(void)
+{
+    /* a span of 2 minutes: ticks of 10 s */
+    once_filter *f = make_tagged(2 * MINUTE, 1000, 0.01, 0, ONCE_POLICY_FIRST, 3);
+    REQUIRE(f != NULL);
+    CHECK_OK(once_set_max_time_jump(f, 15000));
+    const uint64_t times[] = {1000, 9000, 9500, 9400, 21000};
+    const char *keys[] = {"a", "b", "a", "c", "d"};
+    const uint64_t clocks[] = {1000, 9000, 9500, 9500, 21000};
+    for (int i = 0; i < 5; i++) {
+        bool seen = false;
+        CHECK_OK(once_test_and_add(f, keys[i], 1, times[i], &seen));
+        CHECK(seen == (i == 2));
+        uint64_t clock = 0;
+        bool started = false;
+        CHECK_OK(once_clock(f, &clock, &started));
+        CHECK(started && clock == clocks[i]);
+    }
+    /* 15 s past 21 s is the bound; a new key a millisecond beyond it is refused */
+    bool seen = false;
+    CHECK(once_test_and_add(f, "e", 1, 36001, &seen) == ONCE_ERR_TIME);
+    CHECK_OK(once_test_and_add(f, "e", 1, 36000, &seen));
+    once_free(f);
+}
+
 /* Batches answer as the one-key calls in array order, times included, also while
  * tables open mid-batch (a capacity far below the keys of a span: the batch loop's
  * requests for the older tables are made from a state the writes between change). */
@@ -587,6 +614,7 @@ static const testing_case cases[] = {
     {"save_mid_stream_then_continue", save_mid_stream_then_continue},
     {"every_byte_changed_loads_or_is_refused", every_byte_changed_loads_or_is_refused},
     {"hostile_params_refused", hostile_params_refused},
+    {"clock_is_the_latest_time_written", clock_is_the_latest_time_written},
     {"batch_matches_single", batch_matches_single},
     {"one_clock_for_outliers_late_events_and_the_boundary",
      one_clock_for_outliers_late_events_and_the_boundary},
