@@ -147,6 +147,7 @@ typedef struct tagged_filter {
     uint64_t tick_end;     /* ms: where the tick after c begins, (c + 1) tick (saturated) */
     uint32_t live_now;     /* the live tags at c: frame_of(c, 0, S).live */
     bool started;
+    bool passing;          /* a table's pass may be unfinished: sweep_step has work (not saved) */
     tag_table *tables;     /* oldest first; the newest takes the keys */
 } tagged_filter;
 
@@ -764,11 +765,13 @@ static void clock_move(tagged_filter *t, uint64_t latest, bool growing)
     if (first) {
         clock_set_tick(t, c);
         t->tables[t->count - 1].opened = latest;
+        t->passing = true;
         return;
     }
     uint64_t d = c - t->now;
     if (d == 0)
         return;
+    t->passing = true; /* a pass may begin, tables be wiped or opened */
     if (c / PASS_TICKS != t->now / PASS_TICKS) { /* the pass ends */
         /* d = 1: the rest of the pass, at its tick; a jump: the whole of a pass at the
          * new tick */
@@ -794,6 +797,8 @@ static void clock_move(tagged_filter *t, uint64_t latest, bool growing)
  * done). */
 static inline void sweep_step(tagged_filter *t)
 {
+    if (!t->passing)
+        return;
     uint64_t left = SWEEP_STEP;
     for (uint32_t i = 0; i < t->count && left > 0; i++) {
         tag_table *tb = &t->tables[i];
@@ -805,6 +810,8 @@ static inline void sweep_step(tagged_filter *t)
         table_sweep(tb, tb->cursor, to, &fr);
         tb->cursor = to;
     }
+    if (left > 0) /* every table's pass is finished */
+        t->passing = false;
 }
 
 /* ------------------------------------------------------------------ writes */
@@ -887,6 +894,7 @@ static once_status tagged_write(tagged_filter *t, const once_hash *h, uint64_t m
     clock_move(t, latest, grow);
     if (grow) {
         t->tables[t->count++] = fresh;
+        t->passing = true;
         list_fit(t);
     }
     newest = &t->tables[t->count - 1];
@@ -1376,6 +1384,7 @@ static once_status tagged_load(once_filter **out, const uint8_t *params, size_t 
     t->room = (uint32_t)v[P_TABLES];
     t->latest = v[P_LATEST];
     t->started = v[P_STARTED] != 0;
+    t->passing = true;
     clock_set_tick(t, t->latest / t->tick);
     t->base.max_time_jump = v[P_MAX_TIME_JUMP];
     tag_frame fr = frame_at(t, 0);
