@@ -303,6 +303,9 @@ static int open_sliced(const cli_options *o, once_sliced **out)
         .capacity = o->window_given ? o->window : o->capacity,
         .refresh = o->refresh,
         .max_bytes = sliced_memory_cap(o),
+        /* A batch of lines is one round: with --threads, each round hands every site's
+         * requests to its thread and waits for them. */
+        .batch_events = BATCH_LINES,
     };
     once_status st = once_sliced_create(out, &c, NULL);
     if (st == ONCE_ERR_FULL && report_sliced_cap_at_creation(&c))

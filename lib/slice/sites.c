@@ -70,6 +70,7 @@ struct thread_site {
     once_site_request *requests;
     size_t count;
     bool pending; /* queued or running; under owner->mutex */
+    bool waited;  /* a caller sleeps until it has run; under owner->mutex */
 };
 
 static void *worker_main(void *argument)
@@ -89,7 +90,11 @@ static void *worker_main(void *argument)
         s->inner.run(s->inner.context, s->requests, s->count);
         pthread_mutex_lock(&w->mutex);
         s->pending = false;
-        pthread_cond_broadcast(&w->done);
+        if (s->waited) { /* no one to wake for a batch not yet waited for: a wake-up is
+                            a system call, and it costs more than a site's batch */
+            s->waited = false;
+            pthread_cond_broadcast(&w->done);
+        }
     }
     pthread_mutex_unlock(&w->mutex);
     return NULL;
@@ -118,8 +123,10 @@ static void thread_site_wait(void *context)
     thread_site *s = context;
     worker *w = s->owner;
     pthread_mutex_lock(&w->mutex);
-    while (s->pending)
+    while (s->pending) {
+        s->waited = true;
         pthread_cond_wait(&w->done, &w->mutex);
+    }
     pthread_mutex_unlock(&w->mutex);
 }
 
@@ -323,7 +330,7 @@ static void vertical_request(vertical_site *v, once_site_request *q, const verti
         if (site->start == NULL)
             site->run(site->context, &x->parts[t], 1);
     }
-    for (uint32_t t = 0; t < touched; t++) {
+    for (uint32_t t = touched; t-- > 0;) { /* the last started first: see run_sites */
         const once_site *site = &v->inner[x->part_slice[t]];
         if (site->wait != NULL)
             site->wait(site->context);

@@ -1238,7 +1238,10 @@ static void run_sites(once_sliced *f, once_site_request *requests, const uint32_
         if (site->start == NULL)
             site->run(site->context, requests + start[s], start[s + 1] - start[s]);
     }
-    for (uint32_t u = 0; u < used; u++) {
+    /* The last started first: a worker runs its sites' batches in the order they were
+     * started, so once the last of a worker's is done, so are the others, and the
+     * caller sleeps at most once a worker, not once a site. */
+    for (uint32_t u = used; u-- > 0;) {
         const once_site *site = &f->sites[used_sites[u]];
         if (site->wait != NULL)
             site->wait(site->context);
