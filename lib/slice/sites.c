@@ -6,9 +6,13 @@
  *   Thread sites own other sites (paper 000, section 3: a site holds its slices and
  *   answers requests on positions; here a site is a thread instead of a host).  Site i
  *   belongs to worker i mod T.  start() queues a batch of requests on the owner's list
- *   and returns; wait() returns once the owner has run it on the site it wraps.  A
- *   filter starts the batches of every site an operation needs and then waits for
- *   them, so the workers run them in parallel; run() is start() then wait().
+ *   and returns; wait() returns once the batch has run on the site it wraps: by the
+ *   owner, or by the caller itself if the owner had not begun it (it is taken off the
+ *   list), since the caller would only sleep until the owner reached it.  A filter
+ *   starts the batches of every site an operation needs and then waits for them, the
+ *   last started first: the workers run their lists from the front while the caller
+ *   takes from the back, so all of them work and the caller sleeps at most once a
+ *   worker.  run() is start() then wait().
  *
  *   Vertical sites are one node's filter sliced over S inner sites (paper 000, section
  *   6: "slicing the root Bloom filter or the filter of any other overloaded node in
@@ -22,9 +26,9 @@
  *   exactly one slice and is tested and set there alone.
  *
  * Invariants
- *   - a site's cells are touched only by its owner thread (or, for a memory site, by
- *     the caller that runs it); the owner's mutex orders a batch's hand-over and its
- *     completion, so the caller sees every answer once wait() returns;
+ *   - a site's cells are touched by one thread at a time, its owner or the caller that
+ *     took its batch back; the owner's mutex orders a batch's hand-over, its taking
+ *     back and its completion, so the caller sees every answer once wait() returns;
  *   - a thread site has at most one batch in flight (the caller waits before starting
  *     the next), so one `next` link per site is the whole queue;
  *   - the workers live as long as any of their sites: the last site destroyed stops
@@ -118,11 +122,36 @@ static void thread_site_start(void *context, once_site_request *requests, size_t
     pthread_mutex_unlock(&w->mutex);
 }
 
+/* Take s off its worker's list if the worker has not begun it (under the mutex). */
+static bool take_back(worker *w, thread_site *s)
+{
+    thread_site *before = NULL;
+    for (thread_site *x = w->head; x != NULL; before = x, x = x->next) {
+        if (x != s)
+            continue;
+        if (before != NULL)
+            before->next = s->next;
+        else
+            w->head = s->next;
+        if (w->tail == s)
+            w->tail = before;
+        s->next = NULL;
+        return true;
+    }
+    return false;
+}
+
 static void thread_site_wait(void *context)
 {
     thread_site *s = context;
     worker *w = s->owner;
     pthread_mutex_lock(&w->mutex);
+    if (s->pending && take_back(w, s)) {
+        pthread_mutex_unlock(&w->mutex);
+        s->inner.run(s->inner.context, s->requests, s->count);
+        pthread_mutex_lock(&w->mutex); /* orders the run before the owner's next one */
+        s->pending = false;
+    }
     while (s->pending) {
         s->waited = true;
         pthread_cond_wait(&w->done, &w->mutex);
