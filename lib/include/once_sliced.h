@@ -501,8 +501,10 @@ ONCE_API once_status once_sliced_loads(const once_sliced *filter, uint64_t *load
 /* Give sites[0 .. count-1] to `threads` worker threads (1 to ONCE_MAX_SITE_THREADS;
  * site i to thread i mod threads): each site is replaced by one that runs its requests
  * on the owner thread, and starts and waits (once_site) so that a batch's sites run in
- * parallel; destroying it destroys the site it owns.  The workers stop when the last
- * of their sites is destroyed.  On failure the sites are left as they were. */
+ * parallel; a wait for a batch the owner has not begun runs it on the waiting thread
+ * instead.  A site so runs on one thread at a time, not always the same one.
+ * Destroying it destroys the site it owns.  The workers stop when the last of their
+ * sites is destroyed.  On failure the sites are left as they were. */
 ONCE_API once_status once_thread_sites_create(uint32_t threads, uint32_t count,
                                               once_site *sites);
 
