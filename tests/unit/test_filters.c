@@ -586,7 +586,8 @@ static void strerror_and_names(void)
 }
 
 /* The registry lists every structure once, in type order, and what it says of each is
- * what the structure does: its kind, deletes, levels and memory cap. */
+ * what the structure does: its kind (a time window's clock is the latest time it was
+ * written at), deletes, levels and memory cap. */
 static void registry_describes_every_structure(void)
 {
     size_t n = once_structure_count();
@@ -625,6 +626,24 @@ static void registry_describes_every_structure(void)
         uint64_t clock;
         bool started;
         CHECK((once_clock(f, &clock, &started) == ONCE_OK) == (s->kind == ONCE_KIND_TIME_WINDOW));
+        if (s->kind == ONCE_KIND_TIME_WINDOW) {
+            /* The clock is the latest time written, by a new key or a repeat, within a
+             * tick of the span or not; a late event leaves it. */
+            const uint64_t at[] = {1000, 1500, 1700, 1600, 30000};
+            const uint64_t want[] = {1000, 1500, 1700, 1700, 30000};
+            const uint32_t key_of[] = {1, 2, 1, 3, 4};
+            for (size_t w = 0; w < sizeof at / sizeof at[0]; w++) {
+                testing_key kw = testing_key_make(11, key_of[w]);
+                bool seen = false;
+                CHECK_OK(once_test_and_add(f, &kw, sizeof kw, at[w], &seen));
+                CHECK(seen == (w == 2));
+                CHECK_OK(once_clock(f, &clock, &started));
+                CHECK(started && clock == want[w]);
+            }
+            once_free(f);
+            f = testing_create(&c);
+            REQUIRE(f != NULL);
+        }
         testing_key k = testing_key_make(9, i);
         CHECK_OK(once_add(f, &k, sizeof k, 1000));
         CHECK((once_remove(f, &k, sizeof k, 1000) != ONCE_ERR_UNSUPPORTED) == s->deletes);
