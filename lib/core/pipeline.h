@@ -32,17 +32,31 @@ typedef void (*once_pipeline_prepare_fn)(const void *ctx, void *record, const on
                                          once_batch_op op);
 typedef once_status (*once_pipeline_step_fn)(const void *ctx, void *record, uint64_t now_ms,
                                              once_batch_op op, bool *answer);
+/* A second, nearer request (once_batch_pipeline_staged): from the prepared record, under
+ * the state of the moment. */
+typedef void (*once_pipeline_near_fn)(const void *ctx, const void *record, once_batch_op op);
 
+/*
+ * once_batch_pipeline with a second request `near_distance` keys before a key's step
+ * (clamped below `distance`), for a layout whose later lines depend on what the first
+ * ones say (the tagged window asks its newest table, then requests the older ones' lines
+ * for a key it lacks).  `near` NULL: the one-request loop.
+ */
 static inline __attribute__((always_inline)) once_status
-once_batch_pipeline(const once_batch_items *items, size_t count, const once_batch_op op,
-                    uint8_t *out, size_t *done, size_t distance, void *ring,
-                    size_t record_size, const void *ctx, once_pipeline_prepare_fn prepare,
-                    once_pipeline_step_fn step)
+once_batch_pipeline_staged(const once_batch_items *items, size_t count, const once_batch_op op,
+                           uint8_t *out, size_t *done, size_t distance, size_t near_distance,
+                           void *ring, size_t record_size, const void *ctx,
+                           once_pipeline_prepare_fn prepare, once_pipeline_near_fn near,
+                           once_pipeline_step_fn step)
 {
     if (distance >= ONCE_PIPELINE_RING)
         distance = ONCE_PIPELINE_RING - 1;
     if (distance == 0)
         distance = 1;
+    if (near_distance >= distance)
+        near_distance = distance - 1;
+    if (near_distance == 0)
+        near = NULL;
 #define ONCE_RECORD(i) ((char *)ring + ((i) % ONCE_PIPELINE_RING) * record_size)
     const once_batch_items in = *items;
     size_t ahead = count < distance ? count : distance;
@@ -50,12 +64,17 @@ once_batch_pipeline(const once_batch_items *items, size_t count, const once_batc
         once_hash h = once_item_hash(&in, i);
         prepare(ctx, ONCE_RECORD(i), &h, op);
     }
+    if (near != NULL)
+        for (size_t i = 0; i < count && i < near_distance; i++)
+            near(ctx, ONCE_RECORD(i), op);
     for (size_t i = 0; i < count; i++) {
         size_t next = i + distance;
         if (next < count) {
             once_hash h = once_item_hash(&in, next);
             prepare(ctx, ONCE_RECORD(next), &h, op);
         }
+        if (near != NULL && i + near_distance < count)
+            near(ctx, ONCE_RECORD(i + near_distance), op);
         bool answer = false;
         once_status st = step(ctx, ONCE_RECORD(i), once_item_time(&in, i), op, &answer);
         if (st != ONCE_OK) {
@@ -70,26 +89,49 @@ once_batch_pipeline(const once_batch_items *items, size_t count, const once_batc
     return ONCE_OK;
 }
 
+static inline __attribute__((always_inline)) once_status
+once_batch_pipeline(const once_batch_items *items, size_t count, const once_batch_op op,
+                    uint8_t *out, size_t *done, size_t distance, void *ring,
+                    size_t record_size, const void *ctx, once_pipeline_prepare_fn prepare,
+                    once_pipeline_step_fn step)
+{
+    return once_batch_pipeline_staged(items, count, op, out, done, distance, 0, ring,
+                                      record_size, ctx, prepare, NULL, step);
+}
+
 /* The loop for an operation known only at run time: a branch for each, so that each
  * still gets its own loop with `op` a constant in it. */
+static inline __attribute__((always_inline)) once_status
+once_batch_pipeline_staged_any(const once_batch_items *items, size_t count, once_batch_op op,
+                               uint8_t *out, size_t *done, size_t distance, size_t near_distance,
+                               void *ring, size_t record_size, const void *ctx,
+                               once_pipeline_prepare_fn prepare, once_pipeline_near_fn near,
+                               once_pipeline_step_fn step)
+{
+    switch (op) {
+    case ONCE_OP_QUERY:
+        return once_batch_pipeline_staged(items, count, ONCE_OP_QUERY, out, done, distance,
+                                          near_distance, ring, record_size, ctx, prepare, near,
+                                          step);
+    case ONCE_OP_ADD:
+        return once_batch_pipeline_staged(items, count, ONCE_OP_ADD, out, done, distance,
+                                          near_distance, ring, record_size, ctx, prepare, near,
+                                          step);
+    case ONCE_OP_TEST_AND_ADD:
+        break;
+    }
+    return once_batch_pipeline_staged(items, count, ONCE_OP_TEST_AND_ADD, out, done, distance,
+                                      near_distance, ring, record_size, ctx, prepare, near, step);
+}
+
 static inline __attribute__((always_inline)) once_status
 once_batch_pipeline_any(const once_batch_items *items, size_t count, once_batch_op op,
                         uint8_t *out, size_t *done, size_t distance, void *ring,
                         size_t record_size, const void *ctx, once_pipeline_prepare_fn prepare,
                         once_pipeline_step_fn step)
 {
-    switch (op) {
-    case ONCE_OP_QUERY:
-        return once_batch_pipeline(items, count, ONCE_OP_QUERY, out, done, distance, ring,
-                                   record_size, ctx, prepare, step);
-    case ONCE_OP_ADD:
-        return once_batch_pipeline(items, count, ONCE_OP_ADD, out, done, distance, ring,
-                                   record_size, ctx, prepare, step);
-    case ONCE_OP_TEST_AND_ADD:
-        break;
-    }
-    return once_batch_pipeline(items, count, ONCE_OP_TEST_AND_ADD, out, done, distance, ring,
-                               record_size, ctx, prepare, step);
+    return once_batch_pipeline_staged_any(items, count, op, out, done, distance, 0, ring,
+                                          record_size, ctx, prepare, NULL, step);
 }
 
 #endif /* ONCE_CORE_PIPELINE_H */

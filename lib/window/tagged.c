@@ -92,6 +92,7 @@
  */
 #include "core/structure.h"
 #include "core/limits.h"
+#include "core/pipeline.h"
 
 #include <math.h>
 
@@ -934,7 +935,7 @@ static bool tagged_query(const once_filter *f, const once_hash *h, uint64_t now_
 }
 
 /*
- * Batches, in three steps a key (as the scalable chain's loop, static/blocked.c): its
+ * Batches, in three steps a key (once_batch_pipeline_staged, core/pipeline.h): its
  * buckets in the newest table requested TAGGED_AHEAD keys before its answer; the
  * newest asked TAGGED_OLDER_AHEAD keys before, and only if it lacks the key, the older
  * tables' buckets requested; then the one-key operation at its turn.  The first two
@@ -947,23 +948,32 @@ static bool tagged_query(const once_filter *f, const once_hash *h, uint64_t now_
  * newest's lines alone.  The newest's distance is the loop's before, 12 keys; 8/4 to
  * 24/12 measured alike, for one table and for four.
  */
-#define TAGGED_RING 16
 #define TAGGED_AHEAD 12
 #define TAGGED_OLDER_AHEAD 6
-_Static_assert(TAGGED_AHEAD < TAGGED_RING && TAGGED_OLDER_AHEAD < TAGGED_AHEAD,
-               "the look-aheads fit the ring, the older request after the newest's");
 
-static inline void tagged_request_newest(const tagged_filter *t, const once_hash *h)
+typedef struct tagged_record {
+    once_hash h;
+} tagged_record;
+
+static inline __attribute__((always_inline)) void
+tagged_request_newest(const void *ctx, void *record, const once_hash *h, once_batch_op op)
 {
+    (void)op;
+    const tagged_filter *t = ctx;
+    ((tagged_record *)record)->h = *h;
     const tag_table *newest = &t->tables[t->count - 1];
     tag_place p = place_of(newest, h);
     prefetch_place(newest, &p);
 }
 
-static inline void tagged_request_older(const tagged_filter *t, const once_hash *h)
+static inline __attribute__((always_inline)) void
+tagged_request_older(const void *ctx, const void *record, once_batch_op op)
 {
+    (void)op;
+    const tagged_filter *t = ctx;
     if (t->count < 2)
         return;
+    const once_hash *h = &((const tagged_record *)record)->h;
     tag_frame fr = frame_at(t, 0);
     tag_look look;
     uint64_t bucket;
@@ -978,43 +988,15 @@ static inline void tagged_request_older(const tagged_filter *t, const once_hash 
 }
 
 static inline __attribute__((always_inline)) once_status
-tagged_batch_loop(tagged_filter *t, const once_batch_items *items, size_t count,
-                  const once_batch_op op, uint8_t *out, size_t *done)
+tagged_batch_step(const void *ctx, void *record, uint64_t now_ms, once_batch_op op, bool *answer)
 {
-    const once_batch_items in = *items;
-    once_hash ring[TAGGED_RING];
-    for (size_t i = 0; i < count && i < TAGGED_AHEAD; i++) {
-        ring[i] = once_item_hash(&in, i);
-        tagged_request_newest(t, &ring[i]);
+    tagged_filter *t = (tagged_filter *)ctx; /* the batch's own, writable filter */
+    const once_hash *h = &((const tagged_record *)record)->h;
+    if (op == ONCE_OP_QUERY) {
+        *answer = tagged_query(&t->base, h, now_ms);
+        return ONCE_OK;
     }
-    for (size_t i = 0; i < count && i < TAGGED_OLDER_AHEAD; i++)
-        tagged_request_older(t, &ring[i]);
-    for (size_t i = 0; i < count; i++) {
-        const once_hash *h = &ring[i % TAGGED_RING];
-        uint64_t ms = once_item_time(&in, i);
-        bool answer = false;
-        once_status st = ONCE_OK;
-        if (op == ONCE_OP_QUERY)
-            answer = tagged_query(&t->base, h, ms);
-        else
-            st = tagged_write(t, h, ms, op == ONCE_OP_TEST_AND_ADD, &answer);
-        if (st != ONCE_OK) {
-            *done = i;
-            return st;
-        }
-        if (op != ONCE_OP_ADD)
-            out[i] = answer;
-        size_t older = i + TAGGED_OLDER_AHEAD;
-        if (older < count)
-            tagged_request_older(t, &ring[older % TAGGED_RING]);
-        size_t next = i + TAGGED_AHEAD;
-        if (next < count) {
-            ring[next % TAGGED_RING] = once_item_hash(&in, next);
-            tagged_request_newest(t, &ring[next % TAGGED_RING]);
-        }
-    }
-    *done = count;
-    return ONCE_OK;
+    return tagged_write(t, h, now_ms, op == ONCE_OP_TEST_AND_ADD, answer);
 }
 
 static __attribute__((flatten)) once_status tagged_batch(once_filter *f,
@@ -1022,16 +1004,11 @@ static __attribute__((flatten)) once_status tagged_batch(once_filter *f,
                                                          size_t count, once_batch_op op,
                                                          uint8_t *out, size_t *done)
 {
-    tagged_filter *t = TAGGED(f); /* the batch's own, writable filter */
-    switch (op) {
-    case ONCE_OP_QUERY:
-        return tagged_batch_loop(t, items, count, ONCE_OP_QUERY, out, done);
-    case ONCE_OP_ADD:
-        return tagged_batch_loop(t, items, count, ONCE_OP_ADD, out, done);
-    case ONCE_OP_TEST_AND_ADD:
-        break;
-    }
-    return tagged_batch_loop(t, items, count, ONCE_OP_TEST_AND_ADD, out, done);
+    tagged_record ring[ONCE_PIPELINE_RING];
+    return once_batch_pipeline_staged_any(items, count, op, out, done, TAGGED_AHEAD,
+                                          TAGGED_OLDER_AHEAD, ring, sizeof ring[0], f,
+                                          tagged_request_newest, tagged_request_older,
+                                          tagged_batch_step);
 }
 
 /* ------------------------------------------------------------ whole filter */
