@@ -46,7 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define BATCH_LINES 1024
+#define BATCH_LINES 4096
 #define OUTPUT_BUFFER_BYTES ((size_t)1 << 20)
 
 static volatile sig_atomic_t stop_signal;
@@ -155,6 +155,20 @@ static int check_profile(cli_options *o, const once_filter *filter)
     return 0;
 }
 
+/* The shards of a new filter: --shards, else SHARDS_WITH_THREADS with --threads; one for
+ * the structures whose keys cannot be shared out (a count window's last N keys are the
+ * stream's), which --shards then cannot ask for (options.c). */
+#define SHARDS_WITH_THREADS 16u
+
+static uint32_t shards_for(const cli_options *o)
+{
+    if (once_structure_of(o->type)->kind == ONCE_KIND_COUNT_WINDOW)
+        return 1;
+    if (o->shards_given)
+        return o->shards;
+    return o->threads != 0 ? SHARDS_WITH_THREADS : 1;
+}
+
 /* Build the filter from the state file or the options.  Returns 0 or an exit code. */
 static int open_filter(cli_options *o, once_filter **out)
 {
@@ -181,6 +195,8 @@ static int open_filter(cli_options *o, once_filter **out)
                 conflict = "--error";
             else if (o->seed_given && o->seed != s.seed)
                 conflict = "--seed";
+            else if (o->shards_given && o->shards != once_shard_count(f))
+                conflict = "--shards";
             if (conflict) {
                 fprintf(stderr,
                         "once: %s conflicts with state file '%s' (%s filter, capacity %llu, "
@@ -232,7 +248,8 @@ static int open_filter(cli_options *o, once_filter **out)
     c.policy = o->refresh ? ONCE_POLICY_REFRESH : ONCE_POLICY_FIRST;
     c.span_ms = o->span_ms;
     c.max_bytes = o->max_memory;
-    once_status st = once_create(out, &c);
+    uint32_t shards = shards_for(o);
+    once_status st = shards > 1 ? once_create_sharded(out, &c, shards) : once_create(out, &c);
     if (st != ONCE_OK) {
         if (st != ONCE_ERR_NOMEM && c.max_bytes != 0 && report_cap_at_creation(&c))
             return EXIT_USAGE;
@@ -913,6 +930,12 @@ static int write_batch(void *context, void *batch, double *phases)
  * keys of one never waits for a slot while another batch is answered. */
 #define BATCHES_PER_THREAD 4
 
+/* The executor of a sharded filter on a pipeline: its shards' tasks on the threads. */
+static void fork_shards(void *context, once_task_fn task, void *task_context, size_t count)
+{
+    pipeline_fork(context, task, task_context, count);
+}
+
 /* Stream one input on threads (--threads): the stages above on a pipeline.  Returns
  * its code, or -1 if the threads could not be had (nothing was read then). */
 static int run_threaded(input_run *in)
@@ -928,8 +951,15 @@ static int run_threaded(input_run *in)
         pipeline_stages stages = {in,          read_batch,   find_keys, answer_batch,
                                   write_batch, flush_output, PHASES};
         in->pipe = pipeline_new(&stages, batch, slots, r->counters.threads);
-        if (in->pipe != NULL)
+        if (in->pipe != NULL) {
+            /* A sharded filter answers a batch's shards on all the threads. */
+            once_executor executor = {fork_shards, in->pipe};
+            if (r->filter != NULL)
+                (void)once_set_executor(r->filter, &executor); /* not sharded: nothing */
             code = pipeline_run(in->pipe, r->counters.phase_seconds);
+            if (r->filter != NULL)
+                (void)once_set_executor(r->filter, NULL);
+        }
         pipeline_free(in->pipe);
         in->pipe = NULL;
     }

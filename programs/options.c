@@ -161,7 +161,10 @@ static void usage(FILE *out)
           "      --threads T        T threads on the lines (reading, keys and times,\n"
           "                         hashing, answering and writing overlap; the answers\n"
           "                         and writes come in input order): the output is that\n"
-          "                         of one thread, byte for byte\n"
+          "                         of one thread, byte for byte; a new filter is built\n"
+          "                         in 16 shards (but a count window), whatever T\n"
+          "      --shards P         the filter in P shards, each key in one (1 to 256):\n"
+          "                         threads answer different shards side by side\n"
           "      --progress         progress line on stderr (default: when it is a\n"
           "                         terminal)\n"
           "      --no-progress      never print the progress line\n"
@@ -350,6 +353,7 @@ enum {
     OPT_SLICES,
     OPT_DICING,
     OPT_THREADS,
+    OPT_SHARDS,
     OPT_SLICE_GROWTH,
     OPT_CLUSTER,
     OPT_KEY,
@@ -543,6 +547,7 @@ int options_parse(cli_options *o, int argc, char **argv)
         {"dicing", required_argument, NULL, OPT_DICING},
         {"slice-growth", required_argument, NULL, OPT_SLICE_GROWTH},
         {"threads", required_argument, NULL, OPT_THREADS},
+        {"shards", required_argument, NULL, OPT_SHARDS},
         {"cluster", required_argument, NULL, OPT_CLUSTER},
         {"key", required_argument, NULL, OPT_KEY},
         {"on-failed-slice", required_argument, NULL, OPT_ON_FAILED_SLICE},
@@ -790,6 +795,14 @@ int options_parse(cli_options *o, int argc, char **argv)
             threads_given = true;
             break;
         }
+        case OPT_SHARDS: {
+            uint64_t v;
+            if (parse_u64(optarg, &v) != 0 || v == 0 || v > ONCE_MAX_SHARDS)
+                return fail("invalid shards '%s' (1 to %u)", optarg, ONCE_MAX_SHARDS);
+            o->shards = (uint32_t)v;
+            o->shards_given = true;
+            break;
+        }
         case OPT_MAX_MEMORY: {
             char *end = NULL;
             errno = 0;
@@ -910,6 +923,13 @@ int options_parse(cli_options *o, int argc, char **argv)
         return fail("--max-memory applies to the filters that grow: %s (the scalable filter is "
                     "the default without --capacity), and time windows (--span)",
                     structure_names(capped_growth, names, sizeof names));
+    if (o->shards_given && (o->sliced || o->cluster != NULL))
+        return fail("%s", "--shards shares one filter's keys out on this host; a sliced filter "
+                          "spreads them over its sites: drop one of them");
+    if (o->shards_given && o->shards > 1 && chosen->kind == ONCE_KIND_COUNT_WINDOW)
+        return fail("--filter %s keeps the stream's last N keys, which shards cannot share "
+                    "out: drop --shards",
+                    chosen->name);
     if (o->card && o->print_duplicates)
         return fail("%s", "-D/--duplicates selects lines to print, and `once card` prints a "
                           "count instead of lines: drop one of them");

@@ -62,6 +62,10 @@ typedef struct cli_options {
     once_slicing slicing;
     uint32_t slices, parts;
     uint32_t threads;
+    /* The filter in `shards` shards (once_create_sharded), answered side by side with
+     * --threads; 0: the default (options.c), 1: one filter. */
+    uint32_t shards;
+    bool shards_given;
     bool bounded_growth; /* --slice-growth bounded: in generations across the sites */
 
     /* Over a Redis Cluster (--cluster): the sliced filter NAME (--key) whose slices

@@ -64,6 +64,11 @@ struct pipeline {
     int answer_code;   /* the first nonzero answer: no later batch is answered */
     int code;          /* the first nonzero write; -1: a thread could not start */
     double *phases;    /* threads x phase_count, each thread's own row */
+    /* A fork (pipeline_fork): tasks [fork_next, fork_count) not yet taken, fork_left
+     * not yet finished. */
+    void (*fork_task)(void *context, size_t index);
+    void *fork_context;
+    size_t fork_next, fork_count, fork_left;
     pthread_t *helpers;
 };
 
@@ -140,10 +145,45 @@ static int run_stage(pipeline *p, uint64_t seq, slot_state during, double *phase
     return code;
 }
 
-/* Answer, write or key one batch, if one is waiting; the mutex is held on entry and
- * on return.  false: nothing to do now. */
+/* Run one task of the fork, if one is left; the mutex is held on entry and on
+ * return.  false: none. */
+static bool fork_one(pipeline *p)
+{
+    if (p->fork_next >= p->fork_count)
+        return false;
+    size_t index = p->fork_next++;
+    pthread_mutex_unlock(&p->mutex);
+    p->fork_task(p->fork_context, index);
+    pthread_mutex_lock(&p->mutex);
+    if (--p->fork_left == 0)
+        pthread_cond_broadcast(&p->changed);
+    return true;
+}
+
+void pipeline_fork(pipeline *p, void (*task)(void *context, size_t index), void *context,
+                   size_t count)
+{
+    pthread_mutex_lock(&p->mutex);
+    p->fork_task = task;
+    p->fork_context = context;
+    p->fork_next = 0;
+    p->fork_count = count;
+    p->fork_left = count;
+    pthread_cond_broadcast(&p->changed);
+    while (fork_one(p))
+        ;
+    while (p->fork_left > 0)
+        pthread_cond_wait(&p->changed, &p->mutex);
+    p->fork_count = 0;
+    pthread_mutex_unlock(&p->mutex);
+}
+
+/* Run a fork's task, or answer, write or key one batch, if one is waiting; the mutex is
+ * held on entry and on return.  false: nothing to do now. */
 static bool work_one(pipeline *p, double *phases)
 {
+    if (fork_one(p))
+        return true;
     if (!stopped(p) && !p->answering && p->answer_seq < p->key_seq &&
         *state_of(p, p->answer_seq) == SLOT_KEYED) {
         uint64_t seq = p->answer_seq;

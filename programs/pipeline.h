@@ -59,6 +59,14 @@ void pipeline_free(pipeline *p);
  * thread could not be started (then nothing was read). */
 int pipeline_run(pipeline *p, double *phases);
 
+/* From within a stage: run task(context, i) for every i in [0, count) on the pipeline's
+ * threads, the calling one among them, and return when all have returned.  Threads
+ * looking for work take these tasks before any stage's work, so that the stage that
+ * forks (the answers, through a sharded filter's executor) goes at the pace of all the
+ * threads.  One fork at a time: only the answering stage forks. */
+void pipeline_fork(pipeline *p, void (*task)(void *context, size_t index), void *context,
+                   size_t count);
+
 /* For the reader's before-block hook (the read stage, before a read that may block):
  * stages->flush runs, under the writing token, as soon as every batch read so far is
  * written (now, if they are), so that a live stream's lines go out while it waits. */

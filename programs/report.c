@@ -156,7 +156,8 @@ void report_stats(stats_mode mode, const run_counters *c, const once_filter *fil
                 "\"fill_ratio\":%.6f,\"seed\":\"%llu\",\"window\":%llu,\"slack\":%llu,"
                 "\"k\":%u,\"l\":%u,\"slices\":%u,\"window_unit\":\"%s\",\"bad_time\":%llu,"
                 "\"late\":%llu,\"filters\":%u,\"cardinality_estimate\":%s,\"cardinality_low\":%s,"
-                "\"cardinality_high\":%s,\"window_keys\":%s,\"format\":%u,\"probe\":\"%s\"}\n",
+                "\"cardinality_high\":%s,\"window_keys\":%s,\"format\":%u,\"probe\":\"%s\","
+                "\"shards\":%u}\n",
                 (unsigned long long)c->lines, (unsigned long long)c->distinct,
                 (unsigned long long)c->duplicates, (unsigned long long)s.bytes,
                 finite_or_zero(bits_per_key), finite_or_zero(s.fpr_estimate),
@@ -167,7 +168,8 @@ void report_stats(stats_mode mode, const run_counters *c, const once_filter *fil
                 (unsigned long long)s.window, (unsigned long long)s.slack, s.hashes, s.age_slices,
                 s.slices, s.span_ms ? "ms" : s.window ? "events" : "none",
                 (unsigned long long)c->bad_time, (unsigned long long)c->late, s.filters,
-                card_estimate, card_low, card_high, window_keys, s.format, s.probe);
+                card_estimate, card_low, card_high, window_keys, s.format, s.probe,
+                s.shards ? s.shards : 1);
         return;
     }
     report_counts(c, rate);
@@ -178,10 +180,13 @@ void report_stats(stats_mode mode, const run_counters *c, const once_filter *fil
     else
         snprintf(held_text, sizeof held_text, "%llu %s held", (unsigned long long)s.items,
                  s.items == 1 ? "key" : "keys");
+    char in_shards[32] = "";
+    if (s.shards > 1)
+        snprintf(in_shards, sizeof in_shards, " in %u shards", s.shards);
     fprintf(stderr,
-            "once: %s filter, %.2f MiB, %s (capacity %llu%s at error %g), "
+            "once: %s filter%s, %.2f MiB, %s (capacity %llu%s at error %g), "
             "%.2f bits/key, k=%u, fill %.3f, estimated false-positive rate %.3g\n",
-            s.structure, (double)s.bytes / (1024.0 * 1024.0), held_text,
+            s.structure, in_shards, (double)s.bytes / (1024.0 * 1024.0), held_text,
             (unsigned long long)(s.span_ms || !windowed ? s.capacity : s.window),
             s.span_ms ? " a span" : "", s.error, bits_per_key, s.hashes, s.fill_ratio,
             s.fpr_estimate);

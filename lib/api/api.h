@@ -35,4 +35,11 @@ once_add_hashed(once_filter *f, const once_hash *h, uint64_t now_ms)
     return st;
 }
 
+/* The batch path of api/batch.c on arguments already checked: a structure's fused loop
+ * or the generic one; `out` gets the answers (unused for ONCE_OP_ADD), *done the items
+ * that took effect, and the filter's items are counted.  A sharded filter runs its
+ * shards' batches through it (api/sharded.c). */
+once_status once_run_batch(once_filter *f, const once_batch_items *items, size_t count,
+                           once_batch_op op, uint8_t *out, size_t *done);
+
 #endif /* ONCE_API_API_H */

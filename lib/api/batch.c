@@ -44,7 +44,7 @@ static once_status add_by_testing(once_filter *f, const once_batch_items *items,
 
 /* Arguments already checked; `out` gets the answers (unused for ONCE_OP_ADD), *done
  * the keys that took effect (all, or those before the one refused). */
-static once_status run_batch(once_filter *f, const once_batch_items *items, size_t count,
+once_status once_run_batch(once_filter *f, const once_batch_items *items, size_t count,
                              once_batch_op op, uint8_t *out, size_t *done)
 {
     once_status st;
@@ -115,7 +115,7 @@ static once_status checked_batch(once_filter *f, const once_batch_items *items, 
             if (!once_time_admissible(f, latest, started, once_item_time(items, i)))
                 return ONCE_ERR_TIME;
     }
-    return run_batch(f, items, count, op, out, done);
+    return once_run_batch(f, items, count, op, out, done);
 }
 
 static once_status key_batch(once_filter *f, const once_key *keys, size_t count,

@@ -601,8 +601,8 @@ once_status once_intersect(once_filter *dst, const once_filter *src)
 static once_status get_stats(const once_filter *f, once_stats *s)
 {
     memset(s, 0, sizeof *s);
-    s->type = f->ops->type;
-    s->structure = once_type_name(f->ops->type);
+    s->type = once_get_type(f);
+    s->structure = once_type_name(s->type);
     s->items = f->items;
     s->capacity = f->capacity;
     s->error = f->error;
@@ -748,7 +748,9 @@ uint64_t once_bytes(const once_filter *f)
 }
 once_type once_get_type(const once_filter *f)
 {
-    return f ? f->ops->type : (once_type)0;
+    if (f == NULL)
+        return (once_type)0;
+    return f->ops->reported_type != NULL ? f->ops->reported_type(f) : f->ops->type;
 }
 uint64_t once_seed(const once_filter *f)
 {

@@ -99,6 +99,9 @@ static uint64_t metadata_section_size(size_t len)
     return len == 0 ? 0 : 8 + (((uint64_t)len + 7) & ~(uint64_t)7);
 }
 
+/* A sharded filter's loader (api/sharded.c): its type is no registered structure. */
+extern const once_filter_ops once_sharded_ops;
+
 static const uint8_t once_magic[4] = {'O', 'N', 'C', 'E'};
 
 static void writer_u16(once_writer *w, uint16_t v)
@@ -283,7 +286,7 @@ static once_status prefix_check_fields(saved_prefix *p)
 {
     const uint8_t *b = p->bytes;
     uint16_t type = once_le16_read(b + 6);
-    p->ops = once_ops_for_type((once_type)type);
+    p->ops = type == ONCE_SAVED_SHARDED ? &once_sharded_ops : once_ops_for_type((once_type)type);
     if (p->ops == NULL)
         return ONCE_ERR_CORRUPT;
     p->seed = once_le64_read(b + 8);

@@ -257,6 +257,29 @@ static once_status scalable_grow(scalable_filter *s)
     return ONCE_OK;
 }
 
+/* The next `keys` new keys fit the newest sub-filter's capacity, or that and the next
+ * one's, which the limits and the cap leave room for (scalable_grow's checks). */
+static bool scalable_can_take(const once_filter *f, uint64_t keys)
+{
+    const scalable_filter *s = CSCALABLE(f);
+    const once_filter *last = s->subs[s->count - 1];
+    uint64_t room = last->items < last->capacity ? last->capacity - last->items : 0;
+    if (keys <= room)
+        return true;
+    if (s->expansion == 0 || s->count == SCALABLE_MAX_FILTERS ||
+        last->capacity > ONCE_MAX_CELLS / s->expansion)
+        return false;
+    uint64_t capacity = last->capacity * s->expansion;
+    if (capacity > ONCE_MAX_CELLS - s->base.capacity || keys - room > capacity)
+        return false;
+    uint64_t bits;
+    uint32_t hashes;
+    if (once_plan(ONCE_BLOCKED, capacity, next_error(last->error, s->tightening), &bits,
+                  &hashes) != ONCE_OK)
+        return false;
+    return once_fits_cap(once_filter_bytes(&s->base) + sub_memory_for(bits), 0, s->max_bytes);
+}
+
 /* ------------------------------------------------------------- operations */
 
 static bool scalable_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
@@ -624,6 +647,7 @@ static bool scalable_check_header(const once_filter *f)
 const once_filter_ops once_scalable_ops = {
     .type = ONCE_SCALABLE,
     .blocked_probe = true,
+    .can_take = scalable_can_take,
     .create = once_scalable_create,
     .add_tests_first = true,
     .destroy = scalable_destroy,

@@ -73,7 +73,8 @@
  *       once_advanced.h: once_query_reads, once_query_digest, once_query_digest_batch,
  *         once_positions, once_digest_key, once_clock_step, once_save_chunk_min,
  *         once_save_chunk, once_bpbf_get_state, once_bpbf_fpr_at,
- *         once_scalable_shape, once_dbf_matching_rows, once_dbf_version;
+ *         once_scalable_shape, once_dbf_matching_rows, once_dbf_version,
+ *         once_shard_count;
  *       once_sliced.h: once_slice_config, once_slice_describe;
  *       and `src` of once_union, once_intersect, once_bpbf_union and
  *         once_bpbf_intersect.
@@ -463,6 +464,8 @@ typedef struct once_stats {
                               loaded from a format-1 file (see "Versions" under serialization) */
     const char *probe;     /* how it places keys: "mixed" (format 2), "linear" (format 1);
                               "blocked" for the blocked layouts, the same in both formats */
+    uint32_t shards;       /* a sharded filter's P (once_advanced.h, once_create_sharded); 0
+                              for one not sharded.  The counts above are all shards'. */
 } once_stats;
 
 /* once_get_stats is a macro that passes the size of the caller's once_stats: the library

@@ -380,6 +380,44 @@ ONCE_API once_status once_dbf_merge(once_filter *filter);
  * any error the replica is unchanged.  Afterwards the replica answers every query,
  * insert and delete exactly as the source.
  */
+/*
+ * Sharded filters: one filter in P shards, for answering a stream's keys on several
+ * threads.  once_create_sharded builds P filters of config->type, each for
+ * capacity / P keys (rounded up) at config->error and a P-th of config->max_bytes (of
+ * the structure's default cap with 0), under one seed; a key goes to one shard, chosen
+ * from its digest, so the filter's false-positive rate is a shard's.  The result is a
+ * filter like any: every call, saving and loading take it, once_get_type and
+ * once_get_stats report config->type (stats.shards = P), and its answers are those of
+ * one-key calls in order.  Time windows keep one clock for all shards (once.h, "Event
+ * time"); a late event is written at the clock, as one window writes it.  P from 1 to
+ * ONCE_MAX_SHARDS; count windows, slices and explicit geometry (config.bits) are
+ * refused with ONCE_ERR_UNSUPPORTED.  Union and intersection are not offered.
+ *
+ * An executor runs a write batch's shards side by side: once_set_executor gives the
+ * filter one (NULL: none), kept until changed and not saved.  A batch of insertions or
+ * test-and-adds then gathers each round of up to 4096 keys by shard and calls
+ * executor->run(context, task, task_context, n), which must call task(task_context, i)
+ * once for each i in [0, n), on any threads, and return when all have returned; each
+ * task answers one shard's keys in their order.  The answers are the same with any executor or none.  A write batch
+ * runs key by key on the calling thread instead while a shard might refuse a key for
+ * memory (near its cap), so that a refused key leaves no later key written.  Queries
+ * run on the calling thread, as read-only calls (once.h, "Threads"); the executor is
+ * called by one write at a time.
+ * once_shard_count: P, or 1 for a filter not sharded (0 for NULL).
+ */
+#define ONCE_MAX_SHARDS 256u
+
+typedef void (*once_task_fn)(void *task_context, size_t index);
+typedef struct once_executor {
+    void (*run)(void *context, once_task_fn task, void *task_context, size_t count);
+    void *context;
+} once_executor;
+
+ONCE_API once_status once_create_sharded(once_filter **out, const once_config *config,
+                                         uint32_t shards);
+ONCE_API uint32_t once_shard_count(const once_filter *filter);
+ONCE_API once_status once_set_executor(once_filter *filter, const once_executor *executor);
+
 ONCE_API uint64_t once_dbf_version(const once_filter *filter);
 ONCE_API once_status once_dbf_export_delta(once_filter *filter, uint64_t since_version,
                                            void **delta, size_t *len);

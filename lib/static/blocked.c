@@ -546,6 +546,7 @@ static once_status blocked_load(once_filter **out, const uint8_t *params, size_t
 
 const once_filter_ops once_blocked_ops = {
     .type = ONCE_BLOCKED,
+    .can_take = once_never_full,
     .blocked_probe = true,
     .new_geometry = once_blocked_new,
     .query = blocked_query,

@@ -775,6 +775,7 @@ bool once_bpbf_explicit_geometry(const once_config *c)
 
 const once_filter_ops once_bpbf_ops = {
     .type = ONCE_BPBF,
+    .can_take = once_never_full,
     .create = bpbf_create,
     .explicit_geometry = once_bpbf_explicit_geometry,
     .query = bpbf_query,

@@ -178,6 +178,7 @@ static once_status counting_load(once_filter **out, const uint8_t *params, size_
 
 const once_filter_ops once_counting_ops = {
     .type = ONCE_COUNTING,
+    .can_take = once_never_full,
     .new_geometry = once_counting_new,
     .query = counting_query,
     .add = counting_add,

@@ -64,6 +64,7 @@ static once_status partitioned_load(once_filter **out, const uint8_t *params, si
 
 const once_filter_ops once_partitioned_ops = {
     .type = ONCE_PARTITIONED,
+    .can_take = once_never_full,
     .new_geometry = once_partitioned_new,
     .query = partitioned_query,
     .add = partitioned_add,

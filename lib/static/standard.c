@@ -68,6 +68,7 @@ static once_status standard_load(once_filter **out, const uint8_t *params, size_
 
 const once_filter_ops once_standard_ops = {
     .type = ONCE_STANDARD,
+    .can_take = once_never_full,
     .new_geometry = once_standard_new,
     .query = standard_query,
     .add = standard_add,

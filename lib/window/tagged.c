@@ -1011,6 +1011,39 @@ static __attribute__((flatten)) once_status tagged_batch(once_filter *f,
                                           tagged_batch_step);
 }
 
+/*
+ * Can the next `keys` new keys be written with none refused for memory (can_take in
+ * core/structure.h)?  Only table_open refuses, when the newest is full or a walk into
+ * it fails.  So: the newest has room for them all below its limit (its live count at
+ * the clock, which later ticks only lower), and a table the newest's failing walk would
+ * open fits the limits and the cap, with the fingerprints the target leaves with the
+ * newest at its limit (more live entries ask more bits of the next table).  The cap
+ * also keeps room for a settled table, never larger than the newest, that a clock
+ * move may open first.  The keys then fit the newest, or the one table opened after
+ * it, at most half its limit: a walk in a table that empty does not fail.
+ */
+static bool tagged_can_take(const once_filter *f, uint64_t keys)
+{
+    const tagged_filter *t = CTAGGED(f);
+    const tag_table *newest = &t->tables[t->count - 1];
+    tag_frame fr = frame_at(t, 0);
+    uint64_t alive = t->started ? table_alive(newest, &fr) : newest->entries;
+    if (alive > newest->limit || keys > newest->limit - alive ||
+        t->count + 2 > TAGGED_MAX_TABLES)
+        return false;
+    double used = table_rate(newest, newest->limit);
+    for (uint32_t i = 0; i + 1 < t->count; i++)
+        used += table_rate(&t->tables[i], t->started ? table_alive(&t->tables[i], &fr) : 0);
+    uint32_t fp_bits = t->error > used ? fp_bits_for((t->error - used) / 2.0) : 0;
+    uint64_t buckets = newest->buckets * 2;
+    if (fp_bits == 0 || buckets / 2 != newest->buckets || !table_fits(buckets, fp_bits + TAG_BITS))
+        return false;
+    uint64_t bytes = tables_bytes(t) + once_words_memory(newest->word_count) +
+                     once_words_memory(table_words(buckets, fp_bits + TAG_BITS));
+    uint64_t room = t->room > t->count + 2 ? t->room : t->count + 2;
+    return once_fits_cap(memory_for(room, bytes), t->base.metadata_len, t->max_bytes);
+}
+
 /* ------------------------------------------------------------ whole filter */
 
 static void tagged_destroy(once_filter *f)
@@ -1419,4 +1452,5 @@ const once_filter_ops once_tagged_ops = {
     .save_payload = tagged_save_payload,
     .load = tagged_load,
     .clock = tagged_clock,
+    .can_take = tagged_can_take,
 };

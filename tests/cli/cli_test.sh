@@ -248,7 +248,7 @@ case_threads_same_output() {
       printf "%d\tkey-%d-padding-to-forty-bytes\n", 1700000000 + int(i / 50), int(rand() * 150000) }' > big
   for args in "--seed 3" "--seed 3 --span 60s -f 2 --time-field 1" "--seed 3 --capacity 200000 -D"; do
     # shellcheck disable=SC2086
-    "$ONCE" $args big > want
+    "$ONCE" $args --threads 1 big > want
     for t in 2 4; do
       # shellcheck disable=SC2086
       "$ONCE" $args --threads "$t" big > got
@@ -266,11 +266,13 @@ case_threads_same_output() {
 }
 
 # A state saved by a threaded run resumes on one thread and the other way round: the
-# same lines as one run on one thread.
+# same lines as one run on one thread.  The state keeps its shards: a run without
+# --threads goes on with the threaded run's sharded filter, and a threaded run with a
+# filter saved in one piece.
 case_threads_state_resume() {
   awk 'BEGIN { srand(5); for (i = 0; i < 40000; i++) print int(rand() * 20000) }' > in
   head -n 15000 in > p1; sed -n '15001,30000p' in > p2; tail -n +30001 in > p3
-  "$ONCE" --seed 9 in > want
+  "$ONCE" --seed 9 --threads 1 in > want
   "$ONCE" --seed 9 --state st --threads 4 p1 > got
   "$ONCE" --state st p2 >> got
   "$ONCE" --state st --threads 2 < p3 >> got
@@ -278,13 +280,21 @@ case_threads_state_resume() {
   rm -f st
   "$ONCE" --seed 9 --span 1h --state st p1 > want1
   "$ONCE" --state st --threads 3 p2 >> want1
+  "$ONCE" --seed 9 --span 1h p1 p2 > got1
+  same_file got1 want1
   rm -f st
   "$ONCE" --seed 9 --span 1h --state st --threads 3 p1 > got1
   "$ONCE" --state st p2 >> got1
+  "$ONCE" --seed 9 --span 1h --threads 1 p1 p2 > want1
   same_file got1 want1
+  # The state says how many shards: --shards may repeat it, not change it.
+  "$ONCE" --state st --shards 16 p3 > /dev/null
+  expect_status 1 "$ONCE" --state st --shards 4 p3 > /dev/null 2> err
+  grep -q -- '--shards conflicts with state file' err || fail "shards conflict: $(cat err)"
   # A refusal (a memory cap) in a threaded run keeps what was delivered before it, and
   # the same state as one thread.
-  "$ONCE" --seed 9 --filter scalable --capacity 1000 --max-memory 64K --state st1 in > want 2> /dev/null
+  "$ONCE" --seed 9 --filter scalable --capacity 1000 --max-memory 64K --state st1 --threads 1 in \
+    > want 2> /dev/null
   "$ONCE" --seed 9 --filter scalable --capacity 1000 --max-memory 64K --state st2 --threads 4 in \
     > got 2> /dev/null
   [ $? -eq 2 ] || fail "threaded run past its cap did not fail"

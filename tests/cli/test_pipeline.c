@@ -42,7 +42,11 @@ typedef struct numbers {
     atomic_uint_fast64_t flush_asked_at; /* batches read when the last flush was asked */
     atomic_uint_fast64_t wrong; /* stages out of order, overlaps, bad flushes */
     atomic_uint_fast64_t answered_after_failure;
-    } numbers;
+    size_t fork_tasks; /* each answer forks this many tasks (0: none) */
+    atomic_uint_fast64_t task_runs[64]; /* by task index, over the run */
+    atomic_uint_fast64_t task_sink;
+    atomic_uint_fast64_t forks_short; /* forks that returned before all their tasks ran */
+} numbers;
 
 static uint64_t mix(uint64_t x)
 {
@@ -86,11 +90,35 @@ static void key_number(void *context, void *batch, double *phases)
     b->keyed = true;
 }
 
+/* A fork's task: some work, then its count. */
+typedef struct number_fork {
+    numbers *n;
+    uint64_t seq;
+    atomic_uint_fast64_t done;
+} number_fork;
+
+static void fork_task(void *context, size_t index)
+{
+    number_fork *fork = context;
+    uint64_t v = fork->seq + index;
+    for (uint64_t i = 0, steps = mix(v) % 2048; i < steps; i++)
+        v = mix(v);
+    atomic_fetch_add(&fork->n->task_sink, v); /* the work is kept */
+    atomic_fetch_add(&fork->n->task_runs[index], 1);
+    atomic_fetch_add(&fork->done, 1);
+}
+
 static int answer_number(void *context, void *batch, double *phases)
 {
     numbers *n = context;
     number_batch *b = batch;
     phases[2] += 1;
+    if (n->fork_tasks != 0) {
+        number_fork fork = {n, b->seq, 0};
+        pipeline_fork(n->pipe, fork_task, &fork, n->fork_tasks);
+        if (atomic_load(&fork.done) != n->fork_tasks)
+            atomic_fetch_add(&n->forks_short, 1);
+    }
     if (atomic_fetch_add(&n->answering, 1) != 0)
         atomic_fetch_add(&n->wrong, 1);
     uint64_t expected = atomic_load(&n->answered);
@@ -261,6 +289,24 @@ static void an_empty_input(void)
 }
 
 /* Out of range: no pipeline. */
+/* An answer that forks: every task of every fork runs once, on whichever threads, and
+ * the fork returns when all have; the batches still go in order. */
+static void forks_run_every_task_once(void)
+{
+    static const unsigned threads[] = {2, 3, 8};
+    for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+        numbers n;
+        numbers_init(&n, 500);
+        n.fork_tasks = 16;
+        double phases[TEST_PHASES] = {0};
+        CHECK(run_numbers(&n, threads[t], 4, phases) == 0);
+        CHECK(atomic_load(&n.answered) == 500 && atomic_load(&n.written) == 500);
+        CHECK(atomic_load(&n.wrong) == 0 && atomic_load(&n.forks_short) == 0);
+        for (size_t i = 0; i < 64; i++)
+            CHECK(atomic_load(&n.task_runs[i]) == (i < 16 ? 500u : 0u));
+    }
+}
+
 static void thread_counts_out_of_range(void)
 {
     pipeline_stages stages = {NULL,         read_number,   key_number, answer_number,
@@ -278,6 +324,7 @@ static const testing_case cases[] = {
     {"interrupted_reads_are_tried_again", interrupted_reads_are_tried_again},
     {"flushes_wait_for_the_writes", flushes_wait_for_the_writes},
     {"an_empty_input", an_empty_input},
+    {"forks_run_every_task_once", forks_run_every_task_once},
     {"thread_counts_out_of_range", thread_counts_out_of_range},
 };
 

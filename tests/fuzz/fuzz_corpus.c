@@ -2,8 +2,8 @@
  * fuzz_corpus.c - seed inputs for fuzz_load: small saved filters of every structure,
  * empty and with keys, in a few geometries (with and without padding past the last
  * cell, the largest k each layout allows; scalable chains of one to four sub-filters;
- * DBFs of one and several rows; those with keys carry metadata), each also as a
- * chunked dump.  Small seeds keep the fuzzer's mutations dense in the header and
+ * DBFs of one and several rows; filters in shards; those with keys carry metadata),
+ * each also as a chunked dump.  Small seeds keep the fuzzer's mutations dense in the header and
  * parameters, where the validation is.
  *
  *   fuzz_corpus DIR    writes DIR/<structure>-<bits>-<k>-<keys>.once and .chunks
@@ -182,6 +182,28 @@ static int write_filter(const char *dir, once_filter *f, uint64_t keys, const ch
     return rc;
 }
 
+/* Sharded seeds: a blocked filter, a scalable chain and two time windows in a few
+ * shards, the windows with late and repeated times. */
+static int write_sharded(const char *dir, int variant, uint64_t keys)
+{
+    static const once_type types[] = {ONCE_BLOCKED, ONCE_SCALABLE, ONCE_TAGGED, ONCE_TIMER};
+    once_config c = testing_config_any_kind(types[variant], 20, 0, 1000,
+                                            0x5eed2000u + (uint64_t)variant);
+    once_filter *f = NULL;
+    once_status st = once_create_sharded(&f, &c, 2 + (uint32_t)variant);
+    if (st != ONCE_OK) {
+        fprintf(stderr, "fuzz_corpus: create sharded: %s\n", once_strerror(st));
+        return -1;
+    }
+    for (uint64_t i = 0; i < keys; i++) {
+        bool seen;
+        (void)once_test_and_add(f, &i, sizeof i, i * 97 - (i % 5 == 0 ? i * 40 : 0), &seen);
+    }
+    char label[64];
+    snprintf(label, sizeof label, "sharded-%d", variant);
+    return write_filter(dir, f, keys, label);
+}
+
 static int write_config(const char *dir, const once_config *config, uint64_t keys,
                         const char *label)
 {
@@ -261,5 +283,8 @@ int main(int argc, char **argv)
     for (int variant = 0; variant < 5; variant++)
         for (uint64_t keys = 0; keys <= 60; keys += 60)
             failed |= write_block_partitioned(argv[1], variant, keys);
+    for (int variant = 0; variant < 4; variant++)
+        for (uint64_t keys = 0; keys <= 40; keys += 40)
+            failed |= write_sharded(argv[1], variant, keys);
     return failed ? 1 : 0;
 }

@@ -130,6 +130,16 @@ int main(int argc, char **argv)
             fail("create", golden_slices[c].name, st);
         generate_one(dir, answers, golden_slices[c].name, f);
     }
+    for (size_t g = 0; g < GOLDEN_SHARDEDS; g++) {
+        once_filter *f = NULL;
+        once_status st = ONCE_ERR_INVALID;
+        for (size_t c = 0; c < count; c++)
+            if (strcmp(configs[c].name, golden_shardeds[g].of) == 0)
+                st = once_create_sharded(&f, &configs[c].config, golden_shardeds[g].shards);
+        if (st != ONCE_OK)
+            fail("create", golden_shardeds[g].name, st);
+        generate_one(dir, answers, golden_shardeds[g].name, f);
+    }
     if (fclose(answers) != 0)
         return 1;
 

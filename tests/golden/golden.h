@@ -28,6 +28,9 @@
  * Keys are binary (a NUL second byte) and 6 to 29 bytes long, so both of the hash's
  * paths (keys of up to 16 bytes in line, longer ones) are taken.
  *
+ * Sharded filters (golden_shardeds below: a configuration in P shards) came with
+ * format 2 and have their files there, made by the same schedule.
+ *
  * Slices (ONCE_SLICE, golden_slices below) take positions, not keys: key i stands for
  * GOLDEN_SLICE_PROBES positions made from its bytes here (golden_slice_positions), so
  * their files depend on no hash of the library; a test-and-add is a TEST_AND_SET and a
@@ -82,6 +85,25 @@ static inline size_t golden_digest_key(uint32_t i, uint8_t out[GOLDEN_DIGEST_MAX
         out[j] = (uint8_t)(j * 131 + i * 7 + 1);
     return i;
 }
+
+/* ------------------------------------------------------------ sharded */
+
+/* Sharded filters (once_create_sharded): a configuration of every_structure, by its
+ * name, in `shards` shards; files NAME.once, added with format 2. */
+typedef struct golden_sharded {
+    const char *name;
+    const char *of;
+    uint32_t shards;
+} golden_sharded;
+
+static const golden_sharded golden_shardeds[] = {
+    {"sharded-blocked", "blocked", 4},
+    {"sharded-scalable", "scalable", 3},
+    {"sharded-tagged", "tagged", 4},
+    {"sharded-tagged-refresh", "tagged refresh", 2},
+    {"sharded-timer", "timer", 2},
+};
+#define GOLDEN_SHARDEDS (sizeof golden_shardeds / sizeof golden_shardeds[0])
 
 /* ------------------------------------------------------------ slices */
 

@@ -71,6 +71,8 @@ static const char *probe_of(int version, once_type type)
  * that library saved after them.  The types of the files loaded go to *types, their
  * count to *files.
  */
+static unsigned sharded_files; /* of the files loaded, those sharded */
+
 static void files_answer_as_saved(int version, uint32_t *types, int *files)
 {
     char path[512];
@@ -92,6 +94,7 @@ static void files_answer_as_saved(int version, uint32_t *types, int *files)
             (*files)++;
             once_stats st = testing_stats(f);
             *types |= 1u << st.type;
+            sharded_files += st.shards != 0;
             CHECK(st.format == (uint32_t)version);
             CHECK(strcmp(st.probe, probe_of(version, st.type)) == 0);
             golden_query(f, got);
@@ -176,9 +179,11 @@ static void format2_files_answer_as_saved(void)
 {
     uint32_t types = 0;
     int files = 0;
+    sharded_files = 0;
     files_answer_as_saved(2, &types, &files);
     CHECK(files >= 19);
     check_every_type(types, 2);
+    CHECK(sharded_files == GOLDEN_SHARDEDS); /* sharded filters came with format 2 */
 }
 
 /*

@@ -16,6 +16,7 @@
  */
 #include "every_structure.h"
 #include "testing.h"
+#include "once_advanced.h"
 #include "once_sliced.h"
 
 #include <pthread.h>
@@ -498,11 +499,84 @@ static void tree_distinct_at_most_once(void)
         }
 }
 
+/* ------------------------------------------------- a sharded filter's shards */
+
+/* An executor of THREADS threads a call, which take the tasks in turn. */
+typedef struct shard_call {
+    once_task_fn task;
+    void *task_context;
+    atomic_size_t next;
+    size_t count;
+} shard_call;
+
+static void *shard_worker(void *argument)
+{
+    shard_call *call = argument;
+    for (size_t i; (i = atomic_fetch_add(&call->next, 1)) < call->count;)
+        call->task(call->task_context, i);
+    return NULL;
+}
+
+static void shard_run(void *context, once_task_fn task, void *task_context, size_t count)
+{
+    (void)context;
+    shard_call call = {task, task_context, 0, count};
+    pthread_t ids[THREADS];
+    for (int i = 0; i < THREADS; i++)
+        pthread_create(&ids[i], NULL, shard_worker, &call);
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(ids[i], NULL);
+}
+
+static void sharded_batches_on_threads(void)
+{
+    named_config configs[MAX_CONFIGS];
+    size_t n = every_structure(configs, MAX_CONFIGS);
+    enum { KEYS = 6000, BATCH = 1500 };
+    testing_key *storage = malloc(KEYS * sizeof *storage);
+    once_key *keys = malloc(KEYS * sizeof *keys);
+    uint8_t a[BATCH], b[BATCH];
+    once_executor executor = {shard_run, NULL};
+    size_t ran = 0;
+    for (size_t c = 0; c < n; c++) {
+        once_kind kind = once_structure_of(configs[c].config.type)->kind;
+        if (kind == ONCE_KIND_COUNT_WINDOW || configs[c].config.bits != 0)
+            continue;
+        once_filter *alone = NULL, *pooled = NULL;
+        if (once_create_sharded(&alone, &configs[c].config, 8) != ONCE_OK ||
+            once_create_sharded(&pooled, &configs[c].config, 8) != ONCE_OK) {
+            once_free(alone); /* a cap too small for 8 shards of the structure */
+            continue;
+        }
+        CHECK_OK(once_set_executor(pooled, &executor));
+        for (size_t i = 0; i < KEYS; i++) {
+            storage[i] = testing_key_make(c, testing_mix(i) % 2500);
+            keys[i] = (once_key){&storage[i], sizeof storage[i], 1000 + i / 4};
+        }
+        for (size_t at = 0; at < KEYS; at += BATCH) {
+            size_t da = 0, db = 0;
+            once_status sa = once_test_and_add_batch_partial(alone, keys + at, BATCH, a, &da);
+            once_status sb = once_test_and_add_batch_partial(pooled, keys + at, BATCH, b, &db);
+            CHECK(sa == sb && da == db && memcmp(a, b, da) == 0);
+            if (sa != ONCE_OK)
+                break;
+        }
+        CHECK(testing_same_save(alone, pooled));
+        once_free(alone);
+        once_free(pooled);
+        ran++;
+    }
+    CHECK(ran >= 10);
+    free(keys);
+    free(storage);
+}
+
 static const testing_case cases[] = {
     {"shared_filters_read_concurrently", shared_filters_read_concurrently},
     {"own_filters_on_each_thread", own_filters_on_each_thread},
     {"sliced_distinct_at_most_once", sliced_distinct_at_most_once},
     {"tree_distinct_at_most_once", tree_distinct_at_most_once},
+    {"sharded_batches_on_threads", sharded_batches_on_threads},
 };
 
 TESTING_MAIN(cases)
