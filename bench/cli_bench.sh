@@ -167,9 +167,10 @@ awk -v os="${seconds_of[once]}" -v as="${seconds_of[awk]}" \
      printf "| memory: awk peak RSS / once peak RSS | %s |\n", (orss > 0 ? sprintf("%.2fx", arss / orss) : "n/a")
    }'
 
-# Threads: the same filters with --threads T (its output is that of one thread), T = 1,
-# 2 and the powers of two up to the cpus, beside `wc -l` (reading and splitting alone:
-# the floor).  Each speed-up is over --threads 1 of the same filter, in this run.
+# Threads: the same filters with --threads T (the same output for every T: the filter in
+# 16 shards), T = 1, 2 and the powers of two up to the cpus, and without --threads (the
+# filter in one piece), beside `wc -l` (reading and splitting alone: the floor).  Each
+# speed-up is over --threads 1 of the same filter, in this run.
 rows=()
 measure wc "$lines, 50% repeats" "wc -l dup50.txt > /dev/null"
 thread_counts=(1 2)
@@ -180,6 +181,9 @@ declare -A thread_filter=(
   [span]="--span 1h --capacity $lines --error 0.001"
 )
 for f in blocked scalable span; do
+  # Without --threads the filter is one piece; with it, 16 shards whatever T.
+  measure "threads_${f}_none" "$lines, 50% repeats" \
+    "$once_bin ${thread_filter[$f]} dup50.txt > /dev/null"
   for t in "${thread_counts[@]}"; do
     measure "threads_${f}_$t" "$lines, 50% repeats" \
       "$once_bin ${thread_filter[$f]} --threads $t dup50.txt > /dev/null"
@@ -192,11 +196,11 @@ echo "| command | input lines | seconds | lines/s | peak RSS (MiB) |"
 echo "|---|---|---:|---:|---:|"
 print_rows "$lines" "%.2fM"
 echo
-echo "| filter: speed-up over --threads 1 | $(printf -- '--threads %s | ' "${thread_counts[@]}")"
-echo "|---|$(printf -- '---:|%.0s' "${thread_counts[@]}")"
+echo "| filter: speed-up over --threads 1 | no --threads (one piece) | $(printf -- '--threads %s | ' "${thread_counts[@]}")"
+echo "|---|---:|$(printf -- '---:|%.0s' "${thread_counts[@]}")"
 for f in blocked scalable span; do
   line="| $f |"
-  for t in "${thread_counts[@]}"; do
+  for t in none "${thread_counts[@]}"; do
     line+=$(awk -v one="${seconds_of[threads_${f}_1]}" -v s="${seconds_of[threads_${f}_$t]}" \
       'BEGIN { printf " %s |", (s > 0 ? sprintf("%.2fx", one / s) : "n/a") }')
   done

@@ -155,18 +155,28 @@ static int check_profile(cli_options *o, const once_filter *filter)
     return 0;
 }
 
-/* The shards of a new filter: --shards, else SHARDS_WITH_THREADS with --threads; one for
- * the structures whose keys cannot be shared out (a count window's last N keys are the
- * stream's), which --shards then cannot ask for (options.c). */
+/*
+ * The shards of a new filter: --shards, else, with --threads, SHARDS_WITH_THREADS for a
+ * time window and one for the others.  A time window's answer costs more than the rest
+ * of a line (a tagged one's, 100 ns a key), so one answering thread is the run's pace,
+ * and its shards' answers on two threads took --span 1h 1.6x faster.  A filter's answer
+ * is a line or a few (10 ns for the blocked one): on two cores the run is already
+ * balanced with its answers on one thread (1.8x), and gathering and forking made it
+ * slower (0.70 to 1.20 s, 20M lines); --shards gives more cores their share.  Never
+ * for the structures whose keys cannot be shared out (a count window's last N keys are
+ * the stream's), which --shards cannot ask for (options.c).  Not T: the output must not
+ * depend on it.
+ */
 #define SHARDS_WITH_THREADS 16u
 
 static uint32_t shards_for(const cli_options *o)
 {
-    if (once_structure_of(o->type)->kind == ONCE_KIND_COUNT_WINDOW)
+    once_kind kind = once_structure_of(o->type)->kind;
+    if (kind == ONCE_KIND_COUNT_WINDOW)
         return 1;
     if (o->shards_given)
         return o->shards;
-    return o->threads != 0 ? SHARDS_WITH_THREADS : 1;
+    return o->threads != 0 && kind == ONCE_KIND_TIME_WINDOW ? SHARDS_WITH_THREADS : 1;
 }
 
 /* Build the filter from the state file or the options.  Returns 0 or an exit code. */
@@ -949,7 +959,7 @@ static int run_threaded(input_run *in)
         for (size_t i = 0; i < slots; i++)
             batch[i] = &batches[i];
         pipeline_stages stages = {in,          read_batch,   find_keys, answer_batch,
-                                  write_batch, flush_output, PHASES};
+                                  write_batch, flush_output, PHASES, PHASE_DECIDE};
         in->pipe = pipeline_new(&stages, batch, slots, r->counters.threads);
         if (in->pipe != NULL) {
             /* A sharded filter answers a batch's shards on all the threads. */

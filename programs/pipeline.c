@@ -16,6 +16,11 @@
  *   beside itself, so the run goes at their pace when the others keep up.  A batch's
  *   stage runs outside the mutex; only the hand-over is under it.
  *
+ *   A stage may fork (pipeline_fork): its tasks go under the same mutex, and a thread
+ *   looking for work takes one before anything else, so that the answers, which the
+ *   run waits for, get every thread; the forking thread takes them too, then waits for
+ *   the last to finish.
+ *
  *   The threads other than the caller block the asynchronous signals (all but SIGPIPE
  *   and the faults), so that a stop signal reaches the reading thread, which waits for
  *   it with its reads (lines.h).  SIGPIPE stays: a write to a closed pipe ends the run
@@ -37,6 +42,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef enum slot_state {
     SLOT_FREE,
@@ -145,15 +151,26 @@ static int run_stage(pipeline *p, uint64_t seq, slot_state during, double *phase
     return code;
 }
 
-/* Run one task of the fork, if one is left; the mutex is held on entry and on
- * return.  false: none. */
-static bool fork_one(pipeline *p)
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Run one task of the fork, if one is left, its seconds added to phases[fork_phase]
+ * (phases NULL: the forking thread, whose stage counts them); the mutex is held on
+ * entry and on return.  false: none. */
+static bool fork_one(pipeline *p, double *phases)
 {
     if (p->fork_next >= p->fork_count)
         return false;
     size_t index = p->fork_next++;
     pthread_mutex_unlock(&p->mutex);
+    double start = phases != NULL ? seconds_now() : 0;
     p->fork_task(p->fork_context, index);
+    if (phases != NULL && p->stages.fork_phase < p->stages.phase_count)
+        phases[p->stages.fork_phase] += seconds_now() - start;
     pthread_mutex_lock(&p->mutex);
     if (--p->fork_left == 0)
         pthread_cond_broadcast(&p->changed);
@@ -170,7 +187,7 @@ void pipeline_fork(pipeline *p, void (*task)(void *context, size_t index), void 
     p->fork_count = count;
     p->fork_left = count;
     pthread_cond_broadcast(&p->changed);
-    while (fork_one(p))
+    while (fork_one(p, NULL))
         ;
     while (p->fork_left > 0)
         pthread_cond_wait(&p->changed, &p->mutex);
@@ -182,7 +199,7 @@ void pipeline_fork(pipeline *p, void (*task)(void *context, size_t index), void 
  * held on entry and on return.  false: nothing to do now. */
 static bool work_one(pipeline *p, double *phases)
 {
-    if (fork_one(p))
+    if (fork_one(p, phases))
         return true;
     if (!stopped(p) && !p->answering && p->answer_seq < p->key_seq &&
         *state_of(p, p->answer_seq) == SLOT_KEYED) {

@@ -43,6 +43,9 @@ typedef struct pipeline_stages {
     /* Write out what the answers wrote so far (see pipeline_flush). */
     void (*flush)(void *context);
     size_t phase_count; /* doubles in each thread's `phases` */
+    /* The phase a fork's tasks count in (pipeline_fork), on the threads that take them
+     * other than the forking one, whose stage counts its own time. */
+    size_t fork_phase;
 } pipeline_stages;
 
 typedef struct pipeline pipeline;

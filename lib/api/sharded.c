@@ -235,10 +235,11 @@ static bool round_fits(const shard_round *r)
     const sharded_filter *s = r->s;
     if (r->op == ONCE_OP_QUERY)
         return true;
+    uint64_t until = r->n > 0 ? r->clock[r->n - 1] : 0; /* the clock only goes forward */
     for (uint32_t j = 0; j < s->count; j++) {
         uint64_t keys = r->start[j + 1] - r->start[j];
         const once_filter *shard = s->shards[j];
-        if (keys != 0 && (shard->ops->can_take == NULL || !shard->ops->can_take(shard, keys)))
+        if (keys != 0 && (shard->ops->can_take == NULL || !shard->ops->can_take(shard, keys, until)))
             return false;
     }
     return true;
@@ -575,16 +576,14 @@ static void sharded_set_memory_cap(once_filter *f, uint64_t cap)
         s->shards[j]->ops->set_memory_cap(s->shards[j], share_of(s->max_bytes, s->count));
 }
 
-/* Read the structure's default cap from a shard (its cap set to 0), then give every
- * shard its share of `cap` (0: of that default). */
-static void caps_init(sharded_filter *s, uint64_t cap)
+/* The structure's default cap, read from a shard (its cap set to 0, then back). */
+static uint64_t default_cap_of(once_filter *shard)
 {
-    once_filter *first = s->shards[0];
-    if (first->ops->set_memory_cap == NULL)
-        return;
-    first->ops->set_memory_cap(first, 0);
-    s->default_cap = first->ops->memory_cap(first);
-    sharded_set_memory_cap(&s->base, cap);
+    uint64_t cap = shard->ops->memory_cap(shard);
+    shard->ops->set_memory_cap(shard, 0);
+    uint64_t fallback = shard->ops->memory_cap(shard);
+    shard->ops->set_memory_cap(shard, cap);
+    return fallback;
 }
 
 static bool sharded_overfull(const once_filter *f)
@@ -666,7 +665,10 @@ once_status once_create_sharded(once_filter **out, const once_config *config, ui
         }
         s->shards[j]->max_time_jump = 0;
     }
-    caps_init(s, config->max_bytes);
+    if (s->shards[0]->ops->set_memory_cap != NULL) {
+        s->default_cap = default_cap_of(s->shards[0]);
+        sharded_set_memory_cap(&s->base, config->max_bytes);
+    }
     const once_filter *first = s->shards[0];
     s->base.seed = c.seed;
     s->base.capacity = config->capacity;
@@ -830,7 +832,8 @@ static once_status sharded_load(once_filter **out, const uint8_t *params, size_t
     once_status st = ONCE_OK;
     if (!clocked && (s->started || s->latest != 0 || s->base.max_time_jump != 0))
         st = ONCE_ERR_CORRUPT;
-    if (ops->memory_cap == NULL && v[P_MAX_BYTES] != 0)
+    bool capped = s->base.ops->set_memory_cap != NULL; /* the kinds that grow */
+    if (!capped && v[P_MAX_BYTES] != 0)
         st = ONCE_ERR_CORRUPT;
     if (!s->started && s->latest != 0)
         st = ONCE_ERR_CORRUPT;
@@ -848,9 +851,13 @@ static once_status sharded_load(once_filter **out, const uint8_t *params, size_t
                 (started && latest > s->latest))
                 st = ONCE_ERR_CORRUPT;
         }
-        /* each shard was saved with its share of the whole's cap */
-        if (st == ONCE_OK && ops->memory_cap != NULL &&
-            ops->memory_cap(shard) != share_of(v[P_MAX_BYTES], s->count))
+        /* Each shard keeps the cap it was saved with, at most a P-th of the whole's:
+         * the writer's share (share_of) counts the library's own struct, which a later
+         * library may size otherwise, so the loader asks no more than this. */
+        if (st == ONCE_OK && capped &&
+            (ops->memory_cap(shard) == 0) != (v[P_MAX_BYTES] == 0))
+            st = ONCE_ERR_CORRUPT;
+        if (st == ONCE_OK && capped && ops->memory_cap(shard) > v[P_MAX_BYTES] / s->count)
             st = ONCE_ERR_CORRUPT;
         /* the shards keep one window (a growing structure's shards grow apart) */
         if (st == ONCE_OK && j > 0 && !same_window(s->shards[0], shard))
@@ -858,9 +865,9 @@ static once_status sharded_load(once_filter **out, const uint8_t *params, size_t
     }
     if (st == ONCE_OK && left != 0)
         st = ONCE_ERR_CORRUPT;
-    if (st == ONCE_OK && ops->memory_cap != NULL) {
-        /* the cap saved is the whole's (check_header: it holds the bytes) */
-        caps_init(s, v[P_MAX_BYTES]);
+    if (st == ONCE_OK && capped) {
+        s->max_bytes = v[P_MAX_BYTES]; /* the whole's: check_header holds the bytes to it */
+        s->default_cap = default_cap_of(s->shards[0]);
     }
     if (st != ONCE_OK) {
         sharded_destroy(&s->base);

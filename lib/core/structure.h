@@ -191,21 +191,23 @@ typedef struct once_filter_ops {
     /* Time windows (NULL for the others): the clock, the latest event time accepted;
      * returns false before the first event.  See once.h, "Event time". */
     bool (*clock)(const once_filter *f, uint64_t *latest);
-    /* Can the next `keys` insertions, of any keys at any admissible times, be made
-     * without one refused with ONCE_ERR_FULL?  A lower bound: false when unsure.  NULL:
-     * the structure cannot say (a sharded filter then answers its shards in the batch's
-     * order, api/sharded.c).  once_never_full for those that never refuse a key. */
-    bool (*can_take)(const once_filter *f, uint64_t keys);
+    /* Can the next `keys` insertions, of any keys, at admissible times none past
+     * `until_ms` (time windows), be made without one refused with ONCE_ERR_FULL?  A lower
+     * bound: false when unsure.  NULL: the structure cannot say (a sharded filter then
+     * answers its shards in the batch's order, api/sharded.c).  once_never_full for
+     * those that never refuse a key. */
+    bool (*can_take)(const once_filter *f, uint64_t keys, uint64_t until_ms);
     /* The type once_get_type and once_get_stats report, where it is not `type` (a
      * sharded filter reports its shards' structure); NULL: `type`. */
     once_type (*reported_type)(const once_filter *f);
 } once_filter_ops;
 
 /* can_take of the structures that take any number of keys (static ones overfill). */
-static inline bool once_never_full(const once_filter *f, uint64_t keys)
+static inline bool once_never_full(const once_filter *f, uint64_t keys, uint64_t until_ms)
 {
     (void)f;
     (void)keys;
+    (void)until_ms;
     return true;
 }
 

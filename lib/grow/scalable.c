@@ -259,8 +259,9 @@ static once_status scalable_grow(scalable_filter *s)
 
 /* The next `keys` new keys fit the newest sub-filter's capacity, or that and the next
  * one's, which the limits and the cap leave room for (scalable_grow's checks). */
-static bool scalable_can_take(const once_filter *f, uint64_t keys)
+static bool scalable_can_take(const once_filter *f, uint64_t keys, uint64_t until_ms)
 {
+    (void)until_ms;
     const scalable_filter *s = CSCALABLE(f);
     const once_filter *last = s->subs[s->count - 1];
     uint64_t room = last->items < last->capacity ? last->capacity - last->items : 0;

@@ -1022,8 +1022,9 @@ static __attribute__((flatten)) once_status tagged_batch(once_filter *f,
  * move may open first.  The keys then fit the newest, or the one table opened after
  * it, at most half its limit: a walk in a table that empty does not fail.
  */
-static bool tagged_can_take(const once_filter *f, uint64_t keys)
+static bool tagged_can_take(const once_filter *f, uint64_t keys, uint64_t until_ms)
 {
+    (void)until_ms;
     const tagged_filter *t = CTAGGED(f);
     const tag_table *newest = &t->tables[t->count - 1];
     tag_frame fr = frame_at(t, 0);

@@ -687,6 +687,20 @@ static void timer_clear(once_filter *f)
         t->threshold = density_threshold(t->cells, t->hashes, t->error / (2.0 * TIMER_SPLIT));
 }
 
+/* Can the next `keys` insertions be made with none refused (can_take in
+ * core/structure.h)?  Only growth refuses, and a static filter never grows; a dynamic
+ * one grows when its newest holds `threshold` alive timers, which an insertion raises
+ * by at most k and time only lowers.  A round that may reach it: unsure. */
+static bool timer_can_take(const once_filter *f, uint64_t keys, uint64_t until_ms)
+{
+    (void)until_ms;
+    const timer_filter *t = CTIMER(f);
+    if (!t->dynamic)
+        return true;
+    uint64_t alive = t->subs[t->count - 1].alive;
+    return alive < t->threshold && keys <= (t->threshold - alive - 1) / t->hashes;
+}
+
 static bool timer_clock(const once_filter *f, uint64_t *latest)
 {
     *latest = CTIMER(f)->latest;
@@ -1185,4 +1199,5 @@ const once_filter_ops once_timer_ops = {
     .save_payload = timer_save_payload,
     .load = timer_load,
     .clock = timer_clock,
+    .can_take = timer_can_take,
 };

@@ -1047,8 +1047,20 @@ static bool tlbf_explicit_geometry(const once_config *c)
     return c->hashes != 0;
 }
 
+/* Can the next `keys` insertions, none after `until_ms`, be made with none refused
+ * (can_take in core/structure.h)?  Only a shift refuses (plan_shift: the caps), and
+ * none comes while the generation has room for them by fill (countdown) and none of
+ * them reaches its end by time (insert). */
+static bool tlbf_can_take(const once_filter *f, uint64_t keys, uint64_t until_ms)
+{
+    const tlbf *t = CTL(f);
+    return t->started && t->countdown > keys && until_ms >= t->generation_start &&
+           until_ms - t->generation_start < generation_ms(t);
+}
+
 const once_filter_ops once_tlbf_ops = {
     .type = ONCE_TLBF,
+    .can_take = tlbf_can_take,
     .create = once_tlbf_create,
     .explicit_geometry = tlbf_explicit_geometry,
     .destroy = tlbf_destroy,

@@ -230,6 +230,9 @@ case_threads_same_output() {
     "--seed 3 --span 60s -f 2 --time-field 1 --on-bad-time skip --capacity 100"
     "--seed 3 --filter tlbf --span 60s -f 2 --time-field 1 --on-bad-time skip"
     "--seed 3 --filter timer --span 60s -f 2 --time-field 1 --on-bad-time keep -D"
+    "--seed 3 --capacity 3000 -f 2 --shards 4"
+    "--seed 3 --filter scalable --capacity 300 -f 2 -D --shards 5"
+    "--seed 3 --filter dbf --capacity 2000 -f 2 --shards 3"
   )
   for args in "${runs[@]}"; do
     # shellcheck disable=SC2086 # the options are words
@@ -263,6 +266,28 @@ case_threads_same_output() {
     same_file got want
     same_file err want.err
   done
+}
+
+# --shards: a filter in P shards prints the same lines on any number of threads (above);
+# it says so in --stats; count windows and sliced filters refuse it, and so does a value
+# out of range.  With --threads a new time window has 16 shards, a filter one.
+case_shards() {
+  seq 1 20000 > in
+  "$ONCE" --seed 1 --span 1h --threads 2 --stats=json in 2> err > /dev/null
+  jq -e '.shards == 16' err > /dev/null || fail "a threaded time window's shards: $(cat err)"
+  "$ONCE" --seed 1 --threads 2 --stats=json in 2> err > /dev/null
+  jq -e '.shards == 1' err > /dev/null || fail "a threaded filter's shards: $(cat err)"
+  "$ONCE" --seed 1 --capacity 30000 --shards 8 --stats in 2> err > /dev/null
+  grep -q 'blocked filter in 8 shards' err || fail "--stats of a sharded filter: $(cat err)"
+  expect_usage_error "once: --filter apbf keeps the stream's last N keys, which shards cannot share out: drop --shards" \
+    --window 100 --shards 4
+  expect_usage_error "once: --shards shares one filter's keys out on this host; a sliced filter spreads them over its sites: drop one of them" \
+    --slicing vertical --slices 4 --capacity 1000 --shards 4
+  expect_usage_error "once: invalid shards '0' (1 to 256)" --shards 0
+  expect_usage_error "once: invalid shards '257' (1 to 256)" --shards 257
+  # A count window with --threads stays in one piece.
+  "$ONCE" --seed 1 --window 1000 --threads 2 --stats=json in 2> err > /dev/null
+  jq -e '.shards == 1' err > /dev/null || fail "a count window's shards: $(cat err)"
 }
 
 # A state saved by a threaded run resumes on one thread and the other way round: the

@@ -174,7 +174,7 @@ static int run_numbers(numbers *n, unsigned threads, size_t slots, double *phase
     for (size_t i = 0; i < slots; i++)
         batch[i] = &batches[i];
     pipeline_stages stages = {n,            read_number,   key_number, answer_number,
-                              write_number, flush_numbers, TEST_PHASES};
+                              write_number, flush_numbers, TEST_PHASES, TEST_PHASES};
     n->pipe = pipeline_new(&stages, batch, slots, threads);
     int code = n->pipe != NULL ? pipeline_run(n->pipe, phases) : -3;
     pipeline_free(n->pipe);
@@ -310,7 +310,7 @@ static void forks_run_every_task_once(void)
 static void thread_counts_out_of_range(void)
 {
     pipeline_stages stages = {NULL,         read_number,   key_number, answer_number,
-                              write_number, flush_numbers, 1};
+                              write_number, flush_numbers, 1, 1};
     void *batch[1] = {NULL};
     CHECK(pipeline_new(&stages, batch, 1, 1) == NULL);
     CHECK(pipeline_new(&stages, batch, 1, PIPELINE_MAX_THREADS + 1) == NULL);
