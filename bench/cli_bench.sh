@@ -196,7 +196,7 @@ echo "| command | input lines | seconds | lines/s | peak RSS (MiB) |"
 echo "|---|---|---:|---:|---:|"
 print_rows "$lines" "%.2fM"
 echo
-echo "| filter: speed-up over --threads 1 | no --threads (one piece) | $(printf -- '--threads %s | ' "${thread_counts[@]}")"
+echo "| filter: speed-up over --threads 1 | no --threads (one piece) |$(printf -- ' --threads %s |' "${thread_counts[@]}")"
 echo "|---|---:|$(printf -- '---:|%.0s' "${thread_counts[@]}")"
 for f in blocked scalable span; do
   line="| $f |"
