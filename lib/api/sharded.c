@@ -65,6 +65,7 @@
  */
 #include "api/api.h"
 #include "core/alloc.h"
+#include "math/cardinality.h"
 
 #include <string.h>
 
@@ -502,28 +503,28 @@ static void sharded_stats(const once_filter *f, once_stats *st)
         st->probe = "blocked";
 }
 
-/* The sum of the shards' estimates; each shard's interval at confidence 1 - (1 - c) / P,
- * so that all P hold together with chance at least c (the union bound). */
+/* The shards hold disjoint keys: the sum of their estimates (math/cardinality.c), each
+ * at the stream's clock. */
+typedef struct shard_estimates {
+    const sharded_filter *s;
+    uint64_t now_ms;
+} shard_estimates;
+
+static once_status shard_estimate(const void *ctx, uint32_t j, double confidence,
+                                  once_cardinality *out)
+{
+    const shard_estimates *e = ctx;
+    const once_filter *shard = e->s->shards[j];
+    if (shard->ops->cardinality == NULL)
+        return ONCE_ERR_UNSUPPORTED;
+    return shard->ops->cardinality(shard, read_time(e->s, e->now_ms), confidence, out);
+}
+
 static once_status sharded_cardinality(const once_filter *f, uint64_t now_ms, double confidence,
                                        once_cardinality *out)
 {
-    const sharded_filter *s = CSHARDED(f);
-    double each = 1.0 - (1.0 - confidence) / s->count;
-    once_cardinality sum = {0, 0, 0, confidence};
-    for (uint32_t j = 0; j < s->count; j++) {
-        const once_filter *shard = s->shards[j];
-        if (shard->ops->cardinality == NULL)
-            return ONCE_ERR_UNSUPPORTED;
-        once_cardinality one;
-        once_status st = shard->ops->cardinality(shard, read_time(s, now_ms), each, &one);
-        if (st != ONCE_OK)
-            return st;
-        sum.estimate += one.estimate;
-        sum.low += one.low;
-        sum.high += one.high;
-    }
-    *out = sum;
-    return ONCE_OK;
+    shard_estimates e = {CSHARDED(f), now_ms};
+    return once_card_sum_estimates(CSHARDED(f)->count, shard_estimate, &e, confidence, out);
 }
 
 static uint64_t own_memory(uint32_t count)

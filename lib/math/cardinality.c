@@ -227,22 +227,19 @@ once_status once_card_estimate_intersection(const once_occupancy *o, uint64_t se
  * together with probability at least c (the union bound), and then so does the sum of
  * their ends (an infinite upper end stays so).
  */
-once_status once_card_sum(uint32_t parts,
-                          once_status (*part)(const void *ctx, uint32_t i, uint64_t *set,
-                                              once_occupancy *o),
-                          const void *ctx, double confidence, once_cardinality *out)
+once_status once_card_sum_estimates(uint32_t parts,
+                                    once_status (*estimate)(const void *ctx, uint32_t i,
+                                                            double confidence,
+                                                            once_cardinality *out),
+                                    const void *ctx, double confidence, once_cardinality *out)
 {
-    if (part == NULL || out == NULL || !(confidence > 0 && confidence < 1))
+    if (estimate == NULL || out == NULL || !(confidence > 0 && confidence < 1))
         return ONCE_ERR_INVALID;
     double each = parts > 1 ? 1 - (1 - confidence) / parts : confidence;
     once_cardinality total = {0, 0, 0, confidence};
     for (uint32_t i = 0; i < parts; i++) {
-        uint64_t set;
-        once_occupancy o;
         once_cardinality c;
-        once_status st = part(ctx, i, &set, &o);
-        if (st == ONCE_OK)
-            st = once_card_estimate(&o, set, each, &c);
+        once_status st = estimate(ctx, i, each, &c);
         if (st != ONCE_OK)
             return st;
         total.estimate += c.estimate;
@@ -251,6 +248,32 @@ once_status once_card_sum(uint32_t parts,
     }
     *out = total;
     return ONCE_OK;
+}
+
+typedef struct occupancy_parts {
+    once_status (*part)(const void *ctx, uint32_t i, uint64_t *set, once_occupancy *o);
+    const void *ctx;
+} occupancy_parts;
+
+static once_status occupancy_part_estimate(const void *ctx, uint32_t i, double confidence,
+                                           once_cardinality *out)
+{
+    const occupancy_parts *p = ctx;
+    uint64_t set;
+    once_occupancy o;
+    once_status st = p->part(p->ctx, i, &set, &o);
+    return st != ONCE_OK ? st : once_card_estimate(&o, set, confidence, out);
+}
+
+once_status once_card_sum(uint32_t parts,
+                          once_status (*part)(const void *ctx, uint32_t i, uint64_t *set,
+                                              once_occupancy *o),
+                          const void *ctx, double confidence, once_cardinality *out)
+{
+    if (part == NULL)
+        return ONCE_ERR_INVALID;
+    occupancy_parts p = {part, ctx};
+    return once_card_sum_estimates(parts, occupancy_part_estimate, &p, confidence, out);
 }
 
 /*

@@ -36,8 +36,15 @@ once_status once_card_estimate_intersection(const once_occupancy *o, uint64_t se
                                             uint64_t set2, uint64_t set_and, double confidence,
                                             once_cardinality *out);
 
-/* The sum over `parts` parts holding disjoint keys; `part` gives part i's set cells and
- * occupancy (intervals combined by the union bound, see math/cardinality.c). */
+/* The sum over `parts` parts holding disjoint keys; `estimate` gives part i's estimate
+ * at the confidence it is asked (intervals combined by the union bound, see
+ * math/cardinality.c). */
+once_status once_card_sum_estimates(uint32_t parts,
+                                    once_status (*estimate)(const void *ctx, uint32_t i,
+                                                            double confidence,
+                                                            once_cardinality *out),
+                                    const void *ctx, double confidence, once_cardinality *out);
+/* The same, where `part` gives part i's set cells and occupancy. */
 once_status once_card_sum(uint32_t parts,
                           once_status (*part)(const void *ctx, uint32_t i, uint64_t *set,
                                               once_occupancy *o),

@@ -12,6 +12,7 @@
  *     late all the same, and the jump bound is the stream's;
  *   - no false negatives inside a span, and fresh keys reported seen at most at the
  *     target rate (a statistical bound);
+ *   - distinct keys are the sum of the shards' estimates, within its interval;
  *   - it reports its structure, P and its memory, holds the cap given to all shards,
  *     saves and loads mid-stream to go on exactly as before, refuses damaged files,
  *     and refuses what cannot be sharded.
@@ -441,6 +442,29 @@ static void damaged_files_refused(void)
     once_free(f);
 }
 
+/* Distinct keys: the sum of the shards' estimates, its interval around the count. */
+static void cardinality_is_the_shards_sum(void)
+{
+    static const once_type types[] = {ONCE_BLOCKED, ONCE_SCALABLE, ONCE_TAGGED};
+    for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
+        once_config c = testing_config_any_kind(types[ti], 40000, 0, HOUR, 17);
+        once_filter *f = make_sharded(&c, 16);
+        REQUIRE(f != NULL);
+        for (uint64_t i = 0; i < 30000; i++) {
+            bool seen;
+            CHECK_OK(once_test_and_add(f, &i, sizeof i, 1000 + i / 100, &seen));
+        }
+        once_cardinality card;
+        CHECK_OK(once_estimate_cardinality(f, 1000 + 300, 0.99, &card));
+        if (!(card.low <= 30000 && 30000 <= card.high))
+            fprintf(stderr, "%s: %g [%g, %g]\n", once_type_name(types[ti]), card.estimate,
+                    card.low, card.high);
+        CHECK(card.low <= 30000 && 30000 <= card.high && card.confidence == 0.99);
+        CHECK(fabs(card.estimate - 30000) < 0.05 * 30000);
+        once_free(f);
+    }
+}
+
 static void refuses_what_cannot_be_sharded(void)
 {
     once_filter *f = NULL;
@@ -473,6 +497,7 @@ static const testing_case cases[] = {
     {"reports_its_structure_and_holds_its_cap", reports_its_structure_and_holds_its_cap},
     {"save_mid_stream_then_continue", save_mid_stream_then_continue},
     {"damaged_files_refused", damaged_files_refused},
+    {"cardinality_is_the_shards_sum", cardinality_is_the_shards_sum},
     {"refuses_what_cannot_be_sharded", refuses_what_cannot_be_sharded},
 };
 
