@@ -588,11 +588,11 @@ case_state_resume() {
 # second run over the other half gives the one-run output.
 signal_then_resume() {
   local signal=$1 status=$2
-  shift 2 # the rest: options of the stopped run (--threads T)
+  shift 2 # the rest: options of the stopped run and of the runs it is held to
   awk 'BEGIN { for (i = 0; i < 40000; i++) print i % 25000 }' > in
   head -n 20000 in > p1; tail -n +20001 in > p2
-  "$ONCE" --seed 4 in > want
-  want1=$("$ONCE" --seed 4 p1 | wc -l)
+  "$ONCE" --seed 4 "$@" in > want
+  want1=$("$ONCE" --seed 4 "$@" p1 | wc -l)
   rm -f st lines answers; mkfifo lines answers
   "$ONCE" --seed 4 --state st "$@" < lines > answers &
   local pid=$!
@@ -622,6 +622,12 @@ case_sighup_then_resume() {
 
 case_sigterm_then_resume_threads() {
   signal_then_resume TERM 143 --threads 3
+}
+
+# A time window in 16 shards (--threads): the state the signal saved resumes on one
+# thread, its shards kept.
+case_sigterm_then_resume_sharded_window() {
+  signal_then_resume TERM 143 --threads 3 --span 1h
 }
 
 # A run holds its state from before the load to after the save: a second run on the
