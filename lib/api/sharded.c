@@ -69,7 +69,8 @@
 
 #include <string.h>
 
-extern const once_filter_ops once_sharded_ops, once_sharded_growing_ops, once_sharded_timed_ops;
+extern const once_filter_ops once_sharded_ops, once_sharded_growing_ops,
+    once_sharded_testing_ops, once_sharded_timed_ops;
 
 #define SHARD_ROUND 4096u /* keys gathered at a time */
 #define SHARD_MIX UINT64_C(0xbf58476d1ce4e5b9)
@@ -101,7 +102,7 @@ static inline uint32_t shard_of(const sharded_filter *s, const once_hash *h)
 static bool is_sharded(const once_filter *f)
 {
     return f->ops == &once_sharded_ops || f->ops == &once_sharded_growing_ops ||
-           f->ops == &once_sharded_timed_ops;
+           f->ops == &once_sharded_testing_ops || f->ops == &once_sharded_timed_ops;
 }
 
 static bool timed(const sharded_filter *s)
@@ -627,7 +628,9 @@ static sharded_filter *sharded_alloc(once_type inner, uint32_t count)
         return NULL;
     }
     const once_structure *info = once_structure_of(inner);
+    const once_filter_ops *ops = once_ops_for_type(inner);
     once_filter_init(&s->base, info->kind == ONCE_KIND_TIME_WINDOW ? &once_sharded_timed_ops
+                               : ops->add_tests_first              ? &once_sharded_testing_ops
                                : info->memory_cap                  ? &once_sharded_growing_ops
                                                                    : &once_sharded_ops);
     s->inner = inner;
@@ -904,7 +907,7 @@ static bool sharded_check_header(const once_filter *f)
 }
 
 #define SHARDED_OPS                                                                          \
-    .type = ONCE_SAVED_SHARDED, .add_tests_first = false, .destroy = sharded_destroy,        \
+    .type = ONCE_SAVED_SHARDED, .destroy = sharded_destroy,                                  \
     .query = sharded_query, .add = sharded_add, .test_and_add = sharded_test_and_add,        \
     .batch = sharded_batch, .remove = sharded_remove, .clear = sharded_clear,                \
     .same_geometry = sharded_same_geometry, .stats = sharded_stats,                          \
@@ -916,10 +919,13 @@ static bool sharded_check_header(const once_filter *f)
     .reported_type = sharded_reported_type
 #define SHARDED_CAP_OPS .memory_cap = sharded_memory_cap, .set_memory_cap = sharded_set_memory_cap
 
-/* Three tables, by the shards' kind: static (no cap), growing (a cap), time windows (a
- * cap and the clock).  The loader is found as the first; it builds the filter with its
- * kind's table. */
+/* Four tables, by the shards' kind: static (no cap), growing (a cap), growing with
+ * insertions that test first (the scalable filter: an insertion counts only a new key,
+ * as its shards count), time windows (a cap and the clock).  The loader is found as the
+ * first; it builds the filter with its shards' table. */
 const once_filter_ops once_sharded_ops = {SHARDED_OPS};
 const once_filter_ops once_sharded_growing_ops = {SHARDED_OPS, SHARDED_CAP_OPS};
+const once_filter_ops once_sharded_testing_ops = {SHARDED_OPS, SHARDED_CAP_OPS,
+                                                  .add_tests_first = true};
 const once_filter_ops once_sharded_timed_ops = {SHARDED_OPS, SHARDED_CAP_OPS,
                                                 .clock = sharded_clock};

@@ -338,6 +338,25 @@ static void reports_its_structure_and_holds_its_cap(void)
     CHECK_OK(once_set_max_bytes(f, 4 << 20));
     CHECK_OK(once_test_and_add(f, &i, sizeof i, 1000 + i / 1000, &seen));
     once_free(f);
+    /* Insertions count as the structure counts them: a scalable filter a new key only,
+     * the others every insertion (a counting filter's key twice is two). */
+    static const once_type counted[] = {ONCE_BLOCKED, ONCE_SCALABLE, ONCE_COUNTING, ONCE_TAGGED};
+    for (size_t ti = 0; ti < sizeof counted / sizeof counted[0]; ti++) {
+        once_config cc = testing_config_any_kind(counted[ti], 1000, 0, MINUTE, 8);
+        once_filter *one = testing_create(&cc), *sharded = make_sharded(&cc, 4);
+        REQUIRE(one != NULL && sharded != NULL);
+        uint64_t k = 42;
+        once_key twice[2] = {{&k, sizeof k, 5}, {&k, sizeof k, 6}};
+        for (int r = 0; r < 2; r++) {
+            CHECK_OK(once_add(one, &k, sizeof k, 5));
+            CHECK_OK(once_add(sharded, &k, sizeof k, 5));
+        }
+        CHECK_OK(once_add_batch(one, twice, 2));
+        CHECK_OK(once_add_batch(sharded, twice, 2));
+        CHECK(once_items(one) == once_items(sharded));
+        once_free(one);
+        once_free(sharded);
+    }
     /* A plain filter is one shard and takes no executor. */
     once_filter *plain = testing_make(ONCE_BLOCKED, 100, 0.01, 1);
     once_executor none = {pool_run, NULL};
