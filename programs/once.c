@@ -39,6 +39,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,6 +180,75 @@ static uint32_t shards_for(const cli_options *o)
     return o->threads != 0 && kind == ONCE_KIND_TIME_WINDOW ? SHARDS_WITH_THREADS : 1;
 }
 
+/*
+ * The default filter's first guess, from its input.  Without --capacity the scalable
+ * filter starts with a sub-filter for 10^6 keys and doubles: at 20M distinct lines it
+ * holds five, and a new key is looked up in every one, 1.7x the time of one filter
+ * sized for them.  A run over regular files knows about how many lines it will read:
+ * their bytes over the mean line of the first file's first SAMPLE_BYTES, and a
+ * margin.  Its distinct keys are at most its lines, so a first sub-filter for that
+ * many seldom grows.  The memory then follows the input's lines rather than its
+ * distinct keys (about 1.8 bytes a line at the default error), so the guess is kept
+ * under GUESS_MAX_KEYS and, with --max-memory, to half the cap (open_filter); never
+ * below the default.  Standard input counts when it is a regular file, from where it
+ * stands (read with pread, which leaves it there).  0: no guess (a pipe, a terminal, a
+ * file that cannot be read).
+ */
+#define SAMPLE_BYTES ((size_t)1 << 16)
+#define GUESS_MAX_KEYS (UINT64_C(1) << 28)
+
+/* The bytes left in the regular file open at `fd` (false: not one). */
+static bool regular_bytes_left(int fd, uint64_t *bytes, off_t *at)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        return false;
+    *at = lseek(fd, 0, SEEK_CUR);
+    if (*at < 0 || *at > st.st_size)
+        return false;
+    *bytes = (uint64_t)(st.st_size - *at);
+    return true;
+}
+
+static uint64_t lines_guess(const cli_options *o)
+{
+    uint64_t bytes = 0;
+    off_t at = 0;
+    int first = -1; /* the file sampled */
+    size_t inputs = o->input_count ? o->input_count : 1;
+    for (size_t i = 0; i < inputs; i++) {
+        bool standard = o->input_count == 0 || strcmp(o->inputs[i], "-") == 0;
+        int fd = standard ? STDIN_FILENO : open(o->inputs[i], O_RDONLY | O_CLOEXEC);
+        uint64_t left = 0;
+        off_t from = 0;
+        bool regular = fd >= 0 && regular_bytes_left(fd, &left, &from);
+        if (regular && first < 0) {
+            first = fd;
+            at = from;
+        } else if (fd >= 0 && !standard) {
+            close(fd);
+        }
+        if (!regular) {
+            if (first >= 0 && first != STDIN_FILENO)
+                close(first);
+            return 0;
+        }
+        bytes += left;
+    }
+    static char sample[SAMPLE_BYTES];
+    ssize_t got = pread(first, sample, sizeof sample, at);
+    if (first != STDIN_FILENO)
+        close(first);
+    uint64_t lines = 0;
+    for (ssize_t i = 0; i < got; i++)
+        lines += sample[i] == o->terminator;
+    if (got <= 0 || lines == 0)
+        return 0;
+    uint64_t guess = bytes / ((uint64_t)got / lines) + 1;
+    guess += guess / 8;
+    return guess < GUESS_MAX_KEYS ? guess : GUESS_MAX_KEYS;
+}
+
 /* Build the filter from the state file or the options.  Returns 0 or an exit code. */
 static int open_filter(cli_options *o, once_filter **out)
 {
@@ -259,7 +329,20 @@ static int open_filter(cli_options *o, once_filter **out)
     c.span_ms = o->span_ms;
     c.max_bytes = o->max_memory;
     uint32_t shards = shards_for(o);
-    once_status st = shards > 1 ? once_create_sharded(out, &c, shards) : once_create(out, &c);
+    uint64_t guess = !o->capacity_given && o->type == ONCE_SCALABLE ? lines_guess(o) : 0;
+    once_status st = ONCE_ERR_FULL;
+    if (guess > c.capacity) {
+        once_config guessed = c;
+        guessed.capacity = guess;
+        st = shards > 1 ? once_create_sharded(out, &guessed, shards) : once_create(out, &guessed);
+        if (st == ONCE_OK && o->max_memory != 0 && once_bytes(*out) > o->max_memory / 2) {
+            once_free(*out); /* past half the cap: the default first guess */
+            *out = NULL;
+            st = ONCE_ERR_FULL;
+        }
+    }
+    if (st != ONCE_OK)
+        st = shards > 1 ? once_create_sharded(out, &c, shards) : once_create(out, &c);
     if (st != ONCE_OK) {
         if (st != ONCE_ERR_NOMEM && c.max_bytes != 0 && report_cap_at_creation(&c))
             return EXIT_USAGE;

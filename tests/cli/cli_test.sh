@@ -332,12 +332,26 @@ case_threads_state_resume() {
 # improbable (expected false positives here: under 0.03).
 case_scalable_default() {
   seq 1 2500000 > in
-  "$ONCE" --error 1e-8 --seed 11 --stats=json in > got 2> err # a fixed seed: deterministic
+  # From a pipe the filter cannot know the lines to come: it starts at 10^6 keys and grows.
+  cat in | "$ONCE" --error 1e-8 --seed 11 --stats=json > got 2> err # a fixed seed: deterministic
   cmp -s got in || fail "scalable filter dropped or changed lines"
   [ "$(wc -l < err)" -eq 1 ] || fail "unexpected stderr: $(cat err)"
   jq -e '.structure == "scalable" and .filters == 2 and .items == 2500000
          and .capacity == 3000000' err > /dev/null || fail "stats: $(cat err)"
-  # --max-memory caps the growth: the run stops with exit 2 and a clear message.
+  # From files it starts with room for their lines (bytes over the first lines' mean,
+  # and an eighth; seq's first lines are its shortest): one sub-filter, no growth.
+  "$ONCE" --error 1e-8 --seed 11 --stats=json in > got 2> err
+  cmp -s got in || fail "scalable filter sized from the file dropped or changed lines"
+  jq -e '.filters == 1 and .items == 2500000 and .capacity >= 2500000
+         and .capacity <= 5000000' err > /dev/null || fail "stats, sized from the file: $(cat err)"
+  head -n 1000 in > small
+  "$ONCE" --stats=json small in > /dev/null 2> err
+  jq -e '.filters == 1 and .capacity >= 2501000' err > /dev/null \
+    || fail "stats, sized from two files: $(cat err)"
+  "$ONCE" --stats=json < in > /dev/null 2> err
+  jq -e '.filters == 1' err > /dev/null || fail "stats, sized from standard input, a file: $(cat err)"
+  # --max-memory caps the growth: the run stops with exit 2 and a clear message.  A
+  # first guess past half the cap is not taken.
   expect_status 2 "$ONCE" --max-memory 4M in > /dev/null 2> err
   grep -q 'memory' err || fail "no memory-cap message: $(cat err)"
 }
