@@ -163,21 +163,24 @@ static int check_profile(cli_options *o, const once_filter *filter)
  * and its shards' answers on two threads took --span 1h 1.6x faster.  A filter's answer
  * is a line or a few (10 ns for the blocked one): on two cores the run is already
  * balanced with its answers on one thread (1.8x), and gathering and forking made it
- * slower (0.70 to 1.20 s, 20M lines); --shards gives more cores their share.  Never
- * for the structures whose keys cannot be shared out (a count window's last N keys are
- * the stream's), which --shards cannot ask for (options.c).  Not T: the output must not
- * depend on it.
+ * slower (0.70 to 1.20 s, 20M lines); --shards gives more cores their share (options.c
+ * refuses it for a count window, whose last N keys are the stream's).  Not T: the
+ * output must not depend on it.
  */
 #define SHARDS_WITH_THREADS 16u
 
 static uint32_t shards_for(const cli_options *o)
 {
-    once_kind kind = once_structure_of(o->type)->kind;
-    if (kind == ONCE_KIND_COUNT_WINDOW)
-        return 1;
     if (o->shards_given)
         return o->shards;
-    return o->threads != 0 && kind == ONCE_KIND_TIME_WINDOW ? SHARDS_WITH_THREADS : 1;
+    bool timed = once_structure_of(o->type)->kind == ONCE_KIND_TIME_WINDOW;
+    return o->threads != 0 && timed ? SHARDS_WITH_THREADS : 1;
+}
+
+/* A new filter of `c` in `shards` shards (1: one piece). */
+static once_status create_in_shards(once_filter **out, const once_config *c, uint32_t shards)
+{
+    return shards > 1 ? once_create_sharded(out, c, shards) : once_create(out, c);
 }
 
 /*
@@ -212,9 +215,9 @@ static bool regular_bytes_left(int fd, uint64_t *bytes, off_t *at)
 
 static uint64_t lines_guess(const cli_options *o)
 {
+    static char sample[SAMPLE_BYTES];
+    ssize_t got = 0; /* of the first input, sampled */
     uint64_t bytes = 0;
-    off_t at = 0;
-    int first = -1; /* the file sampled */
     size_t inputs = o->input_count ? o->input_count : 1;
     for (size_t i = 0; i < inputs; i++) {
         bool standard = o->input_count == 0 || strcmp(o->inputs[i], "-") == 0;
@@ -222,23 +225,14 @@ static uint64_t lines_guess(const cli_options *o)
         uint64_t left = 0;
         off_t from = 0;
         bool regular = fd >= 0 && regular_bytes_left(fd, &left, &from);
-        if (regular && first < 0) {
-            first = fd;
-            at = from;
-        } else if (fd >= 0 && !standard) {
+        if (regular && i == 0)
+            got = pread(fd, sample, sizeof sample, from);
+        if (fd >= 0 && !standard)
             close(fd);
-        }
-        if (!regular) {
-            if (first >= 0 && first != STDIN_FILENO)
-                close(first);
+        if (!regular)
             return 0;
-        }
         bytes += left;
     }
-    static char sample[SAMPLE_BYTES];
-    ssize_t got = pread(first, sample, sizeof sample, at);
-    if (first != STDIN_FILENO)
-        close(first);
     uint64_t lines = 0;
     for (ssize_t i = 0; i < got; i++)
         lines += sample[i] == o->terminator;
@@ -334,7 +328,7 @@ static int open_filter(cli_options *o, once_filter **out)
     if (guess > c.capacity) {
         once_config guessed = c;
         guessed.capacity = guess;
-        st = shards > 1 ? once_create_sharded(out, &guessed, shards) : once_create(out, &guessed);
+        st = create_in_shards(out, &guessed, shards);
         if (st == ONCE_OK && o->max_memory != 0 && once_bytes(*out) > o->max_memory / 2) {
             once_free(*out); /* past half the cap: the default first guess */
             *out = NULL;
@@ -342,7 +336,7 @@ static int open_filter(cli_options *o, once_filter **out)
         }
     }
     if (st != ONCE_OK)
-        st = shards > 1 ? once_create_sharded(out, &c, shards) : once_create(out, &c);
+        st = create_in_shards(out, &c, shards);
     if (st != ONCE_OK) {
         if (st != ONCE_ERR_NOMEM && c.max_bytes != 0 && report_cap_at_creation(&c))
             return EXIT_USAGE;

@@ -110,8 +110,9 @@ static bool timed(const sharded_filter *s)
     return s->base.ops == &once_sharded_timed_ops;
 }
 
-/* The time a write at t is made at: the clock's, for a late event. */
-static inline uint64_t write_time(const sharded_filter *s, uint64_t t)
+/* The time the shards are asked at for an event at t: the clock's, for a late one (a
+ * read at max(L, now), a late write made at the clock). */
+static inline uint64_t at_clock(const sharded_filter *s, uint64_t t)
 {
     return timed(s) && s->started && t < s->latest ? s->latest : t;
 }
@@ -122,9 +123,12 @@ static once_status sharded_write(once_filter *f, const once_hash *h, uint64_t no
                                  once_batch_op op, bool *seen)
 {
     sharded_filter *s = SHARDED(f);
-    if (timed(s) && !once_time_admissible(f, s->latest, s->started, now_ms))
+    uint64_t at = s->latest; /* the clock after the write (time windows) */
+    bool started = s->started;
+    if (!timed(s))
+        at = now_ms;
+    else if (!once_time_step(f->max_time_jump, &at, &started, now_ms))
         return ONCE_ERR_TIME;
-    uint64_t at = write_time(s, now_ms);
     once_filter *shard = s->shards[shard_of(s, h)];
     once_batch_items items = {NULL, h, &at, 0};
     uint8_t answer = 0;
@@ -152,16 +156,11 @@ static once_status sharded_test_and_add(once_filter *f, const once_hash *h, uint
     return sharded_write(f, h, now_ms, ONCE_OP_TEST_AND_ADD, seen);
 }
 
-static inline uint64_t read_time(const sharded_filter *s, uint64_t now_ms)
-{
-    return timed(s) && s->started && now_ms < s->latest ? s->latest : now_ms;
-}
-
 static bool sharded_query(const once_filter *f, const once_hash *h, uint64_t now_ms)
 {
     const sharded_filter *s = CSHARDED(f);
     const once_filter *shard = s->shards[shard_of(s, h)];
-    return shard->ops->query(shard, h, read_time(s, now_ms));
+    return shard->ops->query(shard, h, at_clock(s, now_ms));
 }
 
 static once_status sharded_remove(once_filter *f, const once_hash *h, uint64_t now_ms)
@@ -315,15 +314,13 @@ static once_status sharded_round(sharded_filter *s, shard_round *r, const once_b
     for (; n < count; n++) {
         uint64_t t = once_item_time(items, n);
         if (clocked) {
-            if (!once_time_admissible(&s->base, latest, started, t)) {
+            if (!once_time_step(s->base.max_time_jump, &latest, &started, t)) {
                 cut = ONCE_ERR_TIME;
                 break;
             }
-            latest = started && t < latest ? latest : t;
-            started = true;
             t = latest;
         } else {
-            t = read_time(s, t);
+            t = at_clock(s, t);
         }
         once_hash h = once_item_hash(items, n);
         uint32_t j = shard_of(s, &h);
@@ -459,46 +456,28 @@ static bool sharded_same_geometry(const once_filter *a, const once_filter *b)
     return true;
 }
 
+/* The header's fields are the filter's (api/filter.c sets them; no structure's stats
+ * touch them), the structure's are shard 0's (what the shards share: probes, span,
+ * window, slack) with the counts summed over every shard. */
 static void sharded_stats(const once_filter *f, once_stats *st)
 {
     const sharded_filter *s = CSHARDED(f);
-    once_stats sum;
-    memset(&sum, 0, sizeof sum);
-    for (uint32_t j = 0; j < s->count; j++) {
+    s->shards[0]->ops->stats(s->shards[0], st);
+    for (uint32_t j = 1; j < s->count; j++) {
         once_stats one;
         memset(&one, 0, sizeof one);
         s->shards[j]->ops->stats(s->shards[j], &one);
-        if (j == 0)
-            sum = one; /* what the shards share: probes, span, window, slack */
-        else {
-            sum.bits += one.bits;
-            sum.bits_set += one.bits_set;
-            sum.fpr_estimate += one.fpr_estimate;
-            sum.filters += one.filters;
-            sum.newest_bits += one.newest_bits;
-            sum.generation += one.generation;
-        }
+        st->bits += one.bits;
+        st->bits_set += one.bits_set;
+        st->fpr_estimate += one.fpr_estimate;
+        st->filters += one.filters;
+        st->newest_bits += one.newest_bits;
+        st->generation += one.generation;
     }
     /* A key asks one shard, each with the same chance: the mean of their rates. */
-    sum.fpr_estimate /= s->count;
+    st->fpr_estimate /= s->count;
     st->type = s->inner;
     st->structure = once_type_name(s->inner);
-    st->bits = sum.bits;
-    st->bits_set = sum.bits_set;
-    st->hashes = sum.hashes;
-    st->fpr_estimate = sum.fpr_estimate;
-    st->window = sum.window;
-    st->slack = sum.slack;
-    st->slices = sum.slices;
-    st->age_slices = sum.age_slices;
-    st->generation = sum.generation;
-    st->npws = sum.npws;
-    st->accesses_absent = sum.accesses_absent;
-    st->design_fpr = sum.design_fpr;
-    st->span_ms = sum.span_ms;
-    st->newest_bits = sum.newest_bits;
-    st->filters = sum.filters;
-    st->expansion = sum.expansion;
     st->shards = s->count;
     if (s->shards[0]->ops->blocked_probe)
         st->probe = "blocked";
@@ -518,7 +497,7 @@ static once_status shard_estimate(const void *ctx, uint32_t j, double confidence
     const once_filter *shard = e->s->shards[j];
     if (shard->ops->cardinality == NULL)
         return ONCE_ERR_UNSUPPORTED;
-    return shard->ops->cardinality(shard, read_time(e->s, e->now_ms), confidence, out);
+    return shard->ops->cardinality(shard, at_clock(e->s, e->now_ms), confidence, out);
 }
 
 static once_status sharded_cardinality(const once_filter *f, uint64_t now_ms, double confidence,
