@@ -3,7 +3,7 @@
 Usage: /usr/bin/python3 bench/cluster_bench.py ONCE_CLI MODULE_SO [EVENTS] [DISTINCT] [local]
 
 On clusters of 1 and 3 masters (Debian's redis-server with the module, on loopback,
-started and stopped by tests/dist/cluster.py), the same stream of EVENTS lines
+started and stopped by tests/cluster/cluster.py), the same stream of EVENTS lines
 (default 10^6) over DISTINCT keys (default 5 x 10^5, in a random order with repeats)
 is deduped by:
   - `once --cluster` with horizontal slicing (S = 3 and 12), vertical (S = 3) and diced
@@ -35,7 +35,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tests", "dist"))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "cluster"))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "module"))
 
 

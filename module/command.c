@@ -4,7 +4,7 @@
  */
 #include "command.h"
 #include "memory.h"
-#include "config.h"
+#include "settings.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -5,11 +5,11 @@
  * "once" (so its configs read once.<name>), takes over handling of bad RDB input
  * (RM_OPTIONS_HANDLE_IO_ERRORS: a corrupt payload is refused, not a crash), and routes
  * every allocation of the library through the server's allocator, so that INFO memory
- * and MEMORY USAGE count the filters.  Then the settings (config.c) and each data type
+ * and MEMORY USAGE count the filters.  Then the settings (settings.c) and each data type
  * with its commands: BF.* (t_bloom.c), ONCE.* (t_window.c), DBF.* (t_dbf.c), and
  * SLICE.* (t_slice.c), the slices of a filter sliced over a cluster.
  */
-#include "config.h"
+#include "settings.h"
 #include "memory.h"
 #include "redis_api.h"
 #include "t_bloom.h"

@@ -37,7 +37,7 @@
  */
 #include "command.h"
 #include "memory.h"
-#include "config.h"
+#include "settings.h"
 #include "t_bloom.h"
 #include "value.h"
 

@@ -27,7 +27,7 @@
  *   - queries never change state.
  */
 #include "command.h"
-#include "config.h"
+#include "settings.h"
 #include "t_dbf.h"
 #include "value.h"
 

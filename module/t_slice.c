@@ -1,6 +1,6 @@
 /*
  * module/t_slice.c - SLICE.*: one slice of a filter sliced over a Redis Cluster (paper
- * 000, section 3; the producers are dist/'s client, docs/CLUSTER.md).
+ * 000, section 3; the producers are cluster/'s client, docs/CLUSTER.md).
  *
  * Design
  *   A key holds one slice (ONCE_SLICE, once_sliced.h "Slices kept apart"): bits, or
@@ -29,7 +29,7 @@
  *   - a slice is never created by SLICE.RUN.
  */
 #include "command.h"
-#include "config.h"
+#include "settings.h"
 #include "memory.h"
 #include "t_slice.h"
 #include "value.h"

@@ -38,7 +38,7 @@
  *     item refused, its error in its place.
  */
 #include "command.h"
-#include "config.h"
+#include "settings.h"
 #include "t_window.h"
 #include "value.h"
 

@@ -31,7 +31,7 @@
 #include "value.h"
 #include "command.h"
 #include "memory.h"
-#include "config.h"
+#include "settings.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -16,7 +16,7 @@ static inline void batch_advance(const once_filter *f, const once_batch_items *i
                                  size_t count, once_hash *ring, size_t next)
 {
     if (next < count) {
-        once_hash *h = &ring[next & (ONCE_PIPELINE_RING - 1)];
+        once_hash *h = &ring[next & (ONCE_BATCH_LOOP_RING - 1)];
         *h = once_item_hash(items, next);
         f->ops->prefetch(f, h);
     }
@@ -61,12 +61,12 @@ once_status once_run_batch(once_filter *f, const once_batch_items *items, size_t
         return st;
     }
     const once_batch_items in = *items; /* a local: the answer stores cannot alias it */
-    once_hash ring[ONCE_PIPELINE_RING];
+    once_hash ring[ONCE_BATCH_LOOP_RING];
     for (size_t i = 0; i < ONCE_BATCH_AHEAD; i++)
         batch_advance(f, &in, count, ring, i);
     for (size_t i = 0; i < count; i++) {
         batch_advance(f, &in, count, ring, i + ONCE_BATCH_AHEAD);
-        const once_hash *h = &ring[i & (ONCE_PIPELINE_RING - 1)];
+        const once_hash *h = &ring[i & (ONCE_BATCH_LOOP_RING - 1)];
         uint64_t now_ms = once_item_time(&in, i);
         if (op == ONCE_OP_QUERY) {
             out[i] = f->ops->query(f, h, now_ms);

@@ -24,9 +24,9 @@
  * ahead keep tens of misses in flight, and at their 30-100 ns of work a key the lines
  * are still in L1 when used.  (The blocked layout, one line and a few ns a key, runs
  * its own loop 16 keys ahead: static/blocked.c.)  Every batch loop keeps the keys in flight in a
- * ring of ONCE_PIPELINE_RING slots, a power of two larger than any look-ahead. */
+ * ring of ONCE_BATCH_LOOP_RING slots, a power of two larger than any look-ahead. */
 #define ONCE_BATCH_AHEAD 8
-#define ONCE_PIPELINE_RING 16
+#define ONCE_BATCH_LOOP_RING 16
 
 /*
  * The items of a batch: keys (once_key, hashed under `seed` as each enters the batch's

@@ -72,7 +72,7 @@
  *     it fails with ONCE_ERR_FULL and changes nothing.
  */
 #include "grow/dbf.h"
-#include "core/pipeline.h"
+#include "core/batch_loop.h"
 #include "core/limits.h"
 #include "math/cardinality.h"
 #include "math/sizing.h"
@@ -508,7 +508,7 @@ static once_status dbf_remove(once_filter *f, const once_hash *h, uint64_t now_m
 /* ------------------------------------------------------------------ batch */
 
 /*
- * Batches run once_batch_pipeline (core/pipeline.h): a key's cells are computed when
+ * Batches run once_batch_loop (core/batch_loop.h): a key's cells are computed when
  * its lines are requested and kept for its turn.  They are every row's, so a row
  * opened in between leaves them right (only the request was for the wrong row).  A
  * query requests what it reads first (the first group's index words, or the newest
@@ -561,9 +561,9 @@ static __attribute__((flatten)) once_status dbf_batch(once_filter *f,
                                                       size_t count, once_batch_op op,
                                                       uint8_t *out, size_t *done)
 {
-    dbf_record ring[ONCE_PIPELINE_RING];
+    dbf_record ring[ONCE_BATCH_LOOP_RING];
     size_t distance = ONCE_LINES_IN_FLIGHT / CDBF(f)->hashes;
-    return once_batch_pipeline_any(items, count, op, out, done, distance, ring,
+    return once_batch_loop_any(items, count, op, out, done, distance, ring,
                                    sizeof ring[0], f, dbf_batch_prepare, dbf_batch_step);
 }
 

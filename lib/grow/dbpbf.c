@@ -31,7 +31,7 @@
  *   - queries never change state.
  */
 #include "static/bpbf.h"
-#include "core/pipeline.h"
+#include "core/batch_loop.h"
 
 #define DBPBF_DEFAULT_MAX_BYTES (UINT64_C(1) << 30)
 
@@ -149,7 +149,7 @@ static once_status dbpbf_test_and_add(once_filter *f, const once_hash *h, uint64
 }
 
 /*
- * Batches run once_batch_pipeline (core/pipeline.h).  An insertion or a test-and-add
+ * Batches run once_batch_loop (core/batch_loop.h).  An insertion or a test-and-add
  * plans its key when its lines are requested (the cells, and every line of the newest
  * batch it sets) and its cells are kept for its turn; they are every batch's, so a
  * batch opened in between leaves them right.  A test-and-add also requests the first
@@ -246,13 +246,13 @@ static once_status dbpbf_batch(once_filter *f, const once_batch_items *items, si
                                once_batch_op op, uint8_t *out, size_t *done)
 {
     if (op == ONCE_OP_QUERY) {
-        dbpbf_query_record queries[ONCE_PIPELINE_RING];
-        return once_batch_pipeline(items, count, ONCE_OP_QUERY, out, done, ONCE_BATCH_AHEAD,
+        dbpbf_query_record queries[ONCE_BATCH_LOOP_RING];
+        return once_batch_loop(items, count, ONCE_OP_QUERY, out, done, ONCE_BATCH_AHEAD,
                                    queries, sizeof queries[0], f, dbpbf_query_prepare,
                                    dbpbf_query_step);
     }
-    dbpbf_record ring[ONCE_PIPELINE_RING];
-    return once_batch_pipeline_any(items, count, op, out, done, ONCE_BATCH_AHEAD, ring,
+    dbpbf_record ring[ONCE_BATCH_LOOP_RING];
+    return once_batch_loop_any(items, count, op, out, done, ONCE_BATCH_AHEAD, ring,
                                    sizeof ring[0], f, dbpbf_batch_prepare, dbpbf_batch_step);
 }
 

@@ -215,7 +215,7 @@ ONCE_API once_status once_vertical_site_create(uint64_t bits, uint32_t slices,
  * Slices kept apart
  *
  * A sliced filter whose sites are other processes (a Redis Cluster: the module's
- * SLICE.* keys, dist/) keeps each slice where its site runs, as a filter of its own,
+ * SLICE.* keys, cluster/) keeps each slice where its site runs, as a filter of its own,
  * ONCE_SLICE: a memory site (above) that saves, loads, clears and describes as every
  * filter does (once_save, once_load, the chunked dumps, once_get_stats), and runs site
  * requests instead of keys; every key call on it answers ONCE_ERR_UNSUPPORTED.

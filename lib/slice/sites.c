@@ -1,6 +1,6 @@
 /*
  * slice/sites.c - sites that hold other sites: thread sites and vertical sites
- * (once_sliced.h, "Sliced filters", "Sites"); memory sites are window/memory_site.c.
+ * (once_sliced.h, "Sliced filters", "Sites"); memory sites are site/memory_site.c.
  *
  * Design
  *   Thread sites own other sites (paper 000, section 3: a site holds its slices and

@@ -7,7 +7,7 @@
 
 #include "once_sliced.h"
 
-#include "window/memory_site.h"
+#include "site/memory_site.h"
 
 /* Destroy sites[0 .. count-1] (those with a destroy call), as a filter that owns them
  * does when it is freed. */

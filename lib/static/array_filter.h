@@ -111,7 +111,7 @@ once_array_plan(const once_array_filter *a, const once_cell_ops *ops,
 {
     if (next < count) {
         once_hash key = once_item_hash(items, next);
-        ops->plan(a, &key, &ring[(next & (ONCE_PIPELINE_RING - 1)) * a->hashes]);
+        ops->plan(a, &key, &ring[(next & (ONCE_BATCH_LOOP_RING - 1)) * a->hashes]);
     }
 }
 
@@ -121,12 +121,12 @@ once_array_cell_batch(once_filter *f, const once_batch_items *items, size_t coun
 {
     once_array_filter *a = ARRAY(f);
     const once_batch_items in = *items; /* a local: the answer stores cannot alias it */
-    uint64_t ring[ONCE_PIPELINE_RING * ONCE_MAX_HASHES];
+    uint64_t ring[ONCE_BATCH_LOOP_RING * ONCE_MAX_HASHES];
     for (size_t i = 0; i < ONCE_BATCH_AHEAD; i++)
         once_array_plan(a, ops, &in, count, ring, i);
     for (size_t i = 0; i < count; i++) {
         once_array_plan(a, ops, &in, count, ring, i + ONCE_BATCH_AHEAD);
-        const uint64_t *cells = &ring[(i & (ONCE_PIPELINE_RING - 1)) * a->hashes];
+        const uint64_t *cells = &ring[(i & (ONCE_BATCH_LOOP_RING - 1)) * a->hashes];
         if (op == ONCE_OP_QUERY)
             out[i] = ops->query(a, cells);
         else if (op == ONCE_OP_ADD)

@@ -222,14 +222,14 @@ static once_status bpbf_fused_batch(once_filter *f, const once_batch_items *item
     bool plan = plannable(b);
     uint32_t want = op == ONCE_OP_QUERY ? 2 : PREFETCH_BLOCKS;
     const once_batch_items in = *items;
-    once_hash ring[ONCE_PIPELINE_RING];
-    uint64_t cell_ring[ONCE_PIPELINE_RING][PLAN_CELLS];
+    once_hash ring[ONCE_BATCH_LOOP_RING];
+    uint64_t cell_ring[ONCE_BATCH_LOOP_RING][PLAN_CELLS];
     for (size_t i = 0; i < count + ONCE_BATCH_AHEAD; i++) {
         if (i < count) {
-            once_hash *h = &ring[i % ONCE_PIPELINE_RING];
+            once_hash *h = &ring[i % ONCE_BATCH_LOOP_RING];
             *h = once_item_hash(&in, i);
             if (plan) {
-                probe_blocks(b, batch->words, h, PROBE_PLAN, cell_ring[i % ONCE_PIPELINE_RING]);
+                probe_blocks(b, batch->words, h, PROBE_PLAN, cell_ring[i % ONCE_BATCH_LOOP_RING]);
             } else {
                 uint64_t first[PREFETCH_BLOCKS];
                 uint32_t blocks = first_probes(b, h, first, want);
@@ -244,8 +244,8 @@ static once_status bpbf_fused_batch(once_filter *f, const once_batch_items *item
         if (i < ONCE_BATCH_AHEAD)
             continue;
         size_t k = i - ONCE_BATCH_AHEAD;
-        const once_hash *h = &ring[k % ONCE_PIPELINE_RING];
-        const uint64_t *cells = cell_ring[k % ONCE_PIPELINE_RING];
+        const once_hash *h = &ring[k % ONCE_BATCH_LOOP_RING];
+        const uint64_t *cells = cell_ring[k % ONCE_BATCH_LOOP_RING];
         if (op == ONCE_OP_ADD) {
             if (plan)
                 set_planned(b, batch->words, cells, false);

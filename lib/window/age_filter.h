@@ -7,7 +7,7 @@
 #ifndef ONCE_WINDOW_AGE_FILTER_H
 #define ONCE_WINDOW_AGE_FILTER_H
 
-#include "window/age.h"
+#include "window/skip_back.h"
 #include "core/simd.h"
 
 #include <string.h>

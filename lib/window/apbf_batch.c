@@ -265,14 +265,14 @@ kept_prepare(const age_filter *a, const kept_plan *plan, block_shape shape, kept
 }
 
 /* How many keys ahead a key is prepared (enough lines in flight to cover the memory's
- * latency, see once_batch_pipeline), with the first keys prepared. */
+ * latency, see once_batch_loop), with the first keys prepared. */
 static inline __attribute__((always_inline)) size_t
 kept_start(const age_filter *a, const kept_plan *plan, block_shape shape, kept_slot *ring,
            const once_batch_items *items, size_t count, once_batch_op op)
 {
     size_t distance = once_age_batch_distance(age_reach(a, shape), op);
-    if (distance >= ONCE_PIPELINE_RING)
-        distance = ONCE_PIPELINE_RING - 1;
+    if (distance >= ONCE_BATCH_LOOP_RING)
+        distance = ONCE_BATCH_LOOP_RING - 1;
     if (distance == 0)
         distance = 1;
     for (size_t i = 0; i < count && i < distance; i++)
@@ -316,13 +316,13 @@ kept_loop(age_filter *a, block_shape shape, line_test_fn test, line_set_fn set,
     kept_plan plan;
     kept_plan_init(&plan, a, op);
     const once_batch_items in = *items; /* a local: the answer stores cannot alias it */
-    kept_slot ring[ONCE_PIPELINE_RING];
+    kept_slot ring[ONCE_BATCH_LOOP_RING];
     size_t distance = kept_start(a, &plan, shape, ring, &in, count, op);
     for (size_t i = 0; i < count; i++) {
         size_t next = i + distance;
         if (next < count)
-            kept_prepare(a, &plan, shape, &ring[next % ONCE_PIPELINE_RING], &in, next, op);
-        bool seen = kept_step(a, &plan, shape, test, set, &ring[i % ONCE_PIPELINE_RING], op);
+            kept_prepare(a, &plan, shape, &ring[next % ONCE_BATCH_LOOP_RING], &in, next, op);
+        bool seen = kept_step(a, &plan, shape, test, set, &ring[i % ONCE_BATCH_LOOP_RING], op);
         if (op == ONCE_OP_TEST_AND_ADD)
             out[i] = seen;
     }
@@ -437,16 +437,16 @@ kept_query_loop(const age_filter *a, block_shape shape, line_test_fn test,
     const uint32_t heads = plan.count;
     const bool whole_chain = shape.bits != 0 && heads == a->l / a->k + 1;
     const once_batch_items in = *items; /* a local: the answer stores cannot alias it */
-    kept_slot ring[ONCE_PIPELINE_RING];
+    kept_slot ring[ONCE_BATCH_LOOP_RING];
     parking lot;
     lot.first = lot.count = 0;
     size_t distance = kept_start(a, &plan, shape, ring, &in, count, ONCE_OP_QUERY);
     for (size_t i = 0; i < count; i++) {
         size_t next = i + distance;
         if (next < count)
-            kept_prepare(a, &plan, shape, &ring[next % ONCE_PIPELINE_RING], &in, next,
+            kept_prepare(a, &plan, shape, &ring[next % ONCE_BATCH_LOOP_RING], &in, next,
                          ONCE_OP_QUERY);
-        const kept_slot *slot = &ring[i % ONCE_PIPELINE_RING];
+        const kept_slot *slot = &ring[i % ONCE_BATCH_LOOP_RING];
         if (whole_chain && !chain_matches(shape, test, slot, heads)) {
             out[i] = 0; /* no head matched: the search would only have stepped across them */
             goto resume_due;

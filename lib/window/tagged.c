@@ -92,7 +92,7 @@
  */
 #include "core/structure.h"
 #include "core/limits.h"
-#include "core/pipeline.h"
+#include "core/batch_loop.h"
 
 #include <math.h>
 
@@ -935,7 +935,7 @@ static bool tagged_query(const once_filter *f, const once_hash *h, uint64_t now_
 }
 
 /*
- * Batches, in three steps a key (once_batch_pipeline_staged, core/pipeline.h): its
+ * Batches, in three steps a key (once_batch_loop_staged, core/batch_loop.h): its
  * buckets in the newest table requested TAGGED_AHEAD keys before its answer; the
  * newest asked TAGGED_OLDER_AHEAD keys before, and only if it lacks the key, the older
  * tables' buckets requested; then the one-key operation at its turn.  The first two
@@ -1004,8 +1004,8 @@ static __attribute__((flatten)) once_status tagged_batch(once_filter *f,
                                                          size_t count, once_batch_op op,
                                                          uint8_t *out, size_t *done)
 {
-    tagged_record ring[ONCE_PIPELINE_RING];
-    return once_batch_pipeline_staged_any(items, count, op, out, done, TAGGED_AHEAD,
+    tagged_record ring[ONCE_BATCH_LOOP_RING];
+    return once_batch_loop_staged_any(items, count, op, out, done, TAGGED_AHEAD,
                                           TAGGED_OLDER_AHEAD, ring, sizeof ring[0], f,
                                           tagged_request_newest, tagged_request_older,
                                           tagged_batch_step);

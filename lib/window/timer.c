@@ -133,7 +133,7 @@
 #include "core/limits.h"
 #include "math/cardinality.h"
 #include "math/sizing.h"
-#include "core/pipeline.h"
+#include "core/batch_loop.h"
 
 #include <math.h>
 
@@ -611,7 +611,7 @@ static bool timer_query(const once_filter *f, const once_hash *h, uint64_t now_m
 }
 
 /*
- * Batches run once_batch_pipeline (core/pipeline.h): a key's positions are computed once,
+ * Batches run once_batch_loop (core/batch_loop.h): a key's positions are computed once,
  * some keys ahead, and its newest sub-filter's lines requested; at its turn the key
  * is answered from them by the one-key operation's own code, at its own time, so a
  * batch answers exactly as the one-key calls in array order.  (A sub-filter that opens
@@ -645,10 +645,10 @@ static __attribute__((flatten)) once_status timer_batch(once_filter *f,
                                                         size_t count, once_batch_op op,
                                                         uint8_t *out, size_t *done)
 {
-    timer_record ring[ONCE_PIPELINE_RING];
+    timer_record ring[ONCE_BATCH_LOOP_RING];
     const timer_filter *t = CTIMER(f);
     size_t distance = ONCE_LINES_IN_FLIGHT / t->hashes;
-    return once_batch_pipeline_any(items, count, op, out, done, distance, ring,
+    return once_batch_loop_any(items, count, op, out, done, distance, ring,
                                    sizeof ring[0], f, timer_batch_prepare, timer_batch_step);
 }
 

@@ -54,7 +54,7 @@
  *   without ordering them first.
  *
  * Batches
- *   The batch loop (once_batch_pipeline) requests a key's slice lines some keys ahead
+ *   The batch loop (once_batch_loop) requests a key's slice lines some keys ahead
  *   under the slices of that moment and then runs the one-key operation, which clamps
  *   the key's own time, decides its shifts and recomputes every position: answers are
  *   exactly those of one-key calls in array order, and a refused shift stops the batch
@@ -71,7 +71,7 @@
  *   - any k consecutive slices have distinct hash indices (index = serial mod k);
  *   - queries never change state.
  */
-#include "window/age.h"
+#include "window/skip_back.h"
 #include "core/limits.h"
 #include "math/age.h"
 #include "math/cardinality.h"
@@ -594,7 +594,7 @@ test_and_insert(tlbf *t, const once_hash *h, uint64_t now_ms, const tlbf_ready *
 /* ---------------------------------------------------------------- batch */
 
 /*
- * The batch runs once_batch_pipeline with the one-key operations as its step: a key's
+ * The batch runs once_batch_loop with the one-key operations as its step: a key's
  * slice lines are requested `distance` keys ahead under the slices of the moment
  * (once_age_prefetch: the search chain, the k insertion slices, or both), and the
  * step recomputes every position from the slices it finds.  A shift between the two
@@ -692,10 +692,10 @@ static __attribute__((flatten)) once_status tlbf_batch(once_filter *f,
                                                        size_t count, once_batch_op op,
                                                        uint8_t *out, size_t *done)
 {
-    tlbf_record ring[ONCE_PIPELINE_RING];
+    tlbf_record ring[ONCE_BATCH_LOOP_RING];
     const tlbf *t = CTL(f);
     size_t distance = once_age_batch_distance(tlbf_reach(t), op);
-    return once_batch_pipeline_any(items, count, op, out, done, distance, ring,
+    return once_batch_loop_any(items, count, op, out, done, distance, ring,
                                    sizeof ring[0], f, tlbf_batch_prepare, tlbf_batch_step);
 }
 

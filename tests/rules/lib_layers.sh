@@ -1,8 +1,8 @@
 #!/bin/sh
 # The dependency rule of lib/ (docs/ARCHITECTURE.md): the folders are layers,
-#     core <- math <- static <- window, grow <- api <- slice,
+#     core <- math <- static <- window, grow, site <- api <- slice,
 # and a file uses (includes, or calls or reads a symbol defined in) only files of its
-# own folder or of a lower layer; window and grow share a layer and use neither each
+# own folder or of a lower layer; window, grow and site share a layer and use none of each
 # other nor api.  Over the include graph and the symbol graph of the compiled objects
 # together, no files depend on each other in a circle, inside a folder either.
 # Usage: lib_layers.sh LIB_DIR OBJECT...   (the objects of lib/, as built; CMake may
@@ -18,7 +18,7 @@ trap 'rm -rf "$work"' EXIT
 
 # Edges "from to", one per line, between files named relative to lib/ ("core/hash.h").
 # Includes: a quoted include names a path relative to lib/ or the public header.
-( cd "$lib" && find core math static window grow api slice -name '*.[ch]' | sort ) > "$work/files"
+( cd "$lib" && find core math static window grow site api slice -name '*.[ch]' | sort ) > "$work/files"
 [ -s "$work/files" ] || { echo "no sources under $lib" >&2; exit 1; }
 while read -r file; do
   sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$lib/$file" |
@@ -37,7 +37,7 @@ done < "$work/files" > "$work/edges"
 
 # Symbols: an object uses the file that defines a symbol it leaves undefined.
 for object in "$@"; do
-  source=$(echo "$object" | sed -nE 's@.*/((core|math|static|window|grow|api|slice)/[^/]*[.]c)[.]o$@\1@p')
+  source=$(echo "$object" | sed -nE 's@.*/((core|math|static|window|grow|site|api|slice)/[^/]*[.]c)[.]o$@\1@p')
   [ -n "$source" ] || { echo "cannot tell the source of $object" >&2; exit 1; }
   nm --defined-only -g "$object" | awk -v f="$source" 'NF == 3 { print "def", $3, f }'
   nm -u "$object" | awk -v f="$source" '{ print "use", $NF, f }'
@@ -55,7 +55,7 @@ awk '
     if (folder == "core") return 0
     if (folder == "math") return 1
     if (folder == "static") return 2
-    if (folder == "window" || folder == "grow") return 3
+    if (folder == "window" || folder == "grow" || folder == "site") return 3
     if (folder == "api") return 4
     if (folder == "slice") return 5
     return -1
@@ -65,7 +65,7 @@ awk '
     ff = from; sub(/\/.*/, "", ff); tf = to; sub(/\/.*/, "", tf)
     if (ff == tf) next
     if (layer(to) < 0 || layer(from) < 0 || layer(to) >= layer(from)) {
-      print from " uses " to ": against the layers core <- math <- static <- window, grow <- api <- slice"
+      print from " uses " to ": against the layers core <- math <- static <- window, grow, site <- api <- slice"
       bad = 1
     }
   }

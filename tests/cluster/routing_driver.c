@@ -1,6 +1,6 @@
 /*
- * tests/dist/routing_driver.c - the routing layer (dist/cluster/routing.h) driven over
- * stdin and stdout, for the Python tests of tests/dist.
+ * tests/cluster/routing_driver.c - the routing layer (cluster/routing.h) driven over
+ * stdin and stdout, for the Python tests of tests/cluster.
  *
  * Usage: routing_driver [--timeout MS] [--redirects N] [--retry MS] [--max-retry MS]
  *                       [--manual-clock] SEED...
@@ -24,7 +24,7 @@
  * with every byte outside '!'..'~' and each of \ , [ ] written \xHH.  End of input
  * frees the client and exits 0.
  */
-#include "cluster/routing.h"
+#include "routing.h"
 
 #include <stdio.h>
 #include <stdlib.h>

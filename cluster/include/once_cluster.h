@@ -1,6 +1,6 @@
 /*
  * once_cluster.h - one filter sliced over a Redis Cluster, shared by many producer
- * processes (paper 000, sections 3 to 6, over the network): libonce-dist.
+ * processes (paper 000, sections 3 to 6, over the network): libonce-cluster.
  *
  * The filter is a sliced filter of once_sliced.h whose sites are keys of the cluster,
  * one a slice, each held by the module's SLICE.* type on the master that serves its

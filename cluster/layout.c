@@ -1,5 +1,5 @@
 /*
- * dist/cluster/layout.c - what the producers of a filter in a cluster agree on, written
+ * cluster/layout.c - what the producers of a filter in a cluster agree on, written
  * once in the key NAME:layout (docs/CLUSTER.md, "The layout").
  *
  * Design
@@ -21,8 +21,8 @@
  *     range, the tag count equal to S S'; window_events in version 2 alone;
  *   - a tag is at most LAYOUT_MAX_TAG - 1 characters of [0-9.].
  */
-#include "cluster/layout.h"
-#include "cluster/routing.h"
+#include "layout.h"
+#include "routing.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

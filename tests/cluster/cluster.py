@@ -1,4 +1,4 @@
-"""Real Redis Clusters for the dist/ component's tests.
+"""Real Redis Clusters for the cluster/ component's tests.
 
 A Cluster is Debian's redis-server nodes, each on free loopback ports (its client port
 and its cluster bus port) with its own temporary directory, daemonized with a pidfile

@@ -1,6 +1,6 @@
 /*
- * dist/cluster/routing.h - commands to a Redis Cluster, each routed to the master that
- * serves its key's hash slot (an internal header of dist/, not installed).
+ * cluster/routing.h - commands to a Redis Cluster, each routed to the master that
+ * serves its key's hash slot (an internal header of cluster/, not installed).
  *
  * A client holds the cluster's slot map (CLUSTER SLOTS, masters only) and one blocking
  * hiredis connection per master.  cluster_client_run takes a batch of commands, sends

@@ -1,13 +1,13 @@
 /*
- * module/config.h - the module's settings (CONFIG GET/SET once.<name>).
+ * module/settings.h - the module's settings (CONFIG GET/SET once.<name>).
  *
- * One table (config.c) names each setting, its default and its range; the server shows
+ * One table (settings.c) names each setting, its default and its range; the server shows
  * them as once.<name>, and the words after the module's path on its loadmodule line
  * set them too (NAME VALUE pairs, with RedisBloom's ERROR_RATE and INITIAL_SIZE
  * accepted under those names).  Commands read the current values through these calls.
  */
-#ifndef ONCE_MODULE_CONFIG_H
-#define ONCE_MODULE_CONFIG_H
+#ifndef ONCE_MODULE_SETTINGS_H
+#define ONCE_MODULE_SETTINGS_H
 
 #include "redis_api.h"
 
@@ -30,4 +30,4 @@ extern module_config config;
  * logging what was wrong. */
 int config_register(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
-#endif /* ONCE_MODULE_CONFIG_H */
+#endif /* ONCE_MODULE_SETTINGS_H */

@@ -1,11 +1,11 @@
 /*
- * window/slice.c - one slice of a sliced filter kept as a filter of its own (ONCE_SLICE,
+ * site/slice.c - one slice of a sliced filter kept as a filter of its own (ONCE_SLICE,
  * once_sliced.h, "Slices kept apart").
  *
  * Design
  *   A sliced filter (paper 000, section 3) whose sites are other processes keeps each
  *   slice where its site runs: a Redis key of the module, one per slice.  What such a
- *   site holds is exactly a memory site (window/memory_site.c: bits, or packed timers with a
+ *   site holds is exactly a memory site (site/memory_site.c: bits, or packed timers with a
  *   window, sub-filters with growth), so a slice is a memory site inside a filter
  *   object: it is created, described, cleared, saved and loaded as every filter is
  *   (once_save, once_load, the chunked dumps a Redis value travels by), and it runs
@@ -27,7 +27,7 @@
  *   - `site` is a memory site of `config` (no budget, not shared), owned here;
  *   - items counts the requests that set positions not all set before.
  */
-#include "window/memory_site.h"
+#include "site/memory_site.h"
 
 #include "core/alloc.h"
 #include "core/limits.h"

@@ -1,5 +1,5 @@
 /*
- * dist/cluster/layout.h - a sliced filter's layout in its cluster, and the slices'
+ * cluster/layout.h - a sliced filter's layout in its cluster, and the slices'
  * hash tags (layout.c).
  */
 #ifndef ONCE_DIST_LAYOUT_H

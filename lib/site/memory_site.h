@@ -1,10 +1,10 @@
 /*
- * window/memory_site.h - what the filters that hold memory sites (slice/, window/slice.c)
- * share about them (window/memory_site.c); the sites themselves are public
+ * site/memory_site.h - what the filters that hold memory sites (slice/, site/slice.c)
+ * share about them (site/memory_site.c); the sites themselves are public
  * (once_sliced.h, "Sliced filters").
  */
-#ifndef ONCE_WINDOW_MEMORY_SITE_H
-#define ONCE_WINDOW_MEMORY_SITE_H
+#ifndef ONCE_SITE_MEMORY_SITE_H
+#define ONCE_SITE_MEMORY_SITE_H
 
 #include "once_sliced.h"
 
@@ -13,7 +13,7 @@
 
 /* The width of a memory site's timers for a window of `window` ms (or events): the
  * narrowest of 8, 16 and 32 bits whose tick is 1 (a window up to 2^30), else 32
- * (window/memory_site.c). */
+ * (site/memory_site.c). */
 static inline uint32_t memory_site_timer_width(uint64_t window)
 {
     for (uint32_t width = 8; width < 32; width *= 2)
@@ -30,7 +30,7 @@ static inline uint64_t memory_site_sub_filter_bytes(uint64_t bits, uint64_t wind
     return window != 0 ? bits * memory_site_timer_width(window) / 8 + bits / 8 : bits / 8;
 }
 
-/* A memory site inside a saved slice (window/slice.c; docs/FORMAT.md, type 13): its
+/* A memory site inside a saved slice (site/slice.c; docs/FORMAT.md, type 13): its
  * clock and sweep, saved with the slice's parameters, and per sub-filter, oldest
  * first, the positions written, its generation and its cells as they are in memory
  * (bits, or timers then marks).  The counts of set cells and the latest expiry are
@@ -52,4 +52,4 @@ once_status memory_site_load(const once_memory_site_config *config,
 /* Back to a new site's state: one empty sub-filter, no clock. */
 void memory_site_clear(once_site *site);
 
-#endif /* ONCE_WINDOW_MEMORY_SITE_H */
+#endif /* ONCE_SITE_MEMORY_SITE_H */

@@ -1,4 +1,4 @@
-"""The routing layer (dist/cluster/routing.h) over real Redis Clusters (cluster.py),
+"""The routing layer (cluster/routing.h) over real Redis Clusters (cluster.py),
 through routing_driver (routing_driver.c): keys reach the master that serves their slot,
 whose number is the server's own; moved and migrating slots are followed; a dead master
 costs its own keys only, backs off as configured, and its keys come back with it or with

@@ -1,11 +1,11 @@
 /*
- * dist/cluster/remote_site.h - slices in a Redis Cluster as sites of a sliced filter
+ * cluster/remote_site.h - slices in a Redis Cluster as sites of a sliced filter
  * (remote_site.c).
  */
 #ifndef ONCE_DIST_REMOTE_SITE_H
 #define ONCE_DIST_REMOTE_SITE_H
 
-#include "cluster/routing.h"
+#include "routing.h"
 
 #include "once_sliced.h"
 

@@ -1,8 +1,8 @@
 /*
- * window/memory_site.c - a site held in this process's memory (once_sliced.h, "Sliced
+ * site/memory_site.c - a site held in this process's memory (once_sliced.h, "Sliced
  * filters", "Sites"): the cells of one slice of a sliced filter (paper 000), bits or
  * timers, with growth, as the in-process sliced filters and Bloom trees (slice/) and
- * the kept-apart slices (window/slice.c) hold them.
+ * the kept-apart slices (site/slice.c) hold them.
  *
  * Design
  *   A memory site holds one slice in cells and applies each request to them in order,
@@ -68,7 +68,7 @@
  *     cells_set counts the non-zero unmarked cells of a sub-filter.
 
  */
-#include "window/memory_site.h"
+#include "site/memory_site.h"
 
 #include "once_math.h"
 

@@ -1,12 +1,12 @@
 /*
- * window/age.h - what the age-partitioned windows (APBF and APBBF: window/apbf.c;
+ * window/skip_back.h - what the age-partitioned windows (APBF and APBBF: window/apbf.c;
  * TLBF: window/tlbf.c) share: the skip-back search of paper 001 and the lines an
- * operation will touch.  Their batches run core/pipeline.h's loop.
+ * operation will touch.  Their batches run core/batch_loop.h's loop.
  */
-#ifndef ONCE_WINDOW_AGE_H
-#define ONCE_WINDOW_AGE_H
+#ifndef ONCE_WINDOW_SKIP_BACK_H
+#define ONCE_WINDOW_SKIP_BACK_H
 
-#include "core/pipeline.h"
+#include "core/batch_loop.h"
 
 /*
  * The skip-back search of paper 001, Algorithm 1, over `k + l` logical segments:
@@ -123,11 +123,11 @@ static inline uint32_t once_age_prefetch_count(once_age_reach r, once_batch_op o
     return op == ONCE_OP_QUERY ? search : op == ONCE_OP_ADD ? insert : search + insert;
 }
 
-/* How many keys ahead a batch requests lines (see once_batch_pipeline). */
+/* How many keys ahead a batch requests lines (see once_batch_loop). */
 static inline size_t once_age_batch_distance(once_age_reach r, once_batch_op op)
 {
     uint32_t lines = once_age_prefetch_count(r, op);
     return ONCE_LINES_IN_FLIGHT / (lines ? lines : 1);
 }
 
-#endif /* ONCE_WINDOW_AGE_H */
+#endif /* ONCE_WINDOW_SKIP_BACK_H */

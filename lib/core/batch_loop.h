@@ -1,9 +1,9 @@
 /*
- * core/pipeline.h - the batch loop of the layouts that run their own (once_filter_ops
+ * core/batch_loop.h - the batch loop of the layouts that run their own (once_filter_ops
  * batch): each key hashed and its lines requested some keys before it is probed.
  */
-#ifndef ONCE_CORE_PIPELINE_H
-#define ONCE_CORE_PIPELINE_H
+#ifndef ONCE_CORE_BATCH_LOOP_H
+#define ONCE_CORE_BATCH_LOOP_H
 
 #include "core/structure.h"
 
@@ -12,7 +12,7 @@
 
 /*
  * Key i + distance is hashed and handed to `prepare`, which fills the layout's
- * per-key record (`record_size` bytes in `ring`, ONCE_PIPELINE_RING of them) and
+ * per-key record (`record_size` bytes in `ring`, ONCE_BATCH_LOOP_RING of them) and
  * requests the key's lines under the state of the moment.  Key i is then probed by
  * `step`, the layout's one-key operation, which takes from the record what an
  * insertion in between cannot have changed (the DBF's cells, which are every row's)
@@ -21,43 +21,43 @@
  * sub-filters).  A request made stale by such a change is a wasted prefetch, never a
  * wrong answer: a batch answers exactly as the one-key calls in array order,
  * duplicates and mid-batch shifts included.  `ctx` is the layout's (its filter and
- * constants), handed to both.  `distance` (clamped to 1 .. ONCE_PIPELINE_RING - 1) is
+ * constants), handed to both.  `distance` (clamped to 1 .. ONCE_BATCH_LOOP_RING - 1) is
  * chosen by the layout from how many lines one key requests: enough keys ahead to
  * keep the memory busy, few enough that the lines are still cached when used.  Always
  * inlined with a constant `op`, so each operation gets its own loop with `prepare`
  * and `step` inlined.  (The APBF and APBBF run a loop of their own that also parks
  * searches, window/apbf_batch.c.)
  */
-typedef void (*once_pipeline_prepare_fn)(const void *ctx, void *record, const once_hash *h,
+typedef void (*once_batch_loop_prepare_fn)(const void *ctx, void *record, const once_hash *h,
                                          once_batch_op op);
-typedef once_status (*once_pipeline_step_fn)(const void *ctx, void *record, uint64_t now_ms,
+typedef once_status (*once_batch_loop_step_fn)(const void *ctx, void *record, uint64_t now_ms,
                                              once_batch_op op, bool *answer);
-/* A second, nearer request (once_batch_pipeline_staged): from the prepared record, under
+/* A second, nearer request (once_batch_loop_staged): from the prepared record, under
  * the state of the moment. */
-typedef void (*once_pipeline_near_fn)(const void *ctx, const void *record, once_batch_op op);
+typedef void (*once_batch_loop_near_fn)(const void *ctx, const void *record, once_batch_op op);
 
 /*
- * once_batch_pipeline with a second request `near_distance` keys before a key's step
+ * once_batch_loop with a second request `near_distance` keys before a key's step
  * (clamped below `distance`), for a layout whose later lines depend on what the first
  * ones say (the tagged window asks its newest table, then requests the older ones' lines
  * for a key it lacks).  `near` NULL: the one-request loop.
  */
 static inline __attribute__((always_inline)) once_status
-once_batch_pipeline_staged(const once_batch_items *items, size_t count, const once_batch_op op,
+once_batch_loop_staged(const once_batch_items *items, size_t count, const once_batch_op op,
                            uint8_t *out, size_t *done, size_t distance, size_t near_distance,
                            void *ring, size_t record_size, const void *ctx,
-                           once_pipeline_prepare_fn prepare, once_pipeline_near_fn near,
-                           once_pipeline_step_fn step)
+                           once_batch_loop_prepare_fn prepare, once_batch_loop_near_fn near,
+                           once_batch_loop_step_fn step)
 {
-    if (distance >= ONCE_PIPELINE_RING)
-        distance = ONCE_PIPELINE_RING - 1;
+    if (distance >= ONCE_BATCH_LOOP_RING)
+        distance = ONCE_BATCH_LOOP_RING - 1;
     if (distance == 0)
         distance = 1;
     if (near_distance >= distance)
         near_distance = distance - 1;
     if (near_distance == 0)
         near = NULL;
-#define ONCE_RECORD(i) ((char *)ring + ((i) % ONCE_PIPELINE_RING) * record_size)
+#define ONCE_RECORD(i) ((char *)ring + ((i) % ONCE_BATCH_LOOP_RING) * record_size)
     const once_batch_items in = *items;
     size_t ahead = count < distance ? count : distance;
     for (size_t i = 0; i < ahead; i++) {
@@ -90,48 +90,48 @@ once_batch_pipeline_staged(const once_batch_items *items, size_t count, const on
 }
 
 static inline __attribute__((always_inline)) once_status
-once_batch_pipeline(const once_batch_items *items, size_t count, const once_batch_op op,
+once_batch_loop(const once_batch_items *items, size_t count, const once_batch_op op,
                     uint8_t *out, size_t *done, size_t distance, void *ring,
-                    size_t record_size, const void *ctx, once_pipeline_prepare_fn prepare,
-                    once_pipeline_step_fn step)
+                    size_t record_size, const void *ctx, once_batch_loop_prepare_fn prepare,
+                    once_batch_loop_step_fn step)
 {
-    return once_batch_pipeline_staged(items, count, op, out, done, distance, 0, ring,
+    return once_batch_loop_staged(items, count, op, out, done, distance, 0, ring,
                                       record_size, ctx, prepare, NULL, step);
 }
 
 /* The loop for an operation known only at run time: a branch for each, so that each
  * still gets its own loop with `op` a constant in it. */
 static inline __attribute__((always_inline)) once_status
-once_batch_pipeline_staged_any(const once_batch_items *items, size_t count, once_batch_op op,
+once_batch_loop_staged_any(const once_batch_items *items, size_t count, once_batch_op op,
                                uint8_t *out, size_t *done, size_t distance, size_t near_distance,
                                void *ring, size_t record_size, const void *ctx,
-                               once_pipeline_prepare_fn prepare, once_pipeline_near_fn near,
-                               once_pipeline_step_fn step)
+                               once_batch_loop_prepare_fn prepare, once_batch_loop_near_fn near,
+                               once_batch_loop_step_fn step)
 {
     switch (op) {
     case ONCE_OP_QUERY:
-        return once_batch_pipeline_staged(items, count, ONCE_OP_QUERY, out, done, distance,
+        return once_batch_loop_staged(items, count, ONCE_OP_QUERY, out, done, distance,
                                           near_distance, ring, record_size, ctx, prepare, near,
                                           step);
     case ONCE_OP_ADD:
-        return once_batch_pipeline_staged(items, count, ONCE_OP_ADD, out, done, distance,
+        return once_batch_loop_staged(items, count, ONCE_OP_ADD, out, done, distance,
                                           near_distance, ring, record_size, ctx, prepare, near,
                                           step);
     case ONCE_OP_TEST_AND_ADD:
         break;
     }
-    return once_batch_pipeline_staged(items, count, ONCE_OP_TEST_AND_ADD, out, done, distance,
+    return once_batch_loop_staged(items, count, ONCE_OP_TEST_AND_ADD, out, done, distance,
                                       near_distance, ring, record_size, ctx, prepare, near, step);
 }
 
 static inline __attribute__((always_inline)) once_status
-once_batch_pipeline_any(const once_batch_items *items, size_t count, once_batch_op op,
+once_batch_loop_any(const once_batch_items *items, size_t count, once_batch_op op,
                         uint8_t *out, size_t *done, size_t distance, void *ring,
-                        size_t record_size, const void *ctx, once_pipeline_prepare_fn prepare,
-                        once_pipeline_step_fn step)
+                        size_t record_size, const void *ctx, once_batch_loop_prepare_fn prepare,
+                        once_batch_loop_step_fn step)
 {
-    return once_batch_pipeline_staged_any(items, count, op, out, done, distance, 0, ring,
+    return once_batch_loop_staged_any(items, count, op, out, done, distance, 0, ring,
                                           record_size, ctx, prepare, NULL, step);
 }
 
-#endif /* ONCE_CORE_PIPELINE_H */
+#endif /* ONCE_CORE_BATCH_LOOP_H */

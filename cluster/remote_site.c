@@ -1,5 +1,5 @@
 /*
- * dist/cluster/remote_site.c - a slice in a Redis Cluster as a site of a sliced filter
+ * cluster/remote_site.c - a slice in a Redis Cluster as a site of a sliced filter
  * (once_sliced.h, "Sites"; module/t_slice.c holds the slice).
  *
  * Design
@@ -28,7 +28,7 @@
  *     started before it and not yet sent), and the round is emptied when the last of
  *     its sites has waited; a site's reply is freed by its wait.
  */
-#include "cluster/remote_site.h"
+#include "remote_site.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /*
- * dist/cluster/routing.c - commands routed over a Redis Cluster by hash slot (routing.h).
+ * cluster/routing.c - commands routed over a Redis Cluster by hash slot (routing.h).
  *
  * Design
  *   The client keeps the slot map (slot -> node index, from CLUSTER SLOTS: masters only,
@@ -67,7 +67,7 @@
  *   - a node's queue (head..tail through work.next) is empty outside a round;
  *   - every command of a run ends REPLIED with its reply or UNREACHABLE with none.
  */
-#include "cluster/routing.h"
+#include "routing.h"
 
 #include <errno.h>
 #include <pthread.h>

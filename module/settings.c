@@ -1,10 +1,10 @@
 /*
- * module/config.c - the module's settings, registered with the server (7.0 configs).
+ * module/settings.c - the module's settings, registered with the server (7.0 configs).
  *
  * The error rate is a string setting (the server's numeric settings are integers),
  * parsed and checked here: a value outside (0, 1) is refused and the old one kept.
  */
-#include "config.h"
+#include "settings.h"
 #include "once.h"
 
 #include <errno.h>

@@ -1,5 +1,5 @@
 /*
- * dist/cluster/filter.c - one filter sliced over a Redis Cluster (once_cluster.h).
+ * cluster/cluster_filter.c - one filter sliced over a Redis Cluster (once_cluster.h).
  *
  * Design
  *   The filter is the library's sliced filter (slice/sliced.c) over remote sites
@@ -33,9 +33,9 @@
  */
 #include "once_cluster.h"
 
-#include "cluster/layout.h"
-#include "cluster/remote_site.h"
-#include "cluster/routing.h"
+#include "layout.h"
+#include "remote_site.h"
+#include "routing.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
