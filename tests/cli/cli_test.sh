@@ -204,10 +204,11 @@ case_stats_phases() {
     || fail "phases of a time window: $(cat err)"
 }
 
-# --threads T runs the lines on T threads and prints what one thread prints, byte for
-# byte: every structure, all time and both windows, event times with bad, late and
-# far-future lines, -D, field keys.  A low capacity puts every growing structure past
-# its first sub-filter, so that growth falls inside the threaded run.
+# --threads T runs the lines on T threads and prints what a run without --threads
+# prints, byte for byte, and saves the same state: every structure, all time and both
+# windows, event times with bad, late and far-future lines, -D, field keys.  A low
+# capacity puts every growing structure past its first sub-filter, so that growth falls
+# inside the threaded run.
 case_threads_same_output() {
   awk 'BEGIN { srand(7); for (i = 0; i < 30000; i++) {
       t = 1700000000 + int(i / 10) - (i % 97 == 0 ? 400 : 0)
@@ -235,13 +236,16 @@ case_threads_same_output() {
     "--seed 3 --filter dbf --capacity 2000 -f 2 --shards 3"
   )
   for args in "${runs[@]}"; do
+    rm -f want.state
     # shellcheck disable=SC2086 # the options are words
-    "$ONCE" $args --threads 1 in > want 2> want.err
-    for t in 2 3 8; do
+    "$ONCE" $args --state want.state in > want 2> want.err
+    for t in 1 2 3 8; do
+      rm -f got.state
       # shellcheck disable=SC2086
-      "$ONCE" $args --threads "$t" --stats=json in > got 2> err
+      "$ONCE" $args --threads "$t" --stats=json --state got.state in > got 2> err
       same_file got want
-      grep '^{' err | jq -e --argjson t "$t" '.threads == $t and .phases.hash >= 0' > /dev/null \
+      same_file got.state want.state
+      grep '^{' err | jq -e --argjson t "$t" '.threads == $t and ($t == 1 or .phases.hash >= 0)' > /dev/null \
         || fail "$args --threads $t stats: $(cat err)"
     done
   done
@@ -251,8 +255,8 @@ case_threads_same_output() {
       printf "%d\tkey-%d-padding-to-forty-bytes\n", 1700000000 + int(i / 50), int(rand() * 150000) }' > big
   for args in "--seed 3" "--seed 3 --span 60s -f 2 --time-field 1" "--seed 3 --capacity 200000 -D"; do
     # shellcheck disable=SC2086
-    "$ONCE" $args --threads 1 big > want
-    for t in 2 4; do
+    "$ONCE" $args big > want
+    for t in 1 2 4; do
       # shellcheck disable=SC2086
       "$ONCE" $args --threads "$t" big > got
       same_file got want
@@ -260,8 +264,8 @@ case_threads_same_output() {
   done
   # A bad line under --on-bad-time fail stops every thread count at the same line, with
   # the lines before it delivered.
-  expect_status 2 "$ONCE" --span 60s -f 2 --time-field 1 --threads 1 in > want 2> want.err
-  for t in 2 8; do
+  expect_status 2 "$ONCE" --span 60s -f 2 --time-field 1 in > want 2> want.err
+  for t in 1 2 8; do
     expect_status 2 "$ONCE" --span 60s -f 2 --time-field 1 --threads "$t" in > got 2> err
     same_file got want
     same_file err want.err
@@ -270,13 +274,22 @@ case_threads_same_output() {
 
 # --shards: a filter in P shards prints the same lines on any number of threads (above);
 # it says so in --stats; count windows and sliced filters refuse it, and so does a value
-# out of range.  With --threads a new time window has 16 shards, a filter one.
+# out of range.  A new time window has 16 shards with --threads or without (fewer for a
+# --capacity under 16384: one a 1024 keys), a filter one.
 case_shards() {
   seq 1 20000 > in
-  "$ONCE" --seed 1 --span 1h --threads 2 --stats=json in 2> err > /dev/null
-  jq -e '.shards == 16' err > /dev/null || fail "a threaded time window's shards: $(cat err)"
-  "$ONCE" --seed 1 --threads 2 --stats=json in 2> err > /dev/null
-  jq -e '.shards == 1' err > /dev/null || fail "a threaded filter's shards: $(cat err)"
+  for threads in "" "--threads 2"; do
+    # shellcheck disable=SC2086 # the options are words
+    "$ONCE" --seed 1 --span 1h $threads --stats=json in 2> err > /dev/null
+    jq -e '.shards == 16' err > /dev/null || fail "a time window's shards ($threads): $(cat err)"
+    # shellcheck disable=SC2086
+    "$ONCE" --seed 1 $threads --stats=json in 2> err > /dev/null
+    jq -e '.shards == 1' err > /dev/null || fail "a filter's shards ($threads): $(cat err)"
+  done
+  "$ONCE" --seed 1 --span 1h --capacity 5000 --stats=json in 2> err > /dev/null
+  jq -e '.shards == 4' err > /dev/null || fail "a small time window's shards: $(cat err)"
+  "$ONCE" --seed 1 --span 1h --capacity 1000 --stats=json in 2> err > /dev/null
+  jq -e '.shards == 1' err > /dev/null || fail "a tiny time window's shards: $(cat err)"
   "$ONCE" --seed 1 --capacity 30000 --shards 8 --stats in 2> err > /dev/null
   grep -q 'blocked filter in 8 shards' err || fail "--stats of a sharded filter: $(cat err)"
   expect_usage_error "once: --filter apbf keeps the stream's last N keys, which shards cannot share out: drop --shards" \
@@ -291,9 +304,8 @@ case_shards() {
 }
 
 # A state saved by a threaded run resumes on one thread and the other way round: the
-# same lines as one run on one thread.  The state keeps its shards: a run without
-# --threads goes on with the threaded run's sharded filter, and a threaded run with a
-# filter saved in one piece.
+# same lines as one run on one thread.  The state keeps its shards: a threaded run goes
+# on with a time window saved in one piece (--shards 1, or an earlier version's).
 case_threads_state_resume() {
   awk 'BEGIN { srand(5); for (i = 0; i < 40000; i++) print int(rand() * 20000) }' > in
   head -n 15000 in > p1; sed -n '15001,30000p' in > p2; tail -n +30001 in > p3
@@ -303,9 +315,9 @@ case_threads_state_resume() {
   "$ONCE" --state st --threads 2 < p3 >> got
   same_file got want
   rm -f st
-  "$ONCE" --seed 9 --span 1h --state st p1 > want1
+  "$ONCE" --seed 9 --span 1h --shards 1 --state st p1 > want1
   "$ONCE" --state st --threads 3 p2 >> want1
-  "$ONCE" --seed 9 --span 1h p1 p2 > got1
+  "$ONCE" --seed 9 --span 1h --shards 1 p1 p2 > got1
   same_file got1 want1
   rm -f st
   "$ONCE" --seed 9 --span 1h --state st --threads 3 p1 > got1
