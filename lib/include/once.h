@@ -222,7 +222,7 @@ typedef enum once_type {
  */
 #define ONCE_MAX_TIME_MS (UINT64_MAX >> 1)
 #define ONCE_DEFAULT_MAX_TIME_JUMP_MS (UINT64_C(24) * 3600 * 1000)
-/* The memory cap of a time window that grows (ONCE_TLBF) when max_bytes is 0. */
+/* The memory cap of a time window (ONCE_TAGGED, ONCE_TLBF, ONCE_TIMER) when max_bytes is 0. */
 #define ONCE_DEFAULT_TIME_WINDOW_MAX_BYTES (UINT64_C(1) << 30)
 
 typedef enum once_policy {
@@ -343,8 +343,8 @@ ONCE_API void once_config_init_sized(once_config *config, size_t size, once_type
 ONCE_API once_status once_create(once_filter **out, const once_config *config);
 /* A filter of `type` for `capacity` keys at `error`, the other fields once_config_init's.
  * A window needs its window, which these two calls cannot give: for ONCE_APBF, ONCE_APBBF
- * (once_config.window, keys) and ONCE_TLBF, ONCE_TIMER (span_ms) they answer
- * ONCE_ERR_NO_WINDOW; build those with once_create. */
+ * (once_config.window, keys) and ONCE_TAGGED, ONCE_TLBF, ONCE_TIMER (span_ms) they
+ * answer ONCE_ERR_NO_WINDOW; build those with once_create. */
 ONCE_API once_status once_create_for_capacity(once_filter **out, once_type type, uint64_t capacity,
                                               double error);
 ONCE_API once_status once_create_with_geometry(once_filter **out, once_type type, uint64_t bits,
@@ -576,7 +576,7 @@ ONCE_API once_status once_get_metadata(const once_filter *filter, const void **d
                                        size_t *len);
 
 /* The memory cap of a structure that grows (once_config.max_bytes: scalable, DBF,
- * block-partitioned, TLBF, timer), changed on a filter that exists, such as one just
+ * dynamic block-partitioned, tagged, TLBF, timer), changed on a filter that exists, such as one just
  * loaded, which keeps the cap it was saved with until then; the new cap is saved with
  * it.  0 is the structure's default, as at creation.  ONCE_ERR_FULL, the cap unchanged,
  * when the filter already holds more than the new cap; ONCE_ERR_UNSUPPORTED for a
