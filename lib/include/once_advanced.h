@@ -5,9 +5,18 @@
  * the calls of one structure (block-partitioned filters, scalable filters, DBFs and
  * their incremental updates); sharded filters and their executor; the allocator and the
  * SIMD path.  The conventions and the threads rules are once.h's.
+ *
+ * Not a stable tier (once.h, "The headers"): its calls and structs change with the
+ * library, so it compiles only with ONCE_USE_UNSTABLE_API defined, by which a program
+ * accepts being built for this exact version of libonce.
  */
 #ifndef ONCE_ADVANCED_H
 #define ONCE_ADVANCED_H
+
+#ifndef ONCE_USE_UNSTABLE_API
+#error "once_advanced.h has no stable ABI: define ONCE_USE_UNSTABLE_API to use it, and \
+link libonce statically or rebuild against each version (once.h alone is stable)"
+#endif
 
 #include "once.h"
 
