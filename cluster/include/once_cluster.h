@@ -21,9 +21,18 @@
  * One producer is one thread: a once_cluster is not to be called from two threads at
  * once.  Many producers (threads with their own once_cluster, or processes) share a
  * filter through the cluster.
+ *
+ * No stable ABI: it is built on once_sliced.h and, like it, compiles only with
+ * ONCE_USE_UNSTABLE_API defined (once.h, "The headers"); libonce-cluster is a static
+ * library, to be linked with the libonce of the same version.
  */
 #ifndef ONCE_CLUSTER_H
 #define ONCE_CLUSTER_H
+
+#ifndef ONCE_USE_UNSTABLE_API
+#error "once_cluster.h has no stable ABI: define ONCE_USE_UNSTABLE_API to use it, and \
+link libonce-cluster statically or rebuild against each version (once.h alone is stable)"
+#endif
 
 #include "once_sliced.h"
 

@@ -24,18 +24,26 @@
  * The headers, in tiers (each includes the one before):
  *   once.h           what a user of one filter needs: configuration, creation, one-key
  *                    and batch operations, union and intersection, statistics,
- *                    cardinality, save and load.  Stable.
+ *                    cardinality, save and load.  The stable tier.
  *   once_advanced.h  digests and cell positions, the clock as a step, chunked save and
  *                    load, the calls of one structure (block-partitioned, scalable,
- *                    DBF and its incremental updates), the allocator, the SIMD path.
+ *                    DBF and its incremental updates), sharded filters and their
+ *                    executor, the allocator, the SIMD path.
  *   once_sliced.h    one filter sliced over sites, and Bloom trees (paper 000).
  *   once_math.h      the papers' formulas: the rate of a geometry, the geometry for a
  *                    rate.
- * libonce.so exports exactly the calls these headers declare (a check in `make test`).
- * The structures a caller fills (once_config) or the library fills (once_stats) carry
- * their size, set by the macros once_config_init and once_get_stats from the caller's
- * own header: a program built against an older libonce keeps working with a newer one
- * that added fields.
+ * Only once.h is stable: a program built against it keeps working with every later
+ * libonce.so.1.  The other three change with the library, calls and structs alike, and
+ * compile only where ONCE_USE_UNSTABLE_API is defined before they are included (else
+ * an #error): by defining it a program accepts that it is built for this exact version,
+ * linked statically or rebuilt against each release.  libonce.so exports exactly the
+ * calls these headers declare (a check in `make test`): once.h's under the version
+ * node ONCE_1, the others' under ONCE_PRIVATE_<version> (ONCE_VERSION_STRING), so that
+ * a program using them fails to load against another version instead of misbehaving.
+ * once.h's structures that a caller fills (once_config) or the library fills
+ * (once_stats) carry their size, set by the macros once_config_init and once_get_stats
+ * from the caller's own header: a program built against an older libonce keeps working
+ * with a newer one that added fields.  Its other structures say why they need none.
  *
  * Conventions
  *   - Every call that can fail returns `once_status`; ONCE_OK is 0.  `once_strerror()`
@@ -246,6 +254,8 @@ typedef enum once_kind {
     ONCE_KIND_SLICE         /* no keys: positions of a sliced filter (once_slice_run) */
 } once_kind;
 
+/* The library's own table, read through the pointers below: fields may be appended,
+ * as a program reads only those it knows. */
 typedef struct once_structure {
     once_type type;
     const char *name;    /* "standard", "blocked", ...: once_type_name */
@@ -409,7 +419,9 @@ ONCE_API once_status once_intersect(once_filter *dst, const once_filter *src);
 
 /* Batches: the same operations over arrays of keys, hashed ahead and prefetched so
  * that several cache misses are in flight at once.  Results are exactly those of the
- * one-key calls made in array order (a duplicate later in the same batch is seen). */
+ * one-key calls made in array order (a duplicate later in the same batch is seen).
+ * once_key is frozen: callers pass arrays of it, so its size is part of the ABI (a key
+ * is its bytes and its event time, and no more). */
 typedef struct once_key {
     const void *data;
     size_t len;
@@ -517,6 +529,8 @@ ONCE_API uint64_t once_seed(const once_filter *filter);
  * filters were combined.  ONCE_ERR_UNSUPPORTED for structures without an estimator.
  * Windowed structures count the distinct keys inside their window at `now_ms` (count
  * windows: the last w insertions; see docs/CARDINALITY.md); the others ignore it.
+ * once_cardinality is frozen (an estimate, its interval and their confidence are the
+ * whole answer): a new field would come with a new call.
  */
 typedef struct once_cardinality {
     double estimate;

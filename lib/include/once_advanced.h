@@ -3,11 +3,20 @@
  * cells, for callers that hash once and route keys to threads or nodes; the clock as a
  * step; the saved form in bounded chunks, for hosts that cannot hold or send it whole;
  * the calls of one structure (block-partitioned filters, scalable filters, DBFs and
- * their incremental updates); the allocator and the SIMD path.  The conventions and the
- * threads rules are once.h's.
+ * their incremental updates); sharded filters and their executor; the allocator and the
+ * SIMD path.  The conventions and the threads rules are once.h's.
+ *
+ * Not a stable tier (once.h, "The headers"): its calls and structs change with the
+ * library, so it compiles only with ONCE_USE_UNSTABLE_API defined, by which a program
+ * accepts being built for this exact version of libonce.
  */
 #ifndef ONCE_ADVANCED_H
 #define ONCE_ADVANCED_H
+
+#ifndef ONCE_USE_UNSTABLE_API
+#error "once_advanced.h has no stable ABI: define ONCE_USE_UNSTABLE_API to use it, and \
+link libonce statically or rebuild against each version (once.h alone is stable)"
+#endif
 
 #include "once.h"
 
@@ -380,6 +389,13 @@ ONCE_API once_status once_dbf_merge(once_filter *filter);
  * any error the replica is unchanged.  Afterwards the replica answers every query,
  * insert and delete exactly as the source.
  */
+ONCE_API uint64_t once_dbf_version(const once_filter *filter);
+ONCE_API once_status once_dbf_export_delta(once_filter *filter, uint64_t since_version,
+                                           void **delta, size_t *len);
+ONCE_API once_status once_dbf_apply_delta(once_filter *replica, const void *delta, size_t len);
+
+/* --------------------------------------------------------- sharded filters */
+
 /*
  * Sharded filters: one filter in P shards, for answering a stream's keys on several
  * threads.  once_create_sharded builds P filters of config->type, each for
@@ -417,11 +433,6 @@ ONCE_API once_status once_create_sharded(once_filter **out, const once_config *c
                                          uint32_t shards);
 ONCE_API uint32_t once_shard_count(const once_filter *filter);
 ONCE_API once_status once_set_executor(once_filter *filter, const once_executor *executor);
-
-ONCE_API uint64_t once_dbf_version(const once_filter *filter);
-ONCE_API once_status once_dbf_export_delta(once_filter *filter, uint64_t since_version,
-                                           void **delta, size_t *len);
-ONCE_API once_status once_dbf_apply_delta(once_filter *replica, const void *delta, size_t len);
 
 #ifdef __cplusplus
 }

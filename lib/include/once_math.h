@@ -4,10 +4,16 @@
  * for a rate, and the configuration rules of papers 001, 002 and 003.  once_create
  * sizes every filter with these same functions, so a filter is always built to the
  * formula its measured rate is checked against.  All are pure: no filter, no state,
- * safe from any thread.
+ * safe from any thread.  Not a stable tier: like once_advanced.h, it compiles only with
+ * ONCE_USE_UNSTABLE_API defined (once.h, "The headers").
  */
 #ifndef ONCE_MATH_H
 #define ONCE_MATH_H
+
+#ifndef ONCE_USE_UNSTABLE_API
+#error "once_math.h has no stable ABI: define ONCE_USE_UNSTABLE_API to use it, and \
+link libonce statically or rebuild against each version (once.h alone is stable)"
+#endif
 
 #include "once_sliced.h"
 

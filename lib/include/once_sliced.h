@@ -2,10 +2,17 @@
  * once_sliced.h - one logical filter sliced over sites, and Bloom trees (paper 000,
  * sections 3 to 6): the distributed filtering component of the paper, with its sites
  * in this process (memory or worker threads) or behind the caller's own once_site.
- * The conventions of once.h hold; the objects here are not once_filters.
+ * The conventions of once.h hold; the objects here are not once_filters.  Not a stable
+ * tier: like once_advanced.h, it compiles only with ONCE_USE_UNSTABLE_API defined
+ * (once.h, "The headers").
  */
 #ifndef ONCE_SLICED_H
 #define ONCE_SLICED_H
+
+#ifndef ONCE_USE_UNSTABLE_API
+#error "once_sliced.h has no stable ABI: define ONCE_USE_UNSTABLE_API to use it, and \
+link libonce statically or rebuild against each version (once.h alone is stable)"
+#endif
 
 #include "once_advanced.h"
 

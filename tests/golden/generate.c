@@ -4,8 +4,8 @@
  * repository root, with the library built (the files of tests/golden/v1 were made at
  * 57e552f, the last commit that wrote format 1, by this schedule):
  *
- *   cc -O2 -Ilib/include -Itests/unit -Itests -o generate tests/golden/generate.c \
- *       build/lib/libonce.a -lxxhash -lzstd -lm
+ *   cc -O2 -DONCE_USE_UNSTABLE_API -Ilib/include -Itests/unit -Itests -o generate \
+ *       tests/golden/generate.c build/lib/libonce.a -lxxhash -lzstd -lm
  *   ./generate tests/golden/vN
  *
  * The files of a format are made once and committed: a later library must read them

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # `make install` puts a usable library, header, pkg-config file, binary and manual page
-# under a prefix: install the build tree into a scratch prefix, build a program against
-# it with pkg-config (static and shared), run both and the installed `once`, and check
-# the manual page against `once --help`.
+# under a prefix: install the build tree into a scratch prefix, build programs against
+# it with pkg-config (static and shared), run them and the installed `once`, and check
+# the manual page against `once --help`.  The programs are one of the stable tier
+# (once.h alone, built as is, binding only the stable version node) and one of the
+# unstable tiers (built with ONCE_USE_UNSTABLE_API, without which the headers refuse).
 # Usage: install_test.sh BUILD_DIR
 set -eu
 BUILD=$1
@@ -14,7 +16,33 @@ for f in include/once.h include/once_advanced.h include/once_sliced.h include/on
   [ -e "$PREFIX/$f" ] || { echo "missing $f"; exit 1; }
 done
 ls "$libdir"/libonce.a "$libdir"/libonce.so "$libdir"/pkgconfig/once.pc > /dev/null
+# The stable tier: once.h alone, no define.
+cat > "$PREFIX/stable.c" <<'C'
+#include <once.h>
+#include <stdio.h>
+int main(void)
+{
+    once_config config;
+    once_config_init(&config, ONCE_BLOCKED);
+    config.capacity = 1000;
+    config.error = 0.01;
+    once_filter *f = NULL;
+    if (once_create(&f, &config) != ONCE_OK)
+        return 1;
+    bool first = true, second = false;
+    once_test_and_add(f, "k", 1, 0, &first);
+    once_test_and_add(f, "k", 1, 0, &second);
+    once_stats stats;
+    if (once_get_stats(f, &stats) != ONCE_OK || stats.items != 1)
+        return 1;
+    once_free(f);
+    printf("%d %d %s\n", first, second, once_version());
+    return !(first == 0 && second == 1);
+}
+C
+# The unstable tiers, with their define.
 cat > "$PREFIX/example.c" <<'C'
+#define ONCE_USE_UNSTABLE_API
 #include <once.h>
 #include <once_math.h>
 #include <once_sliced.h>
@@ -35,11 +63,33 @@ int main(void)
 }
 C
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
-cc -o "$PREFIX/example-shared" "$PREFIX/example.c" $(pkg-config --cflags --libs once)
-LD_LIBRARY_PATH="$libdir" "$PREFIX/example-shared"
-cc -o "$PREFIX/example-static" "$PREFIX/example.c" $(pkg-config --cflags once) \
-   "$libdir/libonce.a" $(pkg-config --static --libs-only-l once | sed "s/-lonce//")
-"$PREFIX/example-static"
+cflags=$(pkg-config --cflags once)
+for program in stable example; do
+  cc -Wall -Wextra -Werror -o "$PREFIX/$program-shared" "$PREFIX/$program.c" \
+     $(pkg-config --cflags --libs once)
+  LD_LIBRARY_PATH="$libdir" "$PREFIX/$program-shared"
+  cc -Wall -Wextra -Werror -o "$PREFIX/$program-static" "$PREFIX/$program.c" $cflags \
+     "$libdir/libonce.a" $(pkg-config --static --libs-only-l once | sed "s/-lonce//")
+  "$PREFIX/$program-static"
+done
+# The stable program binds only the stable node; the other binds the version's own node
+# too, so that it fails to load against another version.
+undefined() { nm -D --undefined-only "$1" | awk '{ print $2 }' | grep '^once_'; }
+if undefined "$PREFIX/stable-shared" | grep -v '@ONCE_1$'; then
+  echo "the stable program binds calls outside ONCE_1"; exit 1
+fi
+node="ONCE_PRIVATE_$(pkg-config --modversion once)"
+undefined "$PREFIX/example-shared" | grep -q "@$node\$" ||
+  { echo "the unstable program binds no call of $node"; exit 1; }
+# Without the define, each unstable header refuses with an error that names it.
+for header in once_advanced.h once_sliced.h once_math.h once_cluster.h; do
+  [ -e "$PREFIX/include/$header" ] || continue
+  if printf '#include <%s>\n' "$header" | cc -fsyntax-only $cflags -x c - 2> "$PREFIX/error"; then
+    echo "$header compiles without ONCE_USE_UNSTABLE_API"; exit 1
+  fi
+  grep -q 'define ONCE_USE_UNSTABLE_API' "$PREFIX/error" ||
+    { echo "$header refuses without saying why:"; cat "$PREFIX/error"; exit 1; }
+done
 # What libonce.so exports is checked by tests/rules/exports.sh (lib.exports_are_the_headers_calls).
 printf 'a\na\nb\n' | "$PREFIX/bin/once" | cmp - <(printf 'a\nb\n')
 # The manual page has an entry (an item tag: the line after .TP) for every long option
