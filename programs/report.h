@@ -8,6 +8,7 @@
 #include "once_cluster.h"
 #include "once_sliced.h"
 #include "options.h"
+#include "pipeline.h"
 
 #include <stdint.h>
 
@@ -37,8 +38,6 @@ typedef struct run_counters {
      * phase not timed apart (keys hashed by the filter's call: in PHASE_DECIDE). */
     double phase_seconds[PHASES];
 } run_counters;
-
-double monotonic_seconds(void);
 
 /* `bytes`: the memory the filter holds. */
 void report_progress(const run_counters *c, uint64_t bytes, double elapsed);
