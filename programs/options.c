@@ -307,6 +307,16 @@ typedef struct parse_state {
 
 static void usage(FILE *out);
 
+/* The place of `arg` among `count` words (-1: none), for an option that takes one of
+ * them (their places are the enum's values). */
+static int word_of(const char *arg, const char *const *words, int count)
+{
+    for (int i = 0; i < count; i++)
+        if (strcmp(arg, words[i]) == 0)
+            return i;
+    return -1;
+}
+
 /* The options' values, one function an option: 0 to go on, -1 to exit 0 (--help,
  * --version, printed), or EXIT_USAGE after printing why. */
 static int set_field(parse_state *p, const char *arg)
@@ -517,30 +527,24 @@ static int set_time_field(parse_state *p, const char *arg)
 static int set_time_format(parse_state *p, const char *arg)
 {
     cli_options *o = p->o;
+    static const char *const formats[] = {"epoch", "epoch_ms", "iso8601"}; /* time_format */
     o->time_format_given = true;
-    if (strcmp(arg, "epoch") == 0)
-        o->time_format = TIME_EPOCH;
-    else if (strcmp(arg, "epoch_ms") == 0)
-        o->time_format = TIME_EPOCH_MS;
-    else if (strcmp(arg, "iso8601") == 0)
-        o->time_format = TIME_ISO8601;
-    else
+    int i = word_of(arg, formats, 3);
+    if (i < 0)
         return fail("unknown time format '%s' (epoch, epoch_ms or iso8601)", arg);
+    o->time_format = (time_format)i;
     return 0;
 }
 
 static int set_on_bad_time(parse_state *p, const char *arg)
 {
     cli_options *o = p->o;
+    static const char *const actions[] = {"fail", "skip", "keep"}; /* bad_time_policy */
     p->bad_time_given = true;
-    if (strcmp(arg, "fail") == 0)
-        o->on_bad_time = BAD_TIME_FAIL;
-    else if (strcmp(arg, "skip") == 0)
-        o->on_bad_time = BAD_TIME_SKIP;
-    else if (strcmp(arg, "keep") == 0)
-        o->on_bad_time = BAD_TIME_KEEP;
-    else
+    int i = word_of(arg, actions, 3);
+    if (i < 0)
         return fail("unknown --on-bad-time action '%s' (fail, skip or keep)", arg);
+    o->on_bad_time = (bad_time_policy)i;
     return 0;
 }
 
@@ -627,12 +631,11 @@ static int set_slices(parse_state *p, const char *arg)
 
 static int set_dicing(parse_state *p, const char *arg)
 {
-    if (strcmp(arg, "h-v") == 0)
-        p->dicing = ONCE_SLICING_DICED_HV;
-    else if (strcmp(arg, "v-h") == 0)
-        p->dicing = ONCE_SLICING_DICED_VH;
-    else
+    static const char *const dicings[] = {"h-v", "v-h"};
+    int i = word_of(arg, dicings, 2);
+    if (i < 0)
         return fail("unknown dicing '%s' (h-v or v-h)", arg);
+    p->dicing = i == 0 ? ONCE_SLICING_DICED_HV : ONCE_SLICING_DICED_VH;
     p->dicing_given = true;
     return 0;
 }
@@ -640,10 +643,12 @@ static int set_dicing(parse_state *p, const char *arg)
 static int set_slice_growth(parse_state *p, const char *arg)
 {
     cli_options *o = p->o;
-    if (strcmp(arg, "bounded") == 0)
-        o->bounded_growth = true;
-    else if (strcmp(arg, "per-site") != 0)
+    static const char *const growths[] = {"per-site", "bounded"};
+    int i = word_of(arg, growths, 2);
+    if (i < 0)
         return fail("unknown slice growth '%s' (per-site or bounded)", arg);
+    if (i == 1) /* per-site leaves it as it was, as a repeated option does */
+        o->bounded_growth = true;
     p->growth_given = true;
     return 0;
 }

@@ -7,6 +7,7 @@
 #include "target.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 int target_open(target *t, cli_options *o)
 {
@@ -22,10 +23,21 @@ int target_open(target *t, cli_options *o)
     return target_filter_open(t, o);
 }
 
+void *target_start(target *t, const target_ops *ops, size_t impl_size)
+{
+    t->ops = ops;
+    t->impl = calloc(1, impl_size);
+    if (t->impl == NULL)
+        fprintf(stderr, "once: out of memory\n");
+    return t->impl;
+}
+
 void target_close(target *t)
 {
-    if (t->ops != NULL)
+    if (t->impl != NULL)
         t->ops->close(t);
+    free(t->impl);
+    t->impl = NULL;
     t->ops = NULL;
 }
 

@@ -80,6 +80,11 @@ struct target {
 int target_open(target *t, cli_options *o);
 void target_close(target *t);
 
+/* For the kinds' opens: `ops`, and a zeroed impl of impl_size bytes (NULL after
+ * saying so when there is no memory).  target_close frees it after ops->close, which
+ * frees what the impl holds. */
+void *target_start(target *t, const target_ops *ops, size_t impl_size);
+
 /* The kinds, for target_open. */
 int target_filter_open(target *t, cli_options *o);
 int target_sliced_open(target *t, const cli_options *o);
@@ -95,6 +100,8 @@ typedef struct sliced_target {
     bool fixed_size;     /* no window: passing --capacity keys raises the error rate */
 } sliced_target;
 
+/* A target of sites opened: no lines on threads, a time window with --span. */
+void target_sites_opened(target *t, sliced_target *st);
 bool target_time_step(const target *t, uint64_t *clock_ms, bool *started, uint64_t when);
 bool target_sliced_warn_overfull(target *t, uint64_t distinct, bool progress);
 void target_sliced_report_full(const target *t, const char *input, uint64_t line);

@@ -283,12 +283,8 @@ static uint64_t cluster_bytes(const target *t)
 static void cluster_close(target *t)
 {
     cluster_target *ct = t->impl;
-    if (ct != NULL) {
-        once_cluster_close(ct->cluster); /* and its sliced filter */
-        once_free(ct->local);
-    }
-    free(ct);
-    t->impl = NULL;
+    once_cluster_close(ct->cluster); /* and its sliced filter */
+    once_free(ct->local);
 }
 
 static const target_ops cluster_ops = {
@@ -300,18 +296,11 @@ static const target_ops cluster_ops = {
 
 int target_cluster_open(target *t, const cli_options *o)
 {
-    cluster_target *ct = calloc(1, sizeof *ct);
-    if (ct == NULL) {
-        fprintf(stderr, "once: out of memory\n");
+    cluster_target *ct = target_start(t, &cluster_ops, sizeof *ct);
+    if (ct == NULL)
         return EXIT_IO;
-    }
-    t->ops = &cluster_ops;
-    t->impl = ct;
     int code = open_cluster(o, ct);
-    if (code != 0)
-        return code;
-    ct->sliced.fixed_size = !o->span_given && !o->window_given;
-    t->threads = 1;
-    t->timed = o->span_given;
-    return 0;
+    if (code == 0)
+        target_sites_opened(t, &ct->sliced);
+    return code;
 }

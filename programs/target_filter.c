@@ -552,11 +552,7 @@ static void filter_set_executor(target *t, const once_executor *executor)
 
 static void filter_close(target *t)
 {
-    filter_target *ft = t->impl;
-    if (ft != NULL)
-        once_free(ft->filter);
-    free(ft);
-    t->impl = NULL;
+    once_free(filter_of(t));
 }
 
 static const target_ops filter_ops = {
@@ -567,13 +563,9 @@ static const target_ops filter_ops = {
 
 int target_filter_open(target *t, cli_options *o)
 {
-    filter_target *ft = calloc(1, sizeof *ft);
-    if (ft == NULL) {
-        fprintf(stderr, "once: out of memory\n");
+    filter_target *ft = target_start(t, &filter_ops, sizeof *ft);
+    if (ft == NULL)
         return EXIT_IO;
-    }
-    t->ops = &filter_ops;
-    t->impl = ft;
     int code = open_filter(o, &ft->filter);
     if (code != 0)
         return code;

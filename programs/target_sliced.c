@@ -230,11 +230,15 @@ void target_no_executor(target *t, const once_executor *executor)
 
 static void sliced_close(target *t)
 {
-    sliced_target *st = t->impl;
-    if (st != NULL)
-        once_sliced_free(st->filter);
-    free(st);
-    t->impl = NULL;
+    once_sliced_free(sliced_of(t));
+}
+
+void target_sites_opened(target *t, sliced_target *st)
+{
+    const cli_options *o = t->options;
+    st->fixed_size = !o->span_given && !o->window_given;
+    t->threads = 1; /* a sliced filter's threads are its sites' */
+    t->timed = o->span_given;
 }
 
 static const target_ops sliced_ops = {
@@ -246,18 +250,11 @@ static const target_ops sliced_ops = {
 
 int target_sliced_open(target *t, const cli_options *o)
 {
-    sliced_target *st = calloc(1, sizeof *st);
-    if (st == NULL) {
-        fprintf(stderr, "once: out of memory\n");
+    sliced_target *st = target_start(t, &sliced_ops, sizeof *st);
+    if (st == NULL)
         return EXIT_IO;
-    }
-    t->ops = &sliced_ops;
-    t->impl = st;
     int code = open_sliced(o, &st->filter);
-    if (code != 0)
-        return code;
-    st->fixed_size = !o->span_given && !o->window_given;
-    t->threads = 1;
-    t->timed = o->span_given;
-    return 0;
+    if (code == 0)
+        target_sites_opened(t, st);
+    return code;
 }
