@@ -1,10 +1,12 @@
 /*
  * once.c - the `once` command: print each line whose key was not seen before.
  *
- * Flow: parse options; load the state file or build the filter; stream every input
- * through the reader in batches, extract each line's key, ask the filter with one
- * batched test-and-add, and write the lines it calls new (or, with -D, the others) in
- * input order; then save the state and print the summary.
+ * Flow: parse options; open the target (target.h: the filter, loaded from the state
+ * file or built, a sliced filter, or one over a cluster); stream every input through
+ * the reader in batches, extract each line's key, ask the target with one batched
+ * test-and-add, and write the lines it calls new (or, with -D, the others) in input
+ * order; then save the state and print the summary.  Nothing here depends on which
+ * kind of target answers.
  *
  * Failure rules, so that a line is delivered once:
  *   - a run that fails (unreadable input, failed output, an unreadable event time, a

@@ -1,6 +1,7 @@
 /*
  * report.h - what `once` tells the user on stderr: the progress line while it runs and
- * the --stats summary at the end.
+ * the --stats summary at the end (the run's figures here, each target's own part
+ * through its ops), and why a filter refused to grow.
  */
 #ifndef ONCE_PROGRAMS_REPORT_H
 #define ONCE_PROGRAMS_REPORT_H
