@@ -1,10 +1,12 @@
 /*
  * once.c - the `once` command: print each line whose key was not seen before.
  *
- * Flow: parse options; load the state file or build the filter; stream every input
- * through the reader in batches, extract each line's key, ask the filter with one
- * batched test-and-add, and write the lines it calls new (or, with -D, the others) in
- * input order; then save the state and print the summary.
+ * Flow: parse options; open the target (target.h: the filter, loaded from the state
+ * file or built, a sliced filter, or one over a cluster); stream every input through
+ * the reader in batches, extract each line's key, ask the target with one batched
+ * test-and-add, and write the lines it calls new (or, with -D, the others) in input
+ * order; then save the state and print the summary.  Nothing here depends on which
+ * kind of target answers.
  *
  * Failure rules, so that a line is delivered once:
  *   - a run that fails (unreadable input, failed output, an unreadable event time, a
@@ -29,17 +31,13 @@
 #include "lines.h"
 #include "options.h"
 #include "pipeline.h"
-#include "profile.h"
 #include "report.h"
 #include "state.h"
+#include "target.h"
 #include "timefmt.h"
-
-#include "once_cluster.h"
-#include "once_sliced.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,469 +102,17 @@ static uint64_t wall_clock_ms(void)
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* Record in the filter the options it is used with, so its state file keeps them. */
-static int set_profile(const cli_options *o, once_filter *filter)
-{
-    run_profile profile;
-    char text[PROFILE_TEXT_MAX];
-    profile_of_options(&profile, o, once_get_type(filter));
-    size_t len = profile_encode(&profile, text);
-    once_status st = once_set_metadata(filter, text, len);
-    if (st == ONCE_ERR_FULL) { /* the memory cap counts these bytes too */
-        fprintf(stderr,
-                "once: the %s filter and the %zu bytes that record its options need more "
-                "than its memory cap (--max-memory)\n",
-                once_type_name(once_get_type(filter)), len);
-        return EXIT_USAGE;
-    }
-    if (st != ONCE_OK) {
-        fprintf(stderr, "once: out of memory\n");
-        return EXIT_IO;
-    }
-    return 0;
-}
-
-/* A loaded state's profile against the options: the options not given are taken from
- * it; one that contradicts it is a usage error.  A state without a profile (made by the
- * library, or by an older `once`) is taken with the options as given. */
-static int check_profile(cli_options *o, const once_filter *filter)
-{
-    const void *data = NULL;
-    size_t len = 0;
-    once_get_metadata(filter, &data, &len);
-    if (len == 0)
-        return 0;
-    run_profile profile;
-    if (profile_decode(&profile, data, len) != 0) {
-        fprintf(stderr,
-                "once: state file '%s' records options this version cannot read (made by a "
-                "newer once, or damaged)\n",
-                o->state_path);
-        return EXIT_IO;
-    }
-    char made_with[PROFILE_TEXT_MAX];
-    const char *conflict = profile_apply(&profile, o, made_with);
-    if (conflict != NULL) {
-        fprintf(stderr,
-                "once: %s conflicts with state file '%s', made with %s; drop the option or "
-                "use another file\n",
-                conflict, o->state_path, made_with);
-        return EXIT_USAGE;
-    }
-    return 0;
-}
-
-/*
- * The shards of a new filter: --shards, else TIME_WINDOW_SHARDS for a time window and
- * one for the others, whatever --threads: the geometry decides the answers, so it must
- * not depend on T (a state saved by one run resumes in any other).  A time window's
- * answer costs more than the rest of a line (a tagged one's, 100 ns a key), so one
- * answering thread is the run's pace, and its shards' answers on two threads took
- * --span 1h 1.6x faster.  A filter's answer is a line or a few (10 ns for the blocked
- * one): on two cores the run is already balanced with its answers on one thread
- * (1.8x), and gathering and forking made it slower (0.70 to 1.20 s, 20M lines);
- * --shards gives more cores their share (options.c refuses it for a count window,
- * whose last N keys are the stream's).
- */
-#define TIME_WINDOW_SHARDS 16u
-
-/* Fewer shards for a small --capacity: a shard of a few keys grows from too small a start
- * (--filter timer --capacity 100 in 16 shards passed 12x its rate) and gains nothing. */
-#define MIN_SHARD_CAPACITY 1024u
-
-static uint32_t shards_for(const cli_options *o)
-{
-    if (o->shards_given)
-        return o->shards;
-    if (once_structure_of(o->type)->kind != ONCE_KIND_TIME_WINDOW)
-        return 1;
-    uint64_t most = o->capacity / MIN_SHARD_CAPACITY;
-    return most >= TIME_WINDOW_SHARDS ? TIME_WINDOW_SHARDS : most > 1 ? (uint32_t)most : 1;
-}
-
-/*
- * A new filter of `c` in `shards` shards (1: one piece).  A --max-memory too small for
- * every shard's fixed part (a TLBF's slice table) is too small for shards, not for the
- * filter: unless --shards asked for them, such a window is one piece, which depends on
- * the options alone, as the geometry must.
- */
-static once_status create_in_shards(once_filter **out, const once_config *c, uint32_t shards,
-                                    bool shards_given)
-{
-    if (shards <= 1)
-        return once_create(out, c);
-    once_status st = once_create_sharded(out, c, shards);
-    return st == ONCE_ERR_TOO_LARGE && !shards_given ? once_create(out, c) : st;
-}
-
-/*
- * The default filter's first guess, from its input.  Without --capacity the scalable
- * filter starts with a sub-filter for 10^6 keys and doubles: at 20M distinct lines it
- * holds five, and a new key is looked up in every one, 1.7x the time of one filter
- * sized for them.  A run over regular files knows about how many lines it will read:
- * their bytes over the mean line of the first file's first SAMPLE_BYTES, and a
- * margin.  Its distinct keys are at most its lines, so a first sub-filter for that
- * many seldom grows.  The memory then follows the input's lines rather than its
- * distinct keys (about 1.8 bytes a line at the default error), so the guess is kept
- * under GUESS_MAX_KEYS and, with --max-memory, to half the cap (open_filter); never
- * below the default.  Standard input counts when it is a regular file, from where it
- * stands (read with pread, which leaves it there).  0: no guess (a pipe, a terminal, a
- * file that cannot be read).
- */
-#define SAMPLE_BYTES ((size_t)1 << 16)
-#define GUESS_MAX_KEYS (UINT64_C(1) << 28)
-
-/* The bytes left in the regular file open at `fd` (false: not one). */
-static bool regular_bytes_left(int fd, uint64_t *bytes, off_t *at)
-{
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-        return false;
-    *at = lseek(fd, 0, SEEK_CUR);
-    if (*at < 0 || *at > st.st_size)
-        return false;
-    *bytes = (uint64_t)(st.st_size - *at);
-    return true;
-}
-
-static uint64_t lines_guess(const cli_options *o)
-{
-    static char sample[SAMPLE_BYTES];
-    ssize_t got = 0; /* of the first input, sampled */
-    uint64_t bytes = 0;
-    size_t inputs = o->input_count ? o->input_count : 1;
-    for (size_t i = 0; i < inputs; i++) {
-        bool standard = o->input_count == 0 || strcmp(o->inputs[i], "-") == 0;
-        int fd = standard ? STDIN_FILENO : open(o->inputs[i], O_RDONLY | O_CLOEXEC);
-        uint64_t left = 0;
-        off_t from = 0;
-        bool regular = fd >= 0 && regular_bytes_left(fd, &left, &from);
-        if (regular && i == 0)
-            got = pread(fd, sample, sizeof sample, from);
-        if (fd >= 0 && !standard)
-            close(fd);
-        if (!regular)
-            return 0;
-        bytes += left;
-    }
-    uint64_t lines = 0;
-    for (ssize_t i = 0; i < got; i++)
-        lines += sample[i] == o->terminator;
-    if (got <= 0 || lines == 0)
-        return 0;
-    uint64_t guess = bytes / ((uint64_t)got / lines) + 1;
-    guess += guess / 8;
-    return guess < GUESS_MAX_KEYS ? guess : GUESS_MAX_KEYS;
-}
-
-/* Build the filter from the state file or the options.  Returns 0 or an exit code. */
-static int open_filter(cli_options *o, once_filter **out)
-{
-    if (o->state_path) {
-        state_result r = state_load(o->state_path, out);
-        if (r == STATE_FAILED)
-            return EXIT_IO;
-        if (r == STATE_LOADED) {
-            const once_filter *f = *out;
-            once_stats s;
-            once_get_stats(f, &s);
-            const char *conflict = NULL;
-            if (o->type_given && o->type != s.type)
-                conflict = "--filter";
-            else if (o->capacity_given && o->capacity != s.capacity)
-                conflict = "--capacity";
-            else if (o->window_given && (o->window != s.capacity || s.window == 0 || s.span_ms))
-                conflict = "--window";
-            else if (o->span_given && o->span_ms != s.span_ms)
-                conflict = "--span";
-            else if (!o->window_given && !o->span_given && s.window != 0 && o->type_given)
-                conflict = "--filter";
-            else if (o->error_given && o->error != s.error)
-                conflict = "--error";
-            else if (o->seed_given && o->seed != s.seed)
-                conflict = "--seed";
-            else if (o->shards_given && o->shards != once_shard_count(f))
-                conflict = "--shards";
-            if (conflict) {
-                fprintf(stderr,
-                        "once: %s conflicts with state file '%s' (%s filter, capacity %llu, "
-                        "error %g); its parameters win: drop the flag or use another file\n",
-                        conflict, o->state_path, s.structure, (unsigned long long)s.capacity,
-                        s.error);
-                once_free(*out);
-                *out = NULL;
-                return EXIT_USAGE;
-            }
-            int code = check_profile(o, f);
-            /* A cap given now applies: the state keeps the one it was saved with only
-             * until a run says otherwise (and then saves the new one). */
-            if (code == 0 && o->max_memory) {
-                once_status st = once_set_max_bytes(*out, o->max_memory);
-                if (st == ONCE_ERR_FULL) {
-                    fprintf(stderr,
-                            "once: state file '%s' holds %llu bytes, more than --max-memory "
-                            "%llu: give a larger cap, or none to keep its own (%llu)\n",
-                            o->state_path, (unsigned long long)once_bytes(*out),
-                            (unsigned long long)o->max_memory,
-                            (unsigned long long)once_max_bytes(*out));
-                    code = EXIT_USAGE;
-                } else if (st != ONCE_OK) {
-                    fprintf(stderr,
-                            "once: --max-memory caps a filter that grows; state file '%s' "
-                            "holds a %s filter, which does not\n",
-                            o->state_path, s.structure);
-                    code = EXIT_USAGE;
-                }
-            }
-            if (code == 0)
-                code = set_profile(o, *out);
-            if (code != 0) {
-                once_free(*out);
-                *out = NULL;
-            }
-            return code;
-        }
-    }
-    once_config c;
-    once_config_init(&c, o->type);
-    c.capacity = o->capacity;
-    c.error = o->error;
-    c.seed = o->seed;
-    c.seed_is_set = o->seed_given;
-    c.window = o->window;
-    c.level = o->level;
-    c.policy = o->refresh ? ONCE_POLICY_REFRESH : ONCE_POLICY_FIRST;
-    c.span_ms = o->span_ms;
-    c.max_bytes = o->max_memory;
-    uint32_t shards = shards_for(o);
-    uint64_t guess = !o->capacity_given && o->type == ONCE_SCALABLE ? lines_guess(o) : 0;
-    once_status st = ONCE_ERR_FULL;
-    if (guess > c.capacity) {
-        once_config guessed = c;
-        guessed.capacity = guess;
-        st = create_in_shards(out, &guessed, shards, o->shards_given);
-        if (st == ONCE_OK && o->max_memory != 0 && once_bytes(*out) > o->max_memory / 2) {
-            once_free(*out); /* past half the cap: the default first guess */
-            *out = NULL;
-            st = ONCE_ERR_FULL;
-        }
-    }
-    if (st != ONCE_OK)
-        st = create_in_shards(out, &c, shards, o->shards_given);
-    if (st != ONCE_OK) {
-        if (st != ONCE_ERR_NOMEM && c.max_bytes != 0 && report_cap_at_creation(&c))
-            return EXIT_USAGE;
-        fprintf(stderr, "once: cannot build a %s filter for %s %llu at error %g: %s\n",
-                once_type_name(o->type), o->window_given ? "window" : "capacity",
-                (unsigned long long)(o->window_given ? o->window : o->capacity), o->error,
-                once_strerror(st));
-        return st == ONCE_ERR_NOMEM ? EXIT_IO : EXIT_USAGE;
-    }
-    int code = set_profile(o, *out);
-    if (code != 0) {
-        once_free(*out);
-        *out = NULL;
-    }
-    return code;
-}
-
 typedef struct run {
     const cli_options *options;
-    once_filter *filter;
-    once_sliced *sliced; /* --slicing: the filter instead of `filter` */
-    once_cluster *cluster; /* --cluster: the filter; `sliced` is its sliced filter */
-    once_filter *local;    /* --local-filter: this run's own keys */
+    target target; /* what answers the keys (target.h) */
     line_writer out;
     run_counters counters;
-    uint64_t seed;    /* the filter's, for the keys hashed on the pipeline's threads */
     bool progress;
     bool warned_capacity;
-    bool fixed_size; /* a static filter: passing its capacity raises the error rate */
-    bool rows_add_up; /* dbf, dbpbf: each row (batch) keeps --error, and their rates add */
-    bool timer;       /* the timer filter: a fixed one (saved so) may pass its capacity */
-    uint64_t next_overfull_check; /* the timer's items at which to look again */
-    bool timed;    /* a time window: every key needs an event time */
-    uint64_t sliced_clock; /* --slicing --span: the latest event time taken */
-    bool sliced_clock_started;
     bool input_failed; /* an input could not be opened or read: the run fails at the end */
     uint64_t unwritten; /* after a write error: answered lines that may not have been written */
     double started, last_progress;
 } run;
-
-/* A sliced filter's sites grow with a time window: capped as every time window is. */
-static uint64_t sliced_memory_cap(const cli_options *o)
-{
-    if (!o->span_given)
-        return 0;
-    return o->max_memory ? o->max_memory : ONCE_DEFAULT_TIME_WINDOW_MAX_BYTES;
-}
-
-/* --slicing: the standard filter of the options, sliced over sites. */
-static int open_sliced(const cli_options *o, once_sliced **out)
-{
-    once_sliced_config c = {
-        .slicing = o->slicing,
-        .slices = o->slices,
-        .parts = o->parts,
-        .error = o->error,
-        .seed = o->seed,
-        .seed_is_set = o->seed_given,
-        .threads = o->threads,
-        /* A time window: the paper's timers, each site growing alone past --capacity
-         * keys a span (section 5), as a time window here grows with its rate.  A count
-         * window holds N keys at most: sized for them, it never grows. */
-        .window_ms = o->span_ms,
-        .growth = !o->span_given    ? ONCE_GROWTH_NONE
-                  : o->bounded_growth ? ONCE_GROWTH_BOUNDED
-                                      : ONCE_GROWTH_DENSITY,
-        .window_events = o->window_given ? o->window : 0,
-        .capacity = o->window_given ? o->window : o->capacity,
-        .refresh = o->refresh,
-        .max_bytes = sliced_memory_cap(o),
-        /* A batch of lines is one round: with --threads, each round hands every site's
-         * requests to its thread and waits for them. */
-        .batch_events = BATCH_LINES,
-    };
-    once_status st = once_sliced_create(out, &c, NULL);
-    if (st == ONCE_ERR_FULL && report_sliced_cap_at_creation(&c))
-        return EXIT_USAGE;
-    if (st != ONCE_OK) {
-        fprintf(stderr, "once: cannot build a sliced filter for capacity %llu at error %g over "
-                        "%u sites: %s\n",
-                (unsigned long long)c.capacity, o->error,
-                o->slices * (o->parts ? o->parts : 1), once_strerror(st));
-        return st == ONCE_ERR_NOMEM ? EXIT_IO : EXIT_USAGE;
-    }
-    return 0;
-}
-
-/* Is the filter one of sites (sliced in process, or over a cluster: a sliced filter or
- * a Bloom tree) rather than `filter`? */
-static bool of_sites(const run *r)
-{
-    return r->sliced != NULL || r->cluster != NULL;
-}
-
-/* The sliced filter, in process or over the cluster (which owns its own). */
-static void close_sliced(run *r)
-{
-    if (r->cluster != NULL)
-        once_cluster_close(r->cluster);
-    else
-        once_sliced_free(r->sliced);
-    once_free(r->local);
-    r->cluster = NULL;
-    r->sliced = NULL;
-    r->local = NULL;
-}
-
-/* --cluster: the sliced filter of the options over the cluster's keys, this run one of
- * its producers. */
-static int open_cluster(const cli_options *o, run *r)
-{
-    enum { MAX_SEEDS = 16 };
-    static char text[1024];
-    const char *seeds[MAX_SEEDS];
-    size_t count = 0;
-    snprintf(text, sizeof text, "%s", o->cluster);
-    for (char *save = NULL, *p = strtok_r(text, ",", &save); p && count < MAX_SEEDS;
-         p = strtok_r(NULL, ",", &save))
-        seeds[count++] = p;
-    once_cluster_config c;
-    once_cluster_config_init(&c, seeds, count, o->cluster_key, o->slices);
-    once_tree_config tree = {.mode = ONCE_TREE_DENSE,
-                             .levels = o->tree_levels,
-                             .fanout = o->tree_fanout,
-                             .capacity = o->capacity,
-                             .error = o->error,
-                             .seed = o->seed,
-                             .seed_is_set = o->seed_given,
-                             .window_ms = o->span_ms};
-    if (o->tree_levels != 0) {
-        c.tree = &tree;
-        c.leaf = o->leaf;
-        c.sliced.slicing = ONCE_SLICING_HORIZONTAL; /* the tree's nodes are the slices */
-    }
-    c.sliced.slicing = o->slicing;
-    c.sliced.parts = o->parts;
-    c.sliced.capacity = o->window_given ? o->window : o->capacity; /* N keys at most */
-    c.sliced.error = o->error;
-    c.sliced.seed = o->seed;
-    c.sliced.seed_is_set = o->seed_given;
-    c.sliced.window_ms = o->span_ms;
-    c.sliced.window_events = o->window_given ? o->window : 0;
-    c.wait_replicas = o->wait ? 1 : 0;
-    /* The policy for a slice that cannot answer: every position counts as set
-     * (duplicate), none may fail (distinct), or at least X reached (threshold:X). */
-    uint64_t bits = 0, slice_bits = 0;
-    uint32_t k = 0;
-    if (o->tree_levels != 0) {
-        uint64_t nodes = 0, leaves = 0;
-        if (once_tree_geometry(&tree, &bits, &k, &nodes, &leaves) != ONCE_OK) {
-            fprintf(stderr, "once: --tree: the tree's options are refused\n");
-            return EXIT_USAGE;
-        }
-    } else if (once_sliced_geometry(&c.sliced, &bits, &k, &slice_bits) != ONCE_OK) {
-        fprintf(stderr, "once: --cluster: the sliced filter's options are refused\n");
-        return EXIT_USAGE;
-    }
-    c.sliced.on_failure = ONCE_FAILURE_THRESHOLD;
-    c.sliced.threshold = o->on_failed_slice == FAILED_SLICE_DUPLICATE   ? 0
-                         : o->on_failed_slice == FAILED_SLICE_DISTINCT ? k
-                                                                        : o->failed_slice_threshold;
-    if (c.sliced.threshold > k) {
-        fprintf(stderr, "once: --on-failed-slice threshold:%u: at most k = %u positions\n",
-                c.sliced.threshold, k);
-        return EXIT_USAGE;
-    }
-    if (o->local_filter) {
-        once_config lc;
-        once_config_init(&lc, o->span_given ? cli_time_window_type(o) : ONCE_BLOCKED);
-        lc.capacity = o->capacity;
-        lc.error = o->error;
-        lc.span_ms = o->span_ms;
-        lc.max_time_jump_ms = 0;
-        once_status st = once_create(&r->local, &lc);
-        if (st != ONCE_OK) {
-            fprintf(stderr, "once: --local-filter: %s\n", once_strerror(st));
-            return st == ONCE_ERR_NOMEM ? EXIT_IO : EXIT_USAGE;
-        }
-        c.local = r->local;
-    }
-    char why[512];
-    once_status st = once_cluster_open(&r->cluster, &c, why, sizeof why);
-    if (st != ONCE_OK) {
-        fprintf(stderr, "once: --cluster %s --key %s: %s\n", o->cluster, o->cluster_key, why);
-        once_free(r->local);
-        r->local = NULL;
-        return st == ONCE_ERR_MISMATCH || st == ONCE_ERR_INVALID || st == ONCE_ERR_TOO_LARGE
-                   ? EXIT_USAGE
-                   : EXIT_IO;
-    }
-    r->sliced = once_cluster_sliced(r->cluster);
-    return 0;
-}
-
-/* Would the window take an event at `when` (not too far past the latest time)?  The
- * library's rule for its windows; a sliced filter's sites keep their own clocks, so
- * the run keeps the stream's here, by the same rule. */
-static bool clock_step(run *r, uint64_t *clock, bool *started, uint64_t when)
-{
-    if (!of_sites(r))
-        return once_clock_step(r->filter, clock, started, when);
-    return once_time_step(r->options->max_time_jump_ms, clock, started, when);
-}
-
-/* The memory the filter holds. */
-static uint64_t run_bytes(const run *r)
-{
-    if (!of_sites(r))
-        return once_bytes(r->filter);
-    once_sliced_stats s;
-    if (r->sliced == NULL || once_sliced_get_stats(r->sliced, &s) != ONCE_OK)
-        return 0; /* a tree over a cluster: its nodes are the cluster's */
-    return s.bytes;
-}
 
 /* How many of the batch's lines come before its key number `keys` (the lines whose
  * keys were answered, and the kept or skipped lines among them). */
@@ -579,61 +125,6 @@ static size_t lines_before_key(const line_action *action, size_t n, size_t keys)
         j += action[i] == LINE_FILTER;
     }
     return i;
-}
-
-/*
- * Warn once when the filter holds more keys than it was made for and its rate rises
- * past --error: a static filter past its capacity (or a sliced one, by the keys it
- * delivered), a dbf or dbpbf opening its second row, or a timer filter of fixed size
- * (saved by a version whose timer filters did not grow) with more keys alive in its
- * span than its capacity.  That last check scans the filter's cells, so it runs once
- * every `capacity` new keys.
- */
-static void warn_if_overfull(run *r)
-{
-    const cli_options *o = r->options;
-    uint64_t capacity = of_sites(r) ? o->capacity : once_capacity(r->filter);
-    if (capacity == 0)
-        return;
-    bool over;
-    if (of_sites(r))
-        over = r->fixed_size && r->counters.distinct > capacity;
-    else if (r->fixed_size)
-        over = once_overfull(r->filter);
-    else if (r->rows_add_up)
-        over = once_items(r->filter) > capacity;
-    else if (r->timer && once_items(r->filter) >= r->next_overfull_check) {
-        r->next_overfull_check = once_items(r->filter) + capacity;
-        over = once_overfull(r->filter);
-    } else
-        return;
-    if (!over)
-        return;
-    r->warned_capacity = true;
-    if (r->progress)
-        report_progress_done();
-    if (r->fixed_size)
-        fprintf(stderr,
-                "once: warning: more than %llu distinct keys, the filter's capacity; "
-                "false positives will rise above the target (use a larger --capacity)\n",
-                (unsigned long long)capacity);
-    else if (r->timer)
-        fprintf(stderr,
-                "once: warning: more than %llu distinct keys in a span, the capacity of "
-                "this timer filter, which keeps its size (it was saved by a version whose "
-                "timer filters did not grow); false positives will rise above the target "
-                "(start a new state to have one that grows)\n",
-                (unsigned long long)capacity);
-    else /* the second row opens: the rate is now the sum of the rows' */
-        fprintf(stderr,
-                "once: warning: more than %llu distinct keys, one %s of the %s filter; it "
-                "grows, but each %s keeps --error and their rates add up, so false "
-                "positives will rise above the target (use a larger --capacity, or the "
-                "scalable filter, which keeps --error at any size)\n",
-                (unsigned long long)capacity,
-                once_get_type(r->filter) == ONCE_DBF ? "row" : "batch",
-                once_type_name(once_get_type(r->filter)),
-                once_get_type(r->filter) == ONCE_DBF ? "row" : "batch");
 }
 
 /*
@@ -772,7 +263,7 @@ static void find_keys(void *context, void *batch, double *phases)
     line_batch *b = batch;
     double mark = monotonic_seconds();
     key_arena_reset(&b->arena);
-    bool by_field = r->timed && o->time_field;
+    bool by_field = r->target.timed && o->time_field;
     b->keyed = b->n;
     b->bytes = 0;
     for (size_t i = 0; i < b->n; i++) {
@@ -794,183 +285,188 @@ static void find_keys(void *context, void *batch, double *phases)
     phase_done(phases, PHASE_KEYS, &mark);
     if (threaded(in)) {
         for (size_t i = 0; i < b->keyed; i++)
-            (void)once_digest_with_seed(r->seed, b->keys[i].data, b->keys[i].len,
+            (void)once_digest_with_seed(r->target.seed, b->keys[i].data, b->keys[i].len,
                                         &b->digests[i]);
         phase_done(phases, PHASE_HASH, &mark);
     }
 }
 
-/* The filter's answers for the batch's good keys, gathered in `keys` (or, hashed, in
- * `digests` and `times`), n of them; *done: the keys answered, all n unless a key was
- * refused (a sliced filter, which has no saved state, reports none then). */
-static once_status answer_keys(run *r, const once_key *keys, const once_digest *digests,
-                               const uint64_t *times, size_t n, uint8_t *seen, size_t *done)
+/* The clock a batch's event times are judged by: the target's as the batch starts,
+ * stepped through it line by line as the target will step it, and the wall clock's
+ * bound (--max-time-jump ahead of it; UINT64_MAX: none). */
+typedef struct batch_clock {
+    uint64_t clock;
+    bool started;
+    uint64_t ahead_limit;
+} batch_clock;
+
+/* Why line i's time is bad, for --on-bad-time fail (`future`: ahead of the wall clock). */
+static void report_bad_time(const input_run *in, const line_batch *b, size_t i,
+                            const batch_clock *c, bool future)
 {
-    if (of_sites(r)) {
-        once_status st = r->cluster != NULL
-                             ? once_cluster_test_and_add_batch(r->cluster, keys, n, seen)
-                             : once_sliced_test_and_add_batch(r->sliced, keys, n, seen);
-        *done = st == ONCE_OK ? n : 0;
-        return st;
-    }
-    if (digests != NULL)
-        return once_test_and_add_digest_batch_partial(r->filter, digests, times, n, seen, done);
-    return once_test_and_add_batch_partial(r->filter, keys, n, seen, done);
+    const cli_options *o = in->r->options;
+    const char *name = in->name;
+    unsigned long long line = (unsigned long long)in->line_number;
+    uint64_t when = b->when[i];
+    char t1[EVENT_TIME_TEXT], t2[EVENT_TIME_TEXT];
+    if (b->time_status[i] == TIME_BEFORE_1970)
+        fprintf(stderr,
+                "once: %s:%llu: the time in field %u is before 1970, which the windows' clock "
+                "cannot hold (--on-bad-time skip or keep to go on)\n",
+                name, line, o->time_field);
+    else if (b->time_status[i] != 0)
+        fprintf(stderr,
+                "once: %s:%llu: cannot read a time from field %u (--on-bad-time skip or keep "
+                "to go on)\n",
+                name, line, o->time_field);
+    else /* too far ahead of the wall clock, or of the latest time */
+        fprintf(stderr,
+                "once: %s:%llu: time %s is more than --max-time-jump ahead of %s, %s%s "
+                "(%s--on-bad-time skip or keep to go on)\n",
+                name, line, format_event_time(when, o->time_format, t1),
+                future ? "the wall clock" : "the latest event time",
+                format_event_time(future ? c->ahead_limit - o->max_time_jump_ms : c->clock,
+                                  o->time_format, t2),
+                future && o->time_format == TIME_EPOCH && when / 1000 <= c->ahead_limit
+                    ? "; if the field holds milliseconds, use --time-format epoch_ms"
+                    : "",
+                future ? "" : "--max-time-jump to allow it; ");
 }
 
-/* The answer stage: the batch's event times against the clock, in order, as the
- * --on-bad-time policy says; the filter's answers; the lines counted.  Returns 0, or an
- * exit code after printing why (the lines answered before are still written). */
-static int answer_batch(void *context, void *batch, double *phases)
+/* Line i's event time against the clock, which it moves: true if its key goes to the
+ * target.  A time that does not parse, is too far ahead of the wall clock, or that the
+ * window's clock would refuse (too far ahead of the latest) is a bad time, counted and
+ * judged as --on-bad-time says; *fail: the run stops at it (said). */
+static bool judge_time(input_run *in, line_batch *b, size_t i, batch_clock *c, bool *fail)
 {
-    input_run *in = context;
     run *r = in->r;
     const cli_options *o = r->options;
-    line_batch *b = batch;
-    const char *name = in->name;
-    double mark = monotonic_seconds();
-    /* One batch answers at a time: its gathered keys and answers can be the run's. */
-    static once_key keys[BATCH_LINES];
-    static once_digest digests[BATCH_LINES];
-    static uint64_t times[BATCH_LINES];
-    static uint8_t seen[BATCH_LINES];
-    line_action *action = b->action;
-    size_t n = b->n;
-    int code = 0;
-    uint64_t wall = r->timed && !o->time_field ? wall_clock_ms() : 0;
-    uint64_t clock = 0;
-    bool clock_started = false;
-    if (r->timed && o->time_field && !of_sites(r))
-        once_clock(r->filter, &clock, &clock_started);
-    else if (r->timed && o->time_field) {
-        clock = r->sliced_clock;
-        clock_started = r->sliced_clock_started;
+    const target *t = &r->target;
+    uint64_t when = b->when[i];
+    bool parsed = b->time_status[i] == 0;
+    bool future = parsed && when > c->ahead_limit;
+    uint64_t before = c->clock;
+    if (parsed && !future && t->ops->clock_step(t, &c->clock, &c->started, when)) {
+        /* Late: older than the clock (as it was before this line) minus the span. */
+        r->counters.late += when < before && before - when > o->span_ms;
+        return true;
     }
+    r->counters.bad_time++;
+    if (o->on_bad_time == BAD_TIME_FAIL) {
+        report_bad_time(in, b, i, c, future);
+        *fail = true;
+    }
+    b->action[i] = o->on_bad_time == BAD_TIME_SKIP ? LINE_SKIP : LINE_KEEP;
+    return false;
+}
+
+/* The keys a batch gives the target: its own (every line filtered as it is) or those of
+ * its good lines gathered; with threads their digests and times instead. */
+typedef struct batch_keys {
+    const once_key *keys;
+    const once_digest *digests;
+    const uint64_t *times;
+    size_t count;
+} batch_keys;
+
+/* One batch answers at a time: its gathered keys and answers can be the run's. */
+static once_key gathered_keys[BATCH_LINES];
+static once_digest gathered_digests[BATCH_LINES];
+static uint64_t gathered_times[BATCH_LINES];
+static uint8_t answers[BATCH_LINES];
+
+/* Judge the batch's lines in order and gather the keys of those the target answers.
+ * Returns 0, or an exit code after printing why, with *n cut to the lines before the
+ * one that stopped the batch (they are still answered and written). */
+static int gather_keys(input_run *in, line_batch *b, uint64_t wall, batch_keys *k, size_t *n)
+{
+    run *r = in->r;
+    bool by_field = r->target.timed && r->options->time_field;
+    batch_clock c = {0, false, UINT64_MAX};
+    if (by_field)
+        r->target.ops->clock(&r->target, &c.clock, &c.started);
     /* A time more than --max-time-jump ahead of the wall clock is a bad time even on the
      * first line, which no earlier time bounds: a replay of old logs is never ahead of
      * the wall clock, and one outlier must not carry the clock decades ahead and keep
      * every later key "seen" until then. */
-    uint64_t jump = o->max_time_jump_ms;
-    uint64_t ahead_limit = UINT64_MAX;
-    if (r->timed && o->time_field && jump != 0)
-        ahead_limit = wall_clock_ms() + jump;
-    size_t good = 0;
-    const once_key *answer_keys_of = keys;
-    const once_digest *answer_digests = threaded(in) ? digests : NULL;
-    const uint64_t *answer_times = times;
-    size_t judged = n; /* the lines the loop below judges and gathers */
-    if (!(r->timed && o->time_field) && b->keyed == n) {
-        /* Every line's key goes to the filter as it is, at the wall clock's time (0
-         * without a time window): no line to judge and nothing to gather.  (LINE_FILTER
-         * is 0.) */
-        r->counters.input_bytes += b->bytes;
-        in->line_number += n;
-        memset(action, 0, n * sizeof *action);
-        answer_keys_of = b->keys;
-        answer_digests = threaded(in) ? b->digests : NULL;
-        answer_times = NULL;
-        if (wall != 0) {
-            for (size_t i = 0; i < n; i++)
-                b->keys[i].time_ms = times[i] = wall;
-            answer_times = times;
-        }
-        good = n;
-        judged = 0;
-    }
-    for (size_t i = 0; i < judged; i++) {
+    if (by_field && r->options->max_time_jump_ms != 0)
+        c.ahead_limit = wall_clock_ms() + r->options->max_time_jump_ms;
+    *k = (batch_keys){gathered_keys, threaded(in) ? gathered_digests : NULL, gathered_times, 0};
+    for (size_t i = 0; i < *n; i++) {
         r->counters.input_bytes += b->lines[i].len + 1;
         in->line_number++;
-        action[i] = LINE_FILTER;
-        uint64_t when = wall;
-        if (r->timed && o->time_field) {
-            int time_status = b->time_status[i];
-            when = b->when[i];
-            bool parsed = time_status == 0;
-            bool future = parsed && when > ahead_limit;
-            uint64_t before = clock;
-            /* A time the window's clock would refuse (too far ahead) is a bad time too;
-             * the step tracks the clock through the batch as the filter will. */
-            if (!parsed || future || !clock_step(r, &clock, &clock_started, when)) {
-                r->counters.bad_time++;
-                if (o->on_bad_time == BAD_TIME_FAIL) {
-                    char t1[EVENT_TIME_TEXT], t2[EVENT_TIME_TEXT];
-                    if (time_status == TIME_BEFORE_1970)
-                        fprintf(stderr,
-                                "once: %s:%llu: the time in field %u is before 1970, "
-                                "which the windows' clock cannot hold (--on-bad-time skip "
-                                "or keep to go on)\n",
-                                name, (unsigned long long)in->line_number, o->time_field);
-                    else if (!parsed)
-                        fprintf(stderr,
-                                "once: %s:%llu: cannot read a time from field %u "
-                                "(--on-bad-time skip or keep to go on)\n",
-                                name, (unsigned long long)in->line_number, o->time_field);
-                    else /* too far ahead of the wall clock, or of the latest time */
-                        fprintf(stderr,
-                                "once: %s:%llu: time %s is more than --max-time-jump ahead "
-                                "of %s, %s%s (%s--on-bad-time skip or keep to go on)\n",
-                                name, (unsigned long long)in->line_number,
-                                format_event_time(when, o->time_format, t1),
-                                future ? "the wall clock" : "the latest event time",
-                                format_event_time(future ? ahead_limit - jump : clock,
-                                                  o->time_format, t2),
-                                future && o->time_format == TIME_EPOCH &&
-                                        when / 1000 <= ahead_limit
-                                    ? "; if the field holds milliseconds, use --time-format "
-                                      "epoch_ms"
-                                    : "",
-                                future ? "" : "--max-time-jump to allow it; ");
-                    code = EXIT_IO;
-                    n = i; /* lines before it are still answered and written */
-                    break;
-                }
-                action[i] = o->on_bad_time == BAD_TIME_SKIP ? LINE_SKIP : LINE_KEEP;
+        b->action[i] = LINE_FILTER;
+        uint64_t when = by_field ? b->when[i] : wall;
+        bool fail = false;
+        if (by_field && !judge_time(in, b, i, &c, &fail)) {
+            if (!fail)
                 continue;
-            }
-            /* Late: older than the clock (as it was before this line) minus the span. */
-            r->counters.late += when < before && before - when > o->span_ms;
+            *n = i;
+            return EXIT_IO;
         }
         if (i >= b->keyed) {
             fprintf(stderr, "once: out of memory\n");
-            code = EXIT_IO;
-            n = i;
-            break;
+            *n = i;
+            return EXIT_IO;
         }
-        keys[good] = b->keys[i];
-        keys[good].time_ms = when;
+        gathered_keys[k->count] = b->keys[i];
+        gathered_keys[k->count].time_ms = when;
         if (threaded(in)) {
-            digests[good] = b->digests[i];
-            times[good] = when;
+            gathered_digests[k->count] = b->digests[i];
+            gathered_times[k->count] = when;
         }
-        good++;
+        k->count++;
     }
+    return 0;
+}
+
+/* Every line's key goes to the target as it is, at the wall clock's time (0 without a
+ * time window): no line to judge and nothing to gather.  (LINE_FILTER is 0.) */
+static void take_keys(input_run *in, line_batch *b, uint64_t wall, batch_keys *k)
+{
+    size_t n = b->n;
+    in->r->counters.input_bytes += b->bytes;
+    in->line_number += n;
+    memset(b->action, 0, n * sizeof *b->action);
+    *k = (batch_keys){b->keys, threaded(in) ? b->digests : NULL, NULL, n};
+    if (wall != 0) {
+        for (size_t i = 0; i < n; i++)
+            b->keys[i].time_ms = gathered_times[i] = wall;
+        k->times = gathered_times;
+    }
+}
+
+/* The target's answers for the keys.  Returns 0, or EXIT_IO after printing why, with *n
+ * cut to the lines before the refused key: the keys before it took effect, so their
+ * lines are answered and written as any, and what a saved state holds is what was
+ * written. */
+static int answer_keys(input_run *in, const line_batch *b, const batch_keys *k, size_t *n)
+{
+    target *t = &in->r->target;
     size_t done = 0;
-    once_status st =
-        answer_keys(r, answer_keys_of, answer_digests, answer_times, good, seen, &done);
-    if (of_sites(r) && r->timed && o->time_field) {
-        r->sliced_clock = clock;
-        r->sliced_clock_started = clock_started;
-    }
-    if (st != ONCE_OK) {
-        /* The keys before the refused one took effect: their lines are answered and
-         * written as any, so that what a saved state holds is what was written. */
-        size_t answered = lines_before_key(action, n, done);
-        uint64_t refused_line = in->line_number - n + 1 + answered;
-        if (st == ONCE_ERR_FULL && r->sliced != NULL)
-            report_sliced_full(name, refused_line, r->sliced, sliced_memory_cap(o));
-        else if (st == ONCE_ERR_FULL && r->filter != NULL)
-            report_full(name, refused_line, r->filter, o->max_memory, o->state_path != NULL);
-        else
-            fprintf(stderr, "once: %s:%llu: filter error: %s\n", name,
-                    (unsigned long long)refused_line, once_strerror(st));
-        code = EXIT_IO;
-        n = answered;
-    }
-    /* The filter's answers, one a key, to the lines: a filtered line is a duplicate if
-     * its key was seen; a kept or skipped line is none. */
+    once_status st = t->ops->answer(t, k->keys, k->digests, k->times, k->count, answers, &done);
+    if (st == ONCE_OK)
+        return 0;
+    size_t answered = lines_before_key(b->action, *n, done);
+    uint64_t refused_line = in->line_number - *n + 1 + answered;
+    if (st == ONCE_ERR_FULL)
+        t->ops->report_full(t, in->name, refused_line);
+    else
+        fprintf(stderr, "once: %s:%llu: filter error: %s\n", in->name,
+                (unsigned long long)refused_line, once_strerror(st));
+    *n = answered;
+    return EXIT_IO;
+}
+
+/* The answers, one a key, to the batch's first n lines (a filtered line is a duplicate
+ * if its key was seen; a kept or skipped line is none), counted; then the run's
+ * warning and progress. */
+static void take_answers(input_run *in, line_batch *b, size_t n, int code)
+{
+    run *r = in->r;
     uint64_t duplicates = 0;
     for (size_t i = 0, j = 0; i < n; i++) {
-        b->duplicate[i] = action[i] == LINE_FILTER ? seen[j++] : 0;
+        b->duplicate[i] = b->action[i] == LINE_FILTER ? answers[j++] : 0;
         duplicates += b->duplicate[i];
     }
     b->answered = n;
@@ -978,19 +474,42 @@ static int answer_batch(void *context, void *batch, double *phases)
     r->counters.duplicates += duplicates;
     r->counters.lines += n; /* answered, if a write then fails */
     r->counters.distinct = r->counters.lines - r->counters.duplicates - r->counters.bad_time;
-    if (code == 0) {
-        if (!r->warned_capacity)
-            warn_if_overfull(r);
-        if (r->progress && (r->counters.lines & 0xFFFF) < n) {
-            double now = monotonic_seconds();
-            if (now - r->last_progress >= 0.5) {
-                r->last_progress = now;
-                report_progress(&r->counters, run_bytes(r), now - r->started);
-            }
+    if (code != 0)
+        return;
+    if (!r->warned_capacity)
+        r->warned_capacity =
+            r->target.ops->warn_overfull(&r->target, r->counters.distinct, r->progress);
+    if (r->progress && (r->counters.lines & 0xFFFF) < n) {
+        double now = monotonic_seconds();
+        if (now - r->last_progress >= 0.5) {
+            r->last_progress = now;
+            report_progress(&r->counters, r->target.ops->bytes(&r->target), now - r->started);
         }
     }
+}
+
+/* The answer stage: the batch's event times against the clock, in order, as the
+ * --on-bad-time policy says; the target's answers; the lines counted.  Returns 0, or an
+ * exit code after printing why (the lines answered before are still written). */
+static int answer_batch(void *context, void *batch, double *phases)
+{
+    input_run *in = context;
+    run *r = in->r;
+    line_batch *b = batch;
+    double mark = monotonic_seconds();
+    bool by_field = r->target.timed && r->options->time_field;
+    uint64_t wall = r->target.timed && !by_field ? wall_clock_ms() : 0;
+    size_t n = b->n;
+    batch_keys k;
+    int code = 0;
+    if (!by_field && b->keyed == n)
+        take_keys(in, b, wall, &k);
+    else
+        code = gather_keys(in, b, wall, &k, &n);
+    int answered = answer_keys(in, b, &k, &n);
+    take_answers(in, b, n, answered != 0 ? answered : code);
     phase_done(phases, PHASE_DECIDE, &mark);
-    return code;
+    return b->code;
 }
 
 /* Is the answered line i printed (-D prints the duplicates, --card none)? */
@@ -1057,11 +576,9 @@ static int run_threaded(input_run *in)
         if (in->pipe != NULL) {
             /* A sharded filter answers a batch's shards on all the threads. */
             once_executor executor = {fork_shards, in->pipe};
-            if (r->filter != NULL)
-                (void)once_set_executor(r->filter, &executor); /* not sharded: nothing */
+            r->target.ops->set_executor(&r->target, &executor);
             code = pipeline_run(in->pipe, r->counters.phase_seconds);
-            if (r->filter != NULL)
-                (void)once_set_executor(r->filter, NULL);
+            r->target.ops->set_executor(&r->target, NULL);
         }
         pipeline_free(in->pipe);
         in->pipe = NULL;
@@ -1159,40 +676,22 @@ int main(int argc, char **argv)
     run r;
     memset(&r, 0, sizeof r);
     r.options = &o;
-    code = o.cluster ? open_cluster(&o, &r)
-           : o.sliced ? open_sliced(&o, &r.sliced)
-                      : open_filter(&o, &r.filter);
+    code = target_open(&r.target, &o);
     if (code != 0) {
+        target_close(&r.target);
         state_lock_release(&lock);
         return code;
     }
-    /* --threads without --slicing: the lines' stages on a pipeline of that many threads,
-     * the filter's answers in input order (the sliced filter's threads are its sites). */
-    r.counters.threads = r.filter != NULL && o.threads > 1 ? o.threads : 1;
-    r.seed = r.filter != NULL ? once_seed(r.filter) : 0;
-    /* On one thread the filter's calls hash the keys, within deciding. */
+    /* The lines' stages on a pipeline of the target's threads, its answers in input
+     * order; on one thread the target's calls hash the keys, within deciding. */
+    r.counters.threads = r.target.threads;
     r.counters.phase_seconds[PHASE_HASH] = r.counters.threads > 1 ? 0 : -1;
     if (writer_init(&r.out, STDOUT_FILENO, OUTPUT_BUFFER_BYTES, o.terminator) != 0) {
         fprintf(stderr, "once: out of memory\n");
-        once_free(r.filter);
-        close_sliced(&r);
+        target_close(&r.target);
         state_lock_release(&lock);
         return EXIT_IO;
     }
-    /* Event times go by the stream's own clock, with the jump bound of the options
-     * (restated each run: it is how the run reads time, not what the state holds); the
-     * clock at reading is taken as it is.  The option is in range (options.c); filters
-     * without a clock answer ONCE_ERR_UNSUPPORTED, which leaves nothing to do. */
-    if (r.filter != NULL)
-        (void)once_set_max_time_jump(r.filter, o.time_field ? o.max_time_jump_ms : 0);
-    once_type type = r.filter != NULL ? once_get_type(r.filter) : ONCE_STANDARD;
-    once_kind kind = once_structure_of(type)->kind;
-    if (of_sites(&r) && (o.span_given || o.window_given))
-        kind = o.span_given ? ONCE_KIND_TIME_WINDOW : ONCE_KIND_COUNT_WINDOW;
-    r.fixed_size = kind == ONCE_KIND_STATIC;
-    r.rows_add_up = r.filter != NULL && (type == ONCE_DBF || type == ONCE_DBPBF);
-    r.timer = r.filter != NULL && type == ONCE_TIMER;
-    r.timed = kind == ONCE_KIND_TIME_WINDOW;
     r.progress = o.progress == PROGRESS_ON || (o.progress == PROGRESS_AUTO && isatty(STDERR_FILENO));
     r.started = r.last_progress = monotonic_seconds();
 
@@ -1227,22 +726,19 @@ int main(int argc, char **argv)
      * a rerun on the rest of the input delivers no line twice; a run that stopped early
      * says so, and how many lines a failed write may have lost. */
     if (o.state_path) {
-        bool saved = state_save(o.state_path, r.filter) == 0;
+        bool saved = r.target.ops->save(&r.target, o.state_path) == 0;
         if (!saved && code == 0)
             code = EXIT_IO;
         if (code != 0 || stop_signal)
             report_state_kept(o.state_path, saved, r.counters.lines, r.unwritten);
     }
     state_lock_release(&lock);
-    if (code == 0 && r.cluster != NULL)
-        report_cluster_stats(o.stats, &r.counters, r.cluster);
-    else if (code == 0 && r.sliced != NULL)
-        report_sliced_stats(o.stats, &r.counters, r.sliced);
-    else if (code == 0)
-        report_stats(o.stats, &r.counters, r.filter);
+    if (code == 0)
+        report_stats(o.stats, &r.counters, &r.target);
     if (code == 0 && o.card) {
-        code = card_print(&o, o.input_count == 1 ? o.inputs[0] : o.input_count ? "(inputs)" : "-",
-                          r.filter);
+        code = r.target.ops->card(&r.target, o.input_count == 1 ? o.inputs[0]
+                                             : o.input_count   ? "(inputs)"
+                                                               : "-");
         if (fflush(stdout) != 0 && code == 0)
             code = EXIT_IO;
     }
@@ -1251,7 +747,6 @@ int main(int argc, char **argv)
 
     writer_free(&r.out);
     key_arena_free(&serial_batch.arena);
-    once_free(r.filter);
-    close_sliced(&r);
+    target_close(&r.target);
     return code;
 }

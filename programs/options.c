@@ -1,6 +1,20 @@
 /*
  * options.c - parse and validate the command line.  Every value is checked here, so
  * the rest of the program can trust the struct.
+ *
+ * The options are one table, `options` below: each row is an option's long name,
+ * short name, argument, the function that parses its value into cli_options, the
+ * --help section it is listed in and its help text.  getopt_long's list, its short
+ * option string, the parse and --help are all made from the table, so an option
+ * cannot be accepted without its help nor helped without being accepted.  A row
+ * without a function is a second help entry of an option parsed by another row
+ * (--threads means one thing with --slicing and another without).
+ *
+ * The table's order is getopt_long's, which is the order an ambiguous prefix lists
+ * its candidates in; --help prints the sections in their order and, within one, the
+ * rows in table order.  The values are checked one by one as they come (a bad value
+ * is refused with the option that gave it); how they combine is checked after the
+ * last one (check_combinations and the checks it calls).
  */
 #include "options.h"
 
@@ -17,180 +31,6 @@
 static bool any_structure(const once_structure *s)
 {
     return s->kind != ONCE_KIND_SLICE;
-}
-
-static void usage(FILE *out)
-{
-    fputs("Usage: once [OPTIONS] [FILE...]\n"
-          "       once card [OPTIONS] [FILE...]\n"
-          "       once card [OPTIONS] --state FILE [--state FILE...]\n"
-          "Print each line of the input whose key was not seen before, in input order.\n"
-          "With no FILE, or when FILE is -, read standard input.\n"
-          "`once card` prints how many distinct keys the input holds instead (estimated\n"
-          "from the filter's cells, with an interval).  With --state it prints the\n"
-          "estimate of each saved filter named, reads no input and changes nothing.\n"
-          "A FILE is always input, whatever its bytes.\n"
-          "\n"
-          "Key:\n"
-          "  -f, --field LIST       use these fields as the key instead of the whole line:\n"
-          "                         N, or a list such as 1,3 or 2-4 (joined by the\n"
-          "                         delimiter); fields count from 1, a missing field is\n"
-          "                         empty\n"
-          "  -t, --delimiter C      field delimiter (one byte; default: tab)\n"
-          "      --ws               fields are separated by runs of spaces and tabs, and\n"
-          "                         blanks at the ends of a line are ignored (awk's\n"
-          "                         default)\n"
-          "  -i, --ignore-case      keys that differ only in ASCII letter case are the same\n"
-          "\n"
-          "Filter:\n"
-          "      --capacity N       expected number of distinct keys: a fixed-size blocked\n"
-          "                         filter (suffixes k, M, G multiply by 10^3, 10^6, 10^9);\n"
-          "                         without it a scalable filter starts at 1000000 keys, or\n"
-          "                         about the lines of the input files, and grows, keeping\n"
-          "                         the error target at any size\n"
-          "      --error P          target false-positive rate (default 0.001); of each row\n"
-          "                         of dbf and each batch of dbpbf, whose rates add up once\n"
-          "                         a second opens (a warning says when)\n"
-          "      --filter NAME      the structure, one of \"Filters\" below (default\n"
-          "                         scalable, or blocked with --capacity, apbf with\n"
-          "                         --window, tagged with --span, tlbf with --span and\n"
-          "                         --level)\n"
-          "      --seed S           hash seed (decimal or 0x hex; default random)\n"
-          "\n"
-          "Sliced filter (one standard filter spread over sites, here threads):\n"
-          "      --slicing MODE     horizontal (an event goes to the one slice a hash of it\n"
-          "                         picks), vertical (to the slices of its k bits: decides\n"
-          "                         every line as --filter standard with the same\n"
-          "                         --capacity, --error and --seed) or diced (--slices SxP)\n"
-          "      --slices S         slices; SxP for diced: S slices of P parts each\n"
-          "      --dicing D         diced slicing: h-v (horizontal slices, vertical parts;\n"
-          "                         default) or v-h (vertical slices, horizontal parts)\n"
-          "      --threads T        with --slicing: T threads own the slices and answer for\n"
-          "                         them (default: the reading thread does); --stats adds\n"
-          "                         messages per lookup, the load of each slice, fairness\n"
-          "                         and max load.\n"
-          "                         With --span, every slice keeps timers that expire at\n"
-          "                         each line's time plus the span, and grows alone; with\n"
-          "                         --window N, timers on the count of keys delivered\n"
-          "      --slice-growth G   with --span: per-site (default: each slice opens a\n"
-          "                         sub-filter when its own is full, paper 000 section 5;\n"
-          "                         a burst can pass --error) or bounded (the whole filter\n"
-          "                         grows in generations and keeps the rate under --error\n"
-          "                         through bursts, for more memory; not with --threads)\n"
-          "\n"
-          "Over a Redis Cluster (the same sliced filter, its slices keys of the cluster,\n"
-          "shared by every once on the same --key; docs/CLUSTER.md):\n"
-          "      --cluster ADDR     a node of the cluster, host:port (or several, comma\n"
-          "                         separated); needs --slicing, --slices and --key\n"
-          "      --key NAME         the filter's name in the cluster: the first run makes\n"
-          "                         it, later ones must give the same --slicing, --slices,\n"
-          "                         --capacity, --error, --span (and --seed, if given)\n"
-          "      --on-failed-slice P  a line with a position in a slice whose node cannot\n"
-          "                         answer: distinct (default: printed), duplicate (not\n"
-          "                         printed), or threshold:X (a repeat when the X or more\n"
-          "                         positions reached are all set)\n"
-          "      --local-filter     keep a filter of this run's own keys too: its repeats\n"
-          "                         cost no message (paper 000, section 6)\n"
-          "      --wait             after each batch, wait for a replica of every node\n"
-          "                         written (WAIT): what a failover could lose is less\n"
-          "      --tree LxF         a Bloom tree instead of --slicing: L levels, F children\n"
-          "                         a node; its internal nodes are keys of the cluster, its\n"
-          "                         leaves the runs' own (paper 000, section 6)\n"
-          "      --leaf I           this run's leaf of the tree (default 0): repeats of its\n"
-          "                         own keys stop there, with no message\n"
-          "\n"
-          "Window:\n"
-          "      --window N         forget keys older than the last N delivered keys (count\n"
-          "                         window; suffixes k, M, G); --error is then the target\n"
-          "                         rate for keys that left the window\n"
-          "      --span DURATION    forget keys delivered more than DURATION ago (time\n"
-          "                         window: 500ms, 90s, 15m, 1h30m, 1.5h, 7d: units ms, s,\n"
-          "                         m, h, d, largest first, in whole milliseconds; a bare\n"
-          "                         number is seconds); a key is forgotten at most a\n"
-          "                         twelfth of DURATION late (--filter tagged, the\n"
-          "                         default; tlbf or timer); --capacity is then a first\n"
-          "                         guess of keys per span\n"
-          "      --time-field N     event time from field N (default: the clock at reading)\n"
-          "      --time-format F    epoch (seconds, default), epoch_ms or iso8601; times\n"
-          "                         are milliseconds since 1970: an earlier one is a bad\n"
-          "                         time\n"
-          "      --on-bad-time A    a line whose time does not parse, is before 1970, or\n"
-          "                         is too far ahead (of the latest time or the wall\n"
-          "                         clock): fail (default, exit 2), skip (drop\n"
-          "                         it) or keep (print it, unfiltered); neither moves the\n"
-          "                         window's clock\n"
-          "      --max-time-jump D  how far past the latest event time, and past the wall\n"
-          "                         clock, a line's time may be\n"
-          "                         (a duration as for --span; default 1d; 0 for no bound);\n"
-          "                         a line past it is a bad time.  Earlier times than the\n"
-          "                         latest are taken as the latest: a late line is a repeat\n"
-          "                         if its key is in the window\n"
-          "      --max-memory SIZE  cap on the memory of a filter that grows (scalable,\n"
-          "                         dbf, dbpbf) or a time window (e.g. 512M, 4G); past it\n"
-          "                         the run stops with exit 2 (default: none for the\n"
-          "                         filters that grow, 1G for time windows)\n"
-          "      --level L          window layout: 0 uses the fewest slices; higher levels\n"
-          "                         cut the slack past the window and the memory per key\n"
-          "                         for more memory accesses (default 2, and 0 for apbbf;\n"
-          "                         the timer and tagged filters have no levels, and\n"
-          "                         --span with --level keeps a tlbf)\n"
-          "      --refresh          a repeated key restarts its window (default: the window\n"
-          "                         counts from the key's first delivery); with --window N\n"
-          "                         every repeat is inserted again and takes a place, so\n"
-          "                         the window is the last N lines of any key, not the last\n"
-          "                         N delivered keys (a, twenty b, a: prints a b a)\n"
-          "\n"
-          "State:\n"
-          "      --state FILE       load the filter from FILE if it exists, save it there\n"
-          "                         at the end and on SIGINT/SIGTERM/SIGHUP (atomically).\n"
-          "                         The file keeps the options that shape keys and the\n"
-          "                         window (-f, -t, --ws, -i, --level, --refresh, the time\n"
-          "                         source): a resumed run uses them; contradicting one is\n"
-          "                         exit 1. The run locks FILE (flock on FILE.lock) until\n"
-          "                         it has saved: another run on FILE is refused at once\n"
-          "                         with exit 2. FILE's directory must take new files; that\n"
-          "                         is checked before any input is read.  once card: a\n"
-          "                         saved filter to estimate (repeatable; read as last\n"
-          "                         saved, without a lock)\n"
-          "\n"
-          "Output:\n"
-          "  -D, --duplicates       print only the lines whose key was seen before\n"
-          "  -z, --zero-terminated  lines end with NUL, not newline, on input and output (a\n"
-          "                         CR before the NUL is part of the key)\n"
-          "      --stats[=FORMAT]   summary on stderr at the end: human (default) or json;\n"
-          "                         with the threads and where the time went\n"
-          "      --threads T        T threads on the lines (reading, keys and times,\n"
-          "                         hashing, answering and writing overlap; the answers\n"
-          "                         and writes come in input order): the output is that\n"
-          "                         of one thread, byte for byte, and so is the state\n"
-          "      --shards P         the filter in P shards, each key in one (1 to 256):\n"
-          "                         threads answer different shards side by side (default\n"
-          "                         16 for a time window, fewer under --capacity 16384,\n"
-          "                         else 1)\n"
-          "      --progress         progress line on stderr (default: when it is a\n"
-          "                         terminal)\n"
-          "      --no-progress      never print the progress line\n"
-          "      --confidence C     once card: probability of the interval (default 0.9)\n"
-          "      --json             once card: one JSON object per estimate\n"
-          "  -h, --help             this help\n"
-          "  -V, --version          version\n"
-          "\n"
-          "Exit status: 0 success, 1 usage error, 2 I/O or state error, 128+N after\n"
-          "SIGINT, SIGTERM or SIGHUP (N = 2, 15, 1: complete lines already read are\n"
-          "finished, the output flushed and the state saved first).  An input that cannot\n"
-          "be read (missing, a directory) is reported and the others are still read and\n"
-          "written, as cat does; the run then exits 2.  Whatever ends a run, --state is\n"
-          "saved as of the last line answered, so a rerun on the rest of the input\n"
-          "delivers no line twice; a run that stops early says where, and after a failed\n"
-          "write how many lines at most were answered but not written.\n",
-          out);
-    /* The structures, from the library's registry. */
-    fputs("\nFilters (the last N keys: with --window; the last T: with --span):\n", out);
-    for (size_t i = 0; i < once_structure_count(); i++) {
-        const once_structure *s = once_structure_at(i);
-        if (any_structure(s))
-            fprintf(out, "  %-12s %s\n", s->name, s->summary);
-    }
 }
 
 /* Every --state, in order.  Kept for the whole run, like argv; a static, so the list
@@ -330,42 +170,6 @@ static int parse_u64(const char *text, uint64_t *out)
     return 0;
 }
 
-enum {
-    OPT_CAPACITY = 256,
-    OPT_ERROR,
-    OPT_FILTER,
-    OPT_SEED,
-    OPT_STATE,
-    OPT_STATS,
-    OPT_PROGRESS,
-    OPT_NO_PROGRESS,
-    OPT_WINDOW,
-    OPT_LEVEL,
-    OPT_REFRESH,
-    OPT_SPAN,
-    OPT_TIME_FIELD,
-    OPT_TIME_FORMAT,
-    OPT_ON_BAD_TIME,
-    OPT_MAX_TIME_JUMP,
-    OPT_MAX_MEMORY,
-    OPT_CONFIDENCE,
-    OPT_JSON,
-    OPT_WS,
-    OPT_SLICING,
-    OPT_SLICES,
-    OPT_DICING,
-    OPT_THREADS,
-    OPT_SHARDS,
-    OPT_SLICE_GROWTH,
-    OPT_CLUSTER,
-    OPT_KEY,
-    OPT_ON_FAILED_SLICE,
-    OPT_LOCAL_FILTER,
-    OPT_WAIT,
-    OPT_TREE,
-    OPT_LEAF,
-};
-
 /* "S" or, for diced slicing, "SxP": slices, and parts of each (0 when not given). */
 static int parse_slices(const char *text, uint32_t *slices, uint32_t *parts)
 {
@@ -490,15 +294,787 @@ once_type cli_time_window_type(const cli_options *o)
     return o->level_given ? ONCE_TLBF : ONCE_TAGGED;
 }
 
-int options_parse(cli_options *o, int argc, char **argv)
+/* What the parse keeps besides the options: which were given, for the checks of how
+ * they combine. */
+typedef struct parse_state {
+    cli_options *o;
+    int argc;
+    bool bad_time_given, time_jump_given, confidence_given;
+    bool slices_given, dicing_given, threads_given, diced;
+    bool growth_given, cluster_options_given, leaf_given;
+    once_slicing dicing;
+} parse_state;
+
+static void usage(FILE *out);
+
+/* The place of `arg` among `count` words (-1: none), for an option that takes one of
+ * them (their places are the enum's values). */
+static int word_of(const char *arg, const char *const *words, int count)
+{
+    for (int i = 0; i < count; i++)
+        if (strcmp(arg, words[i]) == 0)
+            return i;
+    return -1;
+}
+
+/* The options' values, one function an option: 0 to go on, -1 to exit 0 (--help,
+ * --version, printed), or EXIT_USAGE after printing why. */
+static int set_field(parse_state *p, const char *arg)
+{
+    cli_options *o = p->o;
+    if (key_fields_parse(&o->key, arg) != 0)
+        return fail("invalid field list '%s' (field numbers from 1, e.g. 2, 1,3 or 2-4; "
+                    "at most 64 fields)",
+                    arg);
+    return 0;
+}
+
+static int set_delimiter(parse_state *p, const char *arg)
+{
+    cli_options *o = p->o;
+    if (strcmp(arg, "\\t") == 0)
+        o->key.delimiter = '\t';
+    else if (strlen(arg) == 1)
+        o->key.delimiter = arg[0];
+    else
+        return fail("the delimiter must be a single byte, not '%s'", arg);
+    if (o->key.whitespace)
+        return fail("%s", "-t and --ws exclude each other (one way to split fields)");
+    o->split_given = true;
+    return 0;
+}
+
+static int set_ws(parse_state *p, const char *arg)
+{
+    (void)arg;
+    cli_options *o = p->o;
+    if (o->split_given && !o->key.whitespace)
+        return fail("%s", "-t and --ws exclude each other (one way to split fields)");
+    o->key.whitespace = true;
+    o->split_given = true;
+    return 0;
+}
+
+static int set_ignore_case(parse_state *p, const char *arg)
+{
+    (void)arg;
+    cli_options *o = p->o;
+    o->key.ignore_case = true;
+    return 0;
+}
+
+static int set_duplicates(parse_state *p, const char *arg)
+{
+    (void)arg;
+    cli_options *o = p->o;
+    o->print_duplicates = true;
+    return 0;
+}
+
+static int set_zero_terminated(parse_state *p, const char *arg)
+{
+    (void)arg;
+    cli_options *o = p->o;
+    o->terminator = '\0';
+    return 0;
+}
+
+static int set_capacity(parse_state *p, const char *arg)
+{
+    cli_options *o = p->o;
+    if (parse_count(arg, &o->capacity) != 0)
+        return fail("invalid capacity '%s' (a positive integer, e.g. 1000000 or 10M)",
+                    arg);
+    o->capacity_given = true;
+    return 0;
+}
+
+static int set_error(parse_state *p, const char *arg)
+{
+    cli_options *o = p->o;
+    char *end = NULL;
+    errno = 0;
+    double rate = strtod(arg, &end);
+    if (errno == ERANGE && rate == 0.0) /* underflow: a positive number below any range */
+        errno = 0;
+    if (errno != 0 || end == arg || *end != '\0' || !once_error_in_range(rate))
+        return fail("invalid error rate '%s': a target rate is at least %g and below 1 "
+                    "(e.g. 0.001)",
+                    arg, ONCE_MIN_ERROR);
+    o->error = rate;
+    o->error_given = true;
+    return 0;
+}
+
+static int set_filter(parse_state *p, const char *arg)
+{
+    cli_options *o = p->o;
+    char names[256]; /* a list of structure names for a message */
+    if (once_type_from_name(arg, &o->type) != ONCE_OK ||
+        !any_structure(once_structure_of(o->type)))
+        return fail("unknown filter '%s' (%s)", arg,
+                    structure_names(any_structure, names, sizeof names));
+    o->type_given = true;
+    return 0;
+}
+
+static int set_seed(parse_state *p, const char *arg)
+{
+    cli_options *o = p->o;
+    if (parse_u64(arg, &o->seed) != 0)
+        return fail("invalid seed '%s' (a 64-bit integer, decimal or 0x hex)", arg);
+    o->seed_given = true;
+    return 0;
+}
+
+static int set_state(parse_state *p, const char *arg)
+{
+    cli_options *o = p->o;
+    if (*arg == '\0')
+        return fail("%s", "--state needs a file name");
+    if (o->state_count > 0 && !o->card)
+        return fail("%s", "--state given twice: a run keeps one state file (`once card` "
+                          "estimates several)");
+    if (state_list == NULL) {
+        state_list = calloc((size_t)p->argc, sizeof *state_list); /* argc bounds them */
+        if (state_list == NULL)
+            return fail("%s", "out of memory");
+    }
+    state_list[o->state_count++] = arg;
+    o->state_paths = state_list;
+    o->state_path = state_list[0];
+    return 0;
+}
+
+static int set_stats(parse_state *p, const char *arg)
+{
+    cli_options *o = p->o;
+    if (arg == NULL || strcmp(arg, "human") == 0)
+        o->stats = STATS_HUMAN;
+    else if (strcmp(arg, "json") == 0)
+        o->stats = STATS_JSON;
+    else
+        return fail("unknown stats format '%s' (human or json)", arg);
+    return 0;
+}
+
+static int set_progress(parse_state *p, const char *arg)
+{
+    (void)arg;
+    cli_options *o = p->o;
+    o->progress = PROGRESS_ON;
+    return 0;
+}
+
+static int set_no_progress(parse_state *p, const char *arg)
+{
+    (void)arg;
+    cli_options *o = p->o;
+    o->progress = PROGRESS_OFF;
+    return 0;
+}
+
+static int set_window(parse_state *p, const char *arg)
+{
+    cli_options *o = p->o;
+    if (parse_count(arg, &o->window) != 0)
+        return fail("invalid window '%s' (a positive number of keys, e.g. 100000 or 1M)",
+                    arg);
+    o->window_given = true;
+    return 0;
+}
+
+static int set_level(parse_state *p, const char *arg)
+{
+    cli_options *o = p->o;
+    uint64_t v;
+    if (parse_u64(arg, &v) != 0 || v > 8)
+        return fail("invalid level '%s' (0 to 8)", arg);
+    o->level = (uint32_t)v;
+    o->level_given = true;
+    return 0;
+}
+
+static int set_refresh(parse_state *p, const char *arg)
+{
+    (void)arg;
+    cli_options *o = p->o;
+    o->refresh = true;
+    return 0;
+}
+
+static int set_span(parse_state *p, const char *arg)
+{
+    cli_options *o = p->o;
+    if (parse_duration_ms(arg, &o->span_ms) != 0)
+        return fail("invalid span '%s' (a duration such as 90s, 1h30m, 1.5h or 7d, "
+                    "in whole milliseconds)",
+                    arg);
+    o->span_given = true;
+    return 0;
+}
+
+static int set_time_field(parse_state *p, const char *arg)
+{
+    cli_options *o = p->o;
+    uint64_t v;
+    if (parse_u64(arg, &v) != 0 || v == 0 || v > KEY_MAX_FIELD)
+        return fail("invalid time field '%s' (fields count from 1)", arg);
+    o->time_field = (unsigned)v;
+    return 0;
+}
+
+static int set_time_format(parse_state *p, const char *arg)
+{
+    cli_options *o = p->o;
+    static const char *const formats[] = {"epoch", "epoch_ms", "iso8601"}; /* time_format */
+    o->time_format_given = true;
+    int i = word_of(arg, formats, 3);
+    if (i < 0)
+        return fail("unknown time format '%s' (epoch, epoch_ms or iso8601)", arg);
+    o->time_format = (time_format)i;
+    return 0;
+}
+
+static int set_on_bad_time(parse_state *p, const char *arg)
+{
+    cli_options *o = p->o;
+    static const char *const actions[] = {"fail", "skip", "keep"}; /* bad_time_policy */
+    p->bad_time_given = true;
+    int i = word_of(arg, actions, 3);
+    if (i < 0)
+        return fail("unknown --on-bad-time action '%s' (fail, skip or keep)", arg);
+    o->on_bad_time = (bad_time_policy)i;
+    return 0;
+}
+
+static int set_max_time_jump(parse_state *p, const char *arg)
+{
+    cli_options *o = p->o;
+    p->time_jump_given = true;
+    if (strcmp(arg, "0") == 0)
+        o->max_time_jump_ms = 0;
+    else if (parse_duration_ms(arg, &o->max_time_jump_ms) != 0 ||
+             o->max_time_jump_ms > ONCE_MAX_TIME_MS)
+        return fail("invalid time jump '%s' (a duration such as 6h, 1h30m or 2d, or 0 for "
+                    "no bound)",
+                    arg);
+    return 0;
+}
+
+static int set_max_memory(parse_state *p, const char *arg)
+{
+    cli_options *o = p->o;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(arg, &end, 10);
+    uint64_t scale = 1;
+    if (end && (*end == 'k' || *end == 'K'))
+        scale = 1024, end++;
+    else if (end && *end == 'M')
+        scale = 1024 * 1024, end++;
+    else if (end && *end == 'G')
+        scale = 1024 * 1024 * 1024, end++;
+    if (errno || end == arg || *arg == '-' || *end != '\0' || v == 0 ||
+        v > UINT64_MAX / scale)
+        return fail("invalid memory size '%s' (bytes, or with K, M, G)", arg);
+    o->max_memory = (uint64_t)v * scale;
+    return 0;
+}
+
+static int set_confidence(parse_state *p, const char *arg)
+{
+    cli_options *o = p->o;
+    char *end = NULL;
+    errno = 0;
+    double level = strtod(arg, &end);
+    if (errno != 0 || end == arg || *end != '\0' || !(level > 0.0 && level < 1.0))
+        return fail("invalid confidence '%s' (a probability between 0 and 1, e.g. 0.9)",
+                    arg);
+    o->confidence = level;
+    p->confidence_given = true;
+    return 0;
+}
+
+static int set_json(parse_state *p, const char *arg)
+{
+    (void)arg;
+    cli_options *o = p->o;
+    o->json = true;
+    return 0;
+}
+
+static int set_slicing(parse_state *p, const char *arg)
+{
+    cli_options *o = p->o;
+    o->sliced = true;
+    p->diced = strcmp(arg, "diced") == 0;
+    if (strcmp(arg, "horizontal") == 0)
+        o->slicing = ONCE_SLICING_HORIZONTAL;
+    else if (strcmp(arg, "vertical") == 0)
+        o->slicing = ONCE_SLICING_VERTICAL;
+    else if (!p->diced)
+        return fail("unknown slicing '%s' (horizontal, vertical or diced)", arg);
+    return 0;
+}
+
+static int set_slices(parse_state *p, const char *arg)
+{
+    cli_options *o = p->o;
+    if (parse_slices(arg, &o->slices, &o->parts) != 0)
+        return fail("invalid slices '%s' (a number of slices from 1 to %u, or SxP for "
+                    "diced slicing, e.g. 4x2)",
+                    arg, ONCE_MAX_SLICED_SITES);
+    p->slices_given = true;
+    return 0;
+}
+
+static int set_dicing(parse_state *p, const char *arg)
+{
+    static const char *const dicings[] = {"h-v", "v-h"};
+    int i = word_of(arg, dicings, 2);
+    if (i < 0)
+        return fail("unknown dicing '%s' (h-v or v-h)", arg);
+    p->dicing = i == 0 ? ONCE_SLICING_DICED_HV : ONCE_SLICING_DICED_VH;
+    p->dicing_given = true;
+    return 0;
+}
+
+static int set_slice_growth(parse_state *p, const char *arg)
+{
+    cli_options *o = p->o;
+    static const char *const growths[] = {"per-site", "bounded"};
+    int i = word_of(arg, growths, 2);
+    if (i < 0)
+        return fail("unknown slice growth '%s' (per-site or bounded)", arg);
+    if (i == 1) /* per-site leaves it as it was, as a repeated option does */
+        o->bounded_growth = true;
+    p->growth_given = true;
+    return 0;
+}
+
+static int set_threads(parse_state *p, const char *arg)
+{
+    cli_options *o = p->o;
+    uint64_t v;
+    if (parse_u64(arg, &v) != 0 || v == 0 || v > ONCE_MAX_SITE_THREADS)
+        return fail("invalid threads '%s' (1 to %u)", arg, ONCE_MAX_SITE_THREADS);
+    o->threads = (uint32_t)v;
+    p->threads_given = true;
+    return 0;
+}
+
+static int set_shards(parse_state *p, const char *arg)
+{
+    cli_options *o = p->o;
+    uint64_t v;
+    if (parse_u64(arg, &v) != 0 || v == 0 || v > ONCE_MAX_SHARDS)
+        return fail("invalid shards '%s' (1 to %u)", arg, ONCE_MAX_SHARDS);
+    o->shards = (uint32_t)v;
+    o->shards_given = true;
+    return 0;
+}
+
+static int set_cluster(parse_state *p, const char *arg)
+{
+    cli_options *o = p->o;
+    o->cluster = arg;
+    return 0;
+}
+
+static int set_key(parse_state *p, const char *arg)
+{
+    cli_options *o = p->o;
+    o->cluster_key = arg;
+    return 0;
+}
+
+static int set_on_failed_slice(parse_state *p, const char *arg)
+{
+    cli_options *o = p->o;
+    uint64_t x = 0;
+    if (strcmp(arg, "distinct") == 0)
+        o->on_failed_slice = FAILED_SLICE_DISTINCT;
+    else if (strcmp(arg, "duplicate") == 0)
+        o->on_failed_slice = FAILED_SLICE_DUPLICATE;
+    else if (strncmp(arg, "threshold:", 10) == 0 && isdigit((unsigned char)arg[10]) &&
+             parse_u64(arg + 10, &x) == 0 && x <= 64) {
+        o->on_failed_slice = FAILED_SLICE_THRESHOLD;
+        o->failed_slice_threshold = (uint32_t)x;
+    } else if (strncmp(arg, "threshold:", 10) == 0)
+        return fail("invalid --on-failed-slice '%s' (threshold:X, X from 0 to k, the "
+                    "filter's number of hashes, at most 64)",
+                    arg);
+    else
+        return fail("unknown --on-failed-slice policy '%s' (distinct, duplicate or "
+                    "threshold:X)",
+                    arg);
+    p->cluster_options_given = true;
+    return 0;
+}
+
+static int set_local_filter(parse_state *p, const char *arg)
+{
+    (void)arg;
+    cli_options *o = p->o;
+    o->local_filter = true;
+    p->cluster_options_given = true;
+    return 0;
+}
+
+static int set_wait(parse_state *p, const char *arg)
+{
+    (void)arg;
+    cli_options *o = p->o;
+    o->wait = true;
+    p->cluster_options_given = true;
+    return 0;
+}
+
+static int set_tree(parse_state *p, const char *arg)
+{
+    cli_options *o = p->o;
+    uint32_t levels = 0, fanout = 0;
+    if (parse_slices(arg, &levels, &fanout) != 0 || levels < 2 || levels > 16 ||
+        fanout == 0)
+        return fail("invalid tree '%s' (LxF: L levels from 2 to 16, F children a node, "
+                    "e.g. 3x4)",
+                    arg);
+    o->tree_levels = levels;
+    o->tree_fanout = fanout;
+    p->cluster_options_given = true;
+    return 0;
+}
+
+static int set_leaf(parse_state *p, const char *arg)
+{
+    cli_options *o = p->o;
+    if (parse_u64(arg, &o->leaf) != 0)
+        return fail("invalid leaf '%s' (a number from 0)", arg);
+    p->leaf_given = true;
+    p->cluster_options_given = true;
+    return 0;
+}
+
+static int set_help(parse_state *p, const char *arg)
+{
+    (void)arg;
+    (void)p;
+    usage(stdout);
+    return -1;
+}
+
+static int set_version(parse_state *p, const char *arg)
+{
+    (void)arg;
+    (void)p;
+    printf("once %s\n", once_version());
+    return -1;
+}
+
+/* --help's sections, in order. */
+typedef enum help_section {
+    SECTION_KEY,
+    SECTION_FILTER,
+    SECTION_SLICED,
+    SECTION_CLUSTER,
+    SECTION_WINDOW,
+    SECTION_STATE,
+    SECTION_OUTPUT,
+    SECTIONS
+} help_section;
+
+static const char *const section_heading[SECTIONS] = {
+    "Key:",
+    "Filter:",
+    "Sliced filter (one standard filter spread over sites, here threads):",
+    "Over a Redis Cluster (the same sliced filter, its slices keys of the cluster,\nshared by every once on the same --key; docs/CLUSTER.md):",
+    "Window:",
+    "State:",
+    "Output:",
+};
+
+typedef struct cli_option {
+    const char *name; /* --name */
+    char short_name;  /* -c, or 0 */
+    int has_arg;      /* as getopt_long's */
+    const char *arg;  /* what --help shows after the name: " N", "[=FORMAT]", NULL */
+    int (*set)(parse_state *p, const char *arg); /* NULL: a second help entry */
+    help_section section;
+    const char *help; /* its lines, the first beside the name */
+} cli_option;
+
+static const cli_option options[] = {
+    {"field", 'f', required_argument, " LIST", set_field, SECTION_KEY,
+         "use these fields as the key instead of the whole line:\n"
+         "N, or a list such as 1,3 or 2-4 (joined by the\n"
+         "delimiter); fields count from 1, a missing field is\n"
+         "empty"},
+    {"delimiter", 't', required_argument, " C", set_delimiter, SECTION_KEY,
+         "field delimiter (one byte; default: tab)"},
+    {"ws", 0, no_argument, NULL, set_ws, SECTION_KEY,
+         "fields are separated by runs of spaces and tabs, and\n"
+         "blanks at the ends of a line are ignored (awk's\n"
+         "default)"},
+    {"ignore-case", 'i', no_argument, NULL, set_ignore_case, SECTION_KEY,
+         "keys that differ only in ASCII letter case are the same"},
+    {"duplicates", 'D', no_argument, NULL, set_duplicates, SECTION_OUTPUT,
+         "print only the lines whose key was seen before"},
+    {"zero-terminated", 'z', no_argument, NULL, set_zero_terminated, SECTION_OUTPUT,
+         "lines end with NUL, not newline, on input and output (a\n"
+         "CR before the NUL is part of the key)"},
+    {"capacity", 0, required_argument, " N", set_capacity, SECTION_FILTER,
+         "expected number of distinct keys: a fixed-size blocked\n"
+         "filter (suffixes k, M, G multiply by 10^3, 10^6, 10^9);\n"
+         "without it a scalable filter starts at 1000000 keys, or\n"
+         "about the lines of the input files, and grows, keeping\n"
+         "the error target at any size"},
+    {"error", 0, required_argument, " P", set_error, SECTION_FILTER,
+         "target false-positive rate (default 0.001); of each row\n"
+         "of dbf and each batch of dbpbf, whose rates add up once\n"
+         "a second opens (a warning says when)"},
+    {"filter", 0, required_argument, " NAME", set_filter, SECTION_FILTER,
+         "the structure, one of \"Filters\" below (default\n"
+         "scalable, or blocked with --capacity, apbf with\n"
+         "--window, tagged with --span, tlbf with --span and\n"
+         "--level)"},
+    {"seed", 0, required_argument, " S", set_seed, SECTION_FILTER,
+         "hash seed (decimal or 0x hex; default random)"},
+    {"state", 0, required_argument, " FILE", set_state, SECTION_STATE,
+         "load the filter from FILE if it exists, save it there\n"
+         "at the end and on SIGINT/SIGTERM/SIGHUP (atomically).\n"
+         "The file keeps the options that shape keys and the\n"
+         "window (-f, -t, --ws, -i, --level, --refresh, the time\n"
+         "source): a resumed run uses them; contradicting one is\n"
+         "exit 1. The run locks FILE (flock on FILE.lock) until\n"
+         "it has saved: another run on FILE is refused at once\n"
+         "with exit 2. FILE's directory must take new files; that\n"
+         "is checked before any input is read.  once card: a\n"
+         "saved filter to estimate (repeatable; read as last\n"
+         "saved, without a lock)"},
+    {"stats", 0, optional_argument, "[=FORMAT]", set_stats, SECTION_OUTPUT,
+         "summary on stderr at the end: human (default) or json;\n"
+         "with the threads and where the time went"},
+    {"window", 0, required_argument, " N", set_window, SECTION_WINDOW,
+         "forget keys older than the last N delivered keys (count\n"
+         "window; suffixes k, M, G); --error is then the target\n"
+         "rate for keys that left the window"},
+    {"span", 0, required_argument, " DURATION", set_span, SECTION_WINDOW,
+         "forget keys delivered more than DURATION ago (time\n"
+         "window: 500ms, 90s, 15m, 1h30m, 1.5h, 7d: units ms, s,\n"
+         "m, h, d, largest first, in whole milliseconds; a bare\n"
+         "number is seconds); a key is forgotten at most a\n"
+         "twelfth of DURATION late (--filter tagged, the\n"
+         "default; tlbf or timer); --capacity is then a first\n"
+         "guess of keys per span"},
+    {"time-field", 0, required_argument, " N", set_time_field, SECTION_WINDOW,
+         "event time from field N (default: the clock at reading)"},
+    {"time-format", 0, required_argument, " F", set_time_format, SECTION_WINDOW,
+         "epoch (seconds, default), epoch_ms or iso8601; times\n"
+         "are milliseconds since 1970: an earlier one is a bad\n"
+         "time"},
+    {"on-bad-time", 0, required_argument, " A", set_on_bad_time, SECTION_WINDOW,
+         "a line whose time does not parse, is before 1970, or\n"
+         "is too far ahead (of the latest time or the wall\n"
+         "clock): fail (default, exit 2), skip (drop\n"
+         "it) or keep (print it, unfiltered); neither moves the\n"
+         "window's clock"},
+    {"max-time-jump", 0, required_argument, " D", set_max_time_jump, SECTION_WINDOW,
+         "how far past the latest event time, and past the wall\n"
+         "clock, a line's time may be\n"
+         "(a duration as for --span; default 1d; 0 for no bound);\n"
+         "a line past it is a bad time.  Earlier times than the\n"
+         "latest are taken as the latest: a late line is a repeat\n"
+         "if its key is in the window"},
+    {"max-memory", 0, required_argument, " SIZE", set_max_memory, SECTION_WINDOW,
+         "cap on the memory of a filter that grows (scalable,\n"
+         "dbf, dbpbf) or a time window (e.g. 512M, 4G); past it\n"
+         "the run stops with exit 2 (default: none for the\n"
+         "filters that grow, 1G for time windows)"},
+    {"level", 0, required_argument, " L", set_level, SECTION_WINDOW,
+         "window layout: 0 uses the fewest slices; higher levels\n"
+         "cut the slack past the window and the memory per key\n"
+         "for more memory accesses (default 2, and 0 for apbbf;\n"
+         "the timer and tagged filters have no levels, and\n"
+         "--span with --level keeps a tlbf)"},
+    {"refresh", 0, no_argument, NULL, set_refresh, SECTION_WINDOW,
+         "a repeated key restarts its window (default: the window\n"
+         "counts from the key's first delivery); with --window N\n"
+         "every repeat is inserted again and takes a place, so\n"
+         "the window is the last N lines of any key, not the last\n"
+         "N delivered keys (a, twenty b, a: prints a b a)"},
+    {"slicing", 0, required_argument, " MODE", set_slicing, SECTION_SLICED,
+         "horizontal (an event goes to the one slice a hash of it\n"
+         "picks), vertical (to the slices of its k bits: decides\n"
+         "every line as --filter standard with the same\n"
+         "--capacity, --error and --seed) or diced (--slices SxP)"},
+    {"slices", 0, required_argument, " S", set_slices, SECTION_SLICED,
+         "slices; SxP for diced: S slices of P parts each"},
+    {"dicing", 0, required_argument, " D", set_dicing, SECTION_SLICED,
+         "diced slicing: h-v (horizontal slices, vertical parts;\n"
+         "default) or v-h (vertical slices, horizontal parts)"},
+    {"threads", 0, required_argument, " T", NULL, SECTION_SLICED,
+         "with --slicing: T threads own the slices and answer for\n"
+         "them (default: the reading thread does); --stats adds\n"
+         "messages per lookup, the load of each slice, fairness\n"
+         "and max load.\n"
+         "With --span, every slice keeps timers that expire at\n"
+         "each line's time plus the span, and grows alone; with\n"
+         "--window N, timers on the count of keys delivered"},
+    {"slice-growth", 0, required_argument, " G", set_slice_growth, SECTION_SLICED,
+         "with --span: per-site (default: each slice opens a\n"
+         "sub-filter when its own is full, paper 000 section 5;\n"
+         "a burst can pass --error) or bounded (the whole filter\n"
+         "grows in generations and keeps the rate under --error\n"
+         "through bursts, for more memory; not with --threads)"},
+    {"threads", 0, required_argument, " T", set_threads, SECTION_OUTPUT,
+         "T threads on the lines (reading, keys and times,\n"
+         "hashing, answering and writing overlap; the answers\n"
+         "and writes come in input order): the output is that\n"
+         "of one thread, byte for byte, and so is the state"},
+    {"shards", 0, required_argument, " P", set_shards, SECTION_OUTPUT,
+         "the filter in P shards, each key in one (1 to 256):\n"
+         "threads answer different shards side by side (default\n"
+         "16 for a time window, fewer under --capacity 16384,\n"
+         "else 1)"},
+    {"progress", 0, no_argument, NULL, set_progress, SECTION_OUTPUT,
+         "progress line on stderr (default: when it is a\n"
+         "terminal)"},
+    {"no-progress", 0, no_argument, NULL, set_no_progress, SECTION_OUTPUT,
+         "never print the progress line"},
+    {"confidence", 0, required_argument, " C", set_confidence, SECTION_OUTPUT,
+         "once card: probability of the interval (default 0.9)"},
+    {"json", 0, no_argument, NULL, set_json, SECTION_OUTPUT,
+         "once card: one JSON object per estimate"},
+    {"cluster", 0, required_argument, " ADDR", set_cluster, SECTION_CLUSTER,
+         "a node of the cluster, host:port (or several, comma\n"
+         "separated); needs --slicing, --slices and --key"},
+    {"key", 0, required_argument, " NAME", set_key, SECTION_CLUSTER,
+         "the filter's name in the cluster: the first run makes\n"
+         "it, later ones must give the same --slicing, --slices,\n"
+         "--capacity, --error, --span (and --seed, if given)"},
+    {"on-failed-slice", 0, required_argument, " P", set_on_failed_slice, SECTION_CLUSTER,
+         "a line with a position in a slice whose node cannot\n"
+         "answer: distinct (default: printed), duplicate (not\n"
+         "printed), or threshold:X (a repeat when the X or more\n"
+         "positions reached are all set)"},
+    {"local-filter", 0, no_argument, NULL, set_local_filter, SECTION_CLUSTER,
+         "keep a filter of this run's own keys too: its repeats\n"
+         "cost no message (paper 000, section 6)"},
+    {"wait", 0, no_argument, NULL, set_wait, SECTION_CLUSTER,
+         "after each batch, wait for a replica of every node\n"
+         "written (WAIT): what a failover could lose is less"},
+    {"tree", 0, required_argument, " LxF", set_tree, SECTION_CLUSTER,
+         "a Bloom tree instead of --slicing: L levels, F children\n"
+         "a node; its internal nodes are keys of the cluster, its\n"
+         "leaves the runs' own (paper 000, section 6)"},
+    {"leaf", 0, required_argument, " I", set_leaf, SECTION_CLUSTER,
+         "this run's leaf of the tree (default 0): repeats of its\n"
+         "own keys stop there, with no message"},
+    {"help", 'h', no_argument, NULL, set_help, SECTION_OUTPUT,
+         "this help"},
+    {"version", 'V', no_argument, NULL, set_version, SECTION_OUTPUT,
+         "version"},
+};
+
+#define OPTION_COUNT (sizeof options / sizeof options[0])
+/* getopt_long's value for a long option without a short one: its row, past the bytes. */
+#define LONG_ONLY 256
+
+/* The help's columns: the names, then the text from HELP_COLUMN (two spaces past a
+ * longer name), its next lines indented to it. */
+#define HELP_COLUMN 25
+
+static void usage_option(FILE *out, const cli_option *opt)
+{
+    char names[64];
+    const char *arg = opt->arg ? opt->arg : "";
+    int len = opt->short_name
+                  ? snprintf(names, sizeof names, "  -%c, --%s%s", opt->short_name, opt->name, arg)
+                  : snprintf(names, sizeof names, "      --%s%s", opt->name, arg);
+    int pad = len + 2 > HELP_COLUMN ? 2 : HELP_COLUMN - len;
+    fprintf(out, "%s%*s", names, pad, "");
+    for (const char *line = opt->help; *line;) {
+        size_t n = strcspn(line, "\n");
+        fprintf(out, "%.*s\n", (int)n, line);
+        line += n;
+        if (*line == '\n' && *++line)
+            fprintf(out, "%*s", HELP_COLUMN, "");
+    }
+}
+
+static void usage(FILE *out)
+{
+    fputs("Usage: once [OPTIONS] [FILE...]\n"
+          "       once card [OPTIONS] [FILE...]\n"
+          "       once card [OPTIONS] --state FILE [--state FILE...]\n"
+          "Print each line of the input whose key was not seen before, in input order.\n"
+          "With no FILE, or when FILE is -, read standard input.\n"
+          "`once card` prints how many distinct keys the input holds instead (estimated\n"
+          "from the filter's cells, with an interval).  With --state it prints the\n"
+          "estimate of each saved filter named, reads no input and changes nothing.\n"
+          "A FILE is always input, whatever its bytes.\n",
+          out);
+    for (int s = 0; s < SECTIONS; s++) {
+        fprintf(out, "\n%s\n", section_heading[s]);
+        for (size_t i = 0; i < OPTION_COUNT; i++)
+            if (options[i].section == (help_section)s)
+                usage_option(out, &options[i]);
+    }
+    fputs("\n"
+          "Exit status: 0 success, 1 usage error, 2 I/O or state error, 128+N after\n"
+          "SIGINT, SIGTERM or SIGHUP (N = 2, 15, 1: complete lines already read are\n"
+          "finished, the output flushed and the state saved first).  An input that cannot\n"
+          "be read (missing, a directory) is reported and the others are still read and\n"
+          "written, as cat does; the run then exits 2.  Whatever ends a run, --state is\n"
+          "saved as of the last line answered, so a rerun on the rest of the input\n"
+          "delivers no line twice; a run that stops early says where, and after a failed\n"
+          "write how many lines at most were answered but not written.\n",
+          out);
+    /* The structures, from the library's registry. */
+    fputs("\nFilters (the last N keys: with --window; the last T: with --span):\n", out);
+    for (size_t i = 0; i < once_structure_count(); i++) {
+        const once_structure *s = once_structure_at(i);
+        if (any_structure(s))
+            fprintf(out, "  %-12s %s\n", s->name, s->summary);
+    }
+}
+
+/* getopt_long's list and short option string, from the table (the rows that parse). */
+static void getopt_lists(struct option *longs, char *shorts)
+{
+    size_t n = 0, s = 0;
+    shorts[s++] = ':'; /* a missing value is ':', not '?' */
+    for (size_t i = 0; i < OPTION_COUNT; i++) {
+        const cli_option *opt = &options[i];
+        if (opt->set == NULL)
+            continue;
+        int val = opt->short_name ? opt->short_name : LONG_ONLY + (int)i;
+        longs[n++] = (struct option){opt->name, opt->has_arg, NULL, val};
+        if (opt->short_name) {
+            shorts[s++] = opt->short_name;
+            if (opt->has_arg == required_argument)
+                shorts[s++] = ':';
+        }
+    }
+    longs[n] = (struct option){NULL, 0, NULL, 0};
+    shorts[s] = '\0';
+}
+
+/* The row getopt_long's answer `c` names (NULL: none). */
+static const cli_option *option_of(int c)
+{
+    if (c >= LONG_ONLY && (size_t)(c - LONG_ONLY) < OPTION_COUNT)
+        return &options[c - LONG_ONLY];
+    for (size_t i = 0; i < OPTION_COUNT && c > 0; i++)
+        if (options[i].short_name == c && options[i].set != NULL)
+            return &options[i];
+    return NULL;
+}
+
+static void set_defaults(cli_options *o)
 {
     memset(o, 0, sizeof *o);
-    if (argc > 1 && strcmp(argv[1], "card") == 0) {
-        o->card = true;
-        argv[1] = argv[0]; /* parse the rest as the options of the command */
-        argv++;
-        argc--;
-    }
     o->confidence = 0.9;
     o->type = ONCE_SCALABLE;
     o->capacity = 1000000;
@@ -511,376 +1087,37 @@ int options_parse(cli_options *o, int argc, char **argv)
     o->time_format = TIME_EPOCH;
     o->on_bad_time = BAD_TIME_FAIL;
     o->max_time_jump_ms = ONCE_DEFAULT_MAX_TIME_JUMP_MS;
-    bool bad_time_given = false;
-    bool time_jump_given = false;
-    bool confidence_given = false;
-    bool slices_given = false, dicing_given = false, threads_given = false, diced = false;
-    bool growth_given = false, cluster_options_given = false, leaf_given = false;
-    once_slicing dicing = ONCE_SLICING_DICED_HV;
+}
 
-    static const struct option longs[] = {
-        {"field", required_argument, NULL, 'f'},
-        {"delimiter", required_argument, NULL, 't'},
-        {"ws", no_argument, NULL, OPT_WS},
-        {"ignore-case", no_argument, NULL, 'i'},
-        {"duplicates", no_argument, NULL, 'D'},
-        {"zero-terminated", no_argument, NULL, 'z'},
-        {"capacity", required_argument, NULL, OPT_CAPACITY},
-        {"error", required_argument, NULL, OPT_ERROR},
-        {"filter", required_argument, NULL, OPT_FILTER},
-        {"seed", required_argument, NULL, OPT_SEED},
-        {"state", required_argument, NULL, OPT_STATE},
-        {"stats", optional_argument, NULL, OPT_STATS},
-        {"progress", no_argument, NULL, OPT_PROGRESS},
-        {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
-        {"window", required_argument, NULL, OPT_WINDOW},
-        {"level", required_argument, NULL, OPT_LEVEL},
-        {"refresh", no_argument, NULL, OPT_REFRESH},
-        {"span", required_argument, NULL, OPT_SPAN},
-        {"time-field", required_argument, NULL, OPT_TIME_FIELD},
-        {"time-format", required_argument, NULL, OPT_TIME_FORMAT},
-        {"on-bad-time", required_argument, NULL, OPT_ON_BAD_TIME},
-        {"max-time-jump", required_argument, NULL, OPT_MAX_TIME_JUMP},
-        {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
-        {"confidence", required_argument, NULL, OPT_CONFIDENCE},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"slicing", required_argument, NULL, OPT_SLICING},
-        {"slices", required_argument, NULL, OPT_SLICES},
-        {"dicing", required_argument, NULL, OPT_DICING},
-        {"slice-growth", required_argument, NULL, OPT_SLICE_GROWTH},
-        {"threads", required_argument, NULL, OPT_THREADS},
-        {"shards", required_argument, NULL, OPT_SHARDS},
-        {"cluster", required_argument, NULL, OPT_CLUSTER},
-        {"key", required_argument, NULL, OPT_KEY},
-        {"on-failed-slice", required_argument, NULL, OPT_ON_FAILED_SLICE},
-        {"local-filter", no_argument, NULL, OPT_LOCAL_FILTER},
-        {"wait", no_argument, NULL, OPT_WAIT},
-        {"tree", required_argument, NULL, OPT_TREE},
-        {"leaf", required_argument, NULL, OPT_LEAF},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},
-        {NULL, 0, NULL, 0},
-    };
-    char names[256]; /* a list of structure names for a message */
-    opterr = 0;
-    optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, ":f:t:iDzhV", longs, NULL)) != -1) {
-        switch (c) {
-        case 'f':
-            if (key_fields_parse(&o->key, optarg) != 0)
-                return fail("invalid field list '%s' (field numbers from 1, e.g. 2, 1,3 or 2-4; "
-                            "at most 64 fields)",
-                            optarg);
-            break;
-        case 't':
-            if (strcmp(optarg, "\\t") == 0)
-                o->key.delimiter = '\t';
-            else if (strlen(optarg) == 1)
-                o->key.delimiter = optarg[0];
-            else
-                return fail("the delimiter must be a single byte, not '%s'", optarg);
-            if (o->key.whitespace)
-                return fail("%s", "-t and --ws exclude each other (one way to split fields)");
-            o->split_given = true;
-            break;
-        case OPT_WS:
-            if (o->split_given && !o->key.whitespace)
-                return fail("%s", "-t and --ws exclude each other (one way to split fields)");
-            o->key.whitespace = true;
-            o->split_given = true;
-            break;
-        case 'i':
-            o->key.ignore_case = true;
-            break;
-        case 'D':
-            o->print_duplicates = true;
-            break;
-        case 'z':
-            o->terminator = '\0';
-            break;
-        case OPT_CAPACITY:
-            if (parse_count(optarg, &o->capacity) != 0)
-                return fail("invalid capacity '%s' (a positive integer, e.g. 1000000 or 10M)",
-                            optarg);
-            o->capacity_given = true;
-            break;
-        case OPT_ERROR: {
-            char *end = NULL;
-            errno = 0;
-            double p = strtod(optarg, &end);
-            if (errno == ERANGE && p == 0.0) /* underflow: a positive number below any range */
-                errno = 0;
-            if (errno != 0 || end == optarg || *end != '\0' || !once_error_in_range(p))
-                return fail("invalid error rate '%s': a target rate is at least %g and below 1 "
-                            "(e.g. 0.001)",
-                            optarg, ONCE_MIN_ERROR);
-            o->error = p;
-            o->error_given = true;
-            break;
-        }
-        case OPT_FILTER:
-            if (once_type_from_name(optarg, &o->type) != ONCE_OK ||
-                !any_structure(once_structure_of(o->type)))
-                return fail("unknown filter '%s' (%s)", optarg,
-                            structure_names(any_structure, names, sizeof names));
-            o->type_given = true;
-            break;
-        case OPT_WINDOW:
-            if (parse_count(optarg, &o->window) != 0)
-                return fail("invalid window '%s' (a positive number of keys, e.g. 100000 or 1M)",
-                            optarg);
-            o->window_given = true;
-            break;
-        case OPT_LEVEL: {
-            uint64_t v;
-            if (parse_u64(optarg, &v) != 0 || v > 8)
-                return fail("invalid level '%s' (0 to 8)", optarg);
-            o->level = (uint32_t)v;
-            o->level_given = true;
-            break;
-        }
-        case OPT_REFRESH:
-            o->refresh = true;
-            break;
-        case OPT_SPAN:
-            if (parse_duration_ms(optarg, &o->span_ms) != 0)
-                return fail("invalid span '%s' (a duration such as 90s, 1h30m, 1.5h or 7d, "
-                            "in whole milliseconds)",
-                            optarg);
-            o->span_given = true;
-            break;
-        case OPT_TIME_FIELD: {
-            uint64_t v;
-            if (parse_u64(optarg, &v) != 0 || v == 0 || v > KEY_MAX_FIELD)
-                return fail("invalid time field '%s' (fields count from 1)", optarg);
-            o->time_field = (unsigned)v;
-            break;
-        }
-        case OPT_TIME_FORMAT:
-            o->time_format_given = true;
-            if (strcmp(optarg, "epoch") == 0)
-                o->time_format = TIME_EPOCH;
-            else if (strcmp(optarg, "epoch_ms") == 0)
-                o->time_format = TIME_EPOCH_MS;
-            else if (strcmp(optarg, "iso8601") == 0)
-                o->time_format = TIME_ISO8601;
-            else
-                return fail("unknown time format '%s' (epoch, epoch_ms or iso8601)", optarg);
-            break;
-        case OPT_ON_BAD_TIME:
-            bad_time_given = true;
-            if (strcmp(optarg, "fail") == 0)
-                o->on_bad_time = BAD_TIME_FAIL;
-            else if (strcmp(optarg, "skip") == 0)
-                o->on_bad_time = BAD_TIME_SKIP;
-            else if (strcmp(optarg, "keep") == 0)
-                o->on_bad_time = BAD_TIME_KEEP;
-            else
-                return fail("unknown --on-bad-time action '%s' (fail, skip or keep)", optarg);
-            break;
-        case OPT_MAX_TIME_JUMP:
-            time_jump_given = true;
-            if (strcmp(optarg, "0") == 0)
-                o->max_time_jump_ms = 0;
-            else if (parse_duration_ms(optarg, &o->max_time_jump_ms) != 0 ||
-                     o->max_time_jump_ms > ONCE_MAX_TIME_MS)
-                return fail("invalid time jump '%s' (a duration such as 6h, 1h30m or 2d, or 0 for "
-                            "no bound)",
-                            optarg);
-            break;
-        case OPT_CONFIDENCE: {
-            char *end = NULL;
-            errno = 0;
-            double level = strtod(optarg, &end);
-            if (errno != 0 || end == optarg || *end != '\0' || !(level > 0.0 && level < 1.0))
-                return fail("invalid confidence '%s' (a probability between 0 and 1, e.g. 0.9)",
-                            optarg);
-            o->confidence = level;
-            confidence_given = true;
-            break;
-        }
-        case OPT_JSON:
-            o->json = true;
-            break;
-        case OPT_SLICING:
-            o->sliced = true;
-            diced = strcmp(optarg, "diced") == 0;
-            if (strcmp(optarg, "horizontal") == 0)
-                o->slicing = ONCE_SLICING_HORIZONTAL;
-            else if (strcmp(optarg, "vertical") == 0)
-                o->slicing = ONCE_SLICING_VERTICAL;
-            else if (!diced)
-                return fail("unknown slicing '%s' (horizontal, vertical or diced)", optarg);
-            break;
-        case OPT_SLICES:
-            if (parse_slices(optarg, &o->slices, &o->parts) != 0)
-                return fail("invalid slices '%s' (a number of slices from 1 to %u, or SxP for "
-                            "diced slicing, e.g. 4x2)",
-                            optarg, ONCE_MAX_SLICED_SITES);
-            slices_given = true;
-            break;
-        case OPT_DICING:
-            if (strcmp(optarg, "h-v") == 0)
-                dicing = ONCE_SLICING_DICED_HV;
-            else if (strcmp(optarg, "v-h") == 0)
-                dicing = ONCE_SLICING_DICED_VH;
-            else
-                return fail("unknown dicing '%s' (h-v or v-h)", optarg);
-            dicing_given = true;
-            break;
-        case OPT_SLICE_GROWTH:
-            if (strcmp(optarg, "bounded") == 0)
-                o->bounded_growth = true;
-            else if (strcmp(optarg, "per-site") != 0)
-                return fail("unknown slice growth '%s' (per-site or bounded)", optarg);
-            growth_given = true;
-            break;
-        case OPT_CLUSTER:
-            o->cluster = optarg;
-            break;
-        case OPT_KEY:
-            o->cluster_key = optarg;
-            break;
-        case OPT_ON_FAILED_SLICE: {
-            uint64_t x = 0;
-            if (strcmp(optarg, "distinct") == 0)
-                o->on_failed_slice = FAILED_SLICE_DISTINCT;
-            else if (strcmp(optarg, "duplicate") == 0)
-                o->on_failed_slice = FAILED_SLICE_DUPLICATE;
-            else if (strncmp(optarg, "threshold:", 10) == 0 && isdigit((unsigned char)optarg[10]) &&
-                     parse_u64(optarg + 10, &x) == 0 && x <= 64) {
-                o->on_failed_slice = FAILED_SLICE_THRESHOLD;
-                o->failed_slice_threshold = (uint32_t)x;
-            } else if (strncmp(optarg, "threshold:", 10) == 0)
-                return fail("invalid --on-failed-slice '%s' (threshold:X, X from 0 to k, the "
-                            "filter's number of hashes, at most 64)",
-                            optarg);
-            else
-                return fail("unknown --on-failed-slice policy '%s' (distinct, duplicate or "
-                            "threshold:X)",
-                            optarg);
-            cluster_options_given = true;
-            break;
-        }
-        case OPT_LOCAL_FILTER:
-            o->local_filter = true;
-            cluster_options_given = true;
-            break;
-        case OPT_WAIT:
-            o->wait = true;
-            cluster_options_given = true;
-            break;
-        case OPT_TREE: {
-            uint32_t levels = 0, fanout = 0;
-            if (parse_slices(optarg, &levels, &fanout) != 0 || levels < 2 || levels > 16 ||
-                fanout == 0)
-                return fail("invalid tree '%s' (LxF: L levels from 2 to 16, F children a node, "
-                            "e.g. 3x4)",
-                            optarg);
-            o->tree_levels = levels;
-            o->tree_fanout = fanout;
-            cluster_options_given = true;
-            break;
-        }
-        case OPT_LEAF:
-            if (parse_u64(optarg, &o->leaf) != 0)
-                return fail("invalid leaf '%s' (a number from 0)", optarg);
-            leaf_given = true;
-            cluster_options_given = true;
-            break;
-        case OPT_THREADS: {
-            uint64_t v;
-            if (parse_u64(optarg, &v) != 0 || v == 0 || v > ONCE_MAX_SITE_THREADS)
-                return fail("invalid threads '%s' (1 to %u)", optarg, ONCE_MAX_SITE_THREADS);
-            o->threads = (uint32_t)v;
-            threads_given = true;
-            break;
-        }
-        case OPT_SHARDS: {
-            uint64_t v;
-            if (parse_u64(optarg, &v) != 0 || v == 0 || v > ONCE_MAX_SHARDS)
-                return fail("invalid shards '%s' (1 to %u)", optarg, ONCE_MAX_SHARDS);
-            o->shards = (uint32_t)v;
-            o->shards_given = true;
-            break;
-        }
-        case OPT_MAX_MEMORY: {
-            char *end = NULL;
-            errno = 0;
-            unsigned long long v = strtoull(optarg, &end, 10);
-            uint64_t scale = 1;
-            if (end && (*end == 'k' || *end == 'K'))
-                scale = 1024, end++;
-            else if (end && *end == 'M')
-                scale = 1024 * 1024, end++;
-            else if (end && *end == 'G')
-                scale = 1024 * 1024 * 1024, end++;
-            if (errno || end == optarg || *optarg == '-' || *end != '\0' || v == 0 ||
-                v > UINT64_MAX / scale)
-                return fail("invalid memory size '%s' (bytes, or with K, M, G)", optarg);
-            o->max_memory = (uint64_t)v * scale;
-            break;
-        }
-        case OPT_SEED:
-            if (parse_u64(optarg, &o->seed) != 0)
-                return fail("invalid seed '%s' (a 64-bit integer, decimal or 0x hex)", optarg);
-            o->seed_given = true;
-            break;
-        case OPT_STATE:
-            if (*optarg == '\0')
-                return fail("%s", "--state needs a file name");
-            if (o->state_count > 0 && !o->card)
-                return fail("%s", "--state given twice: a run keeps one state file (`once card` "
-                                  "estimates several)");
-            if (state_list == NULL) {
-                state_list = calloc((size_t)argc, sizeof *state_list); /* argc bounds them */
-                if (state_list == NULL)
-                    return fail("%s", "out of memory");
-            }
-            state_list[o->state_count++] = optarg;
-            o->state_paths = state_list;
-            o->state_path = state_list[0];
-            break;
-        case OPT_STATS:
-            if (optarg == NULL || strcmp(optarg, "human") == 0)
-                o->stats = STATS_HUMAN;
-            else if (strcmp(optarg, "json") == 0)
-                o->stats = STATS_JSON;
-            else
-                return fail("unknown stats format '%s' (human or json)", optarg);
-            break;
-        case OPT_PROGRESS:
-            o->progress = PROGRESS_ON;
-            break;
-        case OPT_NO_PROGRESS:
-            o->progress = PROGRESS_OFF;
-            break;
-        case 'h':
-            usage(stdout);
-            return -1;
-        case 'V':
-            printf("once %s\n", once_version());
-            return -1;
-        default: /* '?' and ':' */
-            return option_error(c, argv, longs);
-        }
-    }
-    if (o->cluster != NULL || o->cluster_key != NULL || cluster_options_given) {
-        int code = check_cluster(o, threads_given, growth_given, leaf_given);
+/* The kind of filter the options ask for: over a cluster, sliced, or neither; and
+ * the key's delimiter against the line's end. */
+static int check_kinds(parse_state *p)
+{
+    cli_options *o = p->o;
+    if (o->cluster != NULL || o->cluster_key != NULL || p->cluster_options_given) {
+        int code = check_cluster(o, p->threads_given, p->growth_given, p->leaf_given);
         if (code != 0)
             return code;
     }
     /* --threads alone runs the lines on a pipeline of threads (once.c); with --slicing
      * the threads are the sliced filter's sites. */
-    if (o->sliced || slices_given || dicing_given || growth_given) {
-        int code = check_slicing(o, slices_given, dicing_given, diced, dicing, growth_given);
+    if (o->sliced || p->slices_given || p->dicing_given || p->growth_given) {
+        int code = check_slicing(o, p->slices_given, p->dicing_given, p->diced, p->dicing,
+                                 p->growth_given);
         if (code != 0)
             return code;
     }
     if (o->key.delimiter == o->terminator) /* with -z a newline may split fields */
         return fail("%s", "the delimiter cannot be a newline");
     o->key.strip_cr = o->terminator == '\n'; /* a CR ends a CRLF line, not a -z record */
+    return 0;
+}
+
+/* The windows (--window, --span) against the structure, which they may choose. */
+static int check_windows(parse_state *p)
+{
+    cli_options *o = p->o;
+    char names[256]; /* a list of structure names for a message */
     const once_structure *chosen = once_structure_of(o->type);
     bool count_type = count_window(chosen), time_type = time_window(chosen);
     /* A sliced filter or a tree keeps its windows in its sites' timers, whatever the
@@ -917,8 +1154,22 @@ int options_parse(cli_options *o, int argc, char **argv)
                     chosen->name);
     if (o->type == ONCE_APBBF && !o->level_given)
         o->level = 0;
-    if (!o->span_given && (o->time_field || o->time_format_given || bad_time_given ||
-                           time_jump_given))
+    return 0;
+}
+
+/* How the options combine, after the last one. */
+static int check_combinations(parse_state *p, int argc, char **argv)
+{
+    cli_options *o = p->o;
+    char names[256]; /* a list of structure names for a message */
+    int code = check_kinds(p);
+    if (code == 0)
+        code = check_windows(p);
+    if (code != 0)
+        return code;
+    const once_structure *chosen = once_structure_of(o->type);
+    if (!o->span_given && (o->time_field || o->time_format_given || p->bad_time_given ||
+                           p->time_jump_given))
         return fail("%s", "--time-field, --time-format, --on-bad-time and --max-time-jump apply "
                           "to time windows: add --span");
     if (o->max_memory && !chosen->memory_cap && !o->sliced)
@@ -935,9 +1186,9 @@ int options_parse(cli_options *o, int argc, char **argv)
     if (o->card && o->print_duplicates)
         return fail("%s", "-D/--duplicates selects lines to print, and `once card` prints a "
                           "count instead of lines: drop one of them");
-    if (!o->card && (confidence_given || o->json))
+    if (!o->card && (p->confidence_given || o->json))
         return fail("%s", "--confidence and --json are options of `once card`");
-    if ((o->time_format_given || bad_time_given || time_jump_given) && !o->time_field)
+    if ((o->time_format_given || p->bad_time_given || p->time_jump_given) && !o->time_field)
         return fail("%s", "--time-format, --on-bad-time and --max-time-jump need --time-field N "
                           "(the clock at reading is taken as it is)");
     /* A saved filter is estimated as it was made: options that would make or feed a
@@ -956,4 +1207,31 @@ int options_parse(cli_options *o, int argc, char **argv)
     o->inputs = argv + optind;
     o->input_count = (size_t)(argc - optind);
     return 0;
+}
+
+int options_parse(cli_options *o, int argc, char **argv)
+{
+    set_defaults(o);
+    if (argc > 1 && strcmp(argv[1], "card") == 0) {
+        o->card = true;
+        argv[1] = argv[0]; /* parse the rest as the options of the command */
+        argv++;
+        argc--;
+    }
+    parse_state p = {.o = o, .argc = argc, .dicing = ONCE_SLICING_DICED_HV};
+    static struct option longs[OPTION_COUNT + 1];
+    static char shorts[2 * OPTION_COUNT + 2];
+    getopt_lists(longs, shorts);
+    opterr = 0;
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+        const cli_option *opt = option_of(c);
+        if (opt == NULL) /* '?' and ':' */
+            return option_error(c, argv, longs);
+        int code = opt->set(&p, optarg);
+        if (code != 0)
+            return code;
+    }
+    return check_combinations(&p, argc, argv);
 }

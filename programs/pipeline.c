@@ -151,7 +151,7 @@ static int run_stage(pipeline *p, uint64_t seq, slot_state during, double *phase
     return code;
 }
 
-static double seconds_now(void)
+double monotonic_seconds(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -167,10 +167,10 @@ static bool fork_one(pipeline *p, double *phases)
         return false;
     size_t index = p->fork_next++;
     pthread_mutex_unlock(&p->mutex);
-    double start = phases != NULL ? seconds_now() : 0;
+    double start = phases != NULL ? monotonic_seconds() : 0;
     p->fork_task(p->fork_context, index);
     if (phases != NULL && p->stages.fork_phase < p->stages.phase_count)
-        phases[p->stages.fork_phase] += seconds_now() - start;
+        phases[p->stages.fork_phase] += monotonic_seconds() - start;
     pthread_mutex_lock(&p->mutex);
     if (--p->fork_left == 0)
         pthread_cond_broadcast(&p->changed);

@@ -75,4 +75,8 @@ void pipeline_fork(pipeline *p, void (*task)(void *context, size_t index), void 
  * written (now, if they are), so that a live stream's lines go out while it waits. */
 void pipeline_flush(pipeline *p);
 
+/* Seconds on the monotonic clock, for the stages' phase times and the run's (one
+ * clock for both, so that the phases add up to the run). */
+double monotonic_seconds(void);
+
 #endif

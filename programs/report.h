@@ -1,13 +1,14 @@
 /*
  * report.h - what `once` tells the user on stderr: the progress line while it runs and
- * the --stats summary at the end.
+ * the --stats summary at the end (the run's figures here, each target's own part
+ * through its ops), and why a filter refused to grow.
  */
 #ifndef ONCE_PROGRAMS_REPORT_H
 #define ONCE_PROGRAMS_REPORT_H
 
-#include "once_cluster.h"
 #include "once_sliced.h"
 #include "options.h"
+#include "pipeline.h"
 
 #include <stdint.h>
 
@@ -38,19 +39,27 @@ typedef struct run_counters {
     double phase_seconds[PHASES];
 } run_counters;
 
-double monotonic_seconds(void);
-
 /* `bytes`: the memory the filter holds. */
 void report_progress(const run_counters *c, uint64_t bytes, double elapsed);
 void report_progress_done(void);
-void report_stats(stats_mode mode, const run_counters *c, const once_filter *filter);
-/* The same for a sliced filter: its geometry, messages per lookup, each site's load,
- * fairness and max load. */
-void report_sliced_stats(stats_mode mode, const run_counters *c, const once_sliced *filter);
-/* The same for a sliced filter over a cluster, with its nodes, failed slices, the
- * cluster's redirections and retries, and the live false-positive and false-negative
- * estimates. */
-void report_cluster_stats(stats_mode mode, const run_counters *c, const once_cluster *cluster);
+/* What every target's summary shows of the run: its counters, its lines a second, and
+ * its threads and phases as JSON fields (",\"threads\":T,\"phases\":{...}"). */
+typedef struct run_summary {
+    const run_counters *c;
+    double rate;
+    char phases[256];
+} run_summary;
+
+struct target;
+/* The --stats summary: the run's, then the target's (target.h), in `mode`. */
+void report_stats(stats_mode mode, const run_counters *c, const struct target *t);
+/* Pieces of it for the targets' parts: the human summary's first lines (the counts and
+ * the phases), a number JSON can carry (0 for a non-finite one), a number or null into
+ * buf, and a JSON array's numbers on stderr. */
+void report_counts(const run_summary *sum);
+double report_finite(double x);
+void report_json_number(char *buf, size_t size, bool known, double x);
+void report_json_counts(const uint64_t *values, uint32_t n);
 
 /* A run that failed or was stopped, with --state: whether the state was saved to `path`
  * and as of which line, and how many lines a failed write may have lost. */

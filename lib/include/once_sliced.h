@@ -493,6 +493,18 @@ ONCE_API once_status once_sliced_test_and_add_local(once_sliced *filter, once_fi
 #define ONCE_SLICED_UNDECIDED 2
 ONCE_API once_status once_sliced_test_and_add_batch(once_sliced *filter, const once_key *keys,
                                                     size_t count, uint8_t *seen);
+/*
+ * A time window's clock: the latest time_ms of an event offered to the filter by
+ * once_sliced_test_and_add or once_sliced_test_and_add_batch (directly, or through
+ * once_sliced_test_and_add_local for the events the local filter did not hold), in
+ * *clock_ms, and whether there was one in *started.  The sites keep their own clocks;
+ * this is the stream's, for a caller that judges an event time before it offers it,
+ * by the rule of once_time_step from here: the filter itself refuses no time but one
+ * past ONCE_MAX_TIME_MS.  Queries never move it.  ONCE_ERR_UNSUPPORTED without a time
+ * window (a count window's clock is its count of events).
+ */
+ONCE_API once_status once_sliced_clock(const once_sliced *filter, uint64_t *clock_ms,
+                                       bool *started);
 /* Claims: release the claims this filter still holds (its last batch's), as the next
  * batch would; a producer that stops calls it before once_sliced_free. */
 ONCE_API once_status once_sliced_flush(once_sliced *filter);

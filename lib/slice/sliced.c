@@ -137,6 +137,11 @@ struct once_sliced {
     once_count_clock own_clock;
     const once_count_clock *clock;
     uint64_t count_seen, clock_failures;
+    /* A time window's stream clock, for callers that judge event times before they
+     * offer them (once_sliced_clock): the latest time_ms a test-and-add took, plus one
+     * (0: none yet, so that time 0 is a time).  The sites keep their own clocks; this
+     * one only reads what the callers gave, atomically, as concurrent callers may. */
+    _Atomic uint64_t latest_plus_one;
     /* max_bytes: what the memory sites may still take for sub-filters past their
      * first (once_memory_site_config.budget). */
     uint64_t budget;
@@ -1035,6 +1040,30 @@ static bool valid_time(const once_sliced *f, uint64_t time_ms)
     return f->window_ms == 0 || f->count_window || time_ms <= ONCE_MAX_TIME_MS;
 }
 
+/* A time window's clock moves to time_ms if that is later (once_sliced_clock). */
+static void clock_took(once_sliced *f, uint64_t time_ms)
+{
+    if (f->window_ms == 0 || f->count_window)
+        return;
+    uint64_t was = atomic_load_explicit(&f->latest_plus_one, memory_order_relaxed);
+    while (was <= time_ms &&
+           !atomic_compare_exchange_weak_explicit(&f->latest_plus_one, &was, time_ms + 1,
+                                                  memory_order_relaxed, memory_order_relaxed))
+        ;
+}
+
+once_status once_sliced_clock(const once_sliced *f, uint64_t *clock_ms, bool *started)
+{
+    if (f == NULL || clock_ms == NULL || started == NULL)
+        return ONCE_ERR_INVALID;
+    if (f->window_ms == 0 || f->count_window)
+        return ONCE_ERR_UNSUPPORTED;
+    uint64_t latest = atomic_load_explicit(&f->latest_plus_one, memory_order_relaxed);
+    *started = latest != 0;
+    *clock_ms = latest != 0 ? latest - 1 : 0;
+    return ONCE_OK;
+}
+
 /* The checks and the plan a one-key call starts with. */
 static once_status plan_call(const once_sliced *f, const void *key, size_t len,
                              uint64_t time_ms, const void *answer, event_plan *e)
@@ -1054,6 +1083,7 @@ once_status once_sliced_test_and_add(once_sliced *f, const void *key, size_t len
     once_status st = plan_call(f, key, len, time_ms, seen, &e);
     if (st != ONCE_OK)
         return st;
+    clock_took(f, time_ms);
     for (uint32_t t = 0; t < e.touched; t++)
         tally(&loads_of(f, e.stripe)[e.site[t]], 1);
     tally(&group_of(f, e.stripe)->events, 1);
@@ -1690,6 +1720,9 @@ once_status once_sliced_test_and_add_batch(once_sliced *f, const once_key *keys,
         return ONCE_ERR_INVALID;
     if (count == 0)
         return ONCE_OK;
+    for (size_t i = 0; i < count && f->window_ms != 0 && !f->count_window; i++)
+        if (valid_time(f, keys[i].time_ms))
+            clock_took(f, keys[i].time_ms);
     if ((f->window_ms != 0 && !f->claims) || f->bounded) /* each event tested, then set,
                                         before the next (a window: FTTS; bounded: its
                                         generation); claims test a batch, then set it */

@@ -1567,12 +1567,15 @@ case_format1_state_resumes() {
 }
 
 case_options_listed_alike_everywhere() {
-  # The options `once` accepts are its getopt table (programs/options.c); --help, the
-  # manual page and the README's table each describe them in their own words, and
-  # each must list exactly that set: an option added, renamed or dropped in one place
-  # and not the others fails here by name.
-  sed -n '/struct option longs\[\] = {/,/{NULL, 0, NULL, 0}/p' "$SOURCE_DIR/programs/options.c" |
-    grep -o '{"[a-z][a-z0-9-]*"' | sed 's/{"/--/; s/"$//' | sort -u > accepted
+  # The options `once` accepts are the rows of its option table that parse a value
+  # (programs/options.c; a row without a function only adds help); --help, the manual
+  # page and the README's table each describe them in their own words, and each must
+  # list exactly that set: an option added, renamed or dropped in one place and not
+  # the others fails here by name.
+  sed -n '/static const cli_option options\[\] = {/,/^};/p' "$SOURCE_DIR/programs/options.c" |
+    tr '\n' ' ' | grep -oE '\{"[a-z][a-z0-9-]*", [^,]+, [a-z_]+, [^,]+, [a-z_]+' |
+    grep -v ', NULL$' | grep -oE '^\{"[a-z][a-z0-9-]*"' | sed 's/{"/--/; s/"$//' |
+    sort -u > accepted
   [ "$(wc -l < accepted)" -ge 30 ] || fail "found only $(wc -l < accepted) options in options.c"
   "$ONCE" --help | grep -oE -- '^ +(-[a-zA-Z], )?--[a-z][a-z0-9-]*' |
     grep -oE -- '--[a-z0-9-]+' | sort -u > help

@@ -1364,6 +1364,44 @@ static void windowed_batch_matches_one_key_calls(void)
     once_sliced_free(many);
 }
 
+/* A time window's clock is the latest time offered, by one-key calls and batches alike;
+ * a query or a count window has none to move. */
+static void clock_is_the_latest_time_offered(void)
+{
+    once_sliced_config c = config_of(ONCE_SLICING_HORIZONTAL, 4, 10000, 4, ONCE_FTTS,
+                                     ONCE_LOOKUP_PARALLEL);
+    c.window_ms = 1000;
+    once_sliced *f = sliced_make(&c);
+    REQUIRE(f != NULL);
+    uint64_t clock = 7;
+    bool started = true;
+    CHECK_OK(once_sliced_clock(f, &clock, &started));
+    CHECK(!started && clock == 0);
+    bool seen = false, present = false;
+    CHECK_OK(once_sliced_test_and_add(f, "a", 1, 0, &seen));
+    CHECK_OK(once_sliced_clock(f, &clock, &started));
+    CHECK(started && clock == 0); /* time 0 is a time */
+    once_key batch[3] = {{"b", 1, 500}, {"c", 1, 300}, {"d", 1, 200}};
+    uint8_t answers[3];
+    CHECK_OK(once_sliced_test_and_add_batch(f, batch, 3, answers));
+    CHECK_OK(once_sliced_clock(f, &clock, &started));
+    CHECK(started && clock == 500); /* the latest, not the last */
+    CHECK_OK(once_sliced_query(f, "e", 1, 9000, &present));
+    CHECK_OK(once_sliced_clock(f, &clock, &started));
+    CHECK(clock == 500);
+    /* The caller steps it by the library's rule: a jump past the bound is refused. */
+    CHECK(!once_time_step(100, &clock, &started, 601) && clock == 500);
+    CHECK(once_time_step(100, &clock, &started, 600) && clock == 600);
+    once_sliced_free(f);
+    c.window_ms = 0;
+    c.window_events = 100;
+    f = sliced_make(&c);
+    REQUIRE(f != NULL);
+    CHECK_STATUS(once_sliced_clock(f, &clock, &started), ONCE_ERR_UNSUPPORTED);
+    CHECK_STATUS(once_sliced_clock(NULL, &clock, &started), ONCE_ERR_INVALID);
+    once_sliced_free(f);
+}
+
 /* Fig. 9 of paper 000: k = 8, horizontal and vertical; the equal-timers heuristic with
  * k' = 2 .. 8: fewer false positives than without, more false negatives as k' grows. */
 static void equal_timers_trade_fp_for_fn(void)
@@ -2111,6 +2149,7 @@ static const testing_case cases[] = {
     {"count_windows_keep_the_last_n", count_windows_keep_the_last_n},
     {"refresh_restarts_the_window", refresh_restarts_the_window},
     {"windowed_batch_matches_one_key_calls", windowed_batch_matches_one_key_calls},
+    {"clock_is_the_latest_time_offered", clock_is_the_latest_time_offered},
     {"equal_timers_trade_fp_for_fn", equal_timers_trade_fp_for_fn},
     {"slices_grow_alone_during_a_burst", slices_grow_alone_during_a_burst},
     {"bounded_growth_keeps_the_rate", bounded_growth_keeps_the_rate},

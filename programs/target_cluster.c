@@ -1,0 +1,306 @@
+/*
+ * target_cluster.c - a filter over a Redis Cluster as the run's target (target.h):
+ * --cluster, a sliced filter whose slices are keys of the cluster (--slicing), or a
+ * Bloom tree whose internal nodes are (--tree), this run one producer of many
+ * (once_cluster.h), with --local-filter its own filter in front.
+ *
+ * The filter lives in the cluster under --key: nothing to save, no card.  Its clock
+ * is this producer's: the slices and nodes keep theirs, the local filter answers
+ * repeats that never reach the sliced filter, and a tree has none here, so no filter
+ * in this process sees every event time.  The target keeps the latest time it offered
+ * (as once_sliced_clock does for a sliced filter in process) and steps it by the
+ * library's rule (once_time_step).  The sliced part's memory, fullness and stats are
+ * the in-process sliced filter's (target_sliced.c); a tree has none here.
+ */
+#include "report.h"
+#include "target.h"
+
+#include "once_cluster.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct cluster_target {
+    sliced_target sliced; /* first: the sliced ops read it; its filter is the cluster's */
+    once_cluster *cluster;
+    once_filter *local; /* --local-filter: this run's own keys */
+    uint64_t clock;     /* the latest event time offered */
+    bool clock_started;
+} cluster_target;
+
+/* --cluster: the sliced filter of the options over the cluster's keys, this run one of
+ * its producers. */
+static int open_cluster(const cli_options *o, cluster_target *r)
+{
+    enum { MAX_SEEDS = 16 };
+    static char text[1024];
+    const char *seeds[MAX_SEEDS];
+    size_t count = 0;
+    snprintf(text, sizeof text, "%s", o->cluster);
+    for (char *save = NULL, *p = strtok_r(text, ",", &save); p && count < MAX_SEEDS;
+         p = strtok_r(NULL, ",", &save))
+        seeds[count++] = p;
+    once_cluster_config c;
+    once_cluster_config_init(&c, seeds, count, o->cluster_key, o->slices);
+    once_tree_config tree = {.mode = ONCE_TREE_DENSE,
+                             .levels = o->tree_levels,
+                             .fanout = o->tree_fanout,
+                             .capacity = o->capacity,
+                             .error = o->error,
+                             .seed = o->seed,
+                             .seed_is_set = o->seed_given,
+                             .window_ms = o->span_ms};
+    if (o->tree_levels != 0) {
+        c.tree = &tree;
+        c.leaf = o->leaf;
+        c.sliced.slicing = ONCE_SLICING_HORIZONTAL; /* the tree's nodes are the slices */
+    }
+    c.sliced.slicing = o->slicing;
+    c.sliced.parts = o->parts;
+    c.sliced.capacity = o->window_given ? o->window : o->capacity; /* N keys at most */
+    c.sliced.error = o->error;
+    c.sliced.seed = o->seed;
+    c.sliced.seed_is_set = o->seed_given;
+    c.sliced.window_ms = o->span_ms;
+    c.sliced.window_events = o->window_given ? o->window : 0;
+    c.wait_replicas = o->wait ? 1 : 0;
+    /* The policy for a slice that cannot answer: every position counts as set
+     * (duplicate), none may fail (distinct), or at least X reached (threshold:X). */
+    uint64_t bits = 0, slice_bits = 0;
+    uint32_t k = 0;
+    if (o->tree_levels != 0) {
+        uint64_t nodes = 0, leaves = 0;
+        if (once_tree_geometry(&tree, &bits, &k, &nodes, &leaves) != ONCE_OK) {
+            fprintf(stderr, "once: --tree: the tree's options are refused\n");
+            return EXIT_USAGE;
+        }
+    } else if (once_sliced_geometry(&c.sliced, &bits, &k, &slice_bits) != ONCE_OK) {
+        fprintf(stderr, "once: --cluster: the sliced filter's options are refused\n");
+        return EXIT_USAGE;
+    }
+    c.sliced.on_failure = ONCE_FAILURE_THRESHOLD;
+    c.sliced.threshold = o->on_failed_slice == FAILED_SLICE_DUPLICATE   ? 0
+                         : o->on_failed_slice == FAILED_SLICE_DISTINCT ? k
+                                                                        : o->failed_slice_threshold;
+    if (c.sliced.threshold > k) {
+        fprintf(stderr, "once: --on-failed-slice threshold:%u: at most k = %u positions\n",
+                c.sliced.threshold, k);
+        return EXIT_USAGE;
+    }
+    if (o->local_filter) {
+        once_config lc;
+        once_config_init(&lc, o->span_given ? cli_time_window_type(o) : ONCE_BLOCKED);
+        lc.capacity = o->capacity;
+        lc.error = o->error;
+        lc.span_ms = o->span_ms;
+        lc.max_time_jump_ms = 0;
+        once_status st = once_create(&r->local, &lc);
+        if (st != ONCE_OK) {
+            fprintf(stderr, "once: --local-filter: %s\n", once_strerror(st));
+            return st == ONCE_ERR_NOMEM ? EXIT_IO : EXIT_USAGE;
+        }
+        c.local = r->local;
+    }
+    char why[512];
+    once_status st = once_cluster_open(&r->cluster, &c, why, sizeof why);
+    if (st != ONCE_OK) {
+        fprintf(stderr, "once: --cluster %s --key %s: %s\n", o->cluster, o->cluster_key, why);
+        once_free(r->local);
+        r->local = NULL;
+        return st == ONCE_ERR_MISMATCH || st == ONCE_ERR_INVALID || st == ONCE_ERR_TOO_LARGE
+                   ? EXIT_USAGE
+                   : EXIT_IO;
+    }
+    r->sliced.filter = once_cluster_sliced(r->cluster);
+    return 0;
+}
+
+static void cluster_report_tree_json(const once_cluster_stats *s)
+{
+    const once_tree_stats *t = &s->tree;
+    fprintf(stderr,
+            "\"structure\":\"cluster tree\",\"layout\":\"%s\","
+            "\"levels\":%u,\"fanout\":%u,\"bits\":%llu,\"hashes\":%u,\"events\":%llu,"
+            "\"failures\":%llu,\"commands\":%llu,\"moved\":%llu,\"ask\":%llu,"
+            "\"unreachable\":%llu,\"failed_slices\":%u,\"accesses\":[",
+            s->layout_id, t->levels, t->fanout,
+            (unsigned long long)t->bits, t->hashes, (unsigned long long)t->events,
+            (unsigned long long)t->failures, (unsigned long long)s->commands,
+            (unsigned long long)s->moved, (unsigned long long)s->ask,
+            (unsigned long long)s->unreachable, s->failed_slices);
+    report_json_counts(t->accesses, t->levels);
+    fputs("],\"hits\":[", stderr);
+    report_json_counts(t->hits, t->levels);
+    fputs("]}\n", stderr);
+}
+
+static void cluster_report_sliced_json(const once_cluster *cluster, const once_cluster_stats *s,
+                                       const run_counters *c)
+{
+    const once_sliced_stats *f = &s->sliced;
+    fprintf(stderr,
+            "\"input_bytes\":%llu,\"structure\":\"cluster\","
+            "\"layout\":\"%s\",\"slicing\":\"%s\",\"slices\":%u,\"parts\":%u,"
+            "\"sites\":%u,\"bits\":%llu,\"site_bits\":%llu,\"hashes\":%u,"
+            "\"messages\":%llu,\"messages_per_event\":%.4f,\"failed_messages\":%llu,"
+            "\"fill\":%.6f,\"failed_fraction\":%.6f,\"fp_estimate\":%.6g,"
+            "\"fn_estimate\":%.6g,\"claims\":%s,\"local_hits\":%llu,\"nodes\":%u,"
+            "\"failed_slices\":%u,\"missing_answers\":%llu,\"commands\":%llu,"
+            "\"moved\":%llu,\"ask\":%llu,\"retries\":%llu,\"unreachable\":%llu,"
+            "\"reconnects\":%llu,\"waits\":%llu,\"waits_short\":%llu,\"window\":%llu,"
+            "\"window_unit\":\"%s\",\"count\":%llu,\"clock_failures\":%llu,\"node_loads\":[",
+            (unsigned long long)c->input_bytes, s->layout_id,
+            once_slicing_name(f->slicing), f->slices, f->parts, f->sites,
+            (unsigned long long)f->bits, (unsigned long long)f->slice_bits, f->hashes,
+            (unsigned long long)f->messages, report_finite(f->messages_per_event),
+            (unsigned long long)f->failed_messages, report_finite(f->fill),
+            report_finite(f->failed_fraction), report_finite(f->fp_estimate),
+            report_finite(f->fn_estimate), s->claims ? "true" : "false",
+            (unsigned long long)s->local_hits, s->nodes, s->failed_slices,
+            (unsigned long long)s->missing_answers, (unsigned long long)s->commands,
+            (unsigned long long)s->moved, (unsigned long long)s->ask,
+            (unsigned long long)s->retries, (unsigned long long)s->unreachable,
+            (unsigned long long)s->reconnects, (unsigned long long)s->waits,
+            (unsigned long long)s->waits_short,
+            (unsigned long long)(f->window_ms ? f->window_ms : f->window_events),
+            f->window_ms ? "ms" : f->window_events ? "events" : "none",
+            (unsigned long long)f->count, (unsigned long long)f->clock_failures);
+    for (uint32_t i = 0; i < s->nodes; i++) {
+        once_cluster_node n;
+        if (once_cluster_node_at(cluster, i, &n) == ONCE_OK)
+            fprintf(stderr,
+                    "%s{\"node\":\"%s\",\"up\":%s,\"slices\":%u,\"messages\":%llu}",
+                    i ? "," : "", n.address, n.up ? "true" : "false", n.slices,
+                    (unsigned long long)n.messages);
+    }
+    fputs("]}\n", stderr);
+}
+
+static void cluster_report_human(const once_cluster *cluster, const once_cluster_stats *s,
+                                 const run_summary *sum)
+{
+    const once_sliced_stats *f = &s->sliced;
+    uint64_t events = f->events;
+    if (s->is_tree) {
+        const once_tree_stats *t = &s->tree;
+        events = t->events;
+        report_counts(sum);
+        fprintf(stderr,
+                "once: Bloom tree of %u levels, fanout %u, nodes of %llu bits, k=%u: its "
+                "internal nodes in the cluster, this run's leaf here\n",
+                t->levels, t->fanout, (unsigned long long)t->bits, t->hashes);
+        fputs("once: requests per level, root first (hits):", stderr);
+        for (uint32_t l = 0; l < t->levels; l++)
+            fprintf(stderr, " %llu (%llu)", (unsigned long long)t->accesses[l],
+                    (unsigned long long)t->hits[l]);
+        fputc('\n', stderr);
+    } else {
+        target_sliced_report(once_cluster_sliced(cluster), STATS_HUMAN, sum);
+    }
+    fprintf(stderr,
+            "once: cluster layout %s, %u masters; %llu commands, %.4f an event (%llu MOVED, "
+            "%llu ASK, %llu retried, %llu unreachable, %llu reconnects)%s\n",
+            s->layout_id, s->nodes, (unsigned long long)s->commands,
+            events ? (double)s->commands / (double)events : 0.0, (unsigned long long)s->moved,
+            (unsigned long long)s->ask, (unsigned long long)s->retries,
+            (unsigned long long)s->unreachable, (unsigned long long)s->reconnects,
+            s->claims ? "; events claimed at their home slices" : "");
+    if (s->local_hits)
+        fprintf(stderr, "once: %llu repeats answered by the local filter, with no message\n",
+                (unsigned long long)s->local_hits);
+    if (s->waits)
+        fprintf(stderr, "once: %llu WAITs, %llu of them with fewer replicas than asked\n",
+                (unsigned long long)s->waits, (unsigned long long)s->waits_short);
+    fprintf(stderr,
+            "once: %u failed slices (%llu answers of a node without its slice); failed "
+            "fraction %.3f: false-positive rate %.3g, false-negative rate %.3g now\n",
+            s->failed_slices, (unsigned long long)s->missing_answers, f->failed_fraction,
+            f->fp_estimate, f->fn_estimate);
+    for (uint32_t i = 0; i < s->nodes; i++) {
+        once_cluster_node n;
+        if (once_cluster_node_at(cluster, i, &n) == ONCE_OK)
+            fprintf(stderr, "once: node %s: %s, %u slices, %llu messages\n", n.address,
+                    n.up ? "up" : "down", n.slices, (unsigned long long)n.messages);
+    }
+}
+
+static void cluster_report(const target *t, stats_mode mode, const run_summary *sum)
+{
+    const once_cluster *cluster = ((const cluster_target *)t->impl)->cluster;
+    once_cluster_stats s;
+    if (once_cluster_get_stats(cluster, &s) != ONCE_OK)
+        return;
+    const run_counters *c = sum->c;
+    if (mode != STATS_JSON) {
+        cluster_report_human(cluster, &s, sum);
+        return;
+    }
+    /* What the run read and answered, then the filter's. */
+    fprintf(stderr,
+            "{\"lines\":%llu,\"distinct\":%llu,\"duplicates\":%llu,\"seconds\":%.6f%s,"
+            "\"lines_per_second\":%.1f,",
+            (unsigned long long)c->lines, (unsigned long long)c->distinct,
+            (unsigned long long)c->duplicates, report_finite(c->seconds), sum->phases,
+            report_finite(sum->rate));
+    if (s.is_tree)
+        cluster_report_tree_json(&s);
+    else
+        cluster_report_sliced_json(cluster, &s, c);
+}
+
+/* The cluster answers every key of the batch or, on a refusal, none that the run keeps
+ * (nothing of it is saved here); the clock takes the batch's times either way, as the
+ * lines before the refused one were judged by it. */
+static once_status cluster_answer(target *t, const once_key *keys, const once_digest *digests,
+                                  const uint64_t *times, size_t n, uint8_t *seen, size_t *done)
+{
+    (void)digests;
+    (void)times;
+    cluster_target *ct = t->impl;
+    once_status st = once_cluster_test_and_add_batch(ct->cluster, keys, n, seen);
+    *done = st == ONCE_OK ? n : 0;
+    for (size_t i = 0; i < n; i++)
+        if (!ct->clock_started || keys[i].time_ms > ct->clock) {
+            ct->clock = keys[i].time_ms;
+            ct->clock_started = true;
+        }
+    return st;
+}
+
+static void cluster_clock(const target *t, uint64_t *clock_ms, bool *started)
+{
+    const cluster_target *ct = t->impl;
+    *clock_ms = ct->clock;
+    *started = ct->clock_started;
+}
+
+static uint64_t cluster_bytes(const target *t)
+{
+    return target_sliced_bytes(((const cluster_target *)t->impl)->sliced.filter);
+}
+
+static void cluster_close(target *t)
+{
+    cluster_target *ct = t->impl;
+    once_cluster_close(ct->cluster); /* and its sliced filter */
+    once_free(ct->local);
+}
+
+static const target_ops cluster_ops = {
+    cluster_answer,  cluster_clock,  target_time_step,
+    cluster_bytes,   target_sliced_warn_overfull, target_sliced_report_full,
+    cluster_report,  target_no_card, target_no_save,
+    target_no_executor, cluster_close,
+};
+
+int target_cluster_open(target *t, const cli_options *o)
+{
+    cluster_target *ct = target_start(t, &cluster_ops, sizeof *ct);
+    if (ct == NULL)
+        return EXIT_IO;
+    int code = open_cluster(o, ct);
+    if (code == 0)
+        target_sites_opened(t, &ct->sliced);
+    return code;
+}
