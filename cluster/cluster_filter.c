@@ -61,11 +61,6 @@ struct once_cluster {
     uint32_t wait_replicas, wait_timeout_ms;
     uint64_t waits, waits_short;
     once_filter *local;   /* the caller's, or NULL */
-    uint64_t local_hits;
-    once_key *misses;     /* a batch's keys the local filter does not hold, and where */
-    size_t *miss_index;
-    uint8_t *miss_seen;
-    size_t miss_room;
     once_count_clock clock; /* a count window's: over count_key */
     char count_key[KEY_ROOM];
 };
@@ -369,9 +364,6 @@ void once_cluster_close(once_cluster *c)
     free(c->sites);
     free(c->keys);
     free(c->name);
-    free(c->misses);
-    free(c->miss_index);
-    free(c->miss_seen);
     free(c);
 }
 
@@ -613,41 +605,6 @@ static void wait_for_replicas(once_cluster *c)
     free(commands);
 }
 
-/* Two-level filtering: the keys the local filter holds are answered here; the others
- * go to the cluster, and are added to it whatever the cluster answers. */
-static once_status local_then_shared(once_cluster *c, const once_key *keys, size_t count,
-                                     uint8_t *seen)
-{
-    if (count > c->miss_room) {
-        free(c->misses);
-        free(c->miss_index);
-        free(c->miss_seen);
-        c->misses = malloc(count * sizeof *c->misses);
-        c->miss_index = malloc(count * sizeof *c->miss_index);
-        c->miss_seen = malloc(count);
-        c->miss_room = c->misses && c->miss_index && c->miss_seen ? count : 0;
-        if (c->miss_room == 0)
-            return ONCE_ERR_NOMEM;
-    }
-    once_status st = once_query_batch(c->local, keys, count, seen);
-    if (st != ONCE_OK)
-        return st;
-    size_t misses = 0;
-    for (size_t i = 0; i < count; i++) {
-        if (seen[i]) {
-            c->local_hits++;
-            continue;
-        }
-        c->misses[misses] = keys[i];
-        c->miss_index[misses++] = i;
-    }
-    st = once_sliced_test_and_add_batch(c->sliced, c->misses, misses, c->miss_seen);
-    for (size_t j = 0; j < misses; j++)
-        seen[c->miss_index[j]] = c->miss_seen[j];
-    once_status added = once_add_batch(c->local, c->misses, misses);
-    return st != ONCE_OK ? st : added;
-}
-
 once_status once_cluster_test_and_add_batch(once_cluster *c, const once_key *keys, size_t count,
                                             uint8_t *seen)
 {
@@ -674,8 +631,12 @@ once_status once_cluster_test_and_add_batch(once_cluster *c, const once_key *key
         }
         return undecided ? ONCE_ERR_UNAVAILABLE : ONCE_OK;
     }
-    once_status st = c->local != NULL ? local_then_shared(c, keys, count, seen)
-                                      : once_sliced_test_and_add_batch(c->sliced, keys, count, seen);
+    /* Two-level filtering is the library's (section 6): the local filter answers the
+     * keys it holds, the others go to the cluster in one batch. */
+    once_status st =
+        c->local != NULL
+            ? once_sliced_test_and_add_local_batch(c->sliced, c->local, keys, count, seen)
+            : once_sliced_test_and_add_batch(c->sliced, keys, count, seen);
     if (c->wait_replicas != 0 && count != 0)
         wait_for_replicas(c);
     return st;
@@ -715,7 +676,7 @@ once_status once_cluster_get_stats(const once_cluster *c, once_cluster_stats *s)
     s->map_refreshes = routing.map_refreshes;
     s->waits = c->waits;
     s->waits_short = c->waits_short;
-    s->local_hits = c->local_hits;
+    s->local_hits = s->sliced.local_hits;
     s->claims = !s->is_tree && claims_needed(&c->layout);
     return ONCE_OK;
 }

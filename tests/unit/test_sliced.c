@@ -898,6 +898,62 @@ static testing_key batch_stream_key(uint64_t i)
     return testing_key_make(26, i % 7 == 3 ? i - 1 : testing_mix(i) % 3000);
 }
 
+/* The batch form of two-level filtering answers as the one-key calls in array order,
+ * with the local filter answering the repeats it holds: batches of one key, of a few
+ * (kept on the stack) and of many, with repeats inside a batch and across batches. */
+static void local_batches_answer_as_one_key_calls(void)
+{
+    enum { EVENTS = 6000 };
+    once_sliced_config c = config_of(ONCE_SLICING_HORIZONTAL, 4, 60000, 4, ONCE_TAS,
+                                     ONCE_LOOKUP_PARALLEL);
+    once_sliced *one = sliced_make(&c), *batched = sliced_make(&c);
+    once_filter *local[2];
+    for (int p = 0; p < 2; p++) {
+        once_config lc;
+        once_config_init(&lc, ONCE_STANDARD);
+        lc.capacity = 10000;
+        lc.error = 1e-7;
+        lc.seed = 41;
+        lc.seed_is_set = true;
+        local[p] = testing_create(&lc);
+        REQUIRE(local[p] != NULL);
+    }
+    static testing_key keys[EVENTS];
+    static once_key batch[EVENTS];
+    static uint8_t seen[EVENTS];
+    for (uint64_t i = 0; i < EVENTS; i++) {
+        keys[i] = batch_stream_key(i);
+        batch[i] = (once_key){&keys[i], sizeof keys[i], 0};
+    }
+    uint64_t differ = 0, dups = 0;
+    static const size_t sizes[] = {1, 5, 16, 17, 300};
+    for (size_t at = 0, b = 0; at < EVENTS; b++) {
+        size_t n = sizes[b % 5] < EVENTS - at ? sizes[b % 5] : EVENTS - at;
+        CHECK_OK(once_sliced_test_and_add_local_batch(batched, local[1], batch + at, n, seen));
+        for (size_t i = 0; i < n; i++) {
+            bool dup = false;
+            CHECK_OK(once_sliced_test_and_add_local(one, local[0], &keys[at + i],
+                                                    sizeof keys[at + i], 0, &dup));
+            differ += dup != (seen[i] == 1);
+            dups += dup;
+        }
+        at += n;
+    }
+    once_sliced_stats a, b;
+    CHECK_OK(once_sliced_get_stats(one, &a));
+    CHECK_OK(once_sliced_get_stats(batched, &b));
+    CHECK(differ == 0 && dups > EVENTS / 2);
+    CHECK(a.events == EVENTS && b.events == EVENTS && b.inserted == a.inserted);
+    CHECK(b.local_hits > 0 && b.local_hits <= a.local_hits);
+    CHECK(once_sliced_test_and_add_local_batch(batched, NULL, batch, 1, seen) ==
+          ONCE_ERR_INVALID);
+    CHECK_OK(once_sliced_test_and_add_local_batch(batched, local[1], batch, 0, NULL));
+    for (int p = 0; p < 2; p++)
+        once_free(local[p]);
+    once_sliced_free(one);
+    once_sliced_free(batched);
+}
+
 static void batch_matches_one_key_calls(void)
 {
     enum { EVENTS = 5000 };
@@ -2103,6 +2159,7 @@ static const testing_case cases[] = {
     {"no_split_of_k_does_better", no_split_of_k_does_better},
     {"slices_hold_exactly_m_bits", slices_hold_exactly_m_bits},
     {"local_filters_answer_own_repeats", local_filters_answer_own_repeats},
+    {"local_batches_answer_as_one_key_calls", local_batches_answer_as_one_key_calls},
     {"batch_matches_one_key_calls", batch_matches_one_key_calls},
     {"batch_with_a_site_down", batch_with_a_site_down},
     {"timers_expire_at_the_producer_time", timers_expire_at_the_producer_time},
