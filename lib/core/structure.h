@@ -309,4 +309,10 @@ static inline bool once_fits_cap(uint64_t memory, uint64_t metadata, uint64_t ma
     return max_bytes == 0 || memory + metadata <= max_bytes;
 }
 
+/* A growing structure's cap: the configured one, or ONCE_DEFAULT_MAX_BYTES for 0. */
+static inline uint64_t once_cap_or_default(uint64_t max_bytes)
+{
+    return max_bytes != 0 ? max_bytes : ONCE_DEFAULT_MAX_BYTES;
+}
+
 #endif /* ONCE_CORE_STRUCTURE_H */

@@ -132,7 +132,7 @@ static uint64_t dbf_memory_cap(const once_filter *f)
 
 static void dbf_set_memory_cap(once_filter *f, uint64_t cap)
 {
-    DBF(f)->max_bytes = cap ? cap : DBF_DEFAULT_MAX_BYTES;
+    DBF(f)->max_bytes = once_cap_or_default(cap);
 }
 
 /* A change advances the version and stamps the row.  The version stops at
@@ -769,7 +769,7 @@ static once_status once_dbf_create(once_filter **out, const once_config *c)
     dbf_geometry g;
     memset(&g, 0, sizeof g);
     g.row_capacity = c->capacity;
-    g.max_bytes = c->max_bytes ? c->max_bytes : DBF_DEFAULT_MAX_BYTES;
+    g.max_bytes = once_cap_or_default(c->max_bytes);
     g.query_first = c->query_before_insert;
     g.bit_slice = c->bit_slice;
     g.cells = c->bits;

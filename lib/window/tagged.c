@@ -73,7 +73,7 @@
  *   for the next keys (with the fingerprint its share of the target asks); an older
  *   table is freed once nothing in it is alive, at most a span and a tick after it
  *   stopped taking keys.  So memory follows a burst up and comes back a span after it;
- *   max_bytes (0: ONCE_DEFAULT_TIME_WINDOW_MAX_BYTES) caps it, and an insertion that
+ *   max_bytes (0: ONCE_DEFAULT_MAX_BYTES) caps it, and an insertion that
  *   would pass it fails with ONCE_ERR_FULL.  A table that grew for a burst, or from a
  *   first guess too small, is settled once it has seen a span: a table sized to the
  *   span's keys opens, with the fingerprints the target then allows (settle()).
@@ -1140,7 +1140,7 @@ static uint64_t tagged_memory_cap(const once_filter *f)
 
 static void tagged_set_memory_cap(once_filter *f, uint64_t cap)
 {
-    TAGGED(f)->max_bytes = cap ? cap : ONCE_DEFAULT_TIME_WINDOW_MAX_BYTES;
+    TAGGED(f)->max_bytes = once_cap_or_default(cap);
 }
 
 /* ------------------------------------------------------------ construction */
@@ -1230,7 +1230,7 @@ static once_status tagged_create(once_filter **out, const once_config *c)
     tagged_geometry g = {
         .span = c->span_ms,
         .plan_buckets = buckets_for(c->capacity, c->span_ms),
-        .max_bytes = c->max_bytes ? c->max_bytes : ONCE_DEFAULT_TIME_WINDOW_MAX_BYTES,
+        .max_bytes = once_cap_or_default(c->max_bytes),
         .policy = (uint32_t)c->policy,
         .fp_bits = fp_bits_for(c->error),
         .error = c->error,

@@ -141,7 +141,6 @@
 extern const once_filter_ops once_timer_ops;
 
 #define TIMER_MAX_SPAN (UINT64_C(1) << 40)   /* ms, about 35 years */
-#define TIMER_DEFAULT_MAX_BYTES (UINT64_C(1) << 30)
 #define TIMER_MAX_FILTERS 4096u
 #define TIMER_SPLIT 4u        /* dynamic: sub-filters of capacity / 4 keys at error / 4 */
 #define EPOCHS 256u           /* ring of alive counters by expiry epoch */
@@ -859,7 +858,7 @@ static uint64_t timer_memory_cap(const once_filter *f)
 
 static void timer_set_memory_cap(once_filter *f, uint64_t cap)
 {
-    TIMER(f)->max_bytes = cap ? cap : TIMER_DEFAULT_MAX_BYTES;
+    TIMER(f)->max_bytes = once_cap_or_default(cap);
 }
 
 /* ------------------------------------------------------------ construction */
@@ -931,7 +930,7 @@ static once_status once_timer_create(once_filter **out, const once_config *c)
     g.policy = (uint32_t)c->policy;
     g.dynamic = c->dynamic;
     g.budget = c->dynamic;
-    g.max_bytes = c->max_bytes ? c->max_bytes : TIMER_DEFAULT_MAX_BYTES;
+    g.max_bytes = once_cap_or_default(c->max_bytes);
     if ((g.width != 8 && g.width != 16 && g.width != 32) || g.span == 0 ||
         g.span > TIMER_MAX_SPAN ||
         (c->policy != ONCE_POLICY_FIRST && c->policy != ONCE_POLICY_REFRESH))

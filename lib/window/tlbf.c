@@ -830,7 +830,7 @@ static uint64_t tlbf_memory_cap(const once_filter *f)
 
 static void tlbf_set_memory_cap(once_filter *f, uint64_t cap)
 {
-    TL(f)->max_bytes = cap ? cap : ONCE_DEFAULT_TIME_WINDOW_MAX_BYTES;
+    TL(f)->max_bytes = once_cap_or_default(cap);
 }
 
 /* ------------------------------------------------------- serialization */
@@ -1005,7 +1005,7 @@ static once_status once_tlbf_create(once_filter **out, const once_config *c)
         if (st != ONCE_OK)
             return st;
     }
-    uint64_t max_bytes = c->max_bytes ? c->max_bytes : ONCE_DEFAULT_TIME_WINDOW_MAX_BYTES;
+    uint64_t max_bytes = once_cap_or_default(c->max_bytes);
     uint32_t max_slices = 64 * (k + l);
     if (max_slices > TLBF_MAX_SLICES)
         max_slices = TLBF_MAX_SLICES;
