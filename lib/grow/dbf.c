@@ -98,8 +98,9 @@ static uint32_t rows_room_for(const dbf_filter *d, uint32_t rows)
  * entries, `rows` rows (<= room) and `base_rows` exported rows. */
 uint64_t once_dbf_memory_for(const dbf_filter *d, uint64_t room, uint64_t rows, uint64_t base_rows)
 {
-    uint64_t row_bytes = sizeof(once_array_filter) + once_words_memory(d->row_words);
-    uint64_t bytes = sizeof(dbf_filter) + room * sizeof(dbf_row) + rows * row_bytes;
+    uint64_t row_bytes = once_array_memory_for(d->row_words);
+    uint64_t bytes =
+        once_table_memory(sizeof(dbf_filter), room, sizeof(dbf_row), rows * row_bytes);
     bytes += base_rows * (sizeof(uint64_t *) + once_words_memory(d->row_words));
     if (d->bit_slice) {
         uint64_t groups = once_dbf_groups_for((uint32_t)rows);

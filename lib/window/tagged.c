@@ -444,7 +444,7 @@ static uint64_t table_words(uint64_t buckets, uint32_t width)
 /* The structure's memory with a list of `room` entries and tables of `table_bytes`. */
 static uint64_t memory_for(uint64_t room, uint64_t table_bytes)
 {
-    return sizeof(tagged_filter) + room * sizeof(tag_table) + table_bytes;
+    return once_table_memory(sizeof(tagged_filter), room, sizeof(tag_table), table_bytes);
 }
 
 /* Room in the list for one more table (false: no memory; nothing changed). */

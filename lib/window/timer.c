@@ -413,7 +413,8 @@ static void drop_expired(timer_filter *t, uint64_t n)
  * entries holding `filters` sub-filters of `words` words. */
 static uint64_t memory_for(uint64_t words, uint64_t room, uint64_t filters)
 {
-    return sizeof(timer_filter) + room * sizeof(timer_sub) + filters * once_words_memory(words);
+    return once_table_memory(sizeof(timer_filter), room, sizeof(timer_sub),
+                             filters * once_words_memory(words));
 }
 
 /* Give back the table entries past the sub-filters in use, so that memory follows the

@@ -148,8 +148,8 @@ static uint64_t slice_words(uint64_t bits)
  * max_slices), and each array at its cost to the allocator (once_aligned_footprint). */
 static uint64_t memory_for(uint32_t max_slices, uint64_t slices, uint64_t bytes)
 {
-    return sizeof(tlbf) + (uint64_t)max_slices * sizeof(tlbf_slice) + bytes +
-           slices * ONCE_ALIGNED_PAD;
+    return once_table_memory(sizeof(tlbf), max_slices, sizeof(tlbf_slice),
+                             bytes + slices * ONCE_ALIGNED_PAD);
 }
 
 static uint64_t capacity_of(uint64_t bits)
