@@ -44,5 +44,10 @@ static inline uint64_t once_aligned_footprint(uint64_t bytes)
 uint32_t once_table_room(uint32_t room, uint32_t want, uint32_t first, uint32_t limit);
 bool once_table_reserve(void **table, uint32_t *room, uint32_t want, size_t entry, uint32_t first,
                         uint32_t limit);
+/* A table that follows its entries in use exactly (the tagged window's tables, the
+ * timer filter's sub-filters) grows with once_table_reserve(..., want, entry, 1, want)
+ * and gives back its room past `used` entries with once_table_fit (a failure keeps
+ * them, still counted in *room). */
+void once_table_fit(void **table, uint32_t *room, uint32_t used, size_t entry);
 
 #endif /* ONCE_CORE_ALLOC_H */

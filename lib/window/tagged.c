@@ -447,30 +447,18 @@ static uint64_t memory_for(uint64_t room, uint64_t table_bytes)
     return once_table_memory(sizeof(tagged_filter), room, sizeof(tag_table), table_bytes);
 }
 
-/* Room in the list for one more table (false: no memory; nothing changed). */
+/* Room in the list for one more table, and no more: the list follows the tables, as
+ * table_open's cap check counts it (false: no memory; nothing changed). */
 static bool list_grow(tagged_filter *t)
 {
-    if (t->room > t->count)
-        return true;
-    tag_table *grown = once_realloc(t->tables, ((size_t)t->count + 1) * sizeof *grown);
-    if (grown == NULL)
-        return false;
-    t->tables = grown;
-    t->room = t->count + 1;
-    return true;
+    return once_table_reserve((void **)&t->tables, &t->room, t->count + 1, sizeof *t->tables, 1,
+                              t->count + 1);
 }
 
-/* Give back the list's entries past the tables in use (a failure keeps them, counted
- * in room). */
+/* Give back the list's entries past the tables in use. */
 static void list_fit(tagged_filter *t)
 {
-    if (t->room <= t->count)
-        return;
-    tag_table *fitted = once_realloc(t->tables, (size_t)t->count * sizeof *fitted);
-    if (fitted != NULL) {
-        t->tables = fitted;
-        t->room = t->count;
-    }
+    once_table_fit((void **)&t->tables, &t->room, t->count, sizeof *t->tables);
 }
 
 static uint64_t tables_bytes(const tagged_filter *t)

@@ -421,13 +421,7 @@ static uint64_t memory_for(uint64_t words, uint64_t room, uint64_t filters)
  * sub-filters down (a failure keeps them, still counted in room). */
 static void fit_subs(timer_filter *t)
 {
-    if (t->room <= t->count)
-        return;
-    timer_sub *fitted = once_realloc(t->subs, (size_t)t->count * sizeof *fitted);
-    if (fitted != NULL) {
-        t->subs = fitted;
-        t->room = t->count;
-    }
+    once_table_fit((void **)&t->subs, &t->room, t->count, sizeof *t->subs);
 }
 
 /* ------------------------------------------------------------------ writes */
@@ -542,13 +536,11 @@ timer_write(timer_filter *t, const uint64_t *pos, uint64_t ms, bool test, bool *
         fresh = once_words_alloc(t->words);
         if (fresh == NULL)
             return ONCE_ERR_NOMEM;
-        timer_sub *grown = once_realloc(t->subs, ((size_t)t->count + 1) * sizeof *grown);
-        if (grown == NULL) {
+        if (!once_table_reserve((void **)&t->subs, &t->room, t->count + 1, sizeof *t->subs, 1,
+                                t->count + 1)) {
             once_words_free(fresh);
             return ONCE_ERR_NOMEM;
         }
-        t->subs = grown;
-        t->room = t->count + 1;
     }
 
     if (t->dynamic)
