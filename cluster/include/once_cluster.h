@@ -21,6 +21,11 @@
  * One producer is one thread: a once_cluster is not to be called from two threads at
  * once.  Many producers (threads with their own once_cluster, or processes) share a
  * filter through the cluster.
+ *
+ * Memory: the client allocates every block of its own through the library's allocator
+ * (once_malloc, once_advanced.h), so an allocator installed with once_set_allocator
+ * sees them as it sees a filter's, and refuses to change while a once_cluster is
+ * open.  hiredis allocates its connections and replies with its own allocator.
  */
 #ifndef ONCE_CLUSTER_H
 #define ONCE_CLUSTER_H

@@ -8,16 +8,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "once_advanced.h"
+
 /*
- * Every allocation of the library goes through these (core/alloc.c), so through the host's
- * allocator when once_set_allocator installed one; no other file calls malloc, calloc,
- * realloc or free.  They behave as the C library's (NULL on failure; once_realloc keeps
- * the block on failure; a size of 0 asks for 1 byte).
+ * Every allocation of the library goes through once_malloc, once_calloc, once_realloc and
+ * once_free_memory (once_advanced.h, public so that code built on the library allocates
+ * as it does; core/alloc.c), so through the host's allocator when once_set_allocator
+ * installed one; no other file calls malloc, calloc, realloc or free.
  */
-void *once_malloc(size_t size);
-void *once_calloc(size_t count, size_t size);
-void *once_realloc(void *block, size_t size);
-void once_free_memory(void *block);
 
 /* A zeroed block of `bytes` aligned to a cache line, freed with once_aligned_free.  It
  * costs the allocator once_aligned_footprint(bytes): the block is over-allocated by
