@@ -196,11 +196,7 @@ static void vertical_slices_are_even(void)
         c.parts = parts == 1 ? 0 : parts;
         once_sliced *f = sliced_make(&c);
         REQUIRE(f != NULL);
-        for (uint64_t i = 0; i < 40000; i++) { /* fills every bit */
-            testing_key k = testing_key_make(31, i);
-            bool seen = false;
-            CHECK_OK(once_sliced_test_and_add(f, &k, sizeof k, 0, &seen));
-        }
+        testing_sliced_fill(f, 31, 40000); /* fills every bit */
         uint64_t total = 0;
         for (uint32_t s = 0; s < slices; s++) {
             uint64_t set = 0;
@@ -381,11 +377,7 @@ static void sites_come_back_old_or_empty(void)
     once_sliced *f = NULL;
     CHECK_OK(once_sliced_create(&f, &c, sites));
     REQUIRE(f != NULL);
-    for (uint64_t i = 0; i < n; i++) {
-        testing_key k = testing_key_make(60, i);
-        bool seen = false;
-        CHECK_OK(once_sliced_test_and_add(f, &k, sizeof k, 0, &seen));
-    }
+    testing_sliced_fill(f, 60, n);
     store[3].down = true;
     uint64_t missed_while_down = n - count_present(f, 60, n, 0);
     once_sliced_stats st;
@@ -424,11 +416,7 @@ static void failed_sites_follow_the_threshold_formulas(void)
         once_sliced *f = NULL;
         CHECK_OK(once_sliced_create(&f, &c, sites));
         REQUIRE(f != NULL);
-        for (uint64_t i = 0; i < n; i++) {
-            testing_key k = testing_key_make(9, i);
-            bool seen = false;
-            CHECK_OK(once_sliced_test_and_add(f, &k, sizeof k, 0, &seen));
-        }
+        testing_sliced_fill(f, 9, n);
         static const int down[FAILED] = {2, 9, 13, 17, 24, 30, 33, 39};
         for (int i = 0; i < FAILED; i++)
             store[x - 1][down[i]].down = true;
@@ -599,11 +587,7 @@ static void diced_rates_follow_section_3_3(void)
             CHECK_OK(once_sliced_get_stats(f, &st));
             CHECK(st.sites == slices * parts && st.bits == 64000 &&
                   st.slice_bits * slices * parts >= st.bits && st.slice_bits % 64 == 0);
-            for (uint64_t i = 0; i < n; i++) {
-                testing_key key = testing_key_make(20, i);
-                bool seen = true;
-                CHECK_OK(once_sliced_test_and_add(f, &key, sizeof key, 0, &seen));
-            }
+            testing_sliced_fill(f, 20, n);
             CHECK(count_present(f, 20, n, 0) == n); /* no false negatives */
             uint64_t fp = count_present(f, 21, trials, 0);
             double want = once_sliced_fpr(dicings[d], st.bits, k, slices, parts, n);
@@ -676,11 +660,7 @@ static void slices_hold_exactly_m_bits(void)
             site[i] = (once_site){.context = &store[i], .run = reach_run};
         once_sliced *f = NULL;
         CHECK_OK(once_sliced_create(&f, &c, site));
-        for (uint64_t i = 0; i < 200000; i++) {
-            testing_key key = testing_key_make(60, i);
-            bool seen = false;
-            CHECK_OK(once_sliced_test_and_add(f, &key, sizeof key, 0, &seen));
-        }
+        testing_sliced_fill(f, 60, 200000);
         /* Slice s holds [ceil(s m/S), ceil((s+1) m/S)), part p of it the same share. */
         uint64_t total = 0;
         for (uint32_t s = 0; s < c.slices; s++) {
@@ -720,11 +700,7 @@ static void diced_failures_follow_eq7(void)
             once_sliced *f = NULL;
             CHECK_OK(once_sliced_create(&f, &c, sites));
             REQUIRE(f != NULL);
-            for (uint64_t i = 0; i < n; i++) {
-                testing_key key = testing_key_make(22, i);
-                bool seen = false;
-                CHECK_OK(once_sliced_test_and_add(f, &key, sizeof key, 0, &seen));
-            }
+            testing_sliced_fill(f, 22, n);
             for (int i = 0; i < SITES; i += 4) /* 8 of 32 sites down */
                 store[i + (i / 4) % 4].down = true;
             uint64_t fp = 0, fn = 0;
@@ -759,11 +735,7 @@ static void no_split_of_k_does_better(void)
         once_sliced_stats st;
         CHECK_OK(once_sliced_get_stats(f, &st));
         CHECK(st.slice_hashes == splits[sp] && st.sites == S && st.bits == m);
-        for (uint64_t i = 0; i < n; i++) {
-            testing_key key = testing_key_make(24, i);
-            bool seen = false;
-            CHECK_OK(once_sliced_test_and_add(f, &key, sizeof key, 0, &seen));
-        }
+        testing_sliced_fill(f, 24, n);
         CHECK(count_present(f, 24, n, 0) == n); /* no false negatives */
         fp[sp] = count_present(f, 25, trials, 0);
         /* A key reaches k1 distinct slices: one request each. */
@@ -1569,11 +1541,7 @@ static void bounded_growth_keeps_the_rate(void)
     c.error = 0.01;
     c.growth = ONCE_GROWTH_BOUNDED;
     once_sliced *f = sliced_make(&c);
-    for (uint64_t i = 0; i < 20000; i++) {
-        testing_key k = testing_key_make(92, i);
-        bool seen = false;
-        CHECK_OK(once_sliced_test_and_add(f, &k, sizeof k, 0, &seen));
-    }
+    testing_sliced_fill(f, 92, 20000);
     CHECK(count_present(f, 92, 20000, 0) == 20000);
     uint64_t trials = 40000, hits = count_present(f, 93, trials, 0);
     CHECK(hits <= 0.01 * trials + 4.0 * sqrt(0.01 * 0.99 * trials));
