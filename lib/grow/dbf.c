@@ -557,16 +557,8 @@ dbf_batch_step(const void *ctx, void *record, uint64_t now_ms, once_batch_op op,
     return seen || op == ONCE_OP_QUERY ? ONCE_OK : insert_at(d, r->pos, active_row(d));
 }
 
-static __attribute__((flatten)) once_status dbf_batch(once_filter *f,
-                                                      const once_batch_items *items,
-                                                      size_t count, once_batch_op op,
-                                                      uint8_t *out, size_t *done)
-{
-    dbf_record ring[ONCE_BATCH_LOOP_RING];
-    size_t distance = ONCE_LINES_IN_FLIGHT / CDBF(f)->hashes;
-    return once_batch_loop_any(items, count, op, out, done, distance, ring,
-                                   sizeof ring[0], f, dbf_batch_prepare, dbf_batch_step);
-}
+ONCE_BATCH_LOOP_ENTRY(dbf_batch, dbf_record, ONCE_LINES_IN_FLIGHT / CDBF(f)->hashes,
+                      dbf_batch_prepare, dbf_batch_step)
 
 void once_dbf_free_base(dbf_filter *d)
 {

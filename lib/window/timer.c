@@ -632,17 +632,8 @@ timer_batch_step(const void *ctx, void *record, uint64_t now_ms, once_batch_op o
     return timer_write(t, pos, now_ms, op == ONCE_OP_TEST_AND_ADD, answer);
 }
 
-static __attribute__((flatten)) once_status timer_batch(once_filter *f,
-                                                        const once_batch_items *items,
-                                                        size_t count, once_batch_op op,
-                                                        uint8_t *out, size_t *done)
-{
-    timer_record ring[ONCE_BATCH_LOOP_RING];
-    const timer_filter *t = CTIMER(f);
-    size_t distance = ONCE_LINES_IN_FLIGHT / t->hashes;
-    return once_batch_loop_any(items, count, op, out, done, distance, ring,
-                                   sizeof ring[0], f, timer_batch_prepare, timer_batch_step);
-}
+ONCE_BATCH_LOOP_ENTRY(timer_batch, timer_record, ONCE_LINES_IN_FLIGHT / CTIMER(f)->hashes,
+                      timer_batch_prepare, timer_batch_step)
 
 /* ------------------------------------------------------------ whole filter */
 

@@ -687,17 +687,8 @@ tlbf_batch_step(const void *ctx, void *record, uint64_t now_ms, once_batch_op op
     return test_and_insert(t, &r->h, now_ms, &r->ready, answer);
 }
 
-static __attribute__((flatten)) once_status tlbf_batch(once_filter *f,
-                                                       const once_batch_items *items,
-                                                       size_t count, once_batch_op op,
-                                                       uint8_t *out, size_t *done)
-{
-    tlbf_record ring[ONCE_BATCH_LOOP_RING];
-    const tlbf *t = CTL(f);
-    size_t distance = once_age_batch_distance(tlbf_reach(t), op);
-    return once_batch_loop_any(items, count, op, out, done, distance, ring,
-                                   sizeof ring[0], f, tlbf_batch_prepare, tlbf_batch_step);
-}
+ONCE_BATCH_LOOP_ENTRY(tlbf_batch, tlbf_record, once_age_batch_distance(tlbf_reach(CTL(f)), op),
+                      tlbf_batch_prepare, tlbf_batch_step)
 
 static void free_slices(tlbf *t)
 {
