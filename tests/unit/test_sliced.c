@@ -818,13 +818,7 @@ static void local_filters_answer_own_repeats(void)
     once_sliced *alone = sliced_make(&c), *two = sliced_make(&c);
     once_filter *local[PRODUCERS];
     for (int p = 0; p < PRODUCERS; p++) {
-        once_config lc;
-        once_config_init(&lc, ONCE_STANDARD);
-        lc.capacity = 10000;
-        lc.error = 1e-7;
-        lc.seed = 90 + (uint64_t)p;
-        lc.seed_is_set = true;
-        local[p] = testing_create(&lc);
+        local[p] = testing_make(ONCE_STANDARD, 10000, 1e-7, 90 + (uint64_t)p);
         REQUIRE(local[p] != NULL);
     }
     static bool sent[PRODUCERS][OWN_KEYS + SHARED_KEYS];
@@ -870,6 +864,15 @@ static testing_key batch_stream_key(uint64_t i)
     return testing_key_make(26, i % 7 == 3 ? i - 1 : testing_mix(i) % 3000);
 }
 
+/* The first n keys of that stream, and a batch of them. */
+static void batch_stream(testing_key *keys, once_key *batch, size_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        keys[i] = batch_stream_key(i);
+        batch[i] = (once_key){&keys[i], sizeof keys[i], 0};
+    }
+}
+
 /* The batch form of two-level filtering answers as the one-key calls in array order,
  * with the local filter answering the repeats it holds: batches of one key, of a few
  * (kept on the stack) and of many, with repeats inside a batch and across batches. */
@@ -881,22 +884,13 @@ static void local_batches_answer_as_one_key_calls(void)
     once_sliced *one = sliced_make(&c), *batched = sliced_make(&c);
     once_filter *local[2];
     for (int p = 0; p < 2; p++) {
-        once_config lc;
-        once_config_init(&lc, ONCE_STANDARD);
-        lc.capacity = 10000;
-        lc.error = 1e-7;
-        lc.seed = 41;
-        lc.seed_is_set = true;
-        local[p] = testing_create(&lc);
+        local[p] = testing_make(ONCE_STANDARD, 10000, 1e-7, 41);
         REQUIRE(local[p] != NULL);
     }
     static testing_key keys[EVENTS];
     static once_key batch[EVENTS];
     static uint8_t seen[EVENTS];
-    for (uint64_t i = 0; i < EVENTS; i++) {
-        keys[i] = batch_stream_key(i);
-        batch[i] = (once_key){&keys[i], sizeof keys[i], 0};
-    }
+    batch_stream(keys, batch, EVENTS);
     uint64_t differ = 0, dups = 0;
     static const size_t sizes[] = {1, 5, 16, 17, 300};
     for (size_t at = 0, b = 0; at < EVENTS; b++) {
@@ -932,10 +926,7 @@ static void batch_matches_one_key_calls(void)
     static testing_key keys[EVENTS];
     static once_key batch[EVENTS];
     static uint8_t answers[EVENTS];
-    for (uint64_t i = 0; i < EVENTS; i++) {
-        keys[i] = batch_stream_key(i);
-        batch[i] = (once_key){&keys[i], sizeof keys[i], 0};
-    }
+    batch_stream(keys, batch, EVENTS);
     const once_slicing slicings[] = {ONCE_SLICING_HORIZONTAL, ONCE_SLICING_VERTICAL,
                                      ONCE_SLICING_DICED_HV, ONCE_SLICING_DICED_VH};
     for (size_t sl = 0; sl < 4; sl++)
@@ -988,10 +979,7 @@ static void batch_with_a_site_down(void)
     static once_key batch[EVENTS];
     static uint8_t answers[EVENTS];
     static flaky_site store[2][SLICES];
-    for (uint64_t i = 0; i < EVENTS; i++) {
-        keys[i] = batch_stream_key(i);
-        batch[i] = (once_key){&keys[i], sizeof keys[i], 0};
-    }
+    batch_stream(keys, batch, EVENTS);
     int destroyed = 0;
     for (int rule = 0; rule < 2; rule++) {
         once_sliced_config c = config_of(ONCE_SLICING_VERTICAL, SLICES, SLICES * 8192, 4,
