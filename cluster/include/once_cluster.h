@@ -61,7 +61,8 @@ typedef struct once_cluster_config {
      * caller's, kept open while the cluster filter is; a window no longer than the
      * shared one's).  An event it holds is a repeat of one this producer sent, answered
      * duplicate with no message; the others go to the cluster and are then added to
-     * it. */
+     * it, but an undecided one (once_sliced_test_and_add_local_batch, the library's
+     * two-level filtering, which this is). */
     once_filter *local;
     /* The most bytes a slice may take (0: 32 MiB).  Redis moves a key whole when its
      * slot moves, blocking its node meanwhile (a 63 MB key took up to 0.8 s), so a
