@@ -34,6 +34,7 @@
 #include "once_cluster.h"
 
 #include "layout.h"
+#include "memory.h"
 #include "remote_site.h"
 #include "routing.h"
 
@@ -61,11 +62,6 @@ struct once_cluster {
     uint32_t wait_replicas, wait_timeout_ms;
     uint64_t waits, waits_short;
     once_filter *local;   /* the caller's, or NULL */
-    uint64_t local_hits;
-    once_key *misses;     /* a batch's keys the local filter does not hold, and where */
-    size_t *miss_index;
-    uint8_t *miss_seen;
-    size_t miss_room;
     once_count_clock clock; /* a count window's: over count_key */
     char count_key[KEY_ROOM];
 };
@@ -124,9 +120,9 @@ static void random_id(char out[17])
 static once_status create_slices(once_cluster *c, const layout *want, char *error, size_t room)
 {
     uint32_t n = want->sites;
-    cluster_command *commands = calloc(n, sizeof *commands);
-    const char **argv = calloc((size_t)n * 8, sizeof *argv);
-    size_t *lens = calloc((size_t)n * 8, sizeof *lens);
+    cluster_command *commands = once_calloc(n, sizeof *commands);
+    const char **argv = once_calloc((size_t)n * 8, sizeof *argv);
+    size_t *lens = once_calloc((size_t)n * 8, sizeof *lens);
     char bits[24], window[24], jump[24]; /* every slice's alike */
     snprintf(bits, sizeof bits, "%" PRIu64, want->slice_bits);
     /* A count window's timers run on the count: N + 1 (slice/sliced.c, timer_span),
@@ -170,9 +166,9 @@ static once_status create_slices(once_cluster *c, const layout *want, char *erro
         if (r != NULL)
             freeReplyObject(r);
     }
-    free(commands);
-    free(argv);
-    free(lens);
+    once_free_memory(commands);
+    once_free_memory(argv);
+    once_free_memory(lens);
     return st;
 }
 
@@ -297,7 +293,7 @@ static once_status settle_layout(once_cluster *c, const layout *want, bool seed_
         const char *set[4] = {"SET", key, text, "NX"};
         size_t set_len[4] = {3, strlen(key), strlen(text), 2};
         r = command(c->client, 4, set, set_len);
-        free(text);
+        once_free_memory(text);
         if (r == NULL)
             return say(error, room, ONCE_ERR_UNAVAILABLE,
                        "cannot write the layout %s: its node cannot be reached", key);
@@ -316,9 +312,9 @@ static once_status open_common(once_cluster *c, const once_cluster_config *confi
     if (!seed_given && once_random_seed(&want->seed) != ONCE_OK)
         want->seed = 0x6f6e6365u;
     random_id(want->id);
-    want->tags = calloc(want->sites, sizeof *want->tags);
-    c->keys = calloc(want->sites, sizeof *c->keys);
-    c->sites = calloc(site_room, sizeof *c->sites);
+    want->tags = once_calloc(want->sites, sizeof *want->tags);
+    c->keys = once_calloc(want->sites, sizeof *c->keys);
+    c->sites = once_calloc(site_room, sizeof *c->sites);
     cluster_options options = {.timeout_ms = config->timeout_ms};
     char why[256] = "";
     if (c->name == NULL || want->tags == NULL || c->keys == NULL || c->sites == NULL) {
@@ -333,7 +329,7 @@ static once_status open_common(once_cluster *c, const once_cluster_config *confi
             layout_tag(i, want->sites, want->tags[i]);
         st = settle_layout(c, want, seed_given, error, room);
     }
-    free(want->tags);
+    once_free_memory(want->tags);
     want->tags = NULL;
     if (st != ONCE_OK)
         return st;
@@ -366,13 +362,10 @@ void once_cluster_close(once_cluster *c)
     remote_round_free(c->round);
     cluster_client_free(c->client);
     layout_free(&c->layout);
-    free(c->sites);
-    free(c->keys);
-    free(c->name);
-    free(c->misses);
-    free(c->miss_index);
-    free(c->miss_seen);
-    free(c);
+    once_free_memory(c->sites);
+    once_free_memory(c->keys);
+    once_free_memory(c->name);
+    once_free_memory(c);
 }
 
 static bool name_valid(const char *name)
@@ -474,10 +467,10 @@ once_status once_cluster_open(once_cluster **out, const once_cluster_config *con
                    "the filter's name must be 1 to 200 bytes without braces, spaces or "
                    "newlines");
     if (config->tree != NULL) {
-        once_cluster *c = calloc(1, sizeof *c);
+        once_cluster *c = once_calloc(1, sizeof *c);
         if (c == NULL)
             return ONCE_ERR_NOMEM;
-        c->name = strdup(config->name);
+        c->name = cluster_strdup(config->name);
         once_status st = config->local != NULL || config->wait_replicas != 0
                              ? say(error, room, ONCE_ERR_INVALID,
                                    "a tree's leaf is the local filter, and it does not WAIT")
@@ -534,11 +527,11 @@ once_status once_cluster_open(once_cluster **out, const once_cluster_config *con
      * events a round, unless the caller chose. */
     if (sc.batch_events == 0)
         sc.batch_events = 4096;
-    once_cluster *c = calloc(1, sizeof *c);
+    once_cluster *c = once_calloc(1, sizeof *c);
     if (c == NULL)
         return ONCE_ERR_NOMEM;
     c->local = config->local;
-    c->name = strdup(config->name);
+    c->name = cluster_strdup(config->name);
     c->wait_replicas = config->wait_replicas;
     /* A WAIT blocks its connection for up to its timeout: it must end well within the
      * reply timeout, or a node whose replica is gone (a promoted one has none) would
@@ -578,8 +571,8 @@ static void wait_for_replicas(once_cluster *c)
     size_t nodes = cluster_node_count(c->client);
     if (nodes == 0)
         return;
-    bool *wrote = calloc(nodes, sizeof *wrote);
-    cluster_command *commands = calloc(nodes + 1, sizeof *commands);
+    bool *wrote = once_calloc(nodes, sizeof *wrote);
+    cluster_command *commands = once_calloc(nodes + 1, sizeof *commands);
     char replicas[16], timeout[16];
     snprintf(replicas, sizeof replicas, "%" PRIu32, c->wait_replicas);
     snprintf(timeout, sizeof timeout, "%" PRIu32, c->wait_timeout_ms);
@@ -609,43 +602,8 @@ static void wait_for_replicas(once_cluster *c)
         if (r != NULL)
             freeReplyObject(r);
     }
-    free(wrote);
-    free(commands);
-}
-
-/* Two-level filtering: the keys the local filter holds are answered here; the others
- * go to the cluster, and are added to it whatever the cluster answers. */
-static once_status local_then_shared(once_cluster *c, const once_key *keys, size_t count,
-                                     uint8_t *seen)
-{
-    if (count > c->miss_room) {
-        free(c->misses);
-        free(c->miss_index);
-        free(c->miss_seen);
-        c->misses = malloc(count * sizeof *c->misses);
-        c->miss_index = malloc(count * sizeof *c->miss_index);
-        c->miss_seen = malloc(count);
-        c->miss_room = c->misses && c->miss_index && c->miss_seen ? count : 0;
-        if (c->miss_room == 0)
-            return ONCE_ERR_NOMEM;
-    }
-    once_status st = once_query_batch(c->local, keys, count, seen);
-    if (st != ONCE_OK)
-        return st;
-    size_t misses = 0;
-    for (size_t i = 0; i < count; i++) {
-        if (seen[i]) {
-            c->local_hits++;
-            continue;
-        }
-        c->misses[misses] = keys[i];
-        c->miss_index[misses++] = i;
-    }
-    st = once_sliced_test_and_add_batch(c->sliced, c->misses, misses, c->miss_seen);
-    for (size_t j = 0; j < misses; j++)
-        seen[c->miss_index[j]] = c->miss_seen[j];
-    once_status added = once_add_batch(c->local, c->misses, misses);
-    return st != ONCE_OK ? st : added;
+    once_free_memory(wrote);
+    once_free_memory(commands);
 }
 
 once_status once_cluster_test_and_add_batch(once_cluster *c, const once_key *keys, size_t count,
@@ -674,8 +632,12 @@ once_status once_cluster_test_and_add_batch(once_cluster *c, const once_key *key
         }
         return undecided ? ONCE_ERR_UNAVAILABLE : ONCE_OK;
     }
-    once_status st = c->local != NULL ? local_then_shared(c, keys, count, seen)
-                                      : once_sliced_test_and_add_batch(c->sliced, keys, count, seen);
+    /* Two-level filtering is the library's (section 6): the local filter answers the
+     * keys it holds, the others go to the cluster in one batch. */
+    once_status st =
+        c->local != NULL
+            ? once_sliced_test_and_add_local_batch(c->sliced, c->local, keys, count, seen)
+            : once_sliced_test_and_add_batch(c->sliced, keys, count, seen);
     if (c->wait_replicas != 0 && count != 0)
         wait_for_replicas(c);
     return st;
@@ -715,7 +677,7 @@ once_status once_cluster_get_stats(const once_cluster *c, once_cluster_stats *s)
     s->map_refreshes = routing.map_refreshes;
     s->waits = c->waits;
     s->waits_short = c->waits_short;
-    s->local_hits = c->local_hits;
+    s->local_hits = s->sliced.local_hits;
     s->claims = !s->is_tree && claims_needed(&c->layout);
     return ONCE_OK;
 }

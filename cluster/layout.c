@@ -22,6 +22,7 @@
  *   - a tag is at most LAYOUT_MAX_TAG - 1 characters of [0-9.].
  */
 #include "layout.h"
+#include "memory.h"
 #include "routing.h"
 
 #include <inttypes.h>
@@ -80,7 +81,7 @@ void layout_count_key(const char *name, char *out, size_t room)
 char *layout_format(const layout *l)
 {
     size_t room = 512 + (size_t)l->sites * (LAYOUT_MAX_TAG + 1);
-    char *text = malloc(room);
+    char *text = once_malloc(room);
     if (text == NULL)
         return NULL;
     int n = snprintf(text, room,
@@ -106,7 +107,7 @@ char *layout_format(const layout *l)
 
 void layout_free(layout *l)
 {
-    free(l->tags);
+    once_free_memory(l->tags);
     l->tags = NULL;
 }
 
@@ -224,7 +225,7 @@ bool layout_parse(const char *text, size_t len, layout *out, char *error, size_t
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     if (nl == NULL || nl + 1 != end || (size_t)(nl - p) < 4 || memcmp(p, "tags", 4) != 0)
         return fail(error, room, "its tags are missing");
-    out->tags = calloc(out->sites, sizeof *out->tags);
+    out->tags = once_calloc(out->sites, sizeof *out->tags);
     if (out->tags == NULL)
         return fail(error, room, "out of memory");
     p += 4;

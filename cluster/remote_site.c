@@ -29,6 +29,7 @@
  *     its sites has waited; a site's reply is freed by its wait.
  */
 #include "remote_site.h"
+#include "memory.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +62,7 @@ struct remote_site {
 
 remote_round *remote_round_new(cluster_client *client)
 {
-    remote_round *r = calloc(1, sizeof *r);
+    remote_round *r = once_calloc(1, sizeof *r);
     if (r != NULL)
         r->client = client;
     return r;
@@ -71,8 +72,8 @@ void remote_round_free(remote_round *r)
 {
     if (r == NULL)
         return;
-    free(r->commands);
-    free(r);
+    once_free_memory(r->commands);
+    once_free_memory(r);
 }
 
 static void fail_all(once_site_request *requests, size_t count)
@@ -89,7 +90,7 @@ static bool round_room(remote_round *r)
     if (r->count < r->room)
         return true;
     size_t room = r->room ? 2 * r->room : 16;
-    cluster_command *commands = realloc(r->commands, room * sizeof *commands);
+    cluster_command *commands = once_realloc(r->commands, room * sizeof *commands);
     if (commands == NULL)
         return false;
     r->commands = commands;
@@ -101,7 +102,7 @@ static bool encode(remote_site *s)
 {
     size_t need = once_slice_requests_size(s->requests, s->count, s->timed);
     if (need > s->wire_room) {
-        uint8_t *wire = realloc(s->wire, need);
+        uint8_t *wire = once_realloc(s->wire, need);
         if (wire == NULL)
             return false;
         s->wire = wire;
@@ -201,9 +202,9 @@ static void remote_describe(void *context, once_site_info *info)
 static void remote_destroy(void *context)
 {
     remote_site *s = context;
-    free(s->wire);
-    free(s->key);
-    free(s);
+    once_free_memory(s->wire);
+    once_free_memory(s->key);
+    once_free_memory(s);
 }
 
 once_status remote_site_create(remote_round *round, const char *key, uint64_t bits,
@@ -211,12 +212,12 @@ once_status remote_site_create(remote_round *round, const char *key, uint64_t bi
 {
     if (round == NULL || key == NULL || out == NULL)
         return ONCE_ERR_INVALID;
-    remote_site *s = calloc(1, sizeof *s);
+    remote_site *s = once_calloc(1, sizeof *s);
     if (s == NULL)
         return ONCE_ERR_NOMEM;
-    s->key = strdup(key);
+    s->key = cluster_strdup(key);
     if (s->key == NULL) {
-        free(s);
+        once_free_memory(s);
         return ONCE_ERR_NOMEM;
     }
     s->key_len = strlen(key);

@@ -68,6 +68,7 @@
  *   - every command of a run ends REPLIED with its reply or UNREACHABLE with none.
  */
 #include "routing.h"
+#include "memory.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -360,13 +361,13 @@ static int node_at(cluster_client *c, const char *host, int port)
         return NO_NODE;
     if (c->node_count == c->node_room) {
         size_t room = c->node_room ? 2 * c->node_room : 8;
-        node **nodes = realloc(c->nodes, room * sizeof *nodes);
+        node **nodes = once_realloc(c->nodes, room * sizeof *nodes);
         if (nodes == NULL)
             return NO_NODE;
         c->nodes = nodes;
         c->node_room = room;
     }
-    node *n = calloc(1, sizeof *n);
+    node *n = once_calloc(1, sizeof *n);
     if (n == NULL)
         return NO_NODE;
     snprintf(n->host, sizeof n->host, "%s", host);
@@ -824,7 +825,7 @@ static bool work_reserve(cluster_client *c, size_t count)
         return true;
     if (count > SIZE_MAX / sizeof *c->work)
         return false;
-    work *grown = realloc(c->work, count * sizeof *grown);
+    work *grown = once_realloc(c->work, count * sizeof *grown);
     if (grown == NULL)
         return false;
     c->work = grown;
@@ -905,9 +906,9 @@ cluster_client *cluster_client_connect(const char *const *seeds, size_t count,
         add_error(error, error_len, "no seed node given");
         return NULL;
     }
-    cluster_client *c = calloc(1, sizeof *c);
-    if (c == NULL || (c->seeds = calloc(count, sizeof *c->seeds)) == NULL) {
-        free(c);
+    cluster_client *c = once_calloc(1, sizeof *c);
+    if (c == NULL || (c->seeds = once_calloc(count, sizeof *c->seeds)) == NULL) {
+        once_free_memory(c);
         add_error(error, error_len, "out of memory");
         return NULL;
     }
@@ -954,12 +955,12 @@ void cluster_client_free(cluster_client *c)
     for (size_t i = 0; i < c->node_count; i++) {
         if (c->nodes[i]->link != NULL)
             redisFree(c->nodes[i]->link);
-        free(c->nodes[i]);
+        once_free_memory(c->nodes[i]);
     }
-    free(c->nodes);
-    free(c->seeds);
-    free(c->work);
-    free(c);
+    once_free_memory(c->nodes);
+    once_free_memory(c->seeds);
+    once_free_memory(c->work);
+    once_free_memory(c);
 }
 
 void cluster_client_stats(const cluster_client *c, cluster_stats *out)

@@ -454,8 +454,6 @@ static int bf_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 
 /* ------------------------------------------------------------- the type */
 
-VALUE_TYPE_HANDLERS(bloom, bloom_type)
-
 static const command_spec bloom_commands[] = {
     {"bf.reserve", bf_reserve, "write deny-oom", -4, KEYS_FIRST, KEY_CREATES,
      "Create a Bloom filter for a capacity and an error rate"},
@@ -476,8 +474,4 @@ static const command_spec bloom_commands[] = {
      "Unite filters of one series and seed into the first key"},
 };
 
-int bloom_register(RedisModuleCtx *ctx)
-{
-    return value_type_register(ctx, &bloom_type, &bloom_handlers, bloom_commands,
-                               sizeof bloom_commands / sizeof bloom_commands[0]);
-}
+VALUE_TYPE_REGISTER(bloom, bloom_type)

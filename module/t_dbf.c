@@ -205,8 +205,6 @@ static int dbf_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return value_card_command(ctx, argv, argc, &dbf_type);
 }
 
-VALUE_TYPE_HANDLERS(dbf, dbf_type)
-
 static const command_spec dbf_commands[] = {
     {"dbf.reserve", dbf_reserve, "write deny-oom", -4, KEYS_FIRST, KEY_CREATES,
      "Create a Dynamic Bloom Filter: rows of `capacity` items at an error rate"},
@@ -225,8 +223,4 @@ static const command_spec dbf_commands[] = {
      "Items held, or the distinct items estimated with an interval"},
 };
 
-int dbf_register(RedisModuleCtx *ctx)
-{
-    return value_type_register(ctx, &dbf_type, &dbf_handlers, dbf_commands,
-                               sizeof dbf_commands / sizeof dbf_commands[0]);
-}
+VALUE_TYPE_REGISTER(dbf, dbf_type)

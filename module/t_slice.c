@@ -245,8 +245,6 @@ static int slice_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return RM_OK;
 }
 
-VALUE_TYPE_HANDLERS(slice, slice_type)
-
 static const command_spec slice_commands[] = {
     {"slice.create", slice_create, "write deny-oom", -4, KEYS_FIRST, KEY_CREATES,
      "Create one slice of a sliced filter: BITS, WINDOW, GROWTH (OK if it exists alike)"},
@@ -256,8 +254,4 @@ static const command_spec slice_commands[] = {
      "Bits, window, growth, cells set and size of a slice"},
 };
 
-int slice_register(RedisModuleCtx *ctx)
-{
-    return value_type_register(ctx, &slice_type, &slice_handlers, slice_commands,
-                               sizeof slice_commands / sizeof slice_commands[0]);
-}
+VALUE_TYPE_REGISTER(slice, slice_type)

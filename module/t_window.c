@@ -737,8 +737,6 @@ static int window_set_clock(RedisModuleCtx *ctx, RedisModuleString **argv, int a
 
 /* ------------------------------------------------------------- the type */
 
-VALUE_TYPE_HANDLERS(window, window_type)
-
 static const command_spec window_commands[] = {
     {"once.reserve", window_reserve, "write deny-oom", -4, KEYS_FIRST, KEY_CREATES,
      "Create a window: the last n keys (WINDOW) or the last ms milliseconds (SPAN)"},
@@ -760,8 +758,4 @@ static const command_spec window_commands[] = {
      "Distinct items in the window: estimate, low, high"},
 };
 
-int window_register(RedisModuleCtx *ctx)
-{
-    return value_type_register(ctx, &window_type, &window_handlers, window_commands,
-                               sizeof window_commands / sizeof window_commands[0]);
-}
+VALUE_TYPE_REGISTER(window, window_type)

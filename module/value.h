@@ -43,7 +43,7 @@ typedef struct value_type {
 /* The RDB encoding of every type's value. */
 #define VALUE_ENCODING 1
 
-/* A type's own wrappers (VALUE_TYPE_HANDLERS) of the shared callbacks and commands:
+/* A type's own wrappers (VALUE_TYPE_REGISTER) of the shared callbacks and commands:
  * the server passes them no type. */
 typedef struct value_handlers {
     void *(*rdb_load)(RedisModuleIO *rdb, int encver);
@@ -129,8 +129,10 @@ int value_card_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
 
 /* The server passes its type callbacks and command handlers no type: these wrappers,
  * one set a type, hand theirs (`type`, a value_type) to the shared code above, and
- * prefix##_handlers lists them for value_type_register. */
-#define VALUE_TYPE_HANDLERS(prefix, type)                                                     \
+ * prefix##_register(ctx), the type's registration (module.c), gives them and the
+ * type's table of commands, prefix##_commands, to value_type_register.  Written once,
+ * after the table, at the end of the type's file. */
+#define VALUE_TYPE_REGISTER(prefix, type)                                                     \
     static void *prefix##_rdb_load(RedisModuleIO *rdb, int encver)                           \
     {                                                                                         \
         return value_rdb_load(rdb, encver, &(type));                                          \
@@ -148,6 +150,11 @@ int value_card_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
         return value_loadchunk_command(ctx, argv, argc, &(type));                             \
     }                                                                                         \
     static const value_handlers prefix##_handlers = {                                         \
-        prefix##_rdb_load, prefix##_aof_rewrite, prefix##_scandump, prefix##_loadchunk};
+        prefix##_rdb_load, prefix##_aof_rewrite, prefix##_scandump, prefix##_loadchunk};      \
+    int prefix##_register(RedisModuleCtx *ctx)                                                \
+    {                                                                                         \
+        return value_type_register(ctx, &(type), &prefix##_handlers, prefix##_commands,       \
+                                   sizeof prefix##_commands / sizeof prefix##_commands[0]);   \
+    }
 
 #endif /* ONCE_MODULE_VALUE_H */

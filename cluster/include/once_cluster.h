@@ -25,6 +25,11 @@
  * No stable ABI: it is built on once_sliced.h and, like it, compiles only with
  * ONCE_USE_UNSTABLE_API defined (once.h, "The headers"); libonce-cluster is a static
  * library, to be linked with the libonce of the same version.
+ *
+ * Memory: the client allocates every block of its own through the library's allocator
+ * (once_malloc, once_advanced.h), so an allocator installed with once_set_allocator
+ * sees them as it sees a filter's, and refuses to change while a once_cluster is
+ * open.  hiredis allocates its connections and replies with its own allocator.
  */
 #ifndef ONCE_CLUSTER_H
 #define ONCE_CLUSTER_H
@@ -65,7 +70,8 @@ typedef struct once_cluster_config {
      * caller's, kept open while the cluster filter is; a window no longer than the
      * shared one's).  An event it holds is a repeat of one this producer sent, answered
      * duplicate with no message; the others go to the cluster and are then added to
-     * it. */
+     * it, but an undecided one (once_sliced_test_and_add_local_batch, the library's
+     * two-level filtering, which this is). */
     once_filter *local;
     /* The most bytes a slice may take (0: 32 MiB).  Redis moves a key whole when its
      * slot moves, blocking its node meanwhile (a 63 MB key took up to 0.8 s), so a

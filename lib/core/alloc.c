@@ -168,3 +168,14 @@ bool once_table_reserve(void **table, uint32_t *room, uint32_t want, size_t entr
     *room = grown;
     return true;
 }
+
+void once_table_fit(void **table, uint32_t *room, uint32_t used, size_t entry)
+{
+    if (*room <= used)
+        return;
+    void *fitted = once_realloc(*table, (size_t)used * entry);
+    if (fitted != NULL) {
+        *table = fitted;
+        *room = used;
+    }
+}

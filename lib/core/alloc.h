@@ -8,16 +8,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "once_advanced.h"
+
 /*
- * Every allocation of the library goes through these (core/alloc.c), so through the host's
- * allocator when once_set_allocator installed one; no other file calls malloc, calloc,
- * realloc or free.  They behave as the C library's (NULL on failure; once_realloc keeps
- * the block on failure; a size of 0 asks for 1 byte).
+ * Every allocation of the library goes through once_malloc, once_calloc, once_realloc and
+ * once_free_memory (once_advanced.h, public so that code built on the library allocates
+ * as it does; core/alloc.c), so through the host's allocator when once_set_allocator
+ * installed one; no other file calls malloc, calloc, realloc or free.
  */
-void *once_malloc(size_t size);
-void *once_calloc(size_t count, size_t size);
-void *once_realloc(void *block, size_t size);
-void once_free_memory(void *block);
 
 /* A zeroed block of `bytes` aligned to a cache line, freed with once_aligned_free.  It
  * costs the allocator once_aligned_footprint(bytes): the block is over-allocated by
@@ -44,5 +42,10 @@ static inline uint64_t once_aligned_footprint(uint64_t bytes)
 uint32_t once_table_room(uint32_t room, uint32_t want, uint32_t first, uint32_t limit);
 bool once_table_reserve(void **table, uint32_t *room, uint32_t want, size_t entry, uint32_t first,
                         uint32_t limit);
+/* A table that follows its entries in use exactly (the tagged window's tables, the
+ * timer filter's sub-filters) grows with once_table_reserve(..., want, entry, 1, want)
+ * and gives back its room past `used` entries with once_table_fit (a failure keeps
+ * them, still counted in *room). */
+void once_table_fit(void **table, uint32_t *room, uint32_t used, size_t entry);
 
 #endif /* ONCE_CORE_ALLOC_H */

@@ -134,4 +134,21 @@ once_batch_loop_any(const once_batch_items *items, size_t count, once_batch_op o
                                           record_size, ctx, prepare, NULL, step);
 }
 
+/*
+ * A layout's batch entry (once_filter_ops.batch) over the loop: `name`(f, items, count,
+ * op, out, done) runs the batch with `record`s in a ring on its stack, `distance` keys
+ * ahead (an expression of f and op), `prepare` and `step` the layout's.  Flattened, so
+ * that the loop, `prepare` and `step` are one function for each operation.
+ */
+#define ONCE_BATCH_LOOP_ENTRY(name, record, distance, prepare, step)                           \
+    static __attribute__((flatten)) once_status name(once_filter *f,                           \
+                                                     const once_batch_items *items,            \
+                                                     size_t count, once_batch_op op,           \
+                                                     uint8_t *out, size_t *done)               \
+    {                                                                                          \
+        record ring[ONCE_BATCH_LOOP_RING];                                                     \
+        return once_batch_loop_any(items, count, op, out, done, (distance), ring,              \
+                                   sizeof ring[0], f, prepare, step);                          \
+    }
+
 #endif /* ONCE_CORE_BATCH_LOOP_H */

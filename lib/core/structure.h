@@ -309,4 +309,20 @@ static inline bool once_fits_cap(uint64_t memory, uint64_t metadata, uint64_t ma
     return max_bytes == 0 || memory + metadata <= max_bytes;
 }
 
+/* A growing structure's cap: the configured one, or ONCE_DEFAULT_MAX_BYTES for 0. */
+static inline uint64_t once_cap_or_default(uint64_t max_bytes)
+{
+    return max_bytes != 0 ? max_bytes : ONCE_DEFAULT_MAX_BYTES;
+}
+
+/* The memory of a structure that keeps a table of `room` entries of `entry` bytes
+ * beside its struct of `head` bytes, and `items` bytes of what the entries point to
+ * (once_bytes without the metadata; what its cap is checked against before it grows,
+ * once_fits_cap). */
+static inline uint64_t once_table_memory(size_t head, uint64_t room, size_t entry,
+                                         uint64_t items)
+{
+    return (uint64_t)head + room * (uint64_t)entry + items;
+}
+
 #endif /* ONCE_CORE_STRUCTURE_H */

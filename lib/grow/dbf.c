@@ -98,8 +98,9 @@ static uint32_t rows_room_for(const dbf_filter *d, uint32_t rows)
  * entries, `rows` rows (<= room) and `base_rows` exported rows. */
 uint64_t once_dbf_memory_for(const dbf_filter *d, uint64_t room, uint64_t rows, uint64_t base_rows)
 {
-    uint64_t row_bytes = sizeof(once_array_filter) + once_words_memory(d->row_words);
-    uint64_t bytes = sizeof(dbf_filter) + room * sizeof(dbf_row) + rows * row_bytes;
+    uint64_t row_bytes = once_array_memory_for(d->row_words);
+    uint64_t bytes =
+        once_table_memory(sizeof(dbf_filter), room, sizeof(dbf_row), rows * row_bytes);
     bytes += base_rows * (sizeof(uint64_t *) + once_words_memory(d->row_words));
     if (d->bit_slice) {
         uint64_t groups = once_dbf_groups_for((uint32_t)rows);
@@ -132,7 +133,7 @@ static uint64_t dbf_memory_cap(const once_filter *f)
 
 static void dbf_set_memory_cap(once_filter *f, uint64_t cap)
 {
-    DBF(f)->max_bytes = cap ? cap : DBF_DEFAULT_MAX_BYTES;
+    DBF(f)->max_bytes = once_cap_or_default(cap);
 }
 
 /* A change advances the version and stamps the row.  The version stops at
@@ -556,16 +557,8 @@ dbf_batch_step(const void *ctx, void *record, uint64_t now_ms, once_batch_op op,
     return seen || op == ONCE_OP_QUERY ? ONCE_OK : insert_at(d, r->pos, active_row(d));
 }
 
-static __attribute__((flatten)) once_status dbf_batch(once_filter *f,
-                                                      const once_batch_items *items,
-                                                      size_t count, once_batch_op op,
-                                                      uint8_t *out, size_t *done)
-{
-    dbf_record ring[ONCE_BATCH_LOOP_RING];
-    size_t distance = ONCE_LINES_IN_FLIGHT / CDBF(f)->hashes;
-    return once_batch_loop_any(items, count, op, out, done, distance, ring,
-                                   sizeof ring[0], f, dbf_batch_prepare, dbf_batch_step);
-}
+ONCE_BATCH_LOOP_ENTRY(dbf_batch, dbf_record, ONCE_LINES_IN_FLIGHT / CDBF(f)->hashes,
+                      dbf_batch_prepare, dbf_batch_step)
 
 void once_dbf_free_base(dbf_filter *d)
 {
@@ -769,7 +762,7 @@ static once_status once_dbf_create(once_filter **out, const once_config *c)
     dbf_geometry g;
     memset(&g, 0, sizeof g);
     g.row_capacity = c->capacity;
-    g.max_bytes = c->max_bytes ? c->max_bytes : DBF_DEFAULT_MAX_BYTES;
+    g.max_bytes = once_cap_or_default(c->max_bytes);
     g.query_first = c->query_before_insert;
     g.bit_slice = c->bit_slice;
     g.cells = c->bits;

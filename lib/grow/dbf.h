@@ -7,7 +7,6 @@
 
 #include "static/array_filter.h"
 
-#define DBF_DEFAULT_MAX_BYTES (UINT64_C(1) << 30)
 #define DBF_MAX_VERSION (UINT64_C(1) << 62) /* see touch() */
 #define DBF_FLAG_QUERY_FIRST 1u
 #define DBF_FLAG_BIT_SLICE 2u

@@ -7,7 +7,7 @@
  *   A list of batches, each a BPBF of the same geometry (static/bpbf.c explains the
  *   layout, its reduction, combining, estimates and saved form, which serve both
  *   filters).  Keys go to the newest batch; once it holds n_thres keys the next
- *   insertion opens a new empty batch, within max_bytes (DBPBF_DEFAULT_MAX_BYTES when
+ *   insertion opens a new empty batch, within max_bytes (ONCE_DEFAULT_MAX_BYTES when
  *   0): past it the insertion fails with ONCE_ERR_FULL and changes nothing.  A key is
  *   present when some batch holds it.  With lambda batches and x keys in the newest,
  *       Pfp = 1 - (1 - Pfp_batch(x)) * prod_{i<lambda} (1 - Pfp_batch(n_thres))  (Eq. 2)
@@ -32,8 +32,6 @@
  */
 #include "static/bpbf.h"
 #include "core/batch_loop.h"
-
-#define DBPBF_DEFAULT_MAX_BYTES (UINT64_C(1) << 30)
 
 /* The table at the end of this file, which the code above refers to. */
 extern const once_filter_ops once_dbpbf_ops;
@@ -258,13 +256,13 @@ static once_status dbpbf_batch(once_filter *f, const once_batch_items *items, si
 
 static void dbpbf_set_memory_cap(once_filter *f, uint64_t cap)
 {
-    BP(f)->max_bytes = cap ? cap : DBPBF_DEFAULT_MAX_BYTES;
+    BP(f)->max_bytes = once_cap_or_default(cap);
 }
 
 static once_status dbpbf_create(once_filter **out, const once_config *c)
 {
     return once_bpbf_create_as(&once_dbpbf_ops, out, c,
-                               c->max_bytes ? c->max_bytes : DBPBF_DEFAULT_MAX_BYTES);
+                               once_cap_or_default(c->max_bytes));
 }
 
 static once_status dbpbf_load(once_filter **out, const uint8_t *params, size_t params_len,

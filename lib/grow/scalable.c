@@ -144,12 +144,6 @@ static bool error_valid(double p)
     return isfinite(p) && p > 0.0 && p < 1.0;
 }
 
-/* Memory of a blocked sub-filter of `cells` bits, as once_bytes() will report it. */
-static uint64_t sub_memory_for(uint64_t cells)
-{
-    return sizeof(once_array_filter) + once_words_memory(once_words_for_bits(cells));
-}
-
 static uint64_t scalable_memory(const once_filter *f)
 {
     const scalable_filter *s = CSCALABLE(f);
@@ -179,7 +173,8 @@ static once_status sub_new(once_filter **out, uint64_t capacity, double error, u
     if (st != ONCE_OK)
         return st;
     /* memory_before is once_bytes before the sub-filter: its metadata is in it. */
-    if (!once_fits_cap(memory_before + sub_memory_for(bits), 0, max_bytes))
+    uint64_t sub_bytes = once_array_memory_for(once_words_for_bits(bits));
+    if (!once_fits_cap(memory_before + sub_bytes, 0, max_bytes))
         return ONCE_ERR_TOO_LARGE;
     once_filter *sub = NULL;
     st = once_blocked_new(&sub, bits, hashes);
@@ -278,7 +273,8 @@ static bool scalable_can_take(const once_filter *f, uint64_t keys, uint64_t unti
     if (once_plan(ONCE_BLOCKED, capacity, next_error(last->error, s->tightening), &bits,
                   &hashes) != ONCE_OK)
         return false;
-    return once_fits_cap(once_filter_bytes(&s->base) + sub_memory_for(bits), 0, s->max_bytes);
+    uint64_t sub_bytes = once_array_memory_for(once_words_for_bits(bits));
+    return once_fits_cap(once_filter_bytes(&s->base) + sub_bytes, 0, s->max_bytes);
 }
 
 /* ------------------------------------------------------------- operations */

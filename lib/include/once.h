@@ -230,8 +230,11 @@ typedef enum once_type {
  */
 #define ONCE_MAX_TIME_MS (UINT64_MAX >> 1)
 #define ONCE_DEFAULT_MAX_TIME_JUMP_MS (UINT64_C(24) * 3600 * 1000)
-/* The memory cap of a time window (ONCE_TAGGED, ONCE_TLBF, ONCE_TIMER) when max_bytes is 0. */
-#define ONCE_DEFAULT_TIME_WINDOW_MAX_BYTES (UINT64_C(1) << 30)
+/* The memory cap of a structure that grows (the time windows ONCE_TAGGED, ONCE_TLBF and
+ * ONCE_TIMER, the DBF, the D-BBF) when max_bytes is 0: 1 GiB.  The time windows' name for
+ * it is kept for their callers. */
+#define ONCE_DEFAULT_MAX_BYTES (UINT64_C(1) << 30)
+#define ONCE_DEFAULT_TIME_WINDOW_MAX_BYTES ONCE_DEFAULT_MAX_BYTES
 
 typedef enum once_policy {
     ONCE_POLICY_FIRST = 0,  /* insert only keys not seen: the window counts deliveries */

@@ -316,6 +316,21 @@ typedef struct once_allocator {
 
 ONCE_API once_status once_set_allocator(const once_allocator *allocator);
 
+/*
+ * Memory through the allocator in use, for code built on the library that keeps its own
+ * state (libonce-cluster, a host's wrapper), so that the allocator a host installs
+ * covers it too.  They behave as the C library's calls (NULL on failure, once_realloc
+ * leaves the block as it was when it fails, a size of 0 asks for 1 byte; once_calloc
+ * refuses a count and size whose product overflows), and a block they return counts as
+ * alive until once_free_memory frees it, as the library's own do: once_set_allocator
+ * refuses a change meanwhile.  A block from them is freed with once_free_memory (or
+ * once_free_buffer, the same call), never with free().
+ */
+ONCE_API void *once_malloc(size_t size);
+ONCE_API void *once_calloc(size_t count, size_t size);
+ONCE_API void *once_realloc(void *block, size_t size);
+ONCE_API void once_free_memory(void *block);
+
 /* ------------------------------------------------------------- utilities */
 
 /* Which SIMD path the blocked filter uses on this CPU: "avx512", "avx2" or "scalar". */

@@ -478,6 +478,16 @@ ONCE_API once_status once_sliced_test_and_add(once_sliced *filter, const void *k
 ONCE_API once_status once_sliced_test_and_add_local(once_sliced *filter, once_filter *local,
                                                     const void *key, size_t len,
                                                     uint64_t time_ms, bool *seen);
+/* The same over keys[0 .. count-1], as one-key calls in array order would answer: the
+ * keys `local` holds are answered here, the others go to the shared filter in one
+ * batch (once_sliced_test_and_add_batch, its seen[] values) and are added to `local`
+ * when decided (not an undecided event, ONCE_SLICED_UNDECIDED: sent again, it must
+ * reach the shared filter again).  Within a batch, a repeat of a key the local filter
+ * did not hold is answered by the shared filter. */
+ONCE_API once_status once_sliced_test_and_add_local_batch(once_sliced *filter,
+                                                          once_filter *local,
+                                                          const once_key *keys, size_t count,
+                                                          uint8_t *seen);
 /*
  * The same over keys[0 .. count-1], with the answers of one-key calls made in array
  * order.  Each event's test-and-set requests go to all its sites at once

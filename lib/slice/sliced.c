@@ -1096,33 +1096,6 @@ once_status once_sliced_test_and_add(once_sliced *f, const void *key, size_t len
     return st;
 }
 
-once_status once_sliced_test_and_add_local(once_sliced *f, once_filter *local, const void *key,
-                                           size_t len, uint64_t time_ms, bool *seen)
-{
-    if (f == NULL || local == NULL || seen == NULL)
-        return ONCE_ERR_INVALID;
-    bool held = false;
-    once_status st = once_query(local, key, len, time_ms, &held);
-    if (st != ONCE_OK)
-        return st;
-    if (held) {
-        /* Counted as an event of the key's stripe, as the shared filter would (hashed
-         * only when there are groups to choose from: concurrent filters). */
-        once_digest d = {0, 0};
-        if (f->groups > 1 && (st = once_digest_with_seed(f->seed, key, len, &d)) != ONCE_OK)
-            return st;
-        counter_group *g = group_of(f, (uint32_t)(d.hi % EVENT_STRIPES));
-        tally(&g->events, 1);
-        tally(&g->local_hits, 1);
-        *seen = true;
-        return ONCE_OK;
-    }
-    st = once_sliced_test_and_add(f, key, len, time_ms, seen);
-    if (st != ONCE_OK)
-        return st;
-    return once_add(local, key, len, time_ms);
-}
-
 once_status once_sliced_query(once_sliced *f, const void *key, size_t len, uint64_t time_ms,
                               bool *present)
 {
@@ -1743,6 +1716,114 @@ once_status once_sliced_test_and_add_batch(once_sliced *f, const once_key *keys,
     }
     batch_space_give(f, b);
     return st != ONCE_OK ? st : undecided ? ONCE_ERR_UNAVAILABLE : ONCE_OK;
+}
+
+/* ------------------------------------------------------- two-level filtering */
+
+/* Keys a two-level call keeps on the stack (a one-key call's, small batches'). */
+#define LOCAL_STACK_KEYS 16u
+
+/* A key the local filter answered counts as an event of its stripe, as the shared
+ * filter would have counted it (hashed only when there are groups to choose from:
+ * concurrent filters). */
+static once_status count_local_hit(once_sliced *f, const once_key *k)
+{
+    once_digest d = {0, 0};
+    if (f->groups > 1) {
+        once_status st = once_digest_with_seed(f->seed, k->data, k->len, &d);
+        if (st != ONCE_OK)
+            return st;
+    }
+    counter_group *g = group_of(f, (uint32_t)(d.hi % EVENT_STRIPES));
+    tally(&g->events, 1);
+    tally(&g->local_hits, 1);
+    return ONCE_OK;
+}
+
+/* The shared step of two-level filtering, then the local filter's insertions: the
+ * misses[0 .. n-1] go to the shared filter (the one-key call's own path for
+ * `one_key`, so that its locks and messages are those of once_sliced_test_and_add;
+ * one batch otherwise), and those it decided are added to `local`.  An undecided event
+ * (a site down under ONCE_FAILURE_REPORT) or a failed call adds nothing: a caller
+ * that sends the event again must reach the shared filter again, not be answered
+ * duplicate by its own first attempt. */
+static once_status shared_then_local(once_sliced *f, once_filter *local, once_key *misses,
+                                     size_t n, uint8_t *answers, bool one_key)
+{
+    once_status st = one_key ? one_at_a_time(f, misses, n, answers)
+                             : once_sliced_test_and_add_batch(f, misses, n, answers);
+    if (st != ONCE_OK && st != ONCE_ERR_UNAVAILABLE)
+        return st;
+    size_t decided = 0;
+    for (size_t j = 0; j < n; j++)
+        if (answers[j] != ONCE_SLICED_UNDECIDED)
+            misses[decided++] = misses[j];
+    once_status added = once_add_batch(local, misses, decided);
+    return st != ONCE_OK ? st : added;
+}
+
+/* Section 6's two levels over keys[0 .. count-1] (once_sliced.h): the keys `local`
+ * holds are answered duplicate here, the others by the shared filter. */
+static once_status local_then_shared(once_sliced *f, once_filter *local, const once_key *keys,
+                                     size_t count, uint8_t *seen, bool one_key)
+{
+    if (f == NULL || local == NULL || (count != 0 && (keys == NULL || seen == NULL)))
+        return ONCE_ERR_INVALID;
+    once_status st = once_query_batch(local, keys, count, seen);
+    if (st != ONCE_OK || count == 0)
+        return st;
+    once_key stack_keys[LOCAL_STACK_KEYS];
+    uint8_t stack_answers[LOCAL_STACK_KEYS];
+    once_key *misses = stack_keys;
+    uint8_t *answers = stack_answers;
+    if (count > LOCAL_STACK_KEYS) {
+        misses = once_malloc(count * sizeof *misses);
+        answers = once_malloc(count);
+        if (misses == NULL || answers == NULL) {
+            st = ONCE_ERR_NOMEM;
+            goto done;
+        }
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < count && st == ONCE_OK; i++) {
+        if (seen[i])
+            st = count_local_hit(f, &keys[i]);
+        else
+            misses[n++] = keys[i];
+    }
+    if (st == ONCE_OK && n != 0) {
+        size_t j = 0; /* the misses' answers, back in key order */
+        memset(answers, 0, n); /* what a failed call leaves: distinct, not garbage */
+        st = shared_then_local(f, local, misses, n, answers, one_key);
+        for (size_t i = 0; i < count; i++)
+            if (!seen[i])
+                seen[i] = answers[j++];
+    }
+done:
+    if (misses != stack_keys) {
+        once_free_memory(misses);
+        once_free_memory(answers);
+    }
+    return st;
+}
+
+once_status once_sliced_test_and_add_local_batch(once_sliced *f, once_filter *local,
+                                                 const once_key *keys, size_t count,
+                                                 uint8_t *seen)
+{
+    return local_then_shared(f, local, keys, count, seen, false);
+}
+
+once_status once_sliced_test_and_add_local(once_sliced *f, once_filter *local, const void *key,
+                                           size_t len, uint64_t time_ms, bool *seen)
+{
+    if (seen == NULL)
+        return ONCE_ERR_INVALID;
+    once_key k = {.data = key, .len = len, .time_ms = time_ms};
+    uint8_t answer = 0;
+    once_status st = local_then_shared(f, local, &k, 1, &answer, true);
+    *seen = answer == 1;
+    return st;
 }
 
 /* ---------------------------------------------------------------- stats */

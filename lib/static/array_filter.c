@@ -64,9 +64,14 @@ once_status once_array_combine_bits(once_filter *dst, const once_filter *src, on
     return ONCE_OK;
 }
 
+uint64_t once_array_memory_for(uint64_t words)
+{
+    return sizeof(once_array_filter) + once_words_memory(words);
+}
+
 uint64_t once_array_memory(const once_filter *f)
 {
-    return sizeof(once_array_filter) + once_words_memory(CARRAY(f)->words);
+    return once_array_memory_for(CARRAY(f)->words);
 }
 
 uint64_t once_array_params_size(const once_filter *f)

@@ -37,6 +37,9 @@ void once_array_clear(once_filter *f);
 bool once_array_same_geometry(const once_filter *a, const once_filter *b);
 once_status once_array_combine_bits(once_filter *dst, const once_filter *src, once_combine_op op);
 uint64_t once_array_memory(const once_filter *f);
+/* What once_array_memory reports for an array of `words` words, before it exists (the
+ * growing structures count a sub-filter or row against their cap before making it). */
+uint64_t once_array_memory_for(uint64_t words);
 uint64_t once_array_params_size(const once_filter *f);
 uint64_t once_array_payload_size(const once_filter *f);
 void once_array_save_params(const once_filter *f, once_writer *w);

@@ -103,7 +103,7 @@ static bool bpbf_query(const once_filter *f, const once_hash *h, uint64_t now_ms
 static uint64_t memory_for(const bpbf *b, uint64_t batches)
 {
     uint32_t room = once_table_room(b->room, (uint32_t)batches, 1, BPBF_MAX_BATCHES);
-    return sizeof(bpbf) + (uint64_t)room * sizeof(bpbf_batch) + batches * batch_bytes(b);
+    return once_table_memory(sizeof(bpbf), room, sizeof(bpbf_batch), batches * batch_bytes(b));
 }
 
 /* Would `batches` batches keep once_bytes within the cap? */

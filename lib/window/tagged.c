@@ -73,7 +73,7 @@
  *   for the next keys (with the fingerprint its share of the target asks); an older
  *   table is freed once nothing in it is alive, at most a span and a tick after it
  *   stopped taking keys.  So memory follows a burst up and comes back a span after it;
- *   max_bytes (0: ONCE_DEFAULT_TIME_WINDOW_MAX_BYTES) caps it, and an insertion that
+ *   max_bytes (0: ONCE_DEFAULT_MAX_BYTES) caps it, and an insertion that
  *   would pass it fails with ONCE_ERR_FULL.  A table that grew for a burst, or from a
  *   first guess too small, is settled once it has seen a span: a table sized to the
  *   span's keys opens, with the fingerprints the target then allows (settle()).
@@ -444,33 +444,21 @@ static uint64_t table_words(uint64_t buckets, uint32_t width)
 /* The structure's memory with a list of `room` entries and tables of `table_bytes`. */
 static uint64_t memory_for(uint64_t room, uint64_t table_bytes)
 {
-    return sizeof(tagged_filter) + room * sizeof(tag_table) + table_bytes;
+    return once_table_memory(sizeof(tagged_filter), room, sizeof(tag_table), table_bytes);
 }
 
-/* Room in the list for one more table (false: no memory; nothing changed). */
+/* Room in the list for one more table, and no more: the list follows the tables, as
+ * table_open's cap check counts it (false: no memory; nothing changed). */
 static bool list_grow(tagged_filter *t)
 {
-    if (t->room > t->count)
-        return true;
-    tag_table *grown = once_realloc(t->tables, ((size_t)t->count + 1) * sizeof *grown);
-    if (grown == NULL)
-        return false;
-    t->tables = grown;
-    t->room = t->count + 1;
-    return true;
+    return once_table_reserve((void **)&t->tables, &t->room, t->count + 1, sizeof *t->tables, 1,
+                              t->count + 1);
 }
 
-/* Give back the list's entries past the tables in use (a failure keeps them, counted
- * in room). */
+/* Give back the list's entries past the tables in use. */
 static void list_fit(tagged_filter *t)
 {
-    if (t->room <= t->count)
-        return;
-    tag_table *fitted = once_realloc(t->tables, (size_t)t->count * sizeof *fitted);
-    if (fitted != NULL) {
-        t->tables = fitted;
-        t->room = t->count;
-    }
+    once_table_fit((void **)&t->tables, &t->room, t->count, sizeof *t->tables);
 }
 
 static uint64_t tables_bytes(const tagged_filter *t)
@@ -1140,7 +1128,7 @@ static uint64_t tagged_memory_cap(const once_filter *f)
 
 static void tagged_set_memory_cap(once_filter *f, uint64_t cap)
 {
-    TAGGED(f)->max_bytes = cap ? cap : ONCE_DEFAULT_TIME_WINDOW_MAX_BYTES;
+    TAGGED(f)->max_bytes = once_cap_or_default(cap);
 }
 
 /* ------------------------------------------------------------ construction */
@@ -1230,7 +1218,7 @@ static once_status tagged_create(once_filter **out, const once_config *c)
     tagged_geometry g = {
         .span = c->span_ms,
         .plan_buckets = buckets_for(c->capacity, c->span_ms),
-        .max_bytes = c->max_bytes ? c->max_bytes : ONCE_DEFAULT_TIME_WINDOW_MAX_BYTES,
+        .max_bytes = once_cap_or_default(c->max_bytes),
         .policy = (uint32_t)c->policy,
         .fp_bits = fp_bits_for(c->error),
         .error = c->error,

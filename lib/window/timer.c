@@ -141,7 +141,6 @@
 extern const once_filter_ops once_timer_ops;
 
 #define TIMER_MAX_SPAN (UINT64_C(1) << 40)   /* ms, about 35 years */
-#define TIMER_DEFAULT_MAX_BYTES (UINT64_C(1) << 30)
 #define TIMER_MAX_FILTERS 4096u
 #define TIMER_SPLIT 4u        /* dynamic: sub-filters of capacity / 4 keys at error / 4 */
 #define EPOCHS 256u           /* ring of alive counters by expiry epoch */
@@ -414,20 +413,15 @@ static void drop_expired(timer_filter *t, uint64_t n)
  * entries holding `filters` sub-filters of `words` words. */
 static uint64_t memory_for(uint64_t words, uint64_t room, uint64_t filters)
 {
-    return sizeof(timer_filter) + room * sizeof(timer_sub) + filters * once_words_memory(words);
+    return once_table_memory(sizeof(timer_filter), room, sizeof(timer_sub),
+                             filters * once_words_memory(words));
 }
 
 /* Give back the table entries past the sub-filters in use, so that memory follows the
  * sub-filters down (a failure keeps them, still counted in room). */
 static void fit_subs(timer_filter *t)
 {
-    if (t->room <= t->count)
-        return;
-    timer_sub *fitted = once_realloc(t->subs, (size_t)t->count * sizeof *fitted);
-    if (fitted != NULL) {
-        t->subs = fitted;
-        t->room = t->count;
-    }
+    once_table_fit((void **)&t->subs, &t->room, t->count, sizeof *t->subs);
 }
 
 /* ------------------------------------------------------------------ writes */
@@ -542,13 +536,11 @@ timer_write(timer_filter *t, const uint64_t *pos, uint64_t ms, bool test, bool *
         fresh = once_words_alloc(t->words);
         if (fresh == NULL)
             return ONCE_ERR_NOMEM;
-        timer_sub *grown = once_realloc(t->subs, ((size_t)t->count + 1) * sizeof *grown);
-        if (grown == NULL) {
+        if (!once_table_reserve((void **)&t->subs, &t->room, t->count + 1, sizeof *t->subs, 1,
+                                t->count + 1)) {
             once_words_free(fresh);
             return ONCE_ERR_NOMEM;
         }
-        t->subs = grown;
-        t->room = t->count + 1;
     }
 
     if (t->dynamic)
@@ -640,17 +632,8 @@ timer_batch_step(const void *ctx, void *record, uint64_t now_ms, once_batch_op o
     return timer_write(t, pos, now_ms, op == ONCE_OP_TEST_AND_ADD, answer);
 }
 
-static __attribute__((flatten)) once_status timer_batch(once_filter *f,
-                                                        const once_batch_items *items,
-                                                        size_t count, once_batch_op op,
-                                                        uint8_t *out, size_t *done)
-{
-    timer_record ring[ONCE_BATCH_LOOP_RING];
-    const timer_filter *t = CTIMER(f);
-    size_t distance = ONCE_LINES_IN_FLIGHT / t->hashes;
-    return once_batch_loop_any(items, count, op, out, done, distance, ring,
-                                   sizeof ring[0], f, timer_batch_prepare, timer_batch_step);
-}
+ONCE_BATCH_LOOP_ENTRY(timer_batch, timer_record, ONCE_LINES_IN_FLIGHT / CTIMER(f)->hashes,
+                      timer_batch_prepare, timer_batch_step)
 
 /* ------------------------------------------------------------ whole filter */
 
@@ -859,7 +842,7 @@ static uint64_t timer_memory_cap(const once_filter *f)
 
 static void timer_set_memory_cap(once_filter *f, uint64_t cap)
 {
-    TIMER(f)->max_bytes = cap ? cap : TIMER_DEFAULT_MAX_BYTES;
+    TIMER(f)->max_bytes = once_cap_or_default(cap);
 }
 
 /* ------------------------------------------------------------ construction */
@@ -931,7 +914,7 @@ static once_status once_timer_create(once_filter **out, const once_config *c)
     g.policy = (uint32_t)c->policy;
     g.dynamic = c->dynamic;
     g.budget = c->dynamic;
-    g.max_bytes = c->max_bytes ? c->max_bytes : TIMER_DEFAULT_MAX_BYTES;
+    g.max_bytes = once_cap_or_default(c->max_bytes);
     if ((g.width != 8 && g.width != 16 && g.width != 32) || g.span == 0 ||
         g.span > TIMER_MAX_SPAN ||
         (c->policy != ONCE_POLICY_FIRST && c->policy != ONCE_POLICY_REFRESH))

@@ -148,8 +148,8 @@ static uint64_t slice_words(uint64_t bits)
  * max_slices), and each array at its cost to the allocator (once_aligned_footprint). */
 static uint64_t memory_for(uint32_t max_slices, uint64_t slices, uint64_t bytes)
 {
-    return sizeof(tlbf) + (uint64_t)max_slices * sizeof(tlbf_slice) + bytes +
-           slices * ONCE_ALIGNED_PAD;
+    return once_table_memory(sizeof(tlbf), max_slices, sizeof(tlbf_slice),
+                             bytes + slices * ONCE_ALIGNED_PAD);
 }
 
 static uint64_t capacity_of(uint64_t bits)
@@ -687,17 +687,8 @@ tlbf_batch_step(const void *ctx, void *record, uint64_t now_ms, once_batch_op op
     return test_and_insert(t, &r->h, now_ms, &r->ready, answer);
 }
 
-static __attribute__((flatten)) once_status tlbf_batch(once_filter *f,
-                                                       const once_batch_items *items,
-                                                       size_t count, once_batch_op op,
-                                                       uint8_t *out, size_t *done)
-{
-    tlbf_record ring[ONCE_BATCH_LOOP_RING];
-    const tlbf *t = CTL(f);
-    size_t distance = once_age_batch_distance(tlbf_reach(t), op);
-    return once_batch_loop_any(items, count, op, out, done, distance, ring,
-                                   sizeof ring[0], f, tlbf_batch_prepare, tlbf_batch_step);
-}
+ONCE_BATCH_LOOP_ENTRY(tlbf_batch, tlbf_record, once_age_batch_distance(tlbf_reach(CTL(f)), op),
+                      tlbf_batch_prepare, tlbf_batch_step)
 
 static void free_slices(tlbf *t)
 {
@@ -830,7 +821,7 @@ static uint64_t tlbf_memory_cap(const once_filter *f)
 
 static void tlbf_set_memory_cap(once_filter *f, uint64_t cap)
 {
-    TL(f)->max_bytes = cap ? cap : ONCE_DEFAULT_TIME_WINDOW_MAX_BYTES;
+    TL(f)->max_bytes = once_cap_or_default(cap);
 }
 
 /* ------------------------------------------------------- serialization */
@@ -1005,7 +996,7 @@ static once_status once_tlbf_create(once_filter **out, const once_config *c)
         if (st != ONCE_OK)
             return st;
     }
-    uint64_t max_bytes = c->max_bytes ? c->max_bytes : ONCE_DEFAULT_TIME_WINDOW_MAX_BYTES;
+    uint64_t max_bytes = once_cap_or_default(c->max_bytes);
     uint32_t max_slices = 64 * (k + l);
     if (max_slices > TLBF_MAX_SLICES)
         max_slices = TLBF_MAX_SLICES;

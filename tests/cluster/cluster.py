@@ -31,8 +31,8 @@ import redis
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir,
                                 "module"))
-from server import (REDIS_SERVER, end_process, exited, free_port,  # noqa: E402
-                    sanitizer_reports, server_environment)
+from server import (REDIS_SERVER, Stopped, end_process, exited, fail_on_reports,  # noqa: E402
+                    free_port, sanitizer_reports, server_environment)
 
 SLOTS = 16384
 HOST = "127.0.0.1"
@@ -200,7 +200,7 @@ class Node:
                     os.unlink(path)
 
 
-class Cluster:
+class Cluster(Stopped):
     """A Redis Cluster of `masters` masters, each with `replicas` replicas, every node
     with the server options `extra` too.  cluster-require-full-coverage is no unless
     full_coverage=True.  Stopped by stop(), which also runs at exit."""
@@ -439,11 +439,4 @@ class Cluster:
             node.stop()
             reports += node.sanitizer_reports()
             shutil.rmtree(node.dir, ignore_errors=True)
-        if reports:
-            raise AssertionError("the sanitizer reported:\n" + "\n".join(reports))
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.stop()
+        fail_on_reports(reports)

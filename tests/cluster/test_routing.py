@@ -138,6 +138,16 @@ def value_of(key):
     return b"v:" + (key.encode() if isinstance(key, str) else key)
 
 
+def keys_back(driver, keys):
+    """One round of GETs of keys loaded with their values (value_of) while a node is
+    away: every answer is the key's value or UNREACHABLE, never another.  (Whether all
+    are back, the results.)"""
+    results, _ = driver.run(gets(keys))
+    for key, r in zip(keys, results):
+        assert r.status == "U" or r.reply == string(value_of(key)), (key, r)
+    return all(r.reply == string(value_of(k)) for k, r in zip(keys, results)), results
+
+
 def owners(cluster, driver, keys):
     """The driver's index of the node serving each key now, as the cluster says."""
     ranges = [(first, last, driver.node_index(cluster, index))
@@ -370,12 +380,7 @@ def test_killed_master_is_unreachable_then_back():
         watch.start()
         try:
             deadline = time.monotonic() + 90
-            while True:
-                results, _ = driver.run(gets(keys))
-                if all(r.reply == string(value_of(k)) for k, r in zip(keys, results)):
-                    break
-                for key, r in zip(keys, results):
-                    assert r.status == "U" or r.reply == string(value_of(key)), (key, r)
+            while not keys_back(driver, keys)[0]:
                 assert time.monotonic() < deadline, "the restarted node's keys are not back"
                 time.sleep(0.01)
             back = time.monotonic()
@@ -415,11 +420,9 @@ def test_failover_to_replica():
         promoted = None
         deadline = time.monotonic() + 90
         while True:
-            results, _ = driver.run(gets(keys))
-            if all(r.reply == string(value_of(k)) for k, r in zip(keys, results)):
+            back, results = keys_back(driver, keys)
+            if back:
                 break
-            for key, r in zip(keys, results):
-                assert r.status == "U" or r.reply == string(value_of(key)), (key, r)
             if promoted is None and cluster.owner(0) == replica:
                 promoted = time.monotonic()
             assert time.monotonic() < deadline, "the client did not follow the failover"

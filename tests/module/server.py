@@ -67,6 +67,22 @@ def sanitizer_reports(directory):
     return reports
 
 
+def fail_on_reports(reports):
+    """The sanitizer's reports of servers just stopped are a failure of the test."""
+    if reports:
+        raise AssertionError("the sanitizer reported:\n" + "\n".join(reports))
+
+
+class Stopped:
+    """Servers a test holds in a `with`: stopped (self.stop()) when it ends, however."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
 def server_environment(directory):
     """A server's environment: under the sanitizer build, the sanitizer runtime
     preloaded (the module leaves its symbols to it), reports written to files in the
@@ -95,7 +111,7 @@ def exited(pid):
     return False
 
 
-class Server:
+class Server(Stopped):
     """One redis-server.  `module_args` go after --loadmodule; `extra` are more server
     options (e.g. ["--appendonly", "yes"]).  The directory (RDB, AOF) survives
     restart() and goes with stop().  `wrapper` runs the server under a tool (valgrind's
@@ -216,11 +232,4 @@ class Server:
         reports = self.sanitizer_reports()
         if self.own_dir:
             shutil.rmtree(self.dir, ignore_errors=True)
-        if reports:
-            raise AssertionError("the sanitizer reported:\n" + "\n".join(reports))
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.stop()
+        fail_on_reports(reports)

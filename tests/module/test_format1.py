@@ -163,6 +163,15 @@ def test_loadchunk_of_scandump_chunks():
         check_every_key(s.client(), recorded(), load_scandump_chunks)
 
 
+@contextlib.contextmanager
+def on_format1_rdb():
+    """A server started on the format-1 module's RDB: the server, a client, and each
+    recorded key as (key, its record, its type)."""
+    rec = recorded()
+    with server_on("dump.rdb") as s:
+        yield s, s.client(), [(key, k, k["type"]) for key, k in rec["keys"].items()]
+
+
 def apply_writes(r, name, more):
     """The recorded second batch on key `name`: the replies, each as recorded."""
     for cmd, expected in zip(more["commands"], more["replies"]):
@@ -175,11 +184,8 @@ def apply_writes(r, name, more):
 def test_writes_after_loading_match_format1():
     # Loaded by each path, a format-1 value takes the second batch of writes as the
     # format-1 module took them: the same replies, then the same bytes.
-    rec = recorded()
-    with server_on("dump.rdb") as s:
-        r = s.client()
-        for key, k in rec["keys"].items():
-            kind = k["type"]
+    with on_format1_rdb() as (s, r, keys):
+        for key, k, kind in keys:
             restore_dump(r, key + ":restored", k)
             load_scandump_chunks(r, key + ":chunks", k)
             for name in (key, key + ":restored", key + ":chunks"):
@@ -192,18 +198,14 @@ def test_dumps_of_loaded_values_stay_format1():
     # A loaded format-1 value dumps as it was saved, and every way the module under
     # test writes it out and reads it back (SCANDUMP and LOADCHUNK, DUMP and RESTORE,
     # its own RDB, its own AOF rewrite) keeps its answers.
-    rec = recorded()
-    with server_on("dump.rdb") as s:
-        r = s.client()
-        for key, k in rec["keys"].items():
-            kind = k["type"]
+    with on_format1_rdb() as (s, r, keys):
+        for key, k, kind in keys:
             chunks = dump_of(r, kind, key)
             assert chunks == chunks_of(k["chunks"]), key
             load_chunks(r, kind, key + ":chunks", chunks)
             assert dump_of(r, kind, key + ":chunks") == chunks, key
             assert r.restore(key + ":restored", 0, r.dump(key))
-        names = [(key + suffix, k) for key, k in rec["keys"].items()
-                 for suffix in ("", ":chunks", ":restored")]
+        names = [(key + suffix, k) for key, k, _ in keys for suffix in ("", ":chunks", ":restored")]
         for name, k in names:
             check_answers(r, name, k)
         r.execute_command("DEBUG", "RELOAD")

@@ -25,6 +25,9 @@
  *     and the blocked layout's SIMD paths (aligned loads and stores) run on them;
  *   - once_set_allocator refuses a change while blocks are alive, and the C library's
  *     allocator is what runs without one;
+ *   - the public calls for code built on the library (once_malloc and its kin, which
+ *     the cluster client uses) go through the installed allocator, and their blocks
+ *     count as alive;
  *   - each memory cap bounds once_bytes, metadata included.
  */
 #include "core/alloc.h"
@@ -718,6 +721,42 @@ static void allocator_changes_only_when_nothing_is_alive(void)
     CHECK_OK(once_set_allocator(NULL));
 }
 
+/* once_malloc, once_calloc, once_realloc and once_free_memory are the installed
+ * allocator's, as the C library's calls behave, and hold it in place while alive. */
+static void public_calls_allocate_through_the_installed_allocator(void)
+{
+    REQUIRE(counting_install());
+    uint64_t c_before = c_library_calls;
+    uint8_t *p = once_malloc(100);
+    REQUIRE(p != NULL);
+    CHECK(heap.live_bytes == 100 && heap.live_blocks == 1);
+    CHECK_STATUS(once_set_allocator(NULL), ONCE_ERR_INVALID);
+    uint64_t *q = once_calloc(10, sizeof *q);
+    REQUIRE(q != NULL);
+    bool zero = true;
+    for (int i = 0; i < 10; i++)
+        zero &= q[i] == 0;
+    CHECK(zero && heap.live_bytes == 180);
+    CHECK(once_calloc(SIZE_MAX, 2) == NULL);
+    memset(p, 7, 100);
+    p = once_realloc(p, 300);
+    REQUIRE(p != NULL);
+    CHECK(p[99] == 7 && heap.live_bytes == 380 && heap.live_blocks == 2);
+    heap.fail_at = heap.calls + 1; /* a failed realloc keeps the block */
+    CHECK(once_realloc(p, 600) == NULL);
+    CHECK(heap.live_bytes == 380);
+    heap.fail_at = 0;
+    void *empty = once_malloc(0); /* one byte, as the library's own */
+    CHECK(empty != NULL && heap.live_bytes == 381);
+    once_free_memory(empty);
+    once_free_memory(p);
+    once_free_memory(q);
+    once_free_memory(NULL);
+    CHECK(heap.live_bytes == 0 && heap.live_blocks == 0 && heap.bad_frees == 0);
+    CHECK(c_library_calls == c_before);
+    CHECK_OK(once_set_allocator(NULL));
+}
+
 /* Each cap bounds once_bytes, metadata included: growth stops at the cap with
  * ONCE_ERR_FULL, and metadata that would pass it is refused the same way. */
 static void caps_bound_once_bytes(void)
@@ -805,6 +844,8 @@ static const testing_case cases[] = {
     {"cache_line_alignment_survives_the_host", cache_line_alignment_survives_the_host},
     {"allocator_changes_only_when_nothing_is_alive", allocator_changes_only_when_nothing_is_alive},
     {"caps_bound_once_bytes", caps_bound_once_bytes},
+    {"public_calls_allocate_through_the_installed_allocator",
+     public_calls_allocate_through_the_installed_allocator},
 };
 
 TESTING_MAIN(cases)

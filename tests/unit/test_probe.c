@@ -274,11 +274,7 @@ static void sliced_rates(once_slicing slicing, const char *name)
             once_sliced *f = NULL;
             CHECK_OK(once_sliced_create(&f, &c, NULL));
             REQUIRE(f != NULL);
-            for (uint64_t i = 0; i < n; i++) {
-                testing_key key = testing_key_make(1, i);
-                bool seen;
-                CHECK_OK(once_sliced_test_and_add(f, &key, sizeof key, 0, &seen));
-            }
+            testing_sliced_fill(f, 1, n);
             once_sliced_stats st;
             CHECK_OK(once_sliced_get_stats(f, &st));
             double rate = 0, set = 0;

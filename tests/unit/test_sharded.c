@@ -32,6 +32,15 @@ static once_filter *make_sharded(const once_config *c, uint32_t shards)
     return f;
 }
 
+/* A tagged time window of `capacity` keys a minute under a cap, in `shards` shards. */
+static once_filter *tagged_sharded(uint64_t capacity, uint64_t max_bytes, uint32_t shards,
+                                   uint64_t seed)
+{
+    once_config c = testing_config_any_kind(ONCE_TAGGED, capacity, 0, MINUTE, seed);
+    c.max_bytes = max_bytes;
+    return make_sharded(&c, shards);
+}
+
 /* At most the target rate: `hits` of `trials` within 4 binomial deviations above p. */
 static bool at_most_rate(uint64_t hits, uint64_t trials, double p)
 {
@@ -301,9 +310,7 @@ static void no_false_negatives_and_the_target_rate(void)
 /* What it reports, its cap and its shards' shares of it. */
 static void reports_its_structure_and_holds_its_cap(void)
 {
-    once_config c = testing_config_any_kind(ONCE_TAGGED, 5000, 0, MINUTE, 3);
-    c.max_bytes = 1 << 20;
-    once_filter *f = make_sharded(&c, 8);
+    once_filter *f = tagged_sharded(5000, 1 << 20, 8, 3);
     REQUIRE(f != NULL);
     CHECK(once_get_type(f) == ONCE_TAGGED);
     CHECK(once_shard_count(f) == 8);
@@ -412,9 +419,7 @@ static void save_mid_stream_then_continue(void)
  * refused; every parameter out of range is refused. */
 static void damaged_files_refused(void)
 {
-    once_config c = testing_config_any_kind(ONCE_TAGGED, 8, 0, MINUTE, 4);
-    c.max_bytes = 1 << 16;
-    once_filter *f = make_sharded(&c, 2);
+    once_filter *f = tagged_sharded(8, 1 << 16, 2, 4);
     REQUIRE(f != NULL);
     for (uint64_t i = 0; i < 20; i++) {
         bool seen;

@@ -196,11 +196,7 @@ static void vertical_slices_are_even(void)
         c.parts = parts == 1 ? 0 : parts;
         once_sliced *f = sliced_make(&c);
         REQUIRE(f != NULL);
-        for (uint64_t i = 0; i < 40000; i++) { /* fills every bit */
-            testing_key k = testing_key_make(31, i);
-            bool seen = false;
-            CHECK_OK(once_sliced_test_and_add(f, &k, sizeof k, 0, &seen));
-        }
+        testing_sliced_fill(f, 31, 40000); /* fills every bit */
         uint64_t total = 0;
         for (uint32_t s = 0; s < slices; s++) {
             uint64_t set = 0;
@@ -381,11 +377,7 @@ static void sites_come_back_old_or_empty(void)
     once_sliced *f = NULL;
     CHECK_OK(once_sliced_create(&f, &c, sites));
     REQUIRE(f != NULL);
-    for (uint64_t i = 0; i < n; i++) {
-        testing_key k = testing_key_make(60, i);
-        bool seen = false;
-        CHECK_OK(once_sliced_test_and_add(f, &k, sizeof k, 0, &seen));
-    }
+    testing_sliced_fill(f, 60, n);
     store[3].down = true;
     uint64_t missed_while_down = n - count_present(f, 60, n, 0);
     once_sliced_stats st;
@@ -424,11 +416,7 @@ static void failed_sites_follow_the_threshold_formulas(void)
         once_sliced *f = NULL;
         CHECK_OK(once_sliced_create(&f, &c, sites));
         REQUIRE(f != NULL);
-        for (uint64_t i = 0; i < n; i++) {
-            testing_key k = testing_key_make(9, i);
-            bool seen = false;
-            CHECK_OK(once_sliced_test_and_add(f, &k, sizeof k, 0, &seen));
-        }
+        testing_sliced_fill(f, 9, n);
         static const int down[FAILED] = {2, 9, 13, 17, 24, 30, 33, 39};
         for (int i = 0; i < FAILED; i++)
             store[x - 1][down[i]].down = true;
@@ -599,11 +587,7 @@ static void diced_rates_follow_section_3_3(void)
             CHECK_OK(once_sliced_get_stats(f, &st));
             CHECK(st.sites == slices * parts && st.bits == 64000 &&
                   st.slice_bits * slices * parts >= st.bits && st.slice_bits % 64 == 0);
-            for (uint64_t i = 0; i < n; i++) {
-                testing_key key = testing_key_make(20, i);
-                bool seen = true;
-                CHECK_OK(once_sliced_test_and_add(f, &key, sizeof key, 0, &seen));
-            }
+            testing_sliced_fill(f, 20, n);
             CHECK(count_present(f, 20, n, 0) == n); /* no false negatives */
             uint64_t fp = count_present(f, 21, trials, 0);
             double want = once_sliced_fpr(dicings[d], st.bits, k, slices, parts, n);
@@ -676,11 +660,7 @@ static void slices_hold_exactly_m_bits(void)
             site[i] = (once_site){.context = &store[i], .run = reach_run};
         once_sliced *f = NULL;
         CHECK_OK(once_sliced_create(&f, &c, site));
-        for (uint64_t i = 0; i < 200000; i++) {
-            testing_key key = testing_key_make(60, i);
-            bool seen = false;
-            CHECK_OK(once_sliced_test_and_add(f, &key, sizeof key, 0, &seen));
-        }
+        testing_sliced_fill(f, 60, 200000);
         /* Slice s holds [ceil(s m/S), ceil((s+1) m/S)), part p of it the same share. */
         uint64_t total = 0;
         for (uint32_t s = 0; s < c.slices; s++) {
@@ -720,11 +700,7 @@ static void diced_failures_follow_eq7(void)
             once_sliced *f = NULL;
             CHECK_OK(once_sliced_create(&f, &c, sites));
             REQUIRE(f != NULL);
-            for (uint64_t i = 0; i < n; i++) {
-                testing_key key = testing_key_make(22, i);
-                bool seen = false;
-                CHECK_OK(once_sliced_test_and_add(f, &key, sizeof key, 0, &seen));
-            }
+            testing_sliced_fill(f, 22, n);
             for (int i = 0; i < SITES; i += 4) /* 8 of 32 sites down */
                 store[i + (i / 4) % 4].down = true;
             uint64_t fp = 0, fn = 0;
@@ -759,11 +735,7 @@ static void no_split_of_k_does_better(void)
         once_sliced_stats st;
         CHECK_OK(once_sliced_get_stats(f, &st));
         CHECK(st.slice_hashes == splits[sp] && st.sites == S && st.bits == m);
-        for (uint64_t i = 0; i < n; i++) {
-            testing_key key = testing_key_make(24, i);
-            bool seen = false;
-            CHECK_OK(once_sliced_test_and_add(f, &key, sizeof key, 0, &seen));
-        }
+        testing_sliced_fill(f, 24, n);
         CHECK(count_present(f, 24, n, 0) == n); /* no false negatives */
         fp[sp] = count_present(f, 25, trials, 0);
         /* A key reaches k1 distinct slices: one request each. */
@@ -846,13 +818,7 @@ static void local_filters_answer_own_repeats(void)
     once_sliced *alone = sliced_make(&c), *two = sliced_make(&c);
     once_filter *local[PRODUCERS];
     for (int p = 0; p < PRODUCERS; p++) {
-        once_config lc;
-        once_config_init(&lc, ONCE_STANDARD);
-        lc.capacity = 10000;
-        lc.error = 1e-7;
-        lc.seed = 90 + (uint64_t)p;
-        lc.seed_is_set = true;
-        local[p] = testing_create(&lc);
+        local[p] = testing_make(ONCE_STANDARD, 10000, 1e-7, 90 + (uint64_t)p);
         REQUIRE(local[p] != NULL);
     }
     static bool sent[PRODUCERS][OWN_KEYS + SHARED_KEYS];
@@ -898,16 +864,69 @@ static testing_key batch_stream_key(uint64_t i)
     return testing_key_make(26, i % 7 == 3 ? i - 1 : testing_mix(i) % 3000);
 }
 
+/* The first n keys of that stream, and a batch of them. */
+static void batch_stream(testing_key *keys, once_key *batch, size_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        keys[i] = batch_stream_key(i);
+        batch[i] = (once_key){&keys[i], sizeof keys[i], 0};
+    }
+}
+
+/* The batch form of two-level filtering answers as the one-key calls in array order,
+ * with the local filter answering the repeats it holds: batches of one key, of a few
+ * (kept on the stack) and of many, with repeats inside a batch and across batches. */
+static void local_batches_answer_as_one_key_calls(void)
+{
+    enum { EVENTS = 6000 };
+    once_sliced_config c = config_of(ONCE_SLICING_HORIZONTAL, 4, 60000, 4, ONCE_TAS,
+                                     ONCE_LOOKUP_PARALLEL);
+    once_sliced *one = sliced_make(&c), *batched = sliced_make(&c);
+    once_filter *local[2];
+    for (int p = 0; p < 2; p++) {
+        local[p] = testing_make(ONCE_STANDARD, 10000, 1e-7, 41);
+        REQUIRE(local[p] != NULL);
+    }
+    static testing_key keys[EVENTS];
+    static once_key batch[EVENTS];
+    static uint8_t seen[EVENTS];
+    batch_stream(keys, batch, EVENTS);
+    uint64_t differ = 0, dups = 0;
+    static const size_t sizes[] = {1, 5, 16, 17, 300};
+    for (size_t at = 0, b = 0; at < EVENTS; b++) {
+        size_t n = sizes[b % 5] < EVENTS - at ? sizes[b % 5] : EVENTS - at;
+        CHECK_OK(once_sliced_test_and_add_local_batch(batched, local[1], batch + at, n, seen));
+        for (size_t i = 0; i < n; i++) {
+            bool dup = false;
+            CHECK_OK(once_sliced_test_and_add_local(one, local[0], &keys[at + i],
+                                                    sizeof keys[at + i], 0, &dup));
+            differ += dup != (seen[i] == 1);
+            dups += dup;
+        }
+        at += n;
+    }
+    once_sliced_stats a, b;
+    CHECK_OK(once_sliced_get_stats(one, &a));
+    CHECK_OK(once_sliced_get_stats(batched, &b));
+    CHECK(differ == 0 && dups > EVENTS / 2);
+    CHECK(a.events == EVENTS && b.events == EVENTS && b.inserted == a.inserted);
+    CHECK(b.local_hits > 0 && b.local_hits <= a.local_hits);
+    CHECK(once_sliced_test_and_add_local_batch(batched, NULL, batch, 1, seen) ==
+          ONCE_ERR_INVALID);
+    CHECK_OK(once_sliced_test_and_add_local_batch(batched, local[1], batch, 0, NULL));
+    for (int p = 0; p < 2; p++)
+        once_free(local[p]);
+    once_sliced_free(one);
+    once_sliced_free(batched);
+}
+
 static void batch_matches_one_key_calls(void)
 {
     enum { EVENTS = 5000 };
     static testing_key keys[EVENTS];
     static once_key batch[EVENTS];
     static uint8_t answers[EVENTS];
-    for (uint64_t i = 0; i < EVENTS; i++) {
-        keys[i] = batch_stream_key(i);
-        batch[i] = (once_key){&keys[i], sizeof keys[i], 0};
-    }
+    batch_stream(keys, batch, EVENTS);
     const once_slicing slicings[] = {ONCE_SLICING_HORIZONTAL, ONCE_SLICING_VERTICAL,
                                      ONCE_SLICING_DICED_HV, ONCE_SLICING_DICED_VH};
     for (size_t sl = 0; sl < 4; sl++)
@@ -960,10 +979,7 @@ static void batch_with_a_site_down(void)
     static once_key batch[EVENTS];
     static uint8_t answers[EVENTS];
     static flaky_site store[2][SLICES];
-    for (uint64_t i = 0; i < EVENTS; i++) {
-        keys[i] = batch_stream_key(i);
-        batch[i] = (once_key){&keys[i], sizeof keys[i], 0};
-    }
+    batch_stream(keys, batch, EVENTS);
     int destroyed = 0;
     for (int rule = 0; rule < 2; rule++) {
         once_sliced_config c = config_of(ONCE_SLICING_VERTICAL, SLICES, SLICES * 8192, 4,
@@ -1551,11 +1567,7 @@ static void bounded_growth_keeps_the_rate(void)
     c.error = 0.01;
     c.growth = ONCE_GROWTH_BOUNDED;
     once_sliced *f = sliced_make(&c);
-    for (uint64_t i = 0; i < 20000; i++) {
-        testing_key k = testing_key_make(92, i);
-        bool seen = false;
-        CHECK_OK(once_sliced_test_and_add(f, &k, sizeof k, 0, &seen));
-    }
+    testing_sliced_fill(f, 92, 20000);
     CHECK(count_present(f, 92, 20000, 0) == 20000);
     uint64_t trials = 40000, hits = count_present(f, 93, trials, 0);
     CHECK(hits <= 0.01 * trials + 4.0 * sqrt(0.01 * 0.99 * trials));
@@ -2141,6 +2153,7 @@ static const testing_case cases[] = {
     {"no_split_of_k_does_better", no_split_of_k_does_better},
     {"slices_hold_exactly_m_bits", slices_hold_exactly_m_bits},
     {"local_filters_answer_own_repeats", local_filters_answer_own_repeats},
+    {"local_batches_answer_as_one_key_calls", local_batches_answer_as_one_key_calls},
     {"batch_matches_one_key_calls", batch_matches_one_key_calls},
     {"batch_with_a_site_down", batch_with_a_site_down},
     {"timers_expire_at_the_producer_time", timers_expire_at_the_producer_time},

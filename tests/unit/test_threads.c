@@ -408,25 +408,31 @@ static void *produce_at_a_leaf(void *arg)
 
 static atomic_uint distinct_answers[PRODUCED_KEYS];
 
+/* THREADS producers and their threads. */
+typedef struct producers {
+    producer ps[THREADS];
+    pthread_t tids[THREADS];
+} producers;
+
 /* THREADS producers running `body` on the filter or the tree. */
-static void start_producers(producer *ps, pthread_t *tids, void *(*body)(void *),
-                            once_sliced *filter, once_tree *tree)
+static void start_producers(producers *run, void *(*body)(void *), once_sliced *filter,
+                            once_tree *tree)
 {
     for (int i = 0; i < PRODUCED_KEYS; i++)
         atomic_init(&distinct_answers[i], 0);
     for (int t = 0; t < THREADS; t++) {
-        ps[t] = (producer){filter, tree, t, distinct_answers, 0};
-        REQUIRE(pthread_create(&tids[t], NULL, body, &ps[t]) == 0);
+        run->ps[t] = (producer){filter, tree, t, distinct_answers, 0};
+        REQUIRE(pthread_create(&run->tids[t], NULL, body, &run->ps[t]) == 0);
     }
 }
 
 /* Join them: no key answered distinct twice, and every key once but for a false
  * positive (at about 0.1%). */
-static void join_producers(producer *ps, pthread_t *tids)
+static void join_producers(producers *run)
 {
     for (int t = 0; t < THREADS; t++) {
-        pthread_join(tids[t], NULL);
-        CHECK(ps[t].errors == 0);
+        pthread_join(run->tids[t], NULL);
+        CHECK(run->ps[t].errors == 0);
     }
     uint64_t twice = 0, once = 0;
     for (int i = 0; i < PRODUCED_KEYS; i++) {
@@ -456,10 +462,9 @@ static void sliced_distinct_at_most_once(void)
             once_sliced *f = NULL;
             CHECK_OK(once_sliced_create(&f, &c, NULL));
             REQUIRE(f != NULL);
-            producer ps[THREADS];
-            pthread_t tids[THREADS];
-            start_producers(ps, tids, produce, f, NULL);
-            join_producers(ps, tids);
+            producers run;
+            start_producers(&run, produce, f, NULL);
+            join_producers(&run);
             once_sliced_stats st;
             CHECK_OK(once_sliced_get_stats(f, &st));
             CHECK(st.events == (uint64_t)THREADS * PRODUCER_ROUNDS * PRODUCED_KEYS);
@@ -487,12 +492,11 @@ static void tree_distinct_at_most_once(void)
             once_tree *t = NULL;
             CHECK_OK(once_tree_create(&t, &c, NULL));
             REQUIRE(t != NULL);
-            producer ps[THREADS];
-            pthread_t tids[THREADS];
-            start_producers(ps, tids, produce_at_a_leaf, NULL, t);
+            producers run;
+            start_producers(&run, produce_at_a_leaf, NULL, t);
             once_tree_stats st;
             CHECK_OK(once_tree_get_stats(t, &st)); /* while they run */
-            join_producers(ps, tids);
+            join_producers(&run);
             CHECK_OK(once_tree_get_stats(t, &st));
             CHECK(st.events == (uint64_t)THREADS * PRODUCER_ROUNDS * PRODUCED_KEYS);
             once_tree_free(t);

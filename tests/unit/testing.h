@@ -125,6 +125,16 @@ static inline bool testing_present(const once_filter *f, uint64_t domain, uint64
     return present;
 }
 
+/* Test-and-add keys 0 .. n-1 of `domain` to a sliced filter (time 0). */
+static inline void testing_sliced_fill(once_sliced *f, uint64_t domain, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        testing_key k = testing_key_make(domain, i);
+        bool seen = false;
+        CHECK_OK(once_sliced_test_and_add(f, &k, sizeof k, 0, &seen));
+    }
+}
+
 /* |observed - expected| within `sigmas` binomial standard deviations of `trials`. */
 static inline int testing_within_sigmas(uint64_t hits, uint64_t trials, double p, double sigmas)
 {
