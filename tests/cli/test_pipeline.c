@@ -211,6 +211,20 @@ static void answers_in_input_order(void)
         }
 }
 
+/* A run of 100000 numbers on `threads` threads and 4 slots a thread, whose answer
+ * (answer_fail_at) or write (write_fail_at) of that batch fails (UINT64_MAX: none):
+ * the run's code, with what the stages did in *n and the slots in *slots. */
+static int run_failing(numbers *n, unsigned threads, uint64_t answer_fail_at,
+                       uint64_t write_fail_at, size_t *slots)
+{
+    numbers_init(n, 100000);
+    n->fail_at = answer_fail_at;
+    n->write_fail_at = write_fail_at;
+    double phases[TEST_PHASES] = {0};
+    *slots = 4 * (size_t)threads;
+    return run_numbers(n, threads, *slots, phases);
+}
+
 /* The first nonzero answer is the run's code: no batch after it is answered, the
  * batches answered are all written, itself included, and the reading stops within a
  * ring of it. */
@@ -218,11 +232,8 @@ static void an_answer_that_fails_stops_the_run(void)
 {
     for (unsigned threads = 2; threads <= 9; threads += 7) {
         numbers n;
-        numbers_init(&n, 100000);
-        n.fail_at = 500;
-        double phases[TEST_PHASES] = {0};
-        size_t slots = 4 * (size_t)threads;
-        CHECK(run_numbers(&n, threads, slots, phases) == 7);
+        size_t slots;
+        CHECK(run_failing(&n, threads, 500, UINT64_MAX, &slots) == 7);
         CHECK(atomic_load(&n.answered) == 501 && atomic_load(&n.written) == 501);
         CHECK(atomic_load(&n.answered_after_failure) == 0);
         CHECK(atomic_load(&n.wrong) == 0);
@@ -237,11 +248,8 @@ static void a_write_that_fails_stops_the_run(void)
 {
     for (unsigned threads = 2; threads <= 9; threads += 7) {
         numbers n;
-        numbers_init(&n, 100000);
-        n.write_fail_at = 300;
-        double phases[TEST_PHASES] = {0};
-        size_t slots = 4 * (size_t)threads;
-        CHECK(run_numbers(&n, threads, slots, phases) == 9);
+        size_t slots;
+        CHECK(run_failing(&n, threads, UINT64_MAX, 300, &slots) == 9);
         CHECK(atomic_load(&n.written) == atomic_load(&n.answered));
         CHECK(atomic_load(&n.answered) >= 301 && atomic_load(&n.answered) <= 301 + slots);
         CHECK(atomic_load(&n.wrong) == 0);

@@ -9,9 +9,11 @@
 #include "once_sliced.h"
 #include "testing.h"
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
+#include <stdio.h>
 
 typedef struct shared_site {
     once_site inner;
@@ -68,6 +70,25 @@ static inline void racing_run(void *racers, size_t stride, unsigned producers, u
         CHECK_OK(lanes[p]->status);
         free(lanes[p]->delivered);
     }
+}
+
+/*
+ * racing_run, then what a race must give: no key delivered twice, and at most
+ * `most_never` keys never delivered (the filter's false positives).  The counts of
+ * `mode` are printed when either fails; the keys never delivered are returned.
+ */
+static inline uint64_t racing_expect(void *racers, size_t stride, unsigned producers,
+                                     uint64_t keys, void *(*race)(void *), uint64_t most_never,
+                                     size_t mode)
+{
+    uint64_t twice = 0, never = 0;
+    racing_run(racers, stride, producers, keys, race, &twice, &never);
+    if (twice != 0 || never > most_never)
+        fprintf(stderr, "mode %zu: %" PRIu64 " keys delivered twice, %" PRIu64 " never\n", mode,
+                twice, never);
+    CHECK(twice == 0);
+    CHECK(never <= most_never);
+    return never;
 }
 
 #endif /* ONCE_TESTS_RACING_H */

@@ -529,14 +529,25 @@ static void hostile_common(const base_file *b)
     }
 
     /* Magic and version are checked first: they say what the file is. */
-    expect_field(b, OFF_MAGIC, 4, 0x45434e4f ^ 0x01000000u, ONCE_ERR_BAD_MAGIC, "magic ONCD");
-    expect_field(b, OFF_MAGIC, 4, 0x65636e6f, ONCE_ERR_BAD_MAGIC, "magic once");
-    expect_field(b, OFF_MAGIC, 4, 0, ONCE_ERR_BAD_MAGIC, "magic zero");
-    expect_field(b, OFF_VERSION, 2, 3, ONCE_ERR_VERSION, "version 3");
-    expect_field(b, OFF_VERSION, 2, 0, ONCE_ERR_VERSION, "version 0");
-    expect_field(b, OFF_VERSION, 2, 0x0100, ONCE_ERR_VERSION, "version 1 big-endian");
-    expect_field(b, OFF_VERSION, 2, 0x0200, ONCE_ERR_VERSION, "version 2 big-endian");
-    expect_field(b, OFF_VERSION, 2, 0xFFFF, ONCE_ERR_VERSION, "version 65535");
+    static const struct {
+        size_t off;
+        int bytes;
+        uint64_t value;
+        once_status want;
+        const char *what;
+    } what_the_file_is[] = {
+        {OFF_MAGIC, 4, 0x45434e4f ^ 0x01000000u, ONCE_ERR_BAD_MAGIC, "magic ONCD"},
+        {OFF_MAGIC, 4, 0x65636e6f, ONCE_ERR_BAD_MAGIC, "magic once"},
+        {OFF_MAGIC, 4, 0, ONCE_ERR_BAD_MAGIC, "magic zero"},
+        {OFF_VERSION, 2, 3, ONCE_ERR_VERSION, "version 3"},
+        {OFF_VERSION, 2, 0, ONCE_ERR_VERSION, "version 0"},
+        {OFF_VERSION, 2, 0x0100, ONCE_ERR_VERSION, "version 1 big-endian"},
+        {OFF_VERSION, 2, 0x0200, ONCE_ERR_VERSION, "version 2 big-endian"},
+        {OFF_VERSION, 2, 0xFFFF, ONCE_ERR_VERSION, "version 65535"},
+    };
+    for (size_t i = 0; i < sizeof what_the_file_is / sizeof what_the_file_is[0]; i++)
+        expect_field(b, what_the_file_is[i].off, what_the_file_is[i].bytes,
+                     what_the_file_is[i].value, what_the_file_is[i].want, what_the_file_is[i].what);
 
     expect_field(b, OFF_TYPE, 2, 0, ONCE_ERR_CORRUPT, "type 0");
     expect_field(b, OFF_TYPE, 2, 5, ONCE_ERR_CORRUPT, "type 5");
@@ -980,16 +991,24 @@ static once_filter *format2_twin(const char *name, const once_filter *old)
     return NULL;
 }
 
+/* The format-1 golden file `name` loaded, and its format-2 twin (both or the test stops). */
+static void format1_and_twin(const char *name, once_filter **old, once_filter **young)
+{
+    *old = format1_load(name);
+    REQUIRE(*old != NULL);
+    *young = format2_twin(name, *old);
+    REQUIRE(*young != NULL);
+}
+
 /* Filters of format 1 and 2 place keys differently, so their cells do not combine:
  * union, intersection, the pair estimates and a DBF delta are refused with
  * ONCE_ERR_PROBE_MISMATCH (whose message names format 1), and change nothing; two of
  * format 1 combine as they always did. */
 static void format1_and_format2_do_not_combine(void)
 {
-    once_filter *old = format1_load("standard"), *old2 = format1_load("standard");
-    REQUIRE(old != NULL && old2 != NULL);
-    once_filter *young = format2_twin("standard", old);
-    REQUIRE(young != NULL);
+    once_filter *old = NULL, *young = NULL, *old2 = format1_load("standard");
+    REQUIRE(old2 != NULL);
+    format1_and_twin("standard", &old, &young);
     CHECK(testing_stats(young).format == ONCE_FORMAT_VERSION);
     CHECK(strcmp(testing_stats(young).probe, "mixed") == 0);
     CHECK_OK(once_add(young, "k", 1, 0));
@@ -1013,20 +1032,14 @@ static void format1_and_format2_do_not_combine(void)
     once_free(old2);
 
     /* The block-partitioned union of two resolutions checks the same. */
-    old = format1_load("bpbf");
-    REQUIRE(old != NULL);
-    young = format2_twin("bpbf", old);
-    REQUIRE(young != NULL);
+    format1_and_twin("bpbf", &old, &young);
     CHECK_STATUS(once_bpbf_union(young, old), ONCE_ERR_PROBE_MISMATCH);
     once_free(young);
     once_free(old);
 
     /* A DBF delta carries its source's format: one from a format-1 DBF is refused by
      * a format-2 replica, and the other way. */
-    old = format1_load("dbf");
-    REQUIRE(old != NULL);
-    young = format2_twin("dbf", old);
-    REQUIRE(young != NULL);
+    format1_and_twin("dbf", &old, &young);
     void *delta = NULL;
     size_t delta_len = 0;
     CHECK_OK(once_dbf_export_delta(old, 0, &delta, &delta_len));
