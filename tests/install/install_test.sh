@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# `make install` puts a usable library, header, pkg-config file, binary and manual page
-# under a prefix: install the build tree into a scratch prefix, build programs against
+# `make install` puts a usable library, header, pkg-config file, binary, manual page and
+# Redis module under a prefix: install the build tree into a scratch prefix, build programs against
 # it with pkg-config (static and shared), run them and the installed `once`, and check
 # the manual page against `once --help`.  The programs are one of the stable tier
 # (once.h alone, built as is, binding only the stable version node) and one of the
@@ -16,6 +16,8 @@ for f in include/once.h include/once_advanced.h include/once_sliced.h include/on
   [ -e "$PREFIX/$f" ] || { echo "missing $f"; exit 1; }
 done
 ls "$libdir"/libonce.a "$libdir"/libonce.so "$libdir"/pkgconfig/once.pc > /dev/null
+# The module, where the docs load it from (docs/REDIS.md, docs/CLUSTER.md).
+[ -f "$libdir"/redis/modules/once.so ] || { echo "missing lib/redis/modules/once.so"; exit 1; }
 # The stable tier: once.h alone, no define.
 cat > "$PREFIX/stable.c" <<'C'
 #include <once.h>
