@@ -39,7 +39,8 @@ typedef struct numbers {
     atomic_int answering; /* answers running now */
     atomic_int writing;   /* writes and flushes running now */
     atomic_uint_fast64_t flushes;
-    atomic_uint_fast64_t flush_asked_at; /* batches read when the last flush was asked */
+    /* Batches read when the oldest flush not yet begun was asked (UINT64_MAX: none). */
+    atomic_uint_fast64_t flush_asked_at;
     atomic_uint_fast64_t wrong; /* stages out of order, overlaps, bad flushes */
     atomic_uint_fast64_t answered_after_failure;
     size_t fork_tasks; /* each answer forks this many tasks (0: none) */
@@ -68,7 +69,10 @@ static pipeline_read read_number(void *context, void *batch, double *phases)
     }
     n->again_pending = false;
     if (n->flush_every && n->read % n->flush_every == 0) {
-        atomic_store(&n->flush_asked_at, n->read);
+        /* A flush asked while one is pending is served with it, by a flush that begins
+         * once the batches read before both are written. */
+        uint_fast64_t none = UINT64_MAX;
+        atomic_compare_exchange_strong(&n->flush_asked_at, &none, n->read);
         pipeline_flush(n->pipe);
     }
     b->seq = n->read++;
@@ -155,7 +159,9 @@ static void flush_numbers(void *context)
     numbers *n = context;
     if (atomic_fetch_add(&n->writing, 1) != 0)
         atomic_fetch_add(&n->wrong, 1);
-    if (atomic_load(&n->written) < atomic_load(&n->flush_asked_at))
+    /* The ask this flush serves; a later one, made while it runs, waits for the next. */
+    uint_fast64_t asked = atomic_exchange(&n->flush_asked_at, UINT64_MAX);
+    if (asked != UINT64_MAX && atomic_load(&n->written) < asked)
         atomic_fetch_add(&n->wrong, 1);
     atomic_fetch_add(&n->flushes, 1);
     atomic_fetch_sub(&n->writing, 1);
@@ -189,6 +195,7 @@ static void numbers_init(numbers *n, uint64_t total)
     n->total = total;
     n->fail_at = UINT64_MAX;
     n->write_fail_at = UINT64_MAX;
+    atomic_store(&n->flush_asked_at, UINT64_MAX);
 }
 
 /* Every batch is keyed, then answered in input order, one answer at a time, then
