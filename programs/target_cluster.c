@@ -51,10 +51,9 @@ static int open_cluster(const cli_options *o, cluster_target *r)
                              .seed = o->seed,
                              .seed_is_set = o->seed_given,
                              .window_ms = o->span_ms};
-    if (o->tree_levels != 0) {
+    if (o->tree_levels != 0) { /* of the sliced config, a tree takes the failure policy */
         c.tree = &tree;
         c.leaf = o->leaf;
-        c.sliced.slicing = ONCE_SLICING_HORIZONTAL; /* the tree's nodes are the slices */
     }
     c.sliced.slicing = o->slicing;
     c.sliced.parts = o->parts;
@@ -65,8 +64,6 @@ static int open_cluster(const cli_options *o, cluster_target *r)
     c.sliced.window_ms = o->span_ms;
     c.sliced.window_events = o->window_given ? o->window : 0;
     c.wait_replicas = o->wait ? 1 : 0;
-    /* The policy for a slice that cannot answer: every position counts as set
-     * (duplicate), none may fail (distinct), or at least X reached (threshold:X). */
     uint64_t bits = 0, slice_bits = 0;
     uint32_t k = 0;
     if (o->tree_levels != 0) {
@@ -79,6 +76,8 @@ static int open_cluster(const cli_options *o, cluster_target *r)
         fprintf(stderr, "once: --cluster: the sliced filter's options are refused\n");
         return EXIT_USAGE;
     }
+    /* The policy for a slice that cannot answer: every position counts as set
+     * (duplicate), none may fail (distinct), or at least X reached (threshold:X). */
     c.sliced.on_failure = ONCE_FAILURE_THRESHOLD;
     c.sliced.threshold = o->on_failed_slice == FAILED_SLICE_DUPLICATE   ? 0
                          : o->on_failed_slice == FAILED_SLICE_DISTINCT ? k

@@ -1693,9 +1693,17 @@ once_status once_sliced_test_and_add_batch(once_sliced *f, const once_key *keys,
         return ONCE_ERR_INVALID;
     if (count == 0)
         return ONCE_OK;
-    for (size_t i = 0; i < count && f->window_ms != 0 && !f->count_window; i++)
-        if (valid_time(f, keys[i].time_ms))
-            clock_took(f, keys[i].time_ms);
+    if (f->window_ms != 0 && !f->count_window) { /* the clock takes the batch's latest */
+        uint64_t latest = 0;
+        bool any = false;
+        for (size_t i = 0; i < count; i++)
+            if (valid_time(f, keys[i].time_ms) && (!any || keys[i].time_ms > latest)) {
+                latest = keys[i].time_ms;
+                any = true;
+            }
+        if (any)
+            clock_took(f, latest);
+    }
     if ((f->window_ms != 0 && !f->claims) || f->bounded) /* each event tested, then set,
                                         before the next (a window: FTTS; bounded: its
                                         generation); claims test a batch, then set it */
