@@ -37,8 +37,10 @@
 #include "memory.h"
 #include "remote_site.h"
 #include "routing.h"
+#include "whole_slices.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,12 +66,20 @@ struct once_cluster {
     once_filter *local;   /* the caller's, or NULL */
     once_count_clock clock; /* a count window's: over count_key */
     char count_key[KEY_ROOM];
+    /* Whole slices (whole_slices.c) instead of the sliced filter: the failure policy
+     * for events their slice did not answer, and what the producer counts itself. */
+    whole_slices *whole;
+    once_failure whole_policy;
+    uint32_t whole_threshold;
+    uint64_t events, policy_events, inserted, local_hits;
 };
 
 /* Racing producers (once_cluster.h): one test-and-set on one key is atomic, and a
  * horizontal filter without a window decides an event so; anything else claims. */
 static bool claims_needed(const layout *l)
 {
+    if (l->slice_filter != 0)
+        return false; /* a key's whole slice answers it atomically */
     return l->slicing != ONCE_SLICING_HORIZONTAL || l->window_ms != 0 || l->window_events != 0;
 }
 
@@ -115,10 +125,31 @@ static void random_id(char out[17])
     snprintf(out, 17, "%016" PRIx64, x);
 }
 
+/* SLICE.RESERVE every whole slice of `want` (their keys in c->keys). */
+static once_status reserve_whole_slices(once_cluster *c, const layout *want, char *error,
+                                        size_t room)
+{
+    const char **keys = once_calloc(want->sites, sizeof *keys);
+    if (keys == NULL)
+        return say(error, room, ONCE_ERR_NOMEM, "out of memory");
+    for (uint32_t i = 0; i < want->sites; i++)
+        keys[i] = c->keys[i];
+    whole_slices *w = whole_slices_new(c->client, keys, want->sites, want->seed, false);
+    once_free_memory(keys);
+    if (w == NULL)
+        return say(error, room, ONCE_ERR_NOMEM, "out of memory");
+    once_status st = whole_slices_reserve(w, want->slice_filter, want->slice_capacity,
+                                          want->error, want->window_ms, error, room);
+    whole_slices_free(w);
+    return st;
+}
+
 /* SLICE.CREATE every slice of `want` (their keys in c->keys); ONCE_OK, or why not in
  * `error`. */
 static once_status create_slices(once_cluster *c, const layout *want, char *error, size_t room)
 {
+    if (want->slice_filter != 0)
+        return reserve_whole_slices(c, want, error, room);
     uint32_t n = want->sites;
     cluster_command *commands = once_calloc(n, sizeof *commands);
     const char **argv = once_calloc((size_t)n * 8, sizeof *argv);
@@ -337,6 +368,16 @@ static once_status open_common(once_cluster *c, const once_cluster_config *confi
     for (uint32_t i = 0; i < c->layout.sites; i++)
         layout_slice_key(c->name, i, c->layout.tags[i], c->keys[i], KEY_ROOM);
     bool timed = c->layout.window_ms != 0 || c->layout.window_events != 0;
+    if (c->layout.slice_filter != 0) {
+        const char **keys = once_calloc(c->layout.sites, sizeof *keys);
+        for (uint32_t i = 0; keys != NULL && i < c->layout.sites; i++)
+            keys[i] = c->keys[i];
+        c->whole = keys != NULL ? whole_slices_new(c->client, keys, c->layout.sites,
+                                                   c->layout.seed, timed)
+                                : NULL;
+        once_free_memory(keys);
+        return c->whole != NULL ? ONCE_OK : say(error, room, ONCE_ERR_NOMEM, "out of memory");
+    }
     for (uint32_t i = 0; st == ONCE_OK && i < c->layout.sites; i++) {
         st = remote_site_create(c->round, c->keys[i], c->layout.slice_bits, timed,
                                 &c->sites[i]);
@@ -359,6 +400,7 @@ void once_cluster_close(once_cluster *c)
             if (c->sites[i].destroy != NULL)
                 c->sites[i].destroy(c->sites[i].context);
     }
+    whole_slices_free(c->whole);
     remote_round_free(c->round);
     cluster_client_free(c->client);
     layout_free(&c->layout);
@@ -454,6 +496,53 @@ static once_status open_tree(once_cluster *c, const once_cluster_config *config,
     return ONCE_OK;
 }
 
+/* A whole slice's capacity: the keys that hash to it are capacity / S on average,
+ * binomially spread (standard deviation about sqrt(capacity / S)); four deviations more
+ * keep a slice at or under its capacity whenever the whole filter is (a slice passes it
+ * with chance about 3e-5), for 4 / sqrt(capacity / S) more memory: 1% at 10^5 keys a
+ * slice.  A scalable slice past its capacity would open a sub-filter twice its first,
+ * and a blocked one pass its rate. */
+static uint64_t whole_slice_capacity(uint64_t capacity, uint32_t slices)
+{
+    uint64_t mean = capacity / slices + (capacity % slices != 0);
+    return slices == 1 ? mean : mean + (uint64_t)ceil(4.0 * sqrt((double)mean));
+}
+
+static once_status open_whole(once_cluster *c, const once_cluster_config *config, char *error,
+                              size_t room)
+{
+    const once_sliced_config *sc = &config->sliced;
+    const once_structure *kind = once_structure_of(config->slice_filter);
+    if (kind == NULL || (kind->kind != ONCE_KIND_STATIC && kind->kind != ONCE_KIND_GROWING &&
+                         kind->kind != ONCE_KIND_TIME_WINDOW))
+        return say(error, room, ONCE_ERR_INVALID,
+                   "a whole slice is an all-time or time-window structure");
+    if ((kind->kind == ONCE_KIND_TIME_WINDOW) != (sc->window_ms != 0))
+        return say(error, room, ONCE_ERR_INVALID,
+                   "whole slices of %s need %s", once_type_name(config->slice_filter),
+                   sc->window_ms != 0 ? "an all-time structure without a window, or a time "
+                                        "window's with one"
+                                      : "a time window (window_ms)");
+    if (sc->parts > 1 || sc->bits != 0 || sc->hashes != 0 || sc->lookup != ONCE_LOOKUP_PARALLEL ||
+        sc->primitive != ONCE_FTTS || sc->refresh || sc->claims)
+        return say(error, room, ONCE_ERR_INVALID,
+                   "whole slices plan their own geometry from capacity and error, and answer "
+                   "each key at one slice: no parts, bits, hashes, lookup, primitive, refresh "
+                   "or claims");
+    if (sc->capacity == 0 || sc->capacity > (UINT64_C(1) << 40) || !(sc->error > 0.0) ||
+        !(sc->error < 1.0))
+        return say(error, room, ONCE_ERR_INVALID,
+                   "whole slices need a capacity from 1 to 2^40 and an error in (0, 1)");
+    c->whole_policy = sc->on_failure;
+    c->whole_threshold = sc->threshold;
+    layout want = {.slicing = ONCE_SLICING_HORIZONTAL, .slices = sc->slices, .parts = 1,
+                   .sites = sc->slices, .seed = sc->seed, .window_ms = sc->window_ms,
+                   .slice_filter = config->slice_filter,
+                   .slice_capacity = whole_slice_capacity(sc->capacity, sc->slices),
+                   .error = sc->error};
+    return open_common(c, config, &want, sc->seed_is_set, sc->slices, error, room);
+}
+
 once_status once_cluster_open(once_cluster **out, const once_cluster_config *config,
                               char *error, size_t room)
 {
@@ -475,6 +564,28 @@ once_status once_cluster_open(once_cluster **out, const once_cluster_config *con
                              ? say(error, room, ONCE_ERR_INVALID,
                                    "a tree's leaf is the local filter, and it does not WAIT")
                              : open_tree(c, config, error, room);
+        if (st != ONCE_OK) {
+            once_cluster_close(c);
+            return st;
+        }
+        *out = c;
+        return ONCE_OK;
+    }
+    if (config->slice_filter != 0 && config->sliced.slicing == ONCE_SLICING_HORIZONTAL &&
+        config->sliced.window_events == 0) {
+        if (config->sliced.slices == 0 || config->sliced.slices > ONCE_MAX_SLICED_SITES ||
+            config->sliced.threads != 0 || config->sliced.concurrent ||
+            config->sliced.max_bytes != 0 || config->sliced.growth != ONCE_GROWTH_NONE)
+            return say(error, room, ONCE_ERR_INVALID,
+                       "whole slices: 1 to %u of them, and no threads, memory cap or growth "
+                       "of the caller's",
+                       ONCE_MAX_SLICED_SITES);
+        once_cluster *c = once_calloc(1, sizeof *c);
+        if (c == NULL)
+            return ONCE_ERR_NOMEM;
+        c->name = cluster_strdup(config->name);
+        c->local = config->local;
+        once_status st = open_whole(c, config, error, room);
         if (st != ONCE_OK) {
             once_cluster_close(c);
             return st;
@@ -580,11 +691,22 @@ static void wait_for_replicas(once_cluster *c)
     size_t lens[3] = {4, strlen(replicas), strlen(timeout)};
     size_t count = 0;
     for (uint32_t i = 0; wrote != NULL && commands != NULL && i < c->layout.sites; i++) {
-        remote_site_info info;
-        remote_site_describe_remote(&c->sites[i], &info);
-        if (info.node < 0 || (size_t)info.node >= nodes || wrote[info.node] || info.failed)
+        int node = -1;
+        bool failed = true;
+        if (c->whole != NULL) {
+            whole_slice_info w;
+            whole_slices_info(c->whole, i, &w);
+            node = w.node;
+            failed = w.failed;
+        } else {
+            remote_site_info info;
+            remote_site_describe_remote(&c->sites[i], &info);
+            node = info.node;
+            failed = info.failed;
+        }
+        if (node < 0 || (size_t)node >= nodes || wrote[node] || failed)
             continue;
-        wrote[info.node] = true;
+        wrote[node] = true;
         commands[count++] = (cluster_command){.argc = 3, .argv = argv, .argv_len = lens,
                                               .key_index = -1, .route_key = c->keys[i],
                                               .route_key_len = strlen(c->keys[i])};
@@ -604,6 +726,82 @@ static void wait_for_replicas(once_cluster *c)
     }
     once_free_memory(wrote);
     once_free_memory(commands);
+}
+
+/* The failure policy's answer for an event its whole slice did not answer. */
+static uint8_t policy_answer(const once_cluster *c)
+{
+    if (c->whole_policy == ONCE_FAILURE_REPORT)
+        return ONCE_SLICED_UNDECIDED;
+    return c->whole_threshold == 0; /* every failed position set: duplicate */
+}
+
+/* keys[0 .. count-1] at their whole slices, the local filter first (two-level
+ * filtering, section 6: a key it holds is a repeat this producer sent, answered with no
+ * message; a key the cluster decided new is added to it, an undecided one is not). */
+static once_status whole_batch(once_cluster *c, const once_key *keys, size_t count,
+                               uint8_t *seen)
+{
+    if (count == 0)
+        return ONCE_OK;
+    size_t sent = count;
+    const once_key *ask = keys;
+    once_key *misses = NULL;
+    size_t *where = NULL;
+    uint8_t *present = NULL, *answers = seen;
+    bool *decided = once_malloc(count * sizeof *decided);
+    once_status st = decided != NULL ? ONCE_OK : ONCE_ERR_NOMEM;
+    if (st == ONCE_OK && c->local != NULL) {
+        present = once_malloc(count);
+        misses = once_malloc(count * sizeof *misses);
+        where = once_malloc(count * sizeof *where);
+        answers = once_malloc(count);
+        st = present && misses && where && answers
+                 ? once_query_batch(c->local, keys, count, present)
+                 : ONCE_ERR_NOMEM;
+        sent = 0;
+        for (size_t i = 0; st == ONCE_OK && i < count; i++) {
+            if (present[i]) {
+                seen[i] = 1;
+                c->local_hits++;
+            } else {
+                where[sent] = i;
+                misses[sent++] = keys[i];
+            }
+        }
+        ask = misses;
+    }
+    if (st == ONCE_OK && sent != 0)
+        st = whole_slices_batch(c->whole, ask, sent, answers, decided);
+    if (st == ONCE_OK || st == ONCE_ERR_UNAVAILABLE) {
+        bool undecided = false;
+        for (size_t j = 0; j < sent; j++) {
+            if (!decided[j]) {
+                answers[j] = policy_answer(c);
+                undecided |= answers[j] == ONCE_SLICED_UNDECIDED;
+                c->policy_events++;
+            }
+            c->inserted += decided[j] && answers[j] == 0;
+        }
+        c->events += count;
+        st = undecided ? ONCE_ERR_UNAVAILABLE : ONCE_OK;
+        for (size_t j = 0; c->local != NULL && j < sent; j++) {
+            seen[where[j]] = answers[j];
+            if (answers[j] == 0) {
+                once_status added = once_add(c->local, misses[j].data, misses[j].len,
+                                             misses[j].time_ms);
+                if (added != ONCE_OK && st == ONCE_OK)
+                    st = added;
+            }
+        }
+    }
+    once_free_memory(decided);
+    once_free_memory(present);
+    once_free_memory(misses);
+    once_free_memory(where);
+    if (answers != seen)
+        once_free_memory(answers);
+    return st;
 }
 
 once_status once_cluster_test_and_add_batch(once_cluster *c, const once_key *keys, size_t count,
@@ -635,7 +833,8 @@ once_status once_cluster_test_and_add_batch(once_cluster *c, const once_key *key
     /* Two-level filtering is the library's (section 6): the local filter answers the
      * keys it holds, the others go to the cluster in one batch. */
     once_status st =
-        c->local != NULL
+        c->whole != NULL   ? whole_batch(c, keys, count, seen)
+        : c->local != NULL
             ? once_sliced_test_and_add_local_batch(c->sliced, c->local, keys, count, seen)
             : once_sliced_test_and_add_batch(c->sliced, keys, count, seen);
     if (c->wait_replicas != 0 && count != 0)
@@ -648,19 +847,57 @@ once_sliced *once_cluster_sliced(const once_cluster *c)
     return c != NULL ? c->sliced : NULL;
 }
 
+/* A filter of whole slices' stats, in the sliced filter's fields that mean the same. */
+static void whole_stats(const once_cluster *c, once_cluster_stats *s)
+{
+    once_sliced_stats *f = &s->sliced;
+    f->slicing = ONCE_SLICING_HORIZONTAL;
+    f->slices = f->sites = c->layout.slices;
+    f->parts = 1;
+    f->events = c->events;
+    f->inserted = c->inserted;
+    f->window_ms = c->layout.window_ms;
+    double sum = 0, squares = 0;
+    uint32_t failed = 0;
+    for (uint32_t i = 0; i < c->layout.sites; i++) {
+        whole_slice_info info;
+        whole_slices_info(c->whole, i, &info);
+        f->messages += info.messages;
+        f->failed_messages += info.failures;
+        f->bytes += info.held.bytes;
+        s->slice_items += info.held.items;
+        f->max_load = info.events > f->max_load ? info.events : f->max_load;
+        sum += (double)info.events;
+        squares += (double)info.events * (double)info.events;
+        failed += info.failed;
+        s->failed_slices += info.failed;
+        s->missing_answers += info.missing;
+    }
+    f->messages_per_event = f->events ? (double)f->messages / (double)f->events : 0.0;
+    f->fairness = squares > 0 ? sum * sum / ((double)c->layout.sites * squares) : 1.0;
+    f->failed_fraction = (double)failed / (double)c->layout.sites;
+    f->filters = c->layout.sites;
+    s->slice_filter = c->layout.slice_filter;
+    s->policy_events = c->policy_events;
+    s->local_hits = c->local_hits;
+}
+
 once_status once_cluster_get_stats(const once_cluster *c, once_cluster_stats *s)
 {
     if (c == NULL || s == NULL)
         return ONCE_ERR_INVALID;
     memset(s, 0, sizeof *s);
+    if (c->whole != NULL)
+        whole_stats(c, s);
     s->is_tree = c->tree != NULL;
-    once_status st = s->is_tree ? once_tree_get_stats(c->tree, &s->tree)
-                                : once_sliced_get_stats(c->sliced, &s->sliced);
+    once_status st = s->is_tree          ? once_tree_get_stats(c->tree, &s->tree)
+                     : c->whole != NULL ? ONCE_OK
+                                        : once_sliced_get_stats(c->sliced, &s->sliced);
     if (st != ONCE_OK)
         return st;
     memcpy(s->layout_id, c->layout.id, sizeof s->layout_id);
     s->nodes = (uint32_t)cluster_node_count(c->client);
-    for (uint32_t i = 0; i < c->layout.sites; i++) {
+    for (uint32_t i = 0; c->whole == NULL && i < c->layout.sites; i++) {
         remote_site_info info;
         remote_site_describe_remote(&c->sites[i], &info);
         s->failed_slices += info.failed;
@@ -677,7 +914,8 @@ once_status once_cluster_get_stats(const once_cluster *c, once_cluster_stats *s)
     s->map_refreshes = routing.map_refreshes;
     s->waits = c->waits;
     s->waits_short = c->waits_short;
-    s->local_hits = s->sliced.local_hits;
+    if (c->whole == NULL)
+        s->local_hits = s->sliced.local_hits;
     s->claims = !s->is_tree && claims_needed(&c->layout);
     return ONCE_OK;
 }
@@ -693,9 +931,17 @@ once_status once_cluster_node_at(const once_cluster *c, uint32_t index, once_clu
     node->messages = info.messages;
     node->slots = info.slots;
     for (uint32_t i = 0; i < c->layout.sites; i++) {
-        remote_site_info r;
-        remote_site_describe_remote(&c->sites[i], &r);
-        node->slices += r.node == (int)index;
+        int at = -1;
+        if (c->whole != NULL) {
+            whole_slice_info w;
+            whole_slices_info(c->whole, i, &w);
+            at = w.node;
+        } else {
+            remote_site_info r;
+            remote_site_describe_remote(&c->sites[i], &r);
+            at = r.node;
+        }
+        node->slices += at == (int)index;
     }
     return ONCE_OK;
 }
@@ -706,6 +952,11 @@ bool once_cluster_slice_failed(const once_cluster *c, uint32_t slice, char *key,
         return false;
     if (key != NULL && room > 0)
         snprintf(key, room, "%s", c->keys[slice]);
+    if (c->whole != NULL) {
+        whole_slice_info w;
+        whole_slices_info(c->whole, slice, &w);
+        return w.failed;
+    }
     remote_site_info info;
     remote_site_describe_remote(&c->sites[slice], &info);
     return info.failed;

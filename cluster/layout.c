@@ -18,7 +18,8 @@
  *
  * Invariants
  *   - layout_parse accepts exactly what layout_format writes: every field once, in
- *     range, the tag count equal to S S'; window_events in version 2 alone;
+ *     range, the tag count equal to S S'; window_events in version 2 alone; whole
+ *     slices in version 3 alone;
  *   - a tag is at most LAYOUT_MAX_TAG - 1 characters of [0-9.].
  */
 #include "layout.h"
@@ -36,6 +37,10 @@
  * a producer that reads version 1 alone refuses it rather than take N for a time. */
 #define LAYOUT_HEADER "once cluster layout 1"
 #define LAYOUT_HEADER_2 "once cluster layout 2"
+/* Version 3: whole slices, horizontal, each a filter of a structure; its own fields
+ * (no bits, hashes or slice_bits: a slice plans its geometry from its capacity and
+ * error).  A producer that reads versions 1 and 2 alone refuses it. */
+#define LAYOUT_HEADER_3 "once cluster layout 3"
 /* How many candidates the tag search tries before it takes the nearest seen. */
 #define TAG_TRIES 200000u
 
@@ -84,7 +89,14 @@ char *layout_format(const layout *l)
     char *text = once_malloc(room);
     if (text == NULL)
         return NULL;
-    int n = snprintf(text, room,
+    int n = l->slice_filter != 0
+                ? snprintf(text, room,
+                           "%s\nid %s\nslicing %s\nslices %" PRIu32 "\nfilter %s\ncapacity %" PRIu64
+                           "\nerror %.17g\nseed %" PRIu64 "\nwindow %" PRIu64,
+                           LAYOUT_HEADER_3, l->id, once_slicing_name(l->slicing), l->slices,
+                           once_type_name(l->slice_filter), l->slice_capacity, l->error,
+                           l->seed, l->window_ms)
+                : snprintf(text, room,
                      "%s\nid %s\nslicing %s\nslices %" PRIu32 "\nparts %" PRIu32
                                    "\nbits %" PRIu64 "\nhashes %" PRIu32 "\nseed %" PRIu64
                                    "\nwindow %" PRIu64 "\nslice_bits %" PRIu64,
@@ -92,7 +104,7 @@ char *layout_format(const layout *l)
                      once_slicing_name(l->slicing), l->slices, l->parts, l->bits, l->hashes,
                      l->seed, l->window_ms, l->slice_bits);
     size_t used = (size_t)n;
-    if (l->window_events != 0)
+    if (l->window_events != 0 && l->slice_filter == 0)
         used += (size_t)snprintf(text + used, room - used, "\nwindow_events %" PRIu64,
                                  l->window_events);
     if (l->tree_levels != 0)
@@ -163,13 +175,52 @@ static bool number(const char *text, uint64_t max, uint64_t *out)
     return true;
 }
 
+static bool parse_tags(const char *p, const char *end, layout *out, char *error, size_t room);
+
+/* Version 3's fields after the slicing: slices, filter, capacity, error, seed, window. */
+static bool parse_whole(const char **p, const char *end, layout *out, char *error, size_t room)
+{
+    char value[64];
+    uint64_t slices = 0;
+    if (out->slicing != ONCE_SLICING_HORIZONTAL)
+        return fail(error, room, "its slices are whole filters, which only horizontal slicing has");
+    if (!line_value(p, end, "slices", value, sizeof value) ||
+        !number(value, ONCE_MAX_SLICED_SITES, &slices) || slices == 0)
+        return fail(error, room, "its slices is missing or out of range");
+    const once_structure *kind = NULL;
+    if (!line_value(p, end, "filter", value, sizeof value) ||
+        once_type_from_name(value, &out->slice_filter) != ONCE_OK ||
+        (kind = once_structure_of(out->slice_filter)) == NULL ||
+        (kind->kind != ONCE_KIND_STATIC && kind->kind != ONCE_KIND_GROWING &&
+         kind->kind != ONCE_KIND_TIME_WINDOW))
+        return fail(error, room, "its filter is missing or not one a whole slice may be");
+    if (!line_value(p, end, "capacity", value, sizeof value) ||
+        !number(value, UINT64_C(1) << 40, &out->slice_capacity) || out->slice_capacity == 0)
+        return fail(error, room, "its capacity is missing or out of range");
+    char *stop = NULL;
+    if (!line_value(p, end, "error", value, sizeof value) ||
+        !((out->error = strtod(value, &stop)) > 0.0 && out->error < 1.0) || *stop != 0)
+        return fail(error, room, "its error is missing or out of range");
+    if (!line_value(p, end, "seed", value, sizeof value) || !number(value, UINT64_MAX, &out->seed))
+        return fail(error, room, "its seed is missing or out of range");
+    if (!line_value(p, end, "window", value, sizeof value) ||
+        !number(value, ONCE_MAX_TIME_MS / 2, &out->window_ms) ||
+        (out->window_ms != 0) != (kind->kind == ONCE_KIND_TIME_WINDOW))
+        return fail(error, room, "its window is missing, out of range or not its filter's");
+    out->slices = (uint32_t)slices;
+    out->parts = 1;
+    out->sites = out->slices;
+    return true;
+}
+
 bool layout_parse(const char *text, size_t len, layout *out, char *error, size_t room)
 {
     memset(out, 0, sizeof *out);
     const char *p = text, *end = text + len;
-    size_t hlen = strlen(LAYOUT_HEADER); /* both versions' headers are as long */
+    size_t hlen = strlen(LAYOUT_HEADER); /* every version's header is as long */
     bool version_2 = len > hlen && memcmp(text, LAYOUT_HEADER_2, hlen) == 0;
-    if (len <= hlen || (!version_2 && memcmp(text, LAYOUT_HEADER, hlen) != 0) ||
+    bool version_3 = len > hlen && memcmp(text, LAYOUT_HEADER_3, hlen) == 0;
+    if (len <= hlen || (!version_2 && !version_3 && memcmp(text, LAYOUT_HEADER, hlen) != 0) ||
         text[hlen] != '\n')
         return fail(error, room, "it is not a layout of a version this producer reads");
     p += hlen + 1;
@@ -184,6 +235,8 @@ bool layout_parse(const char *text, size_t len, layout *out, char *error, size_t
         return fail(error, room, "its id is missing or malformed");
     if (!line_value(&p, end, "slicing", value, sizeof value) || !slicing_of(value, &out->slicing))
         return fail(error, room, "its slicing is missing or unknown");
+    if (version_3)
+        return parse_whole(&p, end, out, error, room) && parse_tags(p, end, out, error, room);
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         if (!line_value(&p, end, fields[i], value, sizeof value) ||
             !number(value, max[i], &v[i]))
@@ -222,6 +275,12 @@ bool layout_parse(const char *text, size_t len, layout *out, char *error, size_t
         out->tree_levels = (uint32_t)levels;
         out->tree_fanout = (uint32_t)fanout;
     }
+    return parse_tags(p, end, out, error, room);
+}
+
+/* The last line: "tags" and one tag a site. */
+static bool parse_tags(const char *p, const char *end, layout *out, char *error, size_t room)
+{
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     if (nl == NULL || nl + 1 != end || (size_t)(nl - p) < 4 || memcmp(p, "tags", 4) != 0)
         return fail(error, room, "its tags are missing");
@@ -286,6 +345,14 @@ bool layout_differs(const layout *have, const layout *want, bool seed_given, cha
     DIFF("count window", "%" PRIu64 " events", have->window_events, want->window_events);
     DIFF("tree levels", "%" PRIu32, have->tree_levels, want->tree_levels);
     DIFF("tree fanout", "%" PRIu32, have->tree_fanout, want->tree_fanout);
+    if (have->slice_filter != want->slice_filter) {
+        note(out, room, &used, "%sslices of %s (asked %s)", sep,
+             have->slice_filter ? once_type_name(have->slice_filter) : "cells",
+             want->slice_filter ? once_type_name(want->slice_filter) : "cells");
+        sep = ", ";
+    }
+    DIFF("slice capacity", "%" PRIu64, have->slice_capacity, want->slice_capacity);
+    DIFF("error", "%g", have->error, want->error);
     if (seed_given)
         DIFF("seed", "%" PRIu64, have->seed, want->seed);
 #undef DIFF

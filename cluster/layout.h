@@ -31,6 +31,13 @@ typedef struct layout {
     /* A Bloom tree (tree.c): its levels and fanout (0 for a sliced filter); its sites
      * are then the tree's internal nodes, root first, each one key of bits cells. */
     uint32_t tree_levels, tree_fanout;
+    /* Whole slices (once_sliced.h, "Whole slices"): each slice a filter of this
+     * structure for slice_capacity keys (a span's, with a window) at `error`, the
+     * layout of version 3; 0 for slices of cells (bits, hashes and slice_bits are then
+     * 0: the slices plan their own). */
+    once_type slice_filter;
+    uint64_t slice_capacity;
+    double error;
     char (*tags)[LAYOUT_MAX_TAG]; /* sites of them */
 } layout;
 

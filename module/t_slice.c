@@ -18,11 +18,19 @@
  *   that exists with the same geometry answers OK (every producer may create the
  *   slices it needs at start), and with another geometry an error naming both.
  *
+ *   A whole slice (once_sliced.h, "Whole slices") is a horizontal slice that is a
+ *   filter of its own, of any structure without a count window: a tagged window, a
+ *   blocked or scalable filter.  SLICE.RESERVE makes it (OK again for one alike, as
+ *   SLICE.CREATE), and SLICE.TADD test-and-adds a batch of the producers' digests, each
+ *   at its own time, atomically, in the memory one node's filter of those keys takes.
+ *   The producers pick the slice; the seed only records whose digests they are.
+ *
  *   Saving, loading, the AOF, DUMP / RESTORE and the SCANDUMP / LOADCHUNK pair are
  *   value.c's, as for every type: a slice is a filter of the library.
  *
  * Replication: every write verbatim (a run depends only on the slice and its
- * arguments: the times are the producers'); a run of tests only is not replicated.
+ * arguments: the times are the producers'); a run of tests only is not replicated.  A
+ * whole slice's creation is replicated with the memory cap it took here.
  *
  * Invariants
  *   - a malformed or out-of-range request batch is refused whole, the slice unchanged;
@@ -44,10 +52,22 @@
     "has lost its slices)"
 #define ERR_BAD_REQUESTS "ERR malformed slice requests"
 #define ERR_OUT_OF_SLICE "ERR slice requests out of range: a position past the slice, or a time"
+#define ERR_BAD_EVENTS "ERR malformed slice events"
+#define ERR_NOT_WHOLE "ERR the key holds a slice of positions: SLICE.RUN runs it"
+#define ERR_NOT_POSITIONS "ERR the key holds a whole slice: SLICE.TADD runs it"
+
+/* The structures a whole slice may be: a filter for its own keys, all time or a time
+ * window (a count window's last N are the stream's, not a slice's). */
+static bool whole_structure(once_type type)
+{
+    const once_structure *s = once_structure_of(type);
+    return s != NULL && (s->kind == ONCE_KIND_STATIC || s->kind == ONCE_KIND_GROWING ||
+                         s->kind == ONCE_KIND_TIME_WINDOW);
+}
 
 static bool slice_holds(once_type type)
 {
-    return type == ONCE_SLICE;
+    return type == ONCE_SLICE || whole_structure(type);
 }
 
 static value_type slice_type = {.name = "onceslice", .family = "slice", .noun = "slice",
@@ -166,6 +186,10 @@ static int slice_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         value_close(&k);
         return RM_OK;
     }
+    if (once_get_type(f) != ONCE_SLICE) {
+        value_close(&k);
+        return RM_ReplyWithError(ctx, ERR_NOT_POSITIONS);
+    }
     size_t len = 0, count = 0, total = 0;
     const uint8_t *wire = (const uint8_t *)RM_StringPtrLen(argv[2], &len);
     if (once_slice_requests_count(wire, len, &count, &total) != ONCE_OK) {
@@ -210,6 +234,184 @@ static int slice_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return RM_OK;
 }
 
+/* ------------------------------------------------------------ whole slices */
+
+typedef struct whole_options {
+    once_type type;
+    uint64_t capacity, span_ms, seed, max_bytes;
+    double error;
+} whole_options;
+
+static once_status whole_make(const void *options, once_filter **out)
+{
+    const whole_options *o = options;
+    once_config c;
+    once_config_init(&c, o->type);
+    c.capacity = o->capacity;
+    c.error = o->error;
+    c.seed = o->seed;
+    c.seed_is_set = true;
+    c.span_ms = o->span_ms;
+    c.max_time_jump_ms = 0; /* the producers bound their own clocks' jumps */
+    if (once_structure_of(o->type)->memory_cap)
+        c.max_bytes = o->max_bytes;
+    return once_create(out, &c);
+}
+
+/* SLICE.RESERVE key FILTER name CAPACITY n ERROR p SEED s [SPAN ms] [MAXMEMORY bytes] */
+static const char *parse_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
+                                 whole_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->max_bytes = (uint64_t)config.max_memory;
+    bool type_given = false, capacity_given = false, error_given = false, seed_given = false;
+    for (int i = 2; i < argc; i += 2) {
+        if (i + 1 >= argc)
+            return "ERR syntax error: a keyword without its value";
+        RedisModuleString *v = argv[i + 1];
+        if (arg_is(argv[i], "FILTER")) {
+            size_t len = 0;
+            const char *name = RM_StringPtrLen(v, &len);
+            char text[32];
+            if (len >= sizeof text)
+                return "ERR bad FILTER: an all-time or time-window structure";
+            memcpy(text, name, len);
+            text[len] = 0;
+            if (once_type_from_name(text, &o->type) != ONCE_OK || !whole_structure(o->type))
+                return "ERR bad FILTER: an all-time or time-window structure";
+            type_given = true;
+        } else if (arg_is(argv[i], "CAPACITY")) {
+            if (!arg_unsigned(v, UINT64_C(1) << 40, &o->capacity) || o->capacity == 0)
+                return "ERR bad CAPACITY: an integer from 1 to 2^40";
+            capacity_given = true;
+        } else if (arg_is(argv[i], "ERROR")) {
+            const char *err = parse_error_rate(v, &o->error);
+            if (err != NULL)
+                return err;
+            error_given = true;
+        } else if (arg_is(argv[i], "SEED")) {
+            const char *err = parse_seed(v, &o->seed);
+            if (err != NULL)
+                return err;
+            seed_given = true;
+        } else if (arg_is(argv[i], "SPAN")) {
+            if (!arg_unsigned(v, ONCE_MAX_TIME_MS / 2, &o->span_ms) || o->span_ms == 0)
+                return "ERR bad SPAN: milliseconds, above 0";
+        } else if (arg_is(argv[i], "MAXMEMORY")) {
+            const char *err = parse_max_memory(ctx, v, &o->max_bytes);
+            if (err != NULL)
+                return err;
+        } else {
+            return ERR_UNKNOWN_ARGUMENT;
+        }
+    }
+    if (!type_given || !capacity_given || !error_given || !seed_given)
+        return "ERR FILTER, CAPACITY, ERROR and SEED are required";
+    bool windowed = once_structure_of(o->type)->kind == ONCE_KIND_TIME_WINDOW;
+    if (windowed != (o->span_ms != 0))
+        return "ERR SPAN goes with a time-window FILTER, and only with one";
+    return NULL;
+}
+
+static bool same_whole(const once_filter *f, const whole_options *o)
+{
+    once_stats s;
+    return once_get_stats(f, &s) == ONCE_OK && s.type == o->type &&
+           s.capacity == o->capacity && s.seed == o->seed && s.span_ms == o->span_ms;
+}
+
+static int slice_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    whole_options o;
+    const char *err = parse_reserve(ctx, argv, argc, &o);
+    if (err != NULL)
+        return RM_ReplyWithError(ctx, err);
+    opened_key k = value_open(ctx, argv[1], RM_READ | RM_WRITE, &slice_type);
+    if (k.state == KEY_FOUND) {
+        once_filter *f = value_filter_or_reply(ctx, &k, NULL);
+        bool same = f != NULL && same_whole(f, &o);
+        value_close(&k);
+        if (f == NULL)
+            return RM_OK;
+        return same ? RM_ReplyWithSimpleString(ctx, "OK")
+                    : RM_ReplyWithError(ctx, "ERR the slice exists with another structure, "
+                                             "capacity, span or seed (SLICE.INFO shows it)");
+    }
+    if (k.state == KEY_WRONGTYPE) {
+        value_close(&k);
+        return RM_ReplyWithError(ctx, ERR_WRONGTYPE);
+    }
+    once_filter *f =
+        value_create(ctx, &k, &slice_type, whole_make, &o, (uint64_t)config.max_memory);
+    value_close(&k);
+    if (f == NULL)
+        return RM_OK;
+    creation c;
+    creation_start(&c, "SLICE.RESERVE");
+    creation_word(&c, "FILTER");
+    creation_word(&c, once_type_name(o.type));
+    creation_option(&c, "CAPACITY", o.capacity);
+    creation_word(&c, "ERROR");
+    creation_rate(&c, o.error);
+    creation_option(&c, "SEED", o.seed);
+    if (o.span_ms != 0)
+        creation_option(&c, "SPAN", o.span_ms);
+    creation_option(&c, "MAXMEMORY", o.max_bytes);
+    creation_replicate(ctx, argv[1], &c);
+    return RM_ReplyWithSimpleString(ctx, "OK");
+}
+
+/* SLICE.TADD key events: the verdicts, as bytes (slice/wire.c). */
+static int slice_tadd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    (void)argc;
+    opened_key k = value_open(ctx, argv[1], RM_READ | RM_WRITE, &slice_type);
+    once_filter *f = value_filter_or_reply(ctx, &k, ERR_NO_SLICE);
+    if (f == NULL) {
+        value_close(&k);
+        return RM_OK;
+    }
+    if (once_get_type(f) == ONCE_SLICE) {
+        value_close(&k);
+        return RM_ReplyWithError(ctx, ERR_NOT_WHOLE);
+    }
+    size_t len = 0, count = 0;
+    const uint8_t *wire = (const uint8_t *)RM_StringPtrLen(argv[2], &len);
+    if (once_slice_events_count(wire, len, &count) != ONCE_OK) {
+        value_close(&k);
+        return RM_ReplyWithError(ctx, ERR_BAD_EVENTS);
+    }
+    once_slice_event *events = memory_try_alloc((count + 1) * sizeof *events);
+    uint8_t *verdicts = NULL;
+    once_slice_held held;
+    once_status st = events != NULL ? once_slice_events_decode(wire, len, events) : ONCE_ERR_NOMEM;
+    if (st == ONCE_OK)
+        st = once_slice_events_run(f, events, count, &held);
+    size_t verdict_len = st == ONCE_OK ? once_slice_verdicts_size(events, count) : 0;
+    if (st == ONCE_OK && (verdicts = memory_try_alloc(verdict_len)) == NULL)
+        st = ONCE_ERR_NOMEM;
+    if (st == ONCE_OK)
+        st = once_slice_verdicts_encode(events, count, &held, verdicts, verdict_len,
+                                        &verdict_len);
+    if (st == ONCE_OK && count != 0)
+        value_warn_if_overfull(ctx, argv[1], &k);
+    value_close(&k);
+    if (st == ONCE_OK) {
+        if (count != 0)
+            RM_ReplicateVerbatim(ctx);
+        RM_ReplyWithStringBuffer(ctx, (const char *)verdicts, verdict_len);
+    } else if (st == ONCE_ERR_INVALID) {
+        RM_ReplyWithError(ctx, ERR_OUT_OF_SLICE);
+    } else {
+        reply_status(ctx, st);
+    }
+    if (events != NULL)
+        RM_Free(events);
+    if (verdicts != NULL)
+        RM_Free(verdicts);
+    return RM_OK;
+}
+
 /* SLICE.INFO key: a map (flat pairs under RESP2). */
 static int slice_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
@@ -222,13 +424,27 @@ static int slice_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     }
     once_stats s;
     once_get_stats(f, &s);
-    once_memory_site_config c;
-    once_slice_config(f, &c);
+    once_memory_site_config c = {0};
+    bool whole = once_slice_config(f, &c) != ONCE_OK;
     uint64_t clock = 0;
     bool started = false;
     once_clock(f, &clock, &started);
     uint64_t jump = once_max_time_jump(f);
     value_close(&k);
+    if (whole) {
+        RM_ReplyWithMap(ctx, 9);
+        RM_ReplyWithSimpleString(ctx, "Filter");
+        RM_ReplyWithSimpleString(ctx, s.structure);
+        reply_info_count(ctx, "Capacity", s.capacity);
+        reply_info_rate(ctx, "Error rate", s.error);
+        reply_info_count(ctx, "Span", s.span_ms);
+        reply_info_count(ctx, "Sub-filters", s.filters);
+        reply_info_count(ctx, "Number of items inserted", s.items);
+        reply_info_count(ctx, "Size", s.bytes);
+        reply_info_count(ctx, "Clock", started ? clock : 0);
+        reply_info_count(ctx, "Seed", s.seed);
+        return RM_OK;
+    }
     static const char *const growth[] = {"none", "density", "cardinality", "bounded"};
     RM_ReplyWithMap(ctx, 10);
     reply_info_count(ctx, "Bits", c.bits);
@@ -250,6 +466,10 @@ static const command_spec slice_commands[] = {
      "Create one slice of a sliced filter: BITS, WINDOW, GROWTH (OK if it exists alike)"},
     {"slice.run", slice_run, "write deny-oom", 3, KEYS_FIRST, KEY_WRITES,
      "Run a batch of packed slice requests; the answers, a bit each"},
+    {"slice.reserve", slice_reserve, "write deny-oom", -10, KEYS_FIRST, KEY_CREATES,
+     "Create a whole slice: FILTER, CAPACITY, ERROR, SEED, SPAN (OK if it exists alike)"},
+    {"slice.tadd", slice_tadd, "write deny-oom", 3, KEYS_FIRST, KEY_WRITES,
+     "Test-and-add a batch of packed digests at a whole slice; a bit each"},
     {"slice.info", slice_info, "readonly", 2, KEYS_FIRST, KEY_READS,
      "Bits, window, growth, cells set and size of a slice"},
 };

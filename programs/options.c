@@ -249,7 +249,7 @@ static int check_cluster(cli_options *o, bool threads_given, bool growth_given, 
         return fail("%s", "--cluster needs --key NAME, the filter's name in the cluster");
     if (leaf_given && o->tree_levels == 0)
         return fail("%s", "--leaf is this run's leaf of a Bloom tree: add --tree LxF");
-    if (o->tree_levels == 0 && !o->sliced)
+    if (o->tree_levels == 0 && !o->sliced && !o->whole)
         return fail("%s", "--cluster needs --slicing horizontal, vertical or diced, or --tree LxF");
     /* A sliced filter and a tree alike. */
     if (threads_given)
@@ -1089,11 +1089,34 @@ static void set_defaults(cli_options *o)
     o->max_time_jump_ms = ONCE_DEFAULT_MAX_TIME_JUMP_MS;
 }
 
+/* A structure a whole slice over a cluster may be (once_sliced.h, "Whole slices"). */
+static bool whole_slice_type(const once_structure *s)
+{
+    return s->kind == ONCE_KIND_STATIC || s->kind == ONCE_KIND_GROWING ||
+           s->kind == ONCE_KIND_TIME_WINDOW;
+}
+
 /* The kind of filter the options ask for: over a cluster, sliced, or neither; and
  * the key's delimiter against the line's end. */
 static int check_kinds(parse_state *p)
 {
     cli_options *o = p->o;
+    if (o->cluster != NULL && !o->sliced && o->tree_levels == 0) {
+        /* The default over a cluster: whole slices, horizontal (docs/CLUSTER.md says
+         * why); a count window's slices keep timers on the producers' shared count. */
+        if (p->dicing_given || p->growth_given)
+            return fail("%s", "--dicing and --slice-growth shape a sliced filter of cells: add "
+                              "--slicing");
+        if (o->window_given) {
+            o->sliced = true;
+        } else {
+            o->whole = true;
+            o->slicing = ONCE_SLICING_HORIZONTAL;
+        }
+        if (!p->slices_given)
+            o->slices = 16;
+        p->slices_given = !o->whole;
+    }
     if (o->cluster != NULL || o->cluster_key != NULL || p->cluster_options_given) {
         int code = check_cluster(o, p->threads_given, p->growth_given, p->leaf_given);
         if (code != 0)
@@ -1101,7 +1124,13 @@ static int check_kinds(parse_state *p)
     }
     /* --threads alone runs the lines on a pipeline of threads (once.c); with --slicing
      * the threads are the sliced filter's sites. */
-    if (o->sliced || p->slices_given || p->dicing_given || p->growth_given) {
+    if (o->whole && o->parts != 0)
+        return fail("%s", "--slices SxP applies to --slicing diced: give a number of slices");
+    if (o->whole && o->type_given && !whole_slice_type(once_structure_of(o->type)))
+        return fail("--cluster: a slice is a whole filter of an all-time or time-window "
+                    "structure, not %s (a count window: --window N)",
+                    once_type_name(o->type));
+    if (!o->whole && (o->sliced || p->slices_given || p->dicing_given || p->growth_given)) {
         int code = check_slicing(o, p->slices_given, p->dicing_given, p->diced, p->dicing,
                                  p->growth_given);
         if (code != 0)

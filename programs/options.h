@@ -69,7 +69,10 @@ typedef struct cli_options {
     bool bounded_growth; /* --slice-growth bounded: in generations across the sites */
 
     /* Over a Redis Cluster (--cluster): the sliced filter NAME (--key) whose slices
-     * are keys of the cluster (cluster/, once_cluster.h), shared by every `once` on it. */
+     * are keys of the cluster (cluster/, once_cluster.h), shared by every `once` on it.
+     * Without --slicing (and --window, --tree) its slices are whole filters of `type`
+     * (`whole`: horizontal, `slices` of them, 16 unless given). */
+    bool whole;
     const char *cluster; /* "host:port[,host:port...]", NULL without --cluster */
     const char *cluster_key;
     failed_slice_policy on_failed_slice;

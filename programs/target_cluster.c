@@ -64,6 +64,7 @@ static int open_cluster(const cli_options *o, cluster_target *r)
     c.sliced.window_ms = o->span_ms;
     c.sliced.window_events = o->window_given ? o->window : 0;
     c.wait_replicas = o->wait ? 1 : 0;
+    c.slice_filter = o->whole ? o->type : 0;
     uint64_t bits = 0, slice_bits = 0;
     uint32_t k = 0;
     if (o->tree_levels != 0) {
@@ -72,6 +73,8 @@ static int open_cluster(const cli_options *o, cluster_target *r)
             fprintf(stderr, "once: --tree: the tree's options are refused\n");
             return EXIT_USAGE;
         }
+    } else if (o->whole) {
+        k = 0; /* a whole slice's failure is its events': no positions to count */
     } else if (once_sliced_geometry(&c.sliced, &bits, &k, &slice_bits) != ONCE_OK) {
         fprintf(stderr, "once: --cluster: the sliced filter's options are refused\n");
         return EXIT_USAGE;
@@ -82,7 +85,17 @@ static int open_cluster(const cli_options *o, cluster_target *r)
     c.sliced.threshold = o->on_failed_slice == FAILED_SLICE_DUPLICATE   ? 0
                          : o->on_failed_slice == FAILED_SLICE_DISTINCT ? k
                                                                         : o->failed_slice_threshold;
-    if (c.sliced.threshold > k) {
+    if (o->whole) { /* a whole slice's event has no positions: duplicate, or new */
+        if (o->on_failed_slice != FAILED_SLICE_DUPLICATE &&
+            o->on_failed_slice != FAILED_SLICE_DISTINCT) {
+            fprintf(stderr, "once: --on-failed-slice threshold:X counts the positions of slices "
+                            "of cells (--slicing); a whole slice's events are duplicate or "
+                            "distinct\n");
+            return EXIT_USAGE;
+        }
+        c.sliced.threshold = o->on_failed_slice == FAILED_SLICE_DUPLICATE ? 0 : 1;
+    }
+    if (c.sliced.threshold > k && !o->whole) {
         fprintf(stderr, "once: --on-failed-slice threshold:%u: at most k = %u positions\n",
                 c.sliced.threshold, k);
         return EXIT_USAGE;
@@ -148,7 +161,9 @@ static void cluster_report_sliced_json(const once_cluster *cluster, const once_c
             "\"failed_slices\":%u,\"missing_answers\":%llu,\"commands\":%llu,"
             "\"moved\":%llu,\"ask\":%llu,\"retries\":%llu,\"unreachable\":%llu,"
             "\"reconnects\":%llu,\"waits\":%llu,\"waits_short\":%llu,\"window\":%llu,"
-            "\"window_unit\":\"%s\",\"count\":%llu,\"clock_failures\":%llu,\"node_loads\":[",
+            "\"window_unit\":\"%s\",\"count\":%llu,\"clock_failures\":%llu,"
+            "\"slice_filter\":\"%s\",\"slice_items\":%llu,\"bytes\":%llu,"
+            "\"policy_events\":%llu,\"node_loads\":[",
             (unsigned long long)c->input_bytes, s->layout_id,
             once_slicing_name(f->slicing), f->slices, f->parts, f->sites,
             (unsigned long long)f->bits, (unsigned long long)f->slice_bits, f->hashes,
@@ -164,7 +179,10 @@ static void cluster_report_sliced_json(const once_cluster *cluster, const once_c
             (unsigned long long)s->waits_short,
             (unsigned long long)(f->window_ms ? f->window_ms : f->window_events),
             f->window_ms ? "ms" : f->window_events ? "events" : "none",
-            (unsigned long long)f->count, (unsigned long long)f->clock_failures);
+            (unsigned long long)f->count, (unsigned long long)f->clock_failures,
+            s->slice_filter != 0 ? once_type_name(s->slice_filter) : "cells",
+            (unsigned long long)s->slice_items, (unsigned long long)f->bytes,
+            (unsigned long long)s->policy_events);
     for (uint32_t i = 0; i < s->nodes; i++) {
         once_cluster_node n;
         if (once_cluster_node_at(cluster, i, &n) == ONCE_OK)
@@ -194,6 +212,15 @@ static void cluster_report_human(const once_cluster *cluster, const once_cluster
             fprintf(stderr, " %llu (%llu)", (unsigned long long)t->accesses[l],
                     (unsigned long long)t->hits[l]);
         fputc('\n', stderr);
+    } else if (s->slice_filter != 0) {
+        report_counts(sum);
+        fprintf(stderr,
+                "once: %u whole slices, each a %s filter; %llu keys held in %.2f MiB (as the "
+                "slices last answered); %.3f messages per event, max load %llu events on one "
+                "slice\n",
+                f->slices, once_type_name(s->slice_filter), (unsigned long long)s->slice_items,
+                (double)f->bytes / (1024.0 * 1024.0), f->messages_per_event,
+                (unsigned long long)f->max_load);
     } else {
         target_sliced_report(once_cluster_sliced(cluster), STATS_HUMAN, sum);
     }
@@ -211,11 +238,18 @@ static void cluster_report_human(const once_cluster *cluster, const once_cluster
     if (s->waits)
         fprintf(stderr, "once: %llu WAITs, %llu of them with fewer replicas than asked\n",
                 (unsigned long long)s->waits, (unsigned long long)s->waits_short);
-    fprintf(stderr,
-            "once: %u failed slices (%llu answers of a node without its slice); failed "
-            "fraction %.3f: false-positive rate %.3g, false-negative rate %.3g now\n",
-            s->failed_slices, (unsigned long long)s->missing_answers, f->failed_fraction,
-            f->fp_estimate, f->fn_estimate);
+    if (s->slice_filter != 0)
+        fprintf(stderr,
+                "once: %u failed slices (%llu answers of a node without its slice); %llu "
+                "events decided by --on-failed-slice\n",
+                s->failed_slices, (unsigned long long)s->missing_answers,
+                (unsigned long long)s->policy_events);
+    else
+        fprintf(stderr,
+                "once: %u failed slices (%llu answers of a node without its slice); failed "
+                "fraction %.3f: false-positive rate %.3g, false-negative rate %.3g now\n",
+                s->failed_slices, (unsigned long long)s->missing_answers, f->failed_fraction,
+                f->fp_estimate, f->fn_estimate);
     for (uint32_t i = 0; i < s->nodes; i++) {
         once_cluster_node n;
         if (once_cluster_node_at(cluster, i, &n) == ONCE_OK)
@@ -276,7 +310,11 @@ static void cluster_clock(const target *t, uint64_t *clock_ms, bool *started)
 
 static uint64_t cluster_bytes(const target *t)
 {
-    return target_sliced_bytes(((const cluster_target *)t->impl)->sliced.filter);
+    const cluster_target *ct = t->impl;
+    once_cluster_stats s;
+    if (ct->sliced.filter == NULL && once_cluster_get_stats(ct->cluster, &s) == ONCE_OK)
+        return s.sliced.bytes; /* whole slices, as they last answered (a tree: 0) */
+    return target_sliced_bytes(ct->sliced.filter);
 }
 
 static void cluster_close(target *t)
@@ -301,5 +339,9 @@ int target_cluster_open(target *t, const cli_options *o)
     int code = open_cluster(o, ct);
     if (code == 0)
         target_sites_opened(t, &ct->sliced);
+    /* Whole slices that grow warn of nothing: a fixed one passes its rate past
+     * capacity as one filter does. */
+    if (code == 0 && o->whole)
+        ct->sliced.fixed_size = once_structure_of(o->type)->kind == ONCE_KIND_STATIC;
     return code;
 }

@@ -95,6 +95,20 @@ typedef struct once_cluster_config {
      */
     const once_tree_config *tree;
     uint64_t leaf;
+    /*
+     * Whole slices (once_sliced.h, "Whole slices"), with horizontal slicing and no count
+     * window: when not 0, each slice is a filter of this structure (ONCE_TAGGED for a
+     * time window, ONCE_SCALABLE or ONCE_BLOCKED for all time, ...) for its share of
+     * sliced.capacity keys (capacity / S and four standard deviations of the share) at
+     * sliced.error, and a key is test-and-added at its slice in one atomic step: the
+     * filter takes the memory of one node's filter of those keys, racing producers need
+     * no claims, and a batch is one round.  The layout is of version 3.  Of `sliced`,
+     * only slicing, slices, capacity, error, seed, window_ms and on_failure with
+     * threshold are used (an event its slice did not answer: undecided under
+     * ONCE_FAILURE_REPORT; under THRESHOLD a duplicate with threshold 0, else new).
+     * 0: slices of cells (paper 000's, any slicing).
+     */
+    once_type slice_filter;
 } once_cluster_config;
 
 /* A config of `name` over seeds, the sliced filter's fields at once_sliced's defaults
@@ -143,6 +157,12 @@ typedef struct once_cluster_stats {
     bool claims;              /* racing producers claim events (vertical, diced, windows) */
     bool is_tree;             /* a Bloom tree: `tree` holds its stats, `sliced` nothing */
     once_tree_stats tree;
+    /* Whole slices: their structure (0 for cells), the keys they hold and their bytes as
+     * their last answers said (sliced.bytes), and the events decided by the failure
+     * policy because their slice did not answer. */
+    once_type slice_filter;
+    uint64_t slice_items;
+    uint64_t policy_events;
 } once_cluster_stats;
 
 ONCE_API once_status once_cluster_get_stats(const once_cluster *cluster,

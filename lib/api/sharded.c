@@ -92,11 +92,21 @@ typedef struct sharded_filter {
 #define SHARDED(f) ((sharded_filter *)(f))
 #define CSHARDED(f) ((const sharded_filter *)(f))
 
-static inline uint32_t shard_of(const sharded_filter *s, const once_hash *h)
+static inline uint32_t shard_among(const once_hash *h, uint32_t count)
 {
     uint64_t x = (h->lo ^ h->hi) * SHARD_MIX;
     x ^= x >> 31;
-    return (uint32_t)once_reduce(x, s->count);
+    return (uint32_t)once_reduce(x, count);
+}
+
+static inline uint32_t shard_of(const sharded_filter *s, const once_hash *h)
+{
+    return shard_among(h, s->count);
+}
+
+uint32_t once_shard_of(const once_digest *digest, uint32_t shards)
+{
+    return digest != NULL && shards > 1 ? shard_among(digest, shards) : 0;
 }
 
 static bool is_sharded(const once_filter *f)

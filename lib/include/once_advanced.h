@@ -434,7 +434,9 @@ ONCE_API once_status once_dbf_apply_delta(once_filter *replica, const void *delt
  * memory (near its cap), so that a refused key leaves no later key written.  Queries
  * run on the calling thread, as read-only calls (once.h, "Threads"); the executor is
  * called by one write at a time.
- * once_shard_count: P, or 1 for a filter not sharded (0 for NULL).
+ * once_shard_count: P, or 1 for a filter not sharded (0 for NULL).  once_shard_of: the
+ * shard of P (any P >= 1) a digest goes to, for a caller that
+ * spreads keys as a sharded filter does (a cluster's whole slices, once_sliced.h).
  */
 #define ONCE_MAX_SHARDS 256u
 
@@ -447,6 +449,7 @@ typedef struct once_executor {
 ONCE_API once_status once_create_sharded(once_filter **out, const once_config *config,
                                          uint32_t shards);
 ONCE_API uint32_t once_shard_count(const once_filter *filter);
+ONCE_API uint32_t once_shard_of(const once_digest *digest, uint32_t shards);
 ONCE_API once_status once_set_executor(once_filter *filter, const once_executor *executor);
 
 #ifdef __cplusplus

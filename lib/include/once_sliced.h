@@ -283,6 +283,56 @@ ONCE_API once_status once_slice_answers_decode(const uint8_t *in, size_t len,
                                                once_site_request *requests, size_t count,
                                                once_site_info *site);
 
+/*
+ * Whole slices.  A horizontal slice (Definition 1) is a filter for the keys that hash to
+ * it, so it may be a filter of any structure, not only bits: over a cluster each
+ * slice is then a whole filter of the library (a tagged window for a time window, a
+ * blocked or scalable filter for all time), in the memory one node would take for its
+ * keys.  A producer picks a key's slice by once_shard_of on its digest (as a sharded
+ * filter picks its shard, so S whole slices answer as once_create_sharded's S shards
+ * of the structure) and sends each slice its events' digests, with their times, as one
+ * message; the slice test-and-adds them in order (once_slice_events_run) and answers a
+ * bit an event.
+ */
+typedef struct once_slice_event {
+    once_digest digest;
+    uint64_t time_ms;    /* the event's time (time windows; 0 otherwise) */
+    bool seen;           /* out: a duplicate */
+    once_status status;  /* out: ONCE_OK, or why it was not decided (ONCE_ERR_FULL,
+                            ONCE_ERR_TIME, ONCE_ERR_UNAVAILABLE) */
+} once_slice_event;
+
+/* What a whole slice holds after a batch, as its answer carries it. */
+typedef struct once_slice_held {
+    uint64_t bytes; /* once_bytes */
+    uint64_t items; /* once_items */
+} once_slice_held;
+
+/* Test-and-add events[0 .. count-1] in order, each with its own status: one refused
+ * (ONCE_ERR_FULL at the filter's memory cap, ONCE_ERR_TIME for a time its clock
+ * refuses) changes nothing and the others run on around it.  ONCE_ERR_INVALID for a
+ * time past ONCE_MAX_TIME_MS, checked for all before any runs; with `held` not NULL,
+ * what the filter holds after. */
+ONCE_API once_status once_slice_events_run(once_filter *filter, once_slice_event *events,
+                                           size_t count, once_slice_held *held);
+/* The events as one message (`timed`: with their times), and back.  The decoder checks
+ * the whole message first: ONCE_ERR_CORRUPT for anything malformed. */
+ONCE_API size_t once_slice_events_size(size_t count, bool timed);
+ONCE_API once_status once_slice_events_encode(const once_slice_event *events, size_t count,
+                                              bool timed, uint8_t *out, size_t room,
+                                              size_t *written);
+ONCE_API once_status once_slice_events_count(const uint8_t *in, size_t len, size_t *count);
+ONCE_API once_status once_slice_events_decode(const uint8_t *in, size_t len,
+                                              once_slice_event *events);
+/* Their answers (seen and status of each) with what the slice holds, and back. */
+ONCE_API size_t once_slice_verdicts_size(const once_slice_event *events, size_t count);
+ONCE_API once_status once_slice_verdicts_encode(const once_slice_event *events, size_t count,
+                                                const once_slice_held *held, uint8_t *out,
+                                                size_t room, size_t *written);
+ONCE_API once_status once_slice_verdicts_decode(const uint8_t *in, size_t len,
+                                                once_slice_event *events, size_t count,
+                                                once_slice_held *held);
+
 /* What a sliced filter does when a site cannot be reached (section 3.2). */
 typedef enum once_failure {
     ONCE_FAILURE_REPORT = 0,   /* the call fails with ONCE_ERR_UNAVAILABLE, nothing decided */

@@ -395,3 +395,47 @@ const once_filter_ops once_slice_ops = {
     .positions_only = true,
     .clock = slice_clock,
 };
+
+/* ------------------------------------------------------------ whole slices */
+
+#define EVENTS_ROUND 256u /* events gathered for one batch call */
+
+once_status once_slice_events_run(once_filter *f, once_slice_event *events, size_t count,
+                                  once_slice_held *held)
+{
+    if (f == NULL || (events == NULL && count != 0))
+        return ONCE_ERR_INVALID;
+    for (size_t i = 0; i < count; i++)
+        if (events[i].time_ms > ONCE_MAX_TIME_MS)
+            return ONCE_ERR_INVALID;
+    /* The batch call runs a round's events through the structure's own loop and stops
+     * at a refused one: it is marked and the round goes on after it. */
+    once_digest digests[EVENTS_ROUND];
+    uint64_t times[EVENTS_ROUND];
+    uint8_t seen[EVENTS_ROUND];
+    for (size_t at = 0; at < count;) {
+        size_t n = count - at < EVENTS_ROUND ? count - at : EVENTS_ROUND;
+        for (size_t i = 0; i < n; i++) {
+            digests[i] = events[at + i].digest;
+            times[i] = events[at + i].time_ms;
+        }
+        size_t done = 0;
+        once_status st =
+            once_test_and_add_digest_batch_partial(f, digests, times, n, seen, &done);
+        for (size_t i = 0; i < done; i++)
+            events[at + i] = (once_slice_event){.digest = digests[i], .time_ms = times[i],
+                                                .seen = seen[i] != 0, .status = ONCE_OK};
+        at += done;
+        if (st != ONCE_OK && done < n) {
+            events[at].seen = false;
+            events[at].status = st == ONCE_ERR_FULL || st == ONCE_ERR_TIME ? st
+                                                                            : ONCE_ERR_UNAVAILABLE;
+            at++;
+        }
+    }
+    /* Not once_get_stats: some structures count their set cells for it, a scan the
+     * server would pay at every message. */
+    if (held != NULL)
+        *held = (once_slice_held){.bytes = once_bytes(f), .items = once_items(f)};
+    return ONCE_OK;
+}

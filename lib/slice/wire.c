@@ -22,6 +22,17 @@
  *              failure u32 index and u8 reason (ONCE_SLICE_FAILED_*), then
  *              [ceil(count / 8) bytes of claim_lost bits].
  *
+ *   Whole slices (once_sliced.h, "Whole slices") take events instead of positions:
+ *   Events:    u8 version (2), u8 flags (bit 0: each event carries its time),
+ *              u32 count, then per event its digest (u64 lo, u64 hi) and
+ *              [u64 time_ms].
+ *   Verdicts:  u8 version (2), u8 flags (0), u32 count, the slice as it is after
+ *              them (u64 bytes, u64 items: the producer reports the filter's
+ *              memory from them), ceil(count / 8) bytes of seen bits,
+ *              u32 failures, then per failure u32 index and u8 reason.
+ *   Version 2 tells an events message from a requests one, so a message sent to the
+ *   wrong command is refused whole.
+ *
  *   The decoder trusts nothing: a version, flag, op or length it does not know, a
  *   count the bytes cannot hold, or bytes left over is ONCE_ERR_CORRUPT, before the
  *   caller gets any request.
@@ -38,6 +49,9 @@
 #define ANSWER_CLAIMS 1u
 #define REQUEST_HEADER 6u
 #define ANSWER_HEADER 26u
+#define EVENTS_VERSION 2
+#define EVENTS_HEADER 6u
+#define VERDICTS_HEADER 22u
 
 static bool any_claims(const once_site_request *requests, size_t count)
 {
@@ -301,5 +315,155 @@ once_status once_slice_answers_decode(const uint8_t *in, size_t len, once_site_r
         requests[index].status = reason_status(p[4]);
         requests[index].all_set = false;
     }
+    return ONCE_OK;
+}
+
+/* ------------------------------------------------------------ whole slices */
+
+size_t once_slice_events_size(size_t count, bool timed)
+{
+    return EVENTS_HEADER + count * (timed ? 24u : 16u);
+}
+
+once_status once_slice_events_encode(const once_slice_event *events, size_t count, bool timed,
+                                     uint8_t *out, size_t room, size_t *written)
+{
+    if ((events == NULL && count != 0) || out == NULL || written == NULL ||
+        count > UINT32_MAX || room < once_slice_events_size(count, timed))
+        return ONCE_ERR_INVALID;
+    uint8_t *p = out;
+    *p++ = EVENTS_VERSION;
+    *p++ = timed ? FLAG_TIMED : 0;
+    once_le_write(p, count, 4);
+    p += 4;
+    for (size_t i = 0; i < count; i++) {
+        once_le_write(p, events[i].digest.lo, 8);
+        once_le_write(p + 8, events[i].digest.hi, 8);
+        p += 16;
+        if (timed) {
+            once_le_write(p, events[i].time_ms, 8);
+            p += 8;
+        }
+    }
+    *written = (size_t)(p - out);
+    return ONCE_OK;
+}
+
+/* The count of a well-formed events message, and whether it is timed; false for any
+ * other bytes. */
+static bool events_shape(const uint8_t *in, size_t len, size_t *count, bool *timed)
+{
+    if (in == NULL || len < EVENTS_HEADER || in[0] != EVENTS_VERSION ||
+        (in[1] & ~FLAG_TIMED) != 0)
+        return false;
+    *timed = (in[1] & FLAG_TIMED) != 0;
+    uint64_t n = once_le32_read(in + 2);
+    size_t each = *timed ? 24u : 16u;
+    if (n > (len - EVENTS_HEADER) / each || len != EVENTS_HEADER + n * each)
+        return false;
+    *count = (size_t)n;
+    return true;
+}
+
+once_status once_slice_events_count(const uint8_t *in, size_t len, size_t *count)
+{
+    bool timed = false;
+    if (count == NULL)
+        return ONCE_ERR_INVALID;
+    return events_shape(in, len, count, &timed) ? ONCE_OK : ONCE_ERR_CORRUPT;
+}
+
+once_status once_slice_events_decode(const uint8_t *in, size_t len, once_slice_event *events)
+{
+    size_t count = 0;
+    bool timed = false;
+    if (events == NULL)
+        return ONCE_ERR_INVALID;
+    if (!events_shape(in, len, &count, &timed))
+        return ONCE_ERR_CORRUPT;
+    const uint8_t *p = in + EVENTS_HEADER;
+    for (size_t i = 0; i < count; i++) {
+        events[i] = (once_slice_event){.digest = {once_le64_read(p), once_le64_read(p + 8)}};
+        p += 16;
+        if (timed) {
+            events[i].time_ms = once_le64_read(p);
+            p += 8;
+        }
+    }
+    return ONCE_OK;
+}
+
+size_t once_slice_verdicts_size(const once_slice_event *events, size_t count)
+{
+    size_t failures = 0;
+    for (size_t i = 0; i < count; i++)
+        failures += events[i].status != ONCE_OK;
+    return VERDICTS_HEADER + (count + 7) / 8 + 4 + failures * 5;
+}
+
+once_status once_slice_verdicts_encode(const once_slice_event *events, size_t count,
+                                       const once_slice_held *held, uint8_t *out, size_t room,
+                                       size_t *written)
+{
+    if ((events == NULL && count != 0) || out == NULL || written == NULL ||
+        count > UINT32_MAX)
+        return ONCE_ERR_INVALID;
+    size_t need = once_slice_verdicts_size(events, count);
+    if (room < need)
+        return ONCE_ERR_INVALID;
+    memset(out, 0, need);
+    out[0] = EVENTS_VERSION;
+    once_le_write(out + 2, count, 4);
+    if (held != NULL) {
+        once_le_write(out + 6, held->bytes, 8);
+        once_le_write(out + 14, held->items, 8);
+    }
+    uint8_t *bits = out + VERDICTS_HEADER, *failures = bits + (count + 7) / 8;
+    uint8_t *p = failures + 4;
+    uint32_t failed = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (events[i].status != ONCE_OK) {
+            once_le_write(p, i, 4);
+            p[4] = failure_reason(events[i].status);
+            p += 5;
+            failed++;
+        } else if (events[i].seen) {
+            bits[i / 8] |= (uint8_t)(1u << (i % 8));
+        }
+    }
+    once_le_write(failures, failed, 4);
+    *written = need;
+    return ONCE_OK;
+}
+
+once_status once_slice_verdicts_decode(const uint8_t *in, size_t len, once_slice_event *events,
+                                       size_t count, once_slice_held *held)
+{
+    if (in == NULL || (events == NULL && count != 0))
+        return ONCE_ERR_INVALID;
+    size_t bitmap = (count + 7) / 8;
+    if (len < VERDICTS_HEADER + bitmap + 4 || in[0] != EVENTS_VERSION || in[1] != 0 ||
+        once_le32_read(in + 2) != count)
+        return ONCE_ERR_CORRUPT;
+    const uint8_t *bits = in + VERDICTS_HEADER, *failures = bits + bitmap;
+    uint64_t failed = once_le32_read(failures);
+    if (failed > count || len != VERDICTS_HEADER + bitmap + 4 + failed * 5 ||
+        (count % 8 != 0 && (bits[bitmap - 1] >> (count % 8)) != 0))
+        return ONCE_ERR_CORRUPT;
+    for (size_t i = 0; i < count; i++) {
+        events[i].seen = (bits[i / 8] >> (i % 8)) & 1;
+        events[i].status = ONCE_OK;
+    }
+    const uint8_t *p = failures + 4;
+    for (uint64_t f = 0; f < failed; f++, p += 5) {
+        uint32_t index = once_le32_read(p);
+        if (index >= count || p[4] < ONCE_SLICE_FAILED_FULL || p[4] > ONCE_SLICE_FAILED_OTHER ||
+            events[index].status != ONCE_OK || events[index].seen)
+            return ONCE_ERR_CORRUPT;
+        events[index].status = reason_status(p[4]);
+    }
+    if (held != NULL)
+        *held = (once_slice_held){.bytes = once_le64_read(in + 6),
+                                  .items = once_le64_read(in + 14)};
     return ONCE_OK;
 }

@@ -1,0 +1,46 @@
+/*
+ * cluster/whole_slices.h - a horizontal filter whose slices are whole filters, each a
+ * key of the cluster (whole_slices.c; once_sliced.h, "Whole slices").
+ */
+#ifndef ONCE_CLUSTER_WHOLE_SLICES_H
+#define ONCE_CLUSTER_WHOLE_SLICES_H
+
+#include "routing.h"
+
+#include "once_sliced.h"
+
+typedef struct whole_slices whole_slices;
+
+/* How one slice is doing, for stats and the fault lines. */
+typedef struct whole_slice_info {
+    uint64_t events;   /* events sent to it */
+    uint64_t messages; /* SLICE.TADD commands sent */
+    uint64_t failures; /* of which answered nothing usable */
+    uint64_t missing;  /* of which NOSLICE */
+    once_slice_held held; /* as its last answer said */
+    bool failed;       /* its last command failed */
+    int node;          /* the node that last answered or failed (-1: none yet) */
+} whole_slice_info;
+
+/* Over `client` (kept by the caller), slices keys[0 .. slices-1] (copied), digests under
+ * `seed`, times sent when `timed`; NULL when memory runs out. */
+whole_slices *whole_slices_new(cluster_client *client, const char *const *keys,
+                               uint32_t slices, uint64_t seed, bool timed);
+void whole_slices_free(whole_slices *w);
+
+/* SLICE.RESERVE every slice: FILTER, CAPACITY, ERROR, SEED and SPAN; ONCE_OK, or why not
+ * in `error`. */
+once_status whole_slices_reserve(whole_slices *w, once_type filter, uint64_t capacity,
+                                 double error_rate, uint64_t span_ms, char *error, size_t room);
+
+/* Test-and-add keys[0 .. count-1]: each to its slice (once_shard_of its digest), every
+ * slice's events as one SLICE.TADD, all sent together.  decided[i] false for an event
+ * its slice did not answer (unreachable, an error), with *status the worst: ONCE_OK,
+ * ONCE_ERR_UNAVAILABLE, or a slice's refusal (ONCE_ERR_FULL, ONCE_ERR_TIME). */
+once_status whole_slices_batch(whole_slices *w, const once_key *keys, size_t count, uint8_t *seen,
+                               bool *decided);
+
+uint32_t whole_slices_count(const whole_slices *w);
+void whole_slices_info(const whole_slices *w, uint32_t slice, whole_slice_info *info);
+
+#endif /* ONCE_CLUSTER_WHOLE_SLICES_H */
