@@ -2,12 +2,16 @@
  * test_slice.c - a slice kept apart (ONCE_SLICE, once_sliced.h "Slices kept apart"):
  * it decides every request as the memory site it holds, keeps what it holds through a
  * save and a load, checks a whole batch before it runs any, refuses keys, and its wire
- * form survives a round trip and refuses every malformed message.
+ * form survives a round trip and refuses every malformed message.  Whole slices
+ * (once_sliced.h, "Whole slices"): S filters fed by once_shard_of answer a stream as
+ * the sharded filter of S shards does, events run in order around a refused one, and
+ * their messages round-trip and refuse malformed bytes.
  */
 #include "testing.h"
 
 #include "once_sliced.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -491,6 +495,163 @@ static void slice_allocation_failures_leave_nothing(void)
     CHECK_OK(once_set_allocator(NULL));
 }
 
+/* ------------------------------------------------------------ whole slices */
+
+enum { WHOLE_SLICES = 4, WHOLE_EVENTS = 6000 };
+
+/* A stream of keys with repeats, at times moving forward (a 1 s span sees both fresh
+ * repeats and expired ones). */
+static void whole_stream(once_slice_event *events, char (*keys)[32], size_t count,
+                         uint64_t seed)
+{
+    for (size_t i = 0; i < count; i++) {
+        uint64_t x = testing_mix(i + 77);
+        uint64_t back = testing_mix(x) % (x % 3 == 0 ? 200 : i + 1); /* recent, or any */
+        uint64_t id = x % 3 != 2 && back < i ? i - 1 - back : i;
+        snprintf(keys[i], sizeof keys[i], "key-%llu", (unsigned long long)id);
+        once_digest_with_seed(seed, keys[i], strlen(keys[i]), &events[i].digest);
+        events[i].time_ms = 1000000 + i * 3;
+    }
+}
+
+/* S filters, each fed the events whose digest once_shard_of sends it, answer every
+ * event as the sharded filter of S shards of the same structure answers its key: the
+ * cluster's whole slices are a sharded filter whose shards are keys. */
+static void whole_slices_answer_as_the_sharded_filter(void)
+{
+    static const once_type types[] = {ONCE_TAGGED, ONCE_BLOCKED, ONCE_SCALABLE};
+    static once_slice_event events[WHOLE_EVENTS];
+    static char keys[WHOLE_EVENTS][32];
+    static uint8_t seen[WHOLE_EVENTS];
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+        once_config c;
+        once_config_init(&c, types[t]);
+        c.capacity = 4000;
+        c.error = 0.01;
+        c.seed = 99;
+        c.seed_is_set = true;
+        c.max_time_jump_ms = 0;
+        if (types[t] == ONCE_TAGGED)
+            c.span_ms = 1000;
+        once_filter *sharded = NULL, *slices[WHOLE_SLICES];
+        CHECK_OK(once_create_sharded(&sharded, &c, WHOLE_SLICES));
+        once_config one = c;
+        one.capacity = (c.capacity + WHOLE_SLICES - 1) / WHOLE_SLICES;
+        for (uint32_t s = 0; s < WHOLE_SLICES; s++)
+            CHECK_OK(once_create(&slices[s], &one));
+        whole_stream(events, keys, WHOLE_EVENTS, c.seed);
+        size_t duplicates = 0;
+        for (size_t i = 0; i < WHOLE_EVENTS; i++) {
+            once_key k = {keys[i], strlen(keys[i]), events[i].time_ms};
+            CHECK_OK(once_test_and_add_batch(sharded, &k, 1, &seen[i]));
+            uint32_t s = once_shard_of(&events[i].digest, WHOLE_SLICES);
+            CHECK(s < WHOLE_SLICES);
+            CHECK_OK(once_slice_events_run(slices[s], &events[i], 1, NULL));
+            CHECK(events[i].status == ONCE_OK);
+            CHECK(events[i].seen == (seen[i] != 0));
+            duplicates += seen[i] != 0;
+        }
+        CHECK(duplicates > WHOLE_EVENTS / 10); /* the stream has repeats to find */
+        for (uint32_t s = 0; s < WHOLE_SLICES; s++)
+            once_free(slices[s]);
+        once_free(sharded);
+    }
+    once_digest d = {1, 2};
+    CHECK(once_shard_of(&d, 1) == 0 && once_shard_of(NULL, 8) == 0);
+}
+
+/* A batch runs in order, each event with its own status: a time past what the clock
+ * admits is refused alone and the events after it still run; a time past the most any
+ * clock takes refuses the whole batch before any runs. */
+static void whole_slice_events_run_around_a_refusal(void)
+{
+    once_config c;
+    once_config_init(&c, ONCE_TAGGED);
+    c.capacity = 1000;
+    c.span_ms = 1000;
+    c.seed = 5;
+    c.seed_is_set = true;
+    c.max_time_jump_ms = 60000;
+    once_filter *f = NULL;
+    CHECK_OK(once_create(&f, &c));
+    once_slice_event e[4];
+    memset(e, 0, sizeof e);
+    for (int i = 0; i < 4; i++) {
+        once_digest_with_seed(5, &i, sizeof i, &e[i].digest);
+        e[i].time_ms = 10000 + (uint64_t)i;
+    }
+    e[2].time_ms = 10000 + 3600000; /* an hour past a clock that admits a minute */
+    e[3].digest = e[0].digest;      /* a repeat of the first */
+    once_slice_held held;
+    CHECK_OK(once_slice_events_run(f, e, 4, &held));
+    CHECK(e[0].status == ONCE_OK && !e[0].seen);
+    CHECK(e[1].status == ONCE_OK && !e[1].seen);
+    CHECK(e[2].status == ONCE_ERR_TIME);
+    CHECK(e[3].status == ONCE_OK && e[3].seen);
+    CHECK(held.items == 2 && held.bytes == once_bytes(f));
+    e[1].time_ms = ONCE_MAX_TIME_MS + 1;
+    CHECK_STATUS(once_slice_events_run(f, e, 4, NULL), ONCE_ERR_INVALID);
+    CHECK(once_items(f) == 2);
+    once_free(f);
+}
+
+/* Events and verdicts survive a round trip; every malformed message is refused. */
+static void whole_slice_wire_round_trips_and_refuses(void)
+{
+    once_slice_event e[11], back[11];
+    for (size_t i = 0; i < 11; i++)
+        e[i] = (once_slice_event){.digest = {testing_mix(i), testing_mix(i + 100)},
+                                  .time_ms = i * 1000, .seen = i % 3 == 0,
+                                  .status = i == 4 ? ONCE_ERR_TIME : ONCE_OK};
+    e[4].seen = false;
+    for (int timed = 0; timed < 2; timed++) {
+        uint8_t wire[512];
+        size_t len = 0, count = 0;
+        CHECK(once_slice_events_size(11, timed) <= sizeof wire);
+        CHECK_STATUS(once_slice_events_encode(e, 11, timed, wire,
+                                              once_slice_events_size(11, timed) - 1, &len),
+                     ONCE_ERR_INVALID);
+        CHECK_OK(once_slice_events_encode(e, 11, timed, wire, sizeof wire, &len));
+        CHECK(len == once_slice_events_size(11, timed));
+        CHECK_OK(once_slice_events_count(wire, len, &count));
+        CHECK(count == 11);
+        CHECK_OK(once_slice_events_decode(wire, len, back));
+        for (size_t i = 0; i < 11; i++)
+            CHECK(back[i].digest.lo == e[i].digest.lo && back[i].digest.hi == e[i].digest.hi &&
+                  back[i].time_ms == (timed ? e[i].time_ms : 0));
+        /* Every cut, a byte more, another version or flag, a count too large. */
+        for (size_t cut = 0; cut < len; cut++)
+            CHECK_STATUS(once_slice_events_count(wire, cut, &count), ONCE_ERR_CORRUPT);
+        CHECK_STATUS(once_slice_events_count(wire, len + 1, &count), ONCE_ERR_CORRUPT);
+        wire[0] = 1;
+        CHECK_STATUS(once_slice_events_decode(wire, len, back), ONCE_ERR_CORRUPT);
+        wire[0] = 2;
+        wire[1] |= 4;
+        CHECK_STATUS(once_slice_events_count(wire, len, &count), ONCE_ERR_CORRUPT);
+        wire[1] &= 1;
+        wire[2] = 12;
+        CHECK_STATUS(once_slice_events_count(wire, len, &count), ONCE_ERR_CORRUPT);
+    }
+    uint8_t wire[128];
+    size_t len = 0;
+    once_slice_held held = {123456, 789}, got;
+    CHECK_OK(once_slice_verdicts_encode(e, 11, &held, wire, sizeof wire, &len));
+    CHECK(len == once_slice_verdicts_size(e, 11));
+    CHECK_OK(once_slice_verdicts_decode(wire, len, back, 11, &got));
+    CHECK(got.bytes == 123456 && got.items == 789);
+    for (size_t i = 0; i < 11; i++)
+        CHECK(back[i].seen == e[i].seen && back[i].status == e[i].status);
+    for (size_t cut = 0; cut < len; cut++)
+        CHECK_STATUS(once_slice_verdicts_decode(wire, cut, back, 11, NULL), ONCE_ERR_CORRUPT);
+    CHECK_STATUS(once_slice_verdicts_decode(wire, len, back, 10, NULL), ONCE_ERR_CORRUPT);
+    /* A failure that names an event past the count, or one answered seen. */
+    size_t failure = len - 5;
+    wire[failure] = 11;
+    CHECK_STATUS(once_slice_verdicts_decode(wire, len, back, 11, NULL), ONCE_ERR_CORRUPT);
+    wire[failure] = 0; /* event 0 is answered seen */
+    CHECK_STATUS(once_slice_verdicts_decode(wire, len, back, 11, NULL), ONCE_ERR_CORRUPT);
+}
+
 static const testing_case cases[] = {
     {"slice_runs_as_its_memory_site", slice_runs_as_its_memory_site},
     {"slice_keeps_its_state_through_a_load", slice_keeps_its_state_through_a_load},
@@ -500,6 +661,9 @@ static const testing_case cases[] = {
     {"wire_refuses_malformed_messages", wire_refuses_malformed_messages},
     {"slice_loader_refuses_what_it_cannot_be", slice_loader_refuses_what_it_cannot_be},
     {"slice_allocation_failures_leave_nothing", slice_allocation_failures_leave_nothing},
+    {"whole_slices_answer_as_the_sharded_filter", whole_slices_answer_as_the_sharded_filter},
+    {"whole_slice_events_run_around_a_refusal", whole_slice_events_run_around_a_refusal},
+    {"whole_slice_wire_round_trips_and_refuses", whole_slice_wire_round_trips_and_refuses},
 };
 
 TESTING_MAIN(cases)
