@@ -185,3 +185,144 @@ def test_slices_survive_reload_aof_dump_and_a_replica():
             wait_synced(r, rep)
             for k in ("b", "g", "g2", "b2"):
                 assert scandump(rep, k, "SLICE.SCANDUMP") == scandump(r, k, "SLICE.SCANDUMP")
+
+
+# Whole slices (once_sliced.h, "Whole slices"): a filter of its own, fed digests.
+
+def encode_events(events, timed=True):
+    """events: (lo, hi, time_ms): a SLICE.TADD message (slice/wire.c, version 2)."""
+    out = [struct.pack("<BBI", 2, 1 if timed else 0, len(events))]
+    for lo, hi, at in events:
+        out.append(struct.pack("<QQ", lo, hi))
+        if timed:
+            out.append(struct.pack("<Q", at))
+    return b"".join(out)
+
+
+def decode_verdicts(reply, count):
+    """(bytes, items, [(seen, failure reason or 0)])."""
+    version, flags, n, size, items = struct.unpack_from("<BBIQQ", reply, 0)
+    assert version == 2 and flags == 0 and n == count
+    width = (count + 7) // 8
+    bits = reply[22:22 + width]
+    (failed,) = struct.unpack_from("<I", reply, 22 + width)
+    at = 26 + width
+    reasons = {}
+    for _ in range(failed):
+        index, reason = struct.unpack_from("<IB", reply, at)
+        reasons[index] = reason
+        at += 5
+    assert at == len(reply)
+    seen = [(bits[i // 8] >> (i % 8)) & 1 == 1 for i in range(count)]
+    return size, items, [(seen[i], reasons.get(i, 0)) for i in range(count)]
+
+
+def tadd(r, key, events):
+    return decode_verdicts(r.execute_command("SLICE.TADD", key, encode_events(events)),
+                           len(events))
+
+
+def digests(rng, n):
+    return [(rng.getrandbits(64), rng.getrandbits(64)) for _ in range(n)]
+
+
+def test_whole_slice_test_and_adds_digests_at_their_times():
+    rng = random.Random(11)
+    with Server() as s:
+        r = s.client()
+        assert r.execute_command("SLICE.RESERVE", "w", "FILTER", "tagged", "CAPACITY", 10000,
+                                 "ERROR", "0.001", "SEED", 5, "SPAN", 60000) == b"OK"
+        keys = digests(rng, 2000)
+        size, items, answers = tadd(r, "w", [(lo, hi, 1000 + i) for i, (lo, hi) in enumerate(keys)])
+        assert items == 2000 and size > 0
+        new = sum(1 for seen, _ in answers if not seen)
+        assert new >= 2000 - 10  # fresh digests: false positives at the rate at most
+        # Repeats inside the span: every one a duplicate (no false negative); past it: new.
+        _, _, inside = tadd(r, "w", [(lo, hi, 50000) for lo, hi in keys])
+        assert all(seen for seen, _ in inside)
+        _, _, past = tadd(r, "w", [(lo, hi, 200000) for lo, hi in keys[:500]])
+        assert sum(1 for seen, _ in past if not seen) >= 495
+        # A repeat within one batch is the batch's own duplicate.
+        lo, hi = digests(rng, 1)[0]
+        _, _, twice = tadd(r, "w", [(lo, hi, 200001), (lo, hi, 200002)])
+        assert [seen for seen, _ in twice] == [False, True]
+        i = dict(zip(*[iter(r.execute_command("SLICE.INFO", "w"))] * 2))
+        assert i[b"Filter"] == b"tagged" and i[b"Span"] == 60000 and i[b"Capacity"] == 10000
+        assert i[b"Clock"] == 200002
+        # Made again alike: OK; otherwise refused, naming what differs.
+        assert r.execute_command("SLICE.RESERVE", "w", "FILTER", "tagged", "CAPACITY", 10000,
+                                 "ERROR", "0.001", "SEED", 5, "SPAN", 60000) == b"OK"
+        assert "another structure" in err(r, "SLICE.RESERVE", "w", "FILTER", "tagged",
+                                          "CAPACITY", 20000, "ERROR", "0.001", "SEED", 5,
+                                          "SPAN", 60000)
+        # All time: a scalable slice, no times.
+        assert r.execute_command("SLICE.RESERVE", "a", "FILTER", "scalable", "CAPACITY", 1000,
+                                 "ERROR", "0.01", "SEED", 5) == b"OK"
+        message = encode_events([(lo, hi, 0) for lo, hi in keys[:300]] * 2, timed=False)
+        _, items, answers = decode_verdicts(r.execute_command("SLICE.TADD", "a", message), 600)
+        assert items <= 300 and all(seen for seen, _ in answers[300:])
+
+
+def test_whole_slice_refuses_what_it_cannot_run():
+    rng = random.Random(12)
+    with Server() as s:
+        r = s.client()
+        good = encode_events([(1, 2, 5)])
+        assert err(r, "SLICE.TADD", "gone", good).startswith("NOSLICE")
+        assert r.exists("gone") == 0
+        r.execute_command("SLICE.RESERVE", "w", "FILTER", "tagged", "CAPACITY", 100, "ERROR",
+                          "0.01", "SEED", 1, "SPAN", 1000)
+        tadd(r, "w", [(lo, hi, 10) for lo, hi in digests(rng, 50)])
+        before = scandump(r, "w", "SLICE.SCANDUMP")
+        for bad in (b"", good[:-1], good + b"\0", b"\x01" + good[1:],
+                    good[:1] + b"\x03" + good[2:], struct.pack("<BBI", 2, 1, 0xffffffff)):
+            assert "malformed" in err(r, "SLICE.TADD", "w", bad)
+        assert "out of range" in err(r, "SLICE.TADD", "w",
+                                     encode_events([(1, 2, 10), (3, 4, 2 ** 63)]))
+        assert scandump(r, "w", "SLICE.SCANDUMP") == before
+        # Each command runs its own kind of slice.
+        r.execute_command("SLICE.CREATE", "cells", "BITS", 64)
+        assert "SLICE.RUN" in err(r, "SLICE.TADD", "cells", good)
+        assert "SLICE.TADD" in err(r, "SLICE.RUN", "w", encode([(TEST, [1], 0)]))
+        for args in (("FILTER", "apbf", "CAPACITY", 10, "ERROR", "0.01", "SEED", 1),
+                     ("FILTER", "tagged", "CAPACITY", 10, "ERROR", "0.01", "SEED", 1),
+                     ("FILTER", "blocked", "CAPACITY", 10, "ERROR", "0.01", "SEED", 1, "SPAN", 5),
+                     ("FILTER", "blocked", "CAPACITY", 0, "ERROR", "0.01", "SEED", 1),
+                     ("FILTER", "blocked", "CAPACITY", 10, "ERROR", "2", "SEED", 1),
+                     ("FILTER", "blocked", "CAPACITY", 10, "ERROR", "0.01", "SEED", 1, "X", 1)):
+            assert err(r, "SLICE.RESERVE", "t", *args)
+        assert r.exists("t") == 0
+
+
+def test_whole_slices_survive_reload_aof_and_a_replica():
+    rng = random.Random(13)
+    with Server(extra=AOF_COMMANDS) as s:
+        r = s.client()
+        r.execute_command("SLICE.RESERVE", "w", "FILTER", "tagged", "CAPACITY", 3000,
+                          "ERROR", "0.001", "SEED", 9, "SPAN", 60000)
+        r.execute_command("SLICE.RESERVE", "a", "FILTER", "blocked", "CAPACITY", 3000,
+                          "ERROR", "0.001", "SEED", 9)
+        keys = digests(rng, 3000)
+        for start in range(0, 3000, 500):
+            batch = [(lo, hi, 1000 + start + i) for i, (lo, hi) in enumerate(keys[start:start + 500])]
+            tadd(r, "w", batch)
+            tadd(r, "a", batch)
+        dumps = {k: scandump(r, k, "SLICE.SCANDUMP") for k in ("w", "a")}
+
+        def same():
+            for k in ("w", "a"):
+                assert scandump(r, k, "SLICE.SCANDUMP") == dumps[k]
+
+        r.execute_command("DEBUG", "RELOAD")
+        same()
+        r.execute_command("BGREWRITEAOF")
+        wait_for_rewrite(r)
+        s.restart()
+        r = s.client()
+        same()
+        with s.replica() as replica:
+            rep = replica.client()
+            tadd(r, "w", [(lo, hi, 9000) for lo, hi in digests(rng, 100)])
+            wait_synced(r, rep)
+            for k in ("w", "a"):
+                assert scandump(rep, k, "SLICE.SCANDUMP") == scandump(r, k, "SLICE.SCANDUMP")
