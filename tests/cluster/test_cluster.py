@@ -175,6 +175,82 @@ def test_racing_producers_deliver_each_key_at_most_once():
                 assert len(stored) - len(set(delivered)) <= high, (name, producers)
 
 
+def memory_of(cluster, keys):
+    """MEMORY USAGE of `keys`, each asked of the master that serves it."""
+    total = 0
+    for key in keys:
+        node = cluster.nodes[cluster.owner(cluster.keyslot(key))]
+        total += node.call("MEMORY", "USAGE", key, "SAMPLES", "0")
+    return total
+
+
+def test_whole_slices_are_the_default_and_take_one_nodes_memory():
+    # Without --slicing a filter over a cluster is 16 whole slices, horizontal: each a
+    # filter of the structure the options choose, for its share of the keys.
+    rng = random.Random(SEED + 20)
+    with Cluster(masters=3) as cluster:
+        for window, one_node in (([], ["BF.RESERVE", "one-all", "0.001", "200000"]),
+                                 (["--span", "1h"], ["ONCE.RESERVE", "one-span", "SPAN",
+                                                     "3600000", "CAPACITY", "200000",
+                                                     "ERROR", "0.001"])):
+            key = "whole-%d" % len(window)
+            opts = [*window, "--capacity", "200000", "--error", "0.001", "--seed", "21",
+                    "--stats=json"]
+            stored = keys_of(key, 20000)
+            out, stats = once(cluster, key, *opts,
+                              data=lines(repeated_stream(stored, 50000, rng)))
+            assert len(out) == len(set(out)) and set(out) <= set(stored)
+            _, high = binomial_bounds(len(stored), 0.001)
+            assert len(stored) - len(out) <= high, (window, len(out))
+            assert layout_of(cluster, key).startswith("once cluster layout 3\n")
+            assert stats["slice_filter"] == ("tagged" if window else "blocked")  # a stated capacity
+            assert stats["slices"] == 16 and stats["claims"] is False
+            assert stats["slice_items"] == len(out) and stats["bytes"] > 0
+            # One command a slice a batch: a few hundred for 50,000 events.
+            assert stats["commands"] < 0.01 * 50000, stats["commands"]
+            # The slices' memory, in the servers, against one node's filter of the same
+            # span, error and capacity: at most 1.3x (a slice's share has four standard
+            # deviations of room, each key its Redis object).
+            node_key = "{%s}%s" % (key, one_node[1])
+            node = cluster.nodes[cluster.owner(cluster.keyslot(node_key))]
+            node.call(one_node[0], node_key, *one_node[2:])
+            cluster_bytes = memory_of(cluster, slice_keys(cluster, key))
+            node_bytes = node.call("MEMORY", "USAGE", node_key, "SAMPLES", "0")
+            assert cluster_bytes <= 1.3 * node_bytes, (window, cluster_bytes, node_bytes)
+            # Fresh keys at the filter's rate.
+            fresh = keys_of(key + "-fresh", 20000)
+            out2, _ = once(cluster, key, *opts, data=lines(fresh))
+            _, high = binomial_bounds(len(fresh), 0.001)
+            assert len(fresh) - len(out2) <= high
+
+
+def test_whole_slices_answer_racing_producers_once():
+    rng = random.Random(SEED + 21)
+    with Cluster(masters=3) as cluster:
+        for producers in (2, 4):
+            for window in ([], ["--span", "1h"]):
+                key = "wrace-%d-%d" % (producers, len(window))
+                stored = keys_of(key, 3000)
+                streams = [repeated_stream(stored, 6000, rng) for _ in range(producers)]
+                opts = [*window, "--slices", "6", "--capacity", "6000", "--error", "0.001",
+                        "--seed", "3"]
+                outs = race(cluster, key, opts, streams)
+                delivered = [k for out in outs for k in out]
+                assert len(delivered) == len(set(delivered)), (producers, window)
+                _, high = binomial_bounds(len(stored), 0.001)
+                assert len(stored) - len(set(delivered)) <= high, (producers, window)
+
+
+def test_whole_slices_refuse_options_of_cells():
+    with Cluster(masters=1) as cluster:
+        for args, said in ((["--on-failed-slice", "threshold:2"], "threshold"),
+                           (["--filter", "apbf"], "whole filter"),
+                           (["--slices", "3x2"], "diced")):
+            p = subprocess.run([ONCE, "--cluster", cluster.seeds()[0], "--key", "bad", *args],
+                               input=b"a\n", capture_output=True, timeout=60)
+            assert p.returncode == 1 and said in p.stderr.decode(), (args, p.stderr)
+
+
 def layout_of(cluster, name):
     """The layout text of filter `name`."""
     node = cluster.nodes[cluster.owner(cluster.keyslot("%s:layout" % name))]
