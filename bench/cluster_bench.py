@@ -1,13 +1,14 @@
 """cluster_bench.py - one filter over a Redis Cluster against the dedup users run today.
 
-Usage: /usr/bin/python3 bench/cluster_bench.py ONCE_CLI MODULE_SO [EVENTS] [DISTINCT] [local]
+Usage: /usr/bin/python3 bench/cluster_bench.py ONCE_CLI MODULE_SO [EVENTS] [DISTINCT] [local|memory]
 
 On clusters of 1 and 3 masters (Debian's redis-server with the module, on loopback,
 started and stopped by tests/cluster/cluster.py), the same stream of EVENTS lines
 (default 10^6) over DISTINCT keys (default 5 x 10^5, in a random order with repeats)
 is deduped by:
-  - `once --cluster` with horizontal slicing (S = 3 and 12), vertical (S = 3) and diced
-    h-v (3x2), 10^6 keys at 0.1%;
+  - `once --cluster` with whole slices (the default: 16 horizontal slices, each a filter
+    of its own) and paper 000's cells: horizontal slicing (S = 3 and 12), vertical
+    (S = 3) and diced h-v (3x2), 10^6 keys at 0.1%;
   - `SET key 1 NX EX 3600`, one command per event, pipelined 1,000 a node (the dedup
     users run today);
   - one BF key per master (RedisBloom's BF.* of the module), the keys partitioned by the
@@ -25,6 +26,14 @@ With `local` last, only the local filter's saving instead: on 3 masters, the sam
 stream deduped by one producer (so that every repeat is one of its own: producer
 locality at its most) with vertical slicing, without and with --local-filter, its
 server CPU and commands an event.
+
+With `memory` last, the memory a time window takes instead: on 3 masters, DISTINCT
+keys (each once) with event times spread over one hour, deduped with `--span 1h`,
+capacity DISTINCT at 0.1%, by whole slices (16, each a tagged window), by slices of
+timers (horizontal S = 16, vertical S = 3), by one node's ONCE window of the same span,
+capacity and error (ONCE.MADD at each batch's time), and by SET NX EX 3600; and all
+time: whole slices (blocked) against one node's BF of the same capacity and error.  The
+masters' used_memory growth, in bits a key and against one node's.
 
 Prints Markdown tables on stdout; progress on stderr.
 """
@@ -140,6 +149,71 @@ def run_bf_shards(cluster, keys, masters):
     return delivered, commands, None
 
 
+def used_memory(cluster):
+    return sum(node.client().info("memory")["used_memory"] for node in cluster.running())
+
+
+def one_node(cluster, reserve, add, keys, times):
+    """A single key of the module on one master: `reserve` makes it, `add` (a command
+    and its leading arguments, the time appended when `times`) takes 1,000 keys a
+    call."""
+    node = cluster.nodes[0].client(decode=False)
+    node.execute_command(*reserve)
+    for start in range(0, len(keys), 1000):
+        batch = keys[start:start + 1000]
+        args = list(add) + (["AT", times[start]] if times else [])
+        node.execute_command(*args, *batch)
+
+
+def memory_rows(once, distinct):
+    from cluster import Cluster
+    keys = [b"event:%d" % i for i in range(distinct)]
+    hour = 3600 * 1000
+    times = [i * hour // distinct for i in range(distinct)]
+    timed = b"".join(b"%d\t%s\n" % (t, k) for t, k in zip(times, keys))
+    plain = b"".join(k + b"\n" for k in keys)
+    span = ["--span", "1h", "--time-field", "1", "--time-format", "epoch_ms", "-f", "2"]
+    cap = ["--capacity", str(distinct), "--error", "0.001", "--seed", "1"]
+
+    def cli(args, data):
+        def run(cluster):
+            p = subprocess.run([once, "--cluster", cluster.seeds()[0], "--key", "m", *args,
+                                *cap], input=data, capture_output=True)
+            if p.returncode != 0:
+                raise RuntimeError(p.stderr.decode())
+        return run
+
+    rows = [
+        ("span 1h", "whole slices (16 tagged windows)", cli(span, timed)),
+        ("span 1h", "slices of timers, horizontal S=16", cli(["--slicing", "horizontal", "--slices", "16", *span], timed)),
+        ("span 1h", "slices of timers, vertical S=3", cli(["--slicing", "vertical", "--slices", "3", *span], timed)),
+        ("span 1h", "one node's ONCE window", lambda c: one_node(
+            c, ["ONCE.RESERVE", "w", "SPAN", hour, "CAPACITY", distinct, "ERROR", "0.001"],
+            ["ONCE.MADD", "w"], keys, times)),
+        ("span 1h", "SET NX EX 3600", lambda c: run_set_nx(c, keys)),
+        ("all time", "whole slices (16 blocked filters)", cli([], plain)),
+        ("all time", "one node's BF", lambda c: one_node(
+            c, ["BF.RESERVE", "b", "0.001", distinct], ["BF.MADD", "b"], keys, None)),
+    ]
+    print("| window | method | used_memory growth, MB | bits a key | against one node's |")
+    print("|---|---|---:|---:|---:|")
+    base = {}
+    results = []
+    for window, label, run in rows:
+        with Cluster(masters=3) as cluster:
+            before = used_memory(cluster)
+            run(cluster)
+            grown = used_memory(cluster) - before
+        results.append((window, label, grown))
+        if label.startswith("one node"):
+            base[window] = grown
+        print("%s, %s: done" % (window, label), file=sys.stderr)
+    for window, label, grown in results:
+        print("| %s | %s | %.1f | %.1f | %.2fx |" % (window, label, grown / 1e6,
+                                                    grown * 8 / distinct, grown / base[window]),
+              flush=True)
+
+
 def message_model(stats, distinct):
     """Requests a site an event, by paper 000's count (section 3.2): horizontal 1; an
     event over S sites of k positions touches E = S (1 - (1 - 1/S)^k) of them (Eq. 3's
@@ -163,6 +237,9 @@ def main():
     events = int(float(sys.argv[3])) if len(sys.argv) > 3 else 1000000
     distinct = int(float(sys.argv[4])) if len(sys.argv) > 4 else 500000
     from cluster import Cluster
+    if len(sys.argv) > 5 and sys.argv[5] == "memory":
+        memory_rows(once, distinct)
+        return
     rng = random.Random(1)
     keys = [b"event:%d" % i for i in range(distinct)]
     stream = keys + [rng.choice(keys) for _ in range(events - distinct)]
@@ -185,6 +262,7 @@ def main():
                 events / seconds, delivered), flush=True)
         return
     methods = [
+        ("once whole slices S=16 (default)", lambda c, n: run_once(c, once, n, [], data)),
         ("once horizontal S=3", lambda c, n: run_once(c, once, n, ["--slicing", "horizontal", "--slices", "3"], data)),
         ("once horizontal S=12", lambda c, n: run_once(c, once, n, ["--slicing", "horizontal", "--slices", "12"], data)),
         ("once vertical S=3", lambda c, n: run_once(c, once, n, ["--slicing", "vertical", "--slices", "3"], data)),

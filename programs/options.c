@@ -250,7 +250,8 @@ static int check_cluster(cli_options *o, bool threads_given, bool growth_given, 
     if (leaf_given && o->tree_levels == 0)
         return fail("%s", "--leaf is this run's leaf of a Bloom tree: add --tree LxF");
     if (o->tree_levels == 0 && !o->sliced && !o->whole)
-        return fail("%s", "--cluster needs --slicing horizontal, vertical or diced, or --tree LxF");
+        return fail("%s", "--cluster needs whole slices, --slicing horizontal, vertical or diced, "
+                          "or --tree LxF");
     /* A sliced filter and a tree alike. */
     if (threads_given)
         return fail("%s", "--cluster: the cluster's nodes answer for the slices: drop --threads");
@@ -788,7 +789,7 @@ static const char *const section_heading[SECTIONS] = {
     "Key:",
     "Filter:",
     "Sliced filter (one standard filter spread over sites, here threads):",
-    "Over a Redis Cluster (the same sliced filter, its slices keys of the cluster,\nshared by every once on the same --key; docs/CLUSTER.md):",
+    "Over a Redis Cluster (one filter, its slices keys of the cluster, shared by\nevery once on the same --key; docs/CLUSTER.md):",
     "Window:",
     "State:",
     "Output:",
@@ -948,7 +949,8 @@ static const cli_option options[] = {
          "once card: one JSON object per estimate"},
     {"cluster", 0, required_argument, " ADDR", set_cluster, SECTION_CLUSTER,
          "a node of the cluster, host:port (or several, comma\n"
-         "separated); needs --slicing, --slices and --key"},
+         "separated); needs --key.  Without --slicing: --slices\n"
+         "(16) whole slices, each a filter of --filter's kind"},
     {"key", 0, required_argument, " NAME", set_key, SECTION_CLUSTER,
          "the filter's name in the cluster: the first run makes\n"
          "it, later ones must give the same --slicing, --slices,\n"

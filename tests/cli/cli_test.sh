@@ -1143,7 +1143,13 @@ case_cluster_usage_errors() {
   expect_refused "$needs_cluster" --local-filter
   expect_refused "$needs_cluster" --on-failed-slice duplicate
   expect_refused "--cluster needs --key NAME" --cluster "$node"
-  expect_refused "--cluster needs --slicing horizontal, vertical or diced" --cluster "$node" --key f
+  expect_refused "a slice is a whole filter of an all-time or time-window structure, not apbf" \
+    --cluster "$node" --key f --filter apbf
+  expect_refused "--slices SxP applies to --slicing diced" --cluster "$node" --key f --slices 3x2
+  expect_refused "--dicing and --slice-growth shape a sliced filter of cells" \
+    --cluster "$node" --key f --dicing v-h
+  expect_refused "a whole slice's events are duplicate or distinct" \
+    --cluster "$node" --key f --on-failed-slice threshold:2
   expect_refused "the cluster's nodes answer for the slices: drop --threads" "${cluster[@]}" --threads 2
   expect_refused "a local filter this run's alone: drop --local-filter" \
     "${cluster[@]}" --window 100 --local-filter
