@@ -249,6 +249,7 @@ static bool read_slice(whole_slices *w, uint32_t i, const cluster_command *c)
         info->missing++;
     info->failed = !ok;
     info->failures += !ok;
+    info->failed_events += ok ? 0 : n;
     return ok;
 }
 

@@ -13,7 +13,8 @@ typedef struct whole_slices whole_slices;
 
 /* How one slice is doing, for stats and the fault lines. */
 typedef struct whole_slice_info {
-    uint64_t events;   /* events sent to it */
+    uint64_t events;   /* events sent to it: paper 000's messages, a request each */
+    uint64_t failed_events; /* of which its command answered nothing usable */
     uint64_t messages; /* SLICE.TADD commands sent */
     uint64_t failures; /* of which answered nothing usable */
     uint64_t missing;  /* of which NOSLICE */
