@@ -273,6 +273,49 @@ static once_status count_reserve(void *context, uint64_t n, uint64_t *first)
 
 /* The layout in the cluster (written by this producer when there was none) into
  * c->layout, checked against `want`. */
+/* The layout's text, found in NAME:layout, as the copies are written again to hold
+ * (their failures are not this producer's: a copy is written by every producer). */
+static void write_copies(once_cluster *c, const char *text, size_t len)
+{
+    char keys[LAYOUT_COPIES][KEY_ROOM];
+    const char *argv[LAYOUT_COPIES][3];
+    size_t lens[LAYOUT_COPIES][3];
+    cluster_command commands[LAYOUT_COPIES];
+    for (uint32_t j = 0; j < LAYOUT_COPIES; j++) {
+        layout_copy_key(c->name, j, keys[j], KEY_ROOM);
+        argv[j][0] = "SET";
+        argv[j][1] = keys[j];
+        argv[j][2] = text;
+        lens[j][0] = 3;
+        lens[j][1] = strlen(keys[j]);
+        lens[j][2] = len;
+        commands[j] = (cluster_command){.argc = 3, .argv = argv[j], .argv_len = lens[j],
+                                        .key_index = 1};
+    }
+    cluster_client_run(c->client, commands, LAYOUT_COPIES);
+    for (uint32_t j = 0; j < LAYOUT_COPIES; j++)
+        if (commands[j].reply != NULL)
+            freeReplyObject(commands[j].reply);
+}
+
+/* NAME:layout's master cannot be reached: the first copy that answers a layout, or
+ * NULL. */
+static redisReply *read_a_copy(once_cluster *c)
+{
+    for (uint32_t j = 0; j < LAYOUT_COPIES; j++) {
+        char key[KEY_ROOM];
+        layout_copy_key(c->name, j, key, sizeof key);
+        const char *get[2] = {"GET", key};
+        size_t get_len[2] = {3, strlen(key)};
+        redisReply *r = command(c->client, 2, get, get_len);
+        if (r != NULL && r->type == REDIS_REPLY_STRING)
+            return r;
+        if (r != NULL)
+            freeReplyObject(r);
+    }
+    return NULL;
+}
+
 static once_status settle_layout(once_cluster *c, const layout *want, bool seed_given,
                                  char *error, size_t room)
 {
@@ -282,10 +325,14 @@ static once_status settle_layout(once_cluster *c, const layout *want, bool seed_
         const char *get[2] = {"GET", key};
         size_t get_len[2] = {3, strlen(key)};
         redisReply *r = command(c->client, 2, get, get_len);
-        if (r == NULL)
+        bool copy = r == NULL;
+        if (copy && (r = read_a_copy(c)) == NULL)
             return say(error, room, ONCE_ERR_UNAVAILABLE,
-                       "cannot read the layout %s: its node cannot be reached", key);
+                       "cannot read the layout %s: its node cannot be reached, nor a copy's",
+                       key);
         if (r->type == REDIS_REPLY_STRING) {
+            if (!copy)
+                write_copies(c, r->str, r->len);
             layout have;
             char why[256];
             bool parsed = layout_parse(r->str, r->len, &have, why, sizeof why);

@@ -10,6 +10,11 @@
  *   would answer nothing right for either).  The random id tells a filter made again
  *   under the same name from the one before it.
  *
+ *   The layout is also kept in LAYOUT_COPIES copies whose tags spread over the slots,
+ *   so that a producer starts while the master of NAME:layout is down: NAME:layout
+ *   alone decides which layout wins (SET NX), and every producer that reads it writes
+ *   the copies again, so they hold what it holds.
+ *
  *   Slices spread over the slots: Redis Cluster routes a key by CRC16 of its hash tag,
  *   and naive tags ("0", "1", "2") land wherever their CRC falls (3 slices over 3
  *   masters once fell 1, 2, 0: two on one master).  Site i's tag is searched so that
@@ -76,6 +81,13 @@ void layout_key(const char *name, char *out, size_t room)
 void layout_slice_key(const char *name, uint32_t site, const char *tag, char *out, size_t room)
 {
     snprintf(out, room, "%s:slice:%" PRIu32 ":{%s}", name, site, tag);
+}
+
+void layout_copy_key(const char *name, uint32_t copy, char *out, size_t room)
+{
+    char tag[LAYOUT_MAX_TAG];
+    layout_tag(copy, LAYOUT_COPIES, tag);
+    snprintf(out, room, "%s:layout:{%s}", name, tag);
 }
 
 void layout_count_key(const char *name, char *out, size_t room)

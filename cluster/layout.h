@@ -61,6 +61,11 @@ bool layout_differs(const layout *have, const layout *want, bool seed_given, cha
 /* Key names. */
 void layout_key(const char *name, char *out, size_t room);
 void layout_slice_key(const char *name, uint32_t site, const char *tag, char *out, size_t room);
+/* The layout's copies: NAME:layout:{TAG_j}, j below LAYOUT_COPIES, their tags those of
+ * sites j of LAYOUT_COPIES (spread over the slots, so over the masters: a producer
+ * reads one when the master of NAME:layout is down). */
+#define LAYOUT_COPIES 3u
+void layout_copy_key(const char *name, uint32_t copy, char *out, size_t room);
 /* The count window's clock: NAME:count, the events delivered, an integer. */
 void layout_count_key(const char *name, char *out, size_t room);
 

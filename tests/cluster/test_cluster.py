@@ -251,6 +251,36 @@ def test_whole_slices_refuse_options_of_cells():
             assert p.returncode == 1 and said in p.stderr.decode(), (args, p.stderr)
 
 
+def test_a_producer_starts_with_the_layouts_master_down():
+    # No single key stops a producer: the layout has copies beside the slices, spread
+    # over the masters, and a producer reads one when NAME:layout's master is down.
+    with Cluster(masters=3) as cluster:
+        opts = ["--capacity", "20000", "--error", "0.001", "--seed", "5"]
+        stored = keys_of("copies", 5000)
+        out, _ = once(cluster, "copies", *opts, data=lines(stored))
+        assert len(out) >= 4990
+        cluster.kill(cluster.owner(cluster.keyslot("copies:layout")))
+        seeds = ",".join(cluster.seeds())
+        for policy in ("distinct", "duplicate"):
+            fresh = keys_of("copies-" + policy, 5000)
+            p = subprocess.run([ONCE, "--cluster", seeds, "--key", "copies", *opts,
+                                "--on-failed-slice", policy, "--stats=json"],
+                               input=lines(fresh + stored), capture_output=True, timeout=240)
+            assert p.returncode == 0, p.stderr.decode()
+            got = p.stdout.splitlines()
+            stats = json.loads(p.stderr.decode().strip().splitlines()[-1])
+            assert stats["failed_slices"] > 0 and stats["policy_events"] > 0
+            if policy == "distinct":  # every fresh key, and stored ones of failed slices
+                _, high = binomial_bounds(len(fresh), 0.001)
+                assert len(set(got) & set(fresh)) >= len(fresh) - high
+                assert set(got) - set(fresh) <= set(stored)
+            else:  # no stored key again; the failed slices' fresh keys dropped
+                assert not set(got) & set(stored)
+                _, high = binomial_bounds(len(fresh), 0.001)
+                assert set(got) <= set(fresh)
+                assert len(got) + stats["policy_events"] >= len(fresh) - high
+
+
 def layout_of(cluster, name):
     """The layout text of filter `name`."""
     node = cluster.nodes[cluster.owner(cluster.keyslot("%s:layout" % name))]
