@@ -91,7 +91,6 @@ typedef struct sharded_filter {
     uint64_t default_cap;  /* the structure's default cap, for a cap set to 0 (not saved) */
     bool started;          /* time windows: the clock */
     uint64_t latest;
-    uint64_t lag;          /* the shards' lag allowance H (not saved: theirs) */
     once_executor executor; /* not saved: run = NULL runs tasks on the calling thread */
     struct shard_round *round; /* the write batches' buffer, kept (NULL: none yet) */
     size_t round_room;         /* the keys it holds */
@@ -118,20 +117,31 @@ static bool timed(const sharded_filter *s)
     return s->base.ops == &once_sharded_timed_ops;
 }
 
+/* The shards' lag allowance H (0: none), read from a shard, only for a late event:
+ * the filter's struct keeps the size its saved caps were shared with. */
+static uint64_t lag_of(const sharded_filter *s)
+{
+    const once_filter *first = s->shards[0];
+    return first->ops->lag != NULL ? first->ops->lag(first) : 0;
+}
+
 /* The time the shards are asked at for an event at t: the clock's, for a late one (a
  * read at max(L, now), a late write made at the clock), but t within a lag H. */
 static inline uint64_t at_clock(const sharded_filter *s, uint64_t t)
 {
     if (!timed(s) || !s->started || t >= s->latest)
         return t;
-    return s->latest - t <= s->lag ? t : s->latest;
+    return s->latest - t <= lag_of(s) ? t : s->latest;
 }
 
 /* The time a write at t is passed to its shard at, the clock being `latest` after it:
  * max(L - H, t) (the clock's without a lag). */
 static inline uint64_t write_at(const sharded_filter *s, uint64_t latest, uint64_t t)
 {
-    return t >= latest ? t : latest - t <= s->lag ? t : latest - s->lag;
+    if (t >= latest)
+        return t;
+    uint64_t lag = lag_of(s);
+    return latest - t <= lag ? t : latest - lag;
 }
 
 /* ----------------------------------------------------------------- one key */
@@ -666,7 +676,6 @@ once_status once_create_sharded(once_filter **out, const once_config *config, ui
     sharded_filter *s = sharded_alloc(config->type, shards);
     if (s == NULL)
         return ONCE_ERR_NOMEM;
-    s->lag = c.lag_ms;
     for (uint32_t j = 0; j < shards; j++) {
         once_status st = once_create(&s->shards[j], &c);
         if (st != ONCE_OK) {
@@ -876,12 +885,6 @@ static once_status sharded_load(once_filter **out, const uint8_t *params, size_t
     }
     if (st == ONCE_OK && left != 0)
         st = ONCE_ERR_CORRUPT;
-    if (st == ONCE_OK) {
-        once_stats first;
-        memset(&first, 0, sizeof first);
-        s->shards[0]->ops->stats(s->shards[0], &first);
-        s->lag = first.lag_ms; /* the shards': same_window checked they share it */
-    }
     if (st == ONCE_OK && capped) {
         s->max_bytes = v[P_MAX_BYTES]; /* the whole's: check_header holds the bytes to it */
         s->default_cap = default_cap_of(s->shards[0]);

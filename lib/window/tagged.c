@@ -1160,6 +1160,11 @@ static bool tagged_clock(const once_filter *f, uint64_t *latest)
     return CTAGGED(f)->started;
 }
 
+static uint64_t tagged_lag(const once_filter *f)
+{
+    return CTAGGED(f)->lag;
+}
+
 static bool tagged_same_geometry(const once_filter *x, const once_filter *y)
 {
     const tagged_filter *a = CTAGGED(x), *b = CTAGGED(y);
@@ -1598,5 +1603,6 @@ const once_filter_ops once_tagged_ops = {
     .save_payload = tagged_save_payload,
     .load = tagged_load,
     .clock = tagged_clock,
+    .lag = tagged_lag,
     .can_take = tagged_can_take,
 };
