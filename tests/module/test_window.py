@@ -564,8 +564,15 @@ def test_lag_judges_late_events_at_their_own_time_and_persists():
         items = stream(6000, 1500, rng)
         times = [20000 + 4 * i - rng.randrange(3000) for i in range(len(items))]
         r.execute_command("ONCE.RESERVE", "cmp", "SPAN", 5000, "LAG", 3000, "SEED", 9,
-                          "CAPACITY", 2000)
-        got = module_delivers(r, "cmp", items, times)
+                          "CAPACITY", 2000, "ERROR", "0.01")
+        got = [items[i] for i in module_delivers(r, "cmp", items, times)]
+        lines = ["%s\t%d" % (k, tm) for k, tm in zip(items, times)]
+        want = [l.split("\t")[0] for l in cli_delivers(
+            ["--span", "5000ms", "--lag", "3000ms", "--capacity", "2000", "--shards", "1",
+             "--error", "0.01",
+             "--seed", "9", "--field", "1", "--time-field", "2", "--time-format", "epoch_ms"],
+            lines)]
+        assert got == want, (len(got), len(want))
         assert 0 < len(got) < len(items)
         before = {k: r.execute_command("ONCE.SCANDUMP", k, 0) for k in ("lag", "cmp")}
         r.execute_command("DEBUG", "RELOAD")
