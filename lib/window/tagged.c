@@ -8,17 +8,20 @@
  *   past its span and a burst sizes slices for a rate carried over the span; the timer
  *   filter (paper 000, section 4) forgets on time but gives every one of k cells a
  *   16-bit timer.  Here a key is one entry: a fingerprint of f bits for the false
- *   positives and a tag of 5 bits for the time, about f + 5 bits a key at high load.
+ *   positives and a tag of 5 bits for the time (6 with a lag, below), about f + 5 bits
+ *   a key at high load.
  *
  * Layout
- *   A table has B buckets of 4 entries (SLOTS) of w = f + 5 bits, packed in 64-bit
+ *   A table has B buckets of 4 entries (SLOTS) of w = f + g bits (g = 5 tag bits, 6
+ *   with a lag), packed in 64-bit
  *   words (two words of padding past the last entry).  A key's digest gives its first
  *   bucket i1 = reduce(lo, B) and its fingerprint fp = 1 + reduce(hi, 2^f - 1), in
  *   [1, 2^f), so that an entry of 0 is empty.  Its second bucket is
  *   i2 = (H(fp) - i1) mod B, with H(fp) = reduce(fp * golden, B): the map is its own
  *   inverse, so an entry moved by a kick finds its other bucket from its bucket and
  *   fingerprint alone, and B need not be a power of two (a table is sized to the keys
- *   it must hold, not to the next power of two).  An entry is (fp << 5) | tag.
+ *   it must hold, not to the next power of two).  An entry is (fp << g) | tag, at most
+ *   57 bits (one unaligned 64-bit read), so f <= 57 - g.
  *   A key is inserted as in a cuckoo filter (Fan et al., 2014), into a free slot of the
  *   emptier of its two buckets (balanced buckets need fewer walks), or else by moving
  *   entries to their other buckets, at most MAX_KICKS moves; a walk that fails is
@@ -36,23 +39,47 @@
  *   Late events are tagged at the clock, so a key is never forgotten sooner than T
  *   after it was delivered.
  *
- *   Tags wrap at 32, so an expired entry must leave before its age reaches 32, where
+ *   A lag allowance H (once_config.lag_ms, at most 2T; once.h, "Event time") is for
+ *   producers whose event times lag each other: judged at the clock, a repeat arriving
+ *   after the clock passed its key's t0 + T is answered new, and a new key tagged at
+ *   the clock lives T past the clock rather than past its own time.  With H, an event
+ *   at t in [L - H, L) is judged and written at t, in tick u = floor(t / tick): it is a
+ *   repeat iff an entry of its key has a tick a with |u - a| <= S, on either side
+ *   (entries are never ahead of the clock's tick c, so a is in [u - S, min(u + S, c)],
+ *   the ages c - u - S .. c - u + S: frame_late), and if new it is tagged u.  No false
+ *   negative: a key delivered at t0 with |t - t0| < T <= S tick has
+ *   |floor(t / tick) - floor(t0 / tick)| < |t - t0| / tick + 1 < S + 1, so |u - a| <= S.
+ *   An event before L - H is judged and written as at L - H; one at or after L moves
+ *   the clock as before.  With H_ticks = ceil(H / tick), floor((L - H) / tick) >=
+ *   c - H_ticks, so a late event's u is at least c - H_ticks, and the entries it may
+ *   need are of ages up to H_ticks + S: every entry is kept (its slot not free, the
+ *   sweep leaves it) until its age passes K = S + H_ticks, K = S without a lag.  A
+ *   table is loaded by its kept entries (table_alive), which include every entry a key
+ *   may be found by in any frame (table_live), so the false-positive planning below
+ *   counts them all.  Under the refresh policy a repeat takes the later of its entry's
+ *   tick and u.  Queries at t in [L - H, L) answer at t the same way.
+ *
+ *   Tags: without a lag g = 5 as below, unchanged (keep = live at the clock, the code
+ *   and the saved bytes of before).  With one, g = 6: K + 2P - 1 <= 12 + 24 + 19 = 55
+ *   ages fit in 64 tag values, which H <= 2T ensures (H_ticks <= 2S since T <= S tick).
+ *
+ *   Tags wrap at 2^g, so an expired entry must leave before its age reaches 2^g, where
  *   it would read as new.  A sweep pass over every table runs each P = PASS_TICKS = 10
- *   ticks (ticks 10j to 10j + 9), removing the entries of age S + 1 or more it finds;
+ *   ticks (ticks 10j to 10j + 9), removing the entries of age K + 1 or more it finds;
  *   a write sweeps SWEEP_STEP buckets of it, and the first write of the next P ticks
- *   finishes it before the clock moves.  An entry expires at tick a + S + 1; the first
- *   pass to start at or after that tick starts by a + S + P and is finished before
- *   a + S + 2P, so no entry's age passes S + 2P - 1 <= 31 and every age reads exactly.
+ *   finishes it before the clock moves.  An entry expires at tick a + K + 1; the first
+ *   pass to start at or after that tick starts by a + K + P and is finished before
+ *   a + K + 2P, so no entry's age passes K + 2P - 1 < 2^g and every age reads exactly.
  *   A move of the clock by d >= 2 ticks into the next P instead runs a whole pass that
- *   removes what the new tick expires (ages d short of S + 1), after which every entry
- *   is alive; a move past S ticks empties the tables.  The pass costs a write B / (r P)
+ *   removes what the new tick expires (ages d short of K + 1), after which every entry
+ *   is kept; a move past K ticks empties the tables.  The pass costs a write B / (r P)
  *   buckets at r writes a tick: with 4-bit tags P could be 2 at most, and the pass was
  *   the largest part of an insertion's cost; the tag's fifth bit costs 1.25 bits a key
  *   at MAX_LOAD and cuts the pass to a fifth.
- *   Reads run at R = max(L, now): an entry is alive at R iff its age at L plus the
- *   ticks from c to floor(R / tick) is at most S, so a read-only stretch of any length
- *   answers right without a sweep.  Expired entries still in a table are free slots
- *   to an insertion.
+ *   Reads run at R = max(L, now) (but within a lag, above): an entry is alive at R iff
+ *   its age at L plus the ticks from c to floor(R / tick) is at most S, so a read-only
+ *   stretch of any length answers right without a sweep.  Entries past K still in a
+ *   table are free slots to an insertion.
  *
  * False positives
  *   An absent key matches an entry of its two buckets with chance 1 / (2^f - 1), so a
@@ -67,8 +94,9 @@
  *   until settling (below) gives the span's keys a table of their own.
  *
  * Growth
- *   Keys go to the newest table.  The first is sized for `capacity` keys a span plus
- *   a tick's worth (the keys alive at once) at MAX_LOAD.  When the newest holds
+ *   Keys go to the newest table.  The first is sized for `capacity` keys a span times
+ *   (S + H_ticks + 1) / S (the keys kept at once: a span, the lag and a tick) at
+ *   MAX_LOAD.  When the newest holds
  *   MAX_LOAD of its slots alive, or a walk fails, a table of twice its buckets opens
  *   for the next keys (with the fingerprint its share of the target asks); an older
  *   table is freed once nothing in it is alive, at most a span and a tick after it
@@ -79,16 +107,17 @@
  *   span's keys opens, with the fingerprints the target then allows (settle()).
  *
  * Invariants
- *   - every entry is 0 or has fp in [1, 2^f) and an age in [0, S + 2P - 1] at the clock;
+ *   - every entry is 0 or has fp in [1, 2^f) and an age in [0, K + 2P - 1] at the clock;
  *   - by_tag[g] counts the non-empty entries of a table tagged g, and `entries` their
- *     sum; the live entries are the sum of by_tag over the ages 0..S, exact at any tick
+ *     sum; the kept entries are the sum of by_tag over the ages 0..K, exact at any tick
  *     (expired entries waiting for the sweep have older ages);
- *   - a table's `alive`, when counted_at is 1 + the clock's tick, is its live count at
+ *   - a table's `alive`, when counted_at is 1 + the clock's tick, is its kept count at
  *     that tick (only the newest's is kept: a write of the tick adds one there);
  *   - queries change nothing; a write that fails (ONCE_ERR_TIME, ONCE_ERR_FULL,
  *     ONCE_ERR_NOMEM) changes nothing: growth is decided and allocated, and a walk
  *     that might fail is tried and undone, before the clock moves;
- *   - the newest table is never freed; a saved table holds no expired entry.
+ *   - the newest table is never freed; a saved table holds no entry past K;
+ *   - no entry's tick is after the clock's: a late event's u is at most c.
  */
 #include "core/structure.h"
 #include "core/limits.h"
@@ -1005,7 +1034,10 @@ static bool tagged_query(const once_filter *f, const once_hash *h, uint64_t now_
     const tagged_filter *t = CTAGGED(f);
     if (!t->started)
         return false;
-    tag_frame fr = query_frame(t, now_ms);
+    /* Without a lag, or at or past the clock, the read of before (no lag test on the
+     * way): a frame at R = max(L, now). */
+    tag_frame fr = t->lag == 0 || now_ms >= t->latest ? read_frame(t, now_ms)
+                                                      : query_frame(t, now_ms);
     if (fr.ages == 0)
         return false;
     tag_look look;
