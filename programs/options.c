@@ -517,8 +517,10 @@ static int set_span(parse_state *p, const char *arg)
 static int set_lag(parse_state *p, const char *arg)
 {
     cli_options *o = p->o;
-    if (parse_duration_ms(arg, &o->lag_ms) != 0)
-        return fail("invalid lag '%s' (a duration as for --span)", arg);
+    if (strcmp(arg, "0") == 0)
+        o->lag_ms = 0;
+    else if (parse_duration_ms(arg, &o->lag_ms) != 0)
+        return fail("invalid lag '%s' (a duration as for --span, or 0 for none)", arg);
     o->lag_given = true;
     return 0;
 }
