@@ -14,7 +14,8 @@
  *
  *   Time is an argument: AT ms is the producer's event time, and without it the
  *   server's clock (RM_Milliseconds) is read once per command.  The window's own clock
- *   rules apply (lib/include/once.h, "Event time"): a late event counts at the clock, an
+ *   rules apply (lib/include/once.h, "Event time"): a late event counts at the clock
+ *   (within LAG ms of it, for a tagged window created with LAG, at its own time), an
  *   event more than MAXJUMP ahead of it is refused and changes nothing.
  *
  *   ONCE.ADD on a missing key creates a time window of once.default-span milliseconds
@@ -145,6 +146,7 @@ static const char *clock_refusal(const once_filter *f, window_clock want)
 
 typedef struct window_options {
     uint64_t window, span_ms, capacity, max_jump_ms, seed, level;
+    uint64_t lag_ms;    /* LAG: the tagged window's lag allowance (0: none) */
     uint64_t max_bytes; /* the object's memory limit */
     double error;
     once_type type;
@@ -169,6 +171,7 @@ static once_status window_make(const void *options, once_filter **out)
         c.window = o->window;
     } else {
         c.span_ms = o->span_ms;
+        c.lag_ms = o->lag_ms;
         c.capacity = o->capacity;
         if (o->max_jump_given)
             c.max_time_jump_ms = o->max_jump_ms;
@@ -201,6 +204,8 @@ static void describe_creation(creation *c, const window_options *o)
         creation_option(c, "CAPACITY", o->capacity);
         creation_option(c, "MAXJUMP", o->max_jump_ms);
     }
+    if (o->lag_ms != 0) /* said only when given: a creation without it replays as before */
+        creation_option(c, "LAG", o->lag_ms);
     creation_option(c, "SEED", o->seed);
     creation_option(c, "MAXMEMORY", o->max_bytes);
     if (o->refresh)
@@ -245,7 +250,8 @@ static const char *parse_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, 
                            arg_is(argv[i], "ERROR") || arg_is(argv[i], "LEVEL") ||
                            arg_is(argv[i], "FILTER") || arg_is(argv[i], "CAPACITY") ||
                            arg_is(argv[i], "MAXJUMP") || arg_is(argv[i], "SEED") ||
-                           arg_is(argv[i], "MAXMEMORY") || arg_is(argv[i], "CLOCK")
+                           arg_is(argv[i], "MAXMEMORY") || arg_is(argv[i], "CLOCK") ||
+                           arg_is(argv[i], "LAG")
                        ? "ERR an option lacks its value"
                        : ERR_UNKNOWN_ARGUMENT;
         RedisModuleString *v = argv[++i];
@@ -280,6 +286,9 @@ static const char *parse_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, 
             if (!arg_unsigned(v, WINDOW_MAX_COUNT, &o->capacity) || o->capacity == 0)
                 return "ERR bad capacity: expected keys per span, in [1, 2^40]";
             o->capacity_given = true;
+        } else if (arg_is(argv[i - 1], "LAG")) {
+            if (!arg_unsigned(v, ONCE_MAX_TIME_MS, &o->lag_ms))
+                return "ERR bad lag: milliseconds, at most twice the span";
         } else if (arg_is(argv[i - 1], "MAXJUMP")) {
             if (!arg_unsigned(v, ONCE_MAX_TIME_MS, &o->max_jump_ms))
                 return "ERR bad max jump: milliseconds, 0 for no bound";
@@ -320,6 +329,11 @@ static const char *parse_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, 
                "timer";
     if (window_given && (o->capacity_given || o->max_jump_given || o->clock != CLOCK_LEGACY))
         return "ERR CAPACITY, MAXJUMP and CLOCK apply to time windows (SPAN)";
+    if (o->lag_ms != 0 && o->type != ONCE_TAGGED)
+        return "ERR LAG applies to the tagged time window (SPAN, FILTER tagged): the others "
+               "judge a late event at their clock";
+    if (o->lag_ms > o->span_ms && o->lag_ms - o->span_ms > o->span_ms) /* > 2 spans */
+        return "ERR bad lag: milliseconds, at most twice the span";
     if (o->level_given && !once_structure_of(o->type)->levels)
         return "ERR LEVEL does not apply to this filter";
     if (o->growth_given && o->type != ONCE_TIMER)
@@ -341,7 +355,7 @@ static const char *parse_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, 
 }
 
 /* ONCE.RESERVE key WINDOW n | SPAN ms [ERROR p] [LEVEL l] [FILTER name] [REFRESH]
- *              [CAPACITY c] [MAXJUMP ms] [SEED s] [MAXMEMORY bytes] */
+ *              [CAPACITY c] [MAXJUMP ms] [LAG ms] [SEED s] [MAXMEMORY bytes] */
 static int window_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     window_options o;
@@ -648,7 +662,7 @@ static int window_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         once_clock(f, &clock, &started);
     value_close(&k);
     window_clock source = clock_of(f);
-    RM_ReplyWithMap(ctx, 11 + INFO_FORMAT_PAIRS);
+    RM_ReplyWithMap(ctx, 11 + timed + INFO_FORMAT_PAIRS);
     RM_ReplyWithSimpleString(ctx, "Filter");
     RM_ReplyWithSimpleString(ctx, s.structure);
     reply_info_count(ctx, timed ? "Span" : "Window", timed ? s.span_ms : s.window);
@@ -657,6 +671,8 @@ static int window_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     reply_info_count(ctx, "Size", s.bytes);
     reply_info_count(ctx, "Number of items inserted", s.items);
     reply_info_count(ctx, "Slack", s.slack);
+    if (timed) /* a time window's lag allowance (0: late events count at the clock) */
+        reply_info_count(ctx, "Lag", s.lag_ms);
     reply_info_count(ctx, "Slices", s.slices);
     reply_info_rate(ctx, "Estimated error rate", s.fpr_estimate);
     RM_ReplyWithSimpleString(ctx, "Clock");

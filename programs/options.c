@@ -515,6 +515,17 @@ static int set_span(parse_state *p, const char *arg)
     return 0;
 }
 
+static int set_lag(parse_state *p, const char *arg)
+{
+    cli_options *o = p->o;
+    if (strcmp(arg, "0") == 0)
+        o->lag_ms = 0;
+    else if (parse_duration_ms(arg, &o->lag_ms) != 0)
+        return fail("invalid lag '%s' (a duration as for --span, or 0 for none)", arg);
+    o->lag_given = true;
+    return 0;
+}
+
 static int set_time_field(parse_state *p, const char *arg)
 {
     cli_options *o = p->o;
@@ -868,6 +879,11 @@ static const cli_option options[] = {
          "twelfth of DURATION late (--filter tagged, the\n"
          "default; tlbf or timer); --capacity is then a first\n"
          "guess of keys per span"},
+    {"lag", 0, required_argument, " DURATION", set_lag, SECTION_WINDOW,
+         "with --span (tagged): a line up to DURATION behind the\n"
+         "latest time is judged at its own time, for producers\n"
+         "that lag each other; at most twice the span (default\n"
+         "0: a late line is taken at the latest time)"},
     {"time-field", 0, required_argument, " N", set_time_field, SECTION_WINDOW,
          "event time from field N (default: the clock at reading)"},
     {"time-format", 0, required_argument, " F", set_time_format, SECTION_WINDOW,
@@ -1203,6 +1219,14 @@ static int check_combinations(parse_state *p, int argc, char **argv)
                            p->time_jump_given))
         return fail("%s", "--time-field, --time-format, --on-bad-time and --max-time-jump apply "
                           "to time windows: add --span");
+    if (o->lag_given && (!o->span_given || o->type != ONCE_TAGGED || o->sliced ||
+                         o->tree_levels != 0 || o->cluster != NULL))
+        return fail("%s", "--lag judges late lines at their own time in the tagged time window: "
+                          "add --span (its filter is tagged, the default), without --slicing, "
+                          "--tree or --cluster");
+    if (o->lag_given && o->lag_ms > o->span_ms && o->lag_ms - o->span_ms > o->span_ms)
+        return fail("%s", "--lag is at most twice --span: a longer lag would keep every key "
+                          "three spans and more");
     if (o->max_memory && !chosen->memory_cap && !o->sliced)
         return fail("--max-memory applies to the filters that grow: %s (the scalable filter is "
                     "the default without --capacity), and time windows (--span)",

@@ -53,6 +53,8 @@ typedef struct cli_options {
     bool time_format_given;
     bad_time_policy on_bad_time;
     uint64_t max_time_jump_ms; /* event times: how far ahead of the clock (0: any) */
+    uint64_t lag_ms; /* --lag: a late line within it is judged at its own time (tagged) */
+    bool lag_given;
     uint64_t max_memory; /* 0: the structure's default cap */
 
     /* Sliced filter (paper 000, section 3): a standard filter of --capacity and

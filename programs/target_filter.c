@@ -194,6 +194,8 @@ static const char *state_conflict(const cli_options *o, const once_filter *f,
         return "--window";
     if (o->span_given && o->span_ms != s->span_ms)
         return "--span";
+    if (o->lag_given && o->lag_ms != s->lag_ms)
+        return "--lag";
     if (!o->window_given && !o->span_given && s->window != 0 && o->type_given)
         return "--filter";
     if (o->error_given && o->error != s->error)
@@ -262,6 +264,7 @@ static int create_filter(const cli_options *o, once_filter **out)
     c.level = o->level;
     c.policy = o->refresh ? ONCE_POLICY_REFRESH : ONCE_POLICY_FIRST;
     c.span_ms = o->span_ms;
+    c.lag_ms = o->lag_ms;
     c.max_bytes = o->max_memory;
     uint32_t shards = shards_for(o);
     uint64_t guess = !o->capacity_given && o->type == ONCE_SCALABLE ? lines_guess(o) : 0;
@@ -443,7 +446,7 @@ static void filter_report_json(const filter_figures *x, const run_summary *sum)
             "\"k\":%u,\"l\":%u,\"slices\":%u,\"window_unit\":\"%s\",\"bad_time\":%llu,"
             "\"late\":%llu,\"filters\":%u,\"cardinality_estimate\":%s,\"cardinality_low\":%s,"
             "\"cardinality_high\":%s,\"window_keys\":%s,\"format\":%u,\"probe\":\"%s\","
-            "\"shards\":%u}\n",
+            "\"shards\":%u,\"lag_ms\":%llu}\n",
             (unsigned long long)c->lines, (unsigned long long)c->distinct,
             (unsigned long long)c->duplicates, (unsigned long long)s->bytes,
             report_finite(x->bits_per_key), report_finite(s->fpr_estimate),
@@ -455,7 +458,7 @@ static void filter_report_json(const filter_figures *x, const run_summary *sum)
             s->slices, s->span_ms ? "ms" : s->window ? "events" : "none",
             (unsigned long long)c->bad_time, (unsigned long long)c->late, s->filters,
             x->card_estimate, x->card_low, x->card_high, x->window_keys, s->format, s->probe,
-            s->shards ? s->shards : 1);
+            s->shards ? s->shards : 1, (unsigned long long)s->lag_ms);
 }
 
 /* A time window's line: its span and what it is made of now. */
@@ -469,8 +472,12 @@ static void filter_report_span(const once_stats *s)
         snprintf(layout, sizeof layout, "%u %s now", s->filters,
                  s->type == ONCE_TAGGED ? (s->filters == 1 ? "table" : "tables")
                                         : (s->filters == 1 ? "sub-filter" : "sub-filters"));
-    fprintf(stderr, "once: span %.3f s (slack %.3f s more), %s, peak false-positive rate %.3g\n",
-            (double)s->span_ms / 1000.0, (double)s->slack / 1000.0, layout, s->design_fpr);
+    char lag[48] = "";
+    if (s->lag_ms != 0)
+        snprintf(lag, sizeof lag, ", lag %.3f s", (double)s->lag_ms / 1000.0);
+    fprintf(stderr,
+            "once: span %.3f s (slack %.3f s more%s), %s, peak false-positive rate %.3g\n",
+            (double)s->span_ms / 1000.0, (double)s->slack / 1000.0, lag, layout, s->design_fpr);
 }
 
 static void filter_report_human(const filter_figures *x)

@@ -171,6 +171,10 @@ once_status once_create(once_filter **out, const once_config *given)
     const once_filter_ops *ops = once_ops_for_type(config->type);
     if (ops == NULL)
         return ONCE_ERR_INVALID;
+    /* Only the tagged window judges an event at a time other than its clock's (once.h,
+     * "Event time"): a lag given to another structure would be a promise it breaks. */
+    if (config->lag_ms != 0 && config->type != ONCE_TAGGED)
+        return ONCE_ERR_INVALID;
     once_kind kind = once_structure_of(config->type)->kind;
     if ((kind == ONCE_KIND_COUNT_WINDOW && config->window == 0 && config->bits == 0) ||
         (kind == ONCE_KIND_TIME_WINDOW && config->span_ms == 0))

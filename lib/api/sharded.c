@@ -30,6 +30,12 @@
  *   with a late event (it tags it at its clock), so a shard never sees a time before
  *   its own clock and never a jump the stream did not make; reads ask at max(L, now).
  *   A shard's own bound is none: the jumps are checked here.
+ *   With a lag H (the tagged window's, once_config.lag_ms; the shards have the same) a
+ *   write at t is passed at max(L - H, t) instead, and a read within the lag at t: what
+ *   one window judges a late event at.  A shard's clock L' is at most L, so that time
+ *   is at least L' - H, within the shard's own lag (or past L', moving its clock), and
+ *   the shard judges the key at the same time, by the same entries of that key (all in
+ *   it), as one window would: the answers are one window's, false positives aside.
  *
  * Batches
  *   A batch is taken in rounds of SHARD_ROUND keys: each key's digest, shard and time
@@ -65,6 +71,7 @@
  */
 #include "api/api.h"
 #include "core/alloc.h"
+#include "core/config.h"
 #include "math/cardinality.h"
 
 #include <string.h>
@@ -120,11 +127,31 @@ static bool timed(const sharded_filter *s)
     return s->base.ops == &once_sharded_timed_ops;
 }
 
+/* The shards' lag allowance H (0: none), read from a shard, only for a late event:
+ * the filter's struct keeps the size its saved caps were shared with. */
+static uint64_t lag_of(const sharded_filter *s)
+{
+    const once_filter *first = s->shards[0];
+    return first->ops->lag != NULL ? first->ops->lag(first) : 0;
+}
+
 /* The time the shards are asked at for an event at t: the clock's, for a late one (a
- * read at max(L, now), a late write made at the clock). */
+ * read at max(L, now), a late write made at the clock), but t within a lag H. */
 static inline uint64_t at_clock(const sharded_filter *s, uint64_t t)
 {
-    return timed(s) && s->started && t < s->latest ? s->latest : t;
+    if (!timed(s) || !s->started || t >= s->latest)
+        return t;
+    return s->latest - t <= lag_of(s) ? t : s->latest;
+}
+
+/* The time a write at t is passed to its shard at, the clock being `latest` after it:
+ * max(L - H, t) (the clock's without a lag). */
+static inline uint64_t write_at(const sharded_filter *s, uint64_t latest, uint64_t t)
+{
+    if (t >= latest)
+        return t;
+    uint64_t lag = lag_of(s);
+    return latest - t <= lag ? t : latest - lag;
 }
 
 /* ----------------------------------------------------------------- one key */
@@ -140,7 +167,8 @@ static once_status sharded_write(once_filter *f, const once_hash *h, uint64_t no
     else if (!once_time_step(f->max_time_jump, &at, &started, now_ms))
         return ONCE_ERR_TIME;
     once_filter *shard = s->shards[shard_of(s, h)];
-    once_batch_items items = {NULL, h, &at, 0};
+    uint64_t when = timed(s) ? write_at(s, at, now_ms) : at;
+    once_batch_items items = {NULL, h, &when, 0};
     uint8_t answer = 0;
     size_t done = 0;
     once_status st = once_run_batch(shard, &items, 1, op, &answer, &done);
@@ -240,13 +268,13 @@ static void shard_task(void *context, size_t index)
                                   r->answers + from, &r->done[j]);
 }
 
-/* Can every shard take its keys of the round without refusing one for memory? */
-static bool round_fits(const shard_round *r)
+/* Can every shard take its keys of the round without refusing one for memory, the
+ * clock being `until` after the round? */
+static bool round_fits(const shard_round *r, uint64_t until)
 {
     const sharded_filter *s = r->s;
     if (r->op == ONCE_OP_QUERY)
         return true;
-    uint64_t until = r->n > 0 ? r->clock[r->n - 1] : 0; /* the clock only goes forward */
     for (uint32_t j = 0; j < s->count; j++) {
         uint64_t keys = r->start[j + 1] - r->start[j];
         const once_filter *shard = s->shards[j];
@@ -328,7 +356,7 @@ static once_status sharded_round(sharded_filter *s, shard_round *r, const once_b
                 cut = ONCE_ERR_TIME;
                 break;
             }
-            t = latest;
+            t = write_at(s, latest, t);
         } else {
             t = at_clock(s, t);
         }
@@ -345,7 +373,7 @@ static once_status sharded_round(sharded_filter *s, shard_round *r, const once_b
     for (uint32_t j = 0; j < s->count; j++)
         r->start[j + 1] += r->start[j];
     once_status st;
-    if (round_fits(r)) {
+    if (round_fits(r, latest)) {
         uint32_t next[ONCE_MAX_SHARDS];
         memcpy(next, r->start, sizeof next[0] * s->count);
         for (size_t i = 0; i < n; i++) {
@@ -359,7 +387,12 @@ static once_status sharded_round(sharded_filter *s, shard_round *r, const once_b
         st = round_in_order(r, out, done);
     }
     if (clocked && *done > 0) {
-        s->latest = r->clock[*done - 1];
+        /* The clock as of the last key done: the latest time a key of the round took,
+         * since a key at or past the clock is passed at its own time, a late one before. */
+        uint64_t clock = s->started ? s->latest : r->clock[0];
+        for (size_t i = 0; i < *done; i++)
+            clock = r->clock[i] > clock ? r->clock[i] : clock;
+        s->latest = clock;
         s->started = true;
     }
     return st != ONCE_OK ? st : cut;
@@ -638,7 +671,10 @@ once_status once_create_sharded(once_filter **out, const once_config *config, ui
         return ONCE_ERR_INVALID;
     if (!shardable(config->type) || config->bits != 0)
         return ONCE_ERR_UNSUPPORTED;
-    once_config c = *config;
+    once_config c;
+    once_status read_st = once_config_read(config, &c); /* a caller's struct of any size */
+    if (read_st != ONCE_OK)
+        return read_st;
     if (!c.seed_is_set) {
         once_status st = once_random_seed(&c.seed);
         if (st != ONCE_OK)
@@ -800,7 +836,8 @@ static bool same_window(const once_filter *a, const once_filter *b)
     memset(&y, 0, sizeof y);
     a->ops->stats(a, &x);
     b->ops->stats(b, &y);
-    return x.span_ms == y.span_ms && x.window == y.window && a->error == b->error;
+    return x.span_ms == y.span_ms && x.window == y.window && x.lag_ms == y.lag_ms &&
+           a->error == b->error;
 }
 
 static once_status sharded_load(once_filter **out, const uint8_t *params, size_t params_len,

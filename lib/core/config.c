@@ -32,7 +32,9 @@ once_status once_config_read(const once_config *given, once_config *out)
         if (bytes[i] != 0)
             return ONCE_ERR_UNSUPPORTED;
     once_config_init(out, given->type);
-    size_t known = given->size < sizeof *out ? given->size : sizeof *out;
+    /* The versions this build knows: the first (up to lag_ms) and its own.  A size
+     * between them copies the first's fields alone, never part of a field. */
+    size_t known = given->size >= sizeof *out ? sizeof *out : ONCE_CONFIG_FIRST_SIZE;
     memcpy(out, given, known);
     out->size = sizeof *out;
     return ONCE_OK;

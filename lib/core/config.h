@@ -12,10 +12,13 @@
 
 #include "once.h"
 
-/* The size of the first once_config that carried its size: the least a caller's is. */
-#define ONCE_CONFIG_FIRST_SIZE sizeof(once_config)
+#include <stddef.h>
+
+/* The size of the first once_config that carried its size: the least a caller's is
+ * (lag_ms came after it). */
+#define ONCE_CONFIG_FIRST_SIZE offsetof(once_config, lag_ms)
 /* The same for once_stats (once_get_stats_sized). */
-#define ONCE_STATS_FIRST_SIZE sizeof(once_stats)
+#define ONCE_STATS_FIRST_SIZE offsetof(once_stats, lag_ms)
 
 /* *out := the defaults for given->type, overwritten by the fields `given` has.
  * ONCE_ERR_INVALID for NULL or a size below ONCE_CONFIG_FIRST_SIZE,

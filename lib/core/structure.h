@@ -191,6 +191,9 @@ typedef struct once_filter_ops {
     /* Time windows (NULL for the others): the clock, the latest event time accepted;
      * returns false before the first event.  See once.h, "Event time". */
     bool (*clock)(const once_filter *f, uint64_t *latest);
+    /* The lag allowance H, ms (once_config.lag_ms; NULL: none): an event up to H before
+     * the clock is judged at its own time (the tagged window). */
+    uint64_t (*lag)(const once_filter *f);
     /* Can the next `keys` insertions, of any keys, at admissible times none past
      * `until_ms` (time windows), be made without one refused with ONCE_ERR_FULL?  A lower
      * bound: false when unsure.  NULL: the structure cannot say (a sharded filter then

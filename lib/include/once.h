@@ -219,8 +219,20 @@ typedef enum once_type {
  *     happening at the clock: it is tested against what the window holds now and, if
  *     inserted, remembered as of the clock, so no key is forgotten sooner than T after
  *     the moment it was delivered.
+ *   - With a lag allowance H (once_config.lag_ms, ONCE_TAGGED only), an event at t with
+ *     L - H <= t < L (L the clock) is instead judged and written at its own time t,
+ *     for producers whose event times lag each other (consumer lag, skewed partitions):
+ *     it is reported seen iff a key delivered at an event time t0 with |t - t0| < T is
+ *     held (within a tick's rounding, once_stats `slack`), from either side, and if new
+ *     it is remembered as delivered at t, so it lives T past t, not past the clock.
+ *     An event before L - H is judged and written as at L - H.  The clock stays where
+ *     it is.  Entries are kept H longer, so that late events still find them: a lag
+ *     costs memory (the first table is planned for the keys of T + H, and the tags take
+ *     a sixth bit).
  *   - Queries and estimates are answered at max(clock, now_ms) and never move the
- *     clock; a time a write would refuse is refused for them too.
+ *     clock; a time a write would refuse is refused for them too.  With a lag, a query
+ *     at t in [L - H, L) is answered at t, as a write there would be judged (estimates
+ *     still at the clock).
  *
  * The window's boundary: at clock t the window holds the deliveries made at times in
  * (t - T, t].  A key delivered at t0 is reported seen while t - t0 < T; a repeat
@@ -338,6 +350,14 @@ typedef struct once_config {
     uint64_t block_length;    /* block-partitioned: m_b, bits per block (0 = derive) */
     uint32_t blocks;          /* block-partitioned: mu, blocks (0 = derive) */
     uint64_t batch_threshold; /* dynamic block-partitioned: n_thres keys per batch (0 = derive) */
+
+    /* Appended after the first version (a caller's shorter struct reads as 0 here). */
+    uint64_t lag_ms;          /* ONCE_TAGGED: the lag allowance H, ms: an event up to H before
+                                 the clock is judged and written at its own time (see
+                                 "Event time"); at most 2 * span_ms, else ONCE_ERR_INVALID.
+                                 0 (the default) = none.  Every other structure refuses a
+                                 non-zero lag with ONCE_ERR_INVALID: it has no way to judge
+                                 an event at any time but its clock's. */
 } once_config;
 
 /* Fill `config` with the defaults: capacity 1,000,000, error 0.001, random seed, a
@@ -481,6 +501,9 @@ typedef struct once_stats {
                               "blocked" for the blocked layouts, the same in both formats */
     uint32_t shards;       /* a sharded filter's P (once_advanced.h, once_create_sharded); 0
                               for one not sharded.  The counts above are all shards'. */
+
+    /* Appended after the first version. */
+    uint64_t lag_ms;       /* ONCE_TAGGED: the lag allowance H (once_config.lag_ms); 0: none */
 } once_stats;
 
 /* once_get_stats is a macro that passes the size of the caller's once_stats: the library

@@ -8,17 +8,20 @@
  *   past its span and a burst sizes slices for a rate carried over the span; the timer
  *   filter (paper 000, section 4) forgets on time but gives every one of k cells a
  *   16-bit timer.  Here a key is one entry: a fingerprint of f bits for the false
- *   positives and a tag of 5 bits for the time, about f + 5 bits a key at high load.
+ *   positives and a tag of 5 bits for the time (6 with a lag, below), about f + 5 bits
+ *   a key at high load.
  *
  * Layout
- *   A table has B buckets of 4 entries (SLOTS) of w = f + 5 bits, packed in 64-bit
+ *   A table has B buckets of 4 entries (SLOTS) of w = f + g bits (g = 5 tag bits, 6
+ *   with a lag), packed in 64-bit
  *   words (two words of padding past the last entry).  A key's digest gives its first
  *   bucket i1 = reduce(lo, B) and its fingerprint fp = 1 + reduce(hi, 2^f - 1), in
  *   [1, 2^f), so that an entry of 0 is empty.  Its second bucket is
  *   i2 = (H(fp) - i1) mod B, with H(fp) = reduce(fp * golden, B): the map is its own
  *   inverse, so an entry moved by a kick finds its other bucket from its bucket and
  *   fingerprint alone, and B need not be a power of two (a table is sized to the keys
- *   it must hold, not to the next power of two).  An entry is (fp << 5) | tag.
+ *   it must hold, not to the next power of two).  An entry is (fp << g) | tag, at most
+ *   57 bits (one unaligned 64-bit read), so f <= 57 - g.
  *   A key is inserted as in a cuckoo filter (Fan et al., 2014), into a free slot of the
  *   emptier of its two buckets (balanced buckets need fewer walks), or else by moving
  *   entries to their other buckets, at most MAX_KICKS moves; a walk that fails is
@@ -36,23 +39,47 @@
  *   Late events are tagged at the clock, so a key is never forgotten sooner than T
  *   after it was delivered.
  *
- *   Tags wrap at 32, so an expired entry must leave before its age reaches 32, where
+ *   A lag allowance H (once_config.lag_ms, at most 2T; once.h, "Event time") is for
+ *   producers whose event times lag each other: judged at the clock, a repeat arriving
+ *   after the clock passed its key's t0 + T is answered new, and a new key tagged at
+ *   the clock lives T past the clock rather than past its own time.  With H, an event
+ *   at t in [L - H, L) is judged and written at t, in tick u = floor(t / tick): it is a
+ *   repeat iff an entry of its key has a tick a with |u - a| <= S, on either side
+ *   (entries are never ahead of the clock's tick c, so a is in [u - S, min(u + S, c)],
+ *   the ages c - u - S .. c - u + S: frame_late), and if new it is tagged u.  No false
+ *   negative: a key delivered at t0 with |t - t0| < T <= S tick has
+ *   |floor(t / tick) - floor(t0 / tick)| < |t - t0| / tick + 1 < S + 1, so |u - a| <= S.
+ *   An event before L - H is judged and written as at L - H; one at or after L moves
+ *   the clock as before.  With H_ticks = ceil(H / tick), floor((L - H) / tick) >=
+ *   c - H_ticks, so a late event's u is at least c - H_ticks, and the entries it may
+ *   need are of ages up to H_ticks + S: every entry is kept (its slot not free, the
+ *   sweep leaves it) until its age passes K = S + H_ticks, K = S without a lag.  A
+ *   table is loaded by its kept entries (table_alive), which include every entry a key
+ *   may be found by in any frame (table_live), so the false-positive planning below
+ *   counts them all.  Under the refresh policy a repeat takes the later of its entry's
+ *   tick and u.  Queries at t in [L - H, L) answer at t the same way.
+ *
+ *   Tags: without a lag g = 5 as below, unchanged (keep = live at the clock, the code
+ *   and the saved bytes of before).  With one, g = 6: K + 2P - 1 <= 12 + 24 + 19 = 55
+ *   ages fit in 64 tag values, which H <= 2T ensures (H_ticks <= 2S since T <= S tick).
+ *
+ *   Tags wrap at 2^g, so an expired entry must leave before its age reaches 2^g, where
  *   it would read as new.  A sweep pass over every table runs each P = PASS_TICKS = 10
- *   ticks (ticks 10j to 10j + 9), removing the entries of age S + 1 or more it finds;
+ *   ticks (ticks 10j to 10j + 9), removing the entries of age K + 1 or more it finds;
  *   a write sweeps SWEEP_STEP buckets of it, and the first write of the next P ticks
- *   finishes it before the clock moves.  An entry expires at tick a + S + 1; the first
- *   pass to start at or after that tick starts by a + S + P and is finished before
- *   a + S + 2P, so no entry's age passes S + 2P - 1 <= 31 and every age reads exactly.
+ *   finishes it before the clock moves.  An entry expires at tick a + K + 1; the first
+ *   pass to start at or after that tick starts by a + K + P and is finished before
+ *   a + K + 2P, so no entry's age passes K + 2P - 1 < 2^g and every age reads exactly.
  *   A move of the clock by d >= 2 ticks into the next P instead runs a whole pass that
- *   removes what the new tick expires (ages d short of S + 1), after which every entry
- *   is alive; a move past S ticks empties the tables.  The pass costs a write B / (r P)
+ *   removes what the new tick expires (ages d short of K + 1), after which every entry
+ *   is kept; a move past K ticks empties the tables.  The pass costs a write B / (r P)
  *   buckets at r writes a tick: with 4-bit tags P could be 2 at most, and the pass was
  *   the largest part of an insertion's cost; the tag's fifth bit costs 1.25 bits a key
  *   at MAX_LOAD and cuts the pass to a fifth.
- *   Reads run at R = max(L, now): an entry is alive at R iff its age at L plus the
- *   ticks from c to floor(R / tick) is at most S, so a read-only stretch of any length
- *   answers right without a sweep.  Expired entries still in a table are free slots
- *   to an insertion.
+ *   Reads run at R = max(L, now) (but within a lag, above): an entry is alive at R iff
+ *   its age at L plus the ticks from c to floor(R / tick) is at most S, so a read-only
+ *   stretch of any length answers right without a sweep.  Entries past K still in a
+ *   table are free slots to an insertion.
  *
  * False positives
  *   An absent key matches an entry of its two buckets with chance 1 / (2^f - 1), so a
@@ -67,8 +94,9 @@
  *   until settling (below) gives the span's keys a table of their own.
  *
  * Growth
- *   Keys go to the newest table.  The first is sized for `capacity` keys a span plus
- *   a tick's worth (the keys alive at once) at MAX_LOAD.  When the newest holds
+ *   Keys go to the newest table.  The first is sized for `capacity` keys a span times
+ *   (S + H_ticks + 1) / S (the keys kept at once: a span, the lag and a tick) at
+ *   MAX_LOAD.  When the newest holds
  *   MAX_LOAD of its slots alive, or a walk fails, a table of twice its buckets opens
  *   for the next keys (with the fingerprint its share of the target asks); an older
  *   table is freed once nothing in it is alive, at most a span and a tick after it
@@ -79,16 +107,17 @@
  *   span's keys opens, with the fingerprints the target then allows (settle()).
  *
  * Invariants
- *   - every entry is 0 or has fp in [1, 2^f) and an age in [0, S + 2P - 1] at the clock;
+ *   - every entry is 0 or has fp in [1, 2^f) and an age in [0, K + 2P - 1] at the clock;
  *   - by_tag[g] counts the non-empty entries of a table tagged g, and `entries` their
- *     sum; the live entries are the sum of by_tag over the ages 0..S, exact at any tick
+ *     sum; the kept entries are the sum of by_tag over the ages 0..K, exact at any tick
  *     (expired entries waiting for the sweep have older ages);
- *   - a table's `alive`, when counted_at is 1 + the clock's tick, is its live count at
+ *   - a table's `alive`, when counted_at is 1 + the clock's tick, is its kept count at
  *     that tick (only the newest's is kept: a write of the tick adds one there);
  *   - queries change nothing; a write that fails (ONCE_ERR_TIME, ONCE_ERR_FULL,
  *     ONCE_ERR_NOMEM) changes nothing: growth is decided and allocated, and a walk
  *     that might fail is tried and undone, before the clock moves;
- *   - the newest table is never freed; a saved table holds no expired entry.
+ *   - the newest table is never freed; a saved table holds no entry past K;
+ *   - no entry's tick is after the clock's: a late event's u is at most c.
  */
 #include "core/structure.h"
 #include "core/limits.h"
@@ -99,13 +128,17 @@
 /* The table at the end of this file, which the code above refers to. */
 extern const once_filter_ops once_tagged_ops;
 
-#define TAG_BITS 5u
-#define TAG_VALUES 32u
-#define TAG_MASK UINT64_C(31)
+#define TAG_BITS 5u        /* without a lag */
+#define LAG_TAG_BITS 6u    /* with one: ages up to S + H_ticks + 2P - 1 */
+#define MAX_TAG_VALUES 64u
 #define TICKS_PER_SPAN 12u /* S <= 12: slack under a tick, T / 12 */
-#define PASS_TICKS 10u     /* ticks a sweep pass may take: S + 2P - 1 ages fit in the tags */
-#if TICKS_PER_SPAN + 2 * PASS_TICKS - 1 > 31
+#define PASS_TICKS 10u     /* ticks a sweep pass may take: K + 2P - 1 ages fit in the tags */
+#define MAX_LAG_SPANS 2u   /* H <= 2T, so H_ticks <= 2 S (T <= S tick) */
+#if TICKS_PER_SPAN + 2 * PASS_TICKS - 1 > (1u << TAG_BITS) - 1
 #error "a sweep pass this long lets tags wrap"
+#endif
+#if TICKS_PER_SPAN * (1 + MAX_LAG_SPANS) + 2 * PASS_TICKS - 1 > (1u << LAG_TAG_BITS) - 1
+#error "a lag this long lets tags wrap"
 #endif
 #define SLOTS 4u
 #define MAX_LOAD 0.8       /* live share of a table's slots before the next one opens */
@@ -113,7 +146,8 @@ extern const once_filter_ops once_tagged_ops;
 #define SWEEP_STEP 2u      /* buckets a write sweeps */
 #define TAGGED_MAX_TABLES 64u
 #define TAGGED_MAX_SPAN (UINT64_C(1) << 40) /* ms, about 35 years */
-#define MAX_FP_BITS 52u    /* an entry fits one unaligned 64-bit read */
+#define MAX_ENTRY_BITS 57u /* an entry fits one unaligned 64-bit read (7 bits of offset) */
+#define MAX_FP_BITS (MAX_ENTRY_BITS - TAG_BITS) /* 52; 51 with a lag's tags */
 #define GOLDEN UINT64_C(0x9e3779b97f4a7c15)
 #define TAGGED_MAX_TABLE_BITS (ONCE_MAX_CELLS * 4) /* what once_words_alloc accepts */
 
@@ -122,11 +156,13 @@ typedef struct tag_table {
     uint64_t buckets;      /* B */
     uint64_t word_count;   /* words allocated (with the padding words) */
     uint32_t fp_bits;      /* f */
-    uint32_t width;        /* f + TAG_BITS */
+    uint32_t width;        /* f + tag bits */
+    uint32_t tag_bits;     /* the filter's: 5, or 6 with a lag */
+    uint64_t tag_mask;     /* 2^tag_bits - 1 */
     uint64_t cursor;       /* the next bucket this tick's pass sweeps */
     uint64_t opened;       /* ms: when it began to take keys */
     uint64_t entries;      /* non-empty entries: the sum of by_tag, at least the live ones */
-    uint64_t by_tag[TAG_VALUES]; /* non-empty entries by tag */
+    uint64_t by_tag[MAX_TAG_VALUES]; /* non-empty entries by tag */
     uint64_t counted_at;   /* 1 + the tick whose live entries `alive` holds; 0: none */
     uint64_t alive;
     uint64_t limit;        /* MAX_LOAD of its slots: live entries before the next table */
@@ -137,6 +173,11 @@ typedef struct tagged_filter {
     uint64_t span;         /* T, ms */
     uint64_t tick;         /* ms */
     uint64_t span_ticks;   /* S */
+    uint64_t lag;          /* H, ms (0: none) */
+    uint64_t lag_ticks;    /* ceil(H / tick) */
+    uint64_t keep_ticks;   /* K = S + lag_ticks: the oldest age an entry keeps its slot */
+    uint32_t tag_bits;     /* 5, or 6 with a lag */
+    uint64_t tag_mask;     /* 2^tag_bits - 1 */
     uint32_t policy;
     uint32_t count;        /* tables */
     uint32_t room;         /* entries allocated in `tables` (>= count) */
@@ -146,7 +187,8 @@ typedef struct tagged_filter {
     uint64_t latest;       /* L, ms */
     uint64_t now;          /* c = floor(L / tick) */
     uint64_t tick_end;     /* ms: where the tick after c begins, (c + 1) tick (saturated) */
-    uint32_t live_now;     /* the live tags at c: frame_of(c, 0, S).live */
+    uint64_t live_now;     /* the live tags at c: ages 0..S */
+    uint64_t keep_now;     /* the kept tags at c: ages 0..K (live_now without a lag) */
     bool started;
     bool passing;          /* a table's pass may be unfinished: sweep_step has work (not saved) */
     tag_table *tables;     /* oldest first; the newest takes the keys */
@@ -225,11 +267,11 @@ static inline void bucket_load(const tag_table *t, uint64_t b, uint64_t e[SLOTS]
 static inline void entry_replace(tag_table *t, uint64_t bit, uint64_t old, uint64_t value)
 {
     if (old != 0) {
-        t->by_tag[old & TAG_MASK]--;
+        t->by_tag[old & t->tag_mask]--;
         t->entries--;
     }
     if (value != 0) {
-        t->by_tag[value & TAG_MASK]++;
+        t->by_tag[value & t->tag_mask]++;
         t->entries++;
     }
     entry_put_raw(t->words, bit, t->width, value);
@@ -246,25 +288,43 @@ static inline void slot_put(tag_table *t, uint64_t bucket, uint32_t slot, uint64
     slot_replace(t, bucket, slot, slot_get(t, bucket, slot), value);
 }
 
-/* A view of the clock: ages read at tick `c` (the clock's) plus `ahead` ticks.  An
- * entry's age at c is (c - tag) mod 32, exact since no age passes S + 2P - 1 < 32 at
- * the clock's tick (the sweep's invariant).  `live` has bit g set for each tag g alive
- * in the view, of ages 0 to S - ahead at c: the tags c - (S - ahead), ..., c (mod 32). */
+/* A view of the clock: ages read at tick `c`, the clock's.  An entry's age at c is
+ * (c - tag) mod 2^tag_bits, exact since no age passes K + 2P - 1 < 2^tag_bits at the
+ * clock's tick (the sweep's invariant).  `live` has bit g set for each tag g a key is
+ * found by: the ages young .. young + ages - 1 at c.  `keep` has bit g set for each tag
+ * whose entries hold their slots, the ages 0 .. kept - 1; the others' slots are free.
+ * A write or read at the clock's tick plus `ahead` finds ages 0 .. S - ahead and keeps
+ * 0 .. K - ahead; a late event's, d ticks before c (with a lag), finds the ages
+ * d - S .. d + S (the ticks within S of its own, either side) and keeps 0 .. K.
+ * Without a lag K = S, and `keep` is `live` at the clock. */
 typedef struct tag_frame {
     uint64_t c;
-    uint64_t ahead;
-    uint64_t span_ticks;
-    uint32_t live;
+    uint64_t mask;  /* 2^tag_bits - 1 */
+    uint64_t live;
+    uint64_t keep;
+    uint64_t young, ages; /* the live ages */
+    uint64_t kept;        /* the kept ages: 0 .. kept - 1 */
 } tag_frame;
 
-static inline tag_frame frame_of(uint64_t c, uint64_t ahead, uint64_t span_ticks)
+/* The tags of ages young .. young + n - 1 at tick c, as bits: a run of n bits rotated
+ * to its place among the 2^tag_bits values (n <= K + 1, less than the values). */
+static inline uint64_t tag_run(uint64_t c, uint64_t young, uint64_t n, uint64_t mask)
 {
-    tag_frame fr = {c, ahead, span_ticks, 0};
-    if (ahead <= span_ticks) {
-        uint64_t ages = span_ticks - ahead + 1; /* at most TICKS_PER_SPAN + 1 < 32 */
-        uint32_t run = (UINT32_C(1) << ages) - 1, at = (uint32_t)((c - ages + 1) & TAG_MASK);
-        fr.live = (run << at) | (run >> ((TAG_VALUES - at) & TAG_MASK));
-    }
+    if (n == 0)
+        return 0;
+    uint64_t run = (UINT64_C(1) << n) - 1, at = (c - young - n + 1) & mask;
+    uint64_t values = (UINT64_C(2) << mask) - 1; /* 2^32 - 1 or, wrapping, 2^64 - 1 */
+    return ((run << at) | (run >> ((mask + 1 - at) & mask))) & values;
+}
+
+static inline tag_frame frame_of(uint64_t c, uint64_t ahead, uint64_t span_ticks,
+                                 uint64_t keep_ticks, uint64_t mask)
+{
+    tag_frame fr = {c, mask, 0, 0, 0, 0, 0};
+    fr.ages = ahead <= span_ticks ? span_ticks - ahead + 1 : 0;
+    fr.kept = ahead <= keep_ticks ? keep_ticks - ahead + 1 : 0;
+    fr.live = tag_run(c, 0, fr.ages, mask);
+    fr.keep = tag_run(c, 0, fr.kept, mask);
     return fr;
 }
 
@@ -272,19 +332,20 @@ static inline tag_frame frame_of(uint64_t c, uint64_t ahead, uint64_t span_ticks
  * MAX_LOAD, and a mispredicted branch costs more than the test. */
 static inline bool entry_alive(uint64_t entry, const tag_frame *fr)
 {
-    return (entry != 0) & (fr->live >> (entry & TAG_MASK));
+    return (entry != 0) & (fr->live >> (entry & fr->mask));
 }
 
 
-/* Bit s set for each slot s of the entries e free in frame fr: empty, or expired.
+/* Bit s set for each slot s of the entries e free in frame fr: empty, or past K.
  * An entry is empty when it is 0 ((e - 1) >> 63: a non-empty entry is below 2^57), and
  * expired when its tag is dead; no flags, no compare (the baseline ISA has no
  * flag-free shifts, and this runs eight times an insertion). */
 static inline uint32_t entries_free(const uint64_t e[SLOTS], const tag_frame *fr)
 {
-    uint32_t dead = ~fr->live, m = 0;
+    uint64_t dead = ~fr->keep, mask = fr->mask;
+    uint32_t m = 0;
     for (uint32_t s = 0; s < SLOTS; s++)
-        m |= (uint32_t)(((dead >> (e[s] & TAG_MASK)) | ((e[s] - 1) >> 63)) & 1) << s;
+        m |= (uint32_t)(((dead >> (e[s] & mask)) | ((e[s] - 1) >> 63)) & 1) << s;
     return m;
 }
 
@@ -310,6 +371,7 @@ static inline uint64_t other_bucket(uint64_t bucket, uint64_t fp, uint64_t bucke
 
 typedef struct tag_place {
     uint64_t first, second, fp;
+    uint64_t fp_entry; /* fp << tag_bits: an entry holds fp iff (entry ^ fp_entry) <= mask */
 } tag_place;
 
 static inline tag_place place_of(const tag_table *t, const once_hash *h)
@@ -318,6 +380,7 @@ static inline tag_place place_of(const tag_table *t, const once_hash *h)
     p.fp = fingerprint(h->hi, t->fp_bits);
     p.first = once_reduce(h->lo, t->buckets);
     p.second = other_bucket(p.first, p.fp, t->buckets);
+    p.fp_entry = p.fp << t->tag_bits;
     return p;
 }
 
@@ -346,10 +409,11 @@ static inline void look_at(const tag_table *t, const once_hash *h, tag_look *l)
 
 /* The slot of the entries e holding fp alive in frame fr, or SLOTS.  (Branches here
  * are right: a fingerprint rarely matches.) */
-static inline uint32_t entries_find(const uint64_t e[SLOTS], uint64_t fp, const tag_frame *fr)
+static inline uint32_t entries_find(const uint64_t e[SLOTS], uint64_t fp_entry,
+                                    const tag_frame *fr)
 {
     for (uint32_t s = 0; s < SLOTS; s++)
-        if ((e[s] >> TAG_BITS) == fp && entry_alive(e[s], fr))
+        if ((e[s] ^ fp_entry) <= fr->mask && entry_alive(e[s], fr))
             return s;
     return SLOTS;
 }
@@ -358,13 +422,13 @@ static inline uint32_t entries_find(const uint64_t e[SLOTS], uint64_t fp, const 
 static inline bool look_find(const tag_look *l, const tag_frame *fr, uint64_t *bucket,
                              uint32_t *slot)
 {
-    uint32_t s = entries_find(l->first, l->p.fp, fr);
+    uint32_t s = entries_find(l->first, l->p.fp_entry, fr);
     if (s < SLOTS) {
         *bucket = l->p.first;
         *slot = s;
         return true;
     }
-    s = entries_find(l->second, l->p.fp, fr);
+    s = entries_find(l->second, l->p.fp_entry, fr);
     *bucket = l->p.second;
     *slot = s;
     return s < SLOTS;
@@ -391,15 +455,24 @@ find_any(const tagged_filter *t, const once_hash *h, const tag_frame *fr, tag_lo
 
 /* ------------------------------------------------------------------ counts */
 
-/* The entries of ages 0 to S - ahead. */
+/* The entries that hold their slots in frame fr (ages 0 to K - ahead): those that
+ * load a table, and that a key absent may match (the live ones of any frame are among
+ * them). */
 static uint64_t table_alive(const tag_table *t, const tag_frame *fr)
 {
-    if (fr->ahead > fr->span_ticks)
-        return 0;
     uint64_t alive = 0;
-    for (uint64_t age = 0; age + fr->ahead <= fr->span_ticks; age++)
-        alive += t->by_tag[(fr->c - age) & TAG_MASK];
+    for (uint64_t age = 0; age < fr->kept; age++)
+        alive += t->by_tag[(fr->c - age) & fr->mask];
     return alive;
+}
+
+/* The entries a key is found by in frame fr: the keys in the window. */
+static uint64_t table_live(const tag_table *t, const tag_frame *fr)
+{
+    uint64_t live = 0;
+    for (uint64_t age = fr->young; age < fr->young + fr->ages; age++)
+        live += t->by_tag[(fr->c - age) & fr->mask];
+    return live;
 }
 
 static uint64_t table_slots(const tag_table *t)
@@ -415,10 +488,10 @@ static double table_rate(const tag_table *t, uint64_t alive)
 }
 
 /* The fewest fingerprint bits that keep a full table (MAX_LOAD) under `share`; 0 if
- * none up to MAX_FP_BITS does. */
-static uint32_t fp_bits_for(double share)
+ * none up to the most entries of tag_bits take does. */
+static uint32_t fp_bits_for(double share, uint32_t tag_bits)
 {
-    for (uint32_t f = 1; f <= MAX_FP_BITS; f++)
+    for (uint32_t f = 1; f + tag_bits <= MAX_ENTRY_BITS; f++)
         if (2.0 * SLOTS * MAX_LOAD / (double)((UINT64_C(1) << f) - 1) <= share)
             return f;
     return 0;
@@ -430,7 +503,7 @@ static uint32_t fp_bits_for(double share)
  * bucket bound first, so that the product cannot overflow.) */
 static bool table_fits(uint64_t buckets, uint32_t width)
 {
-    return buckets <= ONCE_MAX_CELLS / SLOTS && width <= MAX_FP_BITS + TAG_BITS &&
+    return buckets <= ONCE_MAX_CELLS / SLOTS && width <= MAX_ENTRY_BITS &&
            buckets * SLOTS * width <= TAGGED_MAX_TABLE_BITS;
 }
 
@@ -469,12 +542,15 @@ static uint64_t tables_bytes(const tagged_filter *t)
     return bytes;
 }
 
-static once_status table_init(tag_table *t, uint64_t buckets, uint32_t fp_bits, uint64_t opened)
+static once_status table_init(tag_table *t, uint64_t buckets, uint32_t fp_bits,
+                              uint32_t tag_bits, uint64_t opened)
 {
     memset(t, 0, sizeof *t);
     t->buckets = buckets;
     t->fp_bits = fp_bits;
-    t->width = fp_bits + TAG_BITS;
+    t->tag_bits = tag_bits;
+    t->tag_mask = (UINT64_C(1) << tag_bits) - 1;
+    t->width = fp_bits + tag_bits;
     t->word_count = table_words(buckets, t->width);
     t->limit = (uint64_t)(MAX_LOAD * (double)(buckets * SLOTS));
     t->opened = opened;
@@ -492,16 +568,17 @@ static void table_wipe(tag_table *t)
 }
 
 /* Empty the entries of buckets [from, to) that are dead in frame fr (those of ages past
- * S - ahead at its tick): one test of the frame's live tags an entry, entry by entry in
+ * K - ahead at its tick): one test of the frame's kept tags an entry, entry by entry in
  * order. */
 static void table_sweep(tag_table *t, uint64_t from, uint64_t to, const tag_frame *fr)
 {
-    const uint32_t width = t->width, live = fr->live; /* locals: the stores below may */
-    uint64_t *const words = t->words;                 /* alias the table and the frame */
+    const uint32_t width = t->width;  /* locals: the stores below may */
+    const uint64_t keep = fr->keep, mask = fr->mask; /* alias the table and the frame */
+    uint64_t *const words = t->words;
     uint64_t end = to * SLOTS * width;
     for (uint64_t bit = from * SLOTS * width; bit < end; bit += width) {
         uint64_t e = entry_get(words, bit, width);
-        if (e != 0 && !((live >> (e & TAG_MASK)) & 1))
+        if (e != 0 && !((keep >> (e & mask)) & 1))
             entry_replace(t, bit, e, 0);
     }
 }
@@ -609,7 +686,7 @@ static __attribute__((noinline)) bool walk_kicks(tag_table *t, const tag_look *l
         if (kick == 0)
             held = (tag_held){b, victim};
         carried = evicted;
-        b = other_bucket(b, carried >> TAG_BITS, t->buckets);
+        b = other_bucket(b, carried >> t->tag_bits, t->buckets);
         uint64_t e[SLOTS];
         bucket_load(t, b, e);
         uint32_t room = entries_room(e, b, fr, &held);
@@ -632,7 +709,7 @@ static uint32_t next_fp_bits(const tagged_filter *t, const tag_frame *fr)
     for (uint32_t i = 0; i < t->count; i++)
         used += table_rate(&t->tables[i], table_alive(&t->tables[i], fr));
     double left = t->error - used;
-    return left > 0 ? fp_bits_for(left / 2.0) : 0;
+    return left > 0 ? fp_bits_for(left / 2.0, t->tag_bits) : 0;
 }
 
 /* A table of `buckets` and `fp_bits` in *out, allocated with room in the list for it
@@ -642,13 +719,14 @@ static once_status table_open(tagged_filter *t, uint64_t buckets, uint32_t fp_bi
                               uint64_t opened, tag_table *out)
 {
     if (fp_bits == 0 || t->count >= TAGGED_MAX_TABLES ||
-        !table_fits(buckets, fp_bits + TAG_BITS))
+        !table_fits(buckets, fp_bits + t->tag_bits))
         return ONCE_ERR_FULL;
-    uint64_t bytes = tables_bytes(t) + once_words_memory(table_words(buckets, fp_bits + TAG_BITS));
+    uint64_t bytes =
+        tables_bytes(t) + once_words_memory(table_words(buckets, fp_bits + t->tag_bits));
     uint64_t room = t->room > t->count + 1 ? t->room : t->count + 1;
     if (!once_fits_cap(memory_for(room, bytes), t->base.metadata_len, t->max_bytes))
         return ONCE_ERR_FULL;
-    if (table_init(out, buckets, fp_bits, opened) != ONCE_OK)
+    if (table_init(out, buckets, fp_bits, t->tag_bits, opened) != ONCE_OK)
         return ONCE_ERR_NOMEM;
     if (!list_grow(t)) {
         once_words_free(out->words);
@@ -662,10 +740,23 @@ static once_status table_open(tagged_filter *t, uint64_t buckets, uint32_t fp_bi
 static inline tag_frame frame_at(const tagged_filter *t, uint64_t ahead)
 {
     if (ahead == 0) {
-        tag_frame fr = {t->now, 0, t->span_ticks, t->live_now};
+        tag_frame fr = {t->now,  t->tag_mask,        t->live_now, t->keep_now,
+                        0,       t->span_ticks + 1,  t->keep_ticks + 1};
         return fr;
     }
-    return frame_of(t->now, ahead, t->span_ticks);
+    return frame_of(t->now, ahead, t->span_ticks, t->keep_ticks, t->tag_mask);
+}
+
+/* The frame of a late event judged d ticks before the clock's (0 < d <= lag_ticks):
+ * found by the entries within S ticks of its own, on either side, and the clock's kept
+ * tags (see "Time"). */
+static tag_frame frame_late(const tagged_filter *t, uint64_t d)
+{
+    tag_frame fr = frame_at(t, 0);
+    fr.young = d > t->span_ticks ? d - t->span_ticks : 0;
+    fr.ages = d + t->span_ticks - fr.young + 1;
+    fr.live = tag_run(t->now, fr.young, fr.ages, t->tag_mask);
+    return fr;
 }
 
 /* Set the clock's tick c, with what the writes of a tick read instead of computing:
@@ -675,7 +766,8 @@ static void clock_set_tick(tagged_filter *t, uint64_t c)
 {
     t->now = c;
     t->tick_end = c + 1 > UINT64_MAX / t->tick ? UINT64_MAX : (c + 1) * t->tick;
-    t->live_now = frame_of(c, 0, t->span_ticks).live;
+    t->live_now = tag_run(c, 0, t->span_ticks + 1, t->tag_mask);
+    t->keep_now = tag_run(c, 0, t->keep_ticks + 1, t->tag_mask);
 }
 
 /* The frame of a read at R = max(L, now_ms). */
@@ -685,6 +777,24 @@ static tag_frame read_frame(const tagged_filter *t, uint64_t now_ms)
     if (t->started && now_ms > t->latest)
         ahead = now_ms / t->tick - t->now;
     return frame_at(t, ahead);
+}
+
+/* The tick a write at `ms` is judged and written at, with a lag, when the clock stays
+ * at L: its own for L - H <= ms, L - H's before (the clock's tick without a lag). */
+static inline uint64_t lag_tick(const tagged_filter *t, uint64_t ms)
+{
+    uint64_t at = t->latest - ms > t->lag ? t->latest - t->lag : ms;
+    return at / t->tick;
+}
+
+/* The frame of a query at now_ms: a late one, within the lag, at its own time (as a
+ * write there is judged); any other at max(L, now_ms). */
+static tag_frame query_frame(const tagged_filter *t, uint64_t now_ms)
+{
+    if (t->lag != 0 && t->started && now_ms < t->latest && t->latest - now_ms <= t->lag &&
+        now_ms / t->tick < t->now)
+        return frame_late(t, t->now - now_ms / t->tick);
+    return read_frame(t, now_ms);
 }
 
 /* Free the tables, other than the newest, with nothing alive at the clock. */
@@ -719,7 +829,7 @@ static void drop_empty(tagged_filter *t)
 static void settle(tagged_filter *t)
 {
     const tag_table *newest = &t->tables[t->count - 1];
-    if (t->now - newest->opened / t->tick <= t->span_ticks)
+    if (t->now - newest->opened / t->tick <= t->keep_ticks) /* K: the keys a table keeps */
         return;
     tag_frame fr = frame_at(t, 0);
     uint64_t alive = 0;
@@ -733,8 +843,8 @@ static void settle(tagged_filter *t)
     /* Settling saves memory or it does not happen: a table no smaller than the newest
      * (a rate that grew since, or a planned size a loaded file overstates) is left to
      * growth. */
-    if (!table_fits(buckets, fp_bits + TAG_BITS) ||
-        once_words_memory(table_words(buckets, fp_bits + TAG_BITS)) >=
+    if (!table_fits(buckets, fp_bits + t->tag_bits) ||
+        once_words_memory(table_words(buckets, fp_bits + t->tag_bits)) >=
             once_words_memory(newest->word_count))
         return;
     tag_table fresh;
@@ -743,7 +853,7 @@ static void settle(tagged_filter *t)
 }
 
 /* Move the clock to `latest` (admissible, not before L): at the end of a pass's P
- * ticks finish it, or redo it for a jump, so that no age passes S + 2P - 1 (see "Time");
+ * ticks finish it, or redo it for a jump, so that no age passes K + 2P - 1 (see "Time");
  * free what emptied, and settle (unless the write opens a table itself: `growing`). */
 static void clock_move(tagged_filter *t, uint64_t latest, bool growing)
 {
@@ -767,7 +877,7 @@ static void clock_move(tagged_filter *t, uint64_t latest, bool growing)
         tag_frame fr = frame_at(t, d == 1 ? 0 : d);
         for (uint32_t i = 0; i < t->count; i++) {
             tag_table *tb = &t->tables[i];
-            if (d > t->span_ticks)
+            if (d > t->keep_ticks)
                 table_wipe(tb);
             else
                 table_sweep(tb, d == 1 ? tb->cursor : 0, tb->buckets, &fr);
@@ -820,10 +930,16 @@ static once_status tagged_write(tagged_filter *t, const once_hash *h, uint64_t m
         return ONCE_ERR_TIME;
     uint64_t latest = t->started && ms < t->latest ? t->latest : ms;
     uint64_t c = t->started && latest < t->tick_end ? t->now : latest / t->tick;
-    uint64_t tag = c & TAG_MASK;
+    /* u: the tick the event is judged and written at; the clock's but for a late event
+     * with a lag, which keeps its own (L - H's at the earliest). */
+    uint64_t u = t->lag != 0 && ms < latest ? lag_tick(t, ms) : c;
+    uint64_t tag = u & t->tag_mask;
     /* The new clock, read from the tables as they are. */
-    tag_frame fr = t->started ? frame_at(t, c - t->now) : frame_of(c, 0, t->span_ticks);
-    bool moves = !t->started || fr.ahead > 0;
+    tag_frame fr = t->started ? frame_at(t, c - t->now)
+                              : frame_of(c, 0, t->span_ticks, t->keep_ticks, t->tag_mask);
+    if (u != c) /* late: the clock stays */
+        fr = frame_late(t, c - u);
+    bool moves = !t->started || c != t->now;
 
     tag_look look;
     uint64_t bucket = 0;
@@ -833,11 +949,16 @@ static once_status tagged_write(tagged_filter *t, const once_hash *h, uint64_t m
         *seen = test && found;
     if (found) {
         clock_move(t, latest, false);
-        if (!test || t->policy == ONCE_POLICY_REFRESH) { /* the entry takes the new tag */
-            fr = frame_at(t, 0);
+        if (!test || t->policy == ONCE_POLICY_REFRESH) {
+            /* The entry takes the later of its tick and u: its own if its age at c is
+             * at most c - u (a late repeat of a later delivery), else u's. */
+            if (u == c)
+                fr = frame_at(t, 0);
             uint32_t held = find_any(t, h, &fr, &look, &bucket, &slot); /* tables may have left */
             tag_table *tb = &t->tables[held];
-            slot_put(tb, bucket, slot, (slot_get(tb, bucket, slot) & ~TAG_MASK) | tag);
+            uint64_t e = slot_get(tb, bucket, slot), mask = t->tag_mask;
+            uint64_t g = ((c - (e & mask)) & mask) <= c - u ? e & mask : tag;
+            slot_put(tb, bucket, slot, (e & ~mask) | g);
         }
         sweep_step(t);
         return ONCE_OK;
@@ -865,7 +986,7 @@ static once_status tagged_write(tagged_filter *t, const once_hash *h, uint64_t m
         }
     }
     if (!grow) { /* the look is the newest table's, as it is */
-        bool placed = walk_place(newest, &look, (look.p.fp << TAG_BITS) | tag, &fr, &walk);
+        bool placed = walk_place(newest, &look, look.p.fp_entry | tag, &fr, &walk);
         if (placed && !moves) {
             t->latest = latest; /* within the tick: nothing else of the clock changes */
             newest->alive += newest->counted_at == t->now + 1;
@@ -889,7 +1010,7 @@ static once_status tagged_write(tagged_filter *t, const once_hash *h, uint64_t m
     newest = &t->tables[t->count - 1];
     look_at(newest, h, &look); /* swept, or a new table */
     fr = frame_at(t, 0);
-    if (!walk_place(newest, &look, (look.p.fp << TAG_BITS) | tag, &fr, &walk)) {
+    if (!walk_place(newest, &look, look.p.fp_entry | tag, &fr, &walk)) {
         walk_undo(newest, &walk); /* not reached: the same walk fitted before */
         return ONCE_ERR_FULL;
     }
@@ -913,8 +1034,11 @@ static bool tagged_query(const once_filter *f, const once_hash *h, uint64_t now_
     const tagged_filter *t = CTAGGED(f);
     if (!t->started)
         return false;
-    tag_frame fr = read_frame(t, now_ms);
-    if (fr.ahead > t->span_ticks)
+    /* Without a lag, or at or past the clock, the read of before (no lag test on the
+     * way): a frame at R = max(L, now). */
+    tag_frame fr = t->lag == 0 || now_ms >= t->latest ? read_frame(t, now_ms)
+                                                      : query_frame(t, now_ms);
+    if (fr.ages == 0)
         return false;
     tag_look look;
     uint64_t bucket;
@@ -1023,12 +1147,13 @@ static bool tagged_can_take(const once_filter *f, uint64_t keys, uint64_t until_
     double used = table_rate(newest, newest->limit);
     for (uint32_t i = 0; i + 1 < t->count; i++)
         used += table_rate(&t->tables[i], t->started ? table_alive(&t->tables[i], &fr) : 0);
-    uint32_t fp_bits = t->error > used ? fp_bits_for((t->error - used) / 2.0) : 0;
+    uint32_t fp_bits = t->error > used ? fp_bits_for((t->error - used) / 2.0, t->tag_bits) : 0;
     uint64_t buckets = newest->buckets * 2;
-    if (fp_bits == 0 || buckets / 2 != newest->buckets || !table_fits(buckets, fp_bits + TAG_BITS))
+    if (fp_bits == 0 || buckets / 2 != newest->buckets ||
+        !table_fits(buckets, fp_bits + t->tag_bits))
         return false;
     uint64_t bytes = tables_bytes(t) + once_words_memory(newest->word_count) +
-                     once_words_memory(table_words(buckets, fp_bits + TAG_BITS));
+                     once_words_memory(table_words(buckets, fp_bits + t->tag_bits));
     uint64_t room = t->room > t->count + 2 ? t->room : t->count + 2;
     return once_fits_cap(memory_for(room, bytes), t->base.metadata_len, t->max_bytes);
 }
@@ -1067,10 +1192,16 @@ static bool tagged_clock(const once_filter *f, uint64_t *latest)
     return CTAGGED(f)->started;
 }
 
+static uint64_t tagged_lag(const once_filter *f)
+{
+    return CTAGGED(f)->lag;
+}
+
 static bool tagged_same_geometry(const once_filter *x, const once_filter *y)
 {
     const tagged_filter *a = CTAGGED(x), *b = CTAGGED(y);
-    return a->span == b->span && a->plan_buckets == b->plan_buckets && a->error == b->error;
+    return a->span == b->span && a->lag == b->lag && a->plan_buckets == b->plan_buckets &&
+           a->error == b->error;
 }
 
 static void tagged_stats(const once_filter *f, once_stats *st)
@@ -1082,7 +1213,7 @@ static void tagged_stats(const once_filter *f, once_stats *st)
     st->fpr_estimate = 0;
     for (uint32_t i = 0; i < t->count; i++) {
         const tag_table *tb = &t->tables[i];
-        uint64_t alive = t->started ? table_alive(tb, &fr) : 0;
+        uint64_t alive = t->started ? table_live(tb, &fr) : 0;
         st->bits += table_slots(tb);
         st->bits_set += alive;
         st->fpr_estimate += table_rate(tb, alive);
@@ -1094,6 +1225,7 @@ static void tagged_stats(const once_filter *f, once_stats *st)
     st->slack = (t->span_ticks + 1) * t->tick - t->span;
     st->filters = t->count;
     st->newest_bits = table_slots(&t->tables[t->count - 1]) * t->tables[t->count - 1].width;
+    st->lag_ms = t->lag;
 }
 
 /* The keys alive: the live entries, each a key (two keys of one fingerprint and
@@ -1105,7 +1237,7 @@ static once_status tagged_cardinality(const once_filter *f, uint64_t now_ms, dou
     tag_frame fr = read_frame(t, now_ms);
     double alive = 0, rate = 0;
     for (uint32_t i = 0; t->started && i < t->count; i++) {
-        uint64_t n = table_alive(&t->tables[i], &fr);
+        uint64_t n = table_live(&t->tables[i], &fr);
         alive += (double)n;
         rate += table_rate(&t->tables[i], n);
     }
@@ -1134,7 +1266,7 @@ static void tagged_set_memory_cap(once_filter *f, uint64_t cap)
 /* ------------------------------------------------------------ construction */
 
 typedef struct tagged_geometry {
-    uint64_t span, plan_buckets, max_bytes;
+    uint64_t span, lag, plan_buckets, max_bytes;
     uint32_t policy, fp_bits;
     double error;
 } tagged_geometry;
@@ -1151,6 +1283,26 @@ static uint64_t span_ticks_for(uint64_t span)
     return (span + tick - 1) / tick;
 }
 
+/* H_ticks = ceil(H / tick): a late event's tick is at most this many before the clock's
+ * (floor((L - H) / tick) >= c - ceil(H / tick)). */
+static uint64_t lag_ticks_for(uint64_t span, uint64_t lag)
+{
+    uint64_t tick = tick_for(span);
+    return lag / tick + (lag % tick != 0);
+}
+
+/* A lag the tags can hold: at most MAX_LAG_SPANS spans (so H_ticks <= 2 S and the ages
+ * K + 2P - 1 <= 55 fit the 6-bit tags). */
+static bool lag_fits(uint64_t span, uint64_t lag)
+{
+    return lag <= MAX_LAG_SPANS * span;
+}
+
+static uint32_t tag_bits_for(uint64_t lag)
+{
+    return lag != 0 ? LAG_TAG_BITS : TAG_BITS;
+}
+
 /* The filter of a geometry, before any event, without its tables (the caller adds
  * them); NULL without memory. */
 static tagged_filter *tagged_alloc(const tagged_geometry *g)
@@ -1162,6 +1314,11 @@ static tagged_filter *tagged_alloc(const tagged_geometry *g)
     t->span = g->span;
     t->tick = tick_for(g->span);
     t->span_ticks = span_ticks_for(g->span);
+    t->lag = g->lag;
+    t->lag_ticks = lag_ticks_for(g->span, g->lag);
+    t->keep_ticks = t->span_ticks + t->lag_ticks;
+    t->tag_bits = tag_bits_for(g->lag);
+    t->tag_mask = (UINT64_C(1) << t->tag_bits) - 1;
     t->policy = g->policy;
     t->error = g->error;
     t->plan_buckets = g->plan_buckets;
@@ -1174,20 +1331,23 @@ static tagged_filter *tagged_alloc(const tagged_geometry *g)
  * ONCE_ERR_TOO_LARGE past the limits or its own cap, checked before allocating). */
 static once_status tagged_new(once_filter **out, const tagged_geometry *g)
 {
-    if (g->span == 0 || g->span > TAGGED_MAX_SPAN || g->plan_buckets == 0 ||
-        g->fp_bits == 0 || g->fp_bits > MAX_FP_BITS || g->policy > ONCE_POLICY_REFRESH ||
-        !(g->error > 0.0 && g->error < 1.0) || g->max_bytes == 0)
+    uint32_t tag_bits = tag_bits_for(g->lag);
+    if (g->span == 0 || g->span > TAGGED_MAX_SPAN || !lag_fits(g->span, g->lag) ||
+        g->plan_buckets == 0 || g->fp_bits == 0 || g->fp_bits + tag_bits > MAX_ENTRY_BITS ||
+        g->policy > ONCE_POLICY_REFRESH || !(g->error > 0.0 && g->error < 1.0) ||
+        g->max_bytes == 0)
         return ONCE_ERR_INVALID;
-    if (!table_fits(g->plan_buckets, g->fp_bits + TAG_BITS))
+    if (!table_fits(g->plan_buckets, g->fp_bits + tag_bits))
         return ONCE_ERR_TOO_LARGE;
-    uint64_t words = table_words(g->plan_buckets, g->fp_bits + TAG_BITS);
+    uint64_t words = table_words(g->plan_buckets, g->fp_bits + tag_bits);
     if (memory_for(1, once_words_memory(words)) > g->max_bytes)
         return ONCE_ERR_TOO_LARGE;
     tagged_filter *t = tagged_alloc(g);
     if (t == NULL)
         return ONCE_ERR_NOMEM;
     t->tables = once_calloc(1, sizeof *t->tables);
-    if (t->tables == NULL || table_init(&t->tables[0], g->plan_buckets, g->fp_bits, 0) != ONCE_OK) {
+    if (t->tables == NULL ||
+        table_init(&t->tables[0], g->plan_buckets, g->fp_bits, tag_bits, 0) != ONCE_OK) {
         once_free_memory(t->tables);
         once_free_memory(t);
         return ONCE_ERR_NOMEM;
@@ -1198,29 +1358,34 @@ static once_status tagged_new(once_filter **out, const tagged_geometry *g)
     return ONCE_OK;
 }
 
-/* Buckets for `capacity` keys a span: the keys of S + 1 ticks alive at once, at
- * MAX_LOAD. */
-static uint64_t buckets_for(uint64_t capacity, uint64_t span)
+/* Buckets for `capacity` keys a span: the keys of the S + H_ticks + 1 ticks an entry
+ * is kept for, at once, at MAX_LOAD (S + 1 without a lag). */
+static uint64_t buckets_for(uint64_t capacity, uint64_t span, uint64_t lag)
 {
     uint64_t ticks = span_ticks_for(span);
-    double alive = (double)capacity * (double)(ticks + 1) / (double)ticks;
+    double alive = (double)capacity * (double)(ticks + lag_ticks_for(span, lag) + 1) /
+                   (double)ticks;
     double buckets = ceil(alive / (SLOTS * MAX_LOAD));
     return buckets < 1.0 ? 1 : (uint64_t)buckets;
 }
 
 static once_status tagged_create(once_filter **out, const once_config *c)
 {
+    /* A lag past MAX_LAG_SPANS spans is refused: its ages would not fit the tags, and
+     * the entries it keeps would cost more than the span's own. */
     if (c->span_ms == 0 || c->span_ms > TAGGED_MAX_SPAN || c->capacity == 0 ||
+        !lag_fits(c->span_ms, c->lag_ms) ||
         (c->policy != ONCE_POLICY_FIRST && c->policy != ONCE_POLICY_REFRESH))
         return ONCE_ERR_INVALID;
     if (c->capacity > ONCE_MAX_CELLS)
         return ONCE_ERR_TOO_LARGE;
     tagged_geometry g = {
         .span = c->span_ms,
-        .plan_buckets = buckets_for(c->capacity, c->span_ms),
+        .lag = c->lag_ms,
+        .plan_buckets = buckets_for(c->capacity, c->span_ms, c->lag_ms),
         .max_bytes = once_cap_or_default(c->max_bytes),
         .policy = (uint32_t)c->policy,
-        .fp_bits = fp_bits_for(c->error),
+        .fp_bits = fp_bits_for(c->error, tag_bits_for(c->lag_ms)),
         .error = c->error,
     };
     return tagged_new(out, &g);
@@ -1228,7 +1393,9 @@ static once_status tagged_create(once_filter **out, const once_config *c)
 
 /* ---------------------------------------------------------- serialization */
 
-/* Saved parameters, in order, then T_COUNT for each table, oldest first. */
+/* Saved parameters, in order, then (a filter with a lag: version 2 of the parameters)
+ * L_COUNT more, then T_COUNT for each table, oldest first.  A filter without a lag
+ * writes version 1, the bytes it wrote before lags were. */
 enum {
     P_SPAN,
     P_TICK,
@@ -1242,11 +1409,18 @@ enum {
     P_TABLES,
     P_COUNT
 };
+enum { L_LAG, L_TAG_BITS, L_COUNT };
 enum { T_BUCKETS, T_FP_BITS, T_CURSOR, T_OPENED, T_COUNT };
+
+static uint64_t lag_params(const tagged_filter *t)
+{
+    return t->lag != 0 ? L_COUNT : 0;
+}
 
 static uint64_t tagged_params_size(const once_filter *f)
 {
-    return (P_COUNT + (uint64_t)CTAGGED(f)->count * T_COUNT) * 8;
+    const tagged_filter *t = CTAGGED(f);
+    return (P_COUNT + lag_params(t) + (uint64_t)t->count * T_COUNT) * 8;
 }
 
 static uint64_t tagged_payload_size(const once_filter *f)
@@ -1277,6 +1451,10 @@ static void tagged_save_params(const once_filter *f, once_writer *w)
     };
     for (int i = 0; i < P_COUNT; i++)
         once_writer_u64(w, v[i]);
+    if (t->lag != 0) {
+        once_writer_u64(w, t->lag);
+        once_writer_u64(w, t->tag_bits);
+    }
     for (uint32_t i = 0; i < t->count; i++) {
         const tag_table *tb = &t->tables[i];
         once_writer_u64(w, tb->buckets);
@@ -1297,7 +1475,7 @@ static void bits_clear(uint64_t *words, uint64_t from, uint64_t to)
     }
 }
 
-/* The tables oldest first, expired entries written as empty (canonical form), in
+/* The tables oldest first, entries past K written as empty (canonical form), in
  * chunks of words: an entry that runs over a chunk's edge is cleared on each side. */
 static void tagged_save_payload(const once_filter *f, once_writer *w)
 {
@@ -1320,7 +1498,7 @@ static void tagged_save_payload(const once_filter *f, once_writer *w)
                 if (bit >= hi)
                     break;
                 uint64_t e = entry_get(tb->words, bit, tb->width);
-                if (e != 0 && !entry_alive(e, &fr)) {
+                if (e != 0 && !((fr.keep >> (e & fr.mask)) & 1)) { /* past K */
                     uint64_t from = bit > lo ? bit : lo, to = bit + tb->width;
                     bits_clear(buffer, from - lo, (to < hi ? to : hi) - lo);
                 }
@@ -1333,12 +1511,26 @@ static void tagged_save_payload(const once_filter *f, once_writer *w)
 static once_status tagged_load(once_filter **out, const uint8_t *params, size_t params_len,
                                const uint8_t *payload, size_t payload_len)
 {
-    uint64_t v[P_COUNT];
+    uint64_t v[P_COUNT], lv[L_COUNT] = {0, TAG_BITS};
     if (params_len < P_COUNT * 8 || !once_read_params(params, P_COUNT * 8, v, P_COUNT))
         return ONCE_ERR_CORRUPT;
-    if (v[P_TABLES] == 0 || v[P_TABLES] > TAGGED_MAX_TABLES ||
-        params_len != (P_COUNT + v[P_TABLES] * T_COUNT) * 8)
+    if (v[P_TABLES] == 0 || v[P_TABLES] > TAGGED_MAX_TABLES)
         return ONCE_ERR_CORRUPT;
+    /* Version 1 (no lag) or 2 (a lag, its tag width), told apart by the length: the
+     * tables' words come in fours, and version 2 has two words more. */
+    uint64_t extra = 0;
+    if (params_len == (P_COUNT + L_COUNT + v[P_TABLES] * T_COUNT) * 8) {
+        extra = L_COUNT;
+        if (!once_read_params(params + P_COUNT * 8, L_COUNT * 8, lv, L_COUNT))
+            return ONCE_ERR_CORRUPT;
+        /* a lag of 0 is written as version 1: canonical */
+        if (lv[L_LAG] == 0 || lv[L_TAG_BITS] != LAG_TAG_BITS || v[P_SPAN] == 0 ||
+            v[P_SPAN] > TAGGED_MAX_SPAN || !lag_fits(v[P_SPAN], lv[L_LAG]))
+            return ONCE_ERR_CORRUPT;
+    } else if (params_len != (P_COUNT + v[P_TABLES] * T_COUNT) * 8) {
+        return ONCE_ERR_CORRUPT;
+    }
+    uint32_t tag_bits = (uint32_t)lv[L_TAG_BITS];
     double error;
     memcpy(&error, &v[P_ERROR], sizeof error);
     if (v[P_SPAN] == 0 || v[P_SPAN] > TAGGED_MAX_SPAN || v[P_TICK] != tick_for(v[P_SPAN]) ||
@@ -1350,14 +1542,15 @@ static once_status tagged_load(once_filter **out, const uint8_t *params, size_t 
     uint64_t tv[TAGGED_MAX_TABLES][T_COUNT];
     uint64_t bytes = 0, payload_words = 0;
     for (uint64_t i = 0; i < v[P_TABLES]; i++) {
-        if (!once_read_params(params + (P_COUNT + i * T_COUNT) * 8, T_COUNT * 8, tv[i], T_COUNT))
+        if (!once_read_params(params + (P_COUNT + extra + i * T_COUNT) * 8, T_COUNT * 8, tv[i],
+                              T_COUNT))
             return ONCE_ERR_CORRUPT;
         uint64_t *x = tv[i];
-        if (x[T_BUCKETS] == 0 || x[T_FP_BITS] == 0 || x[T_FP_BITS] > MAX_FP_BITS ||
-            !table_fits(x[T_BUCKETS], (uint32_t)x[T_FP_BITS] + TAG_BITS) ||
+        if (x[T_BUCKETS] == 0 || x[T_FP_BITS] == 0 || x[T_FP_BITS] + tag_bits > MAX_ENTRY_BITS ||
+            !table_fits(x[T_BUCKETS], (uint32_t)x[T_FP_BITS] + tag_bits) ||
             x[T_CURSOR] > x[T_BUCKETS] || x[T_OPENED] > v[P_LATEST])
             return ONCE_ERR_CORRUPT;
-        uint64_t words = table_words(x[T_BUCKETS], (uint32_t)x[T_FP_BITS] + TAG_BITS);
+        uint64_t words = table_words(x[T_BUCKETS], (uint32_t)x[T_FP_BITS] + tag_bits);
         payload_words += words;
         bytes += once_words_memory(words);
     }
@@ -1366,6 +1559,7 @@ static once_status tagged_load(once_filter **out, const uint8_t *params, size_t 
 
     tagged_geometry g = {
         .span = v[P_SPAN],
+        .lag = lv[L_LAG],
         .plan_buckets = v[P_PLAN_BUCKETS],
         .max_bytes = v[P_MAX_BYTES],
         .policy = (uint32_t)v[P_POLICY],
@@ -1390,8 +1584,8 @@ static once_status tagged_load(once_filter **out, const uint8_t *params, size_t 
     size_t at = 0;
     for (uint64_t i = 0; i < v[P_TABLES]; i++) {
         tag_table *tb = &t->tables[t->count];
-        if (table_init(tb, tv[i][T_BUCKETS], (uint32_t)tv[i][T_FP_BITS], tv[i][T_OPENED]) !=
-            ONCE_OK) {
+        if (table_init(tb, tv[i][T_BUCKETS], (uint32_t)tv[i][T_FP_BITS], tag_bits,
+                       tv[i][T_OPENED]) != ONCE_OK) {
             tagged_destroy(f);
             return ONCE_ERR_NOMEM;
         }
@@ -1401,14 +1595,14 @@ static once_status tagged_load(once_filter **out, const uint8_t *params, size_t 
         at += (size_t)(tb->word_count * 8);
         bool canonical =
             once_words_tail_clear(tb->words, tb->word_count, table_slots(tb) * tb->width);
-        /* Every stored entry is alive at L, with a fingerprint in [1, 2^f). */
+        /* Every stored entry is kept at L, with a fingerprint in [1, 2^f). */
         for (uint64_t b = 0; b < tb->buckets && canonical; b++)
             for (uint32_t s = 0; s < SLOTS && canonical; s++) {
                 uint64_t e = slot_get(tb, b, s);
                 if (e == 0)
                     continue;
-                canonical = t->started && (e >> TAG_BITS) != 0 && entry_alive(e, &fr);
-                tb->by_tag[e & TAG_MASK]++;
+                canonical = t->started && (e >> tag_bits) != 0 && ((fr.keep >> (e & fr.mask)) & 1);
+                tb->by_tag[e & fr.mask]++;
                 tb->entries++;
             }
         if (!canonical) {
@@ -1441,5 +1635,6 @@ const once_filter_ops once_tagged_ops = {
     .save_payload = tagged_save_payload,
     .load = tagged_load,
     .clock = tagged_clock,
+    .lag = tagged_lag,
     .can_take = tagged_can_take,
 };

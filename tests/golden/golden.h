@@ -28,6 +28,10 @@
  * Keys are binary (a NUL second byte) and 6 to 29 bytes long, so both of the hash's
  * paths (keys of up to 16 bytes in line, longer ones) are taken.
  *
+ * The tagged window's lag (version 2 of its params, 6-bit tags) came within format 2:
+ * its files, tagged-lag.once and .more.once, were made by generate.c when it came, and
+ * every older file of v2 was made again, byte for byte the same, before they were added.
+ *
  * Sharded filters (golden_shardeds below: a configuration in P shards) came with
  * format 2 and have their files there, made by the same schedule.
  *

@@ -531,3 +531,68 @@ def test_clock_fixed_by_a_write_reaches_the_replica_and_the_aof():
         for key in ("w", "e"):
             assert m.execute_command("ONCE.SCANDUMP", key, 0) == dumps[key], key
         assert "event time" in err(m, "ONCE.ADD", "e", "b")
+
+
+def test_lag_judges_late_events_at_their_own_time_and_persists():
+    """ONCE.RESERVE ... LAG ms: a late event within the lag is judged at its own time (a
+    repeat 7 s after its key, arriving after the clock passed that key's span, is a
+    duplicate; a key first seen late lives a span from its own time), the window answers
+    as the library's with the same lag, INFO reports it, and it survives DEBUG RELOAD, a
+    restart and the replica's copy, byte for byte."""
+    with Server() as s:
+        r = s.client()
+        r.execute_command("ONCE.RESERVE", "lag", "SPAN", 12000, "LAG", 8000, "SEED", 5)
+        r.execute_command("ONCE.RESERVE", "nolag", "SPAN", 12000, "SEED", 5)
+        for key in ("lag", "nolag"):
+            assert r.execute_command("ONCE.ADD", key, "A", "AT", 100000) == 1
+            assert r.execute_command("ONCE.ADD", key, "Y", "AT", 113500) == 1
+            assert r.execute_command("ONCE.ADD", key, "B", "AT", 110000) == 1
+        assert r.execute_command("ONCE.ADD", "lag", "A", "AT", 107000) == 0
+        assert r.execute_command("ONCE.ADD", "nolag", "A", "AT", 107000) == 1
+        assert r.execute_command("ONCE.EXISTS", "lag", "B", "AT", 122999) == 1
+        assert r.execute_command("ONCE.ADD", "lag", "B", "AT", 123000) == 1
+        assert r.execute_command("ONCE.ADD", "nolag", "B", "AT", 123000) == 0
+        assert info_of(r, "lag")[b"Lag"] == 8000
+        assert info_of(r, "nolag")[b"Lag"] == 0
+        assert "bad lag" in err(r, "ONCE.RESERVE", "x", "SPAN", 1000, "LAG", 2001)
+        assert "LAG applies to the tagged" in err(r, "ONCE.RESERVE", "x", "SPAN", 1000, "LAG",
+                                                  10, "FILTER", "tlbf")
+        assert "LAG applies" in err(r, "ONCE.RESERVE", "x", "WINDOW", 10, "LAG", 10)
+        assert "lacks its value" in err(r, "ONCE.RESERVE", "x", "SPAN", 1000, "LAG")
+        # The library's answers with the same lag and seed, late events included.
+        rng = random.Random(SEED)
+        items = stream(6000, 1500, rng)
+        times = [20000 + 4 * i - rng.randrange(3000) for i in range(len(items))]
+        r.execute_command("ONCE.RESERVE", "cmp", "SPAN", 5000, "LAG", 3000, "SEED", 9,
+                          "CAPACITY", 2000, "ERROR", "0.01")
+        got = [items[i] for i in module_delivers(r, "cmp", items, times)]
+        lines = ["%s\t%d" % (k, tm) for k, tm in zip(items, times)]
+        want = [l.split("\t")[0] for l in cli_delivers(
+            ["--span", "5000ms", "--lag", "3000ms", "--capacity", "2000", "--shards", "1",
+             "--error", "0.01",
+             "--seed", "9", "--field", "1", "--time-field", "2", "--time-format", "epoch_ms"],
+            lines)]
+        assert got == want, (len(got), len(want))
+        assert 0 < len(got) < len(items)
+        before = {k: r.execute_command("ONCE.SCANDUMP", k, 0) for k in ("lag", "cmp")}
+        r.execute_command("DEBUG", "RELOAD")
+        assert {k: r.execute_command("ONCE.SCANDUMP", k, 0) for k in ("lag", "cmp")} == before
+        assert info_of(r, "lag")[b"Lag"] == 8000
+        r.save()
+        s.restart()
+        r = s.client()
+        assert {k: r.execute_command("ONCE.SCANDUMP", k, 0) for k in ("lag", "cmp")} == before
+        assert info_of(r, "cmp")[b"Lag"] == 3000
+        # still lagged: N, late at 115.5 s (clock 123 s), lives a span from its own tick
+        assert r.execute_command("ONCE.ADD", "lag", "N", "AT", 115500) == 1
+        assert r.execute_command("ONCE.EXISTS", "lag", "N", "AT", 127999) == 1
+        assert r.execute_command("ONCE.EXISTS", "lag", "N", "AT", 128000) == 0
+    with Server() as master, master.replica() as replica:
+        m, rep = master.client(), replica.client()
+        m.execute_command("ONCE.RESERVE", "t", "SPAN", 5000, "LAG", 2500)
+        for i in range(500):
+            m.execute_command("ONCE.ADD", "t", "k%d" % (i % 170), "AT", 10000 + 7 * i - i % 50 * 40)
+        wait_synced(m, rep)
+        assert (rep.execute_command("ONCE.SCANDUMP", "t", 0)
+                == m.execute_command("ONCE.SCANDUMP", "t", 0))
+        assert info_of(rep, "t")[b"Lag"] == 2500

@@ -58,6 +58,8 @@ static inline size_t every_structure(named_config *out, size_t room)
     ADD_CONFIG("tagged", ONCE_TAGGED, (void)c);
     ADD_CONFIG("tagged growing", ONCE_TAGGED, c->capacity = 8; c->max_bytes = 4096);
     ADD_CONFIG("tagged refresh", ONCE_TAGGED, c->capacity = 8; c->policy = ONCE_POLICY_REFRESH);
+    /* The tagged window's lag (its 6-bit tags and version 2 of its params) came later. */
+    ADD_CONFIG("tagged lag", ONCE_TAGGED, c->capacity = 8; c->lag_ms = 700);
 #undef ADD_CONFIG
     return n;
 }

@@ -114,5 +114,7 @@ enum {
     TAGGED_P_COUNT
 };
 enum { TAGGED_T_BUCKETS = 0, TAGGED_T_FP_BITS, TAGGED_T_CURSOR, TAGGED_T_OPENED, TAGGED_T_COUNT };
+/* With a lag (version 2 of the params): two words after TAGGED_P_COUNT, then the tables. */
+enum { TAGGED_L_LAG = TAGGED_P_COUNT, TAGGED_L_TAG_BITS, TAGGED_L_END };
 
 #endif /* ONCE_TESTS_SAVED_LAYOUT_H */

@@ -13,6 +13,8 @@
 #include "testing.h"
 #include "once_math.h"
 
+#include <stddef.h>
+
 static uint64_t rng_next(uint64_t *state)
 {
     *state = testing_mix(*state);
@@ -654,7 +656,8 @@ static void structs_carry_their_size(void)
     once_bpbf_geometry geometry;
     newer.config.type = ONCE_BPBF;
     CHECK_STATUS(once_bpbf_plan(&newer.config, &geometry), ONCE_ERR_UNSUPPORTED);
-    plain.size = sizeof plain - 1;
+    /* below the first version's size (lag_ms came after it) */
+    plain.size = offsetof(once_config, lag_ms) - 1;
     CHECK_STATUS(once_create(&refused, &plain), ONCE_ERR_INVALID);
     memset(&plain, 0, sizeof plain);
     plain.type = ONCE_BLOCKED;
@@ -662,7 +665,7 @@ static void structs_carry_their_size(void)
     CHECK(refused == NULL);
     once_config untouched;
     memset(&untouched, 0xCD, sizeof untouched);
-    once_config_init_sized(&untouched, sizeof untouched - 1, ONCE_BLOCKED);
+    once_config_init_sized(&untouched, offsetof(once_config, lag_ms) - 1, ONCE_BLOCKED);
     const uint8_t *bytes = (const uint8_t *)&untouched;
     for (size_t i = 0; i < sizeof untouched; i++)
         CHECK(bytes[i] == 0xCD);
@@ -678,7 +681,8 @@ static void structs_carry_their_size(void)
     CHECK_OK(once_get_stats(f, &stats));
     CHECK(memcmp(&stats, &newer_stats.stats, sizeof stats) == 0);
     memset(&stats, 0xEF, sizeof stats);
-    CHECK_STATUS(once_get_stats_sized(f, &stats, sizeof stats - 1), ONCE_ERR_INVALID);
+    CHECK_STATUS(once_get_stats_sized(f, &stats, offsetof(once_stats, lag_ms) - 1),
+                 ONCE_ERR_INVALID);
     bytes = (const uint8_t *)&stats;
     for (size_t i = 0; i < sizeof stats; i++)
         CHECK(bytes[i] == 0xEF);

@@ -507,6 +507,106 @@ static void refuses_what_cannot_be_sharded(void)
     once_free(f);
 }
 
+
+/*
+ * With a lag (the tagged window's), a write is passed to its shard at max(L - H, t) and
+ * a query within the lag at t, so the shards answer as one window with the lag: one
+ * stream of producers lagging each other, events past the lag among them, through one
+ * window (one-key calls) and through 4 and 16 shards in batches on 1 to 4 threads.  At
+ * the least rate the library takes (1e-9), so that no false positive of either tells
+ * them apart; the answers of the shards are also the same for every thread count.
+ */
+static void a_lag_answers_as_one_window(void)
+{
+    enum { EVENTS = 120000, BATCH = 2048 };
+    const uint64_t lag = MINUTE / 2;
+    testing_key *storage = malloc(EVENTS * sizeof *storage);
+    once_key *keys = malloc(EVENTS * sizeof *keys);
+    uint8_t *one = malloc(EVENTS), *got = malloc(EVENTS), *first = malloc(EVENTS);
+    uint8_t *present = malloc(EVENTS), *present_one = malloc(EVENTS);
+    uint64_t state = 17, r = 10 * MINUTE;
+    for (size_t i = 0; i < EVENTS; i++) {
+        state = testing_mix(state);
+        r += state % 9;
+        uint64_t j = state % 4, late = j * lag / 4 + testing_mix(state) % (lag / 8);
+        if (state % 50 == 0)
+            late = lag + testing_mix(state + 2) % MINUTE; /* past the lag */
+        storage[i] = testing_key_make(23, testing_mix(state + 1) % 20000);
+        keys[i] = (once_key){&storage[i], sizeof storage[i], r - late};
+    }
+    once_config c = testing_config_any_kind(ONCE_TAGGED, 20000, 0, MINUTE, 19);
+    c.error = 1e-9;
+    c.lag_ms = lag;
+    once_filter *alone = testing_create(&c);
+    REQUIRE(alone != NULL);
+    for (size_t i = 0; i < EVENTS; i++) {
+        bool seen = false, in = false;
+        CHECK_OK(once_test_and_add(alone, keys[i].data, keys[i].len, keys[i].time_ms, &seen));
+        one[i] = seen;
+        /* a query of the next key at its time, before it is written */
+        if (i + 1 < EVENTS)
+            CHECK_OK(once_query(alone, keys[i + 1].data, keys[i + 1].len, keys[i + 1].time_ms, &in));
+        present_one[i] = in;
+    }
+    uint64_t seen_one = 0;
+    for (size_t i = 0; i < EVENTS; i++)
+        seen_one += one[i];
+    CHECK(seen_one > EVENTS / 10 && seen_one < EVENTS * 9 / 10);
+    const uint32_t counts[] = {4, 16};
+    for (size_t ci = 0; ci < 2; ci++)
+        for (unsigned threads = 1; threads <= 4; threads++) {
+            once_filter *f = make_sharded(&c, counts[ci]);
+            REQUIRE(f != NULL);
+            CHECK(testing_stats(f).lag_ms == lag);
+            once_executor pool = {pool_run, &threads};
+            CHECK_OK(once_set_executor(f, &pool));
+            for (size_t at = 0; at < EVENTS; at += BATCH) {
+                size_t m = EVENTS - at < BATCH ? EVENTS - at : BATCH;
+                CHECK_OK(once_test_and_add_batch(f, keys + at, m, got + at));
+            }
+            uint64_t differ = 0;
+            for (size_t i = 0; i < EVENTS; i++)
+                differ += got[i] != one[i];
+            if (differ)
+                fprintf(stderr, "%u shards, %u threads: %llu answers differ from one window's\n",
+                        counts[ci], threads, (unsigned long long)differ);
+            CHECK(differ == 0);
+            if (threads == 1)
+                memcpy(first, got, EVENTS);
+            CHECK(memcmp(first, got, EVENTS) == 0);
+            once_free(f);
+        }
+    /* One-key calls and queries within the lag, through 8 shards. */
+    once_filter *f = make_sharded(&c, 8);
+    REQUIRE(f != NULL);
+    uint64_t differ = 0;
+    for (size_t i = 0; i < EVENTS; i++) {
+        bool seen = false, in = false;
+        CHECK_OK(once_test_and_add(f, keys[i].data, keys[i].len, keys[i].time_ms, &seen));
+        differ += seen != one[i];
+        if (i + 1 < EVENTS)
+            CHECK_OK(once_query(f, keys[i + 1].data, keys[i + 1].len, keys[i + 1].time_ms, &in));
+        present[i] = in;
+        differ += present[i] != present_one[i];
+    }
+    CHECK(differ == 0);
+    /* saved and loaded, the shards keep their lag */
+    once_filter *g = testing_reload(f);
+    REQUIRE(g != NULL);
+    CHECK(testing_stats(g).lag_ms == lag);
+    CHECK(testing_same_save(f, g));
+    once_free(g);
+    once_free(f);
+    once_free(alone);
+    free(present);
+    free(present_one);
+    free(first);
+    free(got);
+    free(one);
+    free(keys);
+    free(storage);
+}
+
 static const testing_case cases[] = {
     {"batch_matches_one_key_calls", batch_matches_one_key_calls},
     {"threads_answer_as_one", threads_answer_as_one},
@@ -517,6 +617,7 @@ static const testing_case cases[] = {
     {"damaged_files_refused", damaged_files_refused},
     {"cardinality_is_the_shards_sum", cardinality_is_the_shards_sum},
     {"refuses_what_cannot_be_sharded", refuses_what_cannot_be_sharded},
+    {"a_lag_answers_as_one_window", a_lag_answers_as_one_window},
 };
 
 TESTING_MAIN(cases)
