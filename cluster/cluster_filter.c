@@ -315,7 +315,13 @@ static once_status open_common(once_cluster *c, const once_cluster_config *confi
     want->tags = once_calloc(want->sites, sizeof *want->tags);
     c->keys = once_calloc(want->sites, sizeof *c->keys);
     c->sites = once_calloc(site_room, sizeof *c->sites);
-    cluster_options options = {.timeout_ms = config->timeout_ms};
+    /* The failover hold is the routing's (routing.c, Design), in its terms: 0 none. */
+    uint32_t hold = config->failover_hold_ms;
+    cluster_options options = {
+        .timeout_ms = config->timeout_ms,
+        .hold_ms = hold == ONCE_CLUSTER_NO_HOLD ? 0 : hold ? hold : ONCE_CLUSTER_DEFAULT_HOLD_MS,
+        .on_change = config->on_change,
+        .change_context = config->change_context};
     char why[256] = "";
     if (c->name == NULL || want->tags == NULL || c->keys == NULL || c->sites == NULL) {
         st = say(error, room, ONCE_ERR_NOMEM, "out of memory");
@@ -665,6 +671,7 @@ once_status once_cluster_get_stats(const once_cluster *c, once_cluster_stats *s)
         remote_site_describe_remote(&c->sites[i], &info);
         s->failed_slices += info.failed;
         s->missing_answers += info.missing;
+        s->slice_failures += info.falls;
     }
     cluster_stats routing;
     cluster_client_stats(c->client, &routing);
@@ -675,6 +682,11 @@ once_status once_cluster_get_stats(const once_cluster *c, once_cluster_stats *s)
     s->unreachable = routing.unreachable;
     s->reconnects = routing.reconnects;
     s->map_refreshes = routing.map_refreshes;
+    s->held = routing.held;
+    s->held_answered = routing.held_replied;
+    s->held_expired = routing.held_expired;
+    s->hold_ms = routing.hold_ms;
+    s->failed_events = s->is_tree ? s->tree.failures : s->sliced.failed_events;
     s->waits = c->waits;
     s->waits_short = c->waits_short;
     s->local_hits = s->sliced.local_hits;
@@ -692,6 +704,10 @@ once_status once_cluster_node_at(const once_cluster *c, uint32_t index, once_clu
     node->up = info.up;
     node->messages = info.messages;
     node->slots = info.slots;
+    node->replicas = info.replicas;
+    node->holding = info.holding;
+    node->hold_expired = info.hold_expired;
+    memcpy(node->why, info.why, sizeof node->why);
     for (uint32_t i = 0; i < c->layout.sites; i++) {
         remote_site_info r;
         remote_site_describe_remote(&c->sites[i], &r);
@@ -709,4 +725,19 @@ bool once_cluster_slice_failed(const once_cluster *c, uint32_t slice, char *key,
     remote_site_info info;
     remote_site_describe_remote(&c->sites[slice], &info);
     return info.failed;
+}
+
+once_status once_cluster_slice_at(const once_cluster *c, uint32_t slice, once_cluster_slice *out)
+{
+    if (c == NULL || out == NULL || slice >= c->layout.sites)
+        return ONCE_ERR_INVALID;
+    remote_site_info info;
+    remote_site_describe_remote(&c->sites[slice], &info);
+    memset(out, 0, sizeof *out);
+    snprintf(out->key, sizeof out->key, "%s", c->keys[slice]);
+    out->node = cluster_slot_node(c->client, cluster_key_slot(c->keys[slice],
+                                                              strlen(c->keys[slice])));
+    out->failed = info.failed;
+    out->failures = info.falls;
+    return ONCE_OK;
 }
