@@ -34,11 +34,11 @@ OPTS = ["--slicing", "vertical", "--slices", "3", "--capacity", "1000000", "--er
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
-    once, module = sys.argv[1], sys.argv[2]
+    once, module = os.path.abspath(sys.argv[1]), sys.argv[2]
     events = int(sys.argv[3]) if len(sys.argv) > 3 else 300000
     rate = int(sys.argv[4]) if len(sys.argv) > 4 else 40000
     runs = int(sys.argv[5]) if len(sys.argv) > 5 else 1
-    os.environ["ONCE_MODULE"] = module
+    os.environ["ONCE_MODULE"] = os.path.abspath(module)  # each server runs in its own directory
     from cluster import Cluster
     from failover import stream_through_kill
 
