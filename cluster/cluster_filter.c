@@ -393,7 +393,13 @@ static once_status open_common(once_cluster *c, const once_cluster_config *confi
     want->tags = once_calloc(want->sites, sizeof *want->tags);
     c->keys = once_calloc(want->sites, sizeof *c->keys);
     c->sites = once_calloc(site_room, sizeof *c->sites);
-    cluster_options options = {.timeout_ms = config->timeout_ms};
+    /* The failover hold is the routing's (routing.c, Design), in its terms: 0 none. */
+    uint32_t hold = config->failover_hold_ms;
+    cluster_options options = {
+        .timeout_ms = config->timeout_ms,
+        .hold_ms = hold == ONCE_CLUSTER_NO_HOLD ? 0 : hold ? hold : ONCE_CLUSTER_DEFAULT_HOLD_MS,
+        .on_change = config->on_change,
+        .change_context = config->change_context};
     char why[256] = "";
     if (c->name == NULL || want->tags == NULL || c->keys == NULL || c->sites == NULL) {
         st = say(error, room, ONCE_ERR_NOMEM, "out of memory");
@@ -919,13 +925,14 @@ static void whole_stats(const once_cluster *c, once_cluster_stats *s)
         failed += info.failed;
         s->failed_slices += info.failed;
         s->missing_answers += info.missing;
+        s->slice_failures += info.falls;
     }
     f->messages_per_event = f->events ? (double)f->messages / (double)f->events : 0.0;
     f->fairness = squares > 0 ? sum * sum / ((double)c->layout.sites * squares) : 1.0;
     f->failed_fraction = (double)failed / (double)c->layout.sites;
     f->filters = c->layout.sites;
     s->slice_filter = c->layout.slice_filter;
-    s->policy_events = c->policy_events;
+    f->failed_events = c->policy_events; /* s->failed_events, below */
     s->local_hits = c->local_hits;
 }
 
@@ -949,6 +956,7 @@ once_status once_cluster_get_stats(const once_cluster *c, once_cluster_stats *s)
         remote_site_describe_remote(&c->sites[i], &info);
         s->failed_slices += info.failed;
         s->missing_answers += info.missing;
+        s->slice_failures += info.falls;
     }
     cluster_stats routing;
     cluster_client_stats(c->client, &routing);
@@ -959,6 +967,11 @@ once_status once_cluster_get_stats(const once_cluster *c, once_cluster_stats *s)
     s->unreachable = routing.unreachable;
     s->reconnects = routing.reconnects;
     s->map_refreshes = routing.map_refreshes;
+    s->held = routing.held;
+    s->held_answered = routing.held_replied;
+    s->held_expired = routing.held_expired;
+    s->hold_ms = routing.hold_ms;
+    s->failed_events = s->is_tree ? s->tree.failures : s->sliced.failed_events;
     s->waits = c->waits;
     s->waits_short = c->waits_short;
     if (c->whole == NULL)
@@ -977,6 +990,10 @@ once_status once_cluster_node_at(const once_cluster *c, uint32_t index, once_clu
     node->up = info.up;
     node->messages = info.messages;
     node->slots = info.slots;
+    node->replicas = info.replicas;
+    node->holding = info.holding;
+    node->hold_expired = info.hold_expired;
+    memcpy(node->why, info.why, sizeof node->why);
     for (uint32_t i = 0; i < c->layout.sites; i++) {
         int at = -1;
         if (c->whole != NULL) {
@@ -1007,4 +1024,26 @@ bool once_cluster_slice_failed(const once_cluster *c, uint32_t slice, char *key,
     remote_site_info info;
     remote_site_describe_remote(&c->sites[slice], &info);
     return info.failed;
+}
+
+once_status once_cluster_slice_at(const once_cluster *c, uint32_t slice, once_cluster_slice *out)
+{
+    if (c == NULL || out == NULL || slice >= c->layout.sites)
+        return ONCE_ERR_INVALID;
+    memset(out, 0, sizeof *out);
+    snprintf(out->key, sizeof out->key, "%s", c->keys[slice]);
+    out->node = cluster_slot_node(c->client, cluster_key_slot(c->keys[slice],
+                                                              strlen(c->keys[slice])));
+    if (c->whole != NULL) {
+        whole_slice_info w;
+        whole_slices_info(c->whole, slice, &w);
+        out->failed = w.failed;
+        out->failures = w.falls;
+        return ONCE_OK;
+    }
+    remote_site_info info;
+    remote_site_describe_remote(&c->sites[slice], &info);
+    out->failed = info.failed;
+    out->failures = info.falls;
+    return ONCE_OK;
 }

@@ -178,6 +178,7 @@ static void remote_wait(void *context)
     if (!answered) {
         fail_all(s->requests, s->count);
         s->info.failures++;
+        s->info.falls += !s->info.failed;
     }
     s->info.failed = !answered;
     if (--r->waiting == 0) {
@@ -196,7 +197,12 @@ static void remote_run(void *context, once_site_request *requests, size_t count)
  * live estimates. */
 static void remote_describe(void *context, once_site_info *info)
 {
-    *info = ((const remote_site *)context)->held;
+    const remote_site *s = context;
+    *info = s->held;
+    /* The answers carry no bytes: a slice of bits takes a bit a cell, in words, as the
+     * module holds it; a timed slice's timer width is the server's to choose. */
+    if (!s->timed)
+        info->bytes = (info->cells + 63) / 64 * 8 * (info->filters ? info->filters : 1);
 }
 
 static void remote_destroy(void *context)

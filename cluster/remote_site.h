@@ -22,6 +22,7 @@ typedef struct remote_site_info {
     uint64_t messages;  /* SLICE.RUN commands sent */
     uint64_t failures;  /* of which answered nothing usable: unreachable, NOSLICE, an error */
     uint64_t missing;   /* of which NOSLICE: the node holds no such slice */
+    uint64_t falls;     /* times a command failed after one that answered (or first) */
     bool failed;        /* its last command failed */
     int node;           /* the node that last answered or failed (-1: none yet) */
 } remote_site_info;
@@ -29,7 +30,8 @@ typedef struct remote_site_info {
 /* A site whose slice is the key `key` (copied), of `bits` cells: its batches become
  * SLICE.RUN commands of `round`, the requests carrying their times when `timed`.  It
  * fails a request (ONCE_ERR_UNAVAILABLE) that it could not send or whose answer it
- * could not read, and describes the slice as its last answer did. */
+ * could not read, and describes the slice as its last answer did: its cells, and the
+ * bytes a bit a cell takes (a timed slice's timers are the server's: 0, unknown). */
 once_status remote_site_create(remote_round *round, const char *key, uint64_t bits,
                                bool timed, once_site *out);
 void remote_site_describe_remote(const once_site *site, remote_site_info *info);

@@ -3,7 +3,8 @@
  *
  * Design
  *   The client keeps the slot map (slot -> node index, from CLUSTER SLOTS: masters only,
- *   replicas are not routed to) and, per node, at most one blocking hiredis connection.
+ *   replicas are not routed to, but how many each slot's master has is kept, for the
+ *   hold below) and, per node, at most one blocking hiredis connection.
  *   Nodes are never removed: a node seen once (in a map or a redirection) keeps its index
  *   for the client's life and new ones are appended, so the indices reported in
  *   cluster_command.node and cluster_node_info_at stay meaningful across failovers.
@@ -24,9 +25,10 @@
  *       timeout_ms from the command's first such reply;
  *     - anything else (an error reply included: WRONGTYPE, a module's "ERR ...") is
  *       the command's reply.
- *   MOVED and ASK are hops, and so is a resend after a failed node; a command past
- *   max_redirects hops, or past its TRYAGAIN time, is given back CLUSTER_UNREACHABLE.
- *   So a run ends: every round ends a command or adds to one of those two bounds.
+ *   MOVED and ASK are hops, and so is a resend after a failed node (but a held one's,
+ *   below); a command past max_redirects hops, or past its TRYAGAIN time, is given back
+ *   CLUSTER_UNREACHABLE, unless it may be held.  So a run ends: every round ends a
+ *   command or adds to one of those bounds, or to a hold's, which is real time.
  *
  *   Failures.  A node fails when connecting to it fails, a write or a read fails or
  *   times out (timeout_ms without progress), or its connection ends or breaks the
@@ -42,6 +44,28 @@
  *   other nodes' run at full speed, and each attempt after a backoff that fails reads
  *   the map again, so a promotion is seen within about max_retry_ms.  A command may
  *   have run on a node that failed before replying: delivery is at least once.
+ *
+ *   The hold (hold_ms).  Without it a failover's 2 to 8 s, from a master's death to
+ *   its replica's promotion, give back every command of the master's slots
+ *   UNREACHABLE, and the caller must decide without them (a filter's failure policy,
+ *   which prints repeats or drops new lines, and sets no bits).  So a command that
+ *   would be given back because its node cannot be reached (connection refused or
+ *   lost, a reply timeout, a node waiting out its backoff, CLUSTERDOWN or TRYAGAIN
+ *   past their wait) is held instead when the map lists a replica for its slot's
+ *   master: it stays pending, no hop counted, and the run, once the round's other
+ *   commands are answered, sleeps a hold pause (HOLD_PAUSE_MS doubling up to
+ *   HOLD_PAUSE_MAX_MS), reads the map again and routes it afresh: to the promoted
+ *   replica once a node says so, to the old master again if its backoff passed (it
+ *   may be back).  A hold belongs to the slot's master, not to a command: its deadline
+ *   is hold_ms (real time) after the first hold for that node, shared by every
+ *   command and run after it, so a master that never comes back costs one hold, not
+ *   one a batch.  Past the deadline its commands are given back UNREACHABLE at once,
+ *   as without a hold, until the node answers again (a reply, or a new connection),
+ *   which ends its hold.  A slot without a replica in the map (none was made, or the
+ *   promoted one has none yet) is never held: nothing would take over.
+ *
+ *   Changes (a node failing or answering again, a hold starting, answered or run out)
+ *   call options.on_change, so that a caller blocked in a hold can tell its user.
  *
  *   Order.  Commands on the same key go to the same node in the same round in the
  *   order given, and a node runs a connection's commands in order; a redirection or a
@@ -65,7 +89,12 @@
  *   - a down node has no connection; it is connected to only when clock_ms() >=
  *     retry_at (or by the map read after a failure, on the same condition);
  *   - a node's queue (head..tail through work.next) is empty outside a round;
- *   - every command of a run ends REPLIED with its reply or UNREACHABLE with none.
+ *   - every command of a run ends REPLIED with its reply or UNREACHABLE with none;
+ *   - replicas[s] is 0 when map[s] is -1; a held command is pending, on no queue, and
+ *     its slot's master has hold_until set and not passed (a run sleeps only while
+ *     some command is held, and a hold ends by its deadline at the latest);
+ *   - node->hold_until is 0, or the deadline of the hold that began at its first
+ *     failure since it last answered.
  */
 #include "routing.h"
 #include "memory.h"
@@ -85,6 +114,11 @@
 #define DEFAULT_MAX_RETRY_MS 2000u
 /* The wait before a command answered TRYAGAIN or CLUSTERDOWN is sent again. */
 #define RETRY_WAIT_MS 25u
+/* A held command's round waits this long before the map is read again, doubling up to
+ * the most: a promotion takes seconds, so the map is read a few times a second, and a
+ * producer's CLUSTER SLOTS stay cheap for the nodes. */
+#define HOLD_PAUSE_MS 50u
+#define HOLD_PAUSE_MAX_MS 400u
 /* Host names are at most 253 bytes; longer endpoints are refused. */
 #define HOST_MAX 256
 /* More nodes than slots is a runaway (a peer redirecting to ever new addresses). */
@@ -103,6 +137,10 @@ typedef struct node {
     uint64_t retry_at;   /* while down: when it may be tried again (clock_ms) */
     uint64_t messages;
     uint32_t slots;
+    uint32_t replicas;   /* the most replicas the map lists for a slot of it */
+    uint64_t hold_until; /* real ms: the deadline of its hold, 0 when none (see Design) */
+    bool hold_expired;   /* its hold ran out (told once) */
+    char why[64];        /* its last failure */
     size_t head, tail;   /* this round's queue, through work.next */
 } node;
 
@@ -120,6 +158,7 @@ typedef struct work {
     uint64_t retry_until; /* real ms: 0 until a TRYAGAIN or CLUSTERDOWN */
     size_t next;          /* the next command queued on the same node */
     bool pending, asking, resend;
+    bool held;            /* held for a failover during this run */
 } work;
 
 struct cluster_client {
@@ -132,8 +171,12 @@ struct cluster_client {
     work *work;
     size_t work_room;
     cluster_stats stats;
+    bool holding;      /* a command was held this round: pause and read the map */
+    bool changed;      /* something on_change tells happened since it was last called */
     int32_t map[CLUSTER_SLOT_COUNT];
     int32_t next_map[CLUSTER_SLOT_COUNT]; /* a map being read */
+    uint8_t replicas[CLUSTER_SLOT_COUNT]; /* each slot's master's replicas (at most 255) */
+    uint8_t next_replicas[CLUSTER_SLOT_COUNT];
 };
 
 /* ------------------------------------------------------------ hash slots */
@@ -382,6 +425,25 @@ static bool node_waiting(const node *n, uint64_t now)
     return n->down && now < n->retry_at;
 }
 
+/* A connection to the node was made: it is up.  Its hold goes on until it replies (a
+ * stopped node still accepts connections: its kernel does). */
+static void node_up(cluster_client *c, node *n)
+{
+    if (n->down)
+        c->changed = true;
+    n->down = false;
+}
+
+/* The node gave a command its reply: a hold for it is over. */
+static void node_replied(cluster_client *c, node *n)
+{
+    n->backoff_ms = 0;
+    if (n->hold_until != 0)
+        c->changed = true;
+    n->hold_until = 0;
+    n->hold_expired = false;
+}
+
 static bool node_connect(cluster_client *c, node *n)
 {
     char why[128];
@@ -389,17 +451,34 @@ static bool node_connect(cluster_client *c, node *n)
         c->stats.reconnects++;
     n->tried = true;
     n->link = open_link(c, n->host, n->port, why, sizeof why);
-    if (n->link == NULL)
+    if (n->link == NULL) {
+        snprintf(n->why, sizeof n->why, "%.63s", why);
         return false;
-    n->down = false;
+    }
+    node_up(c, n);
     return true;
+}
+
+/* Why a connection failed, in words: hiredis says a read timeout as EAGAIN's text. */
+static void link_why(const redisContext *link, char *why, size_t room)
+{
+    if (link->err == REDIS_ERR_IO && strstr(link->errstr, "temporarily unavailable") != NULL)
+        snprintf(why, room, "no reply within the timeout");
+    else if (link->err == REDIS_ERR_EOF)
+        snprintf(why, room, "connection closed");
+    else
+        snprintf(why, room, "%.63s", link->errstr[0] ? link->errstr : "connection failed");
 }
 
 /* The node failed: drop its connection (and whatever it had in flight) and back off. */
 static void node_fail(cluster_client *c, node *n)
 {
     const cluster_options *o = &c->options;
+    if (!n->down)
+        c->changed = true;
     if (n->link != NULL) {
+        if (n->link->err != 0)
+            link_why(n->link, n->why, sizeof n->why);
         redisFree(n->link);
         n->link = NULL;
     }
@@ -425,8 +504,10 @@ static bool apply_slots(cluster_client *c, const redisReply *r, const char *from
 {
     if (r == NULL || r->type != REDIS_REPLY_ARRAY || (r->elements > 0 && r->element == NULL))
         return false;
-    for (uint32_t s = 0; s < CLUSTER_SLOT_COUNT; s++)
+    for (uint32_t s = 0; s < CLUSTER_SLOT_COUNT; s++) {
         c->next_map[s] = NO_NODE;
+        c->next_replicas[s] = 0;
+    }
     size_t ranges = 0;
     for (size_t i = 0; i < r->elements; i++) {
         const redisReply *e = r->element[i];
@@ -457,18 +538,36 @@ static bool apply_slots(cluster_client *c, const redisReply *r, const char *from
         int index = node_at(c, host, (int)p->integer);
         if (index == NO_NODE)
             return false;
-        for (long long s = start->integer; s <= end->integer; s++)
+        /* The replicas after the master: Redis lists those not marked failed. */
+        size_t listed = e->elements - 3;
+        uint8_t replicas = listed > UINT8_MAX ? UINT8_MAX : (uint8_t)listed;
+        for (long long s = start->integer; s <= end->integer; s++) {
             c->next_map[s] = index;
+            c->next_replicas[s] = replicas;
+        }
         ranges++;
     }
     if (ranges == 0)
         return false;
     memcpy(c->map, c->next_map, sizeof c->map);
+    memcpy(c->replicas, c->next_replicas, sizeof c->replicas);
     for (size_t i = 0; i < c->node_count; i++)
-        c->nodes[i]->slots = 0;
+        c->nodes[i]->slots = c->nodes[i]->replicas = 0;
     for (uint32_t s = 0; s < CLUSTER_SLOT_COUNT; s++)
-        if (c->map[s] != NO_NODE)
-            c->nodes[c->map[s]]->slots++;
+        if (c->map[s] != NO_NODE) {
+            node *n = c->nodes[c->map[s]];
+            n->slots++;
+            if (c->replicas[s] > n->replicas)
+                n->replicas = c->replicas[s];
+        }
+    /* A node the map gives no slot has nothing to hold for: a hold that outlived its
+     * failover (the replica promoted) must not leave a deadline long past for the
+     * node's next failure, if it serves slots again. */
+    for (size_t i = 0; i < c->node_count; i++)
+        if (c->nodes[i]->slots == 0) {
+            c->nodes[i]->hold_until = 0;
+            c->nodes[i]->hold_expired = false;
+        }
     c->stats.map_refreshes++;
     return true;
 }
@@ -556,7 +655,7 @@ static bool refresh_map(cluster_client *c, char *error, size_t error_len)
                 n->tried = true;
                 if (n->link == NULL) {
                     n->link = link;
-                    n->down = false;
+                    node_up(c, n);
                     link = NULL;
                 }
             }
@@ -580,7 +679,54 @@ static void give_up(cluster_client *c, cluster_command *cmd, work *w, int node_i
     cmd->node = node_index;
     w->pending = false;
     c->stats.unreachable++;
+    if (w->held)
+        c->stats.held_expired++;
     (*left)--;
+}
+
+/* May the command wait for a failover: holds on, and the map lists a replica for its
+ * slot's master? */
+static bool holdable(const cluster_client *c, const work *w)
+{
+    return c->options.hold_ms != 0 && w->slot != NO_SLOT && c->map[w->slot] != NO_NODE &&
+           c->replicas[w->slot] > 0;
+}
+
+/* Hold a command its node cannot answer, instead of giving it up, while its slot's
+ * master's hold lasts (starting that hold if it has none): true when held (it stays
+ * pending, for a round after the hold pause). */
+static bool hold(cluster_client *c, work *w)
+{
+    if (!holdable(c, w))
+        return false;
+    node *n = c->nodes[c->map[w->slot]];
+    uint64_t now = monotonic_ms();
+    if (n->hold_until == 0) {
+        n->hold_until = now + c->options.hold_ms;
+        n->hold_expired = false;
+        c->changed = true;
+    }
+    if (now >= n->hold_until) {
+        if (!n->hold_expired)
+            c->changed = true;
+        n->hold_expired = true;
+        return false;
+    }
+    if (!w->held)
+        c->stats.held++;
+    w->held = true;
+    w->target = NO_NODE;
+    w->asking = false;
+    c->holding = true;
+    return true;
+}
+
+/* Give the command up unless it may be held. */
+static void hold_or_give_up(cluster_client *c, cluster_command *cmd, work *w, int node_index,
+                            size_t *left)
+{
+    if (!hold(c, w))
+        give_up(c, cmd, w, node_index, left);
 }
 
 /* A node that may be reachable, for a keyless command or a slot the map gives nobody:
@@ -611,7 +757,7 @@ static int route(const cluster_client *c, const work *w, uint64_t now)
 }
 
 /* Queue every pending command on its node, in the order given; the ones bound for a
- * node waiting out its backoff (or for none) are UNREACHABLE at once. */
+ * node waiting out its backoff (or for none) are held, or UNREACHABLE at once. */
 static void queue_round(cluster_client *c, cluster_command *cmds, size_t count, size_t *left)
 {
     uint64_t now = clock_ms(c);
@@ -621,7 +767,7 @@ static void queue_round(cluster_client *c, cluster_command *cmds, size_t count, 
             continue;
         int index = route(c, w, now);
         if (index == NO_NODE || node_waiting(c->nodes[index], now)) {
-            give_up(c, &cmds[i], w, index, left);
+            hold_or_give_up(c, &cmds[i], w, index, left);
             continue;
         }
         node *n = c->nodes[index];
@@ -756,7 +902,7 @@ static void take_reply(cluster_client *c, int index, cluster_command *cmd, work 
             if (w->retry_until == 0)
                 w->retry_until = now + o->timeout_ms;
             if (now + RETRY_WAIT_MS > w->retry_until) {
-                give_up(c, cmd, w, index, left);
+                hold_or_give_up(c, cmd, w, index, left);
                 return;
             }
             w->target = NO_NODE;
@@ -769,6 +915,9 @@ static void take_reply(cluster_client *c, int index, cluster_command *cmd, work 
     cmd->reply = r;
     cmd->node = index;
     w->pending = false;
+    if (w->held)
+        c->stats.held_replied++;
+    node_replied(c, c->nodes[index]);
     (*left)--;
 }
 
@@ -804,7 +953,8 @@ static bool read_queue(cluster_client *c, int index, cluster_command *cmds, size
     return true;
 }
 
-/* After the map was read again: the commands of failed nodes are routed afresh. */
+/* After the map was read again: the commands of failed nodes are routed afresh (a
+ * command that may be held counts no hop: its hold bounds it). */
 static void route_resends(cluster_client *c, cluster_command *cmds, size_t count, size_t *left)
 {
     for (size_t i = 0; i < count; i++) {
@@ -814,9 +964,21 @@ static void route_resends(cluster_client *c, cluster_command *cmds, size_t count
         w->resend = false;
         w->target = NO_NODE;
         w->asking = false;
+        if (holdable(c, w))
+            continue;
         if (++w->hops > c->options.max_redirects)
             give_up(c, &cmds[i], w, w->last_node, left);
     }
+}
+
+/* Tell the caller what changed since it was last told. */
+static void tell(cluster_client *c)
+{
+    if (!c->changed)
+        return;
+    c->changed = false;
+    if (c->options.on_change != NULL)
+        c->options.on_change(c->options.change_context);
 }
 
 static bool work_reserve(cluster_client *c, size_t count)
@@ -865,10 +1027,21 @@ void cluster_client_run(cluster_client *c, cluster_command *cmds, size_t count)
     if (c->refresh_wanted)
         refresh_map(c, NULL, 0);
     bool wait = false;
+    uint64_t hold_start = 0;   /* real ms of the run's first hold, 0: none */
+    uint32_t pause = HOLD_PAUSE_MS;
+    c->holding = false;
     while (left > 0) {
-        if (wait)
+        if (c->holding) { /* held commands: wait for the failover, then read the map */
+            if (hold_start == 0)
+                hold_start = monotonic_ms();
+            sleep_ms(pause);
+            pause = pause * 2 > HOLD_PAUSE_MAX_MS ? HOLD_PAUSE_MAX_MS : pause * 2;
+            refresh_map(c, NULL, 0);
+        } else if (wait) {
             sleep_ms(RETRY_WAIT_MS);
+        }
         wait = false;
+        c->holding = false;
         queue_round(c, cmds, count, &left);
         bool failed = false;
         for (size_t i = 0; i < c->node_count; i++) {
@@ -891,7 +1064,11 @@ void cluster_client_run(cluster_client *c, cluster_command *cmds, size_t count)
             refresh_map(c, NULL, 0);
             route_resends(c, cmds, count, &left);
         }
+        tell(c);
     }
+    if (hold_start != 0)
+        c->stats.hold_ms += monotonic_ms() - hold_start;
+    tell(c);
 }
 
 /* ------------------------------------------------------------ the client */
@@ -989,5 +1166,14 @@ bool cluster_node_info_at(const cluster_client *c, size_t index, cluster_node_in
     out->up = !n->down;
     out->messages = n->messages;
     out->slots = n->slots;
+    out->replicas = n->replicas;
+    out->hold_expired = n->hold_expired;
+    out->holding = n->hold_until != 0 && !n->hold_expired && monotonic_ms() < n->hold_until;
+    snprintf(out->why, sizeof out->why, "%s", n->why);
     return true;
+}
+
+int cluster_slot_node(const cluster_client *c, uint32_t slot)
+{
+    return slot < CLUSTER_SLOT_COUNT ? c->map[slot] : NO_NODE;
 }

@@ -2,16 +2,23 @@
  * cluster/routing.h - commands to a Redis Cluster, each routed to the master that
  * serves its key's hash slot (an internal header of cluster/, not installed).
  *
- * A client holds the cluster's slot map (CLUSTER SLOTS, masters only) and one blocking
- * hiredis connection per master.  cluster_client_run takes a batch of commands, sends
- * each master its share as one pipeline (every master's commands are written before
- * any reply is read, so the masters work in parallel), follows MOVED and ASK
- * redirections, waits out TRYAGAIN and CLUSTERDOWN briefly, and hands every command
- * back either with its reply (CLUSTER_REPLIED) or as CLUSTER_UNREACHABLE: none is
- * dropped.  A master that fails is marked down and not tried again until a backoff
- * passes, so a producer over a cluster with a dead master keeps its pace on the other
- * masters, and the map is read again from another node, so that the slots of a master
- * replaced by its replica (a failover) follow it within the same run.
+ * A client holds the cluster's slot map (CLUSTER SLOTS: each slot's master, and how many
+ * replicas it has) and one blocking hiredis connection per master.  cluster_client_run
+ * takes a batch of commands, sends each master its share as one pipeline (every
+ * master's commands are written before any reply is read, so the masters work in
+ * parallel), follows MOVED and ASK redirections, waits out TRYAGAIN and CLUSTERDOWN
+ * briefly, and hands every command back either with its reply (CLUSTER_REPLIED) or as
+ * CLUSTER_UNREACHABLE: none is dropped.  A master that fails is marked down and not
+ * tried again until a backoff passes, and the map is read again from another node, so
+ * that the slots of a master replaced by its replica (a failover) follow it.
+ *
+ * With hold_ms, a command whose node cannot be reached and whose slot's master has a
+ * replica is held rather than given back: the run keeps it, reads the map again with a
+ * backoff and sends it to whichever node then serves the slot (the promoted replica),
+ * for up to hold_ms from the node's first failure.  The run blocks meanwhile; that is
+ * the point: the caller gets answers, not failures, across a failover.  Past the hold,
+ * or at once for a slot without a replica, the command is UNREACHABLE as above, so a
+ * producer over a dead master without replicas keeps its pace on the other masters.
  *
  * Threads: a client belongs to one thread at a time (it holds its connections and
  * map unlocked); clients share nothing, so each thread may have its own.
@@ -40,6 +47,13 @@ typedef struct cluster_options {
      * waits on TRYAGAIN and CLUSTERDOWN are real time whatever this clock says. */
     uint64_t (*now_ms)(void *context);
     void *clock_context;
+    /* The failover hold (above), in real ms from a node's first failure; 0: no hold. */
+    uint32_t hold_ms;
+    /* When not NULL, called from within a run when a node fails or answers again, or a
+     * hold starts, ends in a reply or runs out: the caller may read the client's state
+     * (cluster_node_info_at, cluster_slot_node), not run commands. */
+    void (*on_change)(void *context);
+    void *change_context;
 } cluster_options;
 
 typedef enum cluster_status { CLUSTER_REPLIED = 0, CLUSTER_UNREACHABLE = 1 } cluster_status;
@@ -96,6 +110,10 @@ typedef struct cluster_stats {
     uint64_t unreachable;   /* commands given back CLUSTER_UNREACHABLE */
     uint64_t reconnects;    /* connection attempts to a node after its first */
     uint64_t map_refreshes; /* slot maps read (CLUSTER SLOTS applied) */
+    uint64_t held;          /* commands held for a failover (each once a run) */
+    uint64_t held_replied;  /* of which answered after the hold */
+    uint64_t held_expired;  /* of which given back UNREACHABLE when the hold ran out */
+    uint64_t hold_ms;       /* real ms runs spent holding: from a run's first hold to its end */
 } cluster_stats;
 void cluster_client_stats(const cluster_client *c, cluster_stats *out);
 
@@ -106,8 +124,14 @@ typedef struct cluster_node_info {
     bool up;          /* not marked down */
     uint64_t messages;
     uint32_t slots;   /* slots the map gives it */
+    uint32_t replicas; /* the most replicas the map lists for a slot of it */
+    bool holding;     /* its commands are being held for a failover now */
+    bool hold_expired; /* a hold for it ran out: its commands fail at once until it answers */
+    char why[64];     /* why it last failed ("" if it never did) */
 } cluster_node_info;
 size_t cluster_node_count(const cluster_client *c);
 bool cluster_node_info_at(const cluster_client *c, size_t index, cluster_node_info *out);
+/* The node the map gives a slot to, or -1. */
+int cluster_slot_node(const cluster_client *c, uint32_t slot);
 
 #endif

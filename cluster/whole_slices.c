@@ -247,6 +247,7 @@ static bool read_slice(whole_slices *w, uint32_t i, const cluster_command *c)
     if (r != NULL && r->type == REDIS_REPLY_ERROR && r->str != NULL &&
         strncmp(r->str, NO_SLICE_ERROR, strlen(NO_SLICE_ERROR)) == 0)
         info->missing++;
+    info->falls += !ok && !info->failed;
     info->failed = !ok;
     info->failures += !ok;
     info->failed_events += ok ? 0 : n;

@@ -18,6 +18,7 @@ typedef struct whole_slice_info {
     uint64_t messages; /* SLICE.TADD commands sent */
     uint64_t failures; /* of which answered nothing usable */
     uint64_t missing;  /* of which NOSLICE */
+    uint64_t falls;    /* times it failed after an answer (or at its first command) */
     once_slice_held held; /* as its last answer said */
     bool failed;       /* its last command failed */
     int node;          /* the node that last answered or failed (-1: none yet) */

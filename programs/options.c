@@ -243,8 +243,9 @@ static int check_slicing(cli_options *o, bool slices_given, bool dicing_given, b
 static int check_cluster(cli_options *o, bool threads_given, bool growth_given, bool leaf_given)
 {
     if (o->cluster == NULL)
-        return fail("%s", "--key, --on-failed-slice, --local-filter and --wait apply to a "
-                          "filter over a cluster: add --cluster HOST:PORT");
+        return fail("%s", "--key, --on-failed-slice, --local-filter, --wait and "
+                          "--failover-hold apply to a filter over a cluster: add --cluster "
+                          "HOST:PORT");
     if (o->cluster_key == NULL || o->cluster_key[0] == '\0')
         return fail("%s", "--cluster needs --key NAME, the filter's name in the cluster");
     if (leaf_given && o->tree_levels == 0)
@@ -743,6 +744,24 @@ static int set_wait(parse_state *p, const char *arg)
     return 0;
 }
 
+/* The longest hold: a producer blocked a day for one failover is a stopped one. */
+#define FAILOVER_HOLD_MAX_MS (24u * 3600u * 1000u)
+
+static int set_failover_hold(parse_state *p, const char *arg)
+{
+    cli_options *o = p->o;
+    if (strcmp(arg, "0") == 0)
+        o->failover_hold_ms = 0;
+    else if (parse_duration_ms(arg, &o->failover_hold_ms) != 0 ||
+             o->failover_hold_ms > FAILOVER_HOLD_MAX_MS)
+        return fail("invalid failover hold '%s' (a duration such as 15s or 1m, at most 1d, "
+                    "or 0 for no hold)",
+                    arg);
+    o->failover_hold_given = true;
+    p->cluster_options_given = true;
+    return 0;
+}
+
 static int set_tree(parse_state *p, const char *arg)
 {
     cli_options *o = p->o;
@@ -982,6 +1001,11 @@ static const cli_option options[] = {
     {"wait", 0, no_argument, NULL, set_wait, SECTION_CLUSTER,
          "after each batch, wait for a replica of every node\n"
          "written (WAIT): what a failover could lose is less"},
+    {"failover-hold", 0, required_argument, " DURATION", set_failover_hold, SECTION_CLUSTER,
+         "hold the lines of a failed master that has a replica\n"
+         "for up to DURATION (default 15s; 0 for no hold) until\n"
+         "the replica takes over, rather than decide them by\n"
+         "--on-failed-slice"},
     {"tree", 0, required_argument, " LxF", set_tree, SECTION_CLUSTER,
          "a Bloom tree instead of --slicing: L levels, F children\n"
          "a node; its internal nodes are keys of the cluster, its\n"

@@ -81,6 +81,10 @@ typedef struct cli_options {
     uint32_t failed_slice_threshold; /* threshold:X */
     bool local_filter; /* --local-filter: this producer's own filter first */
     bool wait;         /* --wait: WAIT for a replica after each batch */
+    /* --failover-hold: how long a batch holds a failed master's commands for its
+     * replica's promotion (ms; 0 none); the library's default unless given. */
+    uint64_t failover_hold_ms;
+    bool failover_hold_given;
     uint32_t tree_levels, tree_fanout; /* --tree LxF: a Bloom tree over the cluster */
     uint64_t leaf;                     /* --leaf I: this run's leaf */
 

@@ -138,6 +138,19 @@ void report_json_counts(const uint64_t *values, uint32_t n)
 #define MIB (1024.0 * 1024.0)
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
+void report_size(char *buf, size_t size, uint64_t bytes)
+{
+    double x = (double)bytes;
+    if (bytes < 1024)
+        snprintf(buf, size, "%llu B", (unsigned long long)bytes);
+    else if (x < MIB)
+        snprintf(buf, size, "%.1f KiB", x / KIB);
+    else if (x < GIB)
+        snprintf(buf, size, "%.2f MiB", x / MIB);
+    else
+        snprintf(buf, size, "%.2f GiB", x / GIB);
+}
+
 /* A size the user gave (--max-memory takes K, M and G), exactly: "3 MiB", "1500 bytes". */
 static void format_cap(char *buf, size_t size, uint64_t bytes)
 {

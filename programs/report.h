@@ -60,6 +60,9 @@ void report_counts(const run_summary *sum);
 double report_finite(double x);
 void report_json_number(char *buf, size_t size, bool known, double x);
 void report_json_counts(const uint64_t *values, uint32_t n);
+/* A size in the unit its magnitude calls for: "512 B", "585.0 KiB", "3.43 MiB",
+ * "1.80 GiB". */
+void report_size(char *buf, size_t size, uint64_t bytes);
 
 /* A run that failed or was stopped, with --state: whether the state was saved to `path`
  * and as of which line, and how many lines a failed write may have lost. */

@@ -98,6 +98,9 @@ void target_warn_capacity(uint64_t capacity);
 typedef struct sliced_target {
     once_sliced *filter; /* NULL: a tree over a cluster */
     bool fixed_size;     /* no window: passing --capacity keys raises the error rate */
+    /* The sites' bytes as their geometry gives them, for sites that describe none (a
+     * cluster's timed slices: their timers are the server's); 0: none known. */
+    uint64_t geometry_bytes;
 } sliced_target;
 
 /* A target of sites opened: no lines on threads, a time window with --span. */
@@ -108,8 +111,9 @@ void target_sliced_report_full(const target *t, const char *input, uint64_t line
 int target_no_card(const target *t, const char *name);
 int target_no_save(const target *t, const char *path);
 void target_no_executor(target *t, const once_executor *executor);
-/* A sliced filter's memory (0 for NULL) and stats (its part of a cluster's). */
-uint64_t target_sliced_bytes(const once_sliced *filter);
-void target_sliced_report(const once_sliced *filter, stats_mode mode, const run_summary *sum);
+/* A sliced filter's memory (as its sites describe it, else st->geometry_bytes; 0 for
+ * a tree) and stats (its part of a cluster's). */
+uint64_t target_sliced_bytes(const sliced_target *st);
+void target_sliced_report(const sliced_target *st, stats_mode mode, const run_summary *sum);
 
 #endif

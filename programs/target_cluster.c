@@ -11,15 +11,39 @@
  * (as once_sliced_clock does for a sliced filter in process) and steps it by the
  * library's rule (once_time_step).  The sliced part's memory, fullness and stats are
  * the in-process sliced filter's (target_sliced.c); a tree has none here.
+ *
+ * Fault lines: a person watching a producer must see a failover as it happens, not
+ * only in --stats at the end.  Each slice (a tree's node in the cluster) is answering,
+ * held (its master failed and has a replica: its lines wait, up to --failover-hold) or
+ * decided (its lines go by --on-failed-slice); a change of state prints a line on
+ * stderr naming the slice, its node and what the run does.  The library calls back
+ * when a node fails or answers or a hold starts or ends (once_cluster_config.on_change:
+ * a batch may be blocked in a hold), and every batch's end looks again.  A node that
+ * flaps could print a line a batch, so each kind of line (failed, answers again) is
+ * printed at most once a second, the others counted and said with the next.
  */
 #include "report.h"
 #include "target.h"
 
 #include "once_cluster.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+/* A slice as the fault lines last told it. */
+typedef enum slice_state { SLICE_ANSWERS = 0, SLICE_HELD, SLICE_DECIDED } slice_state;
+
+/* The kinds of fault lines, each printed at most once a FAULT_LINE_GAP. */
+enum { FAULT_FAILED, FAULT_ANSWERS, FAULT_KINDS };
+#define FAULT_LINE_GAP 1.0
+
+typedef struct fault_kind {
+    double last;          /* when one was last printed (monotonic s), < 0: never */
+    uint64_t suppressed;  /* not printed since */
+} fault_kind;
 
 typedef struct cluster_target {
     sliced_target sliced; /* first: the sliced ops read it; its filter is the cluster's */
@@ -27,7 +51,148 @@ typedef struct cluster_target {
     once_filter *local; /* --local-filter: this run's own keys */
     uint64_t clock;     /* the latest event time offered */
     bool clock_started;
+    /* The fault lines' (above). */
+    uint32_t slices;      /* the slices (or tree nodes) in the cluster */
+    uint8_t *state;       /* each one's slice_state */
+    double *since;        /* when each last stopped answering */
+    fault_kind kinds[FAULT_KINDS];
+    uint32_t hold_ms;     /* --failover-hold, 0: none */
+    char policy[96];      /* what --on-failed-slice does, in words */
+    bool looking;         /* a look is under way (a callback from within one is dropped) */
 } cluster_target;
+
+static double now_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Print a fault line of `kind`, or count it when one was printed less than a
+ * FAULT_LINE_GAP ago. */
+static void fault_line(cluster_target *ct, int kind, double now, const char *format, ...)
+    __attribute__((format(printf, 4, 5)));
+static void fault_line(cluster_target *ct, int kind, double now, const char *format, ...)
+{
+    fault_kind *k = &ct->kinds[kind];
+    if (k->last >= 0 && now - k->last < FAULT_LINE_GAP) {
+        k->suppressed++;
+        return;
+    }
+    va_list args;
+    va_start(args, format);
+    fputs("once: ", stderr);
+    vfprintf(stderr, format, args);
+    va_end(args);
+    if (k->suppressed)
+        fprintf(stderr, " (%llu more such %s not shown: at most one a second)",
+                (unsigned long long)k->suppressed, k->suppressed == 1 ? "line" : "lines");
+    fputc('\n', stderr);
+    fflush(stderr);
+    k->last = now;
+    k->suppressed = 0;
+}
+
+/* What the slice is now: answering, held for a failover, or failed with its lines
+ * decided by the policy; *node_out its node's info (when *known). */
+static slice_state slice_now(const cluster_target *ct, const once_cluster_slice *s,
+                             once_cluster_node *node, bool *known)
+{
+    *known = s->node >= 0 && once_cluster_node_at(ct->cluster, (uint32_t)s->node, node) == ONCE_OK;
+    if (!*known)
+        return SLICE_DECIDED;
+    if (node->holding)
+        return SLICE_HELD;
+    if (node->up && !s->failed)
+        return SLICE_ANSWERS;
+    /* Down, its hold not started yet (the library holds on the round after it failed). */
+    if (!node->up && !s->failed && ct->hold_ms != 0 && node->replicas > 0 && !node->hold_expired)
+        return SLICE_HELD;
+    return SLICE_DECIDED;
+}
+
+/* Look at every slice and print a line for each that changed state. */
+static void look_at_slices(cluster_target *ct)
+{
+    if (ct->cluster == NULL || ct->state == NULL || ct->looking)
+        return;
+    ct->looking = true;
+    double now = now_seconds();
+    for (uint32_t i = 0; i < ct->slices; i++) {
+        once_cluster_slice s;
+        once_cluster_node node;
+        bool known = false;
+        if (once_cluster_slice_at(ct->cluster, i, &s) != ONCE_OK)
+            continue;
+        slice_state was = (slice_state)ct->state[i], is = slice_now(ct, &s, &node, &known);
+        if (is == was)
+            continue;
+        ct->state[i] = (uint8_t)is;
+        const char *address = known ? node.address : "no node";
+        const char *why = !known                  ? "no node serves its slot"
+                          : !node.up && node.why[0] ? node.why
+                          : s.failed                ? "its command failed"
+                          : node.why[0]             ? node.why
+                                                    : "unreachable";
+        if (is == SLICE_ANSWERS) {
+            fault_line(ct, FAULT_ANSWERS, now, "slice %s answers again, on %s, after %.1f s %s",
+                       s.key, address, now - ct->since[i],
+                       was == SLICE_HELD ? "held" : "of lines decided by the policy");
+            continue;
+        }
+        if (was == SLICE_ANSWERS)
+            ct->since[i] = now;
+        if (is == SLICE_HELD)
+            fault_line(ct, FAULT_FAILED, now,
+                       "slice %s on %s failed (%s): holding its lines up to %.0f s for a "
+                       "replica to take over",
+                       s.key, address, why, ct->hold_ms / 1000.0);
+        else if (was == SLICE_HELD)
+            fault_line(ct, FAULT_FAILED, now,
+                       "slice %s on %s: no replica took over within %.0f s: %s", s.key,
+                       address, ct->hold_ms / 1000.0, ct->policy);
+        else
+            fault_line(ct, FAULT_FAILED, now, "slice %s on %s failed (%s%s): %s", s.key, address,
+                       why,
+                       known && node.replicas == 0 ? "; no replica to take over"
+                       : ct->hold_ms == 0          ? "; no failover hold"
+                                                   : "",
+                       ct->policy);
+    }
+    ct->looking = false;
+}
+
+/* once_cluster_config.on_change: a batch may be blocked in a hold; tell now. */
+static void cluster_changed(void *context)
+{
+    look_at_slices(context);
+}
+
+/* The fault lines' state, once the filter is open. */
+static int faults_open(const cli_options *o, cluster_target *r)
+{
+    once_cluster_slice s;
+    while (once_cluster_slice_at(r->cluster, r->slices, &s) == ONCE_OK)
+        r->slices++;
+    r->state = calloc(r->slices ? r->slices : 1, sizeof *r->state);
+    r->since = calloc(r->slices ? r->slices : 1, sizeof *r->since);
+    if (r->state == NULL || r->since == NULL) {
+        fprintf(stderr, "once: out of memory\n");
+        return EXIT_IO;
+    }
+    for (int k = 0; k < FAULT_KINDS; k++)
+        r->kinds[k].last = -1;
+    if (o->on_failed_slice == FAILED_SLICE_DISTINCT)
+        snprintf(r->policy, sizeof r->policy,
+                 "printing its lines (--on-failed-slice distinct: repeats may pass)");
+    else if (o->on_failed_slice == FAILED_SLICE_DUPLICATE)
+        snprintf(r->policy, sizeof r->policy,
+                 "dropping its lines (--on-failed-slice duplicate: new lines may be lost)");
+    else
+        snprintf(r->policy, sizeof r->policy,
+                 "deciding its lines by --on-failed-slice threshold:%u", o->failed_slice_threshold);
+    return 0;
+}
 
 /* --cluster: the sliced filter of the options over the cluster's keys, this run one of
  * its producers. */
@@ -65,6 +230,11 @@ static int open_cluster(const cli_options *o, cluster_target *r)
     c.sliced.window_events = o->window_given ? o->window : 0;
     c.wait_replicas = o->wait ? 1 : 0;
     c.slice_filter = o->whole ? o->type : 0;
+    r->hold_ms = o->failover_hold_given ? (uint32_t)o->failover_hold_ms
+                                        : ONCE_CLUSTER_DEFAULT_HOLD_MS;
+    c.failover_hold_ms = r->hold_ms == 0 ? ONCE_CLUSTER_NO_HOLD : r->hold_ms;
+    c.on_change = cluster_changed;
+    c.change_context = r;
     uint64_t bits = 0, slice_bits = 0;
     uint32_t k = 0;
     if (o->tree_levels != 0) {
@@ -125,7 +295,11 @@ static int open_cluster(const cli_options *o, cluster_target *r)
                    : EXIT_IO;
     }
     r->sliced.filter = once_cluster_sliced(r->cluster);
-    return 0;
+    /* A timed slice's bytes are the server's: as the geometry gives them here. */
+    uint64_t bytes = 0;
+    if (o->tree_levels == 0 && once_sliced_first_bytes(&c.sliced, &bytes) == ONCE_OK)
+        r->sliced.geometry_bytes = bytes;
+    return faults_open(o, r);
 }
 
 static void cluster_report_tree_json(const once_cluster_stats *s)
@@ -135,12 +309,17 @@ static void cluster_report_tree_json(const once_cluster_stats *s)
             "\"structure\":\"cluster tree\",\"layout\":\"%s\","
             "\"levels\":%u,\"fanout\":%u,\"bits\":%llu,\"hashes\":%u,\"events\":%llu,"
             "\"failures\":%llu,\"commands\":%llu,\"moved\":%llu,\"ask\":%llu,"
-            "\"unreachable\":%llu,\"failed_slices\":%u,\"accesses\":[",
+            "\"unreachable\":%llu,\"failed_slices\":%u,\"slice_failures\":%llu,"
+            "\"held\":%llu,\"held_answered\":%llu,\"held_expired\":%llu,\"hold_ms\":%llu,"
+            "\"accesses\":[",
             s->layout_id, t->levels, t->fanout,
             (unsigned long long)t->bits, t->hashes, (unsigned long long)t->events,
             (unsigned long long)t->failures, (unsigned long long)s->commands,
             (unsigned long long)s->moved, (unsigned long long)s->ask,
-            (unsigned long long)s->unreachable, s->failed_slices);
+            (unsigned long long)s->unreachable, s->failed_slices,
+            (unsigned long long)s->slice_failures, (unsigned long long)s->held,
+            (unsigned long long)s->held_answered, (unsigned long long)s->held_expired,
+            (unsigned long long)s->hold_ms);
     report_json_counts(t->accesses, t->levels);
     fputs("],\"hits\":[", stderr);
     report_json_counts(t->hits, t->levels);
@@ -148,23 +327,27 @@ static void cluster_report_tree_json(const once_cluster_stats *s)
 }
 
 static void cluster_report_sliced_json(const once_cluster *cluster, const once_cluster_stats *s,
-                                       const run_counters *c)
+                                       const run_counters *c, uint64_t bytes)
 {
     const once_sliced_stats *f = &s->sliced;
+    char bytes_text[24] = "null"; /* unknown */
+    if (bytes != 0)
+        snprintf(bytes_text, sizeof bytes_text, "%llu", (unsigned long long)bytes);
     fprintf(stderr,
-            "\"input_bytes\":%llu,\"structure\":\"cluster\","
+            "\"input_bytes\":%llu,\"bytes\":%s,\"structure\":\"cluster\","
             "\"layout\":\"%s\",\"slicing\":\"%s\",\"slices\":%u,\"parts\":%u,"
             "\"sites\":%u,\"bits\":%llu,\"site_bits\":%llu,\"hashes\":%u,"
             "\"messages\":%llu,\"messages_per_event\":%.4f,\"failed_messages\":%llu,"
             "\"fill\":%.6f,\"failed_fraction\":%.6f,\"fp_estimate\":%.6g,"
             "\"fn_estimate\":%.6g,\"claims\":%s,\"local_hits\":%llu,\"nodes\":%u,"
-            "\"failed_slices\":%u,\"missing_answers\":%llu,\"commands\":%llu,"
+            "\"failed_slices\":%u,\"slice_failures\":%llu,\"failed_events\":%llu,"
+            "\"held\":%llu,\"held_answered\":%llu,\"held_expired\":%llu,\"hold_ms\":%llu,"
+            "\"missing_answers\":%llu,\"commands\":%llu,"
             "\"moved\":%llu,\"ask\":%llu,\"retries\":%llu,\"unreachable\":%llu,"
             "\"reconnects\":%llu,\"waits\":%llu,\"waits_short\":%llu,\"window\":%llu,"
             "\"window_unit\":\"%s\",\"count\":%llu,\"clock_failures\":%llu,"
-            "\"slice_filter\":\"%s\",\"slice_items\":%llu,\"bytes\":%llu,"
-            "\"policy_events\":%llu,\"node_loads\":[",
-            (unsigned long long)c->input_bytes, s->layout_id,
+            "\"slice_filter\":\"%s\",\"slice_items\":%llu,\"node_loads\":[",
+            (unsigned long long)c->input_bytes, bytes_text, s->layout_id,
             once_slicing_name(f->slicing), f->slices, f->parts, f->sites,
             (unsigned long long)f->bits, (unsigned long long)f->slice_bits, f->hashes,
             (unsigned long long)f->messages, report_finite(f->messages_per_event),
@@ -172,6 +355,9 @@ static void cluster_report_sliced_json(const once_cluster *cluster, const once_c
             report_finite(f->failed_fraction), report_finite(f->fp_estimate),
             report_finite(f->fn_estimate), s->claims ? "true" : "false",
             (unsigned long long)s->local_hits, s->nodes, s->failed_slices,
+            (unsigned long long)s->slice_failures, (unsigned long long)s->failed_events,
+            (unsigned long long)s->held, (unsigned long long)s->held_answered,
+            (unsigned long long)s->held_expired, (unsigned long long)s->hold_ms,
             (unsigned long long)s->missing_answers, (unsigned long long)s->commands,
             (unsigned long long)s->moved, (unsigned long long)s->ask,
             (unsigned long long)s->retries, (unsigned long long)s->unreachable,
@@ -181,8 +367,7 @@ static void cluster_report_sliced_json(const once_cluster *cluster, const once_c
             f->window_ms ? "ms" : f->window_events ? "events" : "none",
             (unsigned long long)f->count, (unsigned long long)f->clock_failures,
             s->slice_filter != 0 ? once_type_name(s->slice_filter) : "cells",
-            (unsigned long long)s->slice_items, (unsigned long long)f->bytes,
-            (unsigned long long)s->policy_events);
+            (unsigned long long)s->slice_items);
     for (uint32_t i = 0; i < s->nodes; i++) {
         once_cluster_node n;
         if (once_cluster_node_at(cluster, i, &n) == ONCE_OK)
@@ -194,9 +379,10 @@ static void cluster_report_sliced_json(const once_cluster *cluster, const once_c
     fputs("]}\n", stderr);
 }
 
-static void cluster_report_human(const once_cluster *cluster, const once_cluster_stats *s,
+static void cluster_report_human(const cluster_target *ct, const once_cluster_stats *s,
                                  const run_summary *sum)
 {
+    const once_cluster *cluster = ct->cluster;
     const once_sliced_stats *f = &s->sliced;
     uint64_t events = f->events;
     if (s->is_tree) {
@@ -222,7 +408,7 @@ static void cluster_report_human(const once_cluster *cluster, const once_cluster
                 (double)f->bytes / (1024.0 * 1024.0), f->messages_per_event,
                 (unsigned long long)f->max_load);
     } else {
-        target_sliced_report(once_cluster_sliced(cluster), STATS_HUMAN, sum);
+        target_sliced_report(&ct->sliced, STATS_HUMAN, sum);
     }
     fprintf(stderr,
             "once: cluster layout %s, %u masters; %llu commands, %.4f an event (%llu MOVED, "
@@ -238,35 +424,64 @@ static void cluster_report_human(const once_cluster *cluster, const once_cluster
     if (s->waits)
         fprintf(stderr, "once: %llu WAITs, %llu of them with fewer replicas than asked\n",
                 (unsigned long long)s->waits, (unsigned long long)s->waits_short);
-    if (s->slice_filter != 0)
+    /* A failover shows after the fact: the holds, and what the policy decided. */
+    if (s->held)
         fprintf(stderr,
-                "once: %u failed slices (%llu answers of a node without its slice); %llu "
-                "events decided by --on-failed-slice\n",
-                s->failed_slices, (unsigned long long)s->missing_answers,
-                (unsigned long long)s->policy_events);
-    else
+                "once: failover hold: %llu commands held for %.3f s in all, %llu answered "
+                "after their hold, %llu given up when it ran out\n",
+                (unsigned long long)s->held, (double)s->hold_ms / 1000.0,
+                (unsigned long long)s->held_answered, (unsigned long long)s->held_expired);
+    fprintf(stderr,
+            "once: %llu slice %s over the run, %u failed now (%llu answers of a node without "
+            "its slice); %llu %s decided by the failure policy\n",
+            (unsigned long long)s->slice_failures, s->slice_failures == 1 ? "failure" : "failures",
+            s->failed_slices, (unsigned long long)s->missing_answers,
+            (unsigned long long)s->failed_events, s->failed_events == 1 ? "event" : "events");
+    if (!s->is_tree && s->slice_filter == 0) /* whole slices have no positions to fail */
         fprintf(stderr,
-                "once: %u failed slices (%llu answers of a node without its slice); failed "
-                "fraction %.3f: false-positive rate %.3g, false-negative rate %.3g now\n",
-                s->failed_slices, (unsigned long long)s->missing_answers, f->failed_fraction,
-                f->fp_estimate, f->fn_estimate);
+                "once: failed fraction %.3f now: false-positive rate %.3g, false-negative "
+                "rate %.3g\n",
+                f->failed_fraction, f->fp_estimate, f->fn_estimate);
     for (uint32_t i = 0; i < s->nodes; i++) {
         once_cluster_node n;
         if (once_cluster_node_at(cluster, i, &n) == ONCE_OK)
-            fprintf(stderr, "once: node %s: %s, %u slices, %llu messages\n", n.address,
-                    n.up ? "up" : "down", n.slices, (unsigned long long)n.messages);
+            fprintf(stderr, "once: node %s: %s%s%s, %u slices, %llu messages\n", n.address,
+                    n.up ? "up" : "down", !n.up && n.why[0] ? ", " : "",
+                    !n.up ? n.why : "", n.slices, (unsigned long long)n.messages);
     }
+}
+
+/* The fault lines the rate limit kept back, counted once: before the stats (whose JSON
+ * is the last line of stderr) or at the end. */
+static void say_faults_not_shown(cluster_target *ct)
+{
+    uint64_t suppressed = ct->kinds[FAULT_FAILED].suppressed + ct->kinds[FAULT_ANSWERS].suppressed;
+    if (suppressed)
+        fprintf(stderr, "once: %llu more slice fault %s not shown (at most one a second)\n",
+                (unsigned long long)suppressed, suppressed == 1 ? "line" : "lines");
+    ct->kinds[FAULT_FAILED].suppressed = ct->kinds[FAULT_ANSWERS].suppressed = 0;
+}
+
+static uint64_t cluster_bytes(const target *t)
+{
+    const cluster_target *ct = t->impl;
+    once_cluster_stats s;
+    if (ct->sliced.filter == NULL && once_cluster_get_stats(ct->cluster, &s) == ONCE_OK)
+        return s.sliced.bytes; /* whole slices, as they last answered (a tree: 0) */
+    return target_sliced_bytes(&ct->sliced);
 }
 
 static void cluster_report(const target *t, stats_mode mode, const run_summary *sum)
 {
-    const once_cluster *cluster = ((const cluster_target *)t->impl)->cluster;
+    cluster_target *ct = t->impl; /* the target is the run's; its fault counts are ours */
+    say_faults_not_shown(ct);
+    const once_cluster *cluster = ct->cluster;
     once_cluster_stats s;
     if (once_cluster_get_stats(cluster, &s) != ONCE_OK)
         return;
     const run_counters *c = sum->c;
     if (mode != STATS_JSON) {
-        cluster_report_human(cluster, &s, sum);
+        cluster_report_human(ct, &s, sum);
         return;
     }
     /* What the run read and answered, then the filter's. */
@@ -279,7 +494,7 @@ static void cluster_report(const target *t, stats_mode mode, const run_summary *
     if (s.is_tree)
         cluster_report_tree_json(&s);
     else
-        cluster_report_sliced_json(cluster, &s, c);
+        cluster_report_sliced_json(cluster, &s, c, cluster_bytes(t));
 }
 
 /* The cluster answers every key of the batch or, on a refusal, none that the run keeps
@@ -292,6 +507,7 @@ static once_status cluster_answer(target *t, const once_key *keys, const once_di
     (void)times;
     cluster_target *ct = t->impl;
     once_status st = once_cluster_test_and_add_batch(ct->cluster, keys, n, seen);
+    look_at_slices(ct);
     *done = st == ONCE_OK ? n : 0;
     for (size_t i = 0; i < n; i++)
         if (!ct->clock_started || keys[i].time_ms > ct->clock) {
@@ -308,20 +524,16 @@ static void cluster_clock(const target *t, uint64_t *clock_ms, bool *started)
     *started = ct->clock_started;
 }
 
-static uint64_t cluster_bytes(const target *t)
-{
-    const cluster_target *ct = t->impl;
-    once_cluster_stats s;
-    if (ct->sliced.filter == NULL && once_cluster_get_stats(ct->cluster, &s) == ONCE_OK)
-        return s.sliced.bytes; /* whole slices, as they last answered (a tree: 0) */
-    return target_sliced_bytes(ct->sliced.filter);
-}
 
 static void cluster_close(target *t)
 {
     cluster_target *ct = t->impl;
+    say_faults_not_shown(ct);
     once_cluster_close(ct->cluster); /* and its sliced filter */
+    ct->cluster = NULL;
     once_free(ct->local);
+    free(ct->state);
+    free(ct->since);
 }
 
 static const target_ops cluster_ops = {

@@ -494,10 +494,12 @@ static void filter_report_human(const filter_figures *x)
     char in_shards[32] = "";
     if (s->shards > 1)
         snprintf(in_shards, sizeof in_shards, " in %u shards", s->shards);
+    char size[32];
+    report_size(size, sizeof size, s->bytes);
     fprintf(stderr,
-            "once: %s filter%s, %.2f MiB, %s (capacity %llu%s at error %g), "
+            "once: %s filter%s, %s, %s (capacity %llu%s at error %g), "
             "%.2f bits/key, k=%u, fill %.3f, estimated false-positive rate %.3g\n",
-            s->structure, in_shards, (double)s->bytes / (1024.0 * 1024.0), held_text,
+            s->structure, in_shards, size, held_text,
             (unsigned long long)(s->span_ms || !windowed ? s->capacity : s->window),
             s->span_ms ? " a span" : "", s->error, x->bits_per_key, s->hashes, s->fill_ratio,
             s->fpr_estimate);

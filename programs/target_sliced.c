@@ -69,8 +69,9 @@ static int open_sliced(const cli_options *o, once_sliced **out)
 }
 
 
-void target_sliced_report(const once_sliced *filter, stats_mode mode, const run_summary *sum)
+void target_sliced_report(const sliced_target *st, stats_mode mode, const run_summary *sum)
 {
+    const once_sliced *filter = st->filter;
     const run_counters *c = sum->c;
     once_sliced_stats s;
     if (once_sliced_get_stats(filter, &s) != ONCE_OK)
@@ -82,7 +83,7 @@ void target_sliced_report(const once_sliced *filter, stats_mode mode, const run_
     }
     /* The filter's live estimate, from the cells its sites hold set (section 3.2). */
     double fpr = s.fp_estimate;
-    uint64_t bytes = s.bytes;
+    uint64_t bytes = target_sliced_bytes(st);
     if (mode == STATS_JSON) {
         fprintf(stderr,
                 "{\"lines\":%llu,\"distinct\":%llu,\"duplicates\":%llu,\"bytes\":%llu,"
@@ -111,11 +112,14 @@ void target_sliced_report(const once_sliced *filter, stats_mode mode, const run_
         return;
     }
     report_counts(sum);
+    char size[32] = "size unknown";
+    if (bytes != 0)
+        report_size(size, sizeof size, bytes);
     fprintf(stderr,
             "once: standard filter of %llu bits, k=%u, sliced %s over %u sites of %llu bits "
-            "(%.2f MiB), estimated false-positive rate %.3g\n",
+            "(%s%s), estimated false-positive rate %.3g\n",
             (unsigned long long)s.bits, s.hashes, once_slicing_name(s.slicing),
-            s.sites, (unsigned long long)s.slice_bits, (double)bytes / (1024.0 * 1024.0), fpr);
+            s.sites, (unsigned long long)s.slice_bits, size, bytes != 0 ? " in all" : "", fpr);
     fprintf(stderr,
             "once: %.3f messages per lookup, fairness %.4f, max load %llu events on one site\n",
             s.messages_per_event, s.fairness, (unsigned long long)s.max_load);
@@ -168,17 +172,17 @@ bool target_time_step(const target *t, uint64_t *clock_ms, bool *started, uint64
     return once_time_step(t->options->max_time_jump_ms, clock_ms, started, when);
 }
 
-uint64_t target_sliced_bytes(const once_sliced *filter)
+uint64_t target_sliced_bytes(const sliced_target *st)
 {
     once_sliced_stats s;
-    if (filter == NULL || once_sliced_get_stats(filter, &s) != ONCE_OK)
+    if (st->filter == NULL || once_sliced_get_stats(st->filter, &s) != ONCE_OK)
         return 0; /* a tree over a cluster: its nodes are the cluster's */
-    return s.bytes;
+    return s.bytes != 0 ? s.bytes : st->geometry_bytes;
 }
 
 static uint64_t sliced_bytes(const target *t)
 {
-    return target_sliced_bytes(sliced_of(t));
+    return target_sliced_bytes(t->impl);
 }
 
 bool target_sliced_warn_overfull(target *t, uint64_t distinct, bool progress)
@@ -205,7 +209,7 @@ void target_sliced_report_full(const target *t, const char *input, uint64_t line
 
 static void sliced_report(const target *t, stats_mode mode, const run_summary *sum)
 {
-    target_sliced_report(sliced_of(t), mode, sum);
+    target_sliced_report(t->impl, mode, sum);
 }
 
 int target_no_card(const target *t, const char *name)

@@ -12,11 +12,13 @@
  * node and pipelined, and decides every event as once_sliced_test_and_add_batch does
  * (docs/CLUSTER.md).
  *
- * A slice whose node cannot answer (down, failing over, restarted without its data,
- * its slot moving and unreachable) fails its requests: the filter's failure policy
- * decides the events (ONCE_FAILURE_REPORT: undecided, or the threshold rule), the
- * producer keeps running, and the stats say which slices failed and what false
- * positives and negatives that gives (once_sliced_stats).
+ * A slice whose node cannot be reached while the node has a replica is held: its
+ * commands wait (the batch blocks) while the cluster promotes the replica, and go to it
+ * (failover_hold_ms, below).  A slice whose node cannot answer otherwise (down without
+ * a replica, past the hold, restarted without its data) fails its requests: the
+ * filter's failure policy decides the events (ONCE_FAILURE_REPORT: undecided, or the
+ * threshold rule), the producer keeps running, and the stats say which slices failed
+ * and what false positives and negatives that gives (once_sliced_stats).
  *
  * One producer is one thread: a once_cluster is not to be called from two threads at
  * once.  Many producers (threads with their own once_cluster, or processes) share a
@@ -109,7 +111,32 @@ typedef struct once_cluster_config {
      * 0: slices of cells (paper 000's, any slicing).
      */
     once_type slice_filter;
+    /*
+     * The failover hold, in ms (0: ONCE_CLUSTER_DEFAULT_HOLD_MS; ONCE_CLUSTER_NO_HOLD:
+     * none).  A command whose node cannot be reached (connection refused or lost, no
+     * reply within timeout_ms, CLUSTERDOWN or TRYAGAIN past their short wait) while the
+     * cluster's slot map lists a replica for its slot's master is held: the client
+     * reads the map again, with a backoff, and sends it to whichever node serves the
+     * slot then (the promoted replica), for up to this long from the node's first
+     * failure.  The batch blocks meanwhile, and its events are decided with every slice
+     * they need, not by the failure policy.  Past the hold, or at once for a slot whose
+     * master has no replica, the command fails and the policy decides; a node past its
+     * hold fails at once until it answers again (a master that stays dead costs one
+     * hold, not one a batch).  A promotion takes the node timeout and an election
+     * (2-3 s at cluster-node-timeout 1000, 7-8 s at 5000): the default covers both.
+     */
+    uint32_t failover_hold_ms;
+    /* When not NULL, called from within a call of this filter (a batch holding, say)
+     * when a node fails or answers again, or a hold starts, ends or runs out: the caller
+     * may then read the filter's state (once_cluster_slice_at, once_cluster_node_at,
+     * once_cluster_get_stats) to tell its user, but not run a batch.  It may be called
+     * during once_cluster_open, before the filter is handed back. */
+    void (*on_change)(void *context);
+    void *change_context;
 } once_cluster_config;
+
+#define ONCE_CLUSTER_DEFAULT_HOLD_MS 15000u
+#define ONCE_CLUSTER_NO_HOLD UINT32_MAX
 
 /* A config of `name` over seeds, the sliced filter's fields at once_sliced's defaults
  * (horizontal slicing over `slices`, capacity 1,000,000 at 0.001). */
@@ -141,6 +168,10 @@ typedef struct once_cluster_node {
     uint64_t messages;  /* commands sent to it */
     uint32_t slots;     /* slots it serves */
     uint32_t slices;    /* this filter's slices it last served */
+    uint32_t replicas;  /* the most replicas the slot map lists for a slot of it */
+    bool holding;       /* its slices' commands are held for a failover now */
+    bool hold_expired;  /* a hold ran out: its commands fail at once until it answers */
+    char why[64];       /* why it last failed, in words ("" if it never did) */
 } once_cluster_node;
 
 typedef struct once_cluster_stats {
@@ -154,15 +185,19 @@ typedef struct once_cluster_stats {
     uint64_t moved, ask, retries, unreachable, reconnects, map_refreshes;
     uint64_t waits, waits_short; /* WAITs sent, and those that returned fewer replicas */
     uint64_t local_hits;      /* events the local filter answered, with no message */
+    /* Failovers: commands held (each once a batch), of which answered after their
+     * hold and given up when it ran out, and the ms batches spent holding. */
+    uint64_t held, held_answered, held_expired, hold_ms;
+    uint64_t failed_events;   /* events the failure policy decided (sliced.failed_events;
+                                 a tree's failures) */
+    uint64_t slice_failures;  /* times a slice failed after answering, over the run */
     bool claims;              /* racing producers claim events (vertical, diced, windows) */
     bool is_tree;             /* a Bloom tree: `tree` holds its stats, `sliced` nothing */
     once_tree_stats tree;
-    /* Whole slices: their structure (0 for cells), the keys they hold and their bytes as
-     * their last answers said (sliced.bytes), and the events decided by the failure
-     * policy because their slice did not answer. */
+    /* Whole slices: their structure (0 for cells), and the keys they hold as their last
+     * answers said (their bytes in sliced.bytes). */
     once_type slice_filter;
     uint64_t slice_items;
-    uint64_t policy_events;
 } once_cluster_stats;
 
 ONCE_API once_status once_cluster_get_stats(const once_cluster *cluster,
@@ -173,6 +208,19 @@ ONCE_API once_status once_cluster_node_at(const once_cluster *cluster, uint32_t 
 /* Is slice i's last command failed?  Its key into `key` (room `room`) when not NULL. */
 ONCE_API bool once_cluster_slice_failed(const once_cluster *cluster, uint32_t slice, char *key,
                                         size_t room);
+
+/* Slice i (i below sliced.sites; a tree's nodes in the cluster, i below its internal
+ * nodes' count): where it is and how it did. */
+typedef struct once_cluster_slice {
+    char key[256];
+    int32_t node;       /* the node the slot map gives its slot now (once_cluster_node_at),
+                           -1 for none */
+    bool failed;        /* its last command failed */
+    uint64_t failures;  /* times it failed after answering */
+} once_cluster_slice;
+/* ONCE_ERR_INVALID past the slices. */
+ONCE_API once_status once_cluster_slice_at(const once_cluster *cluster, uint32_t slice,
+                                           once_cluster_slice *out);
 
 #ifdef __cplusplus
 }

@@ -488,6 +488,9 @@ typedef struct once_sliced_stats {
                                  `events`) */
     uint64_t count;           /* a count window: the count as this producer last had it */
     uint64_t clock_failures;  /* a count window's clock reads and reserves that failed */
+    uint64_t failed_events;   /* events decided (or, under ONCE_FAILURE_REPORT, left
+                                 undecided) with a site that could not be reached: the
+                                 failure policy's, whatever it answered */
 } once_sliced_stats;
 
 /* "horizontal", "vertical", "diced h-v" or "diced v-h" ("unknown" for another value). */

@@ -83,6 +83,7 @@
 typedef struct counter_group {
     _Alignas(64) _Atomic uint64_t events;
     _Atomic uint64_t messages, failed_messages, inserted, local_hits;
+    _Atomic uint64_t failed_events; /* decided with a site that could not be reached */
 } counter_group;
 
 /* Counter groups of a concurrent filter. */
@@ -893,7 +894,7 @@ static bool enough_equal_timers(const once_sliced *f, const event_plan *e, const
 static once_status decide(once_sliced *f, event_plan *e, once_site_op op, bool *present,
                           bool *failed)
 {
-    bool all = true;
+    bool all = true, some_failed = false;
     uint32_t reached = 0;
     e->generations = UINT64_MAX;
     for (uint32_t t = 0; t < e->touched; t++)
@@ -905,12 +906,16 @@ static once_status decide(once_sliced *f, event_plan *e, once_site_op op, bool *
         once_site_op this_op = op == ONCE_SITE_TEST_AND_SET && !all ? ONCE_SITE_SET : op;
         once_status st = ask(f, e, t, this_op, &slice_all);
         failed[t] = st == ONCE_ERR_UNAVAILABLE;
-        if (failed[t] && f->on_failure == ONCE_FAILURE_REPORT)
+        if (failed[t] && f->on_failure == ONCE_FAILURE_REPORT) {
+            tally(&group_of(f, e->stripe)->failed_events, 1);
             return st;
+        }
         if (st != ONCE_OK && !failed[t])
             return st;
-        if (failed[t])
+        if (failed[t]) {
+            some_failed = true;
             continue;
+        }
         reached += e->count[t];
         /* Bounded growth: held only where one generation holds it at every site. */
         all = all && slice_all && (!f->bounded || e->generations != 0);
@@ -920,6 +925,8 @@ static once_status decide(once_sliced *f, event_plan *e, once_site_op op, bool *
     *present = all && reached >= (f->on_failure == ONCE_FAILURE_THRESHOLD ? f->threshold : 0);
     if (*present && f->equal_timers)
         *present = enough_equal_timers(f, e, failed);
+    if (some_failed)
+        tally(&group_of(f, e->stripe)->failed_events, 1);
     return ONCE_OK;
 }
 
@@ -1331,8 +1338,9 @@ static once_status run_batch(once_sliced *f, batch_space *b, const once_key *key
     if (st != ONCE_OK)
         return st;
     bool undecided = false;
-    uint64_t inserted = 0;
+    uint64_t inserted = 0, decided_failed = 0;
     for (size_t i = 0; i < n; i++) {
+        decided_failed += failed_event[i];
         if (failed_event[i] && f->on_failure == ONCE_FAILURE_REPORT) {
             seen[i] = ONCE_SLICED_UNDECIDED;
             undecided = true;
@@ -1342,6 +1350,7 @@ static once_status run_batch(once_sliced *f, batch_space *b, const once_key *key
         inserted += seen[i] == 0;
     }
     tally(&g->inserted, inserted);
+    tally(&g->failed_events, decided_failed);
     return undecided ? ONCE_ERR_UNAVAILABLE : ONCE_OK;
 }
 
@@ -1625,7 +1634,7 @@ static once_status claimed_batch(once_sliced *f, batch_space *b, const once_key 
             seen[i] = 0;
     }
     bool undecided = false;
-    uint64_t inserted = 0;
+    uint64_t inserted = 0, decided_failed = 0;
     r.total = 0;
     for (size_t i = 0; i < n; i++) {
         const event_plan *e = &b->plans[i];
@@ -1633,6 +1642,7 @@ static once_status claimed_batch(once_sliced *f, batch_space *b, const once_key 
             seen[i] = 1; /* another producer holds the claim: it decides the event */
             continue;
         }
+        decided_failed += failed[i] && !clock_down;
         if (!home_failed[i]) { /* won: released by the next batch */
             f->release_site[f->releases] = e->site[0];
             f->release_value[f->releases++] = e->claim;
@@ -1667,6 +1677,7 @@ static once_status claimed_batch(once_sliced *f, batch_space *b, const once_key 
     if (!f->count_window) /* a count window's stamped sets answer nothing more */
         inserted += round_two_answers(b, &r, n, seen);
     tally(&g->inserted, inserted);
+    tally(&g->failed_events, decided_failed);
     claim_round_free(&r);
     return undecided ? ONCE_ERR_UNAVAILABLE : ONCE_OK;
 }
@@ -1871,6 +1882,8 @@ once_status once_sliced_get_stats(const once_sliced *f, once_sliced_stats *s)
         s->messages += atomic_load_explicit(&f->group[j].messages, memory_order_relaxed);
         s->failed_messages +=
             atomic_load_explicit(&f->group[j].failed_messages, memory_order_relaxed);
+        s->failed_events +=
+            atomic_load_explicit(&f->group[j].failed_events, memory_order_relaxed);
     }
     s->messages_per_event = s->events ? (double)s->messages / (double)s->events : 0.0;
     double sum = 0, squares = 0;

@@ -1137,9 +1137,10 @@ case_cluster_usage_errors() {
     port=1
   local node=127.0.0.1:$port
   local cluster=(--cluster "$node" --key f --slicing vertical --slices 3)
-  local needs_cluster="--key, --on-failed-slice, --local-filter and --wait apply to a filter over a cluster: add --cluster HOST:PORT"
+  local needs_cluster="--key, --on-failed-slice, --local-filter, --wait and --failover-hold apply to a filter over a cluster: add --cluster HOST:PORT"
   expect_refused "$needs_cluster" --key f
   expect_refused "$needs_cluster" --wait
+  expect_refused "$needs_cluster" --failover-hold 5s
   expect_refused "$needs_cluster" --local-filter
   expect_refused "$needs_cluster" --on-failed-slice duplicate
   expect_refused "--cluster needs --key NAME" --cluster "$node"
@@ -1165,6 +1166,9 @@ case_cluster_usage_errors() {
   expect_refused "unknown --on-failed-slice policy 'maybe' (distinct, duplicate or threshold:X)" \
     "${cluster[@]}" --on-failed-slice maybe
   expect_refused "invalid --on-failed-slice 'threshold:65'" "${cluster[@]}" --on-failed-slice threshold:65
+  expect_refused "invalid failover hold '5 parsecs' (a duration such as 15s or 1m, at most 1d, or 0 for no hold)" \
+    "${cluster[@]}" --failover-hold "5 parsecs"
+  expect_refused "invalid failover hold '2d'" "${cluster[@]}" --failover-hold 2d
   expect_refused "--leaf is this run's leaf of a Bloom tree: add --tree LxF" "${cluster[@]}" --leaf 1
   expect_refused "--tree is a Bloom tree over the cluster, --slicing a sliced filter" \
     "${cluster[@]}" --tree 3x2

@@ -383,12 +383,16 @@ static void sites_come_back_old_or_empty(void)
     once_sliced_stats st;
     CHECK_OK(once_sliced_get_stats(f, &st));
     CHECK(st.failed_fraction == 1.0 / SLICES);
+    /* Threshold k: every key with a position on the failed site was decided by the
+     * policy (and missed), and only those. */
+    CHECK(st.failed_events == missed_while_down);
     double lost = 1.0 - pow(1.0 - 1.0 / SLICES, K);
     CHECK(testing_within_sigmas(missed_while_down, n, lost, 5.0));
     store[3].down = false; /* back with its old state */
     CHECK(count_present(f, 60, n, 0) == n);
     CHECK_OK(once_sliced_get_stats(f, &st));
     CHECK(st.failed_fraction == 0.0);
+    CHECK(st.failed_events == missed_while_down);
     memset(store[3].words, 0, sizeof store[3].words); /* replaced by an empty site */
     CHECK(testing_within_sigmas(n - count_present(f, 60, n, 0), n, lost, 5.0));
     once_sliced_free(f);
@@ -1010,6 +1014,14 @@ static void batch_with_a_site_down(void)
         }
         CHECK(differ == 0);
         CHECK(rule == 0 ? undecided > 0 && undecided < EVENTS : undecided == 0);
+        /* Both count the events the policy had to answer: those with a position on
+         * the site down (under REPORT, the undecided ones). */
+        once_sliced_stats sb, ss;
+        CHECK_OK(once_sliced_get_stats(batched, &sb));
+        CHECK_OK(once_sliced_get_stats(single, &ss));
+        CHECK(sb.failed_events == ss.failed_events && sb.failed_events > 0 &&
+              sb.failed_events < EVENTS);
+        CHECK(rule != 0 || sb.failed_events == undecided);
         once_sliced_free(batched);
         once_sliced_free(single);
     }
