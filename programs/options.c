@@ -1002,9 +1002,9 @@ static const cli_option options[] = {
          "after each batch, wait for a replica of every node\n"
          "written (WAIT): what a failover could lose is less"},
     {"failover-hold", 0, required_argument, " DURATION", set_failover_hold, SECTION_CLUSTER,
-         "hold the lines of a failed master that has a replica\n"
-         "for up to DURATION (default 15s; 0 for no hold) until\n"
-         "the replica takes over, rather than decide them by\n"
+         "hold a failed master's lines\n"
+         "while its replica takes over, up to DURATION (default\n"
+         "15s; 0: no hold), rather than decide them by\n"
          "--on-failed-slice"},
     {"tree", 0, required_argument, " LxF", set_tree, SECTION_CLUSTER,
          "a Bloom tree instead of --slicing: L levels, F children\n"
