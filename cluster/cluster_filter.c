@@ -139,7 +139,8 @@ static once_status reserve_whole_slices(once_cluster *c, const layout *want, cha
     if (w == NULL)
         return say(error, room, ONCE_ERR_NOMEM, "out of memory");
     once_status st = whole_slices_reserve(w, want->slice_filter, want->slice_capacity,
-                                          want->error, want->window_ms, error, room);
+                                          want->error, want->window_ms, want->lag_ms, error,
+                                          room);
     whole_slices_free(w);
     return st;
 }
@@ -586,13 +587,17 @@ static once_status open_whole(once_cluster *c, const once_cluster_config *config
         !(sc->error < 1.0))
         return say(error, room, ONCE_ERR_INVALID,
                    "whole slices need a capacity from 1 to 2^40 and an error in (0, 1)");
+    if (config->lag_ms != 0 &&
+        (config->slice_filter != ONCE_TAGGED || config->lag_ms / 2 > sc->window_ms))
+        return say(error, room, ONCE_ERR_INVALID,
+                   "a lag is for whole slices of the tagged window, at most twice its span");
     c->whole_policy = sc->on_failure;
     c->whole_threshold = sc->threshold;
     layout want = {.slicing = ONCE_SLICING_HORIZONTAL, .slices = sc->slices, .parts = 1,
                    .sites = sc->slices, .seed = sc->seed, .window_ms = sc->window_ms,
                    .slice_filter = config->slice_filter,
                    .slice_capacity = whole_slice_capacity(sc->capacity, sc->slices),
-                   .error = sc->error};
+                   .error = sc->error, .lag_ms = config->lag_ms};
     return open_common(c, config, &want, sc->seed_is_set, sc->slices, error, room);
 }
 
@@ -608,6 +613,10 @@ once_status once_cluster_open(once_cluster **out, const once_cluster_config *con
         return say(error, room, ONCE_ERR_INVALID,
                    "the filter's name must be 1 to 200 bytes without braces, spaces or "
                    "newlines");
+    if (config->lag_ms != 0 && config->slice_filter == 0)
+        return say(error, room, ONCE_ERR_INVALID,
+                   "a lag is for whole slices of the tagged window: slices of cells and "
+                   "trees keep timers, which judge each event at its own time");
     if (config->tree != NULL) {
         once_cluster *c = once_calloc(1, sizeof *c);
         if (c == NULL)
@@ -932,6 +941,7 @@ static void whole_stats(const once_cluster *c, once_cluster_stats *s)
     f->failed_fraction = (double)failed / (double)c->layout.sites;
     f->filters = c->layout.sites;
     s->slice_filter = c->layout.slice_filter;
+    s->lag_ms = c->layout.lag_ms;
     f->failed_events = c->policy_events; /* s->failed_events, below */
     s->local_hits = c->local_hits;
 }

@@ -104,10 +104,11 @@ char *layout_format(const layout *l)
     int n = l->slice_filter != 0
                 ? snprintf(text, room,
                            "%s\nid %s\nslicing %s\nslices %" PRIu32 "\nfilter %s\ncapacity %" PRIu64
-                           "\nerror %.17g\nseed %" PRIu64 "\nwindow %" PRIu64,
+                           "\nerror %.17g\nseed %" PRIu64 "\nwindow %" PRIu64
+                           "\nlag %" PRIu64,
                            LAYOUT_HEADER_3, l->id, once_slicing_name(l->slicing), l->slices,
                            once_type_name(l->slice_filter), l->slice_capacity, l->error,
-                           l->seed, l->window_ms)
+                           l->seed, l->window_ms, l->lag_ms)
                 : snprintf(text, room,
                      "%s\nid %s\nslicing %s\nslices %" PRIu32 "\nparts %" PRIu32
                                    "\nbits %" PRIu64 "\nhashes %" PRIu32 "\nseed %" PRIu64
@@ -189,7 +190,8 @@ static bool number(const char *text, uint64_t max, uint64_t *out)
 
 static bool parse_tags(const char *p, const char *end, layout *out, char *error, size_t room);
 
-/* Version 3's fields after the slicing: slices, filter, capacity, error, seed, window. */
+/* Version 3's fields after the slicing: slices, filter, capacity, error, seed, window,
+ * lag. */
 static bool parse_whole(const char **p, const char *end, layout *out, char *error, size_t room)
 {
     char value[64];
@@ -219,6 +221,10 @@ static bool parse_whole(const char **p, const char *end, layout *out, char *erro
         !number(value, ONCE_MAX_TIME_MS / 2, &out->window_ms) ||
         (out->window_ms != 0) != (kind->kind == ONCE_KIND_TIME_WINDOW))
         return fail(error, room, "its window is missing, out of range or not its filter's");
+    if (!line_value(p, end, "lag", value, sizeof value) ||
+        !number(value, 2 * out->window_ms, &out->lag_ms) ||
+        (out->lag_ms != 0 && out->slice_filter != ONCE_TAGGED))
+        return fail(error, room, "its lag is missing, out of range or not its filter's");
     out->slices = (uint32_t)slices;
     out->parts = 1;
     out->sites = out->slices;
@@ -365,6 +371,7 @@ bool layout_differs(const layout *have, const layout *want, bool seed_given, cha
     }
     DIFF("slice capacity", "%" PRIu64, have->slice_capacity, want->slice_capacity);
     DIFF("error", "%g", have->error, want->error);
+    DIFF("lag", "%" PRIu64 " ms", have->lag_ms, want->lag_ms);
     if (seed_given)
         DIFF("seed", "%" PRIu64, have->seed, want->seed);
 #undef DIFF

@@ -38,6 +38,7 @@ typedef struct layout {
     once_type slice_filter;
     uint64_t slice_capacity;
     double error;
+    uint64_t lag_ms; /* whole tagged slices: the lag allowance (once_config.lag_ms) */
     char (*tags)[LAYOUT_MAX_TAG]; /* sites of them */
 } layout;
 

@@ -131,15 +131,17 @@ whole_slices *whole_slices_new(cluster_client *client, const char *const *keys, 
 }
 
 once_status whole_slices_reserve(whole_slices *w, once_type filter, uint64_t capacity,
-                                 double error_rate, uint64_t span_ms, char *error, size_t room)
+                                 double error_rate, uint64_t span_ms, uint64_t lag_ms,
+                                 char *error, size_t room)
 {
-    char cap[24], rate[32], seed[24], span[24];
+    char cap[24], rate[32], seed[24], span[24], lag[24];
     snprintf(cap, sizeof cap, "%" PRIu64, capacity);
     snprintf(rate, sizeof rate, "%.17g", error_rate);
     snprintf(seed, sizeof seed, "%" PRIu64, w->seed);
     snprintf(span, sizeof span, "%" PRIu64, span_ms);
+    snprintf(lag, sizeof lag, "%" PRIu64, lag_ms);
     const char *name = once_type_name(filter);
-    enum { ARGS = 12 };
+    enum { ARGS = 14 };
     cluster_command *commands = once_calloc(w->count, sizeof *commands);
     const char **argv = once_calloc((size_t)w->count * ARGS, sizeof *argv);
     size_t *lens = once_calloc((size_t)w->count * ARGS, sizeof *lens);
@@ -155,8 +157,8 @@ once_status whole_slices_reserve(whole_slices *w, once_type filter, uint64_t cap
         size_t *l = lens + ARGS * (size_t)i;
         int argc = 0;
         const char *words[] = {"SLICE.RESERVE", w->keys[i], "FILTER", name, "CAPACITY", cap,
-                               "ERROR", rate, "SEED", seed, "SPAN", span};
-        int n = span_ms != 0 ? 12 : 10;
+                               "ERROR", rate, "SEED", seed, "SPAN", span, "LAG", lag};
+        int n = span_ms == 0 ? 10 : lag_ms == 0 ? 12 : 14;
         for (; argc < n; argc++) {
             a[argc] = words[argc];
             l[argc] = strlen(words[argc]);

@@ -30,10 +30,11 @@ whole_slices *whole_slices_new(cluster_client *client, const char *const *keys,
                                uint32_t slices, uint64_t seed, bool timed);
 void whole_slices_free(whole_slices *w);
 
-/* SLICE.RESERVE every slice: FILTER, CAPACITY, ERROR, SEED and SPAN; ONCE_OK, or why not
- * in `error`. */
+/* SLICE.RESERVE every slice: FILTER, CAPACITY, ERROR, SEED, SPAN and LAG (the last two
+ * when not 0); ONCE_OK, or why not in `error`. */
 once_status whole_slices_reserve(whole_slices *w, once_type filter, uint64_t capacity,
-                                 double error_rate, uint64_t span_ms, char *error, size_t room);
+                                 double error_rate, uint64_t span_ms, uint64_t lag_ms,
+                                 char *error, size_t room);
 
 /* Test-and-add keys[0 .. count-1]: each to its slice (once_shard_of its digest), every
  * slice's events as one SLICE.TADD, all sent together.  decided[i] false for an event

@@ -238,7 +238,7 @@ static int slice_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 
 typedef struct whole_options {
     once_type type;
-    uint64_t capacity, span_ms, seed, max_bytes;
+    uint64_t capacity, span_ms, lag_ms, seed, max_bytes;
     double error;
 } whole_options;
 
@@ -252,13 +252,15 @@ static once_status whole_make(const void *options, once_filter **out)
     c.seed = o->seed;
     c.seed_is_set = true;
     c.span_ms = o->span_ms;
+    c.lag_ms = o->lag_ms;
     c.max_time_jump_ms = 0; /* the producers bound their own clocks' jumps */
     if (once_structure_of(o->type)->memory_cap)
         c.max_bytes = o->max_bytes;
     return once_create(out, &c);
 }
 
-/* SLICE.RESERVE key FILTER name CAPACITY n ERROR p SEED s [SPAN ms] [MAXMEMORY bytes] */
+/* SLICE.RESERVE key FILTER name CAPACITY n ERROR p SEED s [SPAN ms [LAG ms]]
+ *               [MAXMEMORY bytes] */
 static const char *parse_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
                                  whole_options *o)
 {
@@ -297,6 +299,9 @@ static const char *parse_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, 
         } else if (arg_is(argv[i], "SPAN")) {
             if (!arg_unsigned(v, ONCE_MAX_TIME_MS / 2, &o->span_ms) || o->span_ms == 0)
                 return "ERR bad SPAN: milliseconds, above 0";
+        } else if (arg_is(argv[i], "LAG")) {
+            if (!arg_unsigned(v, ONCE_MAX_TIME_MS, &o->lag_ms))
+                return "ERR bad LAG: milliseconds, at most twice the span";
         } else if (arg_is(argv[i], "MAXMEMORY")) {
             const char *err = parse_max_memory(ctx, v, &o->max_bytes);
             if (err != NULL)
@@ -310,6 +315,10 @@ static const char *parse_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, 
     bool windowed = once_structure_of(o->type)->kind == ONCE_KIND_TIME_WINDOW;
     if (windowed != (o->span_ms != 0))
         return "ERR SPAN goes with a time-window FILTER, and only with one";
+    if (o->lag_ms != 0 && o->type != ONCE_TAGGED)
+        return "ERR LAG goes with FILTER tagged: the others judge a late event at their clock";
+    if (o->lag_ms > o->span_ms && o->lag_ms - o->span_ms > o->span_ms) /* > 2 spans */
+        return "ERR bad LAG: milliseconds, at most twice the span";
     return NULL;
 }
 
@@ -317,7 +326,8 @@ static bool same_whole(const once_filter *f, const whole_options *o)
 {
     once_stats s;
     return once_get_stats(f, &s) == ONCE_OK && s.type == o->type &&
-           s.capacity == o->capacity && s.seed == o->seed && s.span_ms == o->span_ms;
+           s.capacity == o->capacity && s.seed == o->seed && s.span_ms == o->span_ms &&
+           s.lag_ms == o->lag_ms;
 }
 
 static int slice_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
@@ -335,7 +345,8 @@ static int slice_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
             return RM_OK;
         return same ? RM_ReplyWithSimpleString(ctx, "OK")
                     : RM_ReplyWithError(ctx, "ERR the slice exists with another structure, "
-                                             "capacity, span or seed (SLICE.INFO shows it)");
+                                             "capacity, span, lag or seed (SLICE.INFO shows "
+                                             "it)");
     }
     if (k.state == KEY_WRONGTYPE) {
         value_close(&k);
@@ -356,6 +367,8 @@ static int slice_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
     creation_option(&c, "SEED", o.seed);
     if (o.span_ms != 0)
         creation_option(&c, "SPAN", o.span_ms);
+    if (o.lag_ms != 0)
+        creation_option(&c, "LAG", o.lag_ms);
     creation_option(&c, "MAXMEMORY", o.max_bytes);
     creation_replicate(ctx, argv[1], &c);
     return RM_ReplyWithSimpleString(ctx, "OK");
@@ -432,12 +445,13 @@ static int slice_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     uint64_t jump = once_max_time_jump(f);
     value_close(&k);
     if (whole) {
-        RM_ReplyWithMap(ctx, 9);
+        RM_ReplyWithMap(ctx, 10);
         RM_ReplyWithSimpleString(ctx, "Filter");
         RM_ReplyWithSimpleString(ctx, s.structure);
         reply_info_count(ctx, "Capacity", s.capacity);
         reply_info_rate(ctx, "Error rate", s.error);
         reply_info_count(ctx, "Span", s.span_ms);
+        reply_info_count(ctx, "Lag", s.lag_ms);
         reply_info_count(ctx, "Sub-filters", s.filters);
         reply_info_count(ctx, "Number of items inserted", s.items);
         reply_info_count(ctx, "Size", s.bytes);
@@ -467,7 +481,7 @@ static const command_spec slice_commands[] = {
     {"slice.run", slice_run, "write deny-oom", 3, KEYS_FIRST, KEY_WRITES,
      "Run a batch of packed slice requests; the answers, a bit each"},
     {"slice.reserve", slice_reserve, "write deny-oom", -10, KEYS_FIRST, KEY_CREATES,
-     "Create a whole slice: FILTER, CAPACITY, ERROR, SEED, SPAN (OK if it exists alike)"},
+     "Create a whole slice: FILTER, CAPACITY, ERROR, SEED, SPAN, LAG (OK if it exists alike)"},
     {"slice.tadd", slice_tadd, "write deny-oom", 3, KEYS_FIRST, KEY_WRITES,
      "Test-and-add a batch of packed digests at a whole slice; a bit each"},
     {"slice.info", slice_info, "readonly", 2, KEYS_FIRST, KEY_READS,

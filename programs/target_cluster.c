@@ -230,6 +230,7 @@ static int open_cluster(const cli_options *o, cluster_target *r)
     c.sliced.window_events = o->window_given ? o->window : 0;
     c.wait_replicas = o->wait ? 1 : 0;
     c.slice_filter = o->whole ? o->type : 0;
+    c.lag_ms = o->whole ? o->lag_ms : 0;
     r->hold_ms = o->failover_hold_given ? (uint32_t)o->failover_hold_ms
                                         : ONCE_CLUSTER_DEFAULT_HOLD_MS;
     c.failover_hold_ms = r->hold_ms == 0 ? ONCE_CLUSTER_NO_HOLD : r->hold_ms;
@@ -346,7 +347,7 @@ static void cluster_report_sliced_json(const once_cluster *cluster, const once_c
             "\"moved\":%llu,\"ask\":%llu,\"retries\":%llu,\"unreachable\":%llu,"
             "\"reconnects\":%llu,\"waits\":%llu,\"waits_short\":%llu,\"window\":%llu,"
             "\"window_unit\":\"%s\",\"count\":%llu,\"clock_failures\":%llu,"
-            "\"slice_filter\":\"%s\",\"slice_items\":%llu,\"node_loads\":[",
+            "\"slice_filter\":\"%s\",\"slice_items\":%llu,\"lag_ms\":%llu,\"node_loads\":[",
             (unsigned long long)c->input_bytes, bytes_text, s->layout_id,
             once_slicing_name(f->slicing), f->slices, f->parts, f->sites,
             (unsigned long long)f->bits, (unsigned long long)f->slice_bits, f->hashes,
@@ -367,7 +368,7 @@ static void cluster_report_sliced_json(const once_cluster *cluster, const once_c
             f->window_ms ? "ms" : f->window_events ? "events" : "none",
             (unsigned long long)f->count, (unsigned long long)f->clock_failures,
             s->slice_filter != 0 ? once_type_name(s->slice_filter) : "cells",
-            (unsigned long long)s->slice_items);
+            (unsigned long long)s->slice_items, (unsigned long long)s->lag_ms);
     for (uint32_t i = 0; i < s->nodes; i++) {
         once_cluster_node n;
         if (once_cluster_node_at(cluster, i, &n) == ONCE_OK)
@@ -400,12 +401,16 @@ static void cluster_report_human(const cluster_target *ct, const once_cluster_st
         fputc('\n', stderr);
     } else if (s->slice_filter != 0) {
         report_counts(sum);
+        char size[32], lag[48] = "";
+        report_size(size, sizeof size, f->bytes);
+        if (s->lag_ms != 0)
+            snprintf(lag, sizeof lag, " (lag %.3f s)", (double)s->lag_ms / 1000.0);
         fprintf(stderr,
-                "once: %u whole slices, each a %s filter; %llu keys held in %.2f MiB (as the "
+                "once: %u whole slices, each a %s filter%s; %llu keys held in %s (as the "
                 "slices last answered); %.3f messages per event, max load %llu events on one "
                 "slice\n",
-                f->slices, once_type_name(s->slice_filter), (unsigned long long)s->slice_items,
-                (double)f->bytes / (1024.0 * 1024.0), f->messages_per_event,
+                f->slices, once_type_name(s->slice_filter), lag,
+                (unsigned long long)s->slice_items, size, f->messages_per_event,
                 (unsigned long long)f->max_load);
     } else {
         target_sliced_report(&ct->sliced, STATS_HUMAN, sum);

@@ -133,6 +133,11 @@ typedef struct once_cluster_config {
      * during once_cluster_open, before the filter is handed back. */
     void (*on_change)(void *context);
     void *change_context;
+    /* Whole slices of ONCE_TAGGED: the lag allowance (once_config.lag_ms, at most twice
+     * window_ms): an event up to lag_ms before its slice's clock, from a producer behind
+     * the others in event time, is judged at its own time rather than at the clock.
+     * 0: none.  Any other filter refuses it. */
+    uint64_t lag_ms;
 } once_cluster_config;
 
 #define ONCE_CLUSTER_DEFAULT_HOLD_MS 15000u
@@ -194,10 +199,11 @@ typedef struct once_cluster_stats {
     bool claims;              /* racing producers claim events (vertical, diced, windows) */
     bool is_tree;             /* a Bloom tree: `tree` holds its stats, `sliced` nothing */
     once_tree_stats tree;
-    /* Whole slices: their structure (0 for cells), and the keys they hold as their last
-     * answers said (their bytes in sliced.bytes). */
+    /* Whole slices: their structure (0 for cells), the keys they hold as their last
+     * answers said (their bytes in sliced.bytes), and their lag allowance. */
     once_type slice_filter;
     uint64_t slice_items;
+    uint64_t lag_ms;
 } once_cluster_stats;
 
 ONCE_API once_status once_cluster_get_stats(const once_cluster *cluster,

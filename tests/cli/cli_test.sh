@@ -1152,6 +1152,9 @@ case_cluster_usage_errors() {
   expect_refused "a whole slice's events are duplicate or distinct" \
     --cluster "$node" --key f --on-failed-slice threshold:2
   expect_refused "the cluster's nodes answer for the slices: drop --threads" "${cluster[@]}" --threads 2
+  expect_refused "--lag judges late lines at their own time in the tagged time window" \
+    "${cluster[@]}" --span 1h --lag 5m
+  expect_refused "--lag is at most twice --span" --cluster "$node" --key f --span 1h --lag 3h
   expect_refused "a local filter this run's alone: drop --local-filter" \
     "${cluster[@]}" --window 100 --local-filter
   expect_refused "the slices keep their size: drop --slice-growth" \

@@ -206,6 +206,8 @@ def test_whole_slices_are_the_default_and_take_one_nodes_memory():
             assert stats["slice_filter"] == ("tagged" if window else "blocked")  # a stated capacity
             assert stats["slices"] == 16 and stats["claims"] is False
             assert stats["slice_items"] == len(out) and stats["bytes"] > 0
+            # A time window's slices allow a lag of a twelfth of the span by default.
+            assert stats["lag_ms"] == (300000 if window else 0), stats["lag_ms"]
             # One command a slice a batch: a few hundred for 50,000 events.
             assert stats["commands"] < 0.01 * 50000, stats["commands"]
             # The slices' memory, in the servers, against one node's filter of the same
@@ -239,6 +241,58 @@ def test_whole_slices_answer_racing_producers_once():
                 assert len(delivered) == len(set(delivered)), (producers, window)
                 _, high = binomial_bounds(len(stored), 0.001)
                 assert len(stored) - len(set(delivered)) <= high, (producers, window)
+
+
+def timed(keys, ms):
+    """Lines of `keys` with event time `ms` (epoch ms) in their second field."""
+    return [b"%s\t%d" % (k, ms) for k in keys]
+
+
+T0 = 1_700_000_000_000  # event time, epoch ms
+MINUTE = 60_000
+
+
+def test_lagging_producers_judge_each_line_at_its_own_time():
+    # Two producers racing on a one-hour window, four minutes apart in event time: B,
+    # ahead at T0 + 63 min, sends fresh keys; A, behind at T0 + 59 min, sends fresh keys
+    # and the keys a first run delivered at T0.  At A's time those are 59 minutes old,
+    # repeats; at B's clock they would be 63 minutes old, past the span.  Whatever order
+    # their lines reach the slices, A's repeats are dropped and every fresh key is
+    # delivered, but for false positives: for whole slices by the lag they default to
+    # (a twelfth of the span), for slices of cells by their timers, which judge each
+    # line at its own time.
+    rng = random.Random(SEED + 22)
+    with Cluster(masters=3) as cluster:
+        for name, slicing in (("whole", []), *SLICINGS[:3]):
+            key = "lag-" + name
+            opts = [*slicing, "--span", "1h", "--capacity", "20000", "--error", "0.001",
+                    "--seed", "7", "--field", "1", "--time-field", "2", "--time-format", "epoch_ms"]
+            base = keys_of(key + "-base", 3000)
+            first, _ = once(cluster, key, *opts, data=lines(timed(base, T0)))
+            _, high = binomial_bounds(len(base), 0.001)
+            assert len(first) >= len(base) - high, (name, len(first))
+            fresh_a, fresh_b = keys_of(key + "-a", 3000), keys_of(key + "-b", 3000)
+            a = timed(fresh_a + base, T0 + 59 * MINUTE)
+            b = timed(fresh_b, T0 + 63 * MINUTE)
+            rng.shuffle(a)
+            outs = race(cluster, key, opts, [a, b])
+            got_a, got_b = set(outs[0]), set(outs[1])
+            # No repeat: no false negative inside the span, whatever the race.
+            assert not got_a & set(timed(base, T0 + 59 * MINUTE)), (name, len(got_a))
+            _, high = binomial_bounds(len(fresh_a), 0.001)
+            assert len(got_a) >= len(fresh_a) - high, (name, len(got_a))
+            assert len(got_b) >= len(fresh_b) - high, (name, len(got_b))
+        # Without the lag a whole slice judges A's late lines at its clock: once B's
+        # lines moved it past T0 + 1 h, the base's keys read as expired, and come out
+        # again.  (What the default lag is for.)
+        key = "lag-none"
+        opts = ["--span", "1h", "--lag", "0", "--capacity", "20000", "--error", "0.001",
+                "--seed", "7", "--field", "1", "--time-field", "2", "--time-format", "epoch_ms"]
+        base = keys_of(key + "-base", 3000)
+        once(cluster, key, *opts, data=lines(timed(base, T0)))
+        once(cluster, key, *opts, data=lines(timed(keys_of(key + "-b", 3000), T0 + 63 * MINUTE)))
+        again, _ = once(cluster, key, *opts, data=lines(timed(base, T0 + 59 * MINUTE)))
+        assert len(again) > 0.9 * len(base), len(again)
 
 
 def test_whole_slices_refuse_options_of_cells():

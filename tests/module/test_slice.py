@@ -263,6 +263,41 @@ def test_whole_slice_test_and_adds_digests_at_their_times():
         assert items <= 300 and all(seen for seen, _ in answers[300:])
 
 
+def test_whole_slice_with_a_lag_judges_late_events_at_their_own_time():
+    # Producers behind each other in event time: a tagged slice with LAG judges an event
+    # up to LAG behind its clock at its own time; without, at the clock.
+    rng = random.Random(14)
+    with Server() as s:
+        r = s.client()
+        for key, lag in (("lagged", ["LAG", 10000]), ("plain", [])):
+            assert r.execute_command("SLICE.RESERVE", key, "FILTER", "tagged", "CAPACITY", 5000,
+                                     "ERROR", "0.001", "SEED", 5, "SPAN", 60000, *lag) == b"OK"
+        keys, ahead = digests(rng, 1000), digests(rng, 1000)
+        for key in ("lagged", "plain"):
+            tadd(r, key, [(lo, hi, 1000) for lo, hi in keys])
+            tadd(r, key, [(lo, hi, 65000) for lo, hi in ahead])  # another producer, ahead
+        # 54 s after their delivery, 10 s behind the clock: repeats, with the lag.
+        _, _, late = tadd(r, "lagged", [(lo, hi, 55000) for lo, hi in keys])
+        assert all(seen for seen, _ in late)
+        # Without it they are judged at the clock, 64 s after their delivery: new.
+        _, _, at_clock = tadd(r, "plain", [(lo, hi, 55000) for lo, hi in keys])
+        assert sum(1 for seen, _ in at_clock if not seen) >= 990
+        i = dict(zip(*[iter(r.execute_command("SLICE.INFO", "lagged"))] * 2))
+        assert i[b"Lag"] == 10000 and i[b"Clock"] == 65000
+        assert dict(zip(*[iter(r.execute_command("SLICE.INFO", "plain"))] * 2))[b"Lag"] == 0
+        # A slice exists with its lag: another is refused; LAG only for a tagged slice,
+        # at most twice its span.
+        assert "lag" in err(r, "SLICE.RESERVE", "lagged", "FILTER", "tagged", "CAPACITY", 5000,
+                            "ERROR", "0.001", "SEED", 5, "SPAN", 60000, "LAG", 20000)
+        assert "LAG" in err(r, "SLICE.RESERVE", "t", "FILTER", "timer", "CAPACITY", 10,
+                            "ERROR", "0.01", "SEED", 1, "SPAN", 1000, "LAG", 10)
+        assert "LAG" in err(r, "SLICE.RESERVE", "t", "FILTER", "tagged", "CAPACITY", 10,
+                            "ERROR", "0.01", "SEED", 1, "SPAN", 1000, "LAG", 2001)
+        assert "LAG" in err(r, "SLICE.RESERVE", "t", "FILTER", "tagged", "CAPACITY", 10,
+                            "ERROR", "0.01", "SEED", 1, "SPAN", 1000, "LAG", "-1")
+        assert r.exists("t") == 0
+
+
 def test_whole_slice_refuses_what_it_cannot_run():
     rng = random.Random(12)
     with Server() as s:
@@ -299,7 +334,7 @@ def test_whole_slices_survive_reload_aof_and_a_replica():
     with Server(extra=AOF_COMMANDS) as s:
         r = s.client()
         r.execute_command("SLICE.RESERVE", "w", "FILTER", "tagged", "CAPACITY", 3000,
-                          "ERROR", "0.001", "SEED", 9, "SPAN", 60000)
+                          "ERROR", "0.001", "SEED", 9, "SPAN", 60000, "LAG", 5000)
         r.execute_command("SLICE.RESERVE", "a", "FILTER", "blocked", "CAPACITY", 3000,
                           "ERROR", "0.001", "SEED", 9)
         keys = digests(rng, 3000)
