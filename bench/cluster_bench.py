@@ -184,7 +184,8 @@ def memory_rows(once, distinct):
         return run
 
     rows = [
-        ("span 1h", "whole slices (16 tagged windows)", cli(span, timed)),
+        ("span 1h", "whole slices (16 tagged windows, default lag 5 min)", cli(span, timed)),
+        ("span 1h", "whole slices, --lag 0", cli([*span, "--lag", "0"], timed)),
         ("span 1h", "slices of timers, horizontal S=16", cli(["--slicing", "horizontal", "--slices", "16", *span], timed)),
         ("span 1h", "slices of timers, vertical S=3", cli(["--slicing", "vertical", "--slices", "3", *span], timed)),
         ("span 1h", "one node's ONCE window", lambda c: one_node(

@@ -4,7 +4,8 @@ Usage: /usr/bin/python3 bench/cluster_failover.py ONCE_CLI MODULE_SO [EVENTS] [R
 
 On 3 masters with a replica each (Debian's redis-server with the module, on loopback,
 tests/cluster/cluster.py), at cluster-node-timeout 1000 and 5000: `once --cluster`
-with vertical slicing over 3 slices (capacity 10^6 at 0.1%: 600 KB slices) reads
+with the default whole slices (16, blocked filters), and with vertical slicing over 3
+slices of cells (capacity 10^6 at 0.1%: 600 KB slices), reads
 EVENTS lines (default 300,000; a third new keys, the rest repeats of earlier ones) from
 a pipe written at RATE lines a second (default 40,000), and one master holding a slice
 is killed by its PID when 40% of them are written (tests/cluster/failover.py).  Each
@@ -27,8 +28,11 @@ VARIANTS = [
     ("default hold (15 s)", []),
     ("default hold, --wait", ["--wait"]),
 ]
-OPTS = ["--slicing", "vertical", "--slices", "3", "--capacity", "1000000", "--error", "0.001",
-        "--stats=json"]
+SLICINGS = [
+    ("whole slices", []),
+    ("vertical S=3", ["--slicing", "vertical", "--slices", "3"]),
+]
+OPTS = ["--capacity", "1000000", "--error", "0.001", "--stats=json"]
 
 
 def main():
@@ -42,22 +46,24 @@ def main():
     from cluster import Cluster
     from failover import stream_through_kill
 
-    print("| node timeout | options | repeats | keys lost | held | holding s | decided by policy "
-          "| stream s |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| node timeout | slices | options | repeats | keys lost | held | holding s "
+          "| decided by policy | stream s |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for timeout in (1000, 5000):
-        for name, extra in VARIANTS:
-            for run in range(runs):
-                print("node timeout %d, %s, run %d" % (timeout, name, run + 1), file=sys.stderr)
-                with Cluster(masters=3, replicas=1,
-                             extra=("--cluster-node-timeout", str(timeout))) as cluster:
-                    r = stream_through_kill(cluster, "bench", [*OPTS, *extra], events=events,
-                                            rate=rate, seed=run + 1, once=once)
-                s = r["stats"]
-                print("| %d | %s | %d | %d | %d | %.2f | %d | %.1f |" % (
-                    timeout, name, r["repeats"], r["lost"], s["held"], s["hold_ms"] / 1000.0,
-                    s["failed_events"], r["seconds"]))
-                sys.stdout.flush()
+        for slicing, shape in SLICINGS:
+            for name, extra in VARIANTS:
+                for run in range(runs):
+                    print("node timeout %d, %s, %s, run %d" % (timeout, slicing, name, run + 1),
+                          file=sys.stderr)
+                    with Cluster(masters=3, replicas=1,
+                                 extra=("--cluster-node-timeout", str(timeout))) as cluster:
+                        r = stream_through_kill(cluster, "bench", [*shape, *OPTS, *extra],
+                                                events=events, rate=rate, seed=run + 1, once=once)
+                    s = r["stats"]
+                    print("| %d | %s | %s | %d | %d | %d | %.2f | %d | %.1f |" % (
+                        timeout, slicing, name, r["repeats"], r["lost"], s["held"],
+                        s["hold_ms"] / 1000.0, s["failed_events"], r["seconds"]))
+                    sys.stdout.flush()
 
 
 if __name__ == "__main__":

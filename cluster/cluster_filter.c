@@ -430,7 +430,12 @@ static once_status open_common(once_cluster *c, const once_cluster_config *confi
                                                    c->layout.seed, timed)
                                 : NULL;
         once_free_memory(keys);
-        return c->whole != NULL ? ONCE_OK : say(error, room, ONCE_ERR_NOMEM, "out of memory");
+        if (c->whole == NULL)
+            return say(error, room, ONCE_ERR_NOMEM, "out of memory");
+        /* A policy that prints a failed slice's lines owes them to it (backfill). */
+        whole_slices_set_backfill(c->whole, c->whole_policy != ONCE_FAILURE_REPORT &&
+                                                c->whole_threshold != 0);
+        return ONCE_OK;
     }
     for (uint32_t i = 0; st == ONCE_OK && i < c->layout.sites; i++) {
         st = remote_site_create(c->round, c->keys[i], c->layout.slice_bits, timed,
@@ -935,6 +940,9 @@ static void whole_stats(const once_cluster *c, once_cluster_stats *s)
         s->failed_slices += info.failed;
         s->missing_answers += info.missing;
         s->slice_failures += info.falls;
+        s->owed += info.owed;
+        s->backfilled += info.backfilled;
+        s->given_up += info.given_up;
     }
     f->messages_per_event = f->events ? (double)f->messages / (double)f->events : 0.0;
     f->fairness = squares > 0 ? sum * sum / ((double)c->layout.sites * squares) : 1.0;

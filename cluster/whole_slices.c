@@ -21,6 +21,18 @@
  *   after a restart without its data, an answer that does not decode) leaves its
  *   events undecided; the cluster filter applies its failure policy to them.
  *
+ * Backfill
+ *   A line the policy printed is delivered, but its slice never saw it: once the slice
+ *   answers again, a repeat would be new to it and come out again.  So with backfill
+ *   on (the policy prints: whole_slices_set_backfill), the events of a failed slice's
+ *   command are owed to it, kept in order, and each later round sends a slice's owed
+ *   events first, as a command of their own ahead of its round's (the routing layer
+ *   keeps a node's commands in order); an answered one pays them.  Their verdicts are
+ *   not used: those lines were decided.  A line the policy dropped is not owed: added
+ *   to its slice it would never be delivered.  At most OWED_MAX events are owed over
+ *   all slices (24 bytes each with their times, 16 MB); past that they are counted as
+ *   given up, and a repeat of one may come out again.
+ *
  * Invariants
  *   - every event of a batch is sent to exactly one slice, at most once a call;
  *   - events of one slice keep their order in its message, so a key's repeats within a
@@ -34,6 +46,7 @@
 #include <string.h>
 
 #define ROUND_EVENTS 65536u /* events a round of messages carries at most */
+#define OWED_MAX (1u << 20)  /* events owed to failed slices, over all slices */
 #define NO_SLICE_ERROR "NOSLICE"
 
 struct whole_slices {
@@ -48,13 +61,19 @@ struct whole_slices {
     uint32_t *slice_of;       /* per event of the round */
     once_slice_event *unsorted, *events; /* in batch order; gathered by slice */
     uint32_t *start, *next;   /* count + 1 offsets into `events`; a cursor a slice */
-    uint8_t **wire;           /* per slice: its message */
+    /* Commands: slot s for slice s's round, count + s for what it is owed. */
+    uint8_t **wire;           /* per slot: its message */
     size_t *wire_room;
     bool *answered;           /* per slice */
-    cluster_command *commands, *batch; /* per slice; those sent, in order */
-    uint32_t *sent;           /* the slice of each sent command */
-    const char **argv;        /* 3 a slice */
+    cluster_command *commands, *batch; /* per slot; those sent, in order */
+    uint32_t *sent;           /* the slot of each sent command */
+    const char **argv;        /* 3 a slot */
     size_t *argv_len;
+    /* Backfill (above). */
+    bool backfill;
+    once_slice_event **owed;  /* per slice, oldest first */
+    size_t *owed_count, *owed_room;
+    size_t owed_total;
 };
 
 uint32_t whole_slices_count(const whole_slices *w)
@@ -74,9 +93,14 @@ void whole_slices_free(whole_slices *w)
     for (uint32_t i = 0; i < w->count; i++) {
         if (w->keys != NULL)
             once_free_memory(w->keys[i]);
-        if (w->wire != NULL)
-            once_free_memory(w->wire[i]);
+        if (w->owed != NULL)
+            once_free_memory(w->owed[i]);
     }
+    for (size_t i = 0; w->wire != NULL && i < 2 * (size_t)w->count; i++)
+        once_free_memory(w->wire[i]);
+    once_free_memory(w->owed);
+    once_free_memory(w->owed_count);
+    once_free_memory(w->owed_room);
     once_free_memory(w->keys);
     once_free_memory(w->wire);
     once_free_memory(w->wire_room);
@@ -106,19 +130,24 @@ whole_slices *whole_slices_new(cluster_client *client, const char *const *keys, 
     w->seed = seed;
     w->timed = timed;
     w->keys = once_calloc(slices, sizeof *w->keys);
-    w->wire = once_calloc(slices, sizeof *w->wire);
-    w->wire_room = once_calloc(slices, sizeof *w->wire_room);
+    size_t slots = 2 * (size_t)slices;
+    w->wire = once_calloc(slots, sizeof *w->wire);
+    w->wire_room = once_calloc(slots, sizeof *w->wire_room);
     w->info = once_calloc(slices, sizeof *w->info);
     w->start = once_calloc((size_t)slices + 1, sizeof *w->start);
     w->next = once_calloc((size_t)slices + 1, sizeof *w->next);
     w->answered = once_calloc(slices, sizeof *w->answered);
-    w->commands = once_calloc(slices, sizeof *w->commands);
-    w->batch = once_calloc(slices, sizeof *w->batch);
-    w->sent = once_calloc(slices, sizeof *w->sent);
-    w->argv = once_calloc((size_t)slices * 3, sizeof *w->argv);
-    w->argv_len = once_calloc((size_t)slices * 3, sizeof *w->argv_len);
+    w->commands = once_calloc(slots, sizeof *w->commands);
+    w->batch = once_calloc(slots, sizeof *w->batch);
+    w->sent = once_calloc(slots, sizeof *w->sent);
+    w->argv = once_calloc(slots * 3, sizeof *w->argv);
+    w->argv_len = once_calloc(slots * 3, sizeof *w->argv_len);
+    w->owed = once_calloc(slices, sizeof *w->owed);
+    w->owed_count = once_calloc(slices, sizeof *w->owed_count);
+    w->owed_room = once_calloc(slices, sizeof *w->owed_room);
     bool ok = w->keys && w->wire && w->wire_room && w->info && w->start && w->next &&
-              w->answered && w->commands && w->batch && w->sent && w->argv && w->argv_len;
+              w->answered && w->commands && w->batch && w->sent && w->argv && w->argv_len &&
+              w->owed && w->owed_count && w->owed_room;
     for (uint32_t i = 0; ok && i < slices; i++) {
         ok = (w->keys[i] = cluster_strdup(keys[i])) != NULL;
         w->info[i].node = -1;
@@ -207,32 +236,79 @@ static bool round_room(whole_slices *w, size_t n)
     return true;
 }
 
-/* Slice i's events [start[i], start[i + 1]) as its command; false when memory runs
- * out (its events then fail). */
-static bool encode_slice(whole_slices *w, uint32_t i)
+/* events[0 .. n-1] as the command of `slot` to slice slot % count; false when memory
+ * runs out (its events then fail). */
+static bool encode_events(whole_slices *w, uint32_t slot, const once_slice_event *events,
+                          size_t n)
 {
-    size_t n = w->start[i + 1] - w->start[i];
     size_t need = once_slice_events_size(n, w->timed), len = 0;
-    if (need > w->wire_room[i]) {
-        uint8_t *wire = once_realloc(w->wire[i], need);
+    if (need > w->wire_room[slot]) {
+        uint8_t *wire = once_realloc(w->wire[slot], need);
         if (wire == NULL)
             return false;
-        w->wire[i] = wire;
-        w->wire_room[i] = need;
+        w->wire[slot] = wire;
+        w->wire_room[slot] = need;
     }
-    if (once_slice_events_encode(w->events + w->start[i], n, w->timed, w->wire[i], need, &len) !=
-        ONCE_OK)
+    if (once_slice_events_encode(events, n, w->timed, w->wire[slot], need, &len) != ONCE_OK)
         return false;
-    const char **a = w->argv + 3 * (size_t)i;
-    size_t *l = w->argv_len + 3 * (size_t)i;
+    const char **a = w->argv + 3 * (size_t)slot;
+    size_t *l = w->argv_len + 3 * (size_t)slot;
+    const char *key = w->keys[slot % w->count];
     a[0] = "SLICE.TADD";
     l[0] = 10;
-    a[1] = w->keys[i];
-    l[1] = strlen(w->keys[i]);
-    a[2] = (const char *)w->wire[i];
+    a[1] = key;
+    l[1] = strlen(key);
+    a[2] = (const char *)w->wire[slot];
     l[2] = len;
-    w->commands[i] = (cluster_command){.argc = 3, .argv = a, .argv_len = l, .key_index = 1};
+    w->commands[slot] = (cluster_command){.argc = 3, .argv = a, .argv_len = l, .key_index = 1};
     return true;
+}
+
+void whole_slices_set_backfill(whole_slices *w, bool on)
+{
+    w->backfill = on;
+}
+
+/* The events of slice i's failed command, owed to it (as many as OWED_MAX leaves). */
+static void owe(whole_slices *w, uint32_t i, const once_slice_event *events, size_t n)
+{
+    size_t take = OWED_MAX - w->owed_total < n ? OWED_MAX - w->owed_total : n;
+    if (w->owed_count[i] + take > w->owed_room[i]) {
+        size_t room = w->owed_room[i] ? 2 * w->owed_room[i] : 1024;
+        while (room < w->owed_count[i] + take)
+            room *= 2;
+        once_slice_event *grown = once_realloc(w->owed[i], room * sizeof *grown);
+        if (grown == NULL) {
+            take = 0;
+        } else {
+            w->owed[i] = grown;
+            w->owed_room[i] = room;
+        }
+    }
+    memcpy(w->owed[i] + w->owed_count[i], events, take * sizeof *events);
+    w->owed_count[i] += take;
+    w->owed_total += take;
+    w->info[i].owed = w->owed_count[i];
+    w->info[i].given_up += n - take;
+}
+
+/* The answer to what slice i was owed: paid, or still owed. */
+static void read_owed(whole_slices *w, uint32_t i, const cluster_command *c)
+{
+    whole_slice_info *info = &w->info[i];
+    info->messages++;
+    const redisReply *r = c->status == CLUSTER_REPLIED ? c->reply : NULL;
+    size_t n = w->owed_count[i];
+    if (r == NULL || r->type != REDIS_REPLY_STRING ||
+        once_slice_verdicts_decode((const uint8_t *)r->str, r->len, w->owed[i], n,
+                                   &info->held) != ONCE_OK)
+        return;
+    info->node = c->node;
+    info->failed = false;
+    info->backfilled += n;
+    w->owed_total -= n;
+    w->owed_count[i] = 0;
+    info->owed = 0;
 }
 
 /* Slice i's answer into its events; false when there is none to read. */
@@ -285,24 +361,36 @@ static once_status run_round(whole_slices *w, const once_key *keys, size_t n, ui
     memcpy(w->next, w->start, (size_t)w->count * sizeof *w->next);
     for (size_t e = 0; e < n; e++)
         w->events[w->next[w->slice_of[e]]++] = w->unsorted[e];
-    /* One command a slice touched, all sent together. */
+    /* One command a slice touched, all sent together; what a slice is owed ahead of
+     * its round's. */
     uint32_t commands = 0;
     for (uint32_t s = 0; s < w->count; s++) {
         w->answered[s] = false;
+        if (w->owed_count[s] != 0 && encode_events(w, w->count + s, w->owed[s], w->owed_count[s])) {
+            w->batch[commands] = w->commands[w->count + s];
+            w->sent[commands++] = w->count + s;
+        }
         if (w->start[s + 1] == w->start[s])
             continue;
         w->info[s].events += w->start[s + 1] - w->start[s];
-        if (encode_slice(w, s)) {
+        if (encode_events(w, s, w->events + w->start[s], w->start[s + 1] - w->start[s])) {
             w->batch[commands] = w->commands[s];
             w->sent[commands++] = s;
         }
     }
     cluster_client_run(w->client, w->batch, commands);
     for (uint32_t c = 0; c < commands; c++) {
-        w->answered[w->sent[c]] = read_slice(w, w->sent[c], &w->batch[c]);
+        uint32_t slot = w->sent[c];
+        if (slot >= w->count)
+            read_owed(w, slot - w->count, &w->batch[c]);
+        else
+            w->answered[slot] = read_slice(w, slot, &w->batch[c]);
         if (w->batch[c].reply != NULL)
             freeReplyObject(w->batch[c].reply);
     }
+    for (uint32_t s = 0; w->backfill && s < w->count; s++)
+        if (!w->answered[s] && w->start[s + 1] > w->start[s])
+            owe(w, s, w->events + w->start[s], w->start[s + 1] - w->start[s]);
     /* The answers back in the batch's order. */
     once_status st = ONCE_OK;
     memcpy(w->next, w->start, (size_t)w->count * sizeof *w->next);

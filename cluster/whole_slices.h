@@ -19,6 +19,9 @@ typedef struct whole_slice_info {
     uint64_t failures; /* of which answered nothing usable */
     uint64_t missing;  /* of which NOSLICE */
     uint64_t falls;    /* times it failed after an answer (or at its first command) */
+    uint64_t owed;     /* events the policy printed while it failed, to send it (backfill) */
+    uint64_t backfilled; /* of those, sent and answered */
+    uint64_t given_up; /* of those, past the bound: never sent */
     once_slice_held held; /* as its last answer said */
     bool failed;       /* its last command failed */
     int node;          /* the node that last answered or failed (-1: none yet) */
@@ -42,6 +45,10 @@ once_status whole_slices_reserve(whole_slices *w, once_type filter, uint64_t cap
  * ONCE_ERR_UNAVAILABLE, or a slice's refusal (ONCE_ERR_FULL, ONCE_ERR_TIME). */
 once_status whole_slices_batch(whole_slices *w, const once_key *keys, size_t count, uint8_t *seen,
                                bool *decided);
+
+/* With `on`, the events of a slice that did not answer are sent to it again, ahead of
+ * later rounds' (whole_slices.c, "Backfill"): for a failure policy that prints them. */
+void whole_slices_set_backfill(whole_slices *w, bool on);
 
 uint32_t whole_slices_count(const whole_slices *w);
 void whole_slices_info(const whole_slices *w, uint32_t slice, whole_slice_info *info);

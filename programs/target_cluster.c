@@ -347,7 +347,8 @@ static void cluster_report_sliced_json(const once_cluster *cluster, const once_c
             "\"moved\":%llu,\"ask\":%llu,\"retries\":%llu,\"unreachable\":%llu,"
             "\"reconnects\":%llu,\"waits\":%llu,\"waits_short\":%llu,\"window\":%llu,"
             "\"window_unit\":\"%s\",\"count\":%llu,\"clock_failures\":%llu,"
-            "\"slice_filter\":\"%s\",\"slice_items\":%llu,\"lag_ms\":%llu,\"node_loads\":[",
+            "\"slice_filter\":\"%s\",\"slice_items\":%llu,\"lag_ms\":%llu,\"owed\":%llu,"
+            "\"backfilled\":%llu,\"given_up\":%llu,\"node_loads\":[",
             (unsigned long long)c->input_bytes, bytes_text, s->layout_id,
             once_slicing_name(f->slicing), f->slices, f->parts, f->sites,
             (unsigned long long)f->bits, (unsigned long long)f->slice_bits, f->hashes,
@@ -368,7 +369,9 @@ static void cluster_report_sliced_json(const once_cluster *cluster, const once_c
             f->window_ms ? "ms" : f->window_events ? "events" : "none",
             (unsigned long long)f->count, (unsigned long long)f->clock_failures,
             s->slice_filter != 0 ? once_type_name(s->slice_filter) : "cells",
-            (unsigned long long)s->slice_items, (unsigned long long)s->lag_ms);
+            (unsigned long long)s->slice_items, (unsigned long long)s->lag_ms,
+            (unsigned long long)s->owed, (unsigned long long)s->backfilled,
+            (unsigned long long)s->given_up);
     for (uint32_t i = 0; i < s->nodes; i++) {
         once_cluster_node n;
         if (once_cluster_node_at(cluster, i, &n) == ONCE_OK)
@@ -442,6 +445,13 @@ static void cluster_report_human(const cluster_target *ct, const once_cluster_st
             (unsigned long long)s->slice_failures, s->slice_failures == 1 ? "failure" : "failures",
             s->failed_slices, (unsigned long long)s->missing_answers,
             (unsigned long long)s->failed_events, s->failed_events == 1 ? "event" : "events");
+    if (s->owed + s->backfilled + s->given_up != 0)
+        fprintf(stderr,
+                "once: of the lines printed for failed slices, %llu reached their slice once it "
+                "answered again, %llu still owed to it, %llu past what a producer keeps "
+                "(their repeats may be printed again)\n",
+                (unsigned long long)s->backfilled, (unsigned long long)s->owed,
+                (unsigned long long)s->given_up);
     if (!s->is_tree && s->slice_filter == 0) /* whole slices have no positions to fail */
         fprintf(stderr,
                 "once: failed fraction %.3f now: false-positive rate %.3g, false-negative "

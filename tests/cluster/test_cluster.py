@@ -568,6 +568,39 @@ def test_producer_goes_on_past_a_failover_and_wait_loses_nothing():
         assert stats["waits"] > 0
 
 
+def test_lines_printed_for_a_failed_slice_reach_it_once_it_answers():
+    # Whole slices, no replica: a frozen master's slices fail, and the default policy
+    # prints their lines.  The producer owes them to their slices and sends them once
+    # the slices answer again, so a repeat of any of them, from any producer, is dropped.
+    with Cluster(masters=3) as cluster:
+        opts = ["--capacity", "20000", "--error", "0.001", "--seed", "8", "--stats=json"]
+        once(cluster, "owed", *opts)
+        victim = victim_of(cluster, "owed")
+        p = producer(cluster, "owed", opts)
+        try:
+            feed(p, lines(keys_of("warm", 100)), b"sync-0")
+            cluster.freeze(victim)
+            first = keys_of("first", 6000)
+            out = feed(p, lines(first), b"sync-1", seconds=120)
+            _, high = binomial_bounds(len(first), 0.001)
+            assert len(out) >= len(first) - high, len(out)  # printed by the policy
+        finally:
+            cluster.thaw(victim)
+        cluster.wait_ok()
+        # A few batches over more than the client's longest backoff (2 s), so that one
+        # reaches the slices after they answer again; no state is waited on by time.
+        for i in range(12):
+            feed(p, lines(keys_of("after-%d" % i, 50)), b"sync-after-%d" % i)
+            time.sleep(0.25)
+        _, err = finish(p)
+        stats = json.loads(err.strip().splitlines()[-1])
+        assert stats["failed_events"] > 1000 and stats["given_up"] == 0, stats
+        assert stats["owed"] == 0 and stats["backfilled"] == stats["failed_events"], stats
+        # Another producer: every key of the outage is a repeat now.
+        again, _ = once(cluster, "owed", *opts, data=lines(first))
+        assert again == [], len(again)
+
+
 def test_slot_moved_mid_stream_costs_nothing():
     with Cluster(masters=3) as cluster:
         opts = ["--slicing", "vertical", "--slices", "3", "--capacity", "20000", "--error",
