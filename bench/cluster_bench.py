@@ -12,7 +12,11 @@ is deduped by:
   - `SET key 1 NX EX 3600`, one command per event, pipelined 1,000 a node (the dedup
     users run today);
   - one BF key per master (RedisBloom's BF.* of the module), the keys partitioned by the
-    client by CRC16 and sent as BF.MADD of 1,000.
+    client by CRC16 and sent as BF.MADD of 1,000;
+  - with event times over one hour, `--span 1h`: whole slices, horizontal and vertical
+    slices of timers, and one ONCE key per master (ONCE.MADD of 1,000, as the BF keys);
+  - `once` alone in memory, `--threads 2`, all time and `--span 1h`: the rate a
+    producer on the same machine is measured against (no server: its CPU column is 0).
 Then, on 3 masters with a replica each, vertical slicing without and with --wait: the
 cost of waiting for a replica after each batch.
 For each: the server CPU (INFO cpu, user + sys, summed over the masters) per 10^6
@@ -149,6 +153,52 @@ def run_bf_shards(cluster, keys, masters):
     return delivered, commands, None
 
 
+def run_window_shards(cluster, stream, times, masters):
+    """One node's module, a time window: one ONCE key per master (SPAN 1 h), the keys
+    partitioned by the client by CRC16, ONCE.MADD of 1,000 at the first one's time."""
+    slots, clients = owners(cluster)
+    shard_keys = []
+    for index in sorted(clients):
+        j = 0
+        while True:
+            name = b"win{shard%d}" % j
+            if slots[key_slot(name)] is clients[index]:
+                break
+            j += 1
+        clients[index].execute_command("ONCE.RESERVE", name, "SPAN", 3600000, "CAPACITY",
+                                       1000000 // masters + 1, "ERROR", 0.001)
+        shard_keys.append((name, clients[index]))
+    batches = [[] for _ in shard_keys]
+    delivered = commands = 0
+
+    def send(i):
+        name, client = shard_keys[i]
+        keys = [k for k, _ in batches[i]]
+        return sum(client.execute_command("ONCE.MADD", name, "AT", batches[i][0][1], *keys))
+
+    for k, t in zip(stream, times):
+        i = crc16(k) % len(shard_keys)
+        batches[i].append((k, t))
+        if len(batches[i]) == 1000:
+            delivered += send(i)
+            commands += 1
+            batches[i] = []
+    for i, b in enumerate(batches):
+        if b:
+            delivered += send(i)
+            commands += 1
+    return delivered, commands, None
+
+
+def run_in_memory(once, args, data):
+    """`once` alone, in this process's host memory: the rate a producer is held to."""
+    p = subprocess.run([once, *args, "--capacity", "1000000", "--error", "0.001"], input=data,
+                       capture_output=True)
+    if p.returncode != 0:
+        raise RuntimeError(p.stderr.decode())
+    return len(p.stdout.splitlines()), 0, None
+
+
 def used_memory(cluster):
     return sum(node.client().info("memory")["used_memory"] for node in cluster.running())
 
@@ -246,6 +296,11 @@ def main():
     stream = keys + [rng.choice(keys) for _ in range(events - distinct)]
     rng.shuffle(stream)
     data = b"".join(k + b"\n" for k in stream)
+    # The same stream with event times over one hour, for the time-window rows.
+    hour = 3600 * 1000
+    times = [1700000000000 + i * hour // events for i in range(events)]
+    timed = b"".join(b"%d\t%s\n" % (t, k) for t, k in zip(times, stream))
+    span = ["--span", "1h", "--time-field", "1", "--time-format", "epoch_ms", "-f", "2"]
     if len(sys.argv) > 5 and sys.argv[5] == "local":
         print("| 3 masters, vertical S=3 | server CPU s / 10^6 events | commands / event | messages / event | client events/s | delivered |")
         print("|---|---:|---:|---:|---:|---:|")
@@ -270,6 +325,12 @@ def main():
         ("once diced h-v 3x2", lambda c, n: run_once(c, once, n, ["--slicing", "diced", "--slices", "3x2"], data)),
         ("SET NX EX, pipelined", lambda c, n: run_set_nx(c, stream)),
         ("BF key per master, BF.MADD", lambda c, n: run_bf_shards(c, stream, c.masters)),
+        ("span 1h: once whole slices S=16 (default)", lambda c, n: run_once(c, once, n, span, timed)),
+        ("span 1h: once horizontal S=3", lambda c, n: run_once(c, once, n, ["--slicing", "horizontal", "--slices", "3", *span], timed)),
+        ("span 1h: once vertical S=3", lambda c, n: run_once(c, once, n, ["--slicing", "vertical", "--slices", "3", *span], timed)),
+        ("span 1h: ONCE key per master, ONCE.MADD", lambda c, n: run_window_shards(c, stream, times, c.masters)),
+        ("in memory: once --threads 2", lambda c, n: run_in_memory(once, ["--threads", "2"], data)),
+        ("in memory: once --span 1h --threads 2", lambda c, n: run_in_memory(once, [*span, "--threads", "2"], timed)),
     ]
     print("| masters | method | server CPU s / 10^6 events | commands / event | messages / event | model | client events/s | delivered | projected events/s at 3 masters | at 12 |")
     print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
