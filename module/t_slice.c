@@ -176,20 +176,33 @@ static int slice_create(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return RM_ReplyWithSimpleString(ctx, "OK");
 }
 
+/* The slice at argv[1] for a run of its kind (a slice of positions, or a whole one),
+ * open in k; NULL (k closed, the error replied) when it is missing or of the other. */
+static once_filter *open_slice_to_run(RedisModuleCtx *ctx, RedisModuleString *key,
+                                      bool whole, opened_key *k)
+{
+    *k = value_open(ctx, key, RM_READ | RM_WRITE, &slice_type);
+    once_filter *f = value_filter_or_reply(ctx, k, ERR_NO_SLICE);
+    if (f == NULL) {
+        value_close(k);
+        return NULL;
+    }
+    if ((once_get_type(f) != ONCE_SLICE) != whole) {
+        value_close(k);
+        RM_ReplyWithError(ctx, whole ? ERR_NOT_WHOLE : ERR_NOT_POSITIONS);
+        return NULL;
+    }
+    return f;
+}
+
 /* SLICE.RUN key requests: the answers, as bytes (slice/wire.c). */
 static int slice_run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     (void)argc;
-    opened_key k = value_open(ctx, argv[1], RM_READ | RM_WRITE, &slice_type);
-    once_filter *f = value_filter_or_reply(ctx, &k, ERR_NO_SLICE);
-    if (f == NULL) {
-        value_close(&k);
+    opened_key k;
+    once_filter *f = open_slice_to_run(ctx, argv[1], false, &k);
+    if (f == NULL)
         return RM_OK;
-    }
-    if (once_get_type(f) != ONCE_SLICE) {
-        value_close(&k);
-        return RM_ReplyWithError(ctx, ERR_NOT_POSITIONS);
-    }
     size_t len = 0, count = 0, total = 0;
     const uint8_t *wire = (const uint8_t *)RM_StringPtrLen(argv[2], &len);
     if (once_slice_requests_count(wire, len, &count, &total) != ONCE_OK) {
@@ -378,16 +391,10 @@ static int slice_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
 static int slice_tadd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     (void)argc;
-    opened_key k = value_open(ctx, argv[1], RM_READ | RM_WRITE, &slice_type);
-    once_filter *f = value_filter_or_reply(ctx, &k, ERR_NO_SLICE);
-    if (f == NULL) {
-        value_close(&k);
+    opened_key k;
+    once_filter *f = open_slice_to_run(ctx, argv[1], true, &k);
+    if (f == NULL)
         return RM_OK;
-    }
-    if (once_get_type(f) == ONCE_SLICE) {
-        value_close(&k);
-        return RM_ReplyWithError(ctx, ERR_NOT_WHOLE);
-    }
     size_t len = 0, count = 0;
     const uint8_t *wire = (const uint8_t *)RM_StringPtrLen(argv[2], &len);
     if (once_slice_events_count(wire, len, &count) != ONCE_OK) {

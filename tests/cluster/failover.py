@@ -1,5 +1,5 @@
-"""A master killed under a producer streaming at a bounded rate, for test_failover.py and
-bench/cluster_failover.py.
+"""A master killed under a producer streaming at a bounded rate, for test_failover.py,
+test_cluster.py and bench/cluster_failover.py.
 
 stream_through_kill() runs `once --cluster` on a pipe that a thread here writes at a
 fixed rate (lines due by the clock, so a producer blocked in a failover hold finds
@@ -51,7 +51,8 @@ def slice_keys(cluster, name):
 
 
 def victim_of(cluster, name):
-    """A master holding a slice of filter `name` but not its layout."""
+    """A master holding a slice of filter `name` but not its layout (which every
+    producer reads when it starts)."""
     layout_owner = cluster.owner(cluster.keyslot("%s:layout" % name))
     for key in slice_keys(cluster, name):
         owner = cluster.owner(cluster.keyslot(key))

@@ -18,6 +18,7 @@ import tempfile
 import time
 
 from cluster import Cluster
+from failover import slice_keys, victim_of
 
 ONCE = os.environ.get("ONCE_CLI")
 SEED = int(os.environ.get("ONCE_TEST_SEED", "20261127"))
@@ -440,32 +441,6 @@ def test_racing_producers_share_one_count():
             _, high = binomial_bounds(len(stored), 0.001)
             assert len(stored) - len(delivered) <= high, producers
             assert count_of(cluster, key) == len(delivered)
-
-
-def slice_keys(cluster, name):
-    """The slices' keys of filter `name`, from its layout."""
-    layout = None
-    for node in cluster.running():
-        try:
-            layout = node.client(decode=False).get(("%s:layout" % name).encode())
-        except Exception:
-            continue
-        if layout:
-            break
-    assert layout, "no layout"
-    tags = [l for l in layout.decode().splitlines() if l.startswith("tags ")][0].split()[1:]
-    return ["%s:slice:%d:{%s}" % (name, i, t) for i, t in enumerate(tags)]
-
-
-def victim_of(cluster, name):
-    """A master holding a slice of filter `name` but not its layout (which every
-    producer reads when it starts)."""
-    layout_owner = cluster.owner(cluster.keyslot("%s:layout" % name))
-    for key in slice_keys(cluster, name):
-        owner = cluster.owner(cluster.keyslot(key))
-        if owner != layout_owner:
-            return owner
-    raise AssertionError("every slice is on the layout's master")
 
 
 def test_killed_master_costs_what_the_failure_formulas_say():
