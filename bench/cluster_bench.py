@@ -270,8 +270,10 @@ def message_model(stats, distinct):
     event over S sites of k positions touches E = S (1 - (1 - 1/S)^k) of them (Eq. 3's
     occupancy), and with claims it tests them all, test-and-sets them again when it is
     new (a `distinct` share of events), and releases its claim (one more)."""
-    if stats["slicing"] == "horizontal":
+    if stats["slicing"] == "horizontal" and not stats["claims"]:
         return 1.0
+    if stats["slicing"] == "horizontal":  # claims (a window): test, set if new, release
+        return 1 + distinct + 1
     # diced h-v: an event's one slice, vertical over its parts; the others: vertical
     # over the slices (v-h then one part of each).
     sites = stats["parts"] if stats["slicing"] == "diced h-v" else stats["slices"]
@@ -343,12 +345,13 @@ def main():
                 seconds = time.monotonic() - started
                 cpu = server_cpu(cluster) - before
             per_million = cpu * 1e6 / events
-            project = lambda s: s * 1e6 / per_million if per_million > 0 else float("inf")
-            messages = model = "1"
+            # `once` in memory has no server: nothing to project.
+            project = lambda s: "%.0f" % (s * 1e6 / per_million) if not label.startswith("in memory") else "-"
+            messages = model = "-" if label.startswith("in memory") else "1"
             if stats is not None:
                 messages = "%.3f" % stats["messages_per_event"]
                 model = "%.3f" % message_model(stats, delivered / events)
-            print("| %d | %s | %.2f | %.4f | %s | %s | %.0f | %d | %.0f | %.0f |" % (
+            print("| %d | %s | %.2f | %.4f | %s | %s | %.0f | %d | %s | %s |" % (
                 masters, label, per_million, commands / events, messages, model,
                 events / seconds, delivered, project(3), project(12)), flush=True)
             print("%d masters, %s: done" % (masters, label), file=sys.stderr)
