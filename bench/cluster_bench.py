@@ -122,19 +122,27 @@ def run_set_nx(cluster, keys):
     return delivered, commands, None
 
 
-def run_bf_shards(cluster, keys, masters):
-    # One BF key per master: a tag whose slot that master serves.
+def key_per_master(cluster, prefix, reserve):
+    """One key a master, `prefix{shardJ}` with the first J whose slot that master serves,
+    made by reserve(client, name): [(name, client)], masters in order."""
     slots, clients = owners(cluster)
     shard_keys = []
     for index in sorted(clients):
         j = 0
         while True:
-            name = b"bf{shard%d}" % j
+            name = b"%s{shard%d}" % (prefix, j)
             if slots[key_slot(name)] is clients[index]:
                 break
             j += 1
-        clients[index].execute_command("BF.RESERVE", name, 0.001, 1000000 // masters + 1)
+        reserve(clients[index], name)
         shard_keys.append((name, clients[index]))
+    return shard_keys
+
+
+def run_bf_shards(cluster, keys, masters):
+    # One BF key per master: a tag whose slot that master serves.
+    shard_keys = key_per_master(cluster, b"bf", lambda client, name: client.execute_command(
+        "BF.RESERVE", name, 0.001, 1000000 // masters + 1))
     batches = [[] for _ in shard_keys]
     delivered = commands = 0
     for k in keys:
@@ -156,18 +164,9 @@ def run_bf_shards(cluster, keys, masters):
 def run_window_shards(cluster, stream, times, masters):
     """One node's module, a time window: one ONCE key per master (SPAN 1 h), the keys
     partitioned by the client by CRC16, ONCE.MADD of 1,000 at the first one's time."""
-    slots, clients = owners(cluster)
-    shard_keys = []
-    for index in sorted(clients):
-        j = 0
-        while True:
-            name = b"win{shard%d}" % j
-            if slots[key_slot(name)] is clients[index]:
-                break
-            j += 1
-        clients[index].execute_command("ONCE.RESERVE", name, "SPAN", 3600000, "CAPACITY",
-                                       1000000 // masters + 1, "ERROR", 0.001)
-        shard_keys.append((name, clients[index]))
+    shard_keys = key_per_master(cluster, b"win", lambda client, name: client.execute_command(
+        "ONCE.RESERVE", name, "SPAN", 3600000, "CAPACITY", 1000000 // masters + 1, "ERROR",
+        0.001))
     batches = [[] for _ in shard_keys]
     delivered = commands = 0
 
