@@ -71,7 +71,7 @@ struct once_cluster {
     whole_slices *whole;
     once_failure whole_policy;
     uint32_t whole_threshold;
-    uint64_t events, policy_events, inserted, local_hits;
+    uint64_t events, failed_events, inserted, local_hits;
 };
 
 /* Racing producers (once_cluster.h): one test-and-set on one key is atomic, and a
@@ -593,7 +593,8 @@ static once_status open_whole(once_cluster *c, const once_cluster_config *config
         return say(error, room, ONCE_ERR_INVALID,
                    "whole slices need a capacity from 1 to 2^40 and an error in (0, 1)");
     if (config->lag_ms != 0 &&
-        (config->slice_filter != ONCE_TAGGED || config->lag_ms / 2 > sc->window_ms))
+        (config->slice_filter != ONCE_TAGGED ||
+         (config->lag_ms > sc->window_ms && config->lag_ms - sc->window_ms > sc->window_ms)))
         return say(error, room, ONCE_ERR_INVALID,
                    "a lag is for whole slices of the tagged window, at most twice its span");
     c->whole_policy = sc->on_failure;
@@ -846,7 +847,7 @@ static once_status whole_batch(once_cluster *c, const once_key *keys, size_t cou
             if (!decided[j]) {
                 answers[j] = policy_answer(c);
                 undecided |= answers[j] == ONCE_SLICED_UNDECIDED;
-                c->policy_events++;
+                c->failed_events++;
             }
             c->inserted += decided[j] && answers[j] == 0;
         }
@@ -950,7 +951,7 @@ static void whole_stats(const once_cluster *c, once_cluster_stats *s)
     f->filters = c->layout.sites;
     s->slice_filter = c->layout.slice_filter;
     s->lag_ms = c->layout.lag_ms;
-    f->failed_events = c->policy_events; /* s->failed_events, below */
+    f->failed_events = c->failed_events; /* the stats' failed_events, below */
     s->local_hits = c->local_hits;
 }
 
