@@ -539,7 +539,6 @@ static void cluster_clock(const target *t, uint64_t *clock_ms, bool *started)
     *started = ct->clock_started;
 }
 
-
 static void cluster_close(target *t)
 {
     cluster_target *ct = t->impl;
