@@ -23,12 +23,8 @@
 static once_filter *make_lagged(uint64_t span, uint64_t lag, uint64_t capacity, double error,
                                 once_policy policy, uint64_t seed)
 {
-    once_config c = testing_config(ONCE_TAGGED, seed);
-    c.span_ms = span;
+    once_config c = time_window_config(ONCE_TAGGED, span, capacity, error, 0, 0, policy, seed);
     c.lag_ms = lag;
-    c.capacity = capacity;
-    c.error = error;
-    c.policy = policy;
     return testing_create(&c);
 }
 

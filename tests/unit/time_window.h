@@ -15,10 +15,10 @@
 #define MINUTE (60 * 1000ull)
 #define HOUR (60 * MINUTE)
 
-/* A time window of `type` (level: the TLBF's; the others ignore it). */
-static inline once_filter *time_window_make(once_type type, uint64_t span, uint64_t capacity,
-                                            double error, uint32_t level, uint64_t max_bytes,
-                                            once_policy policy, uint64_t seed)
+/* The config of a time window of `type` (level: the TLBF's; the others ignore it). */
+static inline once_config time_window_config(once_type type, uint64_t span, uint64_t capacity,
+                                             double error, uint32_t level, uint64_t max_bytes,
+                                             once_policy policy, uint64_t seed)
 {
     once_config c = testing_config(type, seed);
     c.span_ms = span;
@@ -27,6 +27,16 @@ static inline once_filter *time_window_make(once_type type, uint64_t span, uint6
     c.level = level;
     c.max_bytes = max_bytes;
     c.policy = policy;
+    return c;
+}
+
+/* That time window, made. */
+static inline once_filter *time_window_make(once_type type, uint64_t span, uint64_t capacity,
+                                            double error, uint32_t level, uint64_t max_bytes,
+                                            once_policy policy, uint64_t seed)
+{
+    once_config c =
+        time_window_config(type, span, capacity, error, level, max_bytes, policy, seed);
     return testing_create(&c);
 }
 
