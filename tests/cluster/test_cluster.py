@@ -260,11 +260,11 @@ def test_lagging_producers_judge_each_line_at_its_own_time():
     # repeats; at B's clock they would be 63 minutes old, past the span.  Whatever order
     # their lines reach the slices, A's repeats are dropped and every fresh key is
     # delivered, but for false positives: for whole slices by the lag they default to
-    # (a twelfth of the span), for slices of cells by their timers, which judge each
-    # line at its own time.
+    # (a twelfth of the span), for every slicing of cells (horizontal, vertical, both
+    # dicings) by their timers, which judge each line at its own time.
     rng = random.Random(SEED + 22)
     with Cluster(masters=3) as cluster:
-        for name, slicing in (("whole", []), *SLICINGS[:3]):
+        for name, slicing in (("whole", []), *SLICINGS):
             key = "lag-" + name
             opts = [*slicing, "--span", "1h", "--capacity", "20000", "--error", "0.001",
                     "--seed", "7", "--field", "1", "--time-field", "2", "--time-format", "epoch_ms"]
@@ -543,6 +543,13 @@ def test_producer_goes_on_past_a_failover_and_wait_loses_nothing():
         assert stats["waits"] > 0
 
 
+def info_of(cluster, key):
+    """SLICE.INFO of a slice key, as a dict, from the master that serves it."""
+    node = cluster.nodes[cluster.owner(cluster.keyslot(key))]
+    reply = node.call("SLICE.INFO", key)
+    return dict(zip(reply[::2], reply[1::2]))
+
+
 def test_lines_printed_for_a_failed_slice_reach_it_once_it_answers():
     # Whole slices, no replica: a frozen master's slices fail, and the default policy
     # prints their lines.  The producer owes them to their slices and sends them once
@@ -562,11 +569,22 @@ def test_lines_printed_for_a_failed_slice_reach_it_once_it_answers():
         finally:
             cluster.thaw(victim)
         cluster.wait_ok()
-        # A few batches over more than the client's longest backoff (2 s), so that one
-        # reaches the slices after they answer again; no state is waited on by time.
-        for i in range(12):
+        # Batches until the slices hold every key sent (but false positives): the owed
+        # lines go with the first batch after the client's backoff for the frozen master
+        # (at most 2 s) has passed.
+        sent, i = len(keys_of("warm", 100)) + 1 + len(first) + 1, 0  # with the sync lines
+        deadline = time.monotonic() + 60
+        while True:
             feed(p, lines(keys_of("after-%d" % i, 50)), b"sync-after-%d" % i)
-            time.sleep(0.25)
+            sent, i = sent + 51, i + 1
+            _, high = binomial_bounds(sent, 0.001)
+            held = sum(info_of(cluster, key)["Number of items inserted"]
+                       for key in slice_keys(cluster, "owed"))
+            if held >= sent - high:
+                break
+            assert time.monotonic() < deadline, ("owed lines never reached their slices",
+                                                 held, sent)
+            time.sleep(0.05)
         _, err = finish(p)
         stats = json.loads(err.strip().splitlines()[-1])
         assert stats["failed_events"] > 1000 and stats["given_up"] == 0, stats
