@@ -729,6 +729,9 @@ once_status once_cluster_open(once_cluster **out, const once_cluster_config *con
                                           .reserve = count_reserve};
             sc.count_clock = &c->clock;
         }
+        /* A policy that prints an event of a failed slice owes its sets to it. */
+        remote_round_set_backfill(c->round, sc.on_failure != ONCE_FAILURE_REPORT &&
+                                                sc.threshold != 0);
         st = once_sliced_create(&c->sliced, &sc, c->sites);
         if (st != ONCE_OK)
             say(error, room, st, "cannot build the sliced filter: %s", once_strerror(st));
@@ -976,6 +979,9 @@ once_status once_cluster_get_stats(const once_cluster *c, once_cluster_stats *s)
         s->failed_slices += info.failed;
         s->missing_answers += info.missing;
         s->slice_failures += info.falls;
+        s->owed += info.owed;
+        s->backfilled += info.backfilled;
+        s->given_up += info.given_up;
     }
     cluster_stats routing;
     cluster_client_stats(c->client, &routing);

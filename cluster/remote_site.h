@@ -14,6 +14,9 @@
 typedef struct remote_round remote_round;
 
 remote_round *remote_round_new(cluster_client *client);
+/* Backfill (remote_site.c): when on, the sets a failed command carried are owed to its
+ * site and sent ahead of its next command.  On when the failure policy prints. */
+void remote_round_set_backfill(remote_round *round, bool on);
 /* After every site of the round is destroyed. */
 void remote_round_free(remote_round *round);
 
@@ -23,6 +26,9 @@ typedef struct remote_site_info {
     uint64_t failures;  /* of which answered nothing usable: unreachable, NOSLICE, an error */
     uint64_t missing;   /* of which NOSLICE: the node holds no such slice */
     uint64_t falls;     /* times a command failed after one that answered (or first) */
+    uint64_t owed;       /* sets the failure policy's printed events still owe it */
+    uint64_t backfilled; /* of those, sent and answered once it answered again */
+    uint64_t given_up;   /* past the bound of what is kept, or refused by the slice */
     bool failed;        /* its last command failed */
     int node;           /* the node that last answered or failed (-1: none yet) */
 } remote_site_info;

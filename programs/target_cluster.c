@@ -448,8 +448,9 @@ static void cluster_report_human(const cluster_target *ct, const once_cluster_st
     if (s->owed + s->backfilled + s->given_up != 0)
         fprintf(stderr,
                 "once: of the lines printed for failed slices, %llu reached their slice once it "
-                "answered again, %llu still owed to it, %llu past what a producer keeps "
-                "(their repeats may be printed again)\n",
+                "answered again, %llu still owed to it, %llu given up: past what a producer "
+                "keeps, or refused by their slice (their repeats may be printed again; slices "
+                "of cells count a line once a slice it missed)\n",
                 (unsigned long long)s->backfilled, (unsigned long long)s->owed,
                 (unsigned long long)s->given_up);
     if (!s->is_tree && s->slice_filter == 0) /* whole slices have no positions to fail */

@@ -204,10 +204,11 @@ typedef struct once_cluster_stats {
     once_type slice_filter;
     uint64_t slice_items;
     uint64_t lag_ms;
-    /* Whole slices, backfill: of the events the failure policy printed because their
-     * slice did not answer, those still owed to it, those sent once it answered again,
-     * and those past the bound of what a producer keeps owed (a repeat of one may be
-     * printed again). */
+    /* Backfill: of the events the failure policy printed because their slice did not
+     * answer, those still owed to it, those sent once it answered again, and those
+     * past the bound of what a producer keeps owed or refused by the slice (a repeat
+     * of one may be printed again).  Slices of cells count an event once a slice it
+     * owes (its share of the k positions there). */
     uint64_t owed, backfilled, given_up;
 } once_cluster_stats;
 

@@ -594,6 +594,57 @@ def test_lines_printed_for_a_failed_slice_reach_it_once_it_answers():
         assert again == [], len(again)
 
 
+def test_lines_printed_for_a_failed_slice_of_cells_reach_it_once_it_answers():
+    # Slices of cells, no replica: a frozen master's slices fail, and the default policy
+    # prints every line with a position there and sets the positions the others hold.
+    # The producer owes the failed slices their sets and sends them once the slices
+    # answer again: a repeat is then a duplicate for any producer, all time or windowed.
+    with Cluster(masters=3) as cluster:
+        for name, extra in (("owed-v", ["--slicing", "vertical", "--slices", "3"]),
+                            ("owed-hv", ["--slicing", "diced", "--slices", "3x2",
+                                         "--span", "1h"])):
+            opts = [*extra, "--capacity", "20000", "--error", "0.001", "--seed", "8",
+                    "--stats=json"]
+            once(cluster, name, *opts)
+            victim = victim_of(cluster, name)
+            keys = slice_keys(cluster, name)
+            on_victim = [k for k in keys if cluster.owner(cluster.keyslot(k)) == victim]
+            elsewhere = [k for k in keys if k not in on_victim]
+            p = producer(cluster, name, opts)
+            try:
+                feed(p, lines(keys_of(name + "-warm", 100)), b"sync-0")
+                cluster.freeze(victim)
+                first = keys_of(name + "-first", 6000)
+                out = feed(p, lines(first), b"sync-1", seconds=120)
+                assert len(out) == len(first), (name, len(out))  # printed by the policy
+            finally:
+                cluster.thaw(victim)
+            cluster.wait_ok()
+            # Batches until the victim's slices caught up with the others (each took
+            # about as many sets): the owed sets go with the first batch after the
+            # client's backoff for the frozen master (at most 2 s) has passed.  Without
+            # them a victim's slice holds the few keys sent since, not thousands.
+            deadline, i = time.monotonic() + 60, 0
+            while True:
+                feed(p, lines(keys_of("%s-after-%d" % (name, i), 50)), b"sync-after-%d" % i)
+                i += 1
+                items = {k: info_of(cluster, k)["Number of items inserted"] for k in keys}
+                mean = sum(items[k] for k in elsewhere) / len(elsewhere)
+                if min(items[k] for k in on_victim) >= 0.8 * mean:
+                    break
+                assert time.monotonic() < deadline, ("owed sets never reached their slices",
+                                                     name, items)
+                time.sleep(0.05)
+            _, err = finish(p)
+            stats = json.loads(err.strip().splitlines()[-1])
+            assert stats["failed_events"] > 1000 and stats["given_up"] == 0, (name, stats)
+            assert stats["owed"] == 0, (name, stats)
+            assert stats["backfilled"] >= stats["failed_events"], (name, stats)
+            # Another producer: every key of the outage is a repeat now.
+            again, _ = once(cluster, name, *opts, data=lines(first))
+            assert again == [], (name, len(again))
+
+
 def test_slot_moved_mid_stream_costs_nothing():
     with Cluster(masters=3) as cluster:
         opts = ["--slicing", "vertical", "--slices", "3", "--capacity", "20000", "--error",
