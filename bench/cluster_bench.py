@@ -13,10 +13,14 @@ is deduped by:
     users run today);
   - one BF key per master (RedisBloom's BF.* of the module), the keys partitioned by the
     client by CRC16 and sent as BF.MADD of 1,000;
-  - with event times over one hour, `--span 1h`: whole slices, horizontal and vertical
-    slices of timers, and one ONCE key per master (ONCE.MADD of 1,000, as the BF keys);
-  - `once` alone in memory, `--threads 2`, all time and `--span 1h`: the rate a
-    producer on the same machine is measured against (no server: its CPU column is 0).
+  - with event times over one hour, `--span 1h`: whole slices, horizontal, vertical and
+    diced h-v slices of timers, and one ONCE key per master (ONCE.MADD of 1,000, as the
+    BF keys);
+  - a count window of the last 10^5 lines delivered, `--window 100000`: whole slices
+    (tagged windows on the shared count) and vertical slices of timers;
+  - `once` alone in memory, `--threads 2`, all time, `--span 1h` and `--window 100000`:
+    the rate a producer on the same machine is measured against (no server: its CPU
+    column is 0).
 Then, on 3 masters with a replica each, vertical slicing without and with --wait: the
 cost of waiting for a replica after each batch.
 For each: the server CPU (INFO cpu, user + sys, summed over the masters) per 10^6
@@ -35,9 +39,12 @@ With `memory` last, the memory a time window takes instead: on 3 masters, DISTIN
 keys (each once) with event times spread over one hour, deduped with `--span 1h`,
 capacity DISTINCT at 0.1%, by whole slices (16, each a tagged window), by slices of
 timers (horizontal S = 16, vertical S = 3), by one node's ONCE window of the same span,
-capacity and error (ONCE.MADD at each batch's time), and by SET NX EX 3600; and all
-time: whole slices (blocked) against one node's BF of the same capacity and error.  The
-masters' used_memory growth, in bits a key and against one node's.
+capacity and error (ONCE.MADD at each batch's time), and by SET NX EX 3600; a count
+window of the last DISTINCT lines (`--window`): whole slices (16 tagged windows on the
+shared count) and slices of timers against one node's ONCE window of WINDOW DISTINCT
+(its default, the age-partitioned filter); and all time: whole slices (blocked)
+against one node's BF of the same capacity and error.  The masters' used_memory
+growth, in bits a key and against one node's.
 
 Prints Markdown tables on stdout; progress on stderr.
 """
@@ -90,9 +97,14 @@ def owners(cluster):
     return slots, clients
 
 
+def sizing(args):
+    """10^6 keys, but for a count window, whose N is its size."""
+    return [] if "--window" in args else ["--capacity", "1000000"]
+
+
 def run_once(cluster, once, name, args, data):
-    command = [once, "--cluster", cluster.seeds()[0], "--key", name, *args,
-               "--capacity", "1000000", "--error", "0.001", "--seed", "1", "--stats=json"]
+    command = [once, "--cluster", cluster.seeds()[0], "--key", name, *args, *sizing(args),
+               "--error", "0.001", "--seed", "1", "--stats=json"]
     p = subprocess.run(command, input=data, capture_output=True)
     if p.returncode != 0:
         raise RuntimeError(p.stderr.decode())
@@ -191,7 +203,7 @@ def run_window_shards(cluster, stream, times, masters):
 
 def run_in_memory(once, args, data):
     """`once` alone, in this process's host memory: the rate a producer is held to."""
-    p = subprocess.run([once, *args, "--capacity", "1000000", "--error", "0.001"], input=data,
+    p = subprocess.run([once, *args, *sizing(args), "--error", "0.001"], input=data,
                        capture_output=True)
     if p.returncode != 0:
         raise RuntimeError(p.stderr.decode())
@@ -223,11 +235,12 @@ def memory_rows(once, distinct):
     plain = b"".join(k + b"\n" for k in keys)
     span = ["--span", "1h", "--time-field", "1", "--time-format", "epoch_ms", "-f", "2"]
     cap = ["--capacity", str(distinct), "--error", "0.001", "--seed", "1"]
+    count = ["--window", str(distinct)]
 
-    def cli(args, data):
+    def cli(args, data, sizing=cap):
         def run(cluster):
             p = subprocess.run([once, "--cluster", cluster.seeds()[0], "--key", "m", *args,
-                                *cap], input=data, capture_output=True)
+                                *sizing], input=data, capture_output=True)
             if p.returncode != 0:
                 raise RuntimeError(p.stderr.decode())
         return run
@@ -241,6 +254,15 @@ def memory_rows(once, distinct):
             c, ["ONCE.RESERVE", "w", "SPAN", hour, "CAPACITY", distinct, "ERROR", "0.001"],
             ["ONCE.MADD", "w"], keys, times)),
         ("span 1h", "SET NX EX 3600", lambda c: run_set_nx(c, keys)),
+        ("last 10^6 lines", "whole slices (16 tagged windows on the count)",
+         cli(count, plain, cap[2:])),
+        ("last 10^6 lines", "slices of timers, horizontal S=16",
+         cli(["--slicing", "horizontal", "--slices", "16", *count], plain, cap[2:])),
+        ("last 10^6 lines", "slices of timers, vertical S=3",
+         cli(["--slicing", "vertical", "--slices", "3", *count], plain, cap[2:])),
+        ("last 10^6 lines", "one node's ONCE window", lambda c: one_node(
+            c, ["ONCE.RESERVE", "n", "WINDOW", distinct, "ERROR", "0.001"],
+            ["ONCE.MADD", "n"], keys, None)),
         ("all time", "whole slices (16 blocked filters)", cli([], plain)),
         ("all time", "one node's BF", lambda c: one_node(
             c, ["BF.RESERVE", "b", "0.001", distinct], ["BF.MADD", "b"], keys, None)),
@@ -269,6 +291,8 @@ def message_model(stats, distinct):
     event over S sites of k positions touches E = S (1 - (1 - 1/S)^k) of them (Eq. 3's
     occupancy), and with claims it tests them all, test-and-sets them again when it is
     new (a `distinct` share of events), and releases its claim (one more)."""
+    if stats["slice_filter"] != "cells" and stats["window_unit"] == "events":
+        return 1 + distinct  # whole slices of a count window: a test, a stamp if new
     if stats["slicing"] == "horizontal" and not stats["claims"]:
         return 1.0
     if stats["slicing"] == "horizontal":  # claims (a window): test, set if new, release
@@ -302,6 +326,7 @@ def main():
     times = [1700000000000 + i * hour // events for i in range(events)]
     timed = b"".join(b"%d\t%s\n" % (t, k) for t, k in zip(times, stream))
     span = ["--span", "1h", "--time-field", "1", "--time-format", "epoch_ms", "-f", "2"]
+    window = ["--window", "100000"]
     if len(sys.argv) > 5 and sys.argv[5] == "local":
         print("| 3 masters, vertical S=3 | server CPU s / 10^6 events | commands / event | messages / event | client events/s | delivered |")
         print("|---|---:|---:|---:|---:|---:|")
@@ -329,9 +354,13 @@ def main():
         ("span 1h: once whole slices S=16 (default)", lambda c, n: run_once(c, once, n, span, timed)),
         ("span 1h: once horizontal S=3", lambda c, n: run_once(c, once, n, ["--slicing", "horizontal", "--slices", "3", *span], timed)),
         ("span 1h: once vertical S=3", lambda c, n: run_once(c, once, n, ["--slicing", "vertical", "--slices", "3", *span], timed)),
+        ("span 1h: once diced h-v 3x2", lambda c, n: run_once(c, once, n, ["--slicing", "diced", "--slices", "3x2", *span], timed)),
         ("span 1h: ONCE key per master, ONCE.MADD", lambda c, n: run_window_shards(c, stream, times, c.masters)),
+        ("window 10^5: once whole slices S=16 (default)", lambda c, n: run_once(c, once, n, window, data)),
+        ("window 10^5: once vertical S=3", lambda c, n: run_once(c, once, n, ["--slicing", "vertical", "--slices", "3", *window], data)),
         ("in memory: once --threads 2", lambda c, n: run_in_memory(once, ["--threads", "2"], data)),
         ("in memory: once --span 1h --threads 2", lambda c, n: run_in_memory(once, [*span, "--threads", "2"], timed)),
+        ("in memory: once --window 10^5 --threads 2", lambda c, n: run_in_memory(once, [*window, "--threads", "2"], data)),
     ]
     print("| masters | method | server CPU s / 10^6 events | commands / event | messages / event | model | client events/s | delivered | projected events/s at 3 masters | at 12 |")
     print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")

@@ -72,6 +72,9 @@ struct once_cluster {
     once_failure whole_policy;
     uint32_t whole_threshold;
     uint64_t events, failed_events, inserted, local_hits;
+    /* Whole slices of a count window: the count as this producer last had it (its
+     * tests' time), and the reads and reserves of it that failed. */
+    uint64_t count_known, clock_failures;
 };
 
 /* Racing producers (once_cluster.h): one test-and-set on one key is atomic, and a
@@ -138,9 +141,10 @@ static once_status reserve_whole_slices(once_cluster *c, const layout *want, cha
     once_free_memory(keys);
     if (w == NULL)
         return say(error, room, ONCE_ERR_NOMEM, "out of memory");
+    /* A count window's slices run on the count: N + 1, as slices of cells' timers. */
+    uint64_t span = want->window_events ? want->window_events + 1 : want->window_ms;
     once_status st = whole_slices_reserve(w, want->slice_filter, want->slice_capacity,
-                                          want->error, want->window_ms, want->lag_ms, error,
-                                          room);
+                                          want->error, span, want->lag_ms, error, room);
     whole_slices_free(w);
     return st;
 }
@@ -435,6 +439,9 @@ static once_status open_common(once_cluster *c, const once_cluster_config *confi
         /* A policy that prints a failed slice's lines owes them to it (backfill). */
         whole_slices_set_backfill(c->whole, c->whole_policy != ONCE_FAILURE_REPORT &&
                                                 c->whole_threshold != 0);
+        whole_slices_set_stamping(c->whole, c->layout.window_events != 0);
+        if (c->layout.window_events != 0 && count_run(c, 0, &c->count_known) != ONCE_OK)
+            c->clock_failures++; /* tests run at the slices' clocks until a reserve */
         return ONCE_OK;
     }
     for (uint32_t i = 0; st == ONCE_OK && i < c->layout.sites; i++) {
@@ -445,13 +452,27 @@ static once_status open_common(once_cluster *c, const once_cluster_config *confi
     return st;
 }
 
+once_status once_cluster_flush(once_cluster *c)
+{
+    if (c == NULL)
+        return ONCE_ERR_INVALID;
+    if (c->whole != NULL)
+        whole_slices_flush(c->whole);
+    if (c->sliced == NULL)
+        return ONCE_OK;
+    once_status st = once_sliced_flush(c->sliced); /* the last batch's claims */
+    for (uint32_t i = 0; i < c->sites_made; i++)
+        remote_site_flush(&c->sites[i]);
+    return st;
+}
+
 void once_cluster_close(once_cluster *c)
 {
     if (c == NULL)
         return;
+    once_cluster_flush(c);
     if (c->sliced != NULL) {
-        once_sliced_flush(c->sliced); /* the last batch's claims */
-        once_sliced_free(c->sliced);  /* destroys the sites */
+        once_sliced_free(c->sliced); /* destroys the sites */
     } else if (c->tree != NULL) {
         once_tree_free(c->tree);
     } else if (c->sites != NULL) {
@@ -576,7 +597,14 @@ static once_status open_whole(once_cluster *c, const once_cluster_config *config
                          kind->kind != ONCE_KIND_TIME_WINDOW))
         return say(error, room, ONCE_ERR_INVALID,
                    "a whole slice is an all-time or time-window structure");
-    if ((kind->kind == ONCE_KIND_TIME_WINDOW) != (sc->window_ms != 0))
+    bool counted = sc->window_events != 0;
+    if (counted && (config->slice_filter != ONCE_TAGGED || sc->window_ms != 0 ||
+                    config->lag_ms != 0 || config->local != NULL ||
+                    sc->window_events > ONCE_MAX_TIME_MS / 2 - 1))
+        return say(error, room, ONCE_ERR_INVALID,
+                   "whole slices of a count window are tagged windows on the producers' "
+                   "shared count: no time window, lag or local filter, and N below 2^61");
+    if (!counted && (kind->kind == ONCE_KIND_TIME_WINDOW) != (sc->window_ms != 0))
         return say(error, room, ONCE_ERR_INVALID,
                    "whole slices of %s need %s", once_type_name(config->slice_filter),
                    sc->window_ms != 0 ? "an all-time structure without a window, or a time "
@@ -601,9 +629,11 @@ static once_status open_whole(once_cluster *c, const once_cluster_config *config
     c->whole_threshold = sc->threshold;
     layout want = {.slicing = ONCE_SLICING_HORIZONTAL, .slices = sc->slices, .parts = 1,
                    .sites = sc->slices, .seed = sc->seed, .window_ms = sc->window_ms,
+                   .window_events = sc->window_events,
                    .slice_filter = config->slice_filter,
                    .slice_capacity = whole_slice_capacity(sc->capacity, sc->slices),
                    .error = sc->error, .lag_ms = config->lag_ms};
+    layout_count_key(config->name, c->count_key, sizeof c->count_key);
     return open_common(c, config, &want, sc->seed_is_set, sc->slices, error, room);
 }
 
@@ -639,8 +669,7 @@ once_status once_cluster_open(once_cluster **out, const once_cluster_config *con
         *out = c;
         return ONCE_OK;
     }
-    if (config->slice_filter != 0 && config->sliced.slicing == ONCE_SLICING_HORIZONTAL &&
-        config->sliced.window_events == 0) {
+    if (config->slice_filter != 0 && config->sliced.slicing == ONCE_SLICING_HORIZONTAL) {
         if (config->sliced.slices == 0 || config->sliced.slices > ONCE_MAX_SLICED_SITES ||
             config->sliced.threads != 0 || config->sliced.concurrent ||
             config->sliced.max_bytes != 0 || config->sliced.growth != ONCE_GROWTH_NONE)
@@ -807,6 +836,80 @@ static uint8_t policy_answer(const once_cluster *c)
     return c->whole_threshold == 0; /* every failed position set: duplicate */
 }
 
+/* The worse of two batch statuses: a refusal (full, a time) over a slice unreachable. */
+static once_status worse_status(once_status now, once_status next)
+{
+    return now != ONCE_OK && now != ONCE_ERR_UNAVAILABLE ? now : next != ONCE_OK ? next : now;
+}
+
+/*
+ * A count window over whole slices (docs/CLUSTER.md, "Count windows").  Each slice is
+ * a tagged window whose time is the shared count.  A round of at most N/16 lines is
+ * test-and-added at the count this producer last had: a slice judges a line at its
+ * clock when that is later (the stamps other producers wrote there), never past the
+ * true count, and tags a new line there for now, so a producer racing on the key
+ * finds it.  The count then gives the round's new lines (and those the failure policy
+ * prints) their places, and each is stamped at its place: a tagged entry keeps the
+ * later tick.  A line is so never forgotten before N others were delivered after it.
+ * When the count cannot be reached, its new lines are left undecided, to the failure
+ * policy, as slices of cells leave theirs (counted in clock_failures).
+ */
+static once_status counted_batch(once_cluster *c, const once_key *keys, size_t count,
+                                 uint8_t *seen, bool *decided)
+{
+    uint64_t most = c->layout.window_events / 16 ? c->layout.window_events / 16 : 1;
+    size_t room = count < most ? count : (size_t)most;
+    once_key *round = once_malloc(room * sizeof *round);
+    once_key *stamps = once_malloc(room * sizeof *stamps);
+    uint8_t *scratch = once_malloc(room);
+    bool *stamped = once_malloc(room * sizeof *stamped);
+    size_t *line = once_malloc(room * sizeof *line); /* a stamp's line in the round */
+    once_status st = ONCE_OK;
+    if (round == NULL || stamps == NULL || scratch == NULL || stamped == NULL || line == NULL)
+        st = ONCE_ERR_NOMEM;
+    bool prints = policy_answer(c) == 0;
+    for (size_t done = 0; st != ONCE_ERR_NOMEM && done < count; done += room) {
+        size_t n = count - done < room ? count - done : room;
+        for (size_t j = 0; j < n; j++) {
+            round[j] = keys[done + j];
+            round[j].time_ms = c->count_known;
+        }
+        once_status tested = whole_slices_batch(c->whole, round, n, seen + done, decided + done);
+        if (tested == ONCE_ERR_NOMEM) {
+            st = tested;
+            break;
+        }
+        st = worse_status(st, tested);
+        size_t fresh = 0;
+        for (size_t j = 0; j < n; j++)
+            if (decided[done + j] ? seen[done + j] == 0 : prints) {
+                line[fresh] = j;
+                stamps[fresh++] = round[j];
+            }
+        uint64_t first = 0;
+        if (fresh == 0)
+            continue;
+        if (count_reserve(c, fresh, &first) != ONCE_OK) {
+            c->clock_failures++;
+            for (size_t i = 0; i < fresh; i++)
+                decided[done + line[i]] = false;
+            st = worse_status(st, ONCE_ERR_UNAVAILABLE);
+            continue;
+        }
+        c->count_known = first + fresh;
+        for (size_t i = 0; i < fresh; i++)
+            stamps[i].time_ms = first + i;
+        if (whole_slices_stamp(c->whole, stamps, fresh, scratch, stamped) == ONCE_ERR_NOMEM)
+            st = ONCE_ERR_NOMEM;
+    }
+    once_free_memory(round);
+    once_free_memory(stamps);
+    once_free_memory(scratch);
+    once_free_memory(stamped);
+    once_free_memory(line);
+    return st;
+}
+
 /* keys[0 .. count-1] at their whole slices, the local filter first (two-level
  * filtering, section 6: a key it holds is a repeat this producer sent, answered with no
  * message; a key the cluster decided new is added to it, an undecided one is not). */
@@ -843,7 +946,9 @@ static once_status whole_batch(once_cluster *c, const once_key *keys, size_t cou
         ask = misses;
     }
     if (st == ONCE_OK && sent != 0)
-        st = whole_slices_batch(c->whole, ask, sent, answers, decided);
+        st = c->layout.window_events != 0 ? counted_batch(c, ask, sent, answers, decided)
+                                          : whole_slices_batch(c->whole, ask, sent, answers,
+                                                               decided);
     if (st == ONCE_OK || st == ONCE_ERR_UNAVAILABLE) {
         bool undecided = false;
         for (size_t j = 0; j < sent; j++) {
@@ -928,6 +1033,9 @@ static void whole_stats(const once_cluster *c, once_cluster_stats *s)
     f->events = c->events;
     f->inserted = c->inserted;
     f->window_ms = c->layout.window_ms;
+    f->window_events = c->layout.window_events;
+    f->count = c->count_known;
+    f->clock_failures = c->clock_failures;
     double sum = 0, squares = 0;
     uint32_t failed = 0;
     for (uint32_t i = 0; i < c->layout.sites; i++) {

@@ -23,8 +23,8 @@
  *
  * Invariants
  *   - layout_parse accepts exactly what layout_format writes: every field once, in
- *     range, the tag count equal to S S'; window_events in version 2 alone; whole
- *     slices in version 3 alone;
+ *     range, the tag count equal to S S'; window_events in versions 2 and 4 alone;
+ *     whole slices in versions 3 and 4 alone;
  *   - a tag is at most LAYOUT_MAX_TAG - 1 characters of [0-9.].
  */
 #include "layout.h"
@@ -46,6 +46,10 @@
  * (no bits, hashes or slice_bits: a slice plans its geometry from its capacity and
  * error).  A producer that reads versions 1 and 2 alone refuses it. */
 #define LAYOUT_HEADER_3 "once cluster layout 3"
+/* Version 4: whole slices of a count window, tagged windows on the producers' shared
+ * count: version 3's fields (window and lag 0) and "window_events N" after them.  A
+ * producer that reads versions 1 to 3 alone refuses it. */
+#define LAYOUT_HEADER_4 "once cluster layout 4"
 /* How many candidates the tag search tries before it takes the nearest seen. */
 #define TAG_TRIES 200000u
 
@@ -106,7 +110,8 @@ char *layout_format(const layout *l)
                            "%s\nid %s\nslicing %s\nslices %" PRIu32 "\nfilter %s\ncapacity %" PRIu64
                            "\nerror %.17g\nseed %" PRIu64 "\nwindow %" PRIu64
                            "\nlag %" PRIu64,
-                           LAYOUT_HEADER_3, l->id, once_slicing_name(l->slicing), l->slices,
+                           l->window_events != 0 ? LAYOUT_HEADER_4 : LAYOUT_HEADER_3, l->id,
+                           once_slicing_name(l->slicing), l->slices,
                            once_type_name(l->slice_filter), l->slice_capacity, l->error,
                            l->seed, l->window_ms, l->lag_ms)
                 : snprintf(text, room,
@@ -117,7 +122,7 @@ char *layout_format(const layout *l)
                      once_slicing_name(l->slicing), l->slices, l->parts, l->bits, l->hashes,
                      l->seed, l->window_ms, l->slice_bits);
     size_t used = (size_t)n;
-    if (l->window_events != 0 && l->slice_filter == 0)
+    if (l->window_events != 0)
         used += (size_t)snprintf(text + used, room - used, "\nwindow_events %" PRIu64,
                                  l->window_events);
     if (l->tree_levels != 0)
@@ -191,8 +196,10 @@ static bool number(const char *text, uint64_t max, uint64_t *out)
 static bool parse_tags(const char *p, const char *end, layout *out, char *error, size_t room);
 
 /* Version 3's fields after the slicing: slices, filter, capacity, error, seed, window,
- * lag. */
-static bool parse_whole(const char **p, const char *end, layout *out, char *error, size_t room)
+ * lag; with `counted` (version 4) then window_events, the filter tagged, window and
+ * lag 0. */
+static bool parse_whole(const char **p, const char *end, layout *out, bool counted, char *error,
+                        size_t room)
 {
     char value[64];
     uint64_t slices = 0;
@@ -217,14 +224,20 @@ static bool parse_whole(const char **p, const char *end, layout *out, char *erro
         return fail(error, room, "its error is missing or out of range");
     if (!line_value(p, end, "seed", value, sizeof value) || !number(value, UINT64_MAX, &out->seed))
         return fail(error, room, "its seed is missing or out of range");
+    if (counted && out->slice_filter != ONCE_TAGGED)
+        return fail(error, room, "its count window's slices are not tagged windows");
     if (!line_value(p, end, "window", value, sizeof value) ||
         !number(value, ONCE_MAX_TIME_MS / 2, &out->window_ms) ||
-        (out->window_ms != 0) != (kind->kind == ONCE_KIND_TIME_WINDOW))
+        (out->window_ms != 0) != (kind->kind == ONCE_KIND_TIME_WINDOW && !counted))
         return fail(error, room, "its window is missing, out of range or not its filter's");
     if (!line_value(p, end, "lag", value, sizeof value) ||
         !number(value, 2 * out->window_ms, &out->lag_ms) ||
         (out->lag_ms != 0 && out->slice_filter != ONCE_TAGGED))
         return fail(error, room, "its lag is missing, out of range or not its filter's");
+    if (counted && (!line_value(p, end, "window_events", value, sizeof value) ||
+                    !number(value, ONCE_MAX_TIME_MS / 2 - 1, &out->window_events) ||
+                    out->window_events == 0))
+        return fail(error, room, "its window_events is missing or out of range");
     out->slices = (uint32_t)slices;
     out->parts = 1;
     out->sites = out->slices;
@@ -238,7 +251,9 @@ bool layout_parse(const char *text, size_t len, layout *out, char *error, size_t
     size_t hlen = strlen(LAYOUT_HEADER); /* every version's header is as long */
     bool version_2 = len > hlen && memcmp(text, LAYOUT_HEADER_2, hlen) == 0;
     bool version_3 = len > hlen && memcmp(text, LAYOUT_HEADER_3, hlen) == 0;
-    if (len <= hlen || (!version_2 && !version_3 && memcmp(text, LAYOUT_HEADER, hlen) != 0) ||
+    bool version_4 = len > hlen && memcmp(text, LAYOUT_HEADER_4, hlen) == 0;
+    if (len <= hlen ||
+        (!version_2 && !version_3 && !version_4 && memcmp(text, LAYOUT_HEADER, hlen) != 0) ||
         text[hlen] != '\n')
         return fail(error, room, "it is not a layout of a version this producer reads");
     p += hlen + 1;
@@ -253,8 +268,9 @@ bool layout_parse(const char *text, size_t len, layout *out, char *error, size_t
         return fail(error, room, "its id is missing or malformed");
     if (!line_value(&p, end, "slicing", value, sizeof value) || !slicing_of(value, &out->slicing))
         return fail(error, room, "its slicing is missing or unknown");
-    if (version_3)
-        return parse_whole(&p, end, out, error, room) && parse_tags(p, end, out, error, room);
+    if (version_3 || version_4)
+        return parse_whole(&p, end, out, version_4, error, room) &&
+               parse_tags(p, end, out, error, room);
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         if (!line_value(&p, end, fields[i], value, sizeof value) ||
             !number(value, max[i], &v[i]))

@@ -32,10 +32,11 @@
  *   their times, and the site's next command is preceded by one of what it owes, as
  *   SETs (the routing layer keeps a node's commands in order); an answer pays them.
  *   A slice that answers them with an error (a time it no longer keeps; NOSLICE, a
- *   node restarted without it) would refuse them again: they are given up.  Tests, claims and releases are never owed: a claim
- *   is held only for its batch.  At most OWED_POSITIONS_MAX positions are owed over
- *   the round's sites (8 bytes each, 16 MB); past that the requests are counted as
- *   given up, and a repeat of one may come out again.
+ *   node restarted without it) would refuse them again: they are given up.  Tests,
+ *   claims and releases are never owed: a claim is held only for its batch.  At most
+ *   OWED_POSITIONS_MAX positions are owed over the round's sites (8 bytes each, 16 MB);
+ *   past that the requests are counted as given up, and a repeat of one may come out
+ *   again.
  *
  * Invariants
  *   - a round holds at most one command a site: the filter starts a site again only
@@ -421,4 +422,19 @@ once_status remote_site_create(remote_round *round, const char *key, uint64_t bi
 void remote_site_describe_remote(const once_site *site, remote_site_info *info)
 {
     *info = ((const remote_site *)site->context)->info;
+}
+
+void remote_site_flush(const once_site *site)
+{
+    remote_site *s = site->context;
+    remote_round *r = s->round;
+    if (s->owed.count == 0 || r->count != 0) /* nothing owed, or a round in flight */
+        return;
+    start_owed(s);
+    if (s->owed.command == SIZE_MAX)
+        return;
+    cluster_client_run(r->client, r->commands, r->count);
+    r->sent = r->count;
+    read_owed(s);
+    r->count = r->sent = 0;
 }

@@ -41,5 +41,7 @@ typedef struct remote_site_info {
 once_status remote_site_create(remote_round *round, const char *key, uint64_t bits,
                                bool timed, once_site *out);
 void remote_site_describe_remote(const once_site *site, remote_site_info *info);
+/* Send what the site is owed now, alone, between batches (kept if it still fails). */
+void remote_site_flush(const once_site *site);
 
 #endif /* ONCE_DIST_REMOTE_SITE_H */

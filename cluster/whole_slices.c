@@ -21,13 +21,19 @@
  *   after a restart without its data, an answer that does not decode) leaves its
  *   events undecided; the cluster filter applies its failure policy to them.
  *
+ *   A count window's slices are tagged windows on the producers' shared count: the
+ *   cluster filter test-and-adds a round, then stamps its new lines at their places
+ *   (whole_slices_stamp: SLICE.STAMP, one message a slice again; cluster_filter.c,
+ *   counted_batch).
+ *
  * Backfill
  *   A line the policy printed is delivered, but its slice never saw it: once the slice
  *   answers again, a repeat would be new to it and come out again.  So with backfill
  *   on (the policy prints: whole_slices_set_backfill), the events of a failed slice's
- *   command are owed to it, kept in order, and each later round sends a slice's owed
- *   events first, as a command of their own ahead of its round's (the routing layer
- *   keeps a node's commands in order); an answered one pays them.  Their verdicts are
+ *   command are owed to it (a count window's by their stamps, sent as SLICE.STAMP),
+ *   kept in order, and each later round sends a slice's owed events first, as a
+ *   command of their own ahead of its round's (the routing layer keeps a node's
+ *   commands in order); an answered one pays them.  Their verdicts are
  *   not used: those lines were decided.  A line the policy dropped is not owed: added
  *   to its slice it would never be delivered.  At most OWED_MAX events are owed over
  *   all slices (24 bytes each with their times, 16 MB); past that they are counted as
@@ -71,6 +77,7 @@ struct whole_slices {
     size_t *argv_len;
     /* Backfill (above). */
     bool backfill;
+    bool stamping;            /* a count window: owed events go as stamps */
     once_slice_event **owed;  /* per slice, oldest first */
     size_t *owed_count, *owed_room;
     size_t owed_total;
@@ -236,10 +243,10 @@ static bool round_room(whole_slices *w, size_t n)
     return true;
 }
 
-/* events[0 .. n-1] as the command of `slot` to slice slot % count; false when memory
- * runs out (its events then fail). */
+/* events[0 .. n-1] as the `command` (SLICE.TADD or SLICE.STAMP) of `slot` to slice
+ * slot % count; false when memory runs out (its events then fail). */
 static bool encode_events(whole_slices *w, uint32_t slot, const once_slice_event *events,
-                          size_t n)
+                          size_t n, const char *command)
 {
     size_t need = once_slice_events_size(n, w->timed), len = 0;
     if (need > w->wire_room[slot]) {
@@ -254,8 +261,8 @@ static bool encode_events(whole_slices *w, uint32_t slot, const once_slice_event
     const char **a = w->argv + 3 * (size_t)slot;
     size_t *l = w->argv_len + 3 * (size_t)slot;
     const char *key = w->keys[slot % w->count];
-    a[0] = "SLICE.TADD";
-    l[0] = 10;
+    a[0] = command;
+    l[0] = strlen(command);
     a[1] = key;
     l[1] = strlen(key);
     a[2] = (const char *)w->wire[slot];
@@ -267,6 +274,11 @@ static bool encode_events(whole_slices *w, uint32_t slot, const once_slice_event
 void whole_slices_set_backfill(whole_slices *w, bool on)
 {
     w->backfill = on;
+}
+
+void whole_slices_set_stamping(whole_slices *w, bool on)
+{
+    w->stamping = on;
 }
 
 /* The events of slice i's failed command, owed to it (as many as OWED_MAX leaves). */
@@ -339,10 +351,15 @@ static once_status worse(once_status now, once_status next)
     return next;
 }
 
-/* One round: n <= ROUND_EVENTS events. */
+/* One round: n <= ROUND_EVENTS events, test-and-added, or with `stamp` stamped. */
 static once_status run_round(whole_slices *w, const once_key *keys, size_t n, uint8_t *seen,
-                             bool *decided)
+                             bool *decided, bool stamp)
 {
+    const char *command = stamp ? "SLICE.STAMP" : "SLICE.TADD";
+    const char *owed_command = w->stamping ? "SLICE.STAMP" : "SLICE.TADD";
+    /* A count window owes its lines' stamps: a line its test could not reach is owed
+     * once the count gave it its place, by the stamp round. */
+    bool owe_failed = w->backfill && (stamp || !w->stamping);
     if (!round_room(w, n))
         return ONCE_ERR_NOMEM;
     /* Each event's digest and slice, then the events gathered by slice (a stable
@@ -366,14 +383,16 @@ static once_status run_round(whole_slices *w, const once_key *keys, size_t n, ui
     uint32_t commands = 0;
     for (uint32_t s = 0; s < w->count; s++) {
         w->answered[s] = false;
-        if (w->owed_count[s] != 0 && encode_events(w, w->count + s, w->owed[s], w->owed_count[s])) {
+        if (w->owed_count[s] != 0 &&
+            encode_events(w, w->count + s, w->owed[s], w->owed_count[s], owed_command)) {
             w->batch[commands] = w->commands[w->count + s];
             w->sent[commands++] = w->count + s;
         }
         if (w->start[s + 1] == w->start[s])
             continue;
         w->info[s].events += w->start[s + 1] - w->start[s];
-        if (encode_events(w, s, w->events + w->start[s], w->start[s + 1] - w->start[s])) {
+        if (encode_events(w, s, w->events + w->start[s], w->start[s + 1] - w->start[s],
+                          command)) {
             w->batch[commands] = w->commands[s];
             w->sent[commands++] = s;
         }
@@ -388,7 +407,7 @@ static once_status run_round(whole_slices *w, const once_key *keys, size_t n, ui
         if (w->batch[c].reply != NULL)
             freeReplyObject(w->batch[c].reply);
     }
-    for (uint32_t s = 0; w->backfill && s < w->count; s++)
+    for (uint32_t s = 0; owe_failed && s < w->count; s++)
         if (!w->answered[s] && w->start[s + 1] > w->start[s])
             owe(w, s, w->events + w->start[s], w->start[s + 1] - w->start[s]);
     /* The answers back in the batch's order. */
@@ -407,16 +426,37 @@ static once_status run_round(whole_slices *w, const once_key *keys, size_t n, ui
     return st;
 }
 
-once_status whole_slices_batch(whole_slices *w, const once_key *keys, size_t count, uint8_t *seen,
-                               bool *decided)
+static once_status run_rounds(whole_slices *w, const once_key *keys, size_t count,
+                              uint8_t *seen, bool *decided, bool stamp)
 {
     once_status st = ONCE_OK;
     for (size_t at = 0; at < count; at += ROUND_EVENTS) {
         size_t n = count - at < ROUND_EVENTS ? count - at : ROUND_EVENTS;
-        once_status round = run_round(w, keys + at, n, seen + at, decided + at);
+        once_status round = run_round(w, keys + at, n, seen + at, decided + at, stamp);
         if (round == ONCE_ERR_NOMEM)
             return round;
         st = worse(st, round);
     }
     return st;
+}
+
+once_status whole_slices_batch(whole_slices *w, const once_key *keys, size_t count, uint8_t *seen,
+                               bool *decided)
+{
+    return run_rounds(w, keys, count, seen, decided, false);
+}
+
+once_status whole_slices_stamp(whole_slices *w, const once_key *keys, size_t count,
+                               uint8_t *scratch, bool *decided)
+{
+    return run_rounds(w, keys, count, scratch, decided, true);
+}
+
+void whole_slices_flush(whole_slices *w)
+{
+    bool owed = false;
+    for (uint32_t s = 0; s < w->count; s++)
+        owed |= w->owed_count[s] != 0;
+    if (owed) /* a round of no events sends only what the slices are owed */
+        run_round(w, NULL, 0, NULL, NULL, false);
 }

@@ -15,7 +15,7 @@ typedef struct whole_slices whole_slices;
 typedef struct whole_slice_info {
     uint64_t events;   /* events sent to it: paper 000's messages, a request each */
     uint64_t failed_events; /* of which its command answered nothing usable */
-    uint64_t messages; /* SLICE.TADD commands sent */
+    uint64_t messages; /* SLICE.TADD and SLICE.STAMP commands sent */
     uint64_t failures; /* of which answered nothing usable */
     uint64_t missing;  /* of which NOSLICE */
     uint64_t falls;    /* times it failed after an answer (or at its first command) */
@@ -46,9 +46,22 @@ once_status whole_slices_reserve(whole_slices *w, once_type filter, uint64_t cap
 once_status whole_slices_batch(whole_slices *w, const once_key *keys, size_t count, uint8_t *seen,
                                bool *decided);
 
+/* Stamp keys[0 .. count-1] at their times (SLICE.STAMP, once_slice_events_stamp): a
+ * count window's new lines at their places in the count.  decided[i] false for a line
+ * its slice did not answer (owed to it with backfill on); scratch: count bytes. */
+once_status whole_slices_stamp(whole_slices *w, const once_key *keys, size_t count,
+                               uint8_t *scratch, bool *decided);
+
+/* With `on` (a count window), what a slice is owed goes as stamps, and a line whose
+ * test-and-add failed is owed only by its stamp. */
+void whole_slices_set_stamping(whole_slices *w, bool on);
+
 /* With `on`, the events of a slice that did not answer are sent to it again, ahead of
  * later rounds' (whole_slices.c, "Backfill"): for a failure policy that prints them. */
 void whole_slices_set_backfill(whole_slices *w, bool on);
+
+/* Send what failed slices are owed now, once (those that still cannot answer keep it). */
+void whole_slices_flush(whole_slices *w);
 
 uint32_t whole_slices_count(const whole_slices *w);
 void whole_slices_info(const whole_slices *w, uint32_t slice, whole_slice_info *info);

@@ -19,11 +19,14 @@
  *   slices it needs at start), and with another geometry an error naming both.
  *
  *   A whole slice (once_sliced.h, "Whole slices") is a horizontal slice that is a
- *   filter of its own, of any structure without a count window: a tagged window, a
- *   blocked or scalable filter.  SLICE.RESERVE makes it (OK again for one alike, as
+ *   filter of its own, of any structure but a count window's (whose clock is the
+ *   producers'): a tagged window, a blocked or scalable filter.  SLICE.RESERVE makes it (OK again for one alike, as
  *   SLICE.CREATE), and SLICE.TADD test-and-adds a batch of the producers' digests, each
  *   at its own time, atomically, in the memory one node's filter of those keys takes.
- *   The producers pick the slice; the seed only records whose digests they are.
+ *   The producers pick the slice; the seed only records whose digests they are.  A
+ *   count window's slices are tagged windows whose time is the producers' shared count:
+ *   SLICE.STAMP adds the lines a test-and-add found new at their places in it, a key
+ *   held keeping the later (docs/CLUSTER.md, "Count windows").
  *
  *   Saving, loading, the AOF, DUMP / RESTORE and the SCANDUMP / LOADCHUNK pair are
  *   value.c's, as for every type: a slice is a filter of the library.
@@ -387,10 +390,11 @@ static int slice_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
     return RM_ReplyWithSimpleString(ctx, "OK");
 }
 
-/* SLICE.TADD key events: the verdicts, as bytes (slice/wire.c). */
-static int slice_tadd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+/* SLICE.TADD key events: the verdicts, as bytes (slice/wire.c); with `stamp`
+ * (SLICE.STAMP) the events are added instead, a key held keeping the later time
+ * (once_slice_events_stamp), and the verdicts say only which were refused. */
+static int run_events(RedisModuleCtx *ctx, RedisModuleString **argv, bool stamp)
 {
-    (void)argc;
     opened_key k;
     once_filter *f = open_slice_to_run(ctx, argv[1], true, &k);
     if (f == NULL)
@@ -406,7 +410,8 @@ static int slice_tadd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     once_slice_held held;
     once_status st = events != NULL ? once_slice_events_decode(wire, len, events) : ONCE_ERR_NOMEM;
     if (st == ONCE_OK)
-        st = once_slice_events_run(f, events, count, &held);
+        st = stamp ? once_slice_events_stamp(f, events, count, &held)
+                   : once_slice_events_run(f, events, count, &held);
     size_t verdict_len = st == ONCE_OK ? once_slice_verdicts_size(events, count) : 0;
     if (st == ONCE_OK && (verdicts = memory_try_alloc(verdict_len)) == NULL)
         st = ONCE_ERR_NOMEM;
@@ -430,6 +435,19 @@ static int slice_tadd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (verdicts != NULL)
         RM_Free(verdicts);
     return RM_OK;
+}
+
+static int slice_tadd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    (void)argc;
+    return run_events(ctx, argv, false);
+}
+
+/* SLICE.STAMP key events: a count window's new lines at their places in the count. */
+static int slice_stamp(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    (void)argc;
+    return run_events(ctx, argv, true);
 }
 
 /* SLICE.INFO key: a map (flat pairs under RESP2). */
@@ -491,6 +509,8 @@ static const command_spec slice_commands[] = {
      "Create a whole slice: FILTER, CAPACITY, ERROR, SEED, SPAN, LAG (OK if it exists alike)"},
     {"slice.tadd", slice_tadd, "write deny-oom", 3, KEYS_FIRST, KEY_WRITES,
      "Test-and-add a batch of packed digests at a whole slice; a bit each"},
+    {"slice.stamp", slice_stamp, "write deny-oom", 3, KEYS_FIRST, KEY_WRITES,
+     "Add a batch of packed digests at their times (a count window's stamps); a bit each"},
     {"slice.info", slice_info, "readonly", 2, KEYS_FIRST, KEY_READS,
      "Bits, window, growth, cells set and size of a slice"},
 };

@@ -1146,16 +1146,12 @@ static int check_kinds(parse_state *p)
     cli_options *o = p->o;
     if (o->cluster != NULL && !o->sliced && o->tree_levels == 0) {
         /* The default over a cluster: whole slices, horizontal (docs/CLUSTER.md says
-         * why); a count window's slices keep timers on the producers' shared count. */
+         * why); a count window's are tagged windows on the producers' shared count. */
         if (p->dicing_given || p->growth_given)
             return fail("%s", "--dicing and --slice-growth shape a sliced filter of cells: add "
                               "--slicing");
-        if (o->window_given) {
-            o->sliced = true;
-        } else {
-            o->whole = true;
-            o->slicing = ONCE_SLICING_HORIZONTAL;
-        }
+        o->whole = true;
+        o->slicing = ONCE_SLICING_HORIZONTAL;
         if (!p->slices_given)
             o->slices = 16;
         p->slices_given = !o->whole;
@@ -1197,7 +1193,16 @@ static int check_windows(parse_state *p)
     bool site_timers = o->sliced || o->tree_levels != 0;
     if (o->window_given && o->span_given)
         return fail("%s", "--window and --span exclude each other (a count or a time window)");
-    if (o->window_given) {
+    if (o->window_given && o->whole) { /* the slices' time is the shared count */
+        if (o->type_given && o->type != ONCE_TAGGED)
+            return fail("--cluster --window: each slice is a tagged window on the producers' "
+                        "shared count, not %s (or add --slicing for slices of cells)",
+                        once_type_name(o->type));
+        o->type = ONCE_TAGGED;
+        if (o->capacity_given)
+            return fail("%s", "--capacity and --window exclude each other (the window is the "
+                              "capacity)");
+    } else if (o->window_given) {
         if (!o->type_given)
             o->type = ONCE_APBF;
         else if (!count_type && !site_timers) /* on the count */

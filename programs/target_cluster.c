@@ -491,6 +491,7 @@ static void cluster_report(const target *t, stats_mode mode, const run_summary *
 {
     cluster_target *ct = t->impl; /* the target is the run's; its fault counts are ours */
     say_faults_not_shown(ct);
+    once_cluster_flush(ct->cluster); /* what is owed counts as sent, or as still owed */
     const once_cluster *cluster = ct->cluster;
     once_cluster_stats s;
     if (once_cluster_get_stats(cluster, &s) != ONCE_OK)

@@ -154,6 +154,11 @@ ONCE_API void once_cluster_config_init(once_cluster_config *config, const char *
  * ONCE_ERR_MISMATCH for a layout, ONCE_ERR_INVALID for a config. */
 ONCE_API once_status once_cluster_open(once_cluster **out, const once_cluster_config *config,
                                        char *error, size_t error_len);
+/* Send now what the last batches left pending: the claims they won (released), and
+ * the lines the failure policy printed while their slices failed (backfill: sent to
+ * the slices that answer again; those that still cannot keep them).  Between batches;
+ * once_cluster_close does it too. */
+ONCE_API once_status once_cluster_flush(once_cluster *cluster);
 ONCE_API void once_cluster_close(once_cluster *cluster);
 
 /* Dedup keys[0 .. count-1] (their time_ms the producer timestamps, with a window):

@@ -315,6 +315,14 @@ typedef struct once_slice_held {
  * what the filter holds after. */
 ONCE_API once_status once_slice_events_run(once_filter *filter, once_slice_event *events,
                                            size_t count, once_slice_held *held);
+/* Stamp events[0 .. count-1] in order: each is added at its time (once_add_digest),
+ * which a time window takes as a delivery then, a key it holds keeping the later of
+ * its own time and this one (window/tagged.c, "Time").  A count window over whole
+ * slices stamps so the lines a test-and-add found new, once the shared count gave
+ * them their places (docs/CLUSTER.md, "Count windows").  Statuses and `held` as
+ * once_slice_events_run's; `seen` is false. */
+ONCE_API once_status once_slice_events_stamp(once_filter *filter, once_slice_event *events,
+                                             size_t count, once_slice_held *held);
 /* The events as one message (`timed`: with their times), and back.  The decoder checks
  * the whole message first: ONCE_ERR_CORRUPT for anything malformed. */
 ONCE_API size_t once_slice_events_size(size_t count, bool timed);

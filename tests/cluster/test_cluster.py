@@ -366,11 +366,12 @@ def window_stream(n, rng, prefix):
 def test_count_windows_keep_the_last_n_deliveries_of_every_producer():
     # --window N over a cluster: a key is suppressed while fewer than N others were
     # delivered after it (no false negative), and forgotten once N and a batch's
-    # slack (N/16) were.  The count is the key NAME:count, one a delivery.
+    # slack (N/16) were.  The count is the key NAME:count, one a delivery.  Whole
+    # slices (the default) are tagged windows on the count; slices of cells, timers.
     window = 2000
     rng = random.Random(SEED + 7)
     with Cluster(masters=3) as cluster:
-        for name, slicing in SLICINGS[:3]:
+        for name, slicing in [("whole", []), *SLICINGS[:3]]:
             key = "count-%s" % name
             keys, data = window_stream(30000, rng, key)
             opts = [*slicing, "--window", str(window), "--error", "0.01", "--seed", "5",
@@ -379,7 +380,8 @@ def test_count_windows_keep_the_last_n_deliveries_of_every_producer():
             delivered_at = set(int(l.split(b"\t")[0]) for l in out)
             assert stats["window"] == window and stats["window_unit"] == "events"
             assert stats["count"] == len(out) == count_of(cluster, key)
-            assert stats["claims"] and stats["clock_failures"] == 0
+            assert stats["claims"] == (name != "whole") and stats["clock_failures"] == 0
+            assert stats["slice_filter"] == ("tagged" if name == "whole" else "cells")
             place, delivered = {}, 0
             inside = inside_kept = long_gone = forgotten = 0
             for i, k in enumerate(keys):
@@ -405,6 +407,13 @@ def test_count_windows_keep_the_last_n_deliveries_of_every_producer():
         # refuses to read (version 1 stays what every other filter writes).
         layout = layout_of(cluster, "count-vertical")
         assert layout.startswith("once cluster layout 2\n") and "\nwindow_events 2000\n" in layout
+        # Whole slices of a count window in version 4, which producers that know whole
+        # slices of time windows alone (version 3) refuse.
+        layout = layout_of(cluster, "count-whole")
+        assert layout.startswith("once cluster layout 4\n") and "\nwindow_events 2000\n" in layout
+        assert "\nfilter tagged\n" in layout and "\nwindow 0\nlag 0\n" in layout, layout
+        err = once(cluster, "count-whole", "--window", "3000", "--error", "0.01", expect=1)[1]
+        assert "count window 2000 events (asked 3000 events)" in err, err
         # Producers that contradict the layout are refused, with the difference named.
         err = once(cluster, "count-vertical", *SLICINGS[1][1], "--window", "3000", "--error",
                    "0.01", expect=1)[1]
@@ -414,26 +423,30 @@ def test_count_windows_keep_the_last_n_deliveries_of_every_producer():
         assert "count window 2000 events (asked 0 events)" in err, err
         # A count lost with its node's data reads as a failed clock, not as 0: under
         # "duplicate" every event is suppressed, and the count is not made again.
-        cluster.nodes[cluster.owner(cluster.keyslot("count-vertical:count"))].call(
-            "DEL", "count-vertical:count")
-        out, stats = once(cluster, "count-vertical", *SLICINGS[1][1], "--window",
-                          str(window), "--error", "0.01", "--on-failed-slice", "duplicate",
-                          "--stats=json", data=lines(keys_of("after-loss", 300)))
-        assert out == [] and stats["clock_failures"] > 0
-        assert count_of(cluster, "count-vertical") is None
+        for key, slicing in (("count-vertical", SLICINGS[1][1]), ("count-whole", [])):
+            cluster.nodes[cluster.owner(cluster.keyslot(key + ":count"))].call(
+                "DEL", key + ":count")
+            out, stats = once(cluster, key, *slicing, "--window", str(window), "--error",
+                              "0.01", "--on-failed-slice", "duplicate", "--stats=json",
+                              data=lines(keys_of("after-loss", 300)))
+            assert out == [] and stats["clock_failures"] > 0, (key, len(out), stats)
+            assert count_of(cluster, key) is None
 
 
 def test_racing_producers_share_one_count():
     # Racing producers on one count window: each key delivered once between them, and
-    # every delivery took one place in the common count.
+    # every delivery took one place in the common count; slices of cells (claims) and
+    # whole slices (a key meets its racing repeat at its slice).
     rng = random.Random(SEED + 8)
     with Cluster(masters=3) as cluster:
-        for producers in (2, 4):
-            key = "count-race-%d" % producers
+        for producers, whole in ((2, False), (4, False), (2, True), (4, True)):
+            key = "count-race-%d%s" % (producers, "-whole" if whole else "")
             stored = keys_of(key, 3000)
             streams = [repeated_stream(stored, 6000, rng) for _ in range(producers)]
             opts = ["--slicing", "vertical", "--slices", "3", "--window", "20000", "--error",
                     "0.001", "--seed", "3"]
+            if whole:  # the default
+                opts = opts[4:]
             outs = race(cluster, key, opts, streams)
             delivered = [k for out in outs for k in out]
             assert len(delivered) == len(set(delivered)), (producers,
@@ -554,44 +567,77 @@ def test_lines_printed_for_a_failed_slice_reach_it_once_it_answers():
     # Whole slices, no replica: a frozen master's slices fail, and the default policy
     # prints their lines.  The producer owes them to their slices and sends them once
     # the slices answer again, so a repeat of any of them, from any producer, is dropped.
+    # All time, and a count window (its lines owed by their stamps).
     with Cluster(masters=3) as cluster:
-        opts = ["--capacity", "20000", "--error", "0.001", "--seed", "8", "--stats=json"]
-        once(cluster, "owed", *opts)
-        victim = victim_of(cluster, "owed")
-        p = producer(cluster, "owed", opts)
-        try:
-            feed(p, lines(keys_of("warm", 100)), b"sync-0")
-            cluster.freeze(victim)
-            first = keys_of("first", 6000)
-            out = feed(p, lines(first), b"sync-1", seconds=120)
-            _, high = binomial_bounds(len(first), 0.001)
-            assert len(out) >= len(first) - high, len(out)  # printed by the policy
-        finally:
-            cluster.thaw(victim)
-        cluster.wait_ok()
-        # Batches until the slices hold every key sent (but false positives): the owed
-        # lines go with the first batch after the client's backoff for the frozen master
-        # (at most 2 s) has passed.
-        sent, i = len(keys_of("warm", 100)) + 1 + len(first) + 1, 0  # with the sync lines
-        deadline = time.monotonic() + 60
-        while True:
-            feed(p, lines(keys_of("after-%d" % i, 50)), b"sync-after-%d" % i)
-            sent, i = sent + 51, i + 1
-            _, high = binomial_bounds(sent, 0.001)
-            held = sum(info_of(cluster, key)["Number of items inserted"]
-                       for key in slice_keys(cluster, "owed"))
-            if held >= sent - high:
-                break
-            assert time.monotonic() < deadline, ("owed lines never reached their slices",
-                                                 held, sent)
-            time.sleep(0.05)
-        _, err = finish(p)
-        stats = json.loads(err.strip().splitlines()[-1])
-        assert stats["failed_events"] > 1000 and stats["given_up"] == 0, stats
-        assert stats["owed"] == 0 and stats["backfilled"] == stats["failed_events"], stats
-        # Another producer: every key of the outage is a repeat now.
-        again, _ = once(cluster, "owed", *opts, data=lines(first))
-        assert again == [], len(again)
+        for name, sizing in (("owed", ["--capacity", "20000"]), ("owed-count",
+                                                                  ["--window", "20000"])):
+            opts = [*sizing, "--error", "0.001", "--seed", "8", "--stats=json"]
+            once(cluster, name, *opts)
+            victim = victim_of(cluster, name)
+            p = producer(cluster, name, opts)
+            try:
+                feed(p, lines(keys_of(name + "-warm", 100)), b"sync-0")
+                cluster.freeze(victim)
+                first = keys_of(name + "-first", 6000)
+                out = feed(p, lines(first), b"sync-1", seconds=120)
+                _, high = binomial_bounds(len(first), 0.001)
+                assert len(out) >= len(first) - high, (name, len(out))  # by the policy
+            finally:
+                cluster.thaw(victim)
+            cluster.wait_ok()
+            # Batches until the slices hold every key sent (but false positives): the
+            # owed lines go with the first batch after the client's backoff for the
+            # frozen master (at most 2 s) has passed.
+            sent, i = 100 + 1 + len(first) + 1, 0  # with the sync lines
+            deadline = time.monotonic() + 60
+            while True:
+                feed(p, lines(keys_of("%s-after-%d" % (name, i), 50)), b"sync-after-%d" % i)
+                sent, i = sent + 51, i + 1
+                _, high = binomial_bounds(sent, 0.001)
+                held = sum(info_of(cluster, key)["Number of items inserted"]
+                           for key in slice_keys(cluster, name))
+                if held >= sent - high:
+                    break
+                assert time.monotonic() < deadline, ("owed lines never reached their slices",
+                                                     name, held, sent)
+                time.sleep(0.05)
+            _, err = finish(p)
+            stats = json.loads(err.strip().splitlines()[-1])
+            assert stats["failed_events"] > 1000 and stats["given_up"] == 0, (name, stats)
+            assert stats["owed"] == 0, (name, stats)
+            assert stats["backfilled"] == stats["failed_events"], (name, stats)
+            # Another producer: every key of the outage is a repeat now.
+            again, _ = once(cluster, name, *opts, data=lines(first))
+            assert again == [], (name, len(again))
+
+
+def test_a_producer_that_stops_after_an_outage_sends_what_it_owes_as_it_ends():
+    # The input ends while lines printed for a failed slice are still owed: the
+    # producer sends them as it ends (once_cluster_flush), not only ahead of a next
+    # batch that never comes.  Whole slices and vertical slices of cells.
+    with Cluster(masters=3) as cluster:
+        for name, slicing in (("ends", []), ("ends-v", ["--slicing", "vertical",
+                                                        "--slices", "3"])):
+            opts = [*slicing, "--capacity", "20000", "--error", "0.001", "--seed", "8",
+                    "--stats=json"]
+            once(cluster, name, *opts)
+            victim = victim_of(cluster, name)
+            p = producer(cluster, name, opts)
+            try:
+                feed(p, lines(keys_of(name + "-warm", 100)), b"sync-0")
+                cluster.freeze(victim)
+                first = keys_of(name + "-first", 3000)
+                feed(p, lines(first), b"sync-1", seconds=120)
+            finally:
+                cluster.thaw(victim)
+            cluster.wait_ok()
+            time.sleep(2.5)  # past the client's backoff for the frozen master (2 s at most)
+            _, err = finish(p)
+            stats = json.loads(err.strip().splitlines()[-1])
+            assert stats["failed_events"] > 500 and stats["owed"] == 0, (name, stats)
+            assert stats["backfilled"] >= stats["failed_events"], (name, stats)
+            again, _ = once(cluster, name, *opts, data=lines(first))
+            assert again == [], (name, len(again))
 
 
 def test_lines_printed_for_a_failed_slice_of_cells_reach_it_once_it_answers():

@@ -298,6 +298,46 @@ def test_whole_slice_with_a_lag_judges_late_events_at_their_own_time():
         assert r.exists("t") == 0
 
 
+def test_whole_slice_stamp_moves_a_key_to_its_place_in_the_count():
+    # A count window's slice is a tagged window on the producers' count (span N + 1):
+    # a line is test-and-added where its producer knew the count, then SLICE.STAMP
+    # moves it to its place, and it stays for N lines from there.  A replica follows.
+    rng = random.Random(15)
+    window = 100
+    with Server() as s:
+        r = s.client()
+        assert r.execute_command("SLICE.RESERVE", "c", "FILTER", "tagged", "CAPACITY", 1000,
+                                 "ERROR", "0.001", "SEED", 5, "SPAN", window + 1) == b"OK"
+        stamped, left = digests(rng, 20), digests(rng, 20)
+        _, items, answers = tadd(r, "c", [(lo, hi, 0) for lo, hi in stamped + left])
+        assert items == 40 and not any(seen for seen, _ in answers)
+        reply = r.execute_command("SLICE.STAMP", "c", encode_events(
+            [(lo, hi, 50) for lo, hi in stamped]))
+        _, items, answers = decode_verdicts(reply, 20)
+        assert items == 40 and answers == [(False, 0)] * 20  # no item more, none refused
+        others = digests(rng, window)
+        tadd(r, "c", [(lo, hi, 51 + i) for i, (lo, hi) in enumerate(others)])
+        # At the count 50 + N: the stamped lines are inside, those left at 0 gone.
+        _, _, again = tadd(r, "c", [(lo, hi, 50 + window) for lo, hi in stamped + left])
+        assert all(seen for seen, _ in again[:20])
+        assert sum(1 for seen, _ in again[20:] if not seen) >= 19
+        with s.replica() as replica:
+            rep = replica.client()
+            wait_synced(r, rep)
+            r.execute_command("SLICE.STAMP", "c", encode_events([(1, 2, 400)]))
+            wait_synced(r, rep)
+            assert scandump(rep, "c", "SLICE.SCANDUMP") == scandump(r, "c", "SLICE.SCANDUMP")
+        # Refused as SLICE.TADD refuses, the slice unchanged.
+        before = scandump(r, "c", "SLICE.SCANDUMP")
+        assert err(r, "SLICE.STAMP", "gone", encode_events([(1, 2, 5)])).startswith("NOSLICE")
+        assert "malformed" in err(r, "SLICE.STAMP", "c", b"\x02\x01")
+        assert "out of range" in err(r, "SLICE.STAMP", "c",
+                                     encode_events([(1, 2, 500), (3, 4, 2 ** 63)]))
+        r.execute_command("SLICE.CREATE", "cells", "BITS", 64)
+        assert "SLICE.RUN" in err(r, "SLICE.STAMP", "cells", encode_events([(1, 2, 5)]))
+        assert scandump(r, "c", "SLICE.SCANDUMP") == before
+
+
 def test_whole_slice_refuses_what_it_cannot_run():
     rng = random.Random(12)
     with Server() as s:

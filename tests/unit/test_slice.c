@@ -595,6 +595,57 @@ static void whole_slice_events_run_around_a_refusal(void)
     once_free(f);
 }
 
+/* A count window's whole slice (docs/CLUSTER.md, "Count windows"): a line is
+ * test-and-added where its producer last knew the count, then stamped at its place in
+ * it.  The stamp keeps the key for its window from there, where its test's time alone
+ * would have let it go; a stamp of a key held counts no item, one of a key the slice
+ * never saw adds it. */
+static void whole_slice_stamps_keep_a_key_from_its_place(void)
+{
+    enum { WINDOW = 100 }; /* the slice's span is N + 1 counts */
+    once_config c;
+    once_config_init(&c, ONCE_TAGGED);
+    c.capacity = 1000;
+    c.span_ms = WINDOW + 1;
+    c.seed = 5;
+    c.seed_is_set = true;
+    c.max_time_jump_ms = 0;
+    for (int stamped = 0; stamped < 2; stamped++) {
+        once_filter *f = NULL;
+        CHECK_OK(once_create(&f, &c));
+        once_slice_event e[2];
+        memset(e, 0, sizeof e);
+        for (int i = 0; i < 2; i++)
+            once_digest_with_seed(5, &i, sizeof i, &e[i].digest);
+        CHECK_OK(once_slice_events_run(f, e, 1, NULL)); /* tested at count 0 */
+        CHECK(e[0].status == ONCE_OK && !e[0].seen);
+        if (stamped) {
+            e[0].time_ms = 50; /* its place */
+            e[1].time_ms = 60; /* a key this slice never tested */
+            once_slice_held held;
+            CHECK_OK(once_slice_events_stamp(f, e, 2, &held));
+            CHECK(e[0].status == ONCE_OK && !e[0].seen && e[1].status == ONCE_OK);
+            CHECK(held.items == 2 && once_items(f) == 2);
+        }
+        /* Other lines move the count on to 50 + N: the key is still inside. */
+        for (uint64_t t = 51; t <= 50 + WINDOW; t++) {
+            once_digest other;
+            once_digest_with_seed(6, &t, sizeof t, &other);
+            CHECK_OK(once_add_digest(f, &other, t));
+        }
+        bool present = false;
+        CHECK_OK(once_query_digest(f, &e[0].digest, 50 + WINDOW, &present));
+        CHECK(present == (stamped == 1));
+        once_free(f);
+    }
+    once_filter *f = NULL;
+    CHECK_OK(once_create(&f, &c));
+    once_slice_event late = {.time_ms = ONCE_MAX_TIME_MS + 1};
+    CHECK_STATUS(once_slice_events_stamp(f, &late, 1, NULL), ONCE_ERR_INVALID);
+    CHECK(once_items(f) == 0);
+    once_free(f);
+}
+
 /* Events and verdicts survive a round trip; every malformed message is refused. */
 static void whole_slice_wire_round_trips_and_refuses(void)
 {
@@ -664,6 +715,7 @@ static const testing_case cases[] = {
     {"whole_slices_answer_as_the_sharded_filter", whole_slices_answer_as_the_sharded_filter},
     {"whole_slice_events_run_around_a_refusal", whole_slice_events_run_around_a_refusal},
     {"whole_slice_wire_round_trips_and_refuses", whole_slice_wire_round_trips_and_refuses},
+    {"whole_slice_stamps_keep_a_key_from_its_place", whole_slice_stamps_keep_a_key_from_its_place},
 };
 
 TESTING_MAIN(cases)
