@@ -563,6 +563,24 @@ def info_of(cluster, key):
     return dict(zip(reply[::2], reply[1::2]))
 
 
+def through_an_outage(cluster, name, opts, count):
+    """A producer of filter `name` (the filter made first) that sends `count` fresh
+    lines while a master of its slices, not the layout's, is frozen, then sees it
+    thawed and the cluster ok.  (the producer, the fresh keys, the lines it printed)."""
+    once(cluster, name, *opts)
+    victim = victim_of(cluster, name)
+    p = producer(cluster, name, opts)
+    try:
+        feed(p, lines(keys_of(name + "-warm", 100)), b"sync-0")
+        cluster.freeze(victim)
+        first = keys_of(name + "-first", count)
+        out = feed(p, lines(first), b"sync-1", seconds=120)
+    finally:
+        cluster.thaw(victim)
+    cluster.wait_ok()
+    return p, first, out
+
+
 def test_lines_printed_for_a_failed_slice_reach_it_once_it_answers():
     # Whole slices, no replica: a frozen master's slices fail, and the default policy
     # prints their lines.  The producer owes them to their slices and sends them once
@@ -572,19 +590,9 @@ def test_lines_printed_for_a_failed_slice_reach_it_once_it_answers():
         for name, sizing in (("owed", ["--capacity", "20000"]), ("owed-count",
                                                                   ["--window", "20000"])):
             opts = [*sizing, "--error", "0.001", "--seed", "8", "--stats=json"]
-            once(cluster, name, *opts)
-            victim = victim_of(cluster, name)
-            p = producer(cluster, name, opts)
-            try:
-                feed(p, lines(keys_of(name + "-warm", 100)), b"sync-0")
-                cluster.freeze(victim)
-                first = keys_of(name + "-first", 6000)
-                out = feed(p, lines(first), b"sync-1", seconds=120)
-                _, high = binomial_bounds(len(first), 0.001)
-                assert len(out) >= len(first) - high, (name, len(out))  # by the policy
-            finally:
-                cluster.thaw(victim)
-            cluster.wait_ok()
+            p, first, out = through_an_outage(cluster, name, opts, 6000)
+            _, high = binomial_bounds(len(first), 0.001)
+            assert len(out) >= len(first) - high, (name, len(out))  # by the policy
             # Batches until the slices hold every key sent (but false positives): the
             # owed lines go with the first batch after the client's backoff for the
             # frozen master (at most 2 s) has passed.
@@ -620,17 +628,7 @@ def test_a_producer_that_stops_after_an_outage_sends_what_it_owes_as_it_ends():
                                                         "--slices", "3"])):
             opts = [*slicing, "--capacity", "20000", "--error", "0.001", "--seed", "8",
                     "--stats=json"]
-            once(cluster, name, *opts)
-            victim = victim_of(cluster, name)
-            p = producer(cluster, name, opts)
-            try:
-                feed(p, lines(keys_of(name + "-warm", 100)), b"sync-0")
-                cluster.freeze(victim)
-                first = keys_of(name + "-first", 3000)
-                feed(p, lines(first), b"sync-1", seconds=120)
-            finally:
-                cluster.thaw(victim)
-            cluster.wait_ok()
+            p, first, _ = through_an_outage(cluster, name, opts, 3000)
             time.sleep(2.5)  # past the client's backoff for the frozen master (2 s at most)
             _, err = finish(p)
             stats = json.loads(err.strip().splitlines()[-1])
@@ -651,21 +649,12 @@ def test_lines_printed_for_a_failed_slice_of_cells_reach_it_once_it_answers():
                                          "--span", "1h"])):
             opts = [*extra, "--capacity", "20000", "--error", "0.001", "--seed", "8",
                     "--stats=json"]
-            once(cluster, name, *opts)
+            p, first, out = through_an_outage(cluster, name, opts, 6000)
+            assert len(out) == len(first), (name, len(out))  # printed by the policy
             victim = victim_of(cluster, name)
             keys = slice_keys(cluster, name)
             on_victim = [k for k in keys if cluster.owner(cluster.keyslot(k)) == victim]
             elsewhere = [k for k in keys if k not in on_victim]
-            p = producer(cluster, name, opts)
-            try:
-                feed(p, lines(keys_of(name + "-warm", 100)), b"sync-0")
-                cluster.freeze(victim)
-                first = keys_of(name + "-first", 6000)
-                out = feed(p, lines(first), b"sync-1", seconds=120)
-                assert len(out) == len(first), (name, len(out))  # printed by the policy
-            finally:
-                cluster.thaw(victim)
-            cluster.wait_ok()
             # Batches until the victim's slices caught up with the others (each took
             # about as many sets): the owed sets go with the first batch after the
             # client's backoff for the frozen master (at most 2 s) has passed.  Without
