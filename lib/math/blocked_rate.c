@@ -160,11 +160,16 @@ static double blocked_rate_all_lanes(uint64_t blocks, uint64_t items)
         return pow(-expm1((double)items * log_miss), LANES);
     double p = 1.0 / (double)blocks, n = (double)items;
     double mean = n * p;
-    double last = mean + 40.0 * sqrt(mean) + 60.0;
+    /* Only loads within 40 standard deviations (and 60) of the mean weigh: a term
+     * past them has a probability under 1e-300.  So the sum costs O(sqrt(mean)) terms,
+     * not one a key of a block's mean load. */
+    double spread = 40.0 * sqrt(mean) + 60.0;
+    double last = mean + spread, first = mean - spread;
     uint64_t top = last < n ? (uint64_t)last : items;
+    uint64_t bottom = first > 1.0 ? (uint64_t)first : 1;
     double log_keep = log1p(-p);
     double sum = 0.0;
-    for (uint64_t l = 1; l <= top; l++) {
+    for (uint64_t l = bottom; l <= top; l++) {
         double log_pmf = lgamma(n + 1) - lgamma((double)l + 1) - lgamma(n - (double)l + 1) +
                          (double)l * log(p) + (n - (double)l) * log_keep;
         double set = -expm1((double)l * log_miss);
@@ -173,17 +178,26 @@ static double blocked_rate_all_lanes(uint64_t blocks, uint64_t items)
     return sum == sum ? sum : 1.0; /* NaN: no rate to plan by */
 }
 
+/* A block's mean load where the search for blocks starts: with 1,024 keys a block
+ * each of a query's bits is set but with chance (31/32)^1024 < 1e-14, so the rate is
+ * about 1, above any error planned here (under BLOCKED_MIN_ERROR), and the sum there
+ * takes a few thousand terms. */
+#define ALL_LANES_FIRST_LOAD 1024u
+
 /* The fewest blocks at k = 16 that meet `error` at `capacity` (0 if none within the
- * library's limits). */
+ * library's limits).  The search doubles from capacity / ALL_LANES_FIRST_LOAD blocks,
+ * not from one, where a block's mean load is the whole capacity. */
 static uint64_t blocks_all_lanes(uint64_t capacity, double error)
 {
     const uint64_t max_blocks = ONCE_MAX_CELLS / BLOCK_BITS;
-    uint64_t hi = 1;
-    while (hi < max_blocks && blocked_rate_all_lanes(hi, capacity) > error)
+    uint64_t hi = capacity / ALL_LANES_FIRST_LOAD, lo = 0; /* rate(lo) > error, or 0 */
+    hi = hi < 1 ? 1 : hi > max_blocks ? max_blocks : hi;
+    while (hi < max_blocks && blocked_rate_all_lanes(hi, capacity) > error) {
+        lo = hi;
         hi = hi * 2 < max_blocks ? hi * 2 : max_blocks;
+    }
     if (blocked_rate_all_lanes(hi, capacity) > error)
         return 0;
-    uint64_t lo = hi / 2;
     while (hi - lo > 1) {
         uint64_t mid = lo + (hi - lo) / 2;
         if (blocked_rate_all_lanes(mid, capacity) <= error)

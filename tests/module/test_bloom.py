@@ -4,6 +4,8 @@ The exact reply shapes are read off the wire (resp.py) under RESP2 and RESP3; re
 own BF client (r.bf()) runs its calls against the module unchanged.
 """
 
+import time
+
 import redis
 
 from checks import binomial_bound, err, scandump
@@ -360,6 +362,37 @@ def test_memory_limit_refuses_and_changes_nothing():
                 break
         assert got is not None and "memory limit" in got, got
         assert r.exists("copy") == 0
+
+
+def test_planning_the_smallest_rate_at_any_capacity_answers_at_once():
+    # A plan at 1e-9 (k = 16, the rate summed over a block's loads) costs a few
+    # thousand terms, not one a key of capacity: each command answers, accepted or
+    # refused at the memory limit, far within the bound here (1 s; the target is 10 ms,
+    # docs/BENCHMARKS.md), where it once blocked the server for 36 s and more.
+    with Server() as s:
+        r = s.client()
+        calls = [("BF.RESERVE", "a", "0.000000001", "1000000000"),
+                 ("BF.RESERVE", "b", "0.000000001", str(1 << 40)),
+                 ("BF.INSERT", "c", "CAPACITY", "1000000000", "ERROR", "0.000000001",
+                  "ITEMS", "x"),
+                 ("BF.RESERVE", "d", "0.000000001", "1000000")]
+        for call in calls:
+            started = time.monotonic()
+            try:
+                reply = r.execute_command(*call)
+            except redis.ResponseError as e:
+                reply = e
+            took = time.monotonic() - started
+            assert took < 1.0, (call, took)
+            assert reply == b"OK" if call[1] == "d" else "memory limit" in str(reply), (call,
+                                                                                         reply)
+        # The same through the settings a BF.ADD creates with.
+        r.config_set("once.error-rate", "0.000000001")
+        r.config_set("once.initial-capacity", "1000000000")
+        started = time.monotonic()
+        assert "memory limit" in err(r, "BF.ADD", "e", "x")
+        assert time.monotonic() - started < 1.0
+        assert r.exists("a", "b", "c", "e") == 0
 
 
 def test_redis_py_bloom_client():

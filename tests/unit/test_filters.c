@@ -564,6 +564,19 @@ static void sizing_formulas(void)
         CHECK(once_fpr_blocked(tb - 512, tk, 50) > tiny);
         CHECK(once_fpr_blocked(tb, tk, 25) < once_fpr_blocked(tb, tk, 50));
     }
+    /* And at large capacities, in a few thousand terms a rate: the plan (or its refusal
+     * past the library's cells) costs no pass over the keys of a block's load. */
+    const uint64_t large[] = {1000000, 1000000000, UINT64_C(1) << 40};
+    for (size_t i = 0; i < sizeof large / sizeof large[0]; i++) {
+        uint64_t lb = 0;
+        uint32_t lk = 0;
+        once_status st = once_plan(ONCE_BLOCKED, large[i], 1e-10, &lb, &lk);
+        CHECK(st == ONCE_OK || (st == ONCE_ERR_TOO_LARGE && large[i] > 1000000000));
+        if (st != ONCE_OK)
+            continue;
+        CHECK(lk == 16 && once_fpr_blocked(lb, lk, large[i]) <= 1e-10);
+        CHECK(once_fpr_blocked(lb - 512, lk, large[i]) > 1e-10);
+    }
     uint64_t no_bits = 0;
     uint32_t no_k = 0;
     CHECK_STATUS(once_plan(ONCE_BLOCKED, 50, 1e-16, &no_bits, &no_k), ONCE_ERR_INVALID);
