@@ -76,6 +76,20 @@
  *   buckets at r writes a tick: with 4-bit tags P could be 2 at most, and the pass was
  *   the largest part of an insertion's cost; the tag's fifth bit costs 1.25 bits a key
  *   at MAX_LOAD and cuts the pass to a fifth.
+ *   A pass over a table costs its B buckets, whatever it holds: a short span over a
+ *   sparse stream (an event-time replay, a quiet feed) with a large capacity would pay
+ *   B at every P ticks for a few live keys, most of it in the write that ends the pass.
+ *   So a sparse table keeps a log of the buckets its writes filled (every slot a walk
+ *   writes: an entry only ever sits in a bucket a write put it in): at a pass's end a
+ *   whole pass that leaves at most half of the log's room in entries logs them by a
+ *   scan, and while the log holds every entry's bucket the end of a pass (or a jump)
+ *   sweeps the logged buckets alone and keeps those still holding entries.  A log
+ *   that overflows is lost until the table is empty, or a whole pass logs it again;
+ *   a table that stays dense gives it back.  The log takes a word a bucket, at most one
+ *   in LOG_SHARE of its table's buckets and LOG_ROOM (counted in the memory, and taken
+ *   only within the cap).  It changes what a pass costs, not what it removes: the
+ *   entries, the writes' share of a pass (the cursor) and the saved bytes are as
+ *   without it.
  *   Reads run at R = max(L, now) (but within a lag, above): an entry is alive at R iff
  *   its age at L plus the ticks from c to floor(R / tick) is at most S, so a read-only
  *   stretch of any length answers right without a sweep.  Entries past K still in a
@@ -144,6 +158,9 @@ extern const once_filter_ops once_tagged_ops;
 #define MAX_LOAD 0.8       /* live share of a table's slots before the next one opens */
 #define MAX_KICKS 128u     /* a walk longer than this opens a table instead */
 #define SWEEP_STEP 2u      /* buckets a write sweeps */
+#define LOG_ROOM 1024u     /* buckets a log holds at most: 8 KB */
+#define LOG_SHARE 32u      /* and at most a bucket in this many of its table's */
+#define LOG_MIN_ROOM 64u   /* a table whose log would hold fewer keeps none */
 #define TAGGED_MAX_TABLES 64u
 #define TAGGED_MAX_SPAN (UINT64_C(1) << 40) /* ms, about 35 years */
 #define MAX_ENTRY_BITS 57u /* an entry fits one unaligned 64-bit read (7 bits of offset) */
@@ -166,6 +183,11 @@ typedef struct tag_table {
     uint64_t counted_at;   /* 1 + the tick whose live entries `alive` holds; 0: none */
     uint64_t alive;
     uint64_t limit;        /* MAX_LOAD of its slots: live entries before the next table */
+    /* The buckets written since the table was last empty ("Time": sparse passes), or
+     * NULL for a table without a log; `log_lost` when some entry may lie outside it. */
+    uint64_t *log;
+    uint32_t log_count, log_room;
+    bool log_lost;
 } tag_table;
 
 typedef struct tagged_filter {
@@ -538,8 +560,38 @@ static uint64_t tables_bytes(const tagged_filter *t)
 {
     uint64_t bytes = 0;
     for (uint32_t i = 0; i < t->count; i++)
-        bytes += once_words_memory(t->tables[i].word_count);
+        bytes += once_words_memory(t->tables[i].word_count) +
+                 (t->tables[i].log != NULL ? once_words_memory(t->tables[i].log_room) : 0);
     return bytes;
+}
+
+static void table_free(tag_table *t)
+{
+    once_words_free(t->words);
+    once_words_free(t->log);
+    t->words = t->log = NULL;
+}
+
+/* The buckets table tb's log would hold: a share of its own, at most LOG_ROOM. */
+static uint32_t log_room_for(const tag_table *tb)
+{
+    uint64_t room = tb->buckets / LOG_SHARE;
+    return room > LOG_ROOM ? LOG_ROOM : (uint32_t)room;
+}
+
+/* A log for table tb, one of t's, if its room is worth having and fits the cap
+ * (optional: a table without one sweeps whole passes); it holds nothing yet. */
+static void table_take_log(tagged_filter *t, tag_table *tb)
+{
+    uint32_t room = log_room_for(tb);
+    if (room < LOG_MIN_ROOM || tb->log != NULL ||
+        !once_fits_cap(memory_for(t->room, tables_bytes(t) + once_words_memory(room)),
+                       t->base.metadata_len, t->max_bytes))
+        return;
+    tb->log = once_words_alloc(room);
+    tb->log_room = room;
+    tb->log_count = 0;
+    tb->log_lost = true; /* until filled (log_adapt) */
 }
 
 static once_status table_init(tag_table *t, uint64_t buckets, uint32_t fp_bits,
@@ -565,6 +617,8 @@ static void table_wipe(tag_table *t)
     t->entries = 0;
     t->cursor = 0;
     t->counted_at = 0;
+    t->log_count = 0;
+    t->log_lost = false;
 }
 
 /* Empty the entries of buckets [from, to) that are dead in frame fr (those of ages past
@@ -611,6 +665,104 @@ static void walk_undo(tag_table *t, tag_walk *w)
         const tag_move *m = &w->move[--w->moves];
         slot_put(t, m->bucket, m->slot, m->old);
     }
+}
+
+/* ------------------------------------------------------------------ the log */
+
+/* Does the log hold every bucket with an entry (a sparse pass may use it)? */
+static inline bool log_whole(const tag_table *t)
+{
+    return t->log != NULL && !t->log_lost;
+}
+
+/* The buckets a walk wrote, into the log (lost if they do not fit). */
+static void log_walk(tag_table *t, const tag_walk *w)
+{
+    if (!log_whole(t))
+        return;
+    if (t->log_count + w->moves > t->log_room) {
+        t->log_lost = true;
+        return;
+    }
+    for (uint32_t i = 0; i < w->moves; i++)
+        t->log[t->log_count++] = w->move[i].bucket;
+}
+
+static int bucket_order(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static bool bucket_empty(const tag_table *t, uint64_t b)
+{
+    for (uint32_t s = 0; s < SLOTS; s++)
+        if (slot_get(t, b, s) != 0)
+            return false;
+    return true;
+}
+
+/* An empty table's log holds every entry's bucket again: none. */
+static void log_if_empty(tag_table *t)
+{
+    if (t->entries == 0) {
+        t->log_count = 0;
+        t->log_lost = false;
+    }
+}
+
+/* Keep the logged buckets that still hold an entry, once each. */
+static void log_compact(tag_table *t)
+{
+    log_if_empty(t);
+    if (t->log_count == 0)
+        return;
+    qsort(t->log, t->log_count, sizeof *t->log, bucket_order);
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < t->log_count; i++)
+        if ((i == 0 || t->log[i] != t->log[i - 1]) && !bucket_empty(t, t->log[i]))
+            t->log[kept++] = t->log[i];
+    t->log_count = kept;
+}
+
+/* A pass over the logged buckets alone (every entry is in one): the dead in frame fr,
+ * or with `clear` every entry. */
+static void log_sweep(tag_table *t, const tag_frame *fr, bool clear)
+{
+    for (uint32_t i = 0; i < t->log_count; i++) {
+        uint64_t b = t->log[i];
+        if (!clear) {
+            table_sweep(t, b, b + 1, fr);
+            continue;
+        }
+        for (uint32_t s = 0; s < SLOTS; s++)
+            slot_replace(t, b, s, slot_get(t, b, s), 0);
+    }
+    log_compact(t);
+}
+
+/* After a whole pass over table tb of t: a table left with few entries for its size
+ * (half its log's room at most) logs them, by a scan, so that its next passes sweep
+ * them alone; one with more gives its log back. */
+static void log_adapt(tagged_filter *t, tag_table *tb)
+{
+    log_if_empty(tb);
+    if (log_whole(tb))
+        return;
+    if (tb->entries > log_room_for(tb) / 2) {
+        once_words_free(tb->log);
+        tb->log = NULL;
+        tb->log_room = 0;
+        return;
+    }
+    table_take_log(t, tb);
+    if (tb->log == NULL)
+        return;
+    tb->log_count = 0;
+    for (uint64_t b = 0; b < tb->buckets && tb->log_count < tb->log_room; b++)
+        if (!bucket_empty(tb, b))
+            tb->log[tb->log_count++] = b;
+    tb->log_lost = false;
 }
 
 /* Where a walk's own entry sits once placed (bucket UINT64_MAX: not yet). */
@@ -729,7 +881,7 @@ static once_status table_open(tagged_filter *t, uint64_t buckets, uint32_t fp_bi
     if (table_init(out, buckets, fp_bits, t->tag_bits, opened) != ONCE_OK)
         return ONCE_ERR_NOMEM;
     if (!list_grow(t)) {
-        once_words_free(out->words);
+        table_free(out);
         return ONCE_ERR_NOMEM;
     }
     return ONCE_OK;
@@ -804,7 +956,7 @@ static void drop_empty(tagged_filter *t)
     uint32_t kept = 0;
     for (uint32_t i = 0; i < t->count; i++) {
         if (i + 1 < t->count && table_alive(&t->tables[i], &fr) == 0) {
-            once_words_free(t->tables[i].words);
+            table_free(&t->tables[i]);
             continue;
         }
         if (kept != i)
@@ -873,14 +1025,23 @@ static void clock_move(tagged_filter *t, uint64_t latest, bool growing)
     t->passing = true; /* a pass may begin, tables be wiped or opened */
     if (c / PASS_TICKS != t->now / PASS_TICKS) { /* the pass ends */
         /* d = 1: the rest of the pass, at its tick; a jump: the whole of a pass at the
-         * new tick */
+         * new tick.  A table whose log is whole sweeps its logged buckets alone: the
+         * same entries leave (every one is in a logged bucket), and the writes' share of
+         * the passes (the cursor, saved) goes on as without a log. */
         tag_frame fr = frame_at(t, d == 1 ? 0 : d);
         for (uint32_t i = 0; i < t->count; i++) {
             tag_table *tb = &t->tables[i];
-            if (d > t->keep_ticks)
-                table_wipe(tb);
-            else
-                table_sweep(tb, d == 1 ? tb->cursor : 0, tb->buckets, &fr);
+            if (log_whole(tb)) {
+                log_sweep(tb, &fr, d > t->keep_ticks);
+                if (d > t->keep_ticks && tb->entries != 0)
+                    table_wipe(tb); /* not reached: every entry is in a logged bucket */
+            } else {
+                if (d > t->keep_ticks)
+                    table_wipe(tb);
+                else
+                    table_sweep(tb, d == 1 ? tb->cursor : 0, tb->buckets, &fr);
+                log_adapt(t, tb);
+            }
             tb->cursor = 0;
         }
     }
@@ -908,6 +1069,8 @@ static inline void sweep_step(tagged_filter *t)
         left -= to - tb->cursor;
         table_sweep(tb, tb->cursor, to, &fr);
         tb->cursor = to;
+        if (to == tb->buckets)
+            log_if_empty(tb);
     }
     if (left > 0) /* every table's pass is finished */
         t->passing = false;
@@ -988,6 +1151,7 @@ static once_status tagged_write(tagged_filter *t, const once_hash *h, uint64_t m
     if (!grow) { /* the look is the newest table's, as it is */
         bool placed = walk_place(newest, &look, look.p.fp_entry | tag, &fr, &walk);
         if (placed && !moves) {
+            log_walk(newest, &walk);
             t->latest = latest; /* within the tick: nothing else of the clock changes */
             newest->alive += newest->counted_at == t->now + 1;
             sweep_step(t);
@@ -1014,6 +1178,7 @@ static once_status tagged_write(tagged_filter *t, const once_hash *h, uint64_t m
         walk_undo(newest, &walk); /* not reached: the same walk fitted before */
         return ONCE_ERR_FULL;
     }
+    log_walk(newest, &walk);
     sweep_step(t);
     return ONCE_OK;
 }
@@ -1164,7 +1329,7 @@ static void tagged_destroy(once_filter *f)
 {
     tagged_filter *t = TAGGED(f);
     for (uint32_t i = 0; i < t->count; i++)
-        once_words_free(t->tables[i].words);
+        table_free(&t->tables[i]);
     once_free_memory(t->tables);
     once_free_memory(t);
 }
@@ -1174,7 +1339,7 @@ static void tagged_clear(once_filter *f)
 {
     tagged_filter *t = TAGGED(f);
     for (uint32_t i = 0; i + 1 < t->count; i++)
-        once_words_free(t->tables[i].words);
+        table_free(&t->tables[i]);
     if (t->count > 1)
         t->tables[0] = t->tables[t->count - 1];
     t->count = 1;

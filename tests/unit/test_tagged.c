@@ -578,6 +578,55 @@ static void every_entry_width_keeps_its_keys(void)
     }
 }
 
+/* A sparse stream over a large table (a replay of a day at a short span): the passes
+ * sweep the buckets the writes logged, not the table, and that changes nothing of
+ * what the filter answers or saves.  The same stream into the same filter capped at its
+ * table's bytes, which leaves no room for a log, answers and saves alike at every
+ * step, through pass ends, jumps within K and past it, and a burst that overflows the
+ * log (the table dense again, then sparse once a whole pass finds it so). */
+static void a_sparse_table_sweeps_its_log_and_answers_as_without(void)
+{
+    const uint64_t span = 12000, tick = 1000;
+    once_filter *logged = make_tagged(span, 100000, 0.001, 0, ONCE_POLICY_FIRST, 7);
+    REQUIRE(logged != NULL);
+    const uint64_t no_room = once_bytes(logged); /* the table's alone */
+    once_filter *plain = make_tagged(span, 100000, 0.001, no_room, ONCE_POLICY_FIRST, 7);
+    REQUIRE(plain != NULL);
+    uint64_t rng = 42, t = 1000000, id = 0, logged_larger = 0;
+    enum { KEYS = 3000 };
+    static uint64_t delivered_at[KEYS];
+    memset(delivered_at, 0, sizeof delivered_at);
+    for (int event = 0; event < 20000; event++) {
+        uint64_t r = testing_mix(rng++);
+        uint64_t gap = r % 100 < 80   ? r % (tick / 2)            /* within the tick */
+                       : r % 100 < 95 ? (2 + r % 9) * tick        /* a jump within K */
+                                      : (14 + r % 60) * tick;     /* past K */
+        t += gap;
+        bool burst = event == 10000; /* past the log's room at once, within a tick */
+        for (int k = 0; k < (burst ? 1500 : 1); k++) {
+            uint64_t key = burst ? KEYS + (uint64_t)k : (testing_mix(r ^ 9) >> 3) % KEYS;
+            bool a = testing_seen(logged, 3, key, t), b = testing_seen(plain, 3, key, t);
+            CHECK(a == b);
+            if (key < KEYS) {
+                if (delivered_at[key] != 0 && t - delivered_at[key] < span)
+                    CHECK(a); /* no false negative */
+                if (!a)
+                    delivered_at[key] = t;
+            }
+        }
+        id++;
+        logged_larger += once_bytes(logged) > once_bytes(plain);
+        if (event % 1000 == 999) { /* the caps apart, which the files record */
+            CHECK_OK(once_set_max_bytes(plain, once_max_bytes(logged)));
+            CHECK(testing_same_save(logged, plain));
+            CHECK_OK(once_set_max_bytes(plain, no_room));
+        }
+    }
+    CHECK(id == 20000 && logged_larger > 10000); /* the log was kept most of the stream */
+    once_free(logged);
+    once_free(plain);
+}
+
 static void invalid_configs(void)
 {
     once_config c;
@@ -621,6 +670,8 @@ static const testing_case cases[] = {
     {"refresh_restarts_the_span", refresh_restarts_the_span},
     {"every_entry_width_keeps_its_keys", every_entry_width_keeps_its_keys},
     {"invalid_configs", invalid_configs},
+    {"a_sparse_table_sweeps_its_log_and_answers_as_without",
+     a_sparse_table_sweeps_its_log_and_answers_as_without},
 };
 
 TESTING_MAIN(cases)
