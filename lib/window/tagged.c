@@ -80,9 +80,9 @@
  *   sparse stream (an event-time replay, a quiet feed) with a large capacity would pay
  *   B at every P ticks for a few live keys, most of it in the write that ends the pass.
  *   So a sparse table keeps a log of the buckets its writes filled (every slot a walk
- *   writes: an entry only ever sits in a bucket a write put it in): at a pass's end a
- *   whole pass that leaves at most half of the log's room in entries logs them by a
- *   scan, and while the log holds every entry's bucket the end of a pass (or a jump)
+ *   writes: an entry only ever sits in a bucket a write put it in), from when it opens
+ *   empty, or from a pass's end where a whole pass left at most half of the log's room
+ *   in entries (logged by a scan); while the log holds every entry's bucket the end of a pass (or a jump)
  *   sweeps the logged buckets alone and keeps those still holding entries.  A log
  *   that overflows is lost until the table is empty, or a whole pass logs it again;
  *   a table that stays dense gives it back.  The log takes a word a bucket, at most one
@@ -579,19 +579,21 @@ static uint32_t log_room_for(const tag_table *tb)
     return room > LOG_ROOM ? LOG_ROOM : (uint32_t)room;
 }
 
-/* A log for table tb, one of t's, if its room is worth having and fits the cap
- * (optional: a table without one sweeps whole passes); it holds nothing yet. */
-static void table_take_log(tagged_filter *t, tag_table *tb)
+/* A log for table tb of t (`extra`: its bytes when it is not yet in t's list), if its
+ * room is worth having and fits the cap (optional: a table without one sweeps whole
+ * passes).  Whole when tb is empty; else lost until filled (log_adapt). */
+static void table_take_log(tagged_filter *t, tag_table *tb, uint64_t extra)
 {
     uint32_t room = log_room_for(tb);
+    uint64_t list = t->room > t->count + (extra != 0) ? t->room : t->count + (extra != 0);
     if (room < LOG_MIN_ROOM || tb->log != NULL ||
-        !once_fits_cap(memory_for(t->room, tables_bytes(t) + once_words_memory(room)),
+        !once_fits_cap(memory_for(list, tables_bytes(t) + extra + once_words_memory(room)),
                        t->base.metadata_len, t->max_bytes))
         return;
     tb->log = once_words_alloc(room);
     tb->log_room = room;
     tb->log_count = 0;
-    tb->log_lost = true; /* until filled (log_adapt) */
+    tb->log_lost = tb->entries != 0;
 }
 
 static once_status table_init(tag_table *t, uint64_t buckets, uint32_t fp_bits,
@@ -755,7 +757,7 @@ static void log_adapt(tagged_filter *t, tag_table *tb)
         tb->log_room = 0;
         return;
     }
-    table_take_log(t, tb);
+    table_take_log(t, tb, 0);
     if (tb->log == NULL)
         return;
     tb->log_count = 0;
@@ -884,6 +886,7 @@ static once_status table_open(tagged_filter *t, uint64_t buckets, uint32_t fp_bi
         table_free(out);
         return ONCE_ERR_NOMEM;
     }
+    table_take_log(t, out, once_words_memory(out->word_count)); /* empty: a whole log */
     return ONCE_OK;
 }
 
@@ -1519,6 +1522,7 @@ static once_status tagged_new(once_filter **out, const tagged_geometry *g)
     }
     t->count = 1;
     t->room = 1;
+    table_take_log(t, &t->tables[0], 0); /* empty: a whole log */
     *out = &t->base;
     return ONCE_OK;
 }
