@@ -671,8 +671,17 @@ int main(int argc, char **argv)
     /* The state is this run's from before the load to after the save, and a path that
      * cannot be saved is refused now, before any input is read. */
     state_lock lock = {.fd = -1, .path = NULL};
-    if (o.state_path && state_lock_acquire(o.state_path, &lock) != 0)
+    char *state_path = NULL; /* a link's target: the file locked, loaded and replaced */
+    if (o.state_path && (state_path = state_resolve(o.state_path)) == NULL)
         return EXIT_IO;
+    if (state_path != NULL)
+        o.state_path = o.state_paths[0] = state_path;
+    if (o.state_path && state_lock_acquire(o.state_path, &lock) != 0) {
+        free(state_path);
+        return EXIT_IO;
+    }
+    if (o.state_path)
+        state_remove_stale_temporaries(o.state_path);
     run r;
     memset(&r, 0, sizeof r);
     r.options = &o;
@@ -680,6 +689,7 @@ int main(int argc, char **argv)
     if (code != 0) {
         target_close(&r.target);
         state_lock_release(&lock);
+        free(state_path);
         return code;
     }
     /* The lines' stages on a pipeline of the target's threads, its answers in input
@@ -690,6 +700,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "once: out of memory\n");
         target_close(&r.target);
         state_lock_release(&lock);
+        free(state_path);
         return EXIT_IO;
     }
     r.progress = o.progress == PROGRESS_ON || (o.progress == PROGRESS_AUTO && isatty(STDERR_FILENO));
@@ -748,5 +759,6 @@ int main(int argc, char **argv)
     writer_free(&r.out);
     key_arena_free(&serial_batch.arena);
     target_close(&r.target);
+    free(state_path);
     return code;
 }

@@ -11,12 +11,23 @@
  * A run holds "<path>.lock" with flock(2) from before the load to after the save, and
  * removes it at the end.  A second run refuses at once rather than waiting: a stream
  * that never ends would make it wait for ever, and the refusal says who holds it.
+ * Holding it, a run removes the temporary files of saves that never finished (a kill
+ * -9 mid-save): no other run can be saving this state.
+ *
+ * A path is resolved once, before the lock (state_resolve): a symbolic link is
+ * followed to its target, which is locked, loaded and replaced, so the link stays a
+ * link and a run through it and a run on the target share one lock; a link to nothing
+ * (an unmounted disk) is refused, not taken for a new filter; anything but a regular
+ * file (a FIFO, a directory, a device) is refused at once, before any open that could
+ * block.
  */
 #include "state.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,10 +37,94 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* What a file that is not a regular file is, for a refusal. */
+static const char *file_kind(mode_t mode)
+{
+    return S_ISDIR(mode)    ? "a directory"
+           : S_ISFIFO(mode) ? "a FIFO"
+           : S_ISCHR(mode)  ? "a character device"
+           : S_ISBLK(mode)  ? "a block device"
+           : S_ISSOCK(mode) ? "a socket"
+                            : "not a regular file";
+}
+
+char *state_resolve(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0) {
+        if (errno == ENOENT)
+            return strdup(path); /* a new state */
+        fprintf(stderr, "once: cannot use state file '%s': %s\n", path, strerror(errno));
+        return NULL;
+    }
+    char *target = NULL;
+    if (S_ISLNK(st.st_mode)) {
+        char to[PATH_MAX];
+        ssize_t n = readlink(path, to, sizeof to - 1);
+        to[n > 0 ? n : 0] = '\0';
+        target = realpath(path, NULL);
+        if (target == NULL) {
+            int error = errno;
+            fprintf(stderr,
+                    "once: state file '%s' is a symbolic link to '%s', which %s: refused rather "
+                    "than start a new filter there\n",
+                    path, to, error == ENOENT ? "does not exist" : strerror(error));
+            return NULL;
+        }
+        if (stat(target, &st) != 0) {
+            fprintf(stderr, "once: cannot use state file '%s' (a link to '%s'): %s\n", path,
+                    target, strerror(errno));
+            free(target);
+            return NULL;
+        }
+    }
+    if (!S_ISREG(st.st_mode)) {
+        fprintf(stderr, "once: state file '%s'%s%s%s is %s, not a saved filter\n", path,
+                target ? " (a link to '" : "", target ? target : "", target ? "')" : "",
+                file_kind(st.st_mode));
+        free(target);
+        return NULL;
+    }
+    return target != NULL ? target : strdup(path);
+}
+
+void state_remove_stale_temporaries(const char *path)
+{
+    char *dir_copy = strdup(path), *base_copy = strdup(path);
+    DIR *dir = dir_copy && base_copy ? opendir(dirname(dir_copy)) : NULL;
+    if (dir == NULL) {
+        free(dir_copy);
+        free(base_copy);
+        return;
+    }
+    const char *base = basename(base_copy);
+    size_t base_len = strlen(base);
+    unsigned removed = 0;
+    for (struct dirent *e; (e = readdir(dir)) != NULL;) {
+        /* "<base>.tmp.<pid>": digits alone after the prefix */
+        const char *name = e->d_name;
+        if (strncmp(name, base, base_len) != 0 || strncmp(name + base_len, ".tmp.", 5) != 0)
+            continue;
+        const char *digits = name + base_len + 5;
+        size_t n = strspn(digits, "0123456789");
+        if (n == 0 || digits[n] != '\0')
+            continue;
+        removed += unlinkat(dirfd(dir), name, 0) == 0;
+    }
+    closedir(dir);
+    if (removed)
+        fprintf(stderr, "once: removed %u temporary %s of '%s' left by a save that never "
+                        "finished\n",
+                removed, removed == 1 ? "file" : "files", path);
+    free(dir_copy);
+    free(base_copy);
+}
+
 state_result state_load(const char *path, once_filter **out)
 {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* Not blocking: a FIFO would wait in open(2) for a writer (fstat refuses it next). */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         if (errno == ENOENT)
             return STATE_ABSENT;
@@ -38,7 +133,8 @@ state_result state_load(const char *path, once_filter **out)
     }
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        fprintf(stderr, "once: state file '%s' is not a regular file\n", path);
+        fprintf(stderr, "once: state file '%s' is %s, not a saved filter\n", path,
+                file_kind(st.st_mode));
         close(fd);
         return STATE_FAILED;
     }

@@ -9,6 +9,15 @@
 
 typedef enum state_result { STATE_LOADED, STATE_ABSENT, STATE_FAILED } state_result;
 
+/* The path a run uses for the state named `path` (malloc'd): `path` itself, or the
+ * target of a symbolic link; NULL after printing why not (a link to nothing, a path
+ * that is not a regular file). */
+char *state_resolve(const char *path);
+
+/* Remove "<path>.tmp.<pid>" files, left by saves that never finished; while holding
+ * the lock (no other run saves this state then).  Says how many on stderr. */
+void state_remove_stale_temporaries(const char *path);
+
 /* Load `path`.  STATE_ABSENT if it does not exist; STATE_FAILED after printing an
  * error that names the file. */
 state_result state_load(const char *path, once_filter **out);

@@ -675,6 +675,52 @@ case_sigterm_then_resume_sharded_window() {
   signal_then_resume TERM 143 --threads 3 --span 1h
 }
 
+# A state path is what it names: a link is followed (its target saved, replaced and
+# locked, the link left a link), a link to nothing is refused rather than taken for a
+# new filter, a FIFO or a directory is refused at once (a FIFO once hung in open), and
+# the temporary files of saves that never finished are removed by the next run.
+case_state_links_fifos_and_leftovers() {
+  seq 1 100 > a; seq 1 150 > b
+  mkdir data; "$ONCE" --state data/real.once a > /dev/null
+  ln -s data/real.once link.once
+  "$ONCE" --state link.once b > got
+  seq 101 150 > want; same_file got want
+  [ -L link.once ] || fail "the save replaced the link by a file"
+  "$ONCE" --state data/real.once b > got; [ ! -s got ] || fail "the target missed the keys"
+  ln -s /nonexistent/disk/t.once dangling.once
+  expect_status 2 "$ONCE" --state dangling.once a > got 2> err
+  grep -qx "once: state file 'dangling.once' is a symbolic link to '/nonexistent/disk/t.once', which does not exist: refused rather than start a new filter there" err \
+    || fail "dangling link: $(cat err)"
+  [ ! -s got ] && [ -L dangling.once ] || fail "a dangling link's run printed or replaced it"
+  mkfifo fifo.once; mkdir dir.once
+  expect_status 2 timeout 10 "$ONCE" --state fifo.once a > got 2> err
+  grep -qx "once: state file 'fifo.once' is a FIFO, not a saved filter" err || fail "FIFO: $(cat err)"
+  expect_status 2 "$ONCE" --state dir.once a > got 2> err
+  grep -qx "once: state file 'dir.once' is a directory, not a saved filter" err \
+    || fail "directory: $(cat err)"
+  expect_status 2 timeout 10 "$ONCE" card --state fifo.once > got 2> err
+  # A run through the link and one on the target share one lock.
+  rm -f lines answers; mkfifo lines answers
+  "$ONCE" --state data/real.once < lines > answers &
+  local pid=$!
+  exec 3> lines 4< answers
+  echo 1000 >&3
+  read -r line <&4
+  [ "$line" = 1000 ] || fail "first answer: '$line'"
+  expect_status 2 "$ONCE" --state link.once a > got 2> err
+  grep -q "is in use by another once process (pid $pid)" err || fail "link not locked: $(cat err)"
+  exec 3>&-; cat <&4 > /dev/null; exec 4<&-
+  wait "$pid" || fail "the holder exited $?"
+  # Leftovers of a kill -9 mid-save: removed; a name that only looks alike is kept.
+  : > data/real.once.tmp.4242; : > data/real.once.tmp.4243; : > data/real.once.tmp.x1
+  "$ONCE" --state link.once a > got 2> err
+  [ ! -e data/real.once.tmp.4242 ] && [ ! -e data/real.once.tmp.4243 ] \
+    || fail "temporary files left: $(ls data)"
+  [ -e data/real.once.tmp.x1 ] || fail "a file not of a save was removed"
+  grep -q "removed 2 temporary files of '.*real.once' left by a save that never finished" err \
+    || fail "no word of the removal: $(cat err)"
+}
+
 # A run holds its state from before the load to after the save: a second run on the
 # same state is refused at once (exit 2, naming the file and the holder) instead of
 # saving over the first run's keys when it ends.
@@ -878,7 +924,7 @@ case_missing_input() {
   grep -q '^st: 3 distinct keys' out || fail "card of a state file: $(cat out)"
   [ "$(wc -l < out)" -eq 1 ] || fail "card printed $(wc -l < out) estimates"
   printf "%s\n" "once: cannot open state file 'nosuch': No such file or directory" \
-    "once: state file 'dir' is not a regular file" > want_err
+    "once: state file 'dir' is a directory, not a saved filter" > want_err
   same_file err want_err
 }
 
