@@ -153,6 +153,49 @@ static once_status add_each(once_filter *f, const once_key *keys, size_t count, 
     return ONCE_OK;
 }
 
+once_status add_items_quietly(once_filter *f, const add_request *a, uint8_t *seen,
+                              size_t *done)
+{
+    size_t count = a->count > 0 ? (size_t)a->count : 0;
+    once_status st = ONCE_OK;
+    *done = 0;
+    while (*done < count && st == ONCE_OK) {
+        once_key keys[ADD_BATCH];
+        size_t n = count - *done < ADD_BATCH ? count - *done : ADD_BATCH, took = 0;
+        keys_of(a->items + *done, n, a->now_ms, keys);
+        st = a->insert_present ? add_each(f, keys, n, seen + *done, &took)
+                               : once_test_and_add_batch_partial(f, keys, n, seen + *done, &took);
+        *done += took;
+    }
+    return st;
+}
+
+static void reply_refusal(RedisModuleCtx *ctx, const once_filter *f, const add_request *a,
+                          once_status st)
+{
+    if (a->refusal != NULL)
+        RM_ReplyWithError(ctx, a->refusal(f, st));
+    else
+        reply_status(ctx, st);
+}
+
+void reply_added(RedisModuleCtx *ctx, const once_filter *f, const add_request *a,
+                 const uint8_t *seen, size_t done, once_status st)
+{
+    if (!a->single)
+        RM_ReplyWithArray(ctx, (long)(done + (st != ONCE_OK)));
+    for (size_t i = 0; i < done; i++)
+        RM_ReplyWithBool(ctx, !seen[i]);
+    if (st != ONCE_OK)
+        reply_refusal(ctx, f, a, st);
+}
+
+bool refused_for_memory(const once_filter *f, once_status st)
+{
+    (void)f;
+    return st == ONCE_ERR_FULL || st == ONCE_ERR_TOO_LARGE || st == ONCE_ERR_NOMEM;
+}
+
 size_t add_items(RedisModuleCtx *ctx, once_filter *f, const add_request *a)
 {
     if (!a->single)
@@ -170,12 +213,8 @@ size_t add_items(RedisModuleCtx *ctx, once_filter *f, const add_request *a)
             RM_ReplyWithBool(ctx, !seen[i]);
         done += took;
     }
-    if (st != ONCE_OK) {
-        if (a->refusal != NULL)
-            RM_ReplyWithError(ctx, a->refusal(f, st));
-        else
-            reply_status(ctx, st);
-    }
+    if (st != ONCE_OK)
+        reply_refusal(ctx, f, a, st);
     if (!a->single)
         RM_ReplySetArrayLength(ctx, (long)(done + (st != ONCE_OK)));
     return done;

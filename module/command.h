@@ -150,11 +150,23 @@ typedef struct add_request {
     bool insert_present;
     /* The error of a refused item; NULL: reply_status's. */
     const char *(*refusal)(const once_filter *f, once_status st);
+    /* Is a refusal of `st` one that undoes the whole command (the object's memory
+     * limit: value_add_items)?  NULL: none does, each stays in its item's place. */
+    bool (*undoes_all)(const once_filter *f, once_status st);
 } add_request;
 
 /* Add a->items to `f` and reply; how many took effect (all, or those before the one
  * refused). */
 size_t add_items(RedisModuleCtx *ctx, once_filter *f, const add_request *a);
+/* The same in two steps: add without replying (seen[i] for the items that took effect,
+ * *done of them; the status of the one refused), then reply as add_items does. */
+once_status add_items_quietly(once_filter *f, const add_request *a, uint8_t *seen,
+                              size_t *done);
+void reply_added(RedisModuleCtx *ctx, const once_filter *f, const add_request *a,
+                 const uint8_t *seen, size_t done, once_status st);
+/* A refusal for memory (the object's limit, or the server's): the one undoes_all takes
+ * where the refusal of an item is its memory's. */
+bool refused_for_memory(const once_filter *f, once_status st);
 
 /* Are items[0 .. count-1] present in `f` at now_ms?  Into present[i], through the
  * library's query batches (their lines requested ahead), with the answers of the

@@ -41,6 +41,8 @@
 #include "t_bloom.h"
 #include "value.h"
 
+#include <string.h>
+
 #define ERR_NONSCALING_FULL "ERR non scaling filter is full"
 #define BLOOM_MAX_EXPANSION 32768
 
@@ -163,6 +165,17 @@ static const char *add_refusal(const once_filter *f, once_status st)
     return ERR_GROWTH_LIMIT;
 }
 
+/* The object's memory limit (or the server's memory) undoes a command of many items,
+ * as Redis's own OOM refusal does; a non-scaling filter's fullness and the 64th
+ * sub-filter stay in their items' places, as RedisBloom answers them. */
+static bool refused_at_the_limit(const once_filter *f, once_status st)
+{
+    if (st == ONCE_ERR_NOMEM)
+        return true;
+    const char *why = add_refusal(f, st);
+    return strcmp(why, ERR_NONSCALING_FULL) != 0 && strcmp(why, ERR_SUBFILTER_LIMIT) != 0;
+}
+
 /* BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING] [SEED s]
  *            [MAXMEMORY bytes] */
 static int bf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
@@ -213,13 +226,13 @@ static once_filter *open_for_add(RedisModuleCtx *ctx, opened_key *k, RedisModule
  * refuses (its error in its place); `single` answers BF.ADD's bare value.  A filter
  * this command created is replicated as its creation, then the command (under the
  * name the client gave it). */
-static void add_and_replicate(RedisModuleCtx *ctx, once_filter *f, RedisModuleString **argv,
-                              int argc, int first, bool single, const bloom_options *o,
-                              bool created)
+static void add_and_replicate(RedisModuleCtx *ctx, opened_key *k, once_filter *f,
+                              RedisModuleString **argv, int argc, int first, bool single,
+                              const bloom_options *o, bool created)
 {
     add_request a = {.items = argv + first, .count = argc - first, .single = single,
-                     .refusal = add_refusal};
-    add_items(ctx, f, &a);
+                     .refusal = add_refusal, .undoes_all = refused_at_the_limit};
+    value_add_items(ctx, k, f, &a);
     creation c;
     if (created)
         describe_creation(&c, o);
@@ -234,7 +247,7 @@ static int bf_add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
     bool created = false;
     once_filter *f = open_for_add(ctx, &k, argv[1], &o, true, &created);
     if (f != NULL)
-        add_and_replicate(ctx, f, argv, argc, 2, single, &o, created);
+        add_and_replicate(ctx, &k, f, argv, argc, 2, single, &o, created);
     value_close(&k);
     return RM_OK;
 }
@@ -293,7 +306,7 @@ static int bf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     bool created = false;
     once_filter *f = open_for_add(ctx, &k, argv[1], &o, !nocreate, &created);
     if (f != NULL)
-        add_and_replicate(ctx, f, argv, argc, items, false, &o, created);
+        add_and_replicate(ctx, &k, f, argv, argc, items, false, &o, created);
     value_close(&k);
     return RM_OK;
 }

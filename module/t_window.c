@@ -35,8 +35,8 @@
  *
  * Invariants
  *   - queries (EXISTS, MEXISTS, INFO, CARD) never change a window, its clock included;
- *   - a refused command changes nothing; MADD answers in order and stops at the first
- *     item refused, its error in its place.
+ *   - a refused command changes nothing: an item MADD cannot take for the memory limit
+ *     undoes the command (value_add_items), its error the reply.
  */
 #include "command.h"
 #include "settings.h"
@@ -523,8 +523,9 @@ static int window_add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int a
     bool fixing = timed && from_client && clock_of(f) == CLOCK_FIRST &&
                   clock_set(f, want) == ONCE_OK;
     add_request a = {.items = argv + args.first, .count = args.count, .now_ms = t.ms,
-                     .single = single};
-    bool changed = add_items(ctx, f, &a) > 0 || creating || fixing;
+                     .single = single, .undoes_all = refused_for_memory};
+    bool changed = value_add_items(ctx, &k, f, &a) > 0 || creating || fixing;
+    f = k.value->filter; /* the copy kept, when the command was undone */
     restore_jump_bound(f, bound);
     if (changed)
         value_warn_if_overfull(ctx, argv[1], &k);

@@ -568,6 +568,38 @@ int value_reserve(RedisModuleCtx *ctx, RedisModuleString *name, const value_type
     return RM_ReplyWithSimpleString(ctx, "OK");
 }
 
+size_t value_add_items(RedisModuleCtx *ctx, opened_key *k, once_filter *f, const add_request *a)
+{
+    size_t count = a->count > 0 ? (size_t)a->count : 0;
+    if (a->single || a->undoes_all == NULL || once_can_take(f, count, a->now_ms))
+        return add_items(ctx, f, a);
+    /* Near the limit: a copy to go back to, should an item pass it. */
+    once_filter *before = NULL;
+    uint8_t *seen = memory_try_alloc(count + 1);
+    if (seen == NULL || value_copy_filter(f, &before) != ONCE_OK) {
+        if (seen != NULL)
+            RM_Free(seen);
+        RM_ReplyWithError(ctx, memory_refusal());
+        return 0;
+    }
+    size_t done = 0;
+    once_status st = add_items_quietly(f, a, seen, &done);
+    if (st != ONCE_OK && a->undoes_all(f, st)) {
+        /* Its error is the refused item's, said of the command, which changed nothing. */
+        if (a->refusal != NULL)
+            RM_ReplyWithError(ctx, a->refusal(f, st));
+        else
+            reply_status(ctx, st);
+        value_replace(k, before);
+        done = 0;
+    } else {
+        reply_added(ctx, f, a, seen, done, st);
+        once_free(before);
+    }
+    RM_Free(seen);
+    return done;
+}
+
 void value_replace(opened_key *k, once_filter *f)
 {
     once_free(k->value->filter);

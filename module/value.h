@@ -108,6 +108,11 @@ int value_reserve(RedisModuleCtx *ctx, RedisModuleString *name, const value_type
 
 /* An independent copy of a filter (through its saved form). */
 once_status value_copy_filter(const once_filter *f, once_filter **out);
+/* add_items on the opened key's filter `f`, but a command of several items that one
+ * refuses for what a->undoes_all says (the memory limit) changes nothing: its error
+ * alone is the reply, the filter as it was (a copy kept while once_can_take is unsure).
+ * How many items took effect. */
+size_t value_add_items(RedisModuleCtx *ctx, opened_key *k, once_filter *f, const add_request *a);
 /* Put `f` in place of an opened key's filter, freeing the old one. */
 void value_replace(opened_key *k, once_filter *f);
 

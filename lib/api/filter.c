@@ -442,6 +442,11 @@ remove_hashed(once_filter *f, const once_hash *h, uint64_t now_ms)
     return st;
 }
 
+bool once_can_take(const once_filter *f, uint64_t keys, uint64_t until_ms)
+{
+    return f != NULL && f->ops->can_take != NULL && f->ops->can_take(f, keys, until_ms);
+}
+
 once_status once_add_digest(once_filter *f, const once_digest *d, uint64_t now_ms)
 {
     if (f == NULL || d == NULL)

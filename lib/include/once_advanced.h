@@ -63,6 +63,11 @@ ONCE_API once_status once_digest_with_seed(uint64_t seed, const void *key, size_
 ONCE_API once_status once_digest_key(const once_filter *filter, const void *key, size_t len,
                                      once_digest *out);
 
+/* Can `filter` take `keys` more insertions at times up to until_ms without refusing one
+ * for its memory (ONCE_ERR_FULL)?  false when unsure (near its cap, or a structure that
+ * cannot tell): a caller that must apply a batch whole keeps a copy to go back to. */
+ONCE_API bool once_can_take(const once_filter *filter, uint64_t keys, uint64_t until_ms);
+
 ONCE_API once_status once_add_digest(once_filter *filter, const once_digest *digest,
                                      uint64_t now_ms);
 ONCE_API once_status once_query_digest(const once_filter *filter, const once_digest *digest,

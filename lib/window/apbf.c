@@ -575,6 +575,7 @@ static bool age_explicit_geometry(const once_config *c)
         .test_and_add = age_test_and_add,                                                       \
         .prefetch = NULL,                                                                       \
         .batch = once_age_batch,                                                                     \
+        .can_take = once_never_full, /* a fixed size: it never refuses a key */              \
         .remove = NULL,                                                                         \
         .clear = age_clear,                                                                     \
         .same_geometry = age_same_geometry,                                                     \

@@ -2,7 +2,11 @@
 filter, exactly as the one-item adds of the same items in order: past the batches the
 module hands the library (module/command.c, add_items), with duplicates inside one
 command, keys of every length, and a refusal mid-way, whose place holds the error and
-after which nothing is added."""
+after which nothing is added.  But the object's memory limit: a BF.MADD, BF.INSERT or
+ONCE.MADD that one of its items would take past it is refused whole, its error the
+reply, and changes nothing (module/value.c, value_add_items), as Redis refuses a
+command past maxmemory; a client that reads only the top-level reply cannot take it
+for done.  DBF.MADD keeps the error in its item's place."""
 import random
 
 import redis
@@ -73,20 +77,43 @@ def test_bloom_adds_match_one_item_adds():
                                "BF.SCANDUMP", prefix=["NOCREATE", "ITEMS"])
 
 
+def refused_whole(r, reserve, one, many, values, dump, at=()):
+    """Reserve two keys alike: `many` of `values` at once is refused whole at the memory
+    limit and leaves its key as it was, where the one-item adds go in until one is
+    refused mid-way.  The error and how many items the one-item adds took."""
+    r.execute_command(reserve[0], "many", *reserve[1:])
+    r.execute_command(reserve[0], "one", *reserve[1:])
+    before = scandump(r, "many", dump)
+    try:
+        r.execute_command(many, "many", *at, *values)
+        raise AssertionError("%s was not refused" % many)
+    except redis.ResponseError as e:
+        error = str(e)
+    assert scandump(r, "many", dump) == before, many
+    taken = one_by_one(r, one, "one", values, at[2:] if at else ())
+    assert taken[-1] == error, (taken[-1], error)
+    r.delete("many", "one")
+    return error, len(taken) - 1
+
+
 def test_bloom_refusal_mid_way():
     with Server() as s:
         r = s.client()
         values = [b"k%d" % i for i in range(1000)]
         # Full at its 200 keys, past the first batches of 64; at its 64 sub-filters (128
-        # keys); at its memory limit (some 700 keys).
+        # keys): as RedisBloom answers, the error in its item's place.
         for reserve, error in ((["0.01", "200", "NONSCALING"], "non scaling filter is full"),
-                               (["0.01", "2", "EXPANSION", "1"], "64 sub-filters"),
-                               (["0.01", "100", "EXPANSION", "2", "MAXMEMORY", "4096"],
-                                "memory limit")):
+                               (["0.01", "2", "EXPANSION", "1"], "64 sub-filters")):
             got = same_as_one_by_one(r, ["BF.RESERVE"] + reserve, "BF.ADD", "BF.MADD", values,
                                      "BF.SCANDUMP")
             assert error in got[-1] and 64 < len(got) < 1000, (reserve, len(got), got[-1])
             assert all(a in (0, 1) for a in got[:-1])
+        # At its memory limit (some 700 keys): the whole command refused.
+        for many, prefix in (("BF.MADD", ()), ("BF.INSERT", ("ITEMS",))):
+            error, taken = refused_whole(
+                r, ["BF.RESERVE", "0.01", "100", "EXPANSION", "2", "MAXMEMORY", "4096"],
+                "BF.ADD", many, values, "BF.SCANDUMP", at=prefix)
+            assert "memory limit" in error and 64 < taken < 1000, (many, error, taken)
         # On the wire: the answers before the refused item, then its error, in one array.
         with Connection(s.port, 3) as c:
             c.call("BF.RESERVE", "n", "0.01", "100", "NONSCALING")
@@ -117,11 +144,18 @@ def test_window_refusal_mid_way():
     with Server() as s:
         r = s.client()
         values = [b"k%d" % i for i in range(3000)]
-        got = same_as_one_by_one(
-            r, ["ONCE.RESERVE", "SPAN", "600000", "FILTER", "timer", "CAPACITY", "10",
-                "MAXMEMORY", "262144", "SEED", "7"],
-            "ONCE.ADD", "ONCE.MADD", values, "ONCE.SCANDUMP", at=["AT", 1000])
-        assert "memory limit" in got[-1] and 64 < len(got) < 3000, (len(got), got[-1])
+        # (CLOCK event: the window's clock is fixed before, not by the refused command)
+        for reserve in (["SPAN", "600000", "FILTER", "timer", "CAPACITY", "10",
+                         "MAXMEMORY", "262144", "SEED", "7", "CLOCK", "event"],
+                        ["SPAN", "600000", "CAPACITY", "10", "MAXMEMORY", "16384", "SEED", "7",
+                         "CLOCK", "event"]):
+            error, taken = refused_whole(r, ["ONCE.RESERVE"] + reserve, "ONCE.ADD", "ONCE.MADD",
+                                         values, "ONCE.SCANDUMP", at=("AT", 1000, "AT", 1000))
+            assert "memory limit" in error and 64 < taken < 3000, (reserve, error, taken)
+        # Within the limit a command goes in whole, as the one-item adds would.
+        same_as_one_by_one(r, ["ONCE.RESERVE", "SPAN", "600000", "FILTER", "timer", "CAPACITY",
+                               "10", "MAXMEMORY", "262144", "SEED", "7"],
+                           "ONCE.ADD", "ONCE.MADD", values[:60], "ONCE.SCANDUMP", at=["AT", 1000])
 
 
 def test_dbf_adds_match_one_item_adds():

@@ -334,13 +334,25 @@ def test_memory_limit_refuses_and_changes_nothing():
         r.execute_command("BF.RESERVE", "f", "0.01", "1000", "SEED", "3")
         i = 0
         while True:
-            got = r.execute_command("BF.MADD", "f", *["k%d" % j for j in range(i, i + 500)])
-            i += 500
-            if any(isinstance(g, redis.ResponseError) for g in got):
+            dump = scandump(r, "f")
+            try:
+                r.execute_command("BF.MADD", "f", *["k%d" % j for j in range(i, i + 500)])
+            except redis.ResponseError as e:
+                refused = str(e)
                 break
+            i += 500
             assert i < 10 ** 7
-        refused = got[-1]
-        assert "memory limit" in str(refused), refused
+        # The command that would pass the limit is refused whole: nothing of it is in.
+        assert "memory limit" in refused, refused
+        assert scandump(r, "f") == dump
+        # One item at a time, up to the limit.
+        while True:
+            try:
+                r.execute_command("BF.ADD", "f", "k%d" % i)
+            except redis.ResponseError as e:
+                assert "memory limit" in str(e), e
+                break
+            i += 1
         before = r.execute_command("BF.INFO", "f")
         assert before[3] <= 1 << 20
         usage = r.memory_usage("f")
