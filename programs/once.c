@@ -42,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -110,7 +111,15 @@ typedef struct run {
     bool progress;
     bool warned_capacity;
     bool input_failed; /* an input could not be opened or read: the run fails at the end */
-    uint64_t unwritten; /* after a write error: answered lines that may not have been written */
+    /* Where the output stopped, for a state that records only the lines written: the
+     * input line (counted over the inputs from 0) of the first line in the writer's
+     * buffer, and of the first printed line not written once a write failed. */
+    uint64_t first_pending;
+    uint64_t first_unwritten;
+    bool unwritten_known;
+    /* A replay (replay_prefix): the lines still to answer, none printed. */
+    bool replaying;
+    uint64_t replay_left;
     double started, last_progress;
 } run;
 
@@ -151,6 +160,7 @@ typedef struct line_batch {
     line_action action[BATCH_LINES];
     uint8_t duplicate[BATCH_LINES];
     int code;
+    uint64_t first_line; /* the input line of lines[0], counted over the inputs from 0 */
 } line_batch;
 
 /* The one batch of a run on one thread (large: not on the stack). */
@@ -235,7 +245,14 @@ static pipeline_read read_batch(void *context, void *batch, double *phases)
         in->reader.stopping = true;
     double mark = monotonic_seconds();
     b->n = 0;
-    reader_status rs = reader_next(&in->reader, b->lines, BATCH_LINES, &b->n);
+    run *r = in->r;
+    if (r->replaying && r->replay_left == 0)
+        return PIPELINE_END;
+    size_t most = r->replaying && r->replay_left < BATCH_LINES ? (size_t)r->replay_left
+                                                                : BATCH_LINES;
+    reader_status rs = reader_next(&in->reader, b->lines, most, &b->n);
+    if (r->replaying && rs == READER_LINES)
+        r->replay_left -= b->n;
     if (rs == READER_LINES && threaded(in) && !copy_lines(b)) {
         rs = READER_ERROR;
         errno = ENOMEM;
@@ -471,6 +488,7 @@ static void take_answers(input_run *in, line_batch *b, size_t n, int code)
     }
     b->answered = n;
     b->code = code;
+    b->first_line = r->counters.lines;
     r->counters.duplicates += duplicates;
     r->counters.lines += n; /* answered, if a write then fails */
     r->counters.distinct = r->counters.lines - r->counters.duplicates - r->counters.bad_time;
@@ -519,8 +537,8 @@ static bool printed(const cli_options *o, const line_batch *b, size_t i)
 }
 
 /* The write stage: the answered lines that are printed, written in order.  Returns the
- * answer's code, or EXIT_IO once a write failed (said once), after which every printed
- * line answered, this batch's and the later ones', counts as unwritten. */
+ * answer's code, or EXIT_IO once a write failed (said once), noting the first input
+ * line not written (a state then records the lines before it alone). */
 static int write_batch(void *context, void *batch, double *phases)
 {
     input_run *in = context;
@@ -530,15 +548,20 @@ static int write_batch(void *context, void *batch, double *phases)
     double mark = monotonic_seconds();
     bool failed_before = r->out.error != 0;
     size_t i = 0;
-    if (!failed_before)
-        for (; i < b->answered; i++)
-            if (printed(o, b, i) && writer_line(&r->out, b->lines[i].data, b->lines[i].len) != 0) {
-                r->unwritten = r->out.pending; /* and this line and the printed ones after */
+    if (!failed_before && !r->replaying)
+        for (; i < b->answered; i++) {
+            if (!printed(o, b, i))
+                continue;
+            uint64_t pending = r->out.pending, line = b->first_line + i;
+            if (writer_line(&r->out, b->lines[i].data, b->lines[i].len) != 0) {
+                r->first_unwritten = pending > 0 ? r->first_pending : line;
+                r->unwritten_known = true;
                 break;
             }
+            if (r->out.pending == 1) /* the buffer's first line */
+                r->first_pending = line;
+        }
     if (r->out.error) {
-        for (; i < b->answered; i++)
-            r->unwritten += printed(o, b, i);
         if (!failed_before)
             fprintf(stderr, "once: write error: %s\n", strerror(r->out.error));
         phase_done(phases, PHASE_WRITE, &mark);
@@ -646,6 +669,65 @@ static int run_input(run *r, const char *path)
     return 0;
 }
 
+/* Can the inputs be read again from where the run began?  Regular files only, stdin
+ * (no inputs, or "-") from its offset at the start. */
+static bool inputs_rereadable(const cli_options *o, off_t stdin_start)
+{
+    struct stat st;
+    if (o->input_count == 0)
+        return stdin_start >= 0 && fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode);
+    for (size_t i = 0; i < o->input_count; i++) {
+        bool is_stdin = strcmp(o->inputs[i], "-") == 0;
+        if (is_stdin ? stdin_start < 0 || fstat(STDIN_FILENO, &st) != 0
+                     : stat(o->inputs[i], &st) != 0)
+            return false;
+        if (!S_ISREG(st.st_mode))
+            return false;
+    }
+    return true;
+}
+
+/*
+ * After the output failed: a state that records only the lines written.  The state on
+ * disk is as before the run (the lock is held), so a target of its own loads it and
+ * answers the inputs read again, from their start up to the first line not written,
+ * printing nothing; that target's filter is saved.  The run's own filter holds the
+ * lines answered after, which no reader got.  Returns 0 with the state saved, or an
+ * exit code after printing why.
+ */
+static int replay_written(cli_options *o, uint64_t lines, off_t stdin_start)
+{
+    if (stdin_start >= 0 && lseek(STDIN_FILENO, stdin_start, SEEK_SET) != stdin_start)
+        return EXIT_IO;
+    run r;
+    memset(&r, 0, sizeof r);
+    r.options = o;
+    r.replaying = true;
+    r.replay_left = lines;
+    r.warned_capacity = true; /* said once, by the run */
+    int code = target_open(&r.target, o);
+    int sink = code == 0 ? open("/dev/null", O_WRONLY | O_CLOEXEC) : -1;
+    if (code == 0 && (sink < 0 || writer_init(&r.out, sink, 4096, o->terminator) != 0))
+        code = EXIT_IO;
+    r.counters.threads = 1;
+    r.counters.phase_seconds[PHASE_HASH] = -1;
+    r.started = r.last_progress = monotonic_seconds();
+    if (o->input_count == 0 && code == 0)
+        code = run_input(&r, NULL);
+    for (size_t i = 0; i < o->input_count && code == 0 && r.replay_left > 0; i++)
+        code = run_input(&r, o->inputs[i]);
+    if (code == 0 && (r.input_failed || r.replay_left != 0))
+        code = EXIT_IO; /* the inputs changed since */
+    if (code == 0 && r.target.ops->save(&r.target, o->state_path) != 0)
+        code = EXIT_IO;
+    if (sink >= 0) {
+        writer_free(&r.out);
+        close(sink);
+    }
+    target_close(&r.target);
+    return code;
+}
+
 int main(int argc, char **argv)
 {
     cli_options o;
@@ -705,6 +787,7 @@ int main(int argc, char **argv)
     }
     r.progress = o.progress == PROGRESS_ON || (o.progress == PROGRESS_AUTO && isatty(STDERR_FILENO));
     r.started = r.last_progress = monotonic_seconds();
+    off_t stdin_start = lseek(STDIN_FILENO, 0, SEEK_CUR); /* -1: not a file to read again */
 
     if (o.input_count == 0) {
         code = run_input(&r, NULL);
@@ -715,8 +798,11 @@ int main(int argc, char **argv)
     /* Lines already answered are written even when the run then fails. */
     if ((r.out.error || writer_flush(&r.out) != 0) && code == 0) {
         fprintf(stderr, "once: write error: %s\n", strerror(r.out.error));
-        r.unwritten = r.out.pending;
         code = EXIT_IO;
+    }
+    if (r.out.error && !r.unwritten_known) { /* a flush failed: its buffer went nowhere */
+        r.first_unwritten = r.out.pending > 0 ? r.first_pending : r.counters.lines;
+        r.unwritten_known = true;
     }
     if (code == 0 && r.input_failed)
         code = EXIT_IO; /* each was reported */
@@ -735,13 +821,20 @@ int main(int argc, char **argv)
 
     /* Whatever ended the run, the state is saved as of the last line answered, so that
      * a rerun on the rest of the input delivers no line twice; a run that stopped early
-     * says so, and how many lines a failed write may have lost. */
-    if (o.state_path) {
+     * says so.  After a failed write, as of the last line written instead: from the
+     * inputs read again when they can be, else not at all (the lines written will be
+     * delivered again, none is recorded that was not). */
+    if (o.state_path && r.out.error) {
+        bool again = inputs_rereadable(&o, stdin_start);
+        int replayed = again ? replay_written(&o, r.first_unwritten, stdin_start) : EXIT_IO;
+        report_state_after_write_error(o.state_path, replayed == 0, again, r.first_unwritten,
+                                       r.counters.lines - r.first_unwritten);
+    } else if (o.state_path) {
         bool saved = r.target.ops->save(&r.target, o.state_path) == 0;
         if (!saved && code == 0)
             code = EXIT_IO;
         if (code != 0 || stop_signal)
-            report_state_kept(o.state_path, saved, r.counters.lines, r.unwritten);
+            report_state_kept(o.state_path, saved, r.counters.lines);
     }
     state_lock_release(&lock);
     if (code == 0)

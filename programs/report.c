@@ -355,7 +355,28 @@ bool report_sliced_cap_at_creation(const once_sliced_config *config)
     return true;
 }
 
-void report_state_kept(const char *path, bool saved, uint64_t lines, uint64_t unwritten)
+void report_state_after_write_error(const char *path, bool saved, bool reread, uint64_t written,
+                                    uint64_t after)
+{
+    if (saved) {
+        fprintf(stderr,
+                "once: state saved to '%s' after the %llu input %s before the first line not "
+                "written (read again): a rerun delivers none of them again, and the %llu "
+                "answered after as if never seen\n",
+                path, (unsigned long long)written, written == 1 ? "line" : "lines",
+                (unsigned long long)after);
+        return;
+    }
+    fprintf(stderr,
+            "once: state not saved: '%s' is as it was before this run (%s); the lines written "
+            "in this run will be delivered again, none that was not written is recorded\n",
+            path,
+            reread ? "reading the input again to record the lines written failed"
+                   : "the input cannot be read again to record only the lines written: a "
+                     "pipe");
+}
+
+void report_state_kept(const char *path, bool saved, uint64_t lines)
 {
     if (!saved) {
         fprintf(stderr, "once: state not saved: '%s' is as it was before this run\n", path);
@@ -365,10 +386,4 @@ void report_state_kept(const char *path, bool saved, uint64_t lines, uint64_t un
             "once: state saved to '%s' after %llu %s: a rerun on the rest of the input "
             "delivers none of them again\n",
             path, (unsigned long long)lines, lines == 1 ? "line" : "lines");
-    if (unwritten)
-        fprintf(stderr,
-                "once: up to %llu %s answered last may not have reached the output (the "
-                "write failed), and the state holds %s as delivered\n",
-                (unsigned long long)unwritten, unwritten == 1 ? "line" : "lines",
-                unwritten == 1 ? "it" : "them");
 }

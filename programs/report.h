@@ -64,9 +64,14 @@ void report_json_counts(const uint64_t *values, uint32_t n);
  * "1.80 GiB". */
 void report_size(char *buf, size_t size, uint64_t bytes);
 
-/* A run that failed or was stopped, with --state: whether the state was saved to `path`
- * and as of which line, and how many lines a failed write may have lost. */
-void report_state_kept(const char *path, bool saved, uint64_t lines, uint64_t unwritten);
+/* A run that failed or was stopped, with --state (not by its output): whether the state
+ * was saved to `path`, and as of which line. */
+void report_state_kept(const char *path, bool saved, uint64_t lines);
+/* After a write failed: the state saved as of the `written` input lines before the first
+ * line not written (read again; `after` answered since are not recorded), or not saved
+ * (`reread`: the inputs could be read again, but that failed; else they cannot be). */
+void report_state_after_write_error(const char *path, bool saved, bool reread, uint64_t written,
+                                    uint64_t after);
 
 /* The filter refused a key with ONCE_ERR_FULL while reading `input`, before line `line`
  * was answered: say what it needs and what stopped it.  `max_memory`: the --max-memory
