@@ -190,6 +190,13 @@ typedef struct tag_table {
     bool log_lost;
 } tag_table;
 
+/* A loader refuses a file whose filter would pass its cap, as the file's version counted
+ * it: a list entry then took the table's fields without the log's (SAVED_TABLE_BYTES),
+ * so that a state saved near its cap loads (and holds, with the log's fields, a few
+ * bytes a table more than it was counted at). */
+#define SAVED_TABLE_BYTES offsetof(tag_table, log)
+_Static_assert(offsetof(tag_table, log) == 608, "a saved table's count is part of its format");
+
 typedef struct tagged_filter {
     once_filter base;
     uint64_t span;         /* T, ms */
@@ -1723,7 +1730,9 @@ static once_status tagged_load(once_filter **out, const uint8_t *params, size_t 
         payload_words += words;
         bytes += once_words_memory(words);
     }
-    if (payload_len != payload_words * 8 || memory_for(v[P_TABLES], bytes) > v[P_MAX_BYTES])
+    if (payload_len != payload_words * 8 ||
+        once_table_memory(sizeof(tagged_filter), v[P_TABLES], SAVED_TABLE_BYTES, bytes) >
+            v[P_MAX_BYTES])
         return ONCE_ERR_CORRUPT;
 
     tagged_geometry g = {
