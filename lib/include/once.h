@@ -82,7 +82,7 @@
  *         once_positions, once_digest_key, once_clock_step, once_save_chunk_min,
  *         once_save_chunk, once_bpbf_get_state, once_bpbf_fpr_at,
  *         once_scalable_shape, once_dbf_matching_rows, once_dbf_version,
- *         once_shard_count;
+ *         once_shard_count, once_can_take;
  *       once_sliced.h: once_slice_config, once_slice_describe;
  *       and `src` of once_union, once_intersect, once_bpbf_union and
  *         once_bpbf_intersect.
