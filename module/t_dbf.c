@@ -115,8 +115,8 @@ static int dbf_add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
         return RM_OK;
     }
     add_request a = {.items = argv + 2, .count = argc - 2, .single = single,
-                     .insert_present = true};
-    add_items(ctx, f, &a);
+                     .insert_present = true, .undoes_all = refused_for_memory};
+    value_add_items(ctx, &k, f, &a);
     value_close(&k);
     creation c;
     if (created)

@@ -890,6 +890,22 @@ static once_status dbf_load(once_filter **out, const uint8_t *params, size_t par
     return ONCE_OK;
 }
 
+/* Room for `keys` insertions: in the rows not full, or in as many new rows as the cap
+ * (and the rows' limit) allows. */
+static bool dbf_can_take(const once_filter *f, uint64_t keys, uint64_t until_ms)
+{
+    (void)until_ms;
+    const dbf_filter *d = CDBF(f);
+    uint64_t room = 0;
+    for (uint32_t r = d->open_from; r < d->rows && room < keys; r++)
+        room += d->row[r].count < d->row_capacity ? d->row_capacity - d->row[r].count : 0;
+    if (room >= keys)
+        return true;
+    uint64_t more = (keys - room + d->row_capacity - 1) / d->row_capacity;
+    return more <= DBF_MAX_ROWS - d->rows && (d->rows + more) * d->cells <= ONCE_MAX_CELLS &&
+           once_dbf_within_cap(d, d->rows + more, d->has_base ? d->base_rows : 0);
+}
+
 const once_filter_ops once_dbf_ops = {
     .type = ONCE_DBF,
     .set_format = dbf_set_format,
@@ -898,6 +914,7 @@ const once_filter_ops once_dbf_ops = {
     .destroy = dbf_destroy,
     .query = dbf_query,
     .add = dbf_add,
+    .can_take = dbf_can_take,
     .test_and_add = dbf_test_and_add,
     .prefetch = NULL,
     .batch = dbf_batch,

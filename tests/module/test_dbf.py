@@ -97,16 +97,27 @@ def test_errors():
                      ("BF.ADD", "d", "a"), ("ONCE.ADD", "d", "a")):
             assert err(r, *args).startswith("WRONGTYPE"), args
         assert r.exists("x") == 0
-        # Rows stop at the memory limit: refused, and nothing changes.
+        # Rows stop at the memory limit: a DBF.MADD past it is refused whole, then
+        # items one at a time go in until one is refused, and nothing changes after.
         r.execute_command("DBF.RESERVE", "g", "0.01", "2000", "SEED", 2)
         i = 0
         while True:
-            got = r.execute_command("DBF.MADD", "g", *["k%d" % j for j in range(i, i + 1000)])
-            i += 1000
-            if isinstance(got[-1], redis.ResponseError):
+            before = r.execute_command("DBF.SCANDUMP", "g", 0)
+            try:
+                r.execute_command("DBF.MADD", "g", *["k%d" % j for j in range(i, i + 1000)])
+            except redis.ResponseError as e:
+                assert "memory limit" in str(e), e
                 break
+            i += 1000
             assert i < 10 ** 6
-        assert "memory limit" in str(got[-1])
+        assert r.execute_command("DBF.SCANDUMP", "g", 0) == before
+        while True:
+            try:
+                r.execute_command("DBF.ADD", "g", "k%d" % i)
+            except redis.ResponseError as e:
+                assert "memory limit" in str(e), e
+                break
+            i += 1
         before = r.execute_command("DBF.SCANDUMP", "g", 0)
         assert "memory limit" in err(r, "DBF.ADD", "g", "one-more-new-key")
         assert r.execute_command("DBF.SCANDUMP", "g", 0) == before

@@ -238,7 +238,7 @@ def test_replica_follows_the_master_whatever_its_own_limit():
                 items = ["k%d" % j for j in range(i, i + 500)]
                 for cmd, key, at in (("BF.MADD", "b", []), ("DBF.MADD", "d", []),
                                      ("ONCE.MADD", "w", ["AT", 1000 + 10 * i])):
-                    try:  # refused whole (BF, ONCE) or in the item's place (DBF)
+                    try:  # refused whole at the memory limit
                         got = m.execute_command(cmd, key, *at, *items)
                     except redis.ResponseError as e:
                         got = [e]
