@@ -11,9 +11,10 @@ Against Debian's redis-server with the module (tests/module/server.py, on loopba
     whose event times move the clock by half a tick on average, and 300 that move it a
     pass (ten ticks) or past the span: p50, p99 and the slowest, beside PING's.
 With the CLI on one day of LINES event-time lines (default 10^6, keys from 10^5):
-  - `once --span S --capacity C --time-field 1 --time-format epoch_ms -f 2` at S = 1 s
-    and 10 s, C = 1,000 and 10^7: lines a second, beside `awk '!seen[$2]++'` (all time,
-    exact: the cost of reading the lines) in the same run;
+  - `once [--filter timer] --span S --capacity C --time-field 1 --time-format epoch_ms
+    -f 2` at S = 1 s and 10 s, C = 1,000 and 10^7, the tagged window (the default) and
+    the timer filter: lines a second, beside `awk '!seen[$2]++'` (all time, exact: the
+    cost of reading the lines) in the same run;
   - `once --error 1e-9` and `--error 1e-8` on DISTINCT distinct lines (default 2 x 10^7,
     all time, from a file of `seq`), three runs each: the fastest seconds, and their
     ratio.
@@ -111,13 +112,15 @@ def cli_rows(once, lines):
     seconds, printed = run(["awk", "!seen[$2]++"], data)
     print("| awk '!seen[$2]++' (all time) | %.0f | %.2f | %d |" % (lines / seconds, seconds,
                                                                   printed))
-    for span in ("1s", "10s"):
-        for capacity in ("1000", "10M"):
-            seconds, printed = run([once, "--span", span, "--capacity", capacity,
-                                    "--time-field", "1", "--time-format", "epoch_ms", "-f",
-                                    "2"], data)
-            print("| once --span %s --capacity %s | %.0f | %.2f | %d |"
-                  % (span, capacity, lines / seconds, seconds, printed), flush=True)
+    for structure in ([], ["--filter", "timer"]):
+        for span in ("1s", "10s"):
+            for capacity in ("1000", "10M"):
+                seconds, printed = run([once, *structure, "--span", span, "--capacity",
+                                        capacity, "--time-field", "1", "--time-format",
+                                        "epoch_ms", "-f", "2"], data)
+                print("| once %s--span %s --capacity %s | %.0f | %.2f | %d |"
+                      % ("".join(w + " " for w in structure), span, capacity,
+                         lines / seconds, seconds, printed), flush=True)
     print()
 
 

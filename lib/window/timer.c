@@ -47,6 +47,18 @@
  *   from `cursor`, clearing the expired ones; an advance of T + tick or more clears
  *   everything (nothing can be alive then).  Queries never write.
  *
+ *   A sparse sub-filter (few timers set for its m, a quiet stream or a replay of events
+ *   far apart) would pay m d / T cells a write, and a wipe m, for a handful of live
+ *   timers.  So a sub-filter opened empty, of at least LOG_MIN cells' log, keeps in its
+ *   array, past its timers, a log of the cells its insertions set (at most LOG_MAX or
+ *   one in LOG_SHARE of its cells); while the log holds every non-zero cell, a sweep
+ *   owed more cells than the log holds visits the logged cells instead (clearing the
+ *   expired, keeping the others once each; the sub-filter is clean when none is left),
+ *   and a wipe clears them alone.  The cursor and the credit move as without a log,
+ *   so the saved form is the same; a log that overflows is lost until a wipe (or a
+ *   rebuild) finds the sub-filter small again.  Its words are counted in once_bytes and
+ *   taken only within the cap; a loaded sub-filter has none.
+ *
  *   Invariant: after every write at latest time L, every non-zero timer has its
  *   expiry e in [n(L) - S + 1, n(L) + S + 1].  Upper end: e <= n(t_u + T) + 1 with
  *   t_u <= L.  Lower end: the writes that moved the latest time within (L - T, L]
@@ -146,14 +158,24 @@ extern const once_filter_ops once_timer_ops;
 #define EPOCHS 256u           /* ring of alive counters by expiry epoch */
 #define EPOCHS_PER_SPAN 64u   /* epoch = ceil(S / 64) ticks: the ring spans 4 spans */
 #define TIMER_MAX_CELL_BITS (ONCE_MAX_CELLS * 4) /* what once_words_alloc accepts */
+#define LOG_MAX 8192u   /* cells a sub-filter's log holds at most ("Sweeping") */
+#define LOG_SHARE 64u   /* and at most one in this many of its cells */
+#define LOG_MIN 64u     /* a sub-filter whose log would hold fewer keeps none */
 
 typedef struct timer_sub {
     uint64_t *array;
     uint64_t alive;      /* alive timers in epochs that start after the current tick */
     uint64_t max_expiry; /* latest expiry tick set since creation (0 = none) */
     bool dirty;          /* a timer may be non-zero (a wipe is needed) */
+    /* The log of the cells set since the sub-filter was last clean ("Sweeping"): in
+     * `array`, past its timers' words, when `logged`; `log_lost` once some non-zero
+     * cell may be outside it.  (In the padding before `epochs`: the struct's size is
+     * part of once_bytes.) */
+    bool logged, log_lost;
+    uint32_t log_count;
     uint64_t epochs[EPOCHS];
 } timer_sub;
+_Static_assert(sizeof(timer_sub) == 32 + 8 * EPOCHS, "a sub-filter's size is part of once_bytes");
 
 typedef struct timer_now {
     uint64_t n;     /* tick of the reference time */
@@ -194,6 +216,11 @@ _Static_assert(sizeof(timer_filter) == 264, "the struct's size is part of once_b
 
 #define TIMER(f) ((timer_filter *)(f))
 #define CTIMER(f) ((const timer_filter *)(f))
+
+/* The log ("Sweeping"), below. */
+static inline void log_cells_set(const timer_filter *t, timer_sub *s, const uint64_t *pos);
+static void log_sweep(const timer_filter *t, timer_sub *s, bool clear);
+static void log_rebuild(const timer_filter *t, timer_sub *s);
 
 /* ------------------------------------------------------------------ cells */
 
@@ -279,6 +306,7 @@ static void sub_rebuild(const timer_filter *t, timer_sub *s)
         count_add(s, e, e / t->epoch_ticks, &t->now, 1);
         s->dirty = true;
     }
+    log_rebuild(t, s);
 }
 
 /* ------------------------------------------------------------------ probes */
@@ -355,6 +383,7 @@ static void sub_set(const timer_filter *t, timer_sub *s, const uint64_t *pos, ui
         }
     }
     s->dirty = true;
+    log_cells_set(t, s, pos);
 }
 
 /* ------------------------------------------------------------------ sweep */
@@ -369,7 +398,9 @@ static void sweep(timer_filter *t, uint64_t advance)
         timer_sub *s = &t->subs[f];
         if (!s->dirty)
             continue;
-        if (to <= t->cells) {
+        if (s->logged && !s->log_lost && s->log_count < cells) { /* every set cell, less */
+            log_sweep(t, s, false);
+        } else if (to <= t->cells) {
             once_timers_sweep_range(&t->timers, s->array, from, to, t->now.res);
         } else {
             once_timers_sweep_range(&t->timers, s->array, from, t->cells, t->now.res);
@@ -381,8 +412,12 @@ static void sweep(timer_filter *t, uint64_t advance)
 
 static void sub_wipe(const timer_filter *t, timer_sub *s)
 {
-    if (s->dirty)
+    if (s->dirty && s->logged && !s->log_lost)
+        log_sweep(t, s, true);
+    else if (s->dirty)
         memset(s->array, 0, (size_t)(t->words * 8));
+    s->log_count = 0;
+    s->log_lost = false;
     memset(s->epochs, 0, sizeof s->epochs);
     s->alive = 0;
     s->dirty = false;
@@ -415,6 +450,112 @@ static uint64_t memory_for(uint64_t words, uint64_t room, uint64_t filters)
 {
     return once_table_memory(sizeof(timer_filter), room, sizeof(timer_sub),
                              filters * once_words_memory(words));
+}
+
+/* The cells a sub-filter's log of a filter of t's cells holds (0: none). */
+static uint64_t log_cells(const timer_filter *t)
+{
+    uint64_t cells = t->cells / LOG_SHARE < LOG_MAX ? t->cells / LOG_SHARE : LOG_MAX;
+    return cells < LOG_MIN ? 0 : cells;
+}
+
+/* What a sub-filter's log adds to its array's cost. */
+static uint64_t log_bytes(const timer_filter *t)
+{
+    uint64_t cells = log_cells(t);
+    return cells ? once_words_memory(t->words + cells) - once_words_memory(t->words) : 0;
+}
+
+/* The logs of the sub-filters that have one. */
+static uint64_t logs_bytes(const timer_filter *t)
+{
+    uint64_t logged = 0;
+    for (uint32_t i = 0; i < t->count; i++)
+        logged += t->subs[i].logged;
+    return logged * log_bytes(t);
+}
+
+/* An empty sub-filter's array, with its log when it has a log's worth of cells and
+ * `room_for_log` (within the cap): the array, and *logged. */
+static uint64_t *sub_array_alloc(const timer_filter *t, bool room_for_log, bool *logged)
+{
+    uint64_t cells = room_for_log ? log_cells(t) : 0;
+    uint64_t *array = once_words_alloc(t->words + cells);
+    *logged = array != NULL && cells != 0;
+    return array;
+}
+
+static uint64_t *log_of(const timer_filter *t, timer_sub *s)
+{
+    return s->array + t->words;
+}
+
+/* The cells an insertion set, into the log (lost when they do not fit). */
+static inline void log_cells_set(const timer_filter *t, timer_sub *s, const uint64_t *pos)
+{
+    if (!s->logged || s->log_lost)
+        return;
+    if (s->log_count + t->hashes > log_cells(t)) {
+        s->log_lost = true;
+        return;
+    }
+    memcpy(log_of(t, s) + s->log_count, pos, t->hashes * sizeof *pos);
+    s->log_count += t->hashes;
+}
+
+/* Sort cells in place (a shell sort: no allocation; a log holds at most LOG_MAX). */
+static void cells_sort(uint64_t *c, uint32_t n)
+{
+    static const uint32_t gaps[] = {1750, 701, 301, 132, 57, 23, 10, 4, 1};
+    for (size_t g = 0; g < sizeof gaps / sizeof gaps[0]; g++)
+        for (uint32_t i = gaps[g]; i < n; i++) {
+            uint64_t x = c[i];
+            uint32_t j = i;
+            for (; j >= gaps[g] && c[j - gaps[g]] > x; j -= gaps[g])
+                c[j] = c[j - gaps[g]];
+            c[j] = x;
+        }
+}
+
+/* A sweep of the logged cells alone (every non-zero cell is one): the expired cleared,
+ * or every one with `clear`; the log keeps the others, once each, and a sub-filter
+ * left with none is clean. */
+static void log_sweep(const timer_filter *t, timer_sub *s, bool clear)
+{
+    uint64_t *log = log_of(t, s);
+    cells_sort(log, s->log_count);
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < s->log_count; i++) {
+        uint64_t c = log[i];
+        if (kept > 0 && log[kept - 1] == c)
+            continue;
+        uint64_t v = once_timer_get(&t->timers, s->array, c);
+        if (v != 0 && (clear || once_timer_left(&t->timers, v, t->now.res) == 0)) {
+            once_timer_put(&t->timers, s->array, c, 0);
+            v = 0;
+        }
+        if (v != 0)
+            log[kept++] = c;
+    }
+    s->log_count = kept;
+    s->dirty = kept != 0;
+}
+
+/* The log of a sub-filter whose cells were written otherwise (a combine, a load): its
+ * non-zero cells, by a scan, or lost when they do not fit. */
+static void log_rebuild(const timer_filter *t, timer_sub *s)
+{
+    if (!s->logged)
+        return;
+    s->log_count = 0;
+    s->log_lost = false;
+    uint64_t room = log_cells(t), *log = log_of(t, s);
+    for (uint64_t i = 0; i < t->cells && !s->log_lost; i++)
+        if (once_timer_get(&t->timers, s->array, i) != 0) {
+            s->log_lost = s->log_count == room;
+            if (!s->log_lost)
+                log[s->log_count++] = i;
+        }
 }
 
 /* Give back the table entries past the sub-filters in use, so that memory follows the
@@ -520,7 +661,7 @@ timer_write(timer_filter *t, const uint64_t *pos, uint64_t ms, bool test, bool *
     bool insert = !found || t->policy == ONCE_POLICY_REFRESH;
 
     /* Decide growth before changing anything, so that a refusal leaves all as it was. */
-    bool grow = false;
+    bool grow = false, fresh_logged = false;
     uint64_t *fresh = NULL;
     if (t->dynamic && insert && !wipe)
         grow = alive_after(&t->subs[t->count - 1], before.epoch, w.epoch) >= t->threshold;
@@ -529,11 +670,13 @@ timer_write(timer_filter *t, const uint64_t *pos, uint64_t ms, bool test, bool *
         for (uint32_t i = 0; i + 1 < t->count; i++)
             after += !sub_droppable(t, i, w.n);
         /* The table grows to count + 1 entries before the expired ones leave it. */
+        uint64_t bytes = memory_for(t->words, (uint64_t)t->count + 1, after) + logs_bytes(t);
         if (after > TIMER_MAX_FILTERS ||
-            !once_fits_cap(memory_for(t->words, (uint64_t)t->count + 1, after),
-                           t->base.metadata_len, t->max_bytes))
+            !once_fits_cap(bytes, t->base.metadata_len, t->max_bytes))
             return ONCE_ERR_FULL;
-        fresh = once_words_alloc(t->words);
+        fresh = sub_array_alloc(
+            t, once_fits_cap(bytes + log_bytes(t), t->base.metadata_len, t->max_bytes),
+            &fresh_logged);
         if (fresh == NULL)
             return ONCE_ERR_NOMEM;
         if (!once_table_reserve((void **)&t->subs, &t->room, t->count + 1, sizeof *t->subs, 1,
@@ -549,6 +692,7 @@ timer_write(timer_filter *t, const uint64_t *pos, uint64_t ms, bool test, bool *
         timer_sub *s = &t->subs[t->count++];
         memset(s, 0, sizeof *s);
         s->array = fresh;
+        s->logged = fresh_logged;
     }
     fit_subs(t);
     if (grow && t->budget) {
@@ -832,7 +976,8 @@ static bool timer_overfull(const once_filter *f)
 
 static uint64_t timer_memory(const once_filter *f)
 {
-    return memory_for(CTIMER(f)->words, CTIMER(f)->room, CTIMER(f)->count);
+    return memory_for(CTIMER(f)->words, CTIMER(f)->room, CTIMER(f)->count) +
+           logs_bytes(CTIMER(f));
 }
 
 static uint64_t timer_memory_cap(const once_filter *f)
@@ -850,6 +995,7 @@ static void timer_set_memory_cap(once_filter *f, uint64_t cap)
 typedef struct timer_geometry {
     uint32_t width, hashes, equal, policy;
     bool dynamic, budget;
+    bool no_log; /* a loaded filter: its first sub-filter is the file's */
     uint64_t cells, span, plan_capacity, threshold, max_bytes;
     double sub_error;
 } timer_geometry;
@@ -894,7 +1040,9 @@ static once_status timer_new(once_filter **out, const timer_geometry *g)
         return ONCE_ERR_NOMEM;
     }
     t->room = 1;
-    t->subs[0].array = once_words_alloc(t->words);
+    t->subs[0].array =
+        sub_array_alloc(t, !g->no_log && memory_for(words, 1, 1) + log_bytes(t) <= g->max_bytes,
+                        &t->subs[0].logged);
     if (t->subs[0].array == NULL) {
         once_free_memory(t->subs);
         once_free_memory(t);
@@ -1104,6 +1252,7 @@ static once_status timer_load(once_filter **out, const uint8_t *params, size_t p
         .threshold = v[P_THRESHOLD],
         .max_bytes = v[P_MAX_BYTES],
         .sub_error = sub_error,
+        .no_log = true, /* decided below, for every sub-filter */
     };
     once_filter *f = NULL;
     once_status st = timer_new(&f, &g);
@@ -1121,9 +1270,22 @@ static once_status timer_load(once_filter **out, const uint8_t *params, size_t p
     }
     t->subs = subs;
     t->room = (uint32_t)v[P_FILTERS];
+    /* Logs as a filter that made its sub-filters under this cap took them (rebuilt from
+     * the cells below, by sub_rebuild); the file's check above counts none. */
+    bool logs = memory_for(t->words, v[P_FILTERS], v[P_FILTERS]) +
+                    v[P_FILTERS] * log_bytes(t) <= t->max_bytes;
+    if (logs && log_bytes(t) != 0) { /* the first sub-filter, empty yet, again with one */
+        uint64_t *array = sub_array_alloc(t, true, &t->subs[0].logged);
+        if (array == NULL) {
+            timer_destroy(f);
+            return ONCE_ERR_NOMEM;
+        }
+        once_words_free(t->subs[0].array);
+        t->subs[0].array = array;
+    }
     for (uint32_t i = 1; i < v[P_FILTERS]; i++) {
         memset(&t->subs[i], 0, sizeof t->subs[i]);
-        t->subs[i].array = once_words_alloc(t->words);
+        t->subs[i].array = sub_array_alloc(t, logs, &t->subs[i].logged);
         if (t->subs[i].array == NULL) {
             timer_destroy(f);
             return ONCE_ERR_NOMEM;

@@ -833,8 +833,16 @@ static void dynamic_memory_cap_refuses_and_keeps_state(void)
     free(d.expiry);
     once_free(f);
 
-    /* A cap below one filter is refused at creation. */
+    /* A cap below one filter is refused at creation; one below it and its log (the
+     * cells' log of a sparse sub-filter, window/timer.c "Sweeping") takes none. */
     o.max_bytes = one - 1;
+    once_filter *plain = NULL;
+    CHECK_OK(try_make(&o, &plain));
+    REQUIRE(plain != NULL);
+    uint64_t alone = once_bytes(plain);
+    CHECK(alone < one);
+    once_free(plain);
+    o.max_bytes = alone - 1;
     once_filter *none = NULL;
     CHECK_STATUS(try_make(&o, &none), ONCE_ERR_TOO_LARGE);
     CHECK(none == NULL);
@@ -1504,7 +1512,58 @@ static void overfull_only_when_fixed_and_past_capacity(void)
     once_free(b);
 }
 
+/* A sparse stream (a replay of events far apart): a sub-filter sweeps the cells its
+ * insertions logged, not its m, and wipes them alone.  The same stream into the same
+ * filter capped below its logs answers and saves alike at every step, through sweeps
+ * owed more cells than the log holds, wipes (gaps past the span) and a burst that
+ * overflows the log; fixed and dynamic. */
+static void a_sparse_sub_filter_sweeps_its_log_and_answers_as_without(void)
+{
+    for (int dynamic = 0; dynamic < 2; dynamic++) {
+        const uint64_t span = 10000;
+        timer_opts o = {.width = 16, .span = span, .capacity = 200000, .error = 0.001,
+                        .dynamic = dynamic, .seed = 91};
+        once_filter *logged = make_timer(&o);
+        REQUIRE(logged != NULL);
+        timer_opts capped = o;
+        capped.max_bytes = once_bytes(logged) - 1; /* the sub-filter, not its log */
+        once_filter *plain = make_timer(&capped);
+        REQUIRE(plain != NULL);
+        CHECK(once_bytes(plain) < once_bytes(logged));
+        enum { KEYS = 3000 };
+        static uint64_t delivered_at[KEYS];
+        memset(delivered_at, 0, sizeof delivered_at);
+        uint64_t rng = 5, t = 1000000;
+        for (int event = 0; event < 6000; event++) {
+            uint64_t r = testing_mix(rng++);
+            t += r % 100 < 70 ? r % 2000 : r % 100 < 95 ? r % 9000 : 11000 + r % 60000;
+            bool burst = event == 3000; /* past the log's room, within a second */
+            for (int k = 0; k < (burst ? 2000 : 1); k++) {
+                uint64_t key = burst ? KEYS + (uint64_t)k : (testing_mix(r ^ 7) >> 3) % KEYS;
+                bool a = testing_seen(logged, 4, key, t + (uint64_t)k / 4);
+                bool b = testing_seen(plain, 4, key, t + (uint64_t)k / 4);
+                CHECK(a == b);
+                if (key < KEYS) {
+                    if (delivered_at[key] != 0 && t - delivered_at[key] < span)
+                        CHECK(a); /* no false negative */
+                    if (!a)
+                        delivered_at[key] = t;
+                }
+            }
+            if (event % 500 == 499) { /* the caps apart, which the files record */
+                CHECK_OK(once_set_max_bytes(plain, once_max_bytes(logged)));
+                CHECK(testing_same_save(logged, plain));
+                CHECK_OK(once_set_max_bytes(plain, capped.max_bytes));
+            }
+        }
+        once_free(logged);
+        once_free(plain);
+    }
+}
+
 static const testing_case cases[] = {
+    {"a_sparse_sub_filter_sweeps_its_log_and_answers_as_without",
+     a_sparse_sub_filter_sweeps_its_log_and_answers_as_without},
     {"no_false_negatives_uniform", no_false_negatives_uniform},
     {"no_false_negatives_zipf", no_false_negatives_zipf},
     {"no_false_negatives_dynamic", no_false_negatives_dynamic},
