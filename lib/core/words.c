@@ -27,6 +27,18 @@ uint64_t once_words_popcount(const uint64_t *words, uint64_t n)
     return total;
 }
 
+void once_words_sort(uint64_t *words, uint64_t n)
+{
+    static const uint64_t gaps[] = {1750, 701, 301, 132, 57, 23, 10, 4, 1}; /* Ciura's */
+    for (size_t g = 0; g < sizeof gaps / sizeof gaps[0]; g++)
+        for (uint64_t i = gaps[g]; i < n; i++) {
+            uint64_t x = words[i], j = i;
+            for (; j >= gaps[g] && words[j - gaps[g]] > x; j -= gaps[g])
+                words[j] = words[j - gaps[g]];
+            words[j] = x;
+        }
+}
+
 void once_words_combine(uint64_t *dst, const uint64_t *src, uint64_t n, once_combine_op op)
 {
     if (op == ONCE_COMBINE_UNION) {

@@ -25,6 +25,9 @@ static inline uint64_t once_words_memory(uint64_t words)
 }
 
 uint64_t once_words_popcount(const uint64_t *words, uint64_t n);
+/* Sort n words in place, ascending: a shell sort, no allocation (for the short lists of
+ * positions the windows log, a few thousand at most). */
+void once_words_sort(uint64_t *words, uint64_t n);
 void once_words_combine(uint64_t *dst, const uint64_t *src, uint64_t n, once_combine_op op);
 
 static inline bool once_bit_get(const uint64_t *words, uint64_t pos)

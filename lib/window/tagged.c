@@ -697,21 +697,6 @@ static void log_walk(tag_table *t, const tag_walk *w)
         t->log[t->log_count++] = w->move[i].bucket;
 }
 
-/* Sort a log's buckets in place (a shell sort: no allocation, and a log holds at most
- * LOG_ROOM of them). */
-static void buckets_sort(uint64_t *b, uint32_t n)
-{
-    static const uint32_t gaps[] = {701, 301, 132, 57, 23, 10, 4, 1};
-    for (size_t g = 0; g < sizeof gaps / sizeof gaps[0]; g++)
-        for (uint32_t i = gaps[g]; i < n; i++) {
-            uint64_t x = b[i];
-            uint32_t j = i;
-            for (; j >= gaps[g] && b[j - gaps[g]] > x; j -= gaps[g])
-                b[j] = b[j - gaps[g]];
-            b[j] = x;
-        }
-}
-
 static bool bucket_empty(const tag_table *t, uint64_t b)
 {
     for (uint32_t s = 0; s < SLOTS; s++)
@@ -735,7 +720,7 @@ static void log_compact(tag_table *t)
     log_if_empty(t);
     if (t->log_count == 0)
         return;
-    buckets_sort(t->log, t->log_count);
+    once_words_sort(t->log, t->log_count);
     uint32_t kept = 0;
     for (uint32_t i = 0; i < t->log_count; i++)
         if ((i == 0 || t->log[i] != t->log[i - 1]) && !bucket_empty(t, t->log[i]))

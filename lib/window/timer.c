@@ -503,27 +503,13 @@ static inline void log_cells_set(const timer_filter *t, timer_sub *s, const uint
     s->log_count += t->hashes;
 }
 
-/* Sort cells in place (a shell sort: no allocation; a log holds at most LOG_MAX). */
-static void cells_sort(uint64_t *c, uint32_t n)
-{
-    static const uint32_t gaps[] = {1750, 701, 301, 132, 57, 23, 10, 4, 1};
-    for (size_t g = 0; g < sizeof gaps / sizeof gaps[0]; g++)
-        for (uint32_t i = gaps[g]; i < n; i++) {
-            uint64_t x = c[i];
-            uint32_t j = i;
-            for (; j >= gaps[g] && c[j - gaps[g]] > x; j -= gaps[g])
-                c[j] = c[j - gaps[g]];
-            c[j] = x;
-        }
-}
-
 /* A sweep of the logged cells alone (every non-zero cell is one): the expired cleared,
  * or every one with `clear`; the log keeps the others, once each, and a sub-filter
  * left with none is clean. */
 static void log_sweep(const timer_filter *t, timer_sub *s, bool clear)
 {
     uint64_t *log = log_of(t, s);
-    cells_sort(log, s->log_count);
+    once_words_sort(log, s->log_count);
     uint32_t kept = 0;
     for (uint32_t i = 0; i < s->log_count; i++) {
         uint64_t c = log[i];

@@ -26,6 +26,7 @@
 #include "once.h"
 #include "once_math.h"
 #include "testing.h"
+#include "time_window.h"
 
 #include <stdbool.h>
 
@@ -1540,21 +1541,11 @@ static void a_sparse_sub_filter_sweeps_its_log_and_answers_as_without(void)
             bool burst = event == 3000; /* past the log's room, within a second */
             for (int k = 0; k < (burst ? 2000 : 1); k++) {
                 uint64_t key = burst ? KEYS + (uint64_t)k : (testing_mix(r ^ 7) >> 3) % KEYS;
-                bool a = testing_seen(logged, 4, key, t + (uint64_t)k / 4);
-                bool b = testing_seen(plain, 4, key, t + (uint64_t)k / 4);
-                CHECK(a == b);
-                if (key < KEYS) {
-                    if (delivered_at[key] != 0 && t - delivered_at[key] < span)
-                        CHECK(a); /* no false negative */
-                    if (!a)
-                        delivered_at[key] = t;
-                }
+                twin_seen(logged, plain, 4, key, t + (uint64_t)k / 4, span,
+                          key < KEYS ? &delivered_at[key] : NULL);
             }
-            if (event % 500 == 499) { /* the caps apart, which the files record */
-                CHECK_OK(once_set_max_bytes(plain, once_max_bytes(logged)));
-                CHECK(testing_same_save(logged, plain));
-                CHECK_OK(once_set_max_bytes(plain, capped.max_bytes));
-            }
+            if (event % 500 == 499)
+                CHECK(testing_same_save_but_cap(logged, plain));
         }
         once_free(logged);
         once_free(plain);

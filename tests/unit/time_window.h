@@ -298,4 +298,22 @@ static inline phased_rates phased_checked(once_type type, uint64_t seed, int s, 
     return out;
 }
 
+/* Key `key` of `domain` test-and-added at t into a filter and its twin (the same but for
+ * what must change no answer): the same answer from both, and, with `delivered_at` (the
+ * key's last delivery time, 0 for none), never a false negative inside the span, the
+ * delivery recorded.  Returns the answer. */
+static inline bool twin_seen(once_filter *a, once_filter *b, uint64_t domain, uint64_t key,
+                             uint64_t t, uint64_t span, uint64_t *delivered_at)
+{
+    bool seen = testing_seen(a, domain, key, t);
+    CHECK(seen == testing_seen(b, domain, key, t));
+    if (delivered_at != NULL) {
+        if (*delivered_at != 0 && t - *delivered_at < span)
+            CHECK(seen); /* no false negative */
+        if (!seen)
+            *delivered_at = t;
+    }
+    return seen;
+}
+
 #endif /* ONCE_TESTS_TIME_WINDOW_H */
