@@ -158,7 +158,7 @@ extern const once_filter_ops once_tagged_ops;
 #define MAX_LOAD 0.8       /* live share of a table's slots before the next one opens */
 #define MAX_KICKS 128u     /* a walk longer than this opens a table instead */
 #define SWEEP_STEP 2u      /* buckets a write sweeps */
-#define LOG_ROOM 1024u     /* buckets a log holds at most: 8 KB */
+#define LOG_ROOM 16384u    /* buckets a log holds at most: 128 KB */
 #define LOG_SHARE 32u      /* and at most a bucket in this many of its table's */
 #define LOG_MIN_ROOM 64u   /* a table whose log would hold fewer keeps none */
 #define TAGGED_MAX_TABLES 64u
