@@ -1716,7 +1716,7 @@ static once_status tagged_load(once_filter **out, const uint8_t *params, size_t 
                               T_COUNT))
             return ONCE_ERR_CORRUPT;
         uint64_t *x = tv[i];
-        if (x[T_BUCKETS] == 0 || x[T_FP_BITS] == 0 || x[T_FP_BITS] + tag_bits > MAX_ENTRY_BITS ||
+        if (x[T_BUCKETS] == 0 || x[T_FP_BITS] == 0 || x[T_FP_BITS] > MAX_ENTRY_BITS - tag_bits ||
             !table_fits(x[T_BUCKETS], (uint32_t)x[T_FP_BITS] + tag_bits) ||
             x[T_CURSOR] > x[T_BUCKETS] || x[T_OPENED] > v[P_LATEST])
             return ONCE_ERR_CORRUPT;
