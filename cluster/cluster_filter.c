@@ -836,12 +836,6 @@ static uint8_t policy_answer(const once_cluster *c)
     return c->whole_threshold == 0; /* every failed position set: duplicate */
 }
 
-/* The worse of two batch statuses: a refusal (full, a time) over a slice unreachable. */
-static once_status worse_status(once_status now, once_status next)
-{
-    return now != ONCE_OK && now != ONCE_ERR_UNAVAILABLE ? now : next != ONCE_OK ? next : now;
-}
-
 /*
  * A count window over whole slices (docs/CLUSTER.md, "Count windows").  Each slice is
  * a tagged window whose time is the shared count.  A round of at most N/16 lines is
@@ -879,7 +873,7 @@ static once_status counted_batch(once_cluster *c, const once_key *keys, size_t c
             st = tested;
             break;
         }
-        st = worse_status(st, tested);
+        st = whole_slices_worse(st, tested);
         size_t fresh = 0;
         for (size_t j = 0; j < n; j++)
             if (decided[done + j] ? seen[done + j] == 0 : prints) {
@@ -893,7 +887,7 @@ static once_status counted_batch(once_cluster *c, const once_key *keys, size_t c
             c->clock_failures++;
             for (size_t i = 0; i < fresh; i++)
                 decided[done + line[i]] = false;
-            st = worse_status(st, ONCE_ERR_UNAVAILABLE);
+            st = whole_slices_worse(st, ONCE_ERR_UNAVAILABLE);
             continue;
         }
         c->count_known = first + fresh;

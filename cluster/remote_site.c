@@ -39,9 +39,8 @@
  *   again.
  *
  * Invariants
- *   - a round holds at most one command a site: the filter starts a site again only
- *     after waiting for it;
- *   - a round holds at most two commands a site, what it owes first;
+ *   - a round holds at most two commands a site, what it owes first, then its batch:
+ *     the filter starts a site again only after waiting for it;
  *   - every command is sent once, by the first wait after its start (with every command
  *     started before it and not yet sent), and the round is emptied when the last of
  *     its sites has waited; a site's replies are freed by its wait.

@@ -344,7 +344,7 @@ static bool read_slice(whole_slices *w, uint32_t i, const cluster_command *c)
     return ok;
 }
 
-static once_status worse(once_status now, once_status next)
+once_status whole_slices_worse(once_status now, once_status next)
 {
     if (now == ONCE_ERR_UNAVAILABLE || next == ONCE_OK)
         return now;
@@ -419,9 +419,9 @@ static once_status run_round(whole_slices *w, const once_key *keys, size_t n, ui
         decided[e] = w->answered[s] && ev->status == ONCE_OK;
         seen[e] = decided[e] && ev->seen;
         if (!w->answered[s])
-            st = worse(st, ONCE_ERR_UNAVAILABLE);
+            st = whole_slices_worse(st, ONCE_ERR_UNAVAILABLE);
         else if (ev->status != ONCE_OK)
-            st = worse(st, ev->status);
+            st = whole_slices_worse(st, ev->status);
     }
     return st;
 }
@@ -435,7 +435,7 @@ static once_status run_rounds(whole_slices *w, const once_key *keys, size_t coun
         once_status round = run_round(w, keys + at, n, seen + at, decided + at, stamp);
         if (round == ONCE_ERR_NOMEM)
             return round;
-        st = worse(st, round);
+        st = whole_slices_worse(st, round);
     }
     return st;
 }

@@ -46,6 +46,10 @@ once_status whole_slices_reserve(whole_slices *w, once_type filter, uint64_t cap
 once_status whole_slices_batch(whole_slices *w, const once_key *keys, size_t count, uint8_t *seen,
                                bool *decided);
 
+/* The status of a batch from its rounds': a slice unreachable stays the batch's (its
+ * events go to the failure policy), else the last refusal (full, a time). */
+once_status whole_slices_worse(once_status now, once_status next);
+
 /* Stamp keys[0 .. count-1] at their times (SLICE.STAMP, once_slice_events_stamp): a
  * count window's new lines at their places in the count.  decided[i] false for a line
  * its slice did not answer (owed to it with backfill on); scratch: count bytes. */

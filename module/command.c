@@ -170,8 +170,8 @@ once_status add_items_quietly(once_filter *f, const add_request *a, uint8_t *see
     return st;
 }
 
-static void reply_refusal(RedisModuleCtx *ctx, const once_filter *f, const add_request *a,
-                          once_status st)
+void reply_refusal(RedisModuleCtx *ctx, const once_filter *f, const add_request *a,
+                   once_status st)
 {
     if (a->refusal != NULL)
         RM_ReplyWithError(ctx, a->refusal(f, st));

@@ -164,6 +164,9 @@ once_status add_items_quietly(once_filter *f, const add_request *a, uint8_t *see
                               size_t *done);
 void reply_added(RedisModuleCtx *ctx, const once_filter *f, const add_request *a,
                  const uint8_t *seen, size_t done, once_status st);
+/* The error of an item `f` refused for `st`: a->refusal's, or reply_status's. */
+void reply_refusal(RedisModuleCtx *ctx, const once_filter *f, const add_request *a,
+                   once_status st);
 /* A refusal for memory (the object's limit, or the server's): the one undoes_all takes
  * where the refusal of an item is its memory's. */
 bool refused_for_memory(const once_filter *f, once_status st);

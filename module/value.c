@@ -586,10 +586,7 @@ size_t value_add_items(RedisModuleCtx *ctx, opened_key *k, once_filter *f, const
     once_status st = add_items_quietly(f, a, seen, &done);
     if (st != ONCE_OK && a->undoes_all(f, st)) {
         /* Its error is the refused item's, said of the command, which changed nothing. */
-        if (a->refusal != NULL)
-            RM_ReplyWithError(ctx, a->refusal(f, st));
-        else
-            reply_status(ctx, st);
+        reply_refusal(ctx, f, a, st);
         value_replace(k, before);
         done = 0;
     } else {

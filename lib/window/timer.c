@@ -57,7 +57,8 @@
  *   and a wipe clears them alone.  The cursor and the credit move as without a log,
  *   so the saved form is the same; a log that overflows is lost until a wipe (or a
  *   rebuild) finds the sub-filter small again.  Its words are counted in once_bytes and
- *   taken only within the cap; a loaded sub-filter has none.
+ *   taken only within the cap; a loaded filter takes them as the cap allows, rebuilt
+ *   from its cells.
  *
  *   Invariant: after every write at latest time L, every non-zero timer has its
  *   expiry e in [n(L) - S + 1, n(L) + S + 1].  Upper end: e <= n(t_u + T) + 1 with
@@ -473,6 +474,12 @@ static uint64_t logs_bytes(const timer_filter *t)
     for (uint32_t i = 0; i < t->count; i++)
         logged += t->subs[i].logged;
     return logged * log_bytes(t);
+}
+
+/* Do `filters` sub-filters fit under the cap with a log each? */
+static bool logs_fit(const timer_filter *t, uint64_t filters)
+{
+    return memory_for(t->words, filters, filters) + filters * log_bytes(t) <= t->max_bytes;
 }
 
 /* An empty sub-filter's array, with its log when it has a log's worth of cells and
@@ -981,7 +988,7 @@ static void timer_set_memory_cap(once_filter *f, uint64_t cap)
 typedef struct timer_geometry {
     uint32_t width, hashes, equal, policy;
     bool dynamic, budget;
-    bool no_log; /* a loaded filter: its first sub-filter is the file's */
+    uint64_t filters; /* sub-filters the logs must fit beside under the cap (0: 1) */
     uint64_t cells, span, plan_capacity, threshold, max_bytes;
     double sub_error;
 } timer_geometry;
@@ -1027,8 +1034,7 @@ static once_status timer_new(once_filter **out, const timer_geometry *g)
     }
     t->room = 1;
     t->subs[0].array =
-        sub_array_alloc(t, !g->no_log && memory_for(words, 1, 1) + log_bytes(t) <= g->max_bytes,
-                        &t->subs[0].logged);
+        sub_array_alloc(t, logs_fit(t, g->filters ? g->filters : 1), &t->subs[0].logged);
     if (t->subs[0].array == NULL) {
         once_free_memory(t->subs);
         once_free_memory(t);
@@ -1238,7 +1244,7 @@ static once_status timer_load(once_filter **out, const uint8_t *params, size_t p
         .threshold = v[P_THRESHOLD],
         .max_bytes = v[P_MAX_BYTES],
         .sub_error = sub_error,
-        .no_log = true, /* decided below, for every sub-filter */
+        .filters = v[P_FILTERS], /* logs for all of them, or none */
     };
     once_filter *f = NULL;
     once_status st = timer_new(&f, &g);
@@ -1257,21 +1263,11 @@ static once_status timer_load(once_filter **out, const uint8_t *params, size_t p
     t->subs = subs;
     t->room = (uint32_t)v[P_FILTERS];
     /* Logs as a filter that made its sub-filters under this cap took them (rebuilt from
-     * the cells below, by sub_rebuild); the file's check above counts none. */
-    bool logs = memory_for(t->words, v[P_FILTERS], v[P_FILTERS]) +
-                    v[P_FILTERS] * log_bytes(t) <= t->max_bytes;
-    if (logs && log_bytes(t) != 0) { /* the first sub-filter, empty yet, again with one */
-        uint64_t *array = sub_array_alloc(t, true, &t->subs[0].logged);
-        if (array == NULL) {
-            timer_destroy(f);
-            return ONCE_ERR_NOMEM;
-        }
-        once_words_free(t->subs[0].array);
-        t->subs[0].array = array;
-    }
+     * the cells below, by sub_rebuild), the first's decided by timer_new; the file's
+     * check above counts none. */
     for (uint32_t i = 1; i < v[P_FILTERS]; i++) {
         memset(&t->subs[i], 0, sizeof t->subs[i]);
-        t->subs[i].array = sub_array_alloc(t, logs, &t->subs[i].logged);
+        t->subs[i].array = sub_array_alloc(t, t->subs[0].logged, &t->subs[i].logged);
         if (t->subs[i].array == NULL) {
             timer_destroy(f);
             return ONCE_ERR_NOMEM;

@@ -25,6 +25,31 @@ def scandump(r, key, command="BF.SCANDUMP"):
         chunks.append((it, data))
 
 
+def fill_to_the_limit(r, key, many, one, step, dump):
+    """Add new items to `key` until its memory limit: `many` (a multi-item add) of `step`
+    items at a time until one is refused whole (the memory limit its error, the `dump`
+    command's dump unchanged), then `one` item at a time until one is refused.  Returns
+    how many items went in."""
+    i = 0
+    while True:
+        before = scandump(r, key, dump)
+        try:
+            r.execute_command(many, key, *["k%d" % j for j in range(i, i + step)])
+        except redis.ResponseError as e:
+            assert "memory limit" in str(e), e
+            break
+        i += step
+        assert i < 10 ** 7, "no limit reached"
+    assert scandump(r, key, dump) == before, "a refused %s changed the filter" % many
+    while True:
+        try:
+            r.execute_command(one, key, "k%d" % i)
+        except redis.ResponseError as e:
+            assert "memory limit" in str(e), e
+            return i
+        i += 1
+
+
 def binomial_bound(n, p, sigmas=5.0):
     """An upper bound on a binomial(n, p) count, `sigmas` standard deviations out."""
     return n * p + sigmas * math.sqrt(n * p * (1 - p)) + 1

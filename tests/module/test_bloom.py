@@ -8,7 +8,7 @@ import time
 
 import redis
 
-from checks import binomial_bound, err, scandump
+from checks import binomial_bound, err, fill_to_the_limit, scandump
 from resp import Connection
 from server import Server
 
@@ -332,27 +332,9 @@ def test_memory_limit_refuses_and_changes_nothing():
         assert "memory limit" in err(r, "BF.RESERVE", "big", "0.001", "10000000")
         assert r.exists("big") == 0
         r.execute_command("BF.RESERVE", "f", "0.01", "1000", "SEED", "3")
-        i = 0
-        while True:
-            dump = scandump(r, "f")
-            try:
-                r.execute_command("BF.MADD", "f", *["k%d" % j for j in range(i, i + 500)])
-            except redis.ResponseError as e:
-                refused = str(e)
-                break
-            i += 500
-            assert i < 10 ** 7
-        # The command that would pass the limit is refused whole: nothing of it is in.
-        assert "memory limit" in refused, refused
-        assert scandump(r, "f") == dump
-        # One item at a time, up to the limit.
-        while True:
-            try:
-                r.execute_command("BF.ADD", "f", "k%d" % i)
-            except redis.ResponseError as e:
-                assert "memory limit" in str(e), e
-                break
-            i += 1
+        # The command that would pass the limit is refused whole, nothing of it in;
+        # then one item at a time, up to the limit.
+        i = fill_to_the_limit(r, "f", "BF.MADD", "BF.ADD", 500, "BF.SCANDUMP")
         before = r.execute_command("BF.INFO", "f")
         assert before[3] <= 1 << 20
         usage = r.memory_usage("f")

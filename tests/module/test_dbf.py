@@ -1,7 +1,7 @@
 """DBF.*: the Dynamic Bloom Filter of paper 003, a set that grows by rows and deletes."""
 import redis
 
-from checks import err, wait_synced
+from checks import err, fill_to_the_limit, wait_synced
 from server import Server
 
 
@@ -100,24 +100,7 @@ def test_errors():
         # Rows stop at the memory limit: a DBF.MADD past it is refused whole, then
         # items one at a time go in until one is refused, and nothing changes after.
         r.execute_command("DBF.RESERVE", "g", "0.01", "2000", "SEED", 2)
-        i = 0
-        while True:
-            before = r.execute_command("DBF.SCANDUMP", "g", 0)
-            try:
-                r.execute_command("DBF.MADD", "g", *["k%d" % j for j in range(i, i + 1000)])
-            except redis.ResponseError as e:
-                assert "memory limit" in str(e), e
-                break
-            i += 1000
-            assert i < 10 ** 6
-        assert r.execute_command("DBF.SCANDUMP", "g", 0) == before
-        while True:
-            try:
-                r.execute_command("DBF.ADD", "g", "k%d" % i)
-            except redis.ResponseError as e:
-                assert "memory limit" in str(e), e
-                break
-            i += 1
+        fill_to_the_limit(r, "g", "DBF.MADD", "DBF.ADD", 1000, "DBF.SCANDUMP")
         before = r.execute_command("DBF.SCANDUMP", "g", 0)
         assert "memory limit" in err(r, "DBF.ADD", "g", "one-more-new-key")
         assert r.execute_command("DBF.SCANDUMP", "g", 0) == before
