@@ -82,14 +82,27 @@
  *   So a sparse table keeps a log of the buckets its writes filled (every slot a walk
  *   writes: an entry only ever sits in a bucket a write put it in), from when it opens
  *   empty, or from a pass's end where a whole pass left at most half of the log's room
- *   in entries (logged by a scan); while the log holds every entry's bucket the end of a pass (or a jump)
- *   sweeps the logged buckets alone and keeps those still holding entries.  A log
- *   that overflows is lost until the table is empty, or a whole pass logs it again;
- *   a table that stays dense gives it back.  The log takes a word a bucket, at most one
- *   in LOG_SHARE of its table's buckets and LOG_ROOM (counted in the memory, and taken
- *   only within the cap).  It changes what a pass costs, not what it removes: the
- *   entries, the writes' share of a pass (the cursor) and the saved bytes are as
- *   without it.
+ *   in entries (logged by a scan); while the log holds every entry's bucket the end of
+ *   a pass (or a jump) sweeps the logged buckets alone and keeps those still holding
+ *   entries, and the writes' share of the pass moves the cursor without sweeping.  A
+ *   log that overflows is lost until the table is empty, or a whole pass logs it again
+ *   (the end of the pass it was lost in sweeps the whole table); a table that stays
+ *   dense gives it back.  The log takes a word a bucket, at most one in LOG_SHARE of
+ *   its table's buckets and LOG_ROOM (counted in the memory, and taken only within the
+ *   cap).  It changes what a pass costs, not what it removes: the entries kept, the
+ *   cursor and the saved bytes are as without it.
+ *   Pacing: between the two, a table too dense for its log yet given far fewer writes
+ *   a pass than B / SWEEP_STEP (a span of ten thousand keys in a table planned for
+ *   millions) leaves most of the pass to the write that ends it, milliseconds of sweep
+ *   in one call.  So a filter of PACE_MIN_BUCKETS buckets or more sweeps
+ *     step = ceil(2 B K / (P n)),  within [SWEEP_STEP, PACE_MAX_STEP],
+ *   buckets a write (B over its tables, in order), where n is the entries of ages 1 to
+ *   K: at the rate of the last K ticks a pass brings n P / K writes, and the step ends
+ *   it in half of them; a pass costs B buckets either way.  n counts kept entries only,
+ *   which a saved filter keeps exactly, and changes within a tick only by a refresh or
+ *   a late write (the step is then made again), so a filter loaded from its bytes, or
+ *   a replica, steps as the one that saved it: the cursor, saved, is the same.  A
+ *   smaller filter keeps SWEEP_STEP (its whole pass is cheap).
  *   Reads run at R = max(L, now) (but within a lag, above): an entry is alive at R iff
  *   its age at L plus the ticks from c to floor(R / tick) is at most S, so a read-only
  *   stretch of any length answers right without a sweep.  Entries past K still in a
@@ -157,7 +170,9 @@ extern const once_filter_ops once_tagged_ops;
 #define SLOTS 4u
 #define MAX_LOAD 0.8       /* live share of a table's slots before the next one opens */
 #define MAX_KICKS 128u     /* a walk longer than this opens a table instead */
-#define SWEEP_STEP 2u      /* buckets a write sweeps */
+#define SWEEP_STEP 2u      /* buckets a write sweeps, at the least */
+#define PACE_MIN_BUCKETS 16384u /* a filter with fewer pays a whole pass in a write */
+#define PACE_MAX_STEP 4096u     /* buckets a paced write sweeps at most */
 #define LOG_ROOM 16384u    /* buckets a log holds at most: 128 KB */
 #define LOG_SHARE 32u      /* and at most a bucket in this many of its table's */
 #define LOG_MIN_ROOM 64u   /* a table whose log would hold fewer keeps none */
@@ -188,6 +203,7 @@ typedef struct tag_table {
     uint64_t *log;
     uint32_t log_count, log_room;
     bool log_lost;
+    bool unswept;          /* this pass's cursor passed buckets unswept (the log was whole) */
 } tag_table;
 
 /* A loader refuses a file whose filter would pass its cap, as the file's version counted
@@ -220,6 +236,8 @@ typedef struct tagged_filter {
     uint64_t keep_now;     /* the kept tags at c: ages 0..K (live_now without a lag) */
     bool started;
     bool passing;          /* a table's pass may be unfinished: sweep_step has work (not saved) */
+    uint32_t step;         /* buckets a write sweeps (pace(); not saved: made again) */
+    bool pace_due;         /* what pace() reads changed: make `step` again before a sweep */
     tag_table *tables;     /* oldest first; the newest takes the keys */
 } tagged_filter;
 
@@ -625,6 +643,7 @@ static void table_wipe(tag_table *t)
     memset(t->by_tag, 0, sizeof t->by_tag);
     t->entries = 0;
     t->cursor = 0;
+    t->unswept = false;
     t->counted_at = 0;
     t->log_count = 0;
     t->log_lost = false;
@@ -888,6 +907,7 @@ static once_status table_open(tagged_filter *t, uint64_t buckets, uint32_t fp_bi
         return ONCE_ERR_NOMEM;
     }
     table_take_log(t, out, once_words_memory(out->word_count)); /* empty: a whole log */
+    t->pace_due = true; /* buckets to come */
     return ONCE_OK;
 }
 
@@ -924,6 +944,7 @@ static void clock_set_tick(tagged_filter *t, uint64_t c)
     t->tick_end = c + 1 > UINT64_MAX / t->tick ? UINT64_MAX : (c + 1) * t->tick;
     t->live_now = tag_run(c, 0, t->span_ticks + 1, t->tag_mask);
     t->keep_now = tag_run(c, 0, t->keep_ticks + 1, t->tag_mask);
+    t->pace_due = true; /* the ages moved */
 }
 
 /* The frame of a read at R = max(L, now_ms). */
@@ -961,6 +982,7 @@ static void drop_empty(tagged_filter *t)
     for (uint32_t i = 0; i < t->count; i++) {
         if (i + 1 < t->count && table_alive(&t->tables[i], &fr) == 0) {
             table_free(&t->tables[i]);
+            t->pace_due = true;
             continue;
         }
         if (kept != i)
@@ -1043,10 +1065,11 @@ static void clock_move(tagged_filter *t, uint64_t latest, bool growing)
                 if (d > t->keep_ticks)
                     table_wipe(tb);
                 else
-                    table_sweep(tb, d == 1 ? tb->cursor : 0, tb->buckets, &fr);
+                    table_sweep(tb, d == 1 && !tb->unswept ? tb->cursor : 0, tb->buckets, &fr);
                 log_adapt(t, tb);
             }
             tb->cursor = 0;
+            tb->unswept = false;
         }
     }
     clock_set_tick(t, c);
@@ -1057,13 +1080,38 @@ static void clock_move(tagged_filter *t, uint64_t latest, bool growing)
     }
 }
 
+/* The buckets a write sweeps ("Time": pacing), from the tables' buckets and their
+ * entries of ages 1 to K at the clock. */
+static void pace(tagged_filter *t)
+{
+    uint64_t buckets = 0, settled = 0;
+    for (uint32_t i = 0; i < t->count; i++) {
+        const tag_table *tb = &t->tables[i];
+        buckets += tb->buckets;
+        for (uint64_t age = 1; age <= t->keep_ticks; age++)
+            settled += tb->by_tag[(t->now - age) & t->tag_mask];
+    }
+    uint64_t step = SWEEP_STEP;
+    if (buckets >= PACE_MIN_BUCKETS) {
+        /* a pass of P ticks brings about settled P / K writes: sweep it in half of them */
+        uint64_t writes = settled * PASS_TICKS;
+        step = writes == 0 ? PACE_MAX_STEP : (2 * buckets * t->keep_ticks + writes - 1) / writes;
+        step = step < SWEEP_STEP ? SWEEP_STEP : step > PACE_MAX_STEP ? PACE_MAX_STEP : step;
+    }
+    t->step = (uint32_t)step;
+    t->pace_due = false;
+}
+
 /* A write's share of its tick's pass (inline: every write runs it, and most find the pass
- * done). */
+ * done).  A table whose log is whole moves its cursor without sweeping: its pass ends on
+ * the logged buckets. */
 static inline void sweep_step(tagged_filter *t)
 {
     if (!t->passing)
         return;
-    uint64_t left = SWEEP_STEP;
+    if (t->pace_due)
+        pace(t);
+    uint64_t left = t->step;
     for (uint32_t i = 0; i < t->count && left > 0; i++) {
         tag_table *tb = &t->tables[i];
         if (tb->cursor >= tb->buckets)
@@ -1071,7 +1119,10 @@ static inline void sweep_step(tagged_filter *t)
         tag_frame fr = frame_at(t, 0);
         uint64_t to = tb->buckets - tb->cursor < left ? tb->buckets : tb->cursor + left;
         left -= to - tb->cursor;
-        table_sweep(tb, tb->cursor, to, &fr);
+        if (log_whole(tb))
+            tb->unswept = true;
+        else
+            table_sweep(tb, tb->cursor, to, &fr);
         tb->cursor = to;
         if (to == tb->buckets)
             log_if_empty(tb);
@@ -1104,8 +1155,10 @@ static once_status tagged_write(tagged_filter *t, const once_hash *h, uint64_t m
     /* The new clock, read from the tables as they are. */
     tag_frame fr = t->started ? frame_at(t, c - t->now)
                               : frame_of(c, 0, t->span_ticks, t->keep_ticks, t->tag_mask);
-    if (u != c) /* late: the clock stays */
+    if (u != c) { /* late: the clock stays; ages 1..K may gain an entry (pace) */
         fr = frame_late(t, c - u);
+        t->pace_due = true;
+    }
     bool moves = !t->started || c != t->now;
 
     tag_look look;
@@ -1126,6 +1179,7 @@ static once_status tagged_write(tagged_filter *t, const once_hash *h, uint64_t m
             uint64_t e = slot_get(tb, bucket, slot), mask = t->tag_mask;
             uint64_t g = ((c - (e & mask)) & mask) <= c - u ? e & mask : tag;
             slot_put(tb, bucket, slot, (e & ~mask) | g);
+            t->pace_due |= g != (e & mask); /* an entry left ages 1..K (pace) */
         }
         sweep_step(t);
         return ONCE_OK;
