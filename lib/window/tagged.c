@@ -78,23 +78,25 @@
  *   at MAX_LOAD and cuts the pass to a fifth.
  *   A pass over a table costs its B buckets, whatever it holds: a short span over a
  *   sparse stream (an event-time replay, a quiet feed) with a large capacity would pay
- *   B at every P ticks for a few live keys, most of it in the write that ends the pass.
- *   So a sparse table keeps a log of the buckets its writes filled (every slot a walk
- *   writes: an entry only ever sits in a bucket a write put it in), from when it opens
- *   empty, or from a pass's end where a whole pass left at most half of the log's room
- *   in entries (logged by a scan); while the log holds every entry's bucket the end of
- *   a pass (or a jump) sweeps the logged buckets alone and keeps those still holding
- *   entries, and the writes' share of the pass moves the cursor without sweeping.  A
- *   log that overflows is lost until the table is empty, or a whole pass logs it again
- *   (the end of the pass it was lost in sweeps the whole table); a table that stays
- *   dense gives it back.  The log takes a word a bucket, at most one in LOG_SHARE of
- *   its table's buckets and LOG_ROOM (counted in the memory, and taken only within the
+ *   B at every P ticks for a few live keys.  So a sparse table keeps a log of the
+ *   buckets its writes filled (every slot a walk writes: an entry only ever sits in a
+ *   bucket a write put it in), from when it opens empty, or from a pass's end where the
+ *   pass left at most half of the log's room in entries: the next pass's sweep logs the
+ *   buckets it finds holding entries, beside those written, and its end makes that log
+ *   whole.  A pass that begins with the log whole visits the buckets logged then
+ *   instead of the table (an entry dead as the pass began is in one; buckets logged
+ *   since hold entries written since), in step with the cursor, the rest at its end,
+ *   keeping those still holding entries; a jump revisits the whole log at the new tick.
+ *   A log that overflows is lost (the pass under way still ends over the buckets logged
+ *   as it began), until the table is empty or a pass logs it again; a table that stays
+ *   dense gives it back.  The log takes a word a bucket, at most one in LOG_SHARE of its
+ *   table's buckets and LOG_ROOM (counted in the memory, and taken only within the
  *   cap).  It changes what a pass costs, not what it removes: the entries kept, the
  *   cursor and the saved bytes are as without it.
- *   Pacing: between the two, a table too dense for its log yet given far fewer writes
- *   a pass than B / SWEEP_STEP (a span of ten thousand keys in a table planned for
- *   millions) leaves most of the pass to the write that ends it, milliseconds of sweep
- *   in one call.  So a filter of PACE_MIN_BUCKETS buckets or more sweeps
+ *   Pacing: a table too dense for its log yet given far fewer writes a pass than
+ *   B / SWEEP_STEP (a span of ten thousand keys in a table planned for millions) would
+ *   leave most of the pass to the write that ends it, milliseconds of sweep in one
+ *   call.  So a filter of PACE_MIN_BUCKETS buckets or more sweeps
  *     step = ceil(2 B K / (P n)),  within [SWEEP_STEP, PACE_MAX_STEP],
  *   buckets a write (B over its tables, in order), where n is the entries of ages 1 to
  *   K: at the rate of the last K ticks a pass brings n P / K writes, and the step ends
@@ -203,7 +205,13 @@ typedef struct tag_table {
     uint64_t *log;
     uint32_t log_count, log_room;
     bool log_lost;
-    bool unswept;          /* this pass's cursor passed buckets unswept (the log was whole) */
+    bool log_building;     /* a lost log this pass's sweep fills: whole at its end if it fits */
+    /* A pass over the log ("Time"): when the log was whole as the pass began, the pass
+     * visits the buckets logged then, log[0 .. log_snap - 1], instead of sweeping the
+     * table: those before log_visit were visited, and the ones still holding entries
+     * kept at log[0 .. log_kept - 1]; buckets logged since are at log[log_snap ..]. */
+    bool log_pass;
+    uint32_t log_snap, log_visit, log_kept;
 } tag_table;
 
 /* A loader refuses a file whose filter would pass its cap, as the file's version counted
@@ -619,6 +627,7 @@ static void table_take_log(tagged_filter *t, tag_table *tb, uint64_t extra)
     tb->log_room = room;
     tb->log_count = 0;
     tb->log_lost = tb->entries != 0;
+    tb->log_pass = tb->log != NULL && tb->entries == 0; /* its pass owes nothing */
 }
 
 static once_status table_init(tag_table *t, uint64_t buckets, uint32_t fp_bits,
@@ -643,10 +652,12 @@ static void table_wipe(tag_table *t)
     memset(t->by_tag, 0, sizeof t->by_tag);
     t->entries = 0;
     t->cursor = 0;
-    t->unswept = false;
     t->counted_at = 0;
     t->log_count = 0;
     t->log_lost = false;
+    t->log_building = false;
+    t->log_pass = t->log != NULL; /* empty: its pass owes nothing */
+    t->log_snap = t->log_visit = t->log_kept = 0;
 }
 
 /* Empty the entries of buckets [from, to) that are dead in frame fr (those of ages past
@@ -703,19 +714,6 @@ static inline bool log_whole(const tag_table *t)
     return t->log != NULL && !t->log_lost;
 }
 
-/* The buckets a walk wrote, into the log (lost if they do not fit). */
-static void log_walk(tag_table *t, const tag_walk *w)
-{
-    if (!log_whole(t))
-        return;
-    if (t->log_count + w->moves > t->log_room) {
-        t->log_lost = true;
-        return;
-    }
-    for (uint32_t i = 0; i < w->moves; i++)
-        t->log[t->log_count++] = w->move[i].bucket;
-}
-
 static bool bucket_empty(const tag_table *t, uint64_t b)
 {
     for (uint32_t s = 0; s < SLOTS; s++)
@@ -724,50 +722,108 @@ static bool bucket_empty(const tag_table *t, uint64_t b)
     return true;
 }
 
-/* An empty table's log holds every entry's bucket again: none. */
+/* An empty table's log holds every entry's bucket again: none; and its pass owes nothing
+ * (no entry in it can have been dead when the pass began). */
 static void log_if_empty(tag_table *t)
 {
     if (t->entries == 0) {
         t->log_count = 0;
         t->log_lost = false;
+        t->log_building = false;
+        t->log_pass = t->log != NULL;
+        t->log_snap = t->log_visit = t->log_kept = 0;
     }
 }
 
-/* Keep the logged buckets that still hold an entry, once each. */
-static void log_compact(tag_table *t)
+/* A pass begins for table t: over its log if whole, else over its buckets. */
+static void pass_begin(tag_table *t)
 {
-    log_if_empty(t);
-    if (t->log_count == 0)
-        return;
-    once_words_sort(t->log, t->log_count);
-    uint32_t kept = 0;
-    for (uint32_t i = 0; i < t->log_count; i++)
-        if ((i == 0 || t->log[i] != t->log[i - 1]) && !bucket_empty(t, t->log[i]))
-            t->log[kept++] = t->log[i];
-    t->log_count = kept;
+    t->cursor = 0;
+    t->log_pass = log_whole(t);
+    t->log_snap = t->log_pass ? t->log_count : 0;
+    t->log_visit = t->log_kept = 0;
 }
 
-/* A pass over the logged buckets alone (every entry is in one): the dead in frame fr,
- * or with `clear` every entry. */
-static void log_sweep(tag_table *t, const tag_frame *fr, bool clear)
+/* Visit the logged buckets of the pass up to log[upto - 1]: their entries dead in frame
+ * fr emptied, the buckets still holding entries kept. */
+static void log_visit_to(tag_table *t, const tag_frame *fr, uint32_t upto)
 {
-    for (uint32_t i = 0; i < t->log_count; i++) {
+    for (uint32_t i = t->log_visit; i < upto; i++) {
         uint64_t b = t->log[i];
-        if (!clear) {
-            table_sweep(t, b, b + 1, fr);
-            continue;
-        }
-        for (uint32_t s = 0; s < SLOTS; s++)
-            slot_replace(t, b, s, slot_get(t, b, s), 0);
+        if (i + 8 < upto)
+            __builtin_prefetch(t->words + b * SLOTS * t->width / 64);
+        table_sweep(t, b, b + 1, fr);
+        if (!bucket_empty(t, b))
+            t->log[t->log_kept++] = b;
     }
-    log_compact(t);
+    t->log_visit = upto;
 }
 
-/* After a whole pass over table tb of t: a table left with few entries for its size
- * (half its log's room at most) logs them, by a scan, so that its next passes sweep
- * them alone; one with more gives its log back. */
+/* The end of a pass over the log: the rest of its buckets visited, the kept ones and
+ * those logged since closed up (a lost log's are no longer needed). */
+static void log_pass_end(tag_table *t, const tag_frame *fr)
+{
+    log_visit_to(t, fr, t->log_snap);
+    if (t->log_lost) {
+        t->log_count = 0;
+    } else {
+        uint32_t since = t->log_count - t->log_snap;
+        memmove(t->log + t->log_kept, t->log + t->log_snap, since * sizeof *t->log);
+        t->log_count = t->log_kept + since;
+    }
+    t->log_pass = false;
+    log_if_empty(t);
+}
+
+/* Every entry of a table whose log is whole emptied: the logged buckets alone. */
+static void log_clear(tag_table *t)
+{
+    for (uint32_t i = 0; i < t->log_count; i++)
+        for (uint32_t s = 0; s < SLOTS; s++)
+            slot_replace(t, t->log[i], s, slot_get(t, t->log[i], s), 0);
+    log_if_empty(t);
+}
+
+/* The buckets a walk wrote, into a whole log or one being built (lost, or no longer
+ * built, if they do not fit; a pass over the log goes on over the buckets logged when
+ * it began, which hold every entry that may have been dead then). */
+static void log_walk(tag_table *t, const tag_walk *w)
+{
+    if (!log_whole(t) && !t->log_building)
+        return;
+    if (t->log_count + w->moves > t->log_room) {
+        t->log_lost = true;
+        t->log_building = false;
+        return;
+    }
+    for (uint32_t i = 0; i < w->moves; i++)
+        t->log[t->log_count++] = w->move[i].bucket;
+}
+
+/* The buckets [from, to) that hold entries, into the log being built (no longer built if
+ * they do not fit). */
+static void log_range(tag_table *t, uint64_t from, uint64_t to)
+{
+    for (uint64_t b = from; b < to && t->log_building; b++) {
+        if (bucket_empty(t, b))
+            continue;
+        if (t->log_count == t->log_room)
+            t->log_building = false;
+        else
+            t->log[t->log_count++] = b;
+    }
+}
+
+/* After a whole pass over table tb of t: a table whose log was built through the pass
+ * (every bucket the sweep found holding entries, and every bucket written) has it
+ * whole; one left with few entries for its size (half its log's room at most) builds
+ * one through the next pass; one with more gives its log back. */
 static void log_adapt(tagged_filter *t, tag_table *tb)
 {
+    if (tb->log_building) {
+        tb->log_building = false;
+        tb->log_lost = false;
+    }
     log_if_empty(tb);
     if (log_whole(tb))
         return;
@@ -781,10 +837,8 @@ static void log_adapt(tagged_filter *t, tag_table *tb)
     if (tb->log == NULL)
         return;
     tb->log_count = 0;
-    for (uint64_t b = 0; b < tb->buckets && tb->log_count < tb->log_room; b++)
-        if (!bucket_empty(tb, b))
-            tb->log[tb->log_count++] = b;
-    tb->log_lost = false;
+    tb->log_lost = true;
+    tb->log_building = true;
 }
 
 /* Where a walk's own entry sits once placed (bucket UINT64_MAX: not yet). */
@@ -1051,25 +1105,35 @@ static void clock_move(tagged_filter *t, uint64_t latest, bool growing)
     t->passing = true; /* a pass may begin, tables be wiped or opened */
     if (c / PASS_TICKS != t->now / PASS_TICKS) { /* the pass ends */
         /* d = 1: the rest of the pass, at its tick; a jump: the whole of a pass at the
-         * new tick.  A table whose log is whole sweeps its logged buckets alone: the
-         * same entries leave (every one is in a logged bucket), and the writes' share of
-         * the passes (the cursor, saved) goes on as without a log. */
+         * new tick, or past K ticks every entry emptied.  A pass over the log visits the
+         * rest of the buckets logged as it began (its log lost since, or not: they hold
+         * every entry that may have been dead then); a jump revisits the whole log if it
+         * is still whole.  Either way the cursor (saved) goes on as without a log. */
         tag_frame fr = frame_at(t, d == 1 ? 0 : d);
         for (uint32_t i = 0; i < t->count; i++) {
             tag_table *tb = &t->tables[i];
-            if (log_whole(tb)) {
-                log_sweep(tb, &fr, d > t->keep_ticks);
-                if (d > t->keep_ticks && tb->entries != 0)
-                    table_wipe(tb); /* not reached: every entry is in a logged bucket */
-            } else {
-                if (d > t->keep_ticks)
+            if (d > t->keep_ticks) {
+                if (log_whole(tb))
+                    log_clear(tb);
+                if (tb->entries != 0)
                     table_wipe(tb);
-                else
-                    table_sweep(tb, d == 1 && !tb->unswept ? tb->cursor : 0, tb->buckets, &fr);
-                log_adapt(t, tb);
+            } else if (tb->log_pass && (d == 1 || log_whole(tb))) {
+                if (d > 1) { /* the whole log again, at the new tick */
+                    tb->log_snap = tb->log_count;
+                    tb->log_visit = tb->log_kept = 0;
+                }
+                log_pass_end(tb, &fr);
+            } else {
+                /* the rest of the table's buckets, or all of them for a jump; a log being
+                 * built logs the same (all of them, from scratch, for a jump) */
+                uint64_t from = d == 1 ? tb->cursor : 0;
+                if (from == 0 && tb->log_building)
+                    tb->log_count = 0;
+                table_sweep(tb, from, tb->buckets, &fr);
+                log_range(tb, from, tb->buckets);
             }
-            tb->cursor = 0;
-            tb->unswept = false;
+            log_adapt(t, tb);
+            pass_begin(tb);
         }
     }
     clock_set_tick(t, c);
@@ -1103,8 +1167,8 @@ static void pace(tagged_filter *t)
 }
 
 /* A write's share of its tick's pass (inline: every write runs it, and most find the pass
- * done).  A table whose log is whole moves its cursor without sweeping: its pass ends on
- * the logged buckets. */
+ * done): over a table's buckets from the cursor, or for a pass over its log the share of
+ * the logged buckets the cursor's move stands for. */
 static inline void sweep_step(tagged_filter *t)
 {
     if (!t->passing)
@@ -1119,10 +1183,12 @@ static inline void sweep_step(tagged_filter *t)
         tag_frame fr = frame_at(t, 0);
         uint64_t to = tb->buckets - tb->cursor < left ? tb->buckets : tb->cursor + left;
         left -= to - tb->cursor;
-        if (log_whole(tb))
-            tb->unswept = true;
-        else
+        if (tb->log_pass) { /* the logged buckets in step with the cursor */
+            log_visit_to(tb, &fr, (uint32_t)(tb->log_snap * to / tb->buckets));
+        } else {
             table_sweep(tb, tb->cursor, to, &fr);
+            log_range(tb, tb->cursor, to);
+        }
         tb->cursor = to;
         if (to == tb->buckets)
             log_if_empty(tb);

@@ -51,21 +51,26 @@
  *   far apart) would pay m d / T cells a write, and a wipe m, for a handful of live
  *   timers.  So a sub-filter opened empty, of at least LOG_MIN cells' log, keeps in its
  *   array, past its timers, a log of the cells its insertions set (at most LOG_MAX or
- *   one in LOG_SHARE of its cells); while the log holds every non-zero cell, a sweep
- *   owed more cells than the log holds visits the logged cells instead (clearing the
- *   expired, keeping the others once each; the sub-filter is clean when none is left),
- *   and a wipe clears them alone.  The cursor and the credit move as without a log,
- *   so the saved form is the same; a log that overflows is lost until a wipe (or a
- *   rebuild) finds the sub-filter small again.  Its words are counted in once_bytes and
- *   taken only within the cap; a loaded filter takes them as the cap allows, rebuilt
- *   from its cells.
+ *   one in LOG_SHARE of its cells); while the log holds every non-zero cell, the
+ *   sub-filter owes no range: its logged cells are visited (the expired cleared, the
+ *   others kept; the sub-filter is clean when none is left) each time the writes have
+ *   owed 7/8 of m since the last visit (log_due, in parts of m rounded up), a visit or
+ *   two a span rather than one at every write that moves the clock; a cell logged
+ *   twice is kept twice until the copies fill half the log, when a visit sorts it and
+ *   keeps each once; and a wipe clears the logged cells alone.  The cursor and the credit move as
+ *   without a log, so the saved form is the same.  A full log is visited, and lost if
+ *   that leaves it more than half full, until a wipe (or a rebuild) finds the
+ *   sub-filter small again.  Its words are counted in once_bytes and taken only within
+ *   the cap; a loaded filter takes them as the cap allows, rebuilt from its cells.
  *
  *   Invariant: after every write at latest time L, every non-zero timer has its
  *   expiry e in [n(L) - S + 1, n(L) + S + 1].  Upper end: e <= n(t_u + T) + 1 with
  *   t_u <= L.  Lower end: the writes that moved the latest time within (L - T, L]
  *   advanced it by at least T in total (counted from its last value at or before
  *   L - T), so they swept at least m cells: every cell was visited at some time
- *   tau > L - T, and a timer that survived that visit (or was written after it) has
+ *   tau > L - T (a logged sub-filter's non-zero cells within 7/8 of that, the others
+ *   being zero; a lost log's all at its loss, the range sweep's turn coming round
+ *   within T after), and a timer that survived that visit (or was written after it) has
  *   e > n(tau) >= n(L) - S.  If there is no such earlier value, every timer was
  *   written (or loaded, alive) after L - T, and the same bound holds.
  *   Reads: at R >= L + T + tick nothing can be alive (every e * tick < L + T + tick),
@@ -162,6 +167,7 @@ extern const once_filter_ops once_timer_ops;
 #define LOG_MAX 8192u   /* cells a sub-filter's log holds at most ("Sweeping") */
 #define LOG_SHARE 64u   /* and at most one in this many of its cells */
 #define LOG_MIN 64u     /* a sub-filter whose log would hold fewer keeps none */
+#define LOG_DUE_SPAN (1u << 16) /* log_due's parts of m; the logs are visited at 7/8 */
 
 typedef struct timer_sub {
     uint64_t *array;
@@ -203,6 +209,8 @@ typedef struct timer_filter {
     uint64_t max_bytes;
     uint64_t latest;        /* L, ms: the clock */
     bool started;           /* L was set by an event (once.h, "Event time") */
+    uint32_t log_due;       /* the logs' sweep owed since their last, in LOG_DUE_SPAN
+                               parts of m cells rounded up ("Sweeping"; not saved) */
     timer_now now;          /* of L */
     uint64_t cursor;        /* next cell the sweep visits */
     uint64_t credit;        /* sweep remainder, < span */
@@ -219,7 +227,7 @@ _Static_assert(sizeof(timer_filter) == 264, "the struct's size is part of once_b
 #define CTIMER(f) ((const timer_filter *)(f))
 
 /* The log ("Sweeping"), below. */
-static inline void log_cells_set(const timer_filter *t, timer_sub *s, const uint64_t *pos);
+static void log_cells_set(const timer_filter *t, timer_sub *s, const uint64_t *pos);
 static void log_sweep(const timer_filter *t, timer_sub *s, bool clear);
 static void log_rebuild(const timer_filter *t, timer_sub *s);
 
@@ -395,12 +403,18 @@ static void sweep(timer_filter *t, uint64_t advance)
     if (cells == 0)
         return;
     uint64_t from = t->cursor, to = from + cells; /* cells <= m, so to < 2m */
+    /* The logs, every non-zero cell of their sub-filters, are visited once 7/8 of a span's
+     * cells are owed (cells <= m < 2^40, so the product fits). */
+    uint64_t share = (cells * LOG_DUE_SPAN + t->cells - 1) / t->cells;
+    bool logs = t->log_due + share >= LOG_DUE_SPAN / 8 * 7;
+    t->log_due = logs ? 0 : t->log_due + (uint32_t)share;
     for (uint32_t f = 0; f < t->count; f++) {
         timer_sub *s = &t->subs[f];
         if (!s->dirty)
             continue;
-        if (s->logged && !s->log_lost && s->log_count < cells) { /* every set cell, less */
-            log_sweep(t, s, false);
+        if (s->logged && !s->log_lost) {
+            if (logs)
+                log_sweep(t, s, false);
         } else if (to <= t->cells) {
             once_timers_sweep_range(&t->timers, s->array, from, to, t->now.res);
         } else {
@@ -497,14 +511,20 @@ static uint64_t *log_of(const timer_filter *t, timer_sub *s)
     return s->array + t->words;
 }
 
-/* The cells an insertion set, into the log (lost when they do not fit). */
-static inline void log_cells_set(const timer_filter *t, timer_sub *s, const uint64_t *pos)
+/* The cells an insertion set, into the log.  A full log is swept first (its cells are
+ * then visited now, as a lost log's must be: "Sweeping"); it is lost when that leaves
+ * it more than half full. */
+static void log_cells_set(const timer_filter *t, timer_sub *s, const uint64_t *pos)
 {
     if (!s->logged || s->log_lost)
         return;
     if (s->log_count + t->hashes > log_cells(t)) {
-        s->log_lost = true;
-        return;
+        log_sweep(t, s, false);
+        s->dirty = true; /* the insertion's cells, not yet logged */
+        if (s->log_count + t->hashes > log_cells(t) / 2) {
+            s->log_lost = true;
+            return;
+        }
     }
     memcpy(log_of(t, s) + s->log_count, pos, t->hashes * sizeof *pos);
     s->log_count += t->hashes;
@@ -516,11 +536,16 @@ static inline void log_cells_set(const timer_filter *t, timer_sub *s, const uint
 static void log_sweep(const timer_filter *t, timer_sub *s, bool clear)
 {
     uint64_t *log = log_of(t, s);
-    once_words_sort(log, s->log_count);
+    /* A cell set again while alive (a refresh, two keys') is logged again: the copies
+     * are dropped once they fill half the log, not at every visit (a sort of the log at
+     * each visit was most of a sparse stream's time). */
+    bool unique = 2 * (uint64_t)s->log_count > log_cells(t);
+    if (unique)
+        once_words_sort(log, s->log_count);
     uint32_t kept = 0;
     for (uint32_t i = 0; i < s->log_count; i++) {
         uint64_t c = log[i];
-        if (kept > 0 && log[kept - 1] == c)
+        if (unique && kept > 0 && log[kept - 1] == c)
             continue;
         uint64_t v = once_timer_get(&t->timers, s->array, c);
         if (v != 0 && (clear || once_timer_left(&t->timers, v, t->now.res) == 0)) {
