@@ -70,9 +70,13 @@
  *   finishes it before the clock moves.  An entry expires at tick a + K + 1; the first
  *   pass to start at or after that tick starts by a + K + P and is finished before
  *   a + K + 2P, so no entry's age passes K + 2P - 1 < 2^g and every age reads exactly.
- *   A move of the clock by d >= 2 ticks into the next P instead runs a whole pass that
- *   removes what the new tick expires (ages d short of K + 1), after which every entry
- *   is kept; a move past K ticks empties the tables.  The pass costs a write B / (r P)
+ *   A move of the clock by d >= 2 ticks (a pause in the stream) ends the pass as a move
+ *   by one would, at the new tick; what keeps the ages exact then is the rule those
+ *   passes serve: before the clock moves, an entry whose age would reach 2^g at the new
+ *   tick leaves, by a sweep of its table (or of its logged buckets).  by_tag says
+ *   whether there is one, since ages read exactly until then; passes on time leave
+ *   none, and a pause of up to about a span costs only the rest of the pass under way.
+ *   A move past K ticks empties the tables.  The pass costs a write B / (r P)
  *   buckets at r writes a tick: with 4-bit tags P could be 2 at most, and the pass was
  *   the largest part of an insertion's cost; the tag's fifth bit costs 1.25 bits a key
  *   at MAX_LOAD and cuts the pass to a fifth.
@@ -669,10 +673,23 @@ static void table_sweep(tag_table *t, uint64_t from, uint64_t to, const tag_fram
     const uint64_t keep = fr->keep, mask = fr->mask; /* alias the table and the frame */
     uint64_t *const words = t->words;
     uint64_t end = to * SLOTS * width;
-    for (uint64_t bit = from * SLOTS * width; bit < end; bit += width) {
+    for (uint64_t bit = from * SLOTS * width; bit < end;) {
+        /* An entry lies in the word of its first bit and the next (width <= 57): where
+         * both are zero, so is every entry starting in the first, and a table that holds
+         * few entries for its size is mostly such words (the padding words past the
+         * last entry keep words[j + 1] in the array). */
+        uint64_t j = bit >> 6;
+        if ((words[j] | words[j + 1]) == 0) {
+            do
+                j++;
+            while ((j << 6) < end && (words[j] | words[j + 1]) == 0);
+            bit += ((j << 6) - bit + width - 1) / width * width; /* the first entry in word j */
+            continue;
+        }
         uint64_t e = entry_get(words, bit, width);
         if (e != 0 && !((keep >> (e & mask)) & 1))
             entry_replace(t, bit, e, 0);
+        bit += width;
     }
 }
 
@@ -1084,9 +1101,31 @@ static void settle(tagged_filter *t)
         t->tables[t->count++] = fresh;
 }
 
-/* Move the clock to `latest` (admissible, not before L): at the end of a pass's P
- * ticks finish it, or redo it for a jump, so that no age passes K + 2P - 1 (see "Time");
- * free what emptied, and settle (unless the write opens a table itself: `growing`). */
+/* Would an entry of table tb reach the age 2^g (its tag read as new) if the clock moved
+ * d ticks (at most K)?  Ages are exact until then: by_tag tells. */
+static bool ages_would_wrap(const tagged_filter *t, const tag_table *tb, uint64_t d)
+{
+    for (uint64_t age = t->tag_mask + 1 - d; age <= t->tag_mask; age++)
+        if (tb->by_tag[(t->now - age) & t->tag_mask] != 0)
+            return true;
+    return false;
+}
+
+/* Empty every entry of table tb dead in frame fr: its logged buckets if its log is whole,
+ * else all of them; the cursor, the log and its pass are left as they are. */
+static void sweep_all(tag_table *tb, const tag_frame *fr)
+{
+    if (!log_whole(tb)) {
+        table_sweep(tb, 0, tb->buckets, fr);
+        return;
+    }
+    for (uint32_t i = 0; i < tb->log_count; i++)
+        table_sweep(tb, tb->log[i], tb->log[i] + 1, fr);
+}
+
+/* Move the clock to `latest` (admissible, not before L): at the end of a pass's P ticks
+ * finish it, and before any entry's age would reach 2^g sweep it away (see "Time"); free
+ * what emptied, and settle (unless the write opens a table itself: `growing`). */
 static void clock_move(tagged_filter *t, uint64_t latest, bool growing)
 {
     uint64_t c = latest / t->tick;
@@ -1104,11 +1143,10 @@ static void clock_move(tagged_filter *t, uint64_t latest, bool growing)
         return;
     t->passing = true; /* a pass may begin, tables be wiped or opened */
     if (c / PASS_TICKS != t->now / PASS_TICKS) { /* the pass ends */
-        /* d = 1: the rest of the pass, at its tick; a jump: the whole of a pass at the
-         * new tick, or past K ticks every entry emptied.  A pass over the log visits the
-         * rest of the buckets logged as it began (its log lost since, or not: they hold
-         * every entry that may have been dead then); a jump revisits the whole log if it
-         * is still whole.  Either way the cursor (saved) goes on as without a log. */
+        /* The rest of the pass, at its last tick (a jump: at the new tick), or past K
+         * ticks every entry emptied.  A pass over the log visits the rest of the buckets
+         * logged as it began (its log lost since, or not: they hold every entry that may
+         * have been dead then).  Either way the cursor (saved) goes on as without a log. */
         tag_frame fr = frame_at(t, d == 1 ? 0 : d);
         for (uint32_t i = 0; i < t->count; i++) {
             tag_table *tb = &t->tables[i];
@@ -1117,24 +1155,24 @@ static void clock_move(tagged_filter *t, uint64_t latest, bool growing)
                     log_clear(tb);
                 if (tb->entries != 0)
                     table_wipe(tb);
-            } else if (tb->log_pass && (d == 1 || log_whole(tb))) {
-                if (d > 1) { /* the whole log again, at the new tick */
-                    tb->log_snap = tb->log_count;
-                    tb->log_visit = tb->log_kept = 0;
-                }
+            } else if (tb->log_pass) {
                 log_pass_end(tb, &fr);
             } else {
-                /* the rest of the table's buckets, or all of them for a jump; a log being
-                 * built logs the same (all of them, from scratch, for a jump) */
-                uint64_t from = d == 1 ? tb->cursor : 0;
-                if (from == 0 && tb->log_building)
-                    tb->log_count = 0;
-                table_sweep(tb, from, tb->buckets, &fr);
-                log_range(tb, from, tb->buckets);
+                table_sweep(tb, tb->cursor, tb->buckets, &fr);
+                log_range(tb, tb->cursor, tb->buckets);
             }
             log_adapt(t, tb);
             pass_begin(tb);
         }
+    }
+    /* The tags' limit itself: an entry whose age would reach 2^g at the new tick leaves
+     * first (passes on time leave none; after a jump one may).  Past K, the tables were
+     * emptied. */
+    if (d <= t->keep_ticks) {
+        tag_frame fr = frame_at(t, d);
+        for (uint32_t i = 0; i < t->count; i++)
+            if (ages_would_wrap(t, &t->tables[i], d))
+                sweep_all(&t->tables[i], &fr);
     }
     clock_set_tick(t, c);
     drop_empty(t);

@@ -742,6 +742,30 @@ static void a_log_lost_mid_pass_still_ends_its_pass(void)
     once_free(f);
 }
 
+/* A pause in the stream moves the clock many ticks at once.  Keys that died after their
+ * pass swept their buckets wait for the next pass; a pause of 11 ticks (under the span
+ * of 12) brings those of tick 8, age 21 at tick 29, to age 32, where their 5-bit tags
+ * would read as new: they must leave before the clock moves, and none be found. */
+static void a_pause_of_most_of_a_span_brings_no_tag_round(void)
+{
+    const uint64_t tick = 1000;
+    once_filter *f = make_tagged(12 * tick, 5000, 0.001, 0, ONCE_POLICY_FIRST, 33);
+    REQUIRE(f != NULL);
+    enum { A_TICK = 200 };
+    for (uint64_t c = 0; c <= 29; c++)
+        for (uint64_t k = 0; k < A_TICK; k++)
+            testing_seen(f, 50 + c, k, c * tick + k * (tick / A_TICK));
+    testing_seen(f, 99, 0, 40 * tick); /* the pause: from tick 29 to 40 */
+    uint64_t found = 0;
+    for (uint64_t k = 0; k < A_TICK; k++)
+        found += testing_present(f, 50 + 8, k, 40 * tick + 1);
+    CHECK(found <= 3); /* false positives alone */
+    if (found > 3)
+        fprintf(stderr, "%llu of %d keys of tick 8 found at tick 40\n",
+                (unsigned long long)found, A_TICK);
+    once_free(f);
+}
+
 static void invalid_configs(void)
 {
     once_config c;
@@ -790,6 +814,8 @@ static const testing_case cases[] = {
     {"a_large_table_paces_its_passes_and_copies_step_alike",
      a_large_table_paces_its_passes_and_copies_step_alike},
     {"a_log_lost_mid_pass_still_ends_its_pass", a_log_lost_mid_pass_still_ends_its_pass},
+    {"a_pause_of_most_of_a_span_brings_no_tag_round",
+     a_pause_of_most_of_a_span_brings_no_tag_round},
 };
 
 TESTING_MAIN(cases)
