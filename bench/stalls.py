@@ -9,10 +9,14 @@ Against Debian's redis-server with the module (tests/module/server.py, on loopba
     trip included, beside a PING of the same connection;
   - a sparse time window: ONCE.RESERVE SPAN 10 s CAPACITY 10^7, then 3,000 ONCE.ADD
     whose event times move the clock by half a tick on average, and 300 that move it a
-    pass (ten ticks) or past the span: p50, p99 and the slowest, beside PING's;
+    pass (ten ticks) or past the span;
   - a dense but slow time window: the same window, 20,000 ONCE.ADD of new keys 1 ms
     and 5 ms of event time apart (10,000 and 2,000 keys a span, far fewer than its
-    capacity): p50, p99, p99.9 and the slowest.
+    capacity); then, on the first, pauses in the stream of 2, 5, 8, 9 and 30 s of
+    event time, each followed by 2,000 keys 1 ms apart, five times each: the slowest
+    ONCE.ADD after each pause.
+  Each ONCE.ADD's own time in the server (SLOWLOG at a threshold of 0: p50, p99,
+  p99.9, the slowest) and the client's round trip (p50, the slowest) beside PING's.
 With the CLI on one day of LINES event-time lines (default 10^6, keys from 10^5):
   - `once [--filter timer] --span S --capacity C --time-field 1 --time-format epoch_ms
     -f 2` at S = 1 s and 10 s, C = 1,000 and 10^7, the tagged window (the default) and
@@ -71,37 +75,67 @@ def module_rows():
         print("| BF.ADD e x (error-rate 1e-9, initial-capacity 1e9) | %.3f | %s |"
               % (took * 1e3, str(reply)[:40]))
         print()
+        # SLOWLOG at a threshold of 0 keeps every command's own time (us), without the
+        # client's round trip: the figure the 50 us target is about.
+        r.config_set("slowlog-log-slower-than", 0)
+        r.config_set("slowlog-max-len", 30000)
+        series = []  # (label, client seconds, server us)
+
+        def measure(label, calls):
+            r.slowlog_reset()
+            client = [timed(call)[0] for call in calls]
+            server = [entry[2] for entry in r.execute_command("SLOWLOG", "GET", 30000)
+                      if entry[3][0] == b"ONCE.ADD"]
+            series.append((label, client, server))
+
+        def add(key, item, at):
+            return lambda: r.execute_command("ONCE.ADD", key, item, "AT", at)
+
         r.execute_command("ONCE.RESERVE", "w", "SPAN", 10000, "CAPACITY", 10000000)
         rng = random.Random(1)
-        t = 1700000000000
-        half_tick = []
+        t, calls = 1700000000000, []
         for i in range(3000):
             t += rng.randrange(834)
-            half_tick.append(timed(lambda: r.execute_command("ONCE.ADD", "w", "h%d" % i,
-                                                             "AT", t))[0])
-        passes = []
+            calls.append(add("w", "h%d" % i, t))
+        measure("clock moved half a tick on average (3,000)", calls)
+        calls = []
         for i in range(300):
             t += 8400 if i % 7 else 30000
-            passes.append(timed(lambda: r.execute_command("ONCE.ADD", "w", "p%d" % i,
-                                                          "AT", t))[0])
-        steady = {}
-        for gap in (1, 5):
-            key, t, steady[gap] = "d%d" % gap, 1700000000000, []
-            r.execute_command("ONCE.RESERVE", key, "SPAN", 10000, "CAPACITY", 10000000)
-            for i in range(20000):
-                t += gap
-                steady[gap].append(timed(lambda: r.execute_command("ONCE.ADD", key, "k%d" % i,
-                                                                   "AT", t))[0])
-        print("| ONCE.ADD, CAPACITY 10^7, SPAN 10 s | p50 ms | p99 ms | p99.9 ms | slowest ms |")
-        print("|---|---:|---:|---:|---:|")
-        print("| PING (the round trip) | %.3f | | | |" % (ping * 1e3))
-        for label, xs in (("clock moved half a tick on average (3,000)", half_tick),
-                          ("clock moved a pass or past the span (300)", passes),
-                          ("a new key each 1 ms: 10,000 a span (20,000)", steady[1]),
-                          ("a new key each 5 ms: 2,000 a span (20,000)", steady[5])):
-            print("| %s | %.3f | %.3f | %.3f | %.3f |"
-                  % (label, percentile(xs, 0.5) * 1e3, percentile(xs, 0.99) * 1e3,
-                     percentile(xs, 0.999) * 1e3, max(xs) * 1e3))
+            calls.append(add("w", "p%d" % i, t))
+        measure("clock moved a pass or past the span (300)", calls)
+        for gap, label in ((1, "a new key each 1 ms: 10,000 a span (20,000)"),
+                           (5, "a new key each 5 ms: 2,000 a span (20,000)")):
+            r.execute_command("ONCE.RESERVE", "d%d" % gap, "SPAN", 10000, "CAPACITY", 10000000)
+            t = 1700000000000
+            calls = [add("d%d" % gap, "k%d" % i, t + gap * (i + 1)) for i in range(20000)]
+            measure(label, calls)
+        pauses = {}
+        t = 1700000000000 + 20000
+        for round_ in range(5):
+            for pause in (2000, 5000, 8000, 9000, 30000):
+                t += pause
+                r.slowlog_reset()
+                r.execute_command("ONCE.ADD", "d1", "p%d-%d" % (round_, pause), "AT", t)
+                took = r.execute_command("SLOWLOG", "GET", 1)[0][2]
+                pauses[pause] = max(pauses.get(pause, 0), took)
+                for i in range(2000):
+                    t += 1
+                    r.execute_command("ONCE.ADD", "d1", "q%d-%d-%d" % (round_, pause, i), "AT", t)
+        r.config_set("slowlog-log-slower-than", 10000)
+        print("| ONCE.ADD, CAPACITY 10^7, SPAN 10 s | p50 us | p99 us | p99.9 us | slowest us "
+              "| client p50 ms | client slowest ms |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        print("| PING (the round trip) | | | | | %.3f | |" % (ping * 1e3))
+        for label, client, server in series:
+            print("| %s | %d | %d | %d | %d | %.3f | %.3f |"
+                  % (label, percentile(server, 0.5), percentile(server, 0.99),
+                     percentile(server, 0.999), max(server), percentile(client, 0.5) * 1e3,
+                     max(client) * 1e3))
+        print()
+        print("| 10,000 keys a span, then a pause of | the write after it, slowest of 5, us |")
+        print("|---|---:|")
+        for pause, took in pauses.items():
+            print("| %.0f s | %d |" % (pause / 1000, took))
         print()
 
 
