@@ -732,6 +732,8 @@ int main(int argc, char **argv)
 {
     cli_options o;
     int code = options_parse(&o, argc, argv);
+    if (code > 0 && options_error()[0] != '\0')
+        fprintf(stderr, "once: %s\nTry 'once --help' for more information.\n", options_error());
     if (code != 0)
         return code < 0 ? 0 : code;
 

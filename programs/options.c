@@ -37,15 +37,21 @@ static bool any_structure(const once_structure *s)
  * stays reachable and is never reported as a leak. */
 static const char **state_list;
 
+/* The last refusal's sentence (options_error), for the front end to show. */
+static char refusal[1024];
+
 __attribute__((format(printf, 1, 2))) static int fail(const char *fmt, ...)
 {
-    fputs("once: ", stderr);
     va_list args;
     va_start(args, fmt);
-    vfprintf(stderr, fmt, args);
+    vsnprintf(refusal, sizeof refusal, fmt, args);
     va_end(args);
-    fputs("\nTry 'once --help' for more information.\n", stderr);
     return EXIT_USAGE;
+}
+
+const char *options_error(void)
+{
+    return refusal;
 }
 
 /* Is `val` the value of a long option that takes no value?  Such an option given one
@@ -1302,6 +1308,7 @@ static int check_combinations(parse_state *p, int argc, char **argv)
 
 int options_parse(cli_options *o, int argc, char **argv)
 {
+    refusal[0] = '\0';
     set_defaults(o);
     if (argc > 1 && strcmp(argv[1], "card") == 0) {
         o->card = true;

@@ -114,8 +114,11 @@ typedef struct cli_options {
 } cli_options;
 
 /* Parse argv.  Returns 0 to run, -1 after printing --help or --version (exit 0), or
- * EXIT_USAGE after printing a message. */
+ * EXIT_USAGE with the reason in options_error(). */
 int options_parse(cli_options *options, int argc, char **argv);
+/* Why options_parse refused its arguments (a sentence without the program's name),
+ * after it returned EXIT_USAGE; "" otherwise. */
+const char *options_error(void);
 /* The structure of a time window (--span) without --filter: the tagged window, or the
  * TLBF when --level asks for its layout (command lines from before the tagged window
  * was the default keep their filter). */

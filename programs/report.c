@@ -275,7 +275,7 @@ void report_full(const char *input, uint64_t line, const once_filter *filter,
     fprintf(stderr, "; stopping before line %llu is answered\n", (unsigned long long)line);
 }
 
-bool report_cap_at_creation(const once_config *config)
+bool report_cap_at_creation(const once_config *config, char *why, size_t why_len)
 {
     once_config uncapped = *config;
     uncapped.max_bytes = 0; /* the structure's default, none for the scalable filter */
@@ -290,16 +290,16 @@ bool report_cap_at_creation(const once_config *config)
     format_need(need, sizeof need, needs);
     format_cap(cap, sizeof cap, config->max_bytes);
     if (config->type == ONCE_SCALABLE)
-        fprintf(stderr,
-                "once: the scalable filter's first sub-filter alone needs %s, more than "
-                "--max-memory %s (for --capacity %llu at --error %g)\n",
-                need, cap, (unsigned long long)config->capacity, config->error);
+        snprintf(why, why_len,
+                 "the scalable filter's first sub-filter alone needs %s, more than "
+                 "--max-memory %s (for --capacity %llu at --error %g)",
+                 need, cap, (unsigned long long)config->capacity, config->error);
     else
-        fprintf(stderr,
-                "once: the %s filter needs %s to start, more than --max-memory %s (for "
-                "--capacity %llu at --error %g)\n",
-                once_type_name(config->type), need, cap, (unsigned long long)config->capacity,
-                config->error);
+        snprintf(why, why_len,
+                 "the %s filter needs %s to start, more than --max-memory %s (for "
+                 "--capacity %llu at --error %g)",
+                 once_type_name(config->type), need, cap, (unsigned long long)config->capacity,
+                 config->error);
     return true;
 }
 

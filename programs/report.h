@@ -78,9 +78,10 @@ void report_state_after_write_error(const char *path, bool saved, bool reread, u
  * given (0: none); `has_state_file`: a loaded filter keeps the cap it was saved with. */
 void report_full(const char *input, uint64_t line, const once_filter *filter,
                  uint64_t max_memory, bool has_state_file);
-/* once_create refused `config`, which has a memory cap.  If the cap is why, say how much
- * the filter needs and return true; false leaves the message to the caller. */
-bool report_cap_at_creation(const once_config *config);
+/* once_create refused `config`, which has a memory cap.  If the cap is why, put how much
+ * the filter needs in `why` (a sentence without the program's name) and return true;
+ * false leaves the message to the caller. */
+bool report_cap_at_creation(const once_config *config, char *why, size_t why_len);
 /* The same two for a sliced filter whose sites grow under config->max_bytes. */
 void report_sliced_full(const char *input, uint64_t line, const once_sliced *filter,
                         uint64_t max_bytes);
