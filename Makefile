@@ -10,7 +10,7 @@ SAMPLE     ?= data/events.tsv
 # Open-ended fuzzing of the loader (make fuzz): how long, in seconds.
 FUZZ_SECONDS ?= 600
 
-.PHONY: all deps build test test-fast test-asan test-tsan fuzz asan-build tsan-build run run-redis install bench-redis \
+.PHONY: all deps build python test test-fast test-asan test-tsan fuzz asan-build tsan-build run run-redis install bench-redis \
 	bench bench-quick experiments clean
 
 all: build
@@ -21,6 +21,11 @@ deps:
 build: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
+
+# The Python package, built in the tree: PYTHONPATH=$(BUILD)/python imports it (the
+# tests do); `pip install --no-build-isolation ./python` installs it, as `make install`.
+python: build
+	@echo "built: PYTHONPATH=$(BUILD)/python /usr/bin/python3 -c 'import once'"
 
 # The whole suite twice: the release build (gcc), then clang with AddressSanitizer and
 # UndefinedBehaviorSanitizer, which also builds and runs the libFuzzer targets; then the

@@ -567,18 +567,22 @@ static int set_on_bad_time(parse_state *p, const char *arg)
     return 0;
 }
 
-static int set_max_time_jump(parse_state *p, const char *arg)
+int options_time_jump(const char *arg, uint64_t *ms)
 {
-    cli_options *o = p->o;
-    p->time_jump_given = true;
+    refusal[0] = '\0';
     if (strcmp(arg, "0") == 0)
-        o->max_time_jump_ms = 0;
-    else if (parse_duration_ms(arg, &o->max_time_jump_ms) != 0 ||
-             o->max_time_jump_ms > ONCE_MAX_TIME_MS)
+        *ms = 0;
+    else if (parse_duration_ms(arg, ms) != 0 || *ms > ONCE_MAX_TIME_MS)
         return fail("invalid time jump '%s' (a duration such as 6h, 1h30m or 2d, or 0 for "
                     "no bound)",
                     arg);
     return 0;
+}
+
+static int set_max_time_jump(parse_state *p, const char *arg)
+{
+    p->time_jump_given = true;
+    return options_time_jump(arg, &p->o->max_time_jump_ms);
 }
 
 static int set_max_memory(parse_state *p, const char *arg)

@@ -119,6 +119,9 @@ int options_parse(cli_options *options, int argc, char **argv);
 /* Why options_parse refused its arguments (a sentence without the program's name),
  * after it returned EXIT_USAGE; "" otherwise. */
 const char *options_error(void);
+/* --max-time-jump's value, for a front end whose times are always event times: 0, or
+ * EXIT_USAGE with the reason in options_error(). */
+int options_time_jump(const char *arg, uint64_t *ms);
 /* The structure of a time window (--span) without --filter: the tagged window, or the
  * TLBF when --level asks for its layout (command lines from before the tagged window
  * was the default keep their filter). */

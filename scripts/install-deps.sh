@@ -7,7 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake make gcc clang libclang-rt-14-dev libxxhash-dev libbloom-dev libzstd-dev pkg-config jq
-          groff-base libhiredis-dev redis-server redis-tools python3-redis python3-xxhash valgrind "$@")
+          groff-base libhiredis-dev redis-server redis-tools python3-redis python3-xxhash valgrind
+          python3-dev python3-setuptools python3-pytest python3-numpy "$@")
 # Node.js may come from elsewhere than Debian (a newer release); Debian's otherwise.
 command -v node >/dev/null || packages+=(nodejs)
 command -v npm >/dev/null || packages+=(npm)

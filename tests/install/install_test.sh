@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# `make install` puts a usable library, header, pkg-config file, binary, manual page and
-# Redis module under a prefix: install the build tree into a scratch prefix, build programs against
+# `make install` puts a usable library, header, pkg-config file, binary, manual page,
+# Redis module and Python package under a prefix: install the build tree into a scratch prefix, build programs against
 # it with pkg-config (static and shared), run them and the installed `once`, and check
 # the manual page against `once --help`.  The programs are one of the stable tier
 # (once.h alone, built as is, binding only the stable version node) and one of the
@@ -18,6 +18,16 @@ done
 ls "$libdir"/libonce.a "$libdir"/libonce.so "$libdir"/pkgconfig/once.pc > /dev/null
 # The module, where the docs load it from (docs/REDIS.md, docs/CLUSTER.md).
 [ -f "$libdir"/redis/modules/once.so ] || { echo "missing lib/redis/modules/once.so"; exit 1; }
+# The Python package, where Debian's interpreter looks under the prefix, importable and
+# answering from outside the tree.
+site=$(ls -d "$PREFIX"/lib/python3*/*-packages 2>/dev/null | head -n 1)
+[ -f "$site/once/__init__.py" ] || { echo "missing the Python package under $PREFIX/lib"; exit 1; }
+(cd "$PREFIX" && PYTHONPATH="$site" /usr/bin/python3 -c '
+import once
+f = once.Filter(capacity=100, seed=1)
+assert f.add("k") and not f.add("k") and once.loads(bytes(f)).contains("k")
+assert once.__file__.startswith("'"$site"'"), once.__file__
+') || { echo "the installed Python package does not work"; exit 1; }
 # The stable tier: once.h alone, no define.
 cat > "$PREFIX/stable.c" <<'C'
 #include <once.h>
