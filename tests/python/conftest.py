@@ -9,9 +9,11 @@ ONCE_CLI = os.environ.get("ONCE_CLI", "once")
 
 
 def run_cli(*args, data=b""):
-    """Run `once ARGS` on `data`: its output lines (bytes)."""
+    """Run `once ARGS` on `data`: its output lines (bytes).  Without the interpreter's
+    preloaded sanitizer runtime (the sanitizer build's CLI carries its own)."""
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
     p = subprocess.run([ONCE_CLI, *args], input=data, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, timeout=120)
+                       stderr=subprocess.PIPE, timeout=120, env=env)
     assert p.returncode == 0, p.stderr.decode()
     return p.stdout.splitlines()
 
