@@ -433,8 +433,9 @@ static int one_key(Core *c, PyObject *const *args, Py_ssize_t nargs, const void 
     return key_bytes(args[0], data, len, view);
 }
 
-/* add(key, ms) -> True when the key is new (and now added). */
-static PyObject *core_add(Core *c, PyObject *const *args, Py_ssize_t nargs)
+/* A one-key call: add (write: True when the key is new, and now added) or contains
+ * (True when the key is, probably, there). */
+static PyObject *one_key_call(Core *c, PyObject *const *args, Py_ssize_t nargs, bool write)
 {
     const void *data;
     size_t len;
@@ -442,33 +443,25 @@ static PyObject *core_add(Core *c, PyObject *const *args, Py_ssize_t nargs)
     uint64_t ms;
     if (one_key(c, args, nargs, &data, &len, &view, &ms) != 0)
         return NULL;
-    bool seen = false;
-    lock_take(c, true);
-    once_status st = once_test_and_add(c->filter, data, len, ms, &seen);
+    bool answer = false;
+    lock_take(c, write);
+    once_status st = write ? once_test_and_add(c->filter, data, len, ms, &answer)
+                           : once_query(c->filter, data, len, ms, &answer);
     lock_give(c);
     key_release(&view);
     if (st != ONCE_OK)
         return raise_status(st);
-    return PyBool_FromLong(!seen);
+    return PyBool_FromLong(write ? !answer : answer);
 }
 
-/* contains(key, ms) -> True when the key is (probably) there. */
+static PyObject *core_add(Core *c, PyObject *const *args, Py_ssize_t nargs)
+{
+    return one_key_call(c, args, nargs, true);
+}
+
 static PyObject *core_contains(Core *c, PyObject *const *args, Py_ssize_t nargs)
 {
-    const void *data;
-    size_t len;
-    Py_buffer view;
-    uint64_t ms;
-    if (one_key(c, args, nargs, &data, &len, &view, &ms) != 0)
-        return NULL;
-    bool present = false;
-    lock_take(c, false);
-    once_status st = once_query(c->filter, data, len, ms, &present);
-    lock_give(c);
-    key_release(&view);
-    if (st != ONCE_OK)
-        return raise_status(st);
-    return PyBool_FromLong(present);
+    return one_key_call(c, args, nargs, false);
 }
 
 /* A batch call: add_many (write) or contains_many, over keys and times. */
