@@ -10,6 +10,7 @@
 #include "options.h"
 
 #include "once.h"
+#include "once_cluster.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -27,5 +28,16 @@ uint32_t recipe_shards(const cli_options *options);
  * sentence without the program's name. */
 int recipe_create(const cli_options *options, uint64_t guess, once_filter **out, char *why,
                   size_t why_len);
+
+/* The cluster filter of the options (--cluster, once_cluster.h): the config they
+ * describe opened, this process one of its producers; `on_change` and `context` as
+ * once_cluster_config's.  *local is --local-filter's filter (NULL without), freed by
+ * the caller after the cluster filter; *hold_ms the failover hold in force (0: none);
+ * *geometry_bytes a timed slice's bytes as its geometry gives them (0: none).  Returns
+ * 0, or an exit code (EXIT_USAGE, EXIT_IO for the network or memory) with the reason
+ * in `why`. */
+int recipe_cluster_open(const cli_options *options, void (*on_change)(void *), void *context,
+                        once_cluster **out, once_filter **local, uint32_t *hold_ms,
+                        uint64_t *geometry_bytes, char *why, size_t why_len);
 
 #endif

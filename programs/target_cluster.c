@@ -22,6 +22,7 @@
  * flaps could print a line a batch, so each kind of line (failed, answers again) is
  * printed at most once a second, the others counted and said with the next.
  */
+#include "recipe.h"
 #include "report.h"
 #include "target.h"
 
@@ -195,111 +196,19 @@ static int faults_open(const cli_options *o, cluster_target *r)
 }
 
 /* --cluster: the sliced filter of the options over the cluster's keys, this run one of
- * its producers. */
+ * its producers (recipe_cluster_open), and the fault lines' state. */
 static int open_cluster(const cli_options *o, cluster_target *r)
 {
-    enum { MAX_SEEDS = 16 };
-    static char text[1024];
-    const char *seeds[MAX_SEEDS];
-    size_t count = 0;
-    snprintf(text, sizeof text, "%s", o->cluster);
-    for (char *save = NULL, *p = strtok_r(text, ",", &save); p && count < MAX_SEEDS;
-         p = strtok_r(NULL, ",", &save))
-        seeds[count++] = p;
-    once_cluster_config c;
-    once_cluster_config_init(&c, seeds, count, o->cluster_key, o->slices);
-    once_tree_config tree = {.mode = ONCE_TREE_DENSE,
-                             .levels = o->tree_levels,
-                             .fanout = o->tree_fanout,
-                             .capacity = o->capacity,
-                             .error = o->error,
-                             .seed = o->seed,
-                             .seed_is_set = o->seed_given,
-                             .window_ms = o->span_ms};
-    if (o->tree_levels != 0) { /* of the sliced config, a tree takes the failure policy */
-        c.tree = &tree;
-        c.leaf = o->leaf;
-    }
-    c.sliced.slicing = o->slicing;
-    c.sliced.parts = o->parts;
-    c.sliced.capacity = o->window_given ? o->window : o->capacity; /* N keys at most */
-    c.sliced.error = o->error;
-    c.sliced.seed = o->seed;
-    c.sliced.seed_is_set = o->seed_given;
-    c.sliced.window_ms = o->span_ms;
-    c.sliced.window_events = o->window_given ? o->window : 0;
-    c.wait_replicas = o->wait ? 1 : 0;
-    c.slice_filter = o->whole ? o->type : 0;
-    c.lag_ms = o->whole ? o->lag_ms : 0;
-    r->hold_ms = o->failover_hold_given ? (uint32_t)o->failover_hold_ms
-                                        : ONCE_CLUSTER_DEFAULT_HOLD_MS;
-    c.failover_hold_ms = r->hold_ms == 0 ? ONCE_CLUSTER_NO_HOLD : r->hold_ms;
-    c.on_change = cluster_changed;
-    c.change_context = r;
-    uint64_t bits = 0, slice_bits = 0;
-    uint32_t k = 0;
-    if (o->tree_levels != 0) {
-        uint64_t nodes = 0, leaves = 0;
-        if (once_tree_geometry(&tree, &bits, &k, &nodes, &leaves) != ONCE_OK) {
-            fprintf(stderr, "once: --tree: the tree's options are refused\n");
-            return EXIT_USAGE;
-        }
-    } else if (o->whole) {
-        k = 0; /* a whole slice's failure is its events': no positions to count */
-    } else if (once_sliced_geometry(&c.sliced, &bits, &k, &slice_bits) != ONCE_OK) {
-        fprintf(stderr, "once: --cluster: the sliced filter's options are refused\n");
-        return EXIT_USAGE;
-    }
-    /* The policy for a slice that cannot answer: every position counts as set
-     * (duplicate), none may fail (distinct), or at least X reached (threshold:X). */
-    c.sliced.on_failure = ONCE_FAILURE_THRESHOLD;
-    c.sliced.threshold = o->on_failed_slice == FAILED_SLICE_DUPLICATE   ? 0
-                         : o->on_failed_slice == FAILED_SLICE_DISTINCT ? k
-                                                                        : o->failed_slice_threshold;
-    if (o->whole) { /* a whole slice's event has no positions: duplicate, or new */
-        if (o->on_failed_slice != FAILED_SLICE_DUPLICATE &&
-            o->on_failed_slice != FAILED_SLICE_DISTINCT) {
-            fprintf(stderr, "once: --on-failed-slice threshold:X counts the positions of slices "
-                            "of cells (--slicing); a whole slice's events are duplicate or "
-                            "distinct\n");
-            return EXIT_USAGE;
-        }
-        c.sliced.threshold = o->on_failed_slice == FAILED_SLICE_DUPLICATE ? 0 : 1;
-    }
-    if (c.sliced.threshold > k && !o->whole) {
-        fprintf(stderr, "once: --on-failed-slice threshold:%u: at most k = %u positions\n",
-                c.sliced.threshold, k);
-        return EXIT_USAGE;
-    }
-    if (o->local_filter) {
-        once_config lc;
-        once_config_init(&lc, o->span_given ? cli_time_window_type(o) : ONCE_BLOCKED);
-        lc.capacity = o->capacity;
-        lc.error = o->error;
-        lc.span_ms = o->span_ms;
-        lc.max_time_jump_ms = 0;
-        once_status st = once_create(&r->local, &lc);
-        if (st != ONCE_OK) {
-            fprintf(stderr, "once: --local-filter: %s\n", once_strerror(st));
-            return st == ONCE_ERR_NOMEM ? EXIT_IO : EXIT_USAGE;
-        }
-        c.local = r->local;
-    }
-    char why[512];
-    once_status st = once_cluster_open(&r->cluster, &c, why, sizeof why);
-    if (st != ONCE_OK) {
-        fprintf(stderr, "once: --cluster %s --key %s: %s\n", o->cluster, o->cluster_key, why);
-        once_free(r->local);
-        r->local = NULL;
-        return st == ONCE_ERR_MISMATCH || st == ONCE_ERR_INVALID || st == ONCE_ERR_TOO_LARGE
-                   ? EXIT_USAGE
-                   : EXIT_IO;
+    char why[RECIPE_WHY_MAX];
+    uint64_t bytes = 0;
+    int code = recipe_cluster_open(o, cluster_changed, r, &r->cluster, &r->local, &r->hold_ms,
+                                   &bytes, why, sizeof why);
+    if (code != 0) {
+        fprintf(stderr, "once: %s\n", why);
+        return code;
     }
     r->sliced.filter = once_cluster_sliced(r->cluster);
-    /* A timed slice's bytes are the server's: as the geometry gives them here. */
-    uint64_t bytes = 0;
-    if (o->tree_levels == 0 && once_sliced_first_bytes(&c.sliced, &bytes) == ONCE_OK)
-        r->sliced.geometry_bytes = bytes;
+    r->sliced.geometry_bytes = bytes; /* a timed slice's bytes are the server's */
     return faults_open(o, r);
 }
 

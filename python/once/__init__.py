@@ -2,7 +2,8 @@
 
 Filters that drop repeats over all time (``Filter``), over the last N keys or the
 last T of time (``Window``), from the C library behind the ``once`` command line and
-the Redis module.  The options are the command line's: ``Window(span="1h")`` is
+the Redis module; and one filter over a Redis Cluster shared by many producers
+(``ClusterFilter``).  The options are the command line's: ``Window(span="1h")`` is
 ``once --span 1h``; the same options and seed build the same filter and answer
 alike, and a filter saved here is the state file ``once --state`` reads, and back.
 
@@ -36,7 +37,7 @@ import time as _time
 from . import _once
 from ._once import CorruptStateError, FullError, OnceError, TimeRefusedError
 
-__all__ = ["Filter", "Window", "load", "loads", "OnceError", "FullError",
+__all__ = ["Filter", "Window", "ClusterFilter", "load", "loads", "OnceError", "FullError",
            "CorruptStateError", "TimeRefusedError"]
 __version__ = _once.library_version
 
@@ -68,25 +69,20 @@ def _option(name, value):
     return ["--" + name, str(value)]
 
 
-class _Base:
-    """What every filter offers; see Filter and Window."""
+def _argv(options):
+    """The command line of `once` for keyword options (None and False left out)."""
+    argv = []
+    for name, value in options.items():
+        if value is None or value is False:
+            continue
+        argv += _option(name.replace("_", "-"), value)
+    return argv
+
+
+class _Adds:
+    """Times, and the calls that add keys: what every filter offers."""
 
     __slots__ = ("_core", "_event_time")
-
-    def __init__(self, max_time_jump="1d", **options):
-        argv = []
-        for name, value in options.items():
-            if value is None or value is False:
-                continue
-            argv += _option(name.replace("_", "-"), value)
-        self._core = _once.create(argv, str(max_time_jump))
-
-    @classmethod
-    def _of(cls, core, event_time=False):
-        self = object.__new__(cls)
-        self._core = core
-        self._event_time = event_time
-        return self
 
     # -- times
 
@@ -111,20 +107,6 @@ class _Base:
                              % (len(times), count))
         return times
 
-    # -- keys
-
-    def add(self, key, at=None):
-        """Add `key` (at time `at`, for a time window): True when it is new."""
-        return self._core.add(key, self._at(at, True))
-
-    def __contains__(self, key):
-        return self._core.contains(key, self._at(None))
-
-    def contains(self, key, at=None):
-        """Is `key` there (at time `at`, for a time window)?  Never False for a key
-        added within the window; True for an absent key at the false-positive rate."""
-        return self._core.contains(key, self._at(at))
-
     def add_many(self, keys, at=None):
         """Add every key in order: bytes, 1 for each key that was new.  `keys` is an
         iterable of keys or an array of fixed-width keys (2-D of bytes, a row a key;
@@ -133,13 +115,6 @@ class _Base:
             keys = keys if hasattr(keys, "__len__") else list(keys)
             return self._core.add_many(keys, self._times(at, len(keys)))
         return self._core.add_many(keys, self._at(at, True))
-
-    def contains_many(self, keys, at=None):
-        """For every key: bytes, 1 for each key that is there."""
-        if at is not None and not isinstance(at, (int, float, _datetime.datetime)):
-            keys = keys if hasattr(keys, "__len__") else list(keys)
-            return self._core.contains_many(keys, self._times(at, len(keys)))
-        return self._core.contains_many(keys, self._at(at))
 
     def dedup(self, items, key=None, at=None):
         """Yield the items seen for the first time, in order: `once` over an iterable.
@@ -159,6 +134,43 @@ class _Base:
         times = None if at is None else [at(item) for item in batch]
         answers = self.add_many(keys, times)
         return [item for item, new in zip(batch, answers) if new]
+
+
+class _Base(_Adds):
+    """What every filter of this process offers; see Filter and Window."""
+
+    __slots__ = ()
+
+    def __init__(self, max_time_jump="1d", **options):
+        self._core = _once.create(_argv(options), str(max_time_jump))
+
+    @classmethod
+    def _of(cls, core, event_time=False):
+        self = object.__new__(cls)
+        self._core = core
+        self._event_time = event_time
+        return self
+
+    # -- keys
+
+    def add(self, key, at=None):
+        """Add `key` (at time `at`, for a time window): True when it is new."""
+        return self._core.add(key, self._at(at, True))
+
+    def __contains__(self, key):
+        return self._core.contains(key, self._at(None))
+
+    def contains(self, key, at=None):
+        """Is `key` there (at time `at`, for a time window)?  Never False for a key
+        added within the window; True for an absent key at the false-positive rate."""
+        return self._core.contains(key, self._at(at))
+
+    def contains_many(self, keys, at=None):
+        """For every key: bytes, 1 for each key that is there."""
+        if at is not None and not isinstance(at, (int, float, _datetime.datetime)):
+            keys = keys if hasattr(keys, "__len__") else list(keys)
+            return self._core.contains_many(keys, self._times(at, len(keys)))
+        return self._core.contains_many(keys, self._at(at))
 
     # -- what it holds
 
@@ -281,6 +293,73 @@ class Window(_Base):
                          filter=filter, seed=seed, lag=lag, refresh=refresh, level=level,
                          max_memory=max_memory, shards=shards,
                          max_time_jump="1d" if max_time_jump is None else max_time_jump)
+
+
+class ClusterFilter(_Adds):
+    """One filter sliced over a Redis Cluster (the nodes load the module), shared by
+    every producer that opens it by its name: a key new to one is a repeat to all.
+
+    ClusterFilter(cluster, key, slicing=None, slices=None, span=None, count=None,
+                  capacity=None, error=None, seed=None, filter=None, lag=None,
+                  on_failed_slice=None, failover_hold=None, wait=False,
+                  local_filter=False, time="clock")
+
+    `cluster` is "host:port" of one node or more (comma-separated); `key` the filter's
+    name.  The rest are `once --cluster`'s options (docs/CLUSTER.md): whole slices by
+    default (16 filters on the cluster's keys), slices of cells with `slicing`
+    ("vertical", "horizontal", "diced"), a time window with `span`, a count window
+    with `count`; `on_failed_slice` decides the keys of a slice that cannot answer
+    ("distinct", the default, "duplicate", or "threshold:X").  The first producer
+    makes the filter; the others must ask for the same one.  It answers add and
+    add_many (a test of a key alone would race the other producers); close() (or the
+    end of a with block) sends what it still owes.  A cluster that cannot be reached
+    raises ConnectionError.
+    """
+
+    __slots__ = ()
+
+    def __init__(self, cluster, key, slicing=None, slices=None, span=None, count=None,
+                 capacity=None, error=None, seed=None, filter=None, lag=None,
+                 on_failed_slice=None, failover_hold=None, wait=False, local_filter=False,
+                 time="clock"):
+        if time not in ("clock", "event"):
+            raise ValueError("time is \"clock\" (the wall clock when a call gives no time) "
+                             "or \"event\" (every write gives its key's time), not %r"
+                             % (time,))
+        self._event_time = time == "event"
+        if isinstance(span, (int, float)) and not isinstance(span, bool):
+            span = "%dms" % round(span * 1000)
+        self._core = _once.open_cluster(_argv(dict(
+            cluster=cluster, key=key, slicing=slicing, slices=slices, span=span,
+            window=count, capacity=capacity, error=error, seed=seed, filter=filter, lag=lag,
+            on_failed_slice=on_failed_slice, failover_hold=failover_hold, wait=wait,
+            local_filter=local_filter)))
+
+    def add(self, key, at=None):
+        """Add `key` (at time `at`, for a window): True when it is new to the cluster."""
+        return self.add_many([key], None if at is None else [at])[0] == 1
+
+    def flush(self):
+        """Send now what the last batches owe (claims, and keys delivered while their
+        slice failed, once it answers); close() does it too."""
+        self._core.flush()
+
+    def close(self):
+        """Flush, and let go of the cluster's connections."""
+        self._core.close()
+
+    def stats(self):
+        """What this producer knows: the layout, nodes, slices, events, failures, ..."""
+        return self._core.stats()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        return "<once.ClusterFilter>"
 
 
 def _wrap(core, event_time=False):

@@ -11,6 +11,9 @@
  *   The filter records its options in its metadata as the CLI's does (its profile), so
  *   a state saved here is the state file `once --state` saves for those options.
  *
+ *   A ClusterCore is the same over a Redis Cluster: `once --cluster`'s options opened by
+ *   the CLI's recipe (recipe_cluster_open), answering test-and-add alone.
+ *
  *   Keys are str (their UTF-8 bytes), bytes or any bytes-like object; a batch takes an
  *   iterable of them, or one buffer of fixed-width keys (a 2-D array of bytes, each row
  *   a key; a 1-D array of numpy "S" strings, each item a key without its trailing NUL
@@ -33,6 +36,7 @@
 
 #include "once.h"
 #include "once_advanced.h"
+#include "once_cluster.h"
 #include "options.h"
 #include "profile.h"
 #include "recipe.h"
@@ -663,10 +667,239 @@ static PyTypeObject CoreType = {
     .tp_getset = core_getset,
 };
 
+/* ------------------------------------------------------------------ clusters */
+
+/* A cluster filter (once_cluster.h): a filter sliced over a Redis Cluster's keys, shared
+ * by every producer that opens it; this process one of them.  It answers test-and-add
+ * (a query would race the other producers' writes). */
+typedef struct {
+    PyObject_HEAD
+    once_cluster *cluster; /* NULL once closed */
+    once_filter *local;    /* --local-filter's (NULL without) */
+    pthread_mutex_t lock;  /* one call at a time: the client's connections are one set */
+    bool timed;            /* a time window: keys carry the producers' times */
+} Cluster;
+
+static PyTypeObject ClusterType;
+
+static void cluster_dealloc(Cluster *c)
+{
+    if (c->cluster != NULL) {
+        Py_BEGIN_ALLOW_THREADS
+        once_cluster_close(c->cluster); /* sends what it owes */
+        Py_END_ALLOW_THREADS
+    }
+    once_free(c->local);
+    pthread_mutex_destroy(&c->lock);
+    PyObject_Free(c);
+}
+
+/* _once.open_cluster(argv): the cluster filter of a command line of `once --cluster`. */
+static PyObject *cluster_open(PyObject *module, PyObject *arg)
+{
+    (void)module;
+    PyObject *seq = PySequence_Fast(arg, "open_cluster takes a list of options");
+    if (seq == NULL)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    char **argv = PyMem_Calloc((size_t)n + 2, sizeof *argv);
+    if (argv == NULL) {
+        Py_DECREF(seq);
+        return PyErr_NoMemory();
+    }
+    argv[0] = "once";
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        argv[i + 1] = PyUnicode_Check(item) ? (char *)PyUnicode_AsUTF8(item) : NULL;
+        if (argv[i + 1] == NULL) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "options are str");
+            PyMem_Free(argv);
+            Py_DECREF(seq);
+            return NULL;
+        }
+    }
+    cli_options o;
+    int code = options_parse(&o, (int)n + 1, argv);
+    Cluster *c = NULL;
+    if (code != 0) {
+        PyErr_SetString(PyExc_ValueError, options_error()[0] ? options_error()
+                                                              : "options that open no cluster");
+    } else if (o.cluster == NULL || o.input_count != 0 || o.state_path != NULL || o.card) {
+        PyErr_SetString(PyExc_ValueError, "a cluster filter takes --cluster and --key, and no "
+                                          "inputs or --state");
+    } else if ((c = PyObject_New(Cluster, &ClusterType)) != NULL) {
+        c->cluster = NULL;
+        c->local = NULL;
+        pthread_mutex_init(&c->lock, NULL);
+        c->timed = o.span_given || o.window_given; /* the shared count is the producers' */
+        char why[RECIPE_WHY_MAX];
+        uint32_t hold_ms;
+        uint64_t bytes;
+        Py_BEGIN_ALLOW_THREADS /* it connects */
+        code = recipe_cluster_open(&o, NULL, NULL, &c->cluster, &c->local, &hold_ms, &bytes, why,
+                                   sizeof why);
+        Py_END_ALLOW_THREADS
+        if (code != 0) {
+            PyErr_SetString(code == EXIT_IO ? PyExc_ConnectionError : PyExc_ValueError, why);
+            Py_DECREF(c);
+            c = NULL;
+        }
+    }
+    PyMem_Free(argv);
+    Py_DECREF(seq);
+    return (PyObject *)c;
+}
+
+/* add_many(keys, ms) -> bytes, 1 for each key new to the cluster's filter. */
+static PyObject *cluster_add_many(Cluster *c, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "takes keys and their times (None, an int, or one "
+                                         "each)");
+        return NULL;
+    }
+    if (c->cluster == NULL) {
+        PyErr_SetString(PyExc_ValueError, "the cluster filter is closed");
+        return NULL;
+    }
+    if (c->timed && args[1] == Py_None) {
+        PyErr_SetString(PyExc_ValueError, "a window takes the keys' times");
+        return NULL;
+    }
+    batch b;
+    if (batch_of(&b, args[0]) != 0 || batch_times(&b, args[1]) != 0) {
+        batch_free(&b);
+        return NULL;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)b.count);
+    if (out == NULL) {
+        batch_free(&b);
+        return NULL;
+    }
+    uint8_t *answers = (uint8_t *)PyBytes_AS_STRING(out);
+    once_status st;
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&c->lock);
+    st = b.count == 0 ? ONCE_OK
+                      : once_cluster_test_and_add_batch(c->cluster, b.keys, b.count, answers);
+    pthread_mutex_unlock(&c->lock);
+    Py_END_ALLOW_THREADS
+    for (size_t i = 0; i < b.count; i++)
+        answers[i] = answers[i] == 0; /* 1: new (a policy's "distinct" included) */
+    batch_free(&b);
+    if (st != ONCE_OK) {
+        Py_DECREF(out);
+        if (st == ONCE_ERR_UNAVAILABLE) {
+            PyErr_SetString(PyExc_ConnectionError, once_strerror(st));
+            return NULL;
+        }
+        return raise_status(st);
+    }
+    return out;
+}
+
+/* flush(): send now what the last batches owe (claims, and lines printed while a slice
+ * failed); close() does it too. */
+static PyObject *cluster_flush(Cluster *c, PyObject *unused)
+{
+    (void)unused;
+    if (c->cluster == NULL)
+        Py_RETURN_NONE;
+    once_status st;
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&c->lock);
+    st = once_cluster_flush(c->cluster);
+    pthread_mutex_unlock(&c->lock);
+    Py_END_ALLOW_THREADS
+    if (st != ONCE_OK && st != ONCE_ERR_UNAVAILABLE)
+        return raise_status(st);
+    Py_RETURN_NONE;
+}
+
+static PyObject *cluster_close(Cluster *c, PyObject *unused)
+{
+    (void)unused;
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&c->lock);
+    if (c->cluster != NULL)
+        once_cluster_close(c->cluster);
+    c->cluster = NULL;
+    pthread_mutex_unlock(&c->lock);
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+/* stats() -> dict: what the producer knows of the filter and the cluster. */
+static PyObject *cluster_stats(Cluster *c, PyObject *unused)
+{
+    (void)unused;
+    if (c->cluster == NULL) {
+        PyErr_SetString(PyExc_ValueError, "the cluster filter is closed");
+        return NULL;
+    }
+    once_cluster_stats s;
+    pthread_mutex_lock(&c->lock);
+    once_status st = once_cluster_get_stats(c->cluster, &s);
+    pthread_mutex_unlock(&c->lock);
+    if (st != ONCE_OK)
+        return raise_status(st);
+    PyObject *d = PyDict_New();
+    if (d == NULL)
+        return NULL;
+    if (put(d, "layout", PyUnicode_FromString(s.layout_id)) ||
+        put(d, "nodes", PyLong_FromUnsignedLong(s.nodes)) ||
+        put(d, "slices", PyLong_FromUnsignedLong(s.is_tree ? 0 : s.sliced.sites)) ||
+        put(d, "events", PyLong_FromUnsignedLongLong(s.is_tree ? s.tree.events
+                                                                 : s.sliced.events)) ||
+        put(d, "failed_slices", PyLong_FromUnsignedLong(s.failed_slices)) ||
+        put(d, "failed_events", PyLong_FromUnsignedLongLong(s.failed_events)) ||
+        put(d, "commands", PyLong_FromUnsignedLongLong(s.commands)) ||
+        put(d, "owed", PyLong_FromUnsignedLongLong(s.owed)) ||
+        put(d, "backfilled", PyLong_FromUnsignedLongLong(s.backfilled)) ||
+        put(d, "given_up", PyLong_FromUnsignedLongLong(s.given_up))) {
+        Py_DECREF(d);
+        return NULL;
+    }
+    return d;
+}
+
+static PyObject *cluster_timed(Cluster *c, void *unused)
+{
+    (void)unused;
+    return PyBool_FromLong(c->timed);
+}
+
+static PyMethodDef cluster_methods[] = {
+    {"add_many", (PyCFunction)(void (*)(void))cluster_add_many, METH_FASTCALL,
+     "add_many(keys, ms) -> bytes, 1 for each key that was new"},
+    {"flush", (PyCFunction)cluster_flush, METH_NOARGS, "flush(): send what is owed"},
+    {"close", (PyCFunction)cluster_close, METH_NOARGS, "close(): flush, disconnect"},
+    {"stats", (PyCFunction)cluster_stats, METH_NOARGS, "stats() -> dict"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef cluster_getset[] = {
+    {"timed", (getter)cluster_timed, NULL, "a window: keys take their times", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject ClusterType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "once._once.ClusterCore",
+    .tp_basicsize = sizeof(Cluster),
+    .tp_dealloc = (destructor)cluster_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A filter sliced over a Redis Cluster (the package's ClusterFilter wraps it)",
+    .tp_methods = cluster_methods,
+    .tp_getset = cluster_getset,
+};
+
 static PyMethodDef module_methods[] = {
     {"create", core_create, METH_VARARGS,
      "create(options, max_time_jump) -> Core: the filter `once OPTIONS` builds"},
     {"loads", core_loads, METH_O, "loads(data) -> Core: a saved filter"},
+    {"open_cluster", cluster_open, METH_O,
+     "open_cluster(options) -> ClusterCore: the filter `once --cluster ... OPTIONS` opens"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -679,7 +912,7 @@ PyMODINIT_FUNC PyInit__once(void); /* the interpreter's entry, exported */
 
 PyMODINIT_FUNC PyInit__once(void)
 {
-    if (PyType_Ready(&CoreType) < 0)
+    if (PyType_Ready(&CoreType) < 0 || PyType_Ready(&ClusterType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (m == NULL)
@@ -707,6 +940,7 @@ PyMODINIT_FUNC PyInit__once(void)
         PyModule_AddObjectRef(m, "CorruptStateError", CorruptStateError) ||
         PyModule_AddObjectRef(m, "TimeRefusedError", TimeRefusedError) ||
         PyModule_AddObjectRef(m, "Core", (PyObject *)&CoreType) ||
+        PyModule_AddObjectRef(m, "ClusterCore", (PyObject *)&ClusterType) ||
         PyModule_AddStringConstant(m, "library_version", ONCE_VERSION_STRING)) {
         Py_DECREF(m);
         return NULL;
