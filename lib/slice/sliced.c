@@ -1141,6 +1141,9 @@ struct batch_space {
     /* Claims over a count window: the events found distinct, in order, and a table of
      * them by claim (repeat_slots entries, a power of two; event + 1, 0 empty). */
     uint32_t *distinct, *repeat_table, repeat_slots, distinct_count;
+    /* Claims otherwise: each event's first event of the batch with its key (itself for
+     * the first), found through repeat_table: only that one claims the key. */
+    uint32_t *first_of;
 };
 
 /* The distinct stripes of the batch's n events, increasing, into b->stripes. */
@@ -1178,6 +1181,7 @@ static void batch_space_free(batch_space *b)
     once_free_memory(b->asked);
     once_free_memory(b->distinct);
     once_free_memory(b->repeat_table);
+    once_free_memory(b->first_of);
     once_free_memory(b);
 }
 
@@ -1204,18 +1208,22 @@ static batch_space *batch_space_take(once_sliced *f)
     b->lost = once_malloc(events);
     b->all_set = once_malloc(events);
     b->asked = once_malloc(events);
-    if (f->claims && f->count_window) {
+    if (f->claims) {
         b->repeat_slots = 2;
         while (b->repeat_slots < 2 * events)
             b->repeat_slots *= 2;
-        b->distinct = once_malloc(events * sizeof *b->distinct);
         b->repeat_table = once_malloc(b->repeat_slots * sizeof *b->repeat_table);
+        if (f->count_window)
+            b->distinct = once_malloc(events * sizeof *b->distinct);
+        else
+            b->first_of = once_malloc(events * sizeof *b->first_of);
     }
     if (b->plans == NULL || b->requests == NULL || b->request_event == NULL ||
         b->start == NULL || b->used_sites == NULL || b->stripes == NULL ||
         b->reached == NULL || b->failed == NULL || b->home_failed == NULL ||
         b->lost == NULL || b->all_set == NULL || b->asked == NULL ||
-        (b->repeat_slots != 0 && (b->distinct == NULL || b->repeat_table == NULL))) {
+        (b->repeat_slots != 0 && b->repeat_table == NULL) ||
+        (f->claims && b->distinct == NULL && b->first_of == NULL)) {
         batch_space_free(b);
         return NULL;
     }
@@ -1507,6 +1515,29 @@ static bool repeat_in_batch(const once_sliced *f, batch_space *b, uint32_t i)
     return false;
 }
 
+/* Claims otherwise: each event's first event of the batch with the same key, into
+ * b->first_of.  Only the first claims the key: a later one would find the claim held
+ * by its own batch and be taken for a repeat, which over a time window it is only
+ * within the window of the first (its test-and-set in round 2 says so, at its own
+ * time, as the one-key calls in turn would). */
+static void first_of_keys(const once_sliced *f, batch_space *b, size_t n)
+{
+    uint32_t mask = b->repeat_slots - 1;
+    memset(b->repeat_table, 0, b->repeat_slots * sizeof *b->repeat_table);
+    for (size_t i = 0; i < n; i++) {
+        const event_plan *e = &b->plans[i];
+        uint32_t slot = (uint32_t)((e->claim * UINT64_C(0x9e3779b97f4a7c15)) >> 32) & mask;
+        b->first_of[i] = (uint32_t)i;
+        for (; b->repeat_table[slot] != 0; slot = (slot + 1) & mask)
+            if (same_positions(f, &b->plans[b->repeat_table[slot] - 1], e)) {
+                b->first_of[i] = b->repeat_table[slot] - 1;
+                break;
+            }
+        if (b->first_of[i] == i)
+            b->repeat_table[slot] = (uint32_t)i + 1;
+    }
+}
+
 /* Claims over a count window, after round 1: stamps for the batch's distinct events,
  * in event order, and their sets into round 2 (r, emptied by the caller).  A clock
  * that cannot reserve leaves them as clock_down_answer says.  The events stamped. */
@@ -1567,6 +1598,13 @@ static uint64_t round_two_answers(batch_space *b, const claim_round *r, size_t n
     return inserted;
 }
 
+/* Does event i of a claimed batch claim its key (the first of the batch with it, or
+ * any event of a count window's batch)? */
+static inline bool claims_key(const once_sliced *f, const batch_space *b, size_t i)
+{
+    return f->count_window || b->first_of[i] == i;
+}
+
 static once_status claimed_batch(once_sliced *f, batch_space *b, const once_key *keys, size_t n,
                                  uint8_t *seen)
 {
@@ -1588,6 +1626,8 @@ static once_status claimed_batch(once_sliced *f, batch_space *b, const once_key 
             b->plans[i].time_ms = b->plans[0].time_ms;
         b->distinct_count = 0;
         memset(b->repeat_table, 0, b->repeat_slots * sizeof *b->repeat_table);
+    } else {
+        first_of_keys(f, b, n);
     }
     claim_round r;
     if (!claim_round_make(f, n * ((size_t)f->hashes + 1) + f->releases, &r))
@@ -1603,7 +1643,7 @@ static once_status claimed_batch(once_sliced *f, batch_space *b, const once_key 
                                    .count = e->count[t],
                                    .status = ONCE_OK,
                                    .time_ms = e->time_ms,
-                                   .claim = t == 0 ? e->claim : 0};
+                                   .claim = t == 0 && claims_key(f, b, i) ? e->claim : 0};
             claim_round_add(&r, e->site[t], (uint32_t)i, &q);
             tally(&loads_of(f, 0)[e->site[t]], 1);
         }
@@ -1638,12 +1678,12 @@ static once_status claimed_batch(once_sliced *f, batch_space *b, const once_key 
     r.total = 0;
     for (size_t i = 0; i < n; i++) {
         const event_plan *e = &b->plans[i];
-        if (lost[i]) {
+        if (lost[i] || (!claims_key(f, b, i) && lost[b->first_of[i]])) {
             seen[i] = 1; /* another producer holds the claim: it decides the event */
             continue;
         }
         decided_failed += failed[i] && !clock_down;
-        if (!home_failed[i]) { /* won: released by the next batch */
+        if (!home_failed[i] && claims_key(f, b, i)) { /* won: released by the next batch */
             f->release_site[f->releases] = e->site[0];
             f->release_value[f->releases++] = e->claim;
         }

@@ -55,6 +55,26 @@ def test_a_sliced_time_window_over_the_cluster():
             assert later.count(1) >= 995
 
 
+def test_a_sliced_window_prints_what_the_cli_prints():
+    # Each key twice 3 s apart, then again 30 s later: repeats inside the span, and
+    # deliveries past it within the same batch as the keys' first deliveries.
+    with Cluster(masters=3) as cluster:
+        seeds = ",".join(cluster.seeds())
+        start, events = 1_700_000_000_000, []
+        for phase in (0, 30_000):
+            for i in range(2000):
+                events.append((start + phase + 3 * i, "e%d" % (i % 1000)))
+        data = b"".join(b"%d\t%s\n" % (ms, key.encode()) for ms, key in events)
+        cli = run_cli("--cluster", seeds, "--key", "cli-window", "--slicing", "vertical",
+                      "--slices", "3", "--span", "10s", "--capacity", "5000", "--seed", "6",
+                      "--time-field", "1", "--time-format", "epoch_ms", "-f", "2", data=data)
+        with once.ClusterFilter(seeds, "py-window", slicing="vertical", slices=3, span="10s",
+                                capacity=5000, seed=6, time="event") as w:
+            mine = [b"%d\t%s" % (ms, key.encode())
+                    for ms, key in w.dedup(events, key=lambda e: e[1], at=lambda e: e[0] / 1000)]
+        assert mine == cli and 1990 <= len(cli) <= 2000, len(cli)
+
+
 def test_an_unreachable_cluster_and_bad_options_raise():
     with pytest.raises(ConnectionError):
         once.ClusterFilter("127.0.0.1:1", "nowhere")

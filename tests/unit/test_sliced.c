@@ -2139,10 +2139,44 @@ static void count_clock_failures_follow_the_policy(void)
     pthread_mutex_destroy(&clock.lock);
 }
 
+/* Claims over a time window: an event of a batch that repeats an earlier event of the
+ * same batch is judged as the one-key calls in turn would judge it, at its own time:
+ * a repeat inside the window is a duplicate, one past it is new (the claim the earlier
+ * event took must not make it a duplicate), and another producer's claim still decides
+ * both. */
+static void claimed_time_windows_judge_a_batchs_repeats_at_their_time(void)
+{
+    for (int slicing = 0; slicing < 2; slicing++) {
+        once_sliced_config c = config_of(slicing ? ONCE_SLICING_HORIZONTAL : ONCE_SLICING_VERTICAL,
+                                         3, 3 * (1 << 14), 4, ONCE_FTTS, ONCE_LOOKUP_PARALLEL);
+        c.window_ms = 10000;
+        c.claims = true;
+        once_sliced *f = sliced_make(&c);
+        REQUIRE(f != NULL);
+        testing_key k = testing_key_make(90, 1), other = testing_key_make(90, 2);
+        const uint64_t t0 = 1000000;
+        once_key keys[5] = {{&k, sizeof k, t0},           /* new */
+                            {&k, sizeof k, t0 + 3000},    /* inside the window: a repeat */
+                            {&other, sizeof other, t0 + 3000},
+                            {&k, sizeof k, t0 + 30000},   /* past it: new again */
+                            {&k, sizeof k, t0 + 31000}};  /* inside the new one */
+        uint8_t seen[5];
+        CHECK_OK(once_sliced_test_and_add_batch(f, keys, 5, seen));
+        CHECK(seen[0] == 0 && seen[1] == 1 && seen[2] == 0 && seen[3] == 0 && seen[4] == 1);
+        if (!(seen[3] == 0))
+            fprintf(stderr, "slicing %d: answers %u %u %u %u %u\n", slicing, seen[0], seen[1],
+                    seen[2], seen[3], seen[4]);
+        CHECK_OK(once_sliced_flush(f));
+        once_sliced_free(f);
+    }
+}
+
 static const testing_case cases[] = {
     {"racing_producers_deliver_once_with_claims", racing_producers_deliver_once_with_claims},
     {"claimed_count_windows_keep_the_last_n", claimed_count_windows_keep_the_last_n},
     {"count_clock_failures_follow_the_policy", count_clock_failures_follow_the_policy},
+    {"claimed_time_windows_judge_a_batchs_repeats_at_their_time",
+     claimed_time_windows_judge_a_batchs_repeats_at_their_time},
     {"vertical_decides_as_the_unsliced_filter", vertical_decides_as_the_unsliced_filter},
     {"vertical_from_capacity_is_the_standard_filter",
      vertical_from_capacity_is_the_standard_filter},
