@@ -1385,11 +1385,14 @@ static once_status one_at_a_time(once_sliced *f, const once_key *keys, size_t co
 /*
  * Claims over a batch (once_sliced_config.claims): two rounds of one message a site.
  * Round 1 carries the last batch's releases and, for every event, a TEST at each site
- * it touches, its home site's taking the claim; round 2 test-and-sets the bits of the
- * events found distinct, in event order, so the batch answers as its one-key calls in
- * turn would (an event whose bits the earlier ones set is a duplicate).  The claims
- * won are released by the next batch's round 1, after round 2's sets were answered,
- * so a producer that takes a claim after the release finds the bits.
+ * it touches, its home site's taking the claim (the first event of the batch with a
+ * key takes it; a later one defers to another producer's claim with it, and is else
+ * decided in round 2 at its own time: over a time window a repeat of the batch may
+ * fall past the window of the first); round 2 test-and-sets the bits of the events
+ * found distinct, in event order, so the batch answers as its one-key calls in turn
+ * would (an event whose bits the earlier ones set is a duplicate).  The claims won are
+ * released by the next batch's round 1, after round 2's sets were answered, so a
+ * producer that takes a claim after the release finds the bits.
  *
  * A count window's stamps are places in the producers' common count, so they can only
  * be taken for events known distinct: round 1 tests at the count read before it, the
