@@ -328,6 +328,51 @@ static void core_dealloc(Core *c)
     PyObject_Free(c);
 }
 
+/* A command line of `once` (argv[0] the program), from a list of str, parsed into *o.
+ * Its strings stay the list's, which *held keeps (o points into them): the caller
+ * releases both with command_line_free.  -1 with the exception set (ValueError with
+ * the parser's sentence for a refusal). */
+typedef struct command_line {
+    PyObject *held;
+    char **argv;
+} command_line;
+
+static void command_line_free(command_line *c)
+{
+    PyMem_Free(c->argv);
+    Py_XDECREF(c->held);
+}
+
+static int command_line_parse(PyObject *arg, command_line *c, cli_options *o)
+{
+    c->argv = NULL;
+    c->held = PySequence_Fast(arg, "options are a list of str");
+    if (c->held == NULL)
+        return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(c->held);
+    c->argv = PyMem_Calloc((size_t)n + 2, sizeof *c->argv);
+    if (c->argv == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    c->argv[0] = "once";
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(c->held, i);
+        c->argv[i + 1] = PyUnicode_Check(item) ? (char *)PyUnicode_AsUTF8(item) : NULL;
+        if (c->argv[i + 1] == NULL) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "options are str");
+            return -1;
+        }
+    }
+    if (options_parse(o, (int)n + 1, c->argv) != 0) { /* holds the GIL: getopt's globals */
+        PyErr_SetString(PyExc_ValueError, options_error()[0] ? options_error()
+                                                              : "options that build nothing");
+        return -1;
+    }
+    return 0;
+}
+
 /* _once.create(argv, max_time_jump): the filter of a command line of `once` (argv[0]
  * the program); a time window's bound on jumps ahead (the CLI's --max-time-jump, which
  * there applies to event times read from a field: here every time is an event's). */
@@ -343,35 +388,14 @@ static PyObject *core_create(PyObject *module, PyObject *args)
         PyErr_SetString(PyExc_ValueError, options_error());
         return NULL;
     }
-    PyObject *seq = PySequence_Fast(arg, "create takes a list of options");
-    if (seq == NULL)
-        return NULL;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-    char **argv = PyMem_Calloc((size_t)n + 2, sizeof *argv);
-    if (argv == NULL) {
-        Py_DECREF(seq);
-        return PyErr_NoMemory();
-    }
-    argv[0] = "once";
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
-        argv[i + 1] = PyUnicode_Check(item) ? (char *)PyUnicode_AsUTF8(item) : NULL;
-        if (argv[i + 1] == NULL) {
-            if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_TypeError, "options are str");
-            PyMem_Free(argv);
-            Py_DECREF(seq);
-            return NULL;
-        }
-    }
+    command_line line;
     cli_options o;
-    int code = options_parse(&o, (int)n + 1, argv); /* holds the GIL: getopt's globals */
     PyObject *result = NULL;
     once_filter *f = NULL;
     char why[RECIPE_WHY_MAX];
-    if (code != 0) {
-        PyErr_SetString(PyExc_ValueError, options_error()[0] ? options_error()
-                                                              : "options that build no filter");
+    int code = 0;
+    if (command_line_parse(arg, &line, &o) != 0) {
+        /* the exception is set */
     } else if (o.input_count != 0 || o.state_path != NULL || o.cluster != NULL || o.sliced ||
                o.card) {
         PyErr_SetString(PyExc_ValueError, "options of a run (inputs, --state, --cluster, "
@@ -396,8 +420,7 @@ static PyObject *core_create(PyObject *module, PyObject *args)
             result = (PyObject *)core_wrap(f);
         }
     }
-    PyMem_Free(argv);
-    Py_DECREF(seq);
+    command_line_free(&line);
     return result;
 }
 
@@ -468,28 +491,35 @@ static PyObject *core_contains(Core *c, PyObject *const *args, Py_ssize_t nargs)
     return one_key_call(c, args, nargs, false);
 }
 
-/* A batch call: add_many (write) or contains_many, over keys and times. */
-static PyObject *batch_call(Core *c, PyObject *const *args, Py_ssize_t nargs, bool write)
+/* The keys and times of a batch call (args: keys, times), into *b, and the bytes its
+ * answers go in (NULL with the exception set, *b freed). */
+static PyObject *batch_start(PyObject *const *args, Py_ssize_t nargs, bool timed, batch *b)
 {
+    memset(b, 0, sizeof *b);
     if (nargs != 2) {
         PyErr_SetString(PyExc_TypeError, "takes keys and their times (None, an int, or one "
                                          "each)");
         return NULL;
     }
-    if (c->timed && args[1] == Py_None) {
-        PyErr_SetString(PyExc_ValueError, "a time window takes the keys' times");
+    if (timed && args[1] == Py_None) {
+        PyErr_SetString(PyExc_ValueError, "a window takes the keys' times");
         return NULL;
     }
+    PyObject *out = NULL;
+    if (batch_of(b, args[0]) == 0 && batch_times(b, args[1]) == 0)
+        out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)b->count);
+    if (out == NULL)
+        batch_free(b);
+    return out;
+}
+
+/* A batch call: add_many (write) or contains_many, over keys and times. */
+static PyObject *batch_call(Core *c, PyObject *const *args, Py_ssize_t nargs, bool write)
+{
     batch b;
-    if (batch_of(&b, args[0]) != 0 || batch_times(&b, args[1]) != 0) {
-        batch_free(&b);
+    PyObject *out = batch_start(args, nargs, c->timed, &b);
+    if (out == NULL)
         return NULL;
-    }
-    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)b.count);
-    if (out == NULL) {
-        batch_free(&b);
-        return NULL;
-    }
     uint8_t *answers = (uint8_t *)PyBytes_AS_STRING(out);
     once_status st;
     Py_BEGIN_ALLOW_THREADS
@@ -698,33 +728,12 @@ static void cluster_dealloc(Cluster *c)
 static PyObject *cluster_open(PyObject *module, PyObject *arg)
 {
     (void)module;
-    PyObject *seq = PySequence_Fast(arg, "open_cluster takes a list of options");
-    if (seq == NULL)
-        return NULL;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-    char **argv = PyMem_Calloc((size_t)n + 2, sizeof *argv);
-    if (argv == NULL) {
-        Py_DECREF(seq);
-        return PyErr_NoMemory();
-    }
-    argv[0] = "once";
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
-        argv[i + 1] = PyUnicode_Check(item) ? (char *)PyUnicode_AsUTF8(item) : NULL;
-        if (argv[i + 1] == NULL) {
-            if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_TypeError, "options are str");
-            PyMem_Free(argv);
-            Py_DECREF(seq);
-            return NULL;
-        }
-    }
+    command_line line;
     cli_options o;
-    int code = options_parse(&o, (int)n + 1, argv);
     Cluster *c = NULL;
-    if (code != 0) {
-        PyErr_SetString(PyExc_ValueError, options_error()[0] ? options_error()
-                                                              : "options that open no cluster");
+    int code = 0;
+    if (command_line_parse(arg, &line, &o) != 0) {
+        /* the exception is set */
     } else if (o.cluster == NULL || o.input_count != 0 || o.state_path != NULL || o.card) {
         PyErr_SetString(PyExc_ValueError, "a cluster filter takes --cluster and --key, and no "
                                           "inputs or --state");
@@ -746,37 +755,21 @@ static PyObject *cluster_open(PyObject *module, PyObject *arg)
             c = NULL;
         }
     }
-    PyMem_Free(argv);
-    Py_DECREF(seq);
+    command_line_free(&line);
     return (PyObject *)c;
 }
 
 /* add_many(keys, ms) -> bytes, 1 for each key new to the cluster's filter. */
 static PyObject *cluster_add_many(Cluster *c, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "takes keys and their times (None, an int, or one "
-                                         "each)");
-        return NULL;
-    }
     if (c->cluster == NULL) {
         PyErr_SetString(PyExc_ValueError, "the cluster filter is closed");
         return NULL;
     }
-    if (c->timed && args[1] == Py_None) {
-        PyErr_SetString(PyExc_ValueError, "a window takes the keys' times");
-        return NULL;
-    }
     batch b;
-    if (batch_of(&b, args[0]) != 0 || batch_times(&b, args[1]) != 0) {
-        batch_free(&b);
+    PyObject *out = batch_start(args, nargs, c->timed, &b);
+    if (out == NULL)
         return NULL;
-    }
-    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)b.count);
-    if (out == NULL) {
-        batch_free(&b);
-        return NULL;
-    }
     uint8_t *answers = (uint8_t *)PyBytes_AS_STRING(out);
     once_status st;
     Py_BEGIN_ALLOW_THREADS
