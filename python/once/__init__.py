@@ -98,23 +98,18 @@ class _Adds:
         clock = self._core.clock()
         return 0 if clock is None else clock
 
-    def _times(self, at, count):
+    def _times(self, at, write):
+        """A batch's times: one for every key, or one each (the core checks there are
+        as many as keys)."""
         if at is None or isinstance(at, (int, float, _datetime.datetime)):
-            return self._at(at, True)
-        times = [_ms(t) for t in at]
-        if len(times) != count:
-            raise ValueError("%d times for %d keys: one each, or one for all"
-                             % (len(times), count))
-        return times
+            return self._at(at, write)
+        return [_ms(t) for t in at]
 
     def add_many(self, keys, at=None):
         """Add every key in order: bytes, 1 for each key that was new.  `keys` is an
         iterable of keys or an array of fixed-width keys (2-D of bytes, a row a key;
         or numpy "S" strings); `at` one time for all or one each."""
-        if at is not None and not isinstance(at, (int, float, _datetime.datetime)):
-            keys = keys if hasattr(keys, "__len__") else list(keys)
-            return self._core.add_many(keys, self._times(at, len(keys)))
-        return self._core.add_many(keys, self._at(at, True))
+        return self._core.add_many(keys, self._times(at, True))
 
     def dedup(self, items, key=None, at=None):
         """Yield the items seen for the first time, in order: `once` over an iterable.
@@ -167,10 +162,7 @@ class _Base(_Adds):
 
     def contains_many(self, keys, at=None):
         """For every key: bytes, 1 for each key that is there."""
-        if at is not None and not isinstance(at, (int, float, _datetime.datetime)):
-            keys = keys if hasattr(keys, "__len__") else list(keys)
-            return self._core.contains_many(keys, self._times(at, len(keys)))
-        return self._core.contains_many(keys, self._at(at))
+        return self._core.contains_many(keys, self._times(at, False))
 
     # -- what it holds
 
