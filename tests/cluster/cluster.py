@@ -327,12 +327,15 @@ class Cluster(Stopped):
         nodes running, and each replica's link to its master is up."""
         wait_for("the cluster to be ok", self._not_ok, seconds)
 
-    def wait_owner(self, slot, index, seconds=READY_SECONDS):
-        """Wait until every node running says node `index` serves `slot`."""
+    def wait_owner(self, slot, index, seconds=READY_SECONDS, nudge=None):
+        """Wait until every node running says node `index` serves `slot`; while one
+        does not, call nudge() if given."""
         def missing():
             for node in self.running():
                 owner = [i for first, last, i in self.slot_map(node.index) if first <= slot <= last]
                 if owner != [index]:
+                    if nudge is not None:
+                        nudge()
                     return "%r says slot %d is served by %s" % (node, slot, owner)
             return None
         wait_for("node %d to serve slot %d" % (index, slot), missing, seconds)
@@ -419,7 +422,21 @@ class Cluster(Stopped):
         for index in order:
             if self.nodes[index].running() and self.is_master(index):
                 self.nodes[index].call("CLUSTER", "SETSLOT", slot, "NODE", self.ids[target])
-        self.wait_owner(slot, target)
+        # The target bumps its config epoch as it takes the slot only if it believes
+        # another node's is higher; a belief out of date lets a node that still saw the
+        # source's higher epoch send the target an UPDATE that hands the slot back, and
+        # then nobody claims it again.  While any node disagrees, the target takes the
+        # slot again and bumps its epoch, which it now knows must be higher.
+        nudged = [time.monotonic()]
+
+        def nudge():
+            if time.monotonic() - nudged[0] < 2:
+                return
+            nudged[0] = time.monotonic()
+            node = self.nodes[target]
+            node.call("CLUSTER", "SETSLOT", slot, "NODE", self.ids[target])
+            node.call("CLUSTER", "BUMPEPOCH")
+        self.wait_owner(slot, target, nudge=nudge)
 
     def move_slot(self, slot, to_node):
         """Move a slot and all its keys to node `to_node`."""
