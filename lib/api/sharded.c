@@ -516,6 +516,7 @@ static void sharded_stats(const once_filter *f, once_stats *st)
         st->filters += one.filters;
         st->newest_bits += one.newest_bits;
         st->generation += one.generation;
+        st->sweep_owed += one.sweep_owed;
     }
     /* A key asks one shard, each with the same chance: the mean of their rates. */
     st->fpr_estimate /= s->count;

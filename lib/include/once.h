@@ -504,6 +504,8 @@ typedef struct once_stats {
 
     /* Appended after the first version. */
     uint64_t lag_ms;       /* ONCE_TAGGED: the lag allowance H (once_config.lag_ms); 0: none */
+    uint64_t sweep_owed;   /* ONCE_TIMER: expired-timer cells its sweep still owes, carried
+                              over the writes after a pause (window/timer.c, "Sweeping") */
 } once_stats;
 
 /* once_get_stats is a macro that passes the size of the caller's once_stats: the library

@@ -43,9 +43,20 @@
  * Sweeping expired timers
  *   A stale (expired) timer left in place would look alive again once its value comes
  *   round the wrap.  Writes clear them incrementally: an operation that advances L by
- *   d ms sweeps m*d/T cells (exactly, a remainder is carried in `credit`), round-robin
- *   from `cursor`, clearing the expired ones; an advance of T + tick or more clears
+ *   d ms owes the sweep m*d/T cells (exactly, a remainder is carried in `credit`),
+ *   round-robin, clearing the expired ones; an advance of T + tick or more clears
  *   everything (nothing can be alive then).  Queries never write.
+ *   A pause shorter than that owes up to m cells at once: milliseconds in one write at
+ *   10^7 keys.  So the range sweep may fall behind: `cursor` is where a sweep paying
+ *   every write's due at once would stand (it is what a file saves), and the sweep
+ *   stands `debt` cells behind it.  A write pays what it owes and the debt up to a step
+ *   of m / PACE_SHARE cells (within PACE_MIN_STEP and PACE_MAX_STEP, shared by the
+ *   sub-filters), and more only where the debt would pass
+ *     D = floor(m (Q - 3S - 6) / S) - 1  (about 0.89 m at W = 8, nearly m above),
+ *   or all m cells where it would reach m.  So a steady stream pays as before, and a
+ *   pause is paid over the writes after it.  The wrap allows the lag (the invariant
+ *   below); the saved bytes are those of a sweep without debt (a file holds alive
+ *   timers only, and the cursor), so a loaded copy, with no debt, answers alike.
  *
  *   A sparse sub-filter (few timers set for its m, a quiet stream or a replay of events
  *   far apart) would pay m d / T cells a write, and a wipe m, for a handful of live
@@ -64,21 +75,24 @@
  *   the cap; a loaded filter takes them as the cap allows, rebuilt from its cells.
  *
  *   Invariant: after every write at latest time L, every non-zero timer has its
- *   expiry e in [n(L) - S + 1, n(L) + S + 1].  Upper end: e <= n(t_u + T) + 1 with
- *   t_u <= L.  Lower end: the writes that moved the latest time within (L - T, L]
- *   advanced it by at least T in total (counted from its last value at or before
- *   L - T), so they swept at least m cells: every cell was visited at some time
- *   tau > L - T (a logged sub-filter's non-zero cells within 7/8 of that, the others
- *   being zero; a lost log's all at its loss, the range sweep's turn coming round
- *   within T after), and a timer that survived that visit (or was written after it) has
- *   e > n(tau) >= n(L) - S.  If there is no such earlier value, every timer was
- *   written (or loaded, alive) after L - T, and the same bound holds.
+ *   expiry e in [n(L) - S - S (D + 1) / m - 1, n(L) + S + 1].  Upper end: e <= n(t_u +
+ *   T) + 1 with t_u <= L.  Lower end: take the writes that moved the latest time over
+ *   the last a = T (m + D + 1) / m ms before L.  They owed at least m a / T - 1 = m + D
+ *   cells, and the debt, at most D after each write, left at most D of those unpaid:
+ *   the range sweep covered every cell at some time tau > L - a (a logged sub-filter's
+ *   non-zero cells each 7/8 of m owed, the others being zero; a lost log's all at its
+ *   loss), and a timer that survived that visit (or was written after it) has e >
+ *   n(tau) >= n(L) - a / tick - 1 >= n(L) - S - S (D + 1) / m - 2.  If there is no such
+ *   earlier value, every timer was written (or loaded, alive) after L - a, and the same
+ *   bound holds.
  *   Reads: at R >= L + T + tick nothing can be alive (every e * tick < L + T + tick),
  *   so the answer is "absent" without looking; this covers any read-only stretch,
  *   however long.  For R < L + T + tick, n(R) <= n(L) + S + 1, so an expired timer has
- *   n(R) - e <= 2S, and it could only look alive at n(R) - e >= Q - S - 1 > 2S
- *   (Q >= max(255, 4S - 1) > 3S + 1): it cannot.  The same holds for a write's test,
- *   made before its sweep.
+ *   n(R) - e <= 2S + 2 + S (D + 1) / m <= Q - S - 4 by D's choice, and it could only
+ *   look alive at n(R) - e >= Q - S - 1: it cannot.  (Where Q - 3S - 6 <= 0, D = 0 and
+ *   every write pays all it owes: the cover is then within (L - T, L], e > n(L) - S,
+ *   and n(R) - e <= 2S < Q - S - 1, as Q >= max(255, 4S - 1).)  The same holds for a write's
+ *   test, made before its sweep.
  *   Saving writes expired timers as empty (the payload is canonical: every non-zero
  *   timer in a file is alive at its L), and the loader refuses any other file.
  *
@@ -167,7 +181,11 @@ extern const once_filter_ops once_timer_ops;
 #define LOG_MAX 8192u   /* cells a sub-filter's log holds at most ("Sweeping") */
 #define LOG_SHARE 64u   /* and at most one in this many of its cells */
 #define LOG_MIN 64u     /* a sub-filter whose log would hold fewer keeps none */
+#define LOG_AHEAD 16u   /* a log's visit requests the cell this many entries ahead */
 #define LOG_DUE_SPAN (1u << 16) /* log_due's parts of m; the logs are visited at 7/8 */
+#define PACE_MIN_STEP 4096u     /* cells a write sweeps at least of what it owes ("Sweeping") */
+#define PACE_MAX_STEP 131072u   /* and at most, but for what passes the debt's bound */
+#define PACE_SHARE 512u         /* a step is m / PACE_SHARE cells between those two */
 
 typedef struct timer_sub {
     uint64_t *array;
@@ -200,7 +218,7 @@ typedef struct timer_filter {
     bool budget;          /* dynamic: budget growth (each new sub-filter's threshold) */
     uint64_t words;       /* per sub-filter */
     once_timers timers;   /* W, T, the tick, S and Q (core/timers.h) */
-    uint64_t epoch_ticks;
+    uint64_t debt;          /* cells the range sweep owes, behind `cursor` ("Sweeping") */
     uint64_t plan_capacity; /* keys per (sub-)filter the geometry was planned for */
     double sub_error;       /* rate per (sub-)filter aimed at */
     uint64_t threshold;     /* dynamic: alive timers at which the newest is full */
@@ -212,7 +230,7 @@ typedef struct timer_filter {
     uint32_t log_due;       /* the logs' sweep owed since their last, in LOG_DUE_SPAN
                                parts of m cells rounded up ("Sweeping"; not saved) */
     timer_now now;          /* of L */
-    uint64_t cursor;        /* next cell the sweep visits */
+    uint64_t cursor;        /* next cell a sweep without debt would visit (saved) */
     uint64_t credit;        /* sweep remainder, < span */
     uint32_t count;         /* sub-filters */
     uint32_t room;          /* entries allocated in subs (>= count) */
@@ -233,12 +251,18 @@ static void log_rebuild(const timer_filter *t, timer_sub *s);
 
 /* ------------------------------------------------------------------ cells */
 
+/* Ticks an epoch of the alive counts: ceil(S / EPOCHS_PER_SPAN). */
+static inline uint64_t epoch_ticks(const timer_filter *t)
+{
+    return (t->timers.span_ticks + EPOCHS_PER_SPAN - 1) / EPOCHS_PER_SPAN;
+}
+
 static timer_now now_of(const timer_filter *t, uint64_t ms)
 {
     timer_now w;
     w.n = ms / t->timers.tick;
     w.res = w.n % t->timers.period;
-    w.epoch = w.n / t->epoch_ticks;
+    w.epoch = w.n / epoch_ticks(t);
     return w;
 }
 
@@ -261,7 +285,7 @@ static inline void count_add(timer_sub *s, uint64_t e, uint64_t j, const timer_n
 static inline void count_remove(const timer_filter *t, timer_sub *s, uint64_t e,
                                 const timer_now *w, uint64_t n)
 {
-    uint64_t j = e / t->epoch_ticks;
+    uint64_t j = e / epoch_ticks(t);
     uint64_t counted = n & (j > w->epoch);
     uint64_t *c = &s->epochs[j % EPOCHS];
     *c -= counted & (*c > 0);
@@ -312,7 +336,7 @@ static void sub_rebuild(const timer_filter *t, timer_sub *s)
             continue;
         }
         uint64_t e = t->now.n + left;
-        count_add(s, e, e / t->epoch_ticks, &t->now, 1);
+        count_add(s, e, e / epoch_ticks(t), &t->now, 1);
         s->dirty = true;
     }
     log_rebuild(t, s);
@@ -380,7 +404,7 @@ static void sub_set(const timer_filter *t, timer_sub *s, const uint64_t *pos, ui
 {
     uint64_t want = e - w->n; /* in [1, S + 1] */
     uint64_t value = once_timer_value(&t->timers, e);
-    uint64_t epoch = e / t->epoch_ticks;
+    uint64_t epoch = e / epoch_ticks(t);
     for (uint32_t i = 0; i < t->hashes; i++) {
         uint64_t v = once_timer_get(&t->timers, s->array, pos[i]);
         uint64_t left = once_timer_left(&t->timers, v, w->res);
@@ -397,32 +421,71 @@ static void sub_set(const timer_filter *t, timer_sub *s, const uint64_t *pos, ui
 
 /* ------------------------------------------------------------------ sweep */
 
-static void sweep(timer_filter *t, uint64_t advance)
+/* The most cells the range sweep may owe ("Sweeping"): D = floor(m x / S) - 1 with
+ * x = Q - 3S - 6, so that S (D + 1) / m <= x; below m. */
+static uint64_t debt_max(const timer_filter *t)
 {
-    uint64_t cells = once_timers_sweep_due(t->cells, t->timers.span, advance, &t->credit);
-    if (cells == 0)
-        return;
-    uint64_t from = t->cursor, to = from + cells; /* cells <= m, so to < 2m */
-    /* The logs, every non-zero cell of their sub-filters, are visited once 7/8 of a span's
-     * cells are owed (cells <= m < 2^40, so the product fits). */
-    uint64_t share = (cells * LOG_DUE_SPAN + t->cells - 1) / t->cells;
-    bool logs = t->log_due + share >= LOG_DUE_SPAN / 8 * 7;
-    t->log_due = logs ? 0 : t->log_due + (uint32_t)share;
+    uint64_t q = t->timers.period, span = t->timers.span_ticks, m = t->cells;
+    if (q <= 3 * span + 6)
+        return 0;
+    uint64_t x = q - 3 * span - 6;
+    if (x >= span)
+        return m - 1;
+    /* floor(m x / S) without m x, which may pass 64 bits: m = aS + b, x < S < 2^32 */
+    uint64_t most = m / span * x + m % span * x / span;
+    return most == 0 ? 0 : most - 1;
+}
+
+/* Cells [from, from + cells) of the ring of m (cells <= m) swept in every sub-filter
+ * that has no whole log. */
+static void sweep_ring(timer_filter *t, uint64_t from, uint64_t cells)
+{
+    uint64_t to = from + cells; /* from < m and cells <= m, so to < 2m */
     for (uint32_t f = 0; f < t->count; f++) {
         timer_sub *s = &t->subs[f];
-        if (!s->dirty)
+        if (!s->dirty || (s->logged && !s->log_lost))
             continue;
-        if (s->logged && !s->log_lost) {
-            if (logs)
-                log_sweep(t, s, false);
-        } else if (to <= t->cells) {
+        if (to <= t->cells) {
             once_timers_sweep_range(&t->timers, s->array, from, to, t->now.res);
         } else {
             once_timers_sweep_range(&t->timers, s->array, from, t->cells, t->now.res);
             once_timers_sweep_range(&t->timers, s->array, 0, to - t->cells, t->now.res);
         }
     }
-    t->cursor = to >= t->cells ? to - t->cells : to;
+}
+
+static void sweep(timer_filter *t, uint64_t advance)
+{
+    uint64_t cells = once_timers_sweep_due(t->cells, t->timers.span, advance, &t->credit);
+    if (cells == 0)
+        return;
+    /* The logs, every non-zero cell of their sub-filters, are visited once 7/8 of a span's
+     * cells are owed (cells <= m < 2^40, so the product fits). */
+    uint64_t share = (cells * LOG_DUE_SPAN + t->cells - 1) / t->cells;
+    bool logs = t->log_due + share >= LOG_DUE_SPAN / 8 * 7;
+    t->log_due = logs ? 0 : t->log_due + (uint32_t)share;
+    for (uint32_t f = 0; logs && f < t->count; f++) {
+        timer_sub *s = &t->subs[f];
+        if (s->dirty && s->logged && !s->log_lost)
+            log_sweep(t, s, false);
+    }
+    /* The range: what this advance owes and what earlier ones left, from where the sweep
+     * stands (debt cells behind the cursor); a step of it, and all that passes the
+     * debt's bound. */
+    uint64_t from = t->cursor >= t->debt ? t->cursor - t->debt : t->cursor + t->cells - t->debt;
+    uint64_t owed = t->debt + cells;
+    t->cursor = t->cursor + cells >= t->cells ? t->cursor + cells - t->cells : t->cursor + cells;
+    if (owed >= t->cells) { /* a whole round owed: one sweep of everything */
+        sweep_ring(t, 0, t->cells);
+        t->debt = 0;
+        return;
+    }
+    uint64_t step = t->cells / PACE_SHARE / t->count;
+    step = step < PACE_MIN_STEP ? PACE_MIN_STEP : step > PACE_MAX_STEP ? PACE_MAX_STEP : step;
+    uint64_t bound = debt_max(t), over = owed > bound ? owed - bound : 0;
+    uint64_t pay = owed <= step ? owed : over > step ? over : step;
+    sweep_ring(t, from, pay);
+    t->debt = owed - pay;
 }
 
 static void sub_wipe(const timer_filter *t, timer_sub *s)
@@ -544,6 +607,10 @@ static void log_sweep(const timer_filter *t, timer_sub *s, bool clear)
         once_words_sort(log, s->log_count);
     uint32_t kept = 0;
     for (uint32_t i = 0; i < s->log_count; i++) {
+        /* The cells lie anywhere in m: their lines are requested LOG_AHEAD visits ahead, so
+         * that the misses overlap rather than follow one another. */
+        if (i + LOG_AHEAD < s->log_count)
+            once_prefetch_write(&s->array[log[i + LOG_AHEAD] >> t->timers.shift]);
         uint64_t c = log[i];
         if (unique && kept > 0 && log[kept - 1] == c)
             continue;
@@ -599,6 +666,7 @@ static void clock_move(timer_filter *t, uint64_t latest, timer_now before, timer
             for (uint32_t i = 0; i < t->count; i++)
                 sub_wipe(t, &t->subs[i]);
             t->credit = 0;
+            t->debt = 0;
         } else {
             for (uint32_t i = 0; t->dynamic && i < t->count; i++)
                 epochs_pass(&t->subs[i], before.epoch, w.epoch);
@@ -827,6 +895,7 @@ static void timer_clear(once_filter *f)
     t->now = now_of(t, 0);
     t->cursor = 0;
     t->credit = 0;
+    t->debt = 0;
     t->opened = 0;
     if (t->budget) /* the first sub-filter's, as created */
         t->threshold = density_threshold(t->cells, t->hashes, t->error / (2.0 * TIMER_SPLIT));
@@ -895,6 +964,7 @@ static once_status timer_combine(once_filter *dst, const once_filter *src, once_
     d->latest = latest;
     d->started = d->started || s->started;
     d->now = w;
+    d->debt = 0; /* every cell rewritten: none expired is left */
     sub_rebuild(d, &d->subs[0]);
     return ONCE_OK;
 }
@@ -976,6 +1046,7 @@ static void timer_stats(const once_filter *f, once_stats *st)
     st->window = t->timers.span;
     st->slack = t->timers.tick;
     st->filters = t->count;
+    st->sweep_owed = t->debt;
 }
 
 /* A fixed filter keeps one geometry for `plan_capacity` keys a span: it is overfull
@@ -1045,7 +1116,6 @@ static once_status timer_new(once_filter **out, const timer_geometry *g)
     t->budget = g->dynamic && g->budget;
     t->words = words;
     t->timers = once_timers_make(g->span, g->width);
-    t->epoch_ticks = (t->timers.span_ticks + EPOCHS_PER_SPAN - 1) / EPOCHS_PER_SPAN;
     t->plan_capacity = g->plan_capacity;
     t->sub_error = g->sub_error;
     t->error = t->budget ? g->sub_error * 2.0 * TIMER_SPLIT : 0.0;

@@ -21,7 +21,8 @@
  *   - a fixed filter is overfull (once_overfull) exactly while more keys than its
  *     capacity are alive; a dynamic one never is;
  *   - saved mid-stream and loaded, it continues exactly as the original; every
- *     truncation and every hostile parameter is refused.
+ *     truncation and every hostile parameter is refused;
+ *   - a pause's sweep is carried over the writes after it and changes no answer.
  */
 #include "once.h"
 #include "once_math.h"
@@ -1552,7 +1553,68 @@ static void a_sparse_sub_filter_sweeps_its_log_and_answers_as_without(void)
     }
 }
 
+/* A pause owes the sweep up to m cells; a write pays a step of them and carries the
+ * rest (window/timer.c, "Sweeping"), within the bound the timers' wrap allows.  The
+ * debt changes no answer: copies loaded from the original's bytes (which owe nothing)
+ * every 400 events answer every later event as it does and save the same bytes, and
+ * no key delivered within its span is new again; through pauses of up to 0.95 of a
+ * span and past it, 8- and 16-bit timers (8: the least room past the wrap), fixed and
+ * dynamic.  The debt is seen: a pause of most of a span leaves most of m owed. */
+static void a_pause_is_swept_over_the_writes_after_it_and_answers_as_without(void)
+{
+    for (int variant = 0; variant < 4; variant++) {
+        const uint64_t span = 10000;
+        timer_opts o = {.width = variant < 2 ? 8 : 16, .span = span, .capacity = 100000,
+                        .error = 0.001, .dynamic = variant % 2, .seed = 93};
+        once_filter *a = make_timer(&o);
+        REQUIRE(a != NULL);
+        once_stats st;
+        CHECK_OK(once_get_stats(a, &st));
+        const uint64_t cells = st.bits / st.filters; /* m */
+        once_filter *copy = NULL;
+        enum { KEYS = 3000 };
+        static uint64_t delivered_at[KEYS];
+        memset(delivered_at, 0, sizeof delivered_at);
+        uint64_t rng = 17, t = 1000000, pauses = 0, owed = 0, most_owed = 0, differ = 0;
+        for (int event = 0; event < 40000; event++) {
+            uint64_t r = testing_mix(rng++);
+            uint64_t pause = r % 1000 < 994 ? r % 3
+                             : r % 1000 < 998 ? span / 10 * (3 + r % 7) - r % 500
+                                              : span + (r >> 20) % span;
+            t += pause;
+            if (event % 400 == 0) {
+                if (copy != NULL) {
+                    differ += !testing_same_save(a, copy);
+                    once_free(copy);
+                }
+                copy = testing_reload(a);
+                REQUIRE(copy != NULL);
+            }
+            uint64_t key = (testing_mix(r ^ 11) >> 3) % KEYS;
+            twin_seen(a, copy, 5, key, t, span, &delivered_at[key]);
+            if (pause > span / 4) { /* the write after a pause: what it left owed */
+                CHECK_OK(once_get_stats(a, &st));
+                pauses++;
+                owed += st.sweep_owed != 0;
+                if (pause > span / 2 && pause < span && st.sweep_owed > most_owed)
+                    most_owed = st.sweep_owed;
+                CHECK(st.sweep_owed < cells);
+            }
+        }
+        CHECK(differ == 0 && pauses > 100 && owed > pauses / 2 && most_owed > cells / 2);
+        if (differ != 0 || owed <= pauses / 2 || most_owed <= cells / 2)
+            fprintf(stderr, "variant %d: %llu saves apart, %llu of %llu pauses left a debt, "
+                    "at most %llu of %llu cells owed\n", variant, (unsigned long long)differ,
+                    (unsigned long long)owed, (unsigned long long)pauses,
+                    (unsigned long long)most_owed, (unsigned long long)cells);
+        once_free(copy);
+        once_free(a);
+    }
+}
+
 static const testing_case cases[] = {
+    {"a_pause_is_swept_over_the_writes_after_it_and_answers_as_without",
+     a_pause_is_swept_over_the_writes_after_it_and_answers_as_without},
     {"a_sparse_sub_filter_sweeps_its_log_and_answers_as_without",
      a_sparse_sub_filter_sweeps_its_log_and_answers_as_without},
     {"no_false_negatives_uniform", no_false_negatives_uniform},
