@@ -70,13 +70,18 @@
  *   finishes it before the clock moves.  An entry expires at tick a + K + 1; the first
  *   pass to start at or after that tick starts by a + K + P and is finished before
  *   a + K + 2P, so no entry's age passes K + 2P - 1 < 2^g and every age reads exactly.
- *   A move of the clock by d >= 2 ticks (a pause in the stream) ends the pass as a move
- *   by one would, at the new tick; what keeps the ages exact then is the rule those
- *   passes serve: before the clock moves, an entry whose age would reach 2^g at the new
- *   tick leaves, by a sweep of its table (or of its logged buckets).  by_tag says
- *   whether there is one, since ages read exactly until then; passes on time leave
- *   none, and a pause of up to about a span costs only the rest of the pass under way.
- *   A move past K ticks empties the tables.  The pass costs a write B / (r P)
+ *   A move of the clock by 2 to K ticks (a pause in the stream) across a pass's end
+ *   does not end the pass: one under way (its cursor short of the table's end) goes on
+ *   over the writes after the pause, at their pace, and ends where a pass ends, at a
+ *   move of one tick across a pass's end, or at a later pause when it is done (its
+ *   sweep, and a log's visits, then see the clock of their own writes).  Ending it in
+ *   the write after the pause cost that write the rest of the table, milliseconds at
+ *   10^7 keys.  Finished passes end as before.  What keeps the ages exact then is the
+ *   rule those passes serve: before the clock moves, an entry whose age would reach
+ *   2^g at the new tick leaves, by a sweep of its table (or of its logged buckets).
+ *   by_tag says whether there is one, since ages read exactly until then; passes on
+ *   time leave none.  The carry depends on the cursor alone (saved), so a loaded copy
+ *   carries as the original does.  A move past K ticks empties the tables.  The pass costs a write B / (r P)
  *   buckets at r writes a tick: with 4-bit tags P could be 2 at most, and the pass was
  *   the largest part of an insertion's cost; the tag's fifth bit costs 1.25 bits a key
  *   at MAX_LOAD and cuts the pass to a fifth.
@@ -1143,10 +1148,11 @@ static void clock_move(tagged_filter *t, uint64_t latest, bool growing)
         return;
     t->passing = true; /* a pass may begin, tables be wiped or opened */
     if (c / PASS_TICKS != t->now / PASS_TICKS) { /* the pass ends */
-        /* The rest of the pass, at its last tick (a jump: at the new tick), or past K
-         * ticks every entry emptied.  A pass over the log visits the rest of the buckets
-         * logged as it began (its log lost since, or not: they hold every entry that may
-         * have been dead then).  Either way the cursor (saved) goes on as without a log. */
+        /* The rest of the pass, at its last tick (a jump: at the new tick; a jump within
+         * K carries a pass under way instead), or past K ticks every entry emptied.  A
+         * pass over the log visits the rest of the buckets logged as it began (its log
+         * lost since, or not: they hold every entry that may have been dead then).
+         * Either way the cursor (saved) goes on as without a log. */
         tag_frame fr = frame_at(t, d == 1 ? 0 : d);
         for (uint32_t i = 0; i < t->count; i++) {
             tag_table *tb = &t->tables[i];
@@ -1155,6 +1161,8 @@ static void clock_move(tagged_filter *t, uint64_t latest, bool growing)
                     log_clear(tb);
                 if (tb->entries != 0)
                     table_wipe(tb);
+            } else if (d >= 2 && tb->cursor < tb->buckets) {
+                continue; /* a pause carries the pass under way over the writes after it */
             } else if (tb->log_pass) {
                 log_pass_end(tb, &fr);
             } else {

@@ -766,6 +766,70 @@ static void a_pause_of_most_of_a_span_brings_no_tag_round(void)
     once_free(f);
 }
 
+/* The first table's saved sweep cursor, and its buckets (*buckets). */
+static uint64_t first_cursor(const once_filter *f, uint64_t *buckets)
+{
+    size_t len = 0;
+    uint8_t *file = testing_save(f, &len);
+    if (file == NULL)
+        return UINT64_MAX;
+    uint64_t cursor = testing_param_of(file, TAGGED_P_COUNT + TAGGED_T_CURSOR);
+    *buckets = testing_param_of(file, TAGGED_P_COUNT + TAGGED_T_BUCKETS);
+    once_free_buffer(file);
+    return cursor;
+}
+
+/* A pause of 9 to 11 ticks that crosses the end of a pass carries a large table's pass
+ * under way over the writes after it, rather than sweeping the rest of the table in
+ * the write after the pause (milliseconds at 10^7 keys); what keeps the ages exact
+ * is the tags' own rule (a_pause_of_most_of_a_span_brings_no_tag_round).  Copies
+ * loaded every 500 events answer every later event alike and save the same bytes, no
+ * key delivered within its span is new again, and the pass is seen carried: the write
+ * after such a pause leaves the cursor past where it stood. */
+static void a_pause_carries_the_pass_under_way(void)
+{
+    const uint64_t tick = 1000, span = 12 * tick;
+    once_filter *a = make_tagged(span, 1000000, 0.001, 0, ONCE_POLICY_FIRST, 35);
+    REQUIRE(a != NULL);
+    once_filter *copy = NULL;
+    enum { KEYS = 30000 };
+    static uint64_t delivered_at[KEYS];
+    memset(delivered_at, 0, sizeof delivered_at);
+    uint64_t rng = 23, t = 1000000, carried = 0, crossings = 0, differ = 0, last = 0;
+    for (uint64_t event = 0; event < 120000; event++) {
+        uint64_t r = testing_mix(rng++);
+        /* pauses early in a pass (its second tick), where most of it is still to sweep,
+         * into the next one */
+        bool early = t / tick % 10 == 1 && event - last > 1000;
+        uint64_t pause = early ? (9 + r % 3) * tick : r % 3;
+        last = early ? event : last;
+        if (event % 500 == 0) {
+            if (copy != NULL) {
+                differ += !testing_same_save(a, copy);
+                once_free(copy);
+            }
+            copy = testing_reload(a);
+            REQUIRE(copy != NULL);
+        }
+        uint64_t buckets = 0, before = pause > tick ? first_cursor(a, &buckets) : 0;
+        bool crosses = (t + pause) / tick / 10 != t / tick / 10;
+        t += pause;
+        uint64_t key = (testing_mix(r ^ 3) >> 3) % KEYS;
+        twin_seen(a, copy, 6, key, t, span, &delivered_at[key]);
+        if (pause > tick && crosses && before > 0 && before < buckets) { /* under way */
+            crossings++;
+            carried += first_cursor(a, &buckets) > before;
+        }
+    }
+    CHECK(differ == 0 && crossings >= 10 && carried == crossings);
+    if (differ != 0 || crossings < 10 || carried != crossings)
+        fprintf(stderr, "%llu saves apart; %llu of %llu pauses across a pass's end carried it\n",
+                (unsigned long long)differ, (unsigned long long)carried,
+                (unsigned long long)crossings);
+    once_free(copy);
+    once_free(a);
+}
+
 static void invalid_configs(void)
 {
     once_config c;
@@ -816,6 +880,7 @@ static const testing_case cases[] = {
     {"a_log_lost_mid_pass_still_ends_its_pass", a_log_lost_mid_pass_still_ends_its_pass},
     {"a_pause_of_most_of_a_span_brings_no_tag_round",
      a_pause_of_most_of_a_span_brings_no_tag_round},
+    {"a_pause_carries_the_pass_under_way", a_pause_carries_the_pass_under_way},
 };
 
 TESTING_MAIN(cases)
