@@ -804,11 +804,7 @@ static void a_pause_carries_the_pass_under_way(void)
         uint64_t pause = early ? (9 + r % 3) * tick : r % 3;
         last = early ? event : last;
         if (event % 500 == 0) {
-            if (copy != NULL) {
-                differ += !testing_same_save(a, copy);
-                once_free(copy);
-            }
-            copy = testing_reload(a);
+            copy = time_window_copy_again(a, copy, &differ);
             REQUIRE(copy != NULL);
         }
         uint64_t buckets = 0, before = pause > tick ? first_cursor(a, &buckets) : 0;

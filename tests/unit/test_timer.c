@@ -1583,11 +1583,7 @@ static void a_pause_is_swept_over_the_writes_after_it_and_answers_as_without(voi
                                               : span + (r >> 20) % span;
             t += pause;
             if (event % 400 == 0) {
-                if (copy != NULL) {
-                    differ += !testing_same_save(a, copy);
-                    once_free(copy);
-                }
-                copy = testing_reload(a);
+                copy = time_window_copy_again(a, copy, &differ);
                 REQUIRE(copy != NULL);
             }
             uint64_t key = (testing_mix(r ^ 11) >> 3) % KEYS;

@@ -316,4 +316,17 @@ static inline bool twin_seen(once_filter *a, once_filter *b, uint64_t domain, ui
     return seen;
 }
 
+/* A copy of `a` loaded from its bytes, in place of `copy` (NULL at first), which is
+ * first counted in *differ if it no longer saves as `a` does: the check of what must
+ * change no saved byte (a debt, a carried pass), made over a stream of events. */
+static inline once_filter *time_window_copy_again(const once_filter *a, once_filter *copy,
+                                                  uint64_t *differ)
+{
+    if (copy != NULL) {
+        *differ += !testing_same_save(a, copy);
+        once_free(copy);
+    }
+    return testing_reload(a);
+}
+
 #endif /* ONCE_TESTS_TIME_WINDOW_H */
