@@ -81,7 +81,10 @@
  *   2^g at the new tick leaves, by a sweep of its table (or of its logged buckets).
  *   by_tag says whether there is one, since ages read exactly until then; passes on
  *   time leave none.  The carry depends on the cursor alone (saved), so a loaded copy
- *   carries as the original does.  A move past K ticks empties the tables.  The pass costs a write B / (r P)
+ *   carries as the original does.  A move past K ticks empties the tables, whether or
+ *   not it crosses a pass's end: with K < P such a move may stay within one pass's
+ *   ticks, and after a carried pass entries may be old enough for it to take them
+ *   past 2^g (no entry is alive past K, so emptying is exact).  The pass costs a write B / (r P)
  *   buckets at r writes a tick: with 4-bit tags P could be 2 at most, and the pass was
  *   the largest part of an insertion's cost; the tag's fifth bit costs 1.25 bits a key
  *   at MAX_LOAD and cuts the pass to a fifth.
@@ -145,7 +148,9 @@
  *   span's keys opens, with the fingerprints the target then allows (settle()).
  *
  * Invariants
- *   - every entry is 0 or has fp in [1, 2^f) and an age in [0, K + 2P - 1] at the clock;
+ *   - every entry is 0 or has fp in [1, 2^f) and an age in [0, 2^g - 1] at the clock
+ *     (passes on time keep it within K + 2P - 1; past a carried pass the tags' rule and
+ *     the emptying of the tables at any move past K keep it under 2^g);
  *   - by_tag[g] counts the non-empty entries of a table tagged g, and `entries` their
  *     sum; the kept entries are the sum of by_tag over the ages 0..K, exact at any tick
  *     (expired entries waiting for the sweep have older ages);
@@ -1147,16 +1152,19 @@ static void clock_move(tagged_filter *t, uint64_t latest, bool growing)
     if (d == 0)
         return;
     t->passing = true; /* a pass may begin, tables be wiped or opened */
-    if (c / PASS_TICKS != t->now / PASS_TICKS) { /* the pass ends */
-        /* The rest of the pass, at its last tick (a jump: at the new tick; a jump within
-         * K carries a pass under way instead), or past K ticks every entry emptied.  A
-         * pass over the log visits the rest of the buckets logged as it began (its log
-         * lost since, or not: they hold every entry that may have been dead then).
-         * Either way the cursor (saved) goes on as without a log. */
+    bool past_k = d > t->keep_ticks;
+    if (past_k || c / PASS_TICKS != t->now / PASS_TICKS) { /* the pass ends */
+        /* Past K ticks every entry emptied, whether or not the move crosses a pass's
+         * end (a carried pass may have left entries whose ages such a move would take
+         * past 2^g).  Else the rest of the pass, at its last tick (a jump: at the new
+         * tick; a jump within K carries a pass under way instead).  A pass over the log
+         * visits the rest of the buckets logged as it began (its log lost since, or
+         * not: they hold every entry that may have been dead then).  Either way the
+         * cursor (saved) goes on as without a log. */
         tag_frame fr = frame_at(t, d == 1 ? 0 : d);
         for (uint32_t i = 0; i < t->count; i++) {
             tag_table *tb = &t->tables[i];
-            if (d > t->keep_ticks) {
+            if (past_k) {
                 if (log_whole(tb))
                     log_clear(tb);
                 if (tb->entries != 0)
@@ -1176,7 +1184,7 @@ static void clock_move(tagged_filter *t, uint64_t latest, bool growing)
     /* The tags' limit itself: an entry whose age would reach 2^g at the new tick leaves
      * first (passes on time leave none; after a jump one may).  Past K, the tables were
      * emptied. */
-    if (d <= t->keep_ticks) {
+    if (!past_k) {
         tag_frame fr = frame_at(t, d);
         for (uint32_t i = 0; i < t->count; i++)
             if (ages_would_wrap(t, &t->tables[i], d))
