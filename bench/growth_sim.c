@@ -34,7 +34,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SLOTS 4
+#ifndef SLOTS
+#define SLOTS 4 /* entries a block (-DSLOTS=...) */
+#endif
 #ifndef MAX_LOAD
 #define MAX_LOAD 0.90 /* the load past which a block splits (-DMAX_LOAD=...) */
 #endif
