@@ -80,7 +80,7 @@ int card_states(const cli_options *o)
     for (size_t i = 0; i < o->state_count; i++) {
         const char *path = o->state_paths[i];
         once_filter *f = NULL;
-        state_result r = state_load(path, &f);
+        state_result r = state_load(path, &f, NULL);
         if (r == STATE_ABSENT) /* to `once` a new state; here there is nothing to count */
             fprintf(stderr, "once: cannot open state file '%s': %s\n", path, strerror(ENOENT));
         if (r != STATE_LOADED) {

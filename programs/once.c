@@ -756,7 +756,7 @@ int main(int argc, char **argv)
      * cannot be saved is refused now, before any input is read. */
     state_lock lock = {.fd = -1, .path = NULL};
     char *state_path = NULL; /* a link's target: the file locked, loaded and replaced */
-    if (o.state_path && (state_path = state_resolve(o.state_path)) == NULL)
+    if (o.state_path && (state_path = state_resolve(o.state_path, NULL)) == NULL)
         return EXIT_IO;
     if (state_path != NULL)
         o.state_path = o.state_paths[0] = state_path;

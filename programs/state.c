@@ -28,6 +28,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,13 +49,30 @@ static const char *file_kind(mode_t mode)
                             : "not a regular file";
 }
 
-char *state_resolve(const char *path)
+/* Say why: into the report (its errno, 0 for a file whose bytes are not a filter), or
+ * on stderr after "once: " without one. */
+static void report(state_report *r, int error, const char *format, ...)
+{
+    va_list ap;
+    va_start(ap, format);
+    if (r != NULL) {
+        r->error = error;
+        vsnprintf(r->text, sizeof r->text, format, ap);
+    } else {
+        fputs("once: ", stderr);
+        vfprintf(stderr, format, ap);
+        fputc('\n', stderr);
+    }
+    va_end(ap);
+}
+
+char *state_resolve(const char *path, state_report *r)
 {
     struct stat st;
     if (lstat(path, &st) != 0) {
         if (errno == ENOENT)
             return strdup(path); /* a new state */
-        fprintf(stderr, "once: cannot use state file '%s': %s\n", path, strerror(errno));
+        report(r, errno, "cannot use state file '%s': %s", path, strerror(errno));
         return NULL;
     }
     char *target = NULL;
@@ -65,23 +83,24 @@ char *state_resolve(const char *path)
         target = realpath(path, NULL);
         if (target == NULL) {
             int error = errno;
-            fprintf(stderr,
-                    "once: state file '%s' is a symbolic link to '%s', which %s: refused rather "
-                    "than start a new filter there\n",
-                    path, to, error == ENOENT ? "does not exist" : strerror(error));
+            report(r, error,
+                   "state file '%s' is a symbolic link to '%s', which %s: refused rather than "
+                   "start a new filter there",
+                   path, to, error == ENOENT ? "does not exist" : strerror(error));
             return NULL;
         }
         if (stat(target, &st) != 0) {
-            fprintf(stderr, "once: cannot use state file '%s' (a link to '%s'): %s\n", path,
-                    target, strerror(errno));
+            report(r, errno, "cannot use state file '%s' (a link to '%s'): %s", path, target,
+                   strerror(errno));
             free(target);
             return NULL;
         }
     }
     if (!S_ISREG(st.st_mode)) {
-        fprintf(stderr, "once: state file '%s'%s%s%s is %s, not a saved filter\n", path,
-                target ? " (a link to '" : "", target ? target : "", target ? "')" : "",
-                file_kind(st.st_mode));
+        report(r, S_ISDIR(st.st_mode) ? EISDIR : EINVAL,
+               "state file '%s'%s%s%s is %s, not a saved filter", path,
+               target ? " (a link to '" : "", target ? target : "", target ? "')" : "",
+               file_kind(st.st_mode));
         free(target);
         return NULL;
     }
@@ -120,7 +139,7 @@ void state_remove_stale_temporaries(const char *path)
     free(base_copy);
 }
 
-state_result state_load(const char *path, once_filter **out)
+state_result state_load(const char *path, once_filter **out, state_report *r)
 {
     *out = NULL;
     /* Not blocking: a FIFO would wait in open(2) for a writer (fstat refuses it next). */
@@ -128,36 +147,36 @@ state_result state_load(const char *path, once_filter **out)
     if (fd < 0) {
         if (errno == ENOENT)
             return STATE_ABSENT;
-        fprintf(stderr, "once: cannot open state file '%s': %s\n", path, strerror(errno));
+        report(r, errno, "cannot open state file '%s': %s", path, strerror(errno));
         return STATE_FAILED;
     }
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        fprintf(stderr, "once: state file '%s' is %s, not a saved filter\n", path,
-                file_kind(st.st_mode));
+        report(r, S_ISDIR(st.st_mode) ? EISDIR : EINVAL, "state file '%s' is %s, not a saved filter",
+               path, file_kind(st.st_mode));
         close(fd);
         return STATE_FAILED;
     }
     if (st.st_size == 0) {
-        fprintf(stderr, "once: state file '%s' is empty (not a saved filter)\n", path);
+        report(r, 0, "state file '%s' is empty (not a saved filter)", path);
         close(fd);
         return STATE_FAILED;
     }
     void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     close(fd);
     if (map == MAP_FAILED) {
-        fprintf(stderr, "once: cannot read state file '%s': %s\n", path, strerror(errno));
+        report(r, errno, "cannot read state file '%s': %s", path, strerror(errno));
         return STATE_FAILED;
     }
     once_status s = once_load(out, map, (size_t)st.st_size);
     munmap(map, (size_t)st.st_size);
     if (s != ONCE_OK) {
-        fprintf(stderr, "once: state file '%s' is unusable: %s\n", path, once_strerror(s));
+        report(r, 0, "state file '%s' is unusable: %s", path, once_strerror(s));
         return STATE_FAILED;
     }
     if (once_structure_of(once_get_type(*out))->kind == ONCE_KIND_SLICE) {
-        fprintf(stderr, "once: state file '%s' holds one slice of a sliced filter (positions, "
-                        "not keys): it is not a filter once can run\n", path);
+        report(r, 0, "state file '%s' holds one slice of a sliced filter (positions, not keys): "
+                     "it is not a filter once can run", path);
         once_free(*out);
         *out = NULL;
         return STATE_FAILED;
@@ -230,13 +249,13 @@ static void sync_directory_of(const char *path)
     free(copy);
 }
 
-int state_save(const char *path, const once_filter *filter)
+int state_save(const char *path, const once_filter *filter, state_report *r)
 {
     size_t len = strlen(path) + 32;
     char *tmp = malloc(len);
     file_sink *sink = malloc(sizeof *sink);
     if (tmp == NULL || sink == NULL) {
-        fprintf(stderr, "once: cannot save state file '%s': out of memory\n", path);
+        report(r, ENOMEM, "cannot save state file '%s': out of memory", path);
         free(tmp);
         free(sink);
         return -1;
@@ -244,7 +263,7 @@ int state_save(const char *path, const once_filter *filter)
     snprintf(tmp, len, "%s.tmp.%ld", path, (long)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
-        fprintf(stderr, "once: cannot save state file '%s': %s: %s\n", path, tmp, strerror(errno));
+        report(r, errno, "cannot save state file '%s': %s: %s", path, tmp, strerror(errno));
         free(tmp);
         free(sink);
         return -1;
@@ -264,8 +283,9 @@ int state_save(const char *path, const once_filter *filter)
         saved_errno = errno;
     }
     if (failed) {
-        fprintf(stderr, "once: cannot save state file '%s': %s\n", path,
-                s != ONCE_OK && s != ONCE_ERR_IO ? once_strerror(s) : strerror(saved_errno));
+        report(r, s != ONCE_OK && s != ONCE_ERR_IO ? EIO : saved_errno,
+               "cannot save state file '%s': %s", path,
+               s != ONCE_OK && s != ONCE_ERR_IO ? once_strerror(s) : strerror(saved_errno));
         unlink(tmp);
     } else {
         sync_directory_of(path);

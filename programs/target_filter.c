@@ -223,7 +223,7 @@ static int create_filter(const cli_options *o, once_filter **out)
 /* Build the filter from the state file or the options.  Returns 0 or an exit code. */
 static int open_filter(cli_options *o, once_filter **out)
 {
-    state_result r = o->state_path ? state_load(o->state_path, out) : STATE_ABSENT;
+    state_result r = o->state_path ? state_load(o->state_path, out, NULL) : STATE_ABSENT;
     if (r == STATE_FAILED)
         return EXIT_IO;
     int code = r == STATE_LOADED ? adopt_state(o, *out) : create_filter(o, out);
@@ -479,7 +479,7 @@ static int filter_card(const target *t, const char *name)
 
 static int filter_save(const target *t, const char *path)
 {
-    return state_save(path, filter_of(t));
+    return state_save(path, filter_of(t), NULL);
 }
 
 static void filter_set_executor(target *t, const once_executor *executor)

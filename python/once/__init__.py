@@ -31,7 +31,6 @@ sentence), ``FullError`` when a filter cannot take more keys within its memory c
 files.
 """
 import datetime as _datetime
-import os as _os
 import time as _time
 
 from . import _once
@@ -192,28 +191,11 @@ class _Base(_Adds):
         return self._core.save()
 
     def save(self, path):
-        """Write the state to `path`, as `once --state` does: a temporary file beside
-        it, synced, then renamed over it, so a crash leaves the old state or the new."""
-        data = self._core.save()
-        path = _os.fspath(path)
-        temporary = "%s.tmp.%d" % (path, _os.getpid())
-        try:
-            with open(temporary, "wb") as f:
-                f.write(data)
-                f.flush()
-                _os.fsync(f.fileno())
-            _os.replace(temporary, path)
-        except BaseException:
-            try:
-                _os.unlink(temporary)
-            except OSError:
-                pass
-            raise
-        directory = _os.open(_os.path.dirname(_os.path.abspath(path)), _os.O_RDONLY)
-        try:
-            _os.fsync(directory)
-        finally:
-            _os.close(directory)
+        """Write the state to `path` as `once --state` does: a symbolic link is followed
+        to its target (a dangling one, or a path that is not a regular file, is
+        refused); the bytes go to a temporary file beside it, synced, then renamed over
+        it, so a crash leaves the old state or the new."""
+        self._core.save_file(path)
 
     def __reduce__(self):
         return (loads, (self._core.save(), "event" if self._event_time else "clock"))
@@ -367,6 +349,10 @@ def loads(data, time="clock"):
 
 
 def load(path, time="clock"):
-    """The filter saved in the file at `path`."""
-    with open(_os.fspath(path), "rb") as f:
-        return loads(f.read(), time)
+    """The filter saved in the file at `path`, read as `once --state` reads it: a link
+    is followed; a FIFO, a directory or a dangling link is refused (OSError) rather
+    than waited on or taken for a new filter; bytes that are not a filter raise
+    CorruptStateError."""
+    if time not in ("clock", "event"):
+        raise ValueError("time is \"clock\" or \"event\", not %r" % (time,))
+    return _wrap(_once.load_file(path), time == "event")

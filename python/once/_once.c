@@ -40,10 +40,14 @@
 #include "options.h"
 #include "profile.h"
 #include "recipe.h"
+#include "state.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct {
@@ -94,6 +98,32 @@ static PyObject *raise_status(once_status st)
     }
     PyErr_SetString(type, once_strerror(st));
     return NULL;
+}
+
+/* The exception for what a state file function reported: OSError (its subclass for the
+ * errno) for the file, CorruptStateError for bytes that are not a filter to run. */
+static PyObject *raise_report(const state_report *r)
+{
+    if (r->error == 0) {
+        PyErr_SetString(CorruptStateError, r->text);
+        return NULL;
+    }
+    PyObject *e = PyObject_CallFunction(PyExc_OSError, "is", r->error, r->text);
+    if (e != NULL) {
+        PyErr_SetObject((PyObject *)Py_TYPE(e), e);
+        Py_DECREF(e);
+    }
+    return NULL;
+}
+
+/* The path argument of a file call, as bytes (os.fspath, then the file system's
+ * encoding); NULL with an exception set. */
+static PyObject *path_bytes(PyObject *arg)
+{
+    PyObject *path = NULL;
+    if (!PyUnicode_FSConverter(arg, &path))
+        return NULL;
+    return path;
 }
 
 /* ------------------------------------------------------------------ the lock */
@@ -442,6 +472,35 @@ static PyObject *core_loads(PyObject *module, PyObject *arg)
     return (PyObject *)core_wrap(f);
 }
 
+/* _once.load_file(path): the filter saved in the file at `path`, read as `once --state`
+ * reads it (a link followed; a FIFO, a directory or a dangling link refused without
+ * blocking). */
+static PyObject *core_load_file(PyObject *module, PyObject *arg)
+{
+    (void)module;
+    PyObject *path = path_bytes(arg);
+    if (path == NULL)
+        return NULL;
+    state_report report = {0, ""};
+    once_filter *f = NULL;
+    state_result r = STATE_FAILED;
+    Py_BEGIN_ALLOW_THREADS
+    char *target = state_resolve(PyBytes_AS_STRING(path), &report);
+    if (target != NULL) {
+        r = state_load(target, &f, &report);
+        free(target);
+    }
+    Py_END_ALLOW_THREADS
+    if (r == STATE_ABSENT) {
+        report.error = ENOENT;
+        snprintf(report.text, sizeof report.text, "no state file '%s'", PyBytes_AS_STRING(path));
+    }
+    Py_DECREF(path);
+    if (r != STATE_LOADED)
+        return raise_report(&report);
+    return (PyObject *)core_wrap(f);
+}
+
 /* The (key, time) arguments of a one-key call. */
 static int one_key(Core *c, PyObject *const *args, Py_ssize_t nargs, const void **data,
                    size_t *len, Py_buffer *view, uint64_t *ms)
@@ -552,6 +611,31 @@ static PyObject *core_add_many(Core *c, PyObject *const *args, Py_ssize_t nargs)
 static PyObject *core_contains_many(Core *c, PyObject *const *args, Py_ssize_t nargs)
 {
     return batch_call(c, args, nargs, false);
+}
+
+/* save_file(path): the state written as `once --state PATH` writes it: a link followed
+ * to its target, a dangling link or a path that is not a regular file refused, the
+ * bytes put beside it and renamed over it once on disk (programs/state.c). */
+static PyObject *core_save_file(Core *c, PyObject *arg)
+{
+    PyObject *path = path_bytes(arg);
+    if (path == NULL)
+        return NULL;
+    state_report report = {0, ""};
+    int saved = -1;
+    Py_BEGIN_ALLOW_THREADS
+    char *target = state_resolve(PyBytes_AS_STRING(path), &report);
+    if (target != NULL) {
+        pthread_rwlock_rdlock(&c->lock);
+        saved = state_save(target, c->filter, &report);
+        pthread_rwlock_unlock(&c->lock);
+        free(target);
+    }
+    Py_END_ALLOW_THREADS
+    Py_DECREF(path);
+    if (saved != 0)
+        return raise_report(&report);
+    Py_RETURN_NONE;
 }
 
 /* save() -> bytes: the state, as `once --state` writes it. */
@@ -674,6 +758,8 @@ static PyMethodDef core_methods[] = {
     {"contains_many", (PyCFunction)(void (*)(void))core_contains_many, METH_FASTCALL,
      "contains_many(keys, ms) -> bytes, 1 for each key that is there"},
     {"save", (PyCFunction)core_save, METH_NOARGS, "save() -> the state's bytes"},
+    {"save_file", (PyCFunction)core_save_file, METH_O,
+     "save_file(path): the state written to a file as `once --state` writes it"},
     {"stats", (PyCFunction)core_stats, METH_NOARGS, "stats() -> dict"},
     {"cardinality", (PyCFunction)core_cardinality, METH_VARARGS,
      "cardinality(ms, confidence) -> (estimate, low, high)"},
@@ -891,6 +977,8 @@ static PyMethodDef module_methods[] = {
     {"create", core_create, METH_VARARGS,
      "create(options, max_time_jump) -> Core: the filter `once OPTIONS` builds"},
     {"loads", core_loads, METH_O, "loads(data) -> Core: a saved filter"},
+    {"load_file", core_load_file, METH_O,
+     "load_file(path) -> Core: the filter saved in a file, read as `once --state` reads it"},
     {"open_cluster", cluster_open, METH_O,
      "open_cluster(options) -> ClusterCore: the filter `once --cluster ... OPTIONS` opens"},
     {NULL, NULL, 0, NULL},

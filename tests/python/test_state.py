@@ -79,3 +79,37 @@ def test_damaged_state_is_refused_with_an_exception(tmp_path):
         once.load(tmp_path / "missing.once")
     with pytest.raises(OSError):
         once.Filter().save(tmp_path / "no" / "such" / "dir.once")
+
+
+def test_files_are_taken_as_once_state_takes_them(tmp_path):
+    # A link is followed: the target is loaded and replaced, the link stays a link.
+    f = once.Filter(capacity=1000, seed=3)
+    f.add_many(["a", "b"])
+    target = tmp_path / "target.once"
+    link = tmp_path / "link.once"
+    f.save(target)
+    link.symlink_to(target)
+    f.add("c")
+    f.save(link)
+    assert link.is_symlink() and all(once.load(target).contains_many(["a", "b", "c"]))
+    assert once.load(link).contains("c")
+    # A link to nothing is refused, and nothing is written where it points.
+    dangling = tmp_path / "dangling.once"
+    dangling.symlink_to(tmp_path / "nowhere" / "s.once")
+    for call in (lambda: f.save(dangling), lambda: once.load(dangling)):
+        with pytest.raises(OSError, match="symbolic link"):
+            call()
+    assert dangling.is_symlink() and not (tmp_path / "nowhere").exists()
+    # A FIFO or a directory is refused at once, never waited on.
+    fifo = tmp_path / "fifo.once"
+    os.mkfifo(fifo)
+    for path in (fifo, tmp_path):
+        for call in (lambda: f.save(path), lambda: once.load(path)):
+            with pytest.raises(OSError, match="not a saved filter"):
+                call()
+    # An empty file holds no filter.
+    empty = tmp_path / "empty.once"
+    empty.write_bytes(b"")
+    with pytest.raises(once.CorruptStateError, match="empty"):
+        once.load(empty)
+    assert not [n for n in os.listdir(tmp_path) if ".tmp." in n]
