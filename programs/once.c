@@ -760,7 +760,7 @@ int main(int argc, char **argv)
         return EXIT_IO;
     if (state_path != NULL)
         o.state_path = o.state_paths[0] = state_path;
-    if (o.state_path && state_lock_acquire(o.state_path, &lock) != 0) {
+    if (o.state_path && state_lock_acquire(o.state_path, &lock, NULL) != 0) {
         free(state_path);
         return EXIT_IO;
     }

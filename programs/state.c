@@ -297,11 +297,11 @@ int state_save(const char *path, const once_filter *filter, state_report *r)
 
 /* The directory the state is saved in must take new files: the save creates a
  * temporary file there and renames it over the state. */
-static int check_directory_writable(const char *path)
+static int check_directory_writable(const char *path, state_report *r)
 {
     char *copy = strdup(path);
     if (copy == NULL) {
-        fprintf(stderr, "once: cannot use state file '%s': out of memory\n", path);
+        report(r, ENOMEM, "cannot use state file '%s': out of memory", path);
         return -1;
     }
     const char *directory = dirname(copy);
@@ -314,14 +314,14 @@ static int check_directory_writable(const char *path)
     else if (faccessat(AT_FDCWD, directory, W_OK | X_OK, AT_EACCESS) != 0)
         error = errno;
     if (error)
-        fprintf(stderr, "once: cannot save state file '%s': directory '%s': %s\n", path,
-                directory, strerror(error));
+        report(r, error, "cannot save state file '%s': directory '%s': %s", path, directory,
+               strerror(error));
     free(copy);
     return error ? -1 : 0;
 }
 
-/* Print who holds the lock on `fd`: the holder writes its pid there once it has it. */
-static void report_holder(const char *path, int fd)
+/* Say who holds the lock on `fd`: the holder writes its pid there once it has it. */
+static void report_holder(const char *path, int fd, state_report *r)
 {
     char text[32];
     ssize_t n = pread(fd, text, sizeof text - 1, 0);
@@ -334,22 +334,22 @@ static void report_holder(const char *path, int fd)
             pid = 0;
     }
     if (pid > 0)
-        fprintf(stderr, "once: state file '%s' is in use by another once process (pid %ld)\n",
-                path, pid);
+        report(r, EBUSY, "state file '%s' is in use by another once process (pid %ld)", path,
+               pid);
     else
-        fprintf(stderr, "once: state file '%s' is in use by another once process\n", path);
+        report(r, EBUSY, "state file '%s' is in use by another once process", path);
 }
 
-int state_lock_acquire(const char *path, state_lock *lock)
+int state_lock_acquire(const char *path, state_lock *lock, state_report *r)
 {
     lock->fd = -1;
     lock->path = NULL;
-    if (check_directory_writable(path) != 0)
+    if (check_directory_writable(path, r) != 0)
         return -1;
     size_t len = strlen(path) + sizeof ".lock";
     char *lock_path = malloc(len);
     if (lock_path == NULL) {
-        fprintf(stderr, "once: cannot use state file '%s': out of memory\n", path);
+        report(r, ENOMEM, "cannot use state file '%s': out of memory", path);
         return -1;
     }
     snprintf(lock_path, len, "%s.lock", path);
@@ -359,17 +359,17 @@ int state_lock_acquire(const char *path, state_lock *lock)
     for (int attempt = 0; attempt < 100; attempt++) {
         int fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
         if (fd < 0) {
-            fprintf(stderr, "once: cannot lock state file '%s': %s: %s\n", path, lock_path,
-                    strerror(errno));
+            report(r, errno, "cannot lock state file '%s': %s: %s", path, lock_path,
+                   strerror(errno));
             free(lock_path);
             return -1;
         }
         if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
             if (errno == EWOULDBLOCK)
-                report_holder(path, fd);
+                report_holder(path, fd, r);
             else
-                fprintf(stderr, "once: cannot lock state file '%s': %s: %s\n", path, lock_path,
-                        strerror(errno));
+                report(r, errno, "cannot lock state file '%s': %s: %s", path, lock_path,
+                       strerror(errno));
             close(fd);
             free(lock_path);
             return -1;
@@ -387,8 +387,7 @@ int state_lock_acquire(const char *path, state_lock *lock)
         }
         close(fd);
     }
-    fprintf(stderr, "once: cannot lock state file '%s': %s keeps being replaced\n", path,
-            lock_path);
+    report(r, EAGAIN, "cannot lock state file '%s': %s keeps being replaced", path, lock_path);
     free(lock_path);
     return -1;
 }

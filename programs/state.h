@@ -47,10 +47,10 @@ typedef struct state_lock {
 
 /* Take the lock without waiting, after checking that a new state can be saved beside
  * `path` (its directory exists and takes new files), so that an unusable path is
- * found before any input is read.  Returns 0, or -1 after printing an error that names
- * the file: the directory is unusable, or another process holds the lock (its pid
- * named when it can be read). */
-int state_lock_acquire(const char *path, state_lock *lock);
+ * found before any input is read.  Returns 0, or -1 after saying why, naming the file:
+ * the directory is unusable, or another process holds the lock (its pid named when it
+ * can be read; EBUSY in a report). */
+int state_lock_acquire(const char *path, state_lock *lock, state_report *report);
 
 /* Remove the lock file and let go of the lock; nothing to do if not held. */
 void state_lock_release(state_lock *lock);

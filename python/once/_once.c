@@ -615,7 +615,8 @@ static PyObject *core_contains_many(Core *c, PyObject *const *args, Py_ssize_t n
 
 /* save_file(path): the state written as `once --state PATH` writes it: a link followed
  * to its target, a dangling link or a path that is not a regular file refused, the
- * bytes put beside it and renamed over it once on disk (programs/state.c). */
+ * state's lock held for the save (a run of `once --state` on it refuses the save:
+ * EBUSY), the bytes put beside it and renamed over it once on disk (programs/state.c). */
 static PyObject *core_save_file(Core *c, PyObject *arg)
 {
     PyObject *path = path_bytes(arg);
@@ -625,12 +626,14 @@ static PyObject *core_save_file(Core *c, PyObject *arg)
     int saved = -1;
     Py_BEGIN_ALLOW_THREADS
     char *target = state_resolve(PyBytes_AS_STRING(path), &report);
-    if (target != NULL) {
+    state_lock held = {.fd = -1, .path = NULL};
+    if (target != NULL && state_lock_acquire(target, &held, &report) == 0) {
         pthread_rwlock_rdlock(&c->lock);
         saved = state_save(target, c->filter, &report);
         pthread_rwlock_unlock(&c->lock);
-        free(target);
+        state_lock_release(&held);
     }
+    free(target);
     Py_END_ALLOW_THREADS
     Py_DECREF(path);
     if (saved != 0)

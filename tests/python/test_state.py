@@ -1,11 +1,14 @@
 """Saved state: files, bytes and pickle; shared with the CLI both ways; damage refused."""
+import errno
 import os
 import pickle
+import subprocess
+import time
 
 import pytest
 
 import once
-from conftest import run_cli
+from conftest import ONCE_CLI, cli_environment, run_cli
 
 
 def lines(keys):
@@ -113,3 +116,29 @@ def test_files_are_taken_as_once_state_takes_them(tmp_path):
     with pytest.raises(once.CorruptStateError, match="empty"):
         once.load(empty)
     assert not [n for n in os.listdir(tmp_path) if ".tmp." in n]
+
+
+def test_a_save_refuses_a_state_a_run_of_the_cli_holds(tmp_path):
+    # `once --state` holds the state's lock for its run; a save from Python meanwhile
+    # would be overwritten when the run ends, so it is refused (EBUSY), and works after.
+    state = tmp_path / "held.once"
+    run = subprocess.Popen([ONCE_CLI, "--state", str(state)], stdin=subprocess.PIPE,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           env=cli_environment())
+    try:
+        lock = tmp_path / "held.once.lock"
+        deadline = time.monotonic() + 60
+        while not (lock.exists() and lock.read_text().strip() == str(run.pid)):
+            assert time.monotonic() < deadline and run.poll() is None, "the run never locked"
+            time.sleep(0.01)
+        f = once.Filter(seed=4)
+        f.add("from-python")
+        with pytest.raises(OSError) as refused:
+            f.save(state)
+        assert refused.value.errno == errno.EBUSY and "pid %d" % run.pid in str(refused.value)
+        assert not state.exists()
+    finally:
+        run.communicate(b"from-cli\n", timeout=60)
+    assert run.returncode == 0 and once.load(state).contains("from-cli")
+    f.save(state)
+    assert once.load(state).contains("from-python")
