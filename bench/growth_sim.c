@@ -21,7 +21,15 @@
  *   MAX_LOAD the next block s splits into s and s + 2^L by the lowest tail bit of each
  *   entry, which the entry loses; an entry with no tail left goes into both halves.
  *
- * Usage: growth_sim F T [KEYS [FIRST]]   (default 10^7 keys, first guess 100)
+ * With GROUP, a key's second hash differs from its first in its low GROUP bits alone
+ * (G is then 1 + a mix of its fingerprint modulo 2^GROUP - 1), the table starts at
+ * 2^GROUP blocks at least, and blocks split in an order that takes their low GROUP bits
+ * first (rank_of), so that every class of the high bits splits alike: a key's two
+ * blocks share their high bits, and a class split last would hold twice its share
+ * with nowhere else to go.  A tail is then the same bits of either hash above every
+ * block's level, and an entry needs no choice bit.
+ *
+ * Usage: growth_sim F T [KEYS [FIRST [GROUP]]]   (default 10^7 keys, first guess 100)
  * Prints, at each doubling of the keys: bits a key (slots x slot bits / keys), the
  * share of entries that are copies, the false-positive rate measured on 10^6 fresh
  * keys, and the keys no block took (cuckoo moves failed: a real table would stash
@@ -69,20 +77,49 @@ static uint64_t mix(uint64_t x)
     return x ^ (x >> 31);
 }
 
+/* The low bits a key's two hashes may differ in (GROUP; LMAX: any address bit). */
+static uint32_t group_bits = LMAX;
+
 static uint64_t blocks(const table *t) { return (UINT64_C(1) << t->level) + t->split; }
+
+/* Block b's place in the order of splits at level L: its low group bits first. */
+static uint64_t rank_of(uint64_t b, uint32_t level)
+{
+    if (level <= group_bits)
+        return b;
+    uint32_t high = level - group_bits;
+    return ((b & ((UINT64_C(1) << group_bits) - 1)) << high) | (b >> group_bits);
+}
+
+/* The block of rank r at level L. */
+static uint64_t block_of_rank(uint64_t r, uint32_t level)
+{
+    if (level <= group_bits)
+        return r;
+    uint32_t high = level - group_bits;
+    return ((r & ((UINT64_C(1) << high) - 1)) << group_bits) | (r >> high);
+}
 
 static uint64_t address(const table *t, uint64_t h)
 {
     uint64_t a = h & ((UINT64_C(1) << t->level) - 1);
-    return a < t->split ? h & ((UINT64_C(1) << (t->level + 1)) - 1) : a;
+    return rank_of(a, t->level) < t->split ? h & ((UINT64_C(1) << (t->level + 1)) - 1) : a;
 }
 
 static uint32_t level_of(const table *t, uint64_t b)
 {
-    return b < t->split || b >= (UINT64_C(1) << t->level) ? t->level + 1 : t->level;
+    return b >= (UINT64_C(1) << t->level) || rank_of(b, t->level) < t->split ? t->level + 1
+                                                                             : t->level;
 }
 
-static uint64_t other_mask(uint32_t fp) { return mix(fp) & ((UINT64_C(1) << LMAX) - 1); }
+/* G, what a key's second hash differs from its first by: any bits below 2^LMAX, or
+ * with GROUP never 0 (its two blocks would always be one, where with LMAX some higher
+ * bit differs). */
+static uint64_t other_mask(uint32_t fp)
+{
+    uint64_t below = (UINT64_C(1) << group_bits) - 1;
+    return group_bits == LMAX ? mix(fp) & below : 1 + mix(fp) % below;
+}
 
 static entry *block(table *t, uint64_t b) { return &t->slots[b * SLOTS]; }
 
@@ -150,7 +187,7 @@ static bool other_block(const table *t, uint64_t b, const entry *e, uint64_t *to
     if (k < need)
         return false;
     uint64_t a = other & ((UINT64_C(1) << t->level) - 1);
-    if (a < t->split) {
+    if (rank_of(a, t->level) < t->split) {
         if (k < t->level + 1)
             return false;
         a = other & ((UINT64_C(1) << (t->level + 1)) - 1);
@@ -205,7 +242,7 @@ static void insert(table *t, uint64_t key)
 
 static void split_one(table *t)
 {
-    uint64_t s = t->split, high = s + (UINT64_C(1) << t->level);
+    uint64_t s = block_of_rank(t->split, t->level), high = s + (UINT64_C(1) << t->level);
     ensure(t, high);
     entry old[SLOTS];
     memcpy(old, block(t, s), sizeof old);
@@ -266,11 +303,11 @@ static void table_init(table *t, uint32_t f, uint32_t tail, uint64_t keys)
 }
 
 /* A slot: the fingerprint, and with a tail its bits ended by a stop bit (a tail of
- * fewer than T bits is 1 then zeros on its left, as quotient filters encode ages) and
- * the choice bit. */
+ * fewer than T bits is 1 then zeros on its left, as quotient filters encode ages) and,
+ * without GROUP, the choice bit. */
 static double slot_bits(const table *t)
 {
-    return t->f + (t->t ? t->t + 1 + 1 : 0);
+    return t->f + (t->t ? t->t + 1 + (group_bits == LMAX ? 1 : 0) : 0);
 }
 
 static void grow_to_load(table *t)
@@ -290,14 +327,25 @@ static double fpr(table *t, uint64_t salt)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: growth_sim F T [KEYS [FIRST]]\n");
+        fprintf(stderr, "usage: growth_sim F T [KEYS [FIRST [GROUP]]]\n");
         return 2;
     }
     uint32_t f = (uint32_t)atoi(argv[1]), tail = (uint32_t)atoi(argv[2]);
     uint64_t keys = argc > 3 ? (uint64_t)atof(argv[3]) : 10000000;
     uint64_t first = argc > 4 ? (uint64_t)atof(argv[4]) : 100;
+    if (argc > 5)
+        group_bits = (uint32_t)atoi(argv[5]);
+    if (group_bits < 1 || group_bits > LMAX) {
+        fprintf(stderr, "growth_sim: GROUP is 1 to %d\n", LMAX);
+        return 2;
+    }
     table grown;
     table_init(&grown, f, tail, first);
+    if (group_bits < LMAX && grown.level < group_bits) { /* the first: 2^GROUP blocks */
+        grown.level = group_bits;
+        grown.split = 0;
+        ensure(&grown, blocks(&grown));
+    }
     printf("| keys | grown bits a key | copies | grown rate | stashed |\n"
            "|---:|---:|---:|---:|---:|\n");
     uint64_t next = first;
