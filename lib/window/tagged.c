@@ -84,10 +84,10 @@
  *   carries as the original does.  A move past K ticks empties the tables, whether or
  *   not it crosses a pass's end: with K < P such a move may stay within one pass's
  *   ticks, and after a carried pass entries may be old enough for it to take them
- *   past 2^g (no entry is alive past K, so emptying is exact).  The pass costs a write B / (r P)
- *   buckets at r writes a tick: with 4-bit tags P could be 2 at most, and the pass was
- *   the largest part of an insertion's cost; the tag's fifth bit costs 1.25 bits a key
- *   at MAX_LOAD and cuts the pass to a fifth.
+ *   past 2^g (no entry is alive past K, so emptying is exact).  The pass costs a write
+ *   B / (r P) buckets at r writes a tick: with 4-bit tags P could be 2 at most, and the
+ *   pass was the largest part of an insertion's cost; the tag's fifth bit costs 1.25
+ *   bits a key at MAX_LOAD and cuts the pass to a fifth.
  *   A pass over a table costs its B buckets, whatever it holds: a short span over a
  *   sparse stream (an event-time replay, a quiet feed) with a large capacity would pay
  *   B at every P ticks for a few live keys.  So a sparse table keeps a log of the

@@ -91,8 +91,8 @@
  *   n(R) - e <= 2S + 2 + S (D + 1) / m <= Q - S - 4 by D's choice, and it could only
  *   look alive at n(R) - e >= Q - S - 1: it cannot.  (Where Q - 3S - 6 <= 0, D = 0 and
  *   every write pays all it owes: the cover is then within (L - T, L], e > n(L) - S,
- *   and n(R) - e <= 2S < Q - S - 1, as Q >= max(255, 4S - 1).)  The same holds for a write's
- *   test, made before its sweep.
+ *   and n(R) - e <= 2S < Q - S - 1, as Q >= max(255, 4S - 1).)  The same holds for a
+ *   write's test, made before its sweep.
  *   Saving writes expired timers as empty (the payload is canonical: every non-zero
  *   timer in a file is alive at its L), and the loader refuses any other file.
  *

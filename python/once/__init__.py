@@ -253,11 +253,7 @@ class Window(_Base):
     def __init__(self, span=None, count=None, capacity=None, error=None, filter=None,
                  seed=None, lag=None, refresh=False, level=None, max_memory=None,
                  max_time_jump=None, shards=None, time="clock"):
-        if time not in ("clock", "event"):
-            raise ValueError("time is \"clock\" (the wall clock when a call gives no time) "
-                             "or \"event\" (every write gives its key's time), not %r"
-                             % (time,))
-        self._event_time = time == "event"
+        self._event_time = _event_time(time)
         if (span is None) == (count is None):
             raise ValueError("a Window keeps a span of time (span=) or a count of keys "
                              "(count=): one of them")
@@ -296,11 +292,7 @@ class ClusterFilter(_Adds):
                  capacity=None, error=None, seed=None, filter=None, lag=None,
                  on_failed_slice=None, failover_hold=None, wait=False, local_filter=False,
                  time="clock"):
-        if time not in ("clock", "event"):
-            raise ValueError("time is \"clock\" (the wall clock when a call gives no time) "
-                             "or \"event\" (every write gives its key's time), not %r"
-                             % (time,))
-        self._event_time = time == "event"
+        self._event_time = _event_time(time)
         if isinstance(span, (int, float)) and not isinstance(span, bool):
             span = "%dms" % round(span * 1000)
         self._core = _once.open_cluster(_argv(dict(
@@ -336,6 +328,15 @@ class ClusterFilter(_Adds):
         return "<once.ClusterFilter>"
 
 
+def _event_time(time):
+    """Whether `time` (a constructor's or a loader's) says each write gives its key's
+    time; ValueError for anything but "clock" and "event"."""
+    if time not in ("clock", "event"):
+        raise ValueError("time is \"clock\" (the wall clock when a call gives no time) "
+                         "or \"event\" (every write gives its key's time), not %r" % (time,))
+    return time == "event"
+
+
 def _wrap(core, event_time=False):
     return (Window if core.timed or core.count_window else Filter)._of(core, event_time)
 
@@ -343,9 +344,7 @@ def _wrap(core, event_time=False):
 def loads(data, time="clock"):
     """The filter saved in `data` (bytes(f), f.save, `once --state`); `time` as for
     Window (a state keeps its clock, not how its callers tell time)."""
-    if time not in ("clock", "event"):
-        raise ValueError("time is \"clock\" or \"event\", not %r" % (time,))
-    return _wrap(_once.loads(data), time == "event")
+    return _wrap(_once.loads(data), _event_time(time))
 
 
 def load(path, time="clock"):
@@ -353,6 +352,4 @@ def load(path, time="clock"):
     is followed; a FIFO, a directory or a dangling link is refused (OSError) rather
     than waited on or taken for a new filter; bytes that are not a filter raise
     CorruptStateError."""
-    if time not in ("clock", "event"):
-        raise ValueError("time is \"clock\" or \"event\", not %r" % (time,))
-    return _wrap(_once.load_file(path), time == "event")
+    return _wrap(_once.load_file(path), _event_time(time))
